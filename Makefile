@@ -1,0 +1,37 @@
+# One task runner: every target sets up what it needs in .venv first.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP_RUN := $(VENV)/.installed-run
+STAMP_DEV := $(VENV)/.installed-dev
+
+.PHONY: demo test check bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(STAMP_RUN): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(STAMP_DEV): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@ $(STAMP_RUN)
+
+demo: $(STAMP_RUN)
+	$(BIN)/citeaudit demo
+
+test: $(STAMP_DEV)
+	$(BIN)/python -m pytest -q
+
+check: $(STAMP_DEV)
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/mypy src
+
+bench: $(STAMP_DEV)
+	$(BIN)/python benchmarks/bench_scoring.py
+
+clean:
+	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,60 @@
+"""Entry points that take a path: an audit file or a database, scored the same way."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from citeaudit.errors import InputError
+from citeaudit.ingest import read_file
+from citeaudit.model import Protocol
+from citeaudit.protocol import fingerprint
+from citeaudit.scope import Scope, select_audit
+from citeaudit.scoring import ScoreResult, score, score_columns
+from citeaudit.store import Store
+
+__all__ = ["ScoredPath", "is_database", "score_path"]
+
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+@dataclass(frozen=True, slots=True)
+class ScoredPath:
+    """A scored file or database with what the reader needs to know about the scope."""
+
+    result: ScoreResult
+    """The numbers."""
+    protocol: Protocol
+    """The protocol they were measured under."""
+    excluded_by_kind: int
+    """Answers left out because of their run kind (fixtures, by default)."""
+
+
+def is_database(path: str | Path) -> bool:
+    """True when ``path`` is a SQLite file (by its header, not its name)."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(len(_SQLITE_MAGIC)) == _SQLITE_MAGIC
+    except OSError as exc:
+        raise InputError(str(path), "", f"cannot read: {exc.strerror}") from None
+
+
+def score_path(
+    path: str | Path,
+    *,
+    scope: Scope = Scope(),
+    by: Sequence[str] = (),
+    macro: bool = False,
+    protocol: str | None = None,
+) -> ScoredPath:
+    """Score an audit file or a database within ``scope``."""
+    if is_database(path):
+        with Store(path) as store:
+            protocol_pk = store.choose_protocol(protocol, scope)
+            chosen, columns, excluded = store.scoring_input(protocol_pk, scope)
+        result = score_columns(columns, scoring=chosen.scoring, fingerprint=fingerprint(chosen), by=by, macro=macro)
+        return ScoredPath(result, chosen, excluded)
+    audit, _, _ = read_file(path)
+    selected, excluded = select_audit(audit, scope)
+    return ScoredPath(score(selected, by=by, macro=macro), audit.protocol, excluded)

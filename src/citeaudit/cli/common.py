@@ -1,0 +1,58 @@
+"""What every command shares: the database option, output formats and turning library errors into exit 2."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, ParamSpec, TypeVar
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from citeaudit.errors import CiteauditError
+
+__all__ = ["DbOption", "OutputFormat", "console", "err_console", "handles_errors"]
+
+# Piped output (files, CI logs, `make demo | tee`) gets a readable width instead of rich's 80-column default.
+console = Console(highlight=False, width=None if sys.stdout.isatty() else 110)
+err_console = Console(stderr=True, highlight=False, width=None if sys.stderr.isatty() else 110)
+
+DbOption = Annotated[
+    Path,
+    typer.Option("--db", envvar="CITEAUDIT_DB", help="Database file (env CITEAUDIT_DB).", show_default=True),
+]
+
+
+class OutputFormat(StrEnum):
+    """Output formats shared by every command that prints results."""
+
+    TABLE = "table"
+    JSON = "json"
+    CSV = "csv"
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+EXIT_BAD_INPUT = 2
+
+
+def handles_errors(command: Callable[P, R]) -> Callable[P, R]:
+    """Print a library error as one clean line on stderr and exit 2 (no traceback)."""
+
+    @functools.wraps(command)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return command(*args, **kwargs)
+        except CiteauditError as exc:
+            err_console.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)
+            raise typer.Exit(EXIT_BAD_INPUT) from None
+        except BrokenPipeError:
+            sys.stderr.close()
+            raise typer.Exit(0) from None
+
+    return wrapper

@@ -1,0 +1,66 @@
+"""``demo``: build a demo database from the bundled examples and show its figures."""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.rule import Rule
+
+from citeaudit.api import is_database, score_path
+from citeaudit.cli.common import console, handles_errors
+from citeaudit.errors import StoreError
+from citeaudit.ingest import ingest_file
+from citeaudit.model import RunKind
+from citeaudit.report import score_tables
+from citeaudit.scope import Scope
+from citeaudit.store import Store
+
+__all__ = ["EXAMPLES", "register"]
+
+EXAMPLES = ("four-claim.audit.json", "exporter.audit.json")
+"""Bundled example audits, in the order the demo imports them."""
+
+
+@handles_errors
+def demo(
+    db: Annotated[Path, typer.Option("--db", help="Demo database to (re)build.")] = Path("citeaudit-demo.db"),
+) -> None:
+    """Build a demo database from the bundled examples and print their scores."""
+    if db.exists():
+        if not is_database(db):
+            raise StoreError(f"{str(db)!r} exists and is not a database; refusing to replace it")
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{db}{suffix}").unlink(missing_ok=True)
+    examples = resources.files("citeaudit").joinpath("examples")
+    with Store(db) as store:
+        for name in EXAMPLES:
+            with resources.as_file(examples.joinpath(name)) as path:
+                report = ingest_file(store, path)
+            console.print(
+                f"imported {name}: {report.answers} answers, {report.claims} claims, {report.edges} edges "
+                f"from {report.locations} citation locations, {report.judgements} judgements"
+            )
+    console.print(Rule("The four-claim fixture (run kind: fixture)"))
+    fixture = score_path(db, scope=Scope(run_kinds=frozenset({RunKind.FIXTURE})))
+    console.print(
+        score_tables(
+            fixture.result,
+            "four-claim fixture: c1 cited twice (supported), c2 conflicting, c3 unknown, c4 without an edge",
+        )
+    )
+    console.print(Rule("Axtorp AX-series audit (synthetic) by platform"))
+    platforms = score_path(db, by=("platform",))
+    notes = ["fixture runs are kept apart: platform figures never include them (score them with --kind fixture)"]
+    console.print(score_tables(platforms.result, f"{platforms.protocol.id}@{platforms.protocol.version}", notes))
+    console.print(
+        f"\nDemo database: {db}\nNext: citeaudit score {db} --by platform,question   ·   "
+        f"citeaudit score {db} --format json   ·   citeaudit export --db {db} --out audit.json"
+    )
+
+
+def register(app: typer.Typer) -> None:
+    """Add this group's commands to ``app``."""
+    app.command()(demo)

@@ -1,0 +1,129 @@
+"""``score`` and ``compare``."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from citeaudit.api import ScoredPath, score_path
+from citeaudit.cli.common import OutputFormat, console, handles_errors
+from citeaudit.errors import IncomparableRuns, ScopeError
+from citeaudit.model import RunKind
+from citeaudit.protocol import differing_components
+from citeaudit.report import comparison_table, result_csv, result_json, score_tables
+from citeaudit.scope import Scope, parse_where
+from citeaudit.scoring import DIMENSIONS
+
+__all__ = ["register"]
+
+
+class KindChoice(StrEnum):
+    """Which run kinds a score covers."""
+
+    PLATFORM = "platform"
+    FIXTURE = "fixture"
+    ALL = "all"
+
+
+ByOption = Annotated[
+    str | None, typer.Option("--by", help=f"Group by a comma-separated list of: {', '.join(DIMENSIONS)}.")
+]
+KindOption = Annotated[
+    KindChoice, typer.Option("--kind", help="Run kinds in scope; fixture runs are left out unless asked for.")
+]
+WhereOption = Annotated[
+    list[str] | None,
+    typer.Option("--where", help="Keep answers with DIMENSION=VALUE (repeatable; same dimension = any of)."),
+]
+ProtocolOption = Annotated[
+    str | None, typer.Option("--protocol", help="Protocol id, id@version or fingerprint prefix (databases).")
+]
+
+
+def _scope(kind: KindChoice, where: list[str] | None) -> Scope:
+    kinds = frozenset(RunKind) if kind is KindChoice.ALL else frozenset({RunKind(kind.value)})
+    return Scope(run_kinds=kinds, where=parse_where(where or []))
+
+
+def _by(by: str | None) -> tuple[str, ...]:
+    if not by:
+        return ()
+    names = tuple(part.strip() for part in by.split(",") if part.strip())
+    unknown = [n for n in names if n not in DIMENSIONS]
+    if unknown:
+        raise ScopeError(f"--by {unknown[0]!r} is not a dimension; choose from {', '.join(DIMENSIONS)}")
+    return names
+
+
+def _notes(scored: ScoredPath, kind: KindChoice) -> list[str]:
+    if scored.excluded_by_kind and kind is not KindChoice.ALL:
+        return [f"excluded: {scored.excluded_by_kind} answer(s) of other run kinds (use --kind all to include)"]
+    return []
+
+
+@handles_errors
+def score(
+    path: Annotated[Path, typer.Argument(help="An audit file (citeaudit.audit/v1) or a citeaudit database.")],
+    by: ByOption = None,
+    fmt: Annotated[OutputFormat, typer.Option("--format", help="Output format.")] = OutputFormat.TABLE,
+    macro: Annotated[
+        bool, typer.Option("--macro", help="Also report the mean of per-answer values (labelled macro).")
+    ] = False,
+    kind: KindOption = KindChoice.PLATFORM,
+    where: WhereOption = None,
+    protocol: ProtocolOption = None,
+) -> None:
+    """Score precision, coverage and official-domain rate under strict-v1 (micro: pooled counts)."""
+    scope = _scope(kind, where)
+    scored = score_path(path, scope=scope, by=_by(by), macro=macro, protocol=protocol)
+    if fmt is OutputFormat.JSON:
+        console.out(result_json(scored.result), highlight=False)
+    elif fmt is OutputFormat.CSV:
+        console.out(result_csv(scored.result), end="", highlight=False)
+    else:
+        title = f"{scored.protocol.id}@{scored.protocol.version} — {path}"
+        console.print(score_tables(scored.result, title, _notes(scored, kind)))
+
+
+@handles_errors
+def compare(
+    a: Annotated[Path, typer.Argument(help="Audit file or database A.")],
+    b: Annotated[Path, typer.Argument(help="Audit file or database B.")],
+    by: ByOption = None,
+    kind: KindOption = KindChoice.PLATFORM,
+    where_a: Annotated[list[str] | None, typer.Option("--where-a", help="Filter for A (DIMENSION=VALUE).")] = None,
+    where_b: Annotated[list[str] | None, typer.Option("--where-b", help="Filter for B (DIMENSION=VALUE).")] = None,
+    protocol_a: Annotated[str | None, typer.Option("--protocol-a", help="Protocol of A (databases).")] = None,
+    protocol_b: Annotated[str | None, typer.Option("--protocol-b", help="Protocol of B (databases).")] = None,
+    fmt: Annotated[OutputFormat, typer.Option("--format", help="Output format (table or json).")] = OutputFormat.TABLE,
+) -> None:
+    """Put two scopes side by side with deltas; refused unless both were measured the same way."""
+    groups = _by(by)
+    left = score_path(a, scope=_scope(kind, where_a), by=groups, protocol=protocol_a)
+    right = score_path(b, scope=_scope(kind, where_b), by=groups, protocol=protocol_b)
+    differences = differing_components(left.protocol, right.protocol)
+    if differences:
+        raise IncomparableRuns(differences)
+    if fmt is OutputFormat.TABLE:
+        console.print(comparison_table(left.result, right.result, (str(a), str(b))))
+        return
+    if fmt is OutputFormat.CSV:
+        raise ScopeError("compare prints table or json")
+    import json
+
+    deltas = {}
+    for metric in ("official_rate", "precision", "coverage"):
+        va = getattr(left.result.overall, metric).value
+        vb = getattr(right.result.overall, metric).value
+        deltas[metric] = None if va is None or vb is None else vb - va
+    body = {"a": left.result.to_dict(), "b": right.result.to_dict(), "delta": deltas}
+    console.out(json.dumps(body, indent=2), highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    """Add this group's commands to ``app``."""
+    app.command()(score)
+    app.command()(compare)

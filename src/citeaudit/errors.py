@@ -1,0 +1,105 @@
+"""One rooted tree of errors, so callers can catch ``CiteauditError`` and nothing else.
+
+::
+
+    CiteauditError
+    ├── InputError                  bad outside input; names file, location and value
+    │   ├── MalformedInput          not parseable at all (JSON/YAML syntax)
+    │   ├── InvalidValue            parseable, but a value breaks the format's rules
+    │   ├── UnknownReference        an id that points nowhere (claim → answer, edge → claim, fact)
+    │   ├── DuplicateId             an id given twice, in one file or against the database
+    │   └── UnknownFormat           no reader for the input
+    ├── ProtocolError               a protocol that cannot be used (e.g. a public suffix as official domain)
+    ├── ScopeError                  a scoring scope that is empty or spans several protocols
+    ├── IncomparableRuns            two scopes measured differently (fingerprints differ)
+    └── StoreError                  the database cannot be used
+        └── SchemaVersionMismatch   the database is newer than this version of citeaudit
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+__all__ = [
+    "CiteauditError",
+    "DuplicateId",
+    "IncomparableRuns",
+    "InputError",
+    "InvalidValue",
+    "MalformedInput",
+    "ProtocolError",
+    "SchemaVersionMismatch",
+    "ScopeError",
+    "StoreError",
+    "UnknownFormat",
+    "UnknownReference",
+]
+
+
+class CiteauditError(Exception):
+    """Root of every error citeaudit raises on purpose."""
+
+
+class InputError(CiteauditError):
+    """Outside input that citeaudit refuses.
+
+    The message always carries where (file and JSON path or line) and what (the offending value).
+    """
+
+    def __init__(self, source: str, location: str, message: str) -> None:
+        self.source = source
+        self.location = location
+        self.message = message
+        where = f"{source}: {location}" if location else source
+        super().__init__(f"{where}: {message}")
+
+
+class MalformedInput(InputError):
+    """The input is not valid JSON / YAML at all."""
+
+
+class InvalidValue(InputError):
+    """A value breaks a rule of the input format (wrong type, unknown label, bad span...)."""
+
+
+class UnknownReference(InputError):
+    """An id refers to something that does not exist (an edge's claim, a claim's answer, a fact)."""
+
+
+class DuplicateId(InputError):
+    """An id that must be unique appears twice."""
+
+
+class UnknownFormat(InputError):
+    """No reader recognises the input; the message lists the readers that exist."""
+
+
+class ProtocolError(CiteauditError):
+    """A protocol that is well-formed but cannot be used as it is."""
+
+
+class ScopeError(CiteauditError):
+    """A scoring scope that cannot be scored as asked (empty, or spanning several protocols)."""
+
+
+class IncomparableRuns(CiteauditError):
+    """Two scopes whose protocol fingerprints differ: comparing them would compare different measurements.
+
+    ``differences`` maps each differing fingerprint component to its two component hashes.
+    """
+
+    def __init__(self, differences: Mapping[str, tuple[str, str]]) -> None:
+        self.differences = dict(differences)
+        names = ", ".join(sorted(self.differences))
+        super().__init__(
+            f"refusing to compare: the protocol fingerprints differ in {len(self.differences)} "
+            f"component(s): {names}. Only scopes measured the same way can be compared."
+        )
+
+
+class StoreError(CiteauditError):
+    """The database cannot be opened or used."""
+
+
+class SchemaVersionMismatch(StoreError):
+    """The database was written by a newer citeaudit; refusing to touch it."""

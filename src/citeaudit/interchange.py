@@ -1,0 +1,749 @@
+"""The interchange format ``citeaudit.audit/v1`` and protocol files (DESIGN §6): the boundary where outside
+data enters. Pydantic checks shapes; the checks below check references; both report the file, the JSON path
+and the offending value. What comes out is a canonical :class:`~citeaudit.model.Audit`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from citeaudit.errors import DuplicateId, InvalidValue, MalformedInput, ProtocolError, UnknownReference
+from citeaudit.model import (
+    Answer,
+    Audit,
+    Citation,
+    CitationKind,
+    Claim,
+    Edge,
+    EvidenceGroup,
+    Judgement,
+    Label,
+    Location,
+    OfficialDomain,
+    Origin,
+    Protocol,
+    Question,
+    RequiredFact,
+    Run,
+    RunKind,
+    Segmentation,
+    Severity,
+    Source,
+    SourceStatus,
+    Stage,
+)
+from citeaudit.protocol import check_protocol, convention_for
+from citeaudit.sources.urls import normalize_url, registrable_domain, title_key
+
+__all__ = [
+    "AUDIT_FORMAT",
+    "AuditDocument",
+    "audit_from_document",
+    "audit_to_document",
+    "load_audit",
+    "load_protocol",
+    "parse_audit_bytes",
+    "protocol_from_mapping",
+    "protocol_to_mapping",
+]
+
+AUDIT_FORMAT = "citeaudit.audit/v1"
+"""The ``format`` string of an audit document."""
+
+
+class _In(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class RequiredFactIn(_In):
+    """A required fact as written in a file."""
+
+    id: str = Field(min_length=1)
+    text: str
+    severity: Severity | None = None
+
+
+class QuestionIn(_In):
+    """A question as written in a file."""
+
+    id: str = Field(min_length=1)
+    text: str
+    locale: str | None = None
+    required_facts: list[RequiredFactIn] = []
+
+
+class OfficialHostIn(_In):
+    """A path-scoped official presence on a host."""
+
+    host: str = Field(min_length=1)
+    path_prefix: str | None = None
+
+
+class SegmentationIn(_In):
+    """How claims were made."""
+
+    method: str = Field(min_length=1)
+    version: str | None = None
+    parameters: dict[str, Any] = {}
+
+
+class ProtocolIn(_In):
+    """A protocol as written in a file (YAML) or inside an audit document."""
+
+    id: str = Field(min_length=1)
+    version: str
+    scoring: str = "strict-v1"
+    official_domains: list[str | OfficialHostIn] = []
+    questions: list[QuestionIn] = []
+    segmentation: SegmentationIn | None = None
+    weights: dict[Severity, float] | None = None
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _version_as_text(cls, value: object) -> object:
+        # YAML reads `version: 3` as an int; a version is a name, so keep its text.
+        return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+class RunIn(_In):
+    """A run."""
+
+    id: str = Field(min_length=1)
+    kind: RunKind = RunKind.PLATFORM
+    platform: str | None = None
+    model: str | None = None
+    collected_at: str | None = None
+    locale: str | None = None
+    sample: int | None = None
+
+
+class CitationIn(_In):
+    """A citation location in an answer."""
+
+    url: str | None = None
+    title: str | None = None
+    source_key: str | None = None
+    marker: str | None = None
+    kind: CitationKind = CitationKind.CITED
+    start: int | None = Field(default=None, ge=0)
+    end: int | None = Field(default=None, ge=0)
+
+
+class AnswerIn(_In):
+    """A complete answer."""
+
+    id: str = Field(min_length=1)
+    question_id: str
+    run_id: str = Field(min_length=1)
+    text: str
+    platform: str | None = None
+    model: str | None = None
+    locale: str | None = None
+    citations: list[CitationIn] = []
+    payload_sha256: str | None = None
+
+
+class ClaimIn(_In):
+    """A claim."""
+
+    id: str = Field(min_length=1)
+    answer_id: str
+    text: str
+    start: int | None = Field(default=None, ge=0)
+    end: int | None = Field(default=None, ge=0)
+    required_fact_id: str | None = None
+    severity: Severity | None = None
+    entity: str | None = None
+
+
+class JudgementIn(_In):
+    """One reviewer's label on an edge."""
+
+    label: Label
+    reviewer: str | None = None
+    origin: Origin = Origin.HUMAN
+    stage: Stage = Stage.REVIEW
+    passage: str | None = None
+    period: str | None = None
+    reasoning: str | None = None
+    created_at: str | None = None
+
+
+class EdgeIn(_In):
+    """One citation location of a (claim, source) pair, with an optional judgement inline."""
+
+    claim_id: str
+    url: str | None = None
+    title: str | None = None
+    source_key: str | None = None
+    marker: str | None = None
+    start: int | None = Field(default=None, ge=0)
+    end: int | None = Field(default=None, ge=0)
+    label: Label | None = None
+    reviewer: str | None = None
+    origin: Origin = Origin.HUMAN
+    stage: Stage = Stage.REVIEW
+    passage: str | None = None
+    period: str | None = None
+    reasoning: str | None = None
+    created_at: str | None = None
+    judgements: list[JudgementIn] = []
+
+
+class SourceIn(_In):
+    """A source record (exports write these; imports merge them by key)."""
+
+    key: str = Field(min_length=1)
+    url: str | None = None
+    resolved_url: str | None = None
+    title: str | None = None
+    publisher: str | None = None
+    status: SourceStatus = SourceStatus.PENDING
+    reason: str | None = None
+    fetched_at: str | None = None
+    content_hash: str | None = None
+
+
+class EvidenceGroupIn(_In):
+    """Joint support by several sources."""
+
+    id: str = Field(min_length=1)
+    claim_id: str
+    sources: list[str] = Field(min_length=2)
+    label: Label | None = None
+    required_documents: list[str] = []
+    reasoning_steps: list[str] = []
+    reviewer: str | None = None
+
+
+class AuditDocument(_In):
+    """A ``citeaudit.audit/v1`` document."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, title="citeaudit.audit/v1")
+
+    format: Literal["citeaudit.audit/v1"]
+    protocol: ProtocolIn
+    runs: list[RunIn] = []
+    answers: list[AnswerIn] = []
+    claims: list[ClaimIn] = []
+    edges: list[EdgeIn] = []
+    sources: list[SourceIn] = []
+    evidence_groups: list[EvidenceGroupIn] = []
+
+
+_UNION_TAGS = {"str", "int", "float", "bool", "none", "list", "dict"}
+
+
+def _json_path(loc: Sequence[int | str]) -> str:
+    path = ""
+    for part in loc:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        elif part in _UNION_TAGS or part[:1].isupper() or "[" in part:
+            continue  # pydantic's name for a union member, not a key in the document
+        else:
+            path += f".{part}" if path else part
+    return path or "$"
+
+
+def _validation_error(source: str, error: ValidationError) -> InvalidValue:
+    first = error.errors(include_url=False)[0]
+    value = first.get("input")
+    shown = "" if first["type"] == "missing" else f" (got {value!r})"
+    return InvalidValue(source, _json_path(first["loc"]), f"{first['msg']}{shown}")
+
+
+def _parse_json(data: bytes, source: str) -> Any:
+    try:
+        return json.loads(data)
+    except UnicodeDecodeError as exc:
+        raise MalformedInput(source, f"byte {exc.start}", "not UTF-8 text") from None
+    except json.JSONDecodeError as exc:
+        raise MalformedInput(source, f"line {exc.lineno} column {exc.colno}", f"invalid JSON: {exc.msg}") from None
+
+
+def parse_audit_bytes(data: bytes, source: str) -> Audit:
+    """Parse and check an audit document; ``source`` names it in error messages."""
+    raw = _parse_json(data, source)
+    if isinstance(raw, dict) and "format" in raw and raw["format"] != AUDIT_FORMAT:
+        raise InvalidValue(source, "format", f"expected {AUDIT_FORMAT!r} (got {raw['format']!r})")
+    try:
+        document = AuditDocument.model_validate(raw)
+    except ValidationError as exc:
+        raise _validation_error(source, exc) from None
+    return audit_from_document(document, source)
+
+
+def load_audit(path: str | Path) -> Audit:
+    """Read an audit document from a file."""
+    file = Path(path)
+    return parse_audit_bytes(file.read_bytes(), str(file))
+
+
+def _unique(ids: Iterable[str], source: str, what: str, path: str) -> None:
+    seen: set[str] = set()
+    for i, item_id in enumerate(ids):
+        if item_id in seen:
+            raise DuplicateId(source, f"{path}[{i}].id", f"duplicate {what} id {item_id!r}")
+        seen.add(item_id)
+
+
+def protocol_from_mapping(document: ProtocolIn, source: str, path: str = "protocol") -> Protocol:
+    """A checked :class:`Protocol` from its validated file form."""
+    prefix = f"{path}." if path else ""
+    _unique((q.id for q in document.questions), source, "question", f"{prefix}questions")
+    seen_facts: set[str] = set()
+    for qi, question in enumerate(document.questions):
+        for fi, fact in enumerate(question.required_facts):
+            if fact.id in seen_facts:
+                raise DuplicateId(
+                    source,
+                    f"{prefix}questions[{qi}].required_facts[{fi}].id",
+                    f"duplicate fact id {fact.id!r}",
+                )
+            seen_facts.add(fact.id)
+    official: list[OfficialDomain] = []
+    for i, entry in enumerate(document.official_domains):
+        where = f"{prefix}official_domains[{i}]"
+        if isinstance(entry, str):
+            domain = entry.strip().lower().rstrip(".")
+            if registrable_domain(domain) != domain:
+                raise InvalidValue(
+                    source,
+                    where,
+                    f"{entry!r} is not a registrable domain; list the brand's registrable domain "
+                    f"(e.g. brand.com) or declare {{host: {entry}}} for one host",
+                )
+            official.append(OfficialDomain(domain=domain))
+        else:
+            prefix_path = entry.path_prefix
+            if prefix_path is not None and not prefix_path.startswith("/"):
+                raise InvalidValue(source, f"{where}.path_prefix", f"must start with '/' (got {prefix_path!r})")
+            official.append(OfficialDomain(host=entry.host.strip().lower().rstrip("."), path_prefix=prefix_path))
+    try:
+        convention_for(document.scoring)
+    except ProtocolError as exc:
+        raise InvalidValue(source, f"{prefix}scoring", str(exc)) from None
+    if document.weights is not None:
+        for qi, question in enumerate(document.questions):
+            for fi, fact in enumerate(question.required_facts):
+                if fact.severity is None or fact.severity not in document.weights:
+                    raise InvalidValue(
+                        source,
+                        f"{prefix}questions[{qi}].required_facts[{fi}].severity",
+                        f"weights are declared, so every required fact needs a weighted severity "
+                        f"(got {fact.severity!r}; weights for {sorted(str(s) for s in document.weights)})",
+                    )
+    segmentation = document.segmentation
+    protocol = Protocol(
+        id=document.id,
+        version=document.version,
+        scoring=document.scoring,
+        official_domains=tuple(official),
+        questions=tuple(
+            Question(
+                id=q.id,
+                text=q.text,
+                locale=q.locale,
+                required_facts=tuple(RequiredFact(f.id, f.text, f.severity) for f in q.required_facts),
+            )
+            for q in document.questions
+        ),
+        segmentation=Segmentation()
+        if segmentation is None
+        else Segmentation(
+            method=segmentation.method,
+            version=segmentation.version,
+            parameters=tuple(
+                sorted(
+                    (k, json.dumps(v, sort_keys=True, separators=(",", ":")))
+                    for k, v in segmentation.parameters.items()
+                )
+            ),
+        ),
+        weights=None if document.weights is None else tuple(sorted(document.weights.items())),
+    )
+    check_protocol(protocol)
+    return protocol
+
+
+def load_protocol(path: str | Path) -> Protocol:
+    """Read a protocol file (YAML, or JSON which is YAML too)."""
+    file = Path(path)
+    text = file.read_text(encoding="utf-8")
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
+        raise MalformedInput(str(file), where, f"invalid YAML: {getattr(exc, 'problem', exc)}") from None
+    try:
+        document = ProtocolIn.model_validate(raw)
+    except ValidationError as exc:
+        raise _validation_error(str(file), exc) from None
+    return protocol_from_mapping(document, str(file), path="")
+
+
+def _check_span(source: str, where: str, start: int | None, end: int | None, text_length: int) -> None:
+    if (start is None) != (end is None):
+        raise InvalidValue(source, where, f"a span needs both start and end (got start={start!r}, end={end!r})")
+    if start is not None and end is not None and not 0 <= start <= end <= text_length:
+        raise InvalidValue(source, where, f"span {start}..{end} is outside the answer text (0..{text_length})")
+
+
+class _SourceRegistry:
+    """Assigns source keys (DESIGN §3) and collects one Source per key, first sighting wins."""
+
+    def __init__(self, declared: Sequence[SourceIn]) -> None:
+        self.sources: dict[str, Source] = {}
+        self._by_url: dict[str, str] = {}
+        for entry in declared:
+            self.sources[entry.key] = Source(
+                key=entry.key,
+                url=entry.url,
+                resolved_url=entry.resolved_url,
+                title=entry.title,
+                publisher=entry.publisher,
+                status=entry.status,
+                reason=entry.reason,
+                fetched_at=entry.fetched_at,
+                content_hash=entry.content_hash,
+            )
+            for url in (entry.url, entry.resolved_url):
+                if url:
+                    self._by_url.setdefault(normalize_url(url), entry.key)
+
+    def key_for(
+        self,
+        source: str,
+        where: str,
+        answer_id: str,
+        url: str | None,
+        title: str | None,
+        source_key: str | None,
+    ) -> str:
+        if source_key is not None:
+            key = source_key
+        elif url:
+            normalized = normalize_url(url)
+            key = self._by_url.get(normalized, normalized)
+        elif title and title.strip():
+            key = title_key(answer_id, title)
+        else:
+            raise InvalidValue(source, where, "needs a url, a title or a source_key (got none)")
+        if key not in self.sources:
+            self.sources[key] = Source(
+                key=key,
+                url=url or None,
+                title=title,
+                status=SourceStatus.PENDING,
+                reason=None if url else "no_link",
+            )
+        return key
+
+
+def _judgement(row: EdgeIn | JudgementIn) -> Judgement:
+    assert row.label is not None
+    return Judgement(
+        label=row.label,
+        reviewer=row.reviewer,
+        origin=row.origin,
+        stage=row.stage,
+        passage=row.passage,
+        period=row.period,
+        reasoning=row.reasoning,
+        created_at=row.created_at,
+    )
+
+
+def audit_from_document(document: AuditDocument, source: str) -> Audit:
+    """Check references and build the canonical audit (edges collapsed, sources keyed)."""
+    protocol = protocol_from_mapping(document.protocol, source)
+    questions = {q.id: q for q in protocol.questions}
+    _unique((r.id for r in document.runs), source, "run", "runs")
+    _unique((a.id for a in document.answers), source, "answer", "answers")
+    _unique((c.id for c in document.claims), source, "claim", "claims")
+    _unique((s.key for s in document.sources), source, "source", "sources")
+    _unique((g.id for g in document.evidence_groups), source, "evidence group", "evidence_groups")
+    registry = _SourceRegistry(document.sources)
+    runs = {r.id: Run(r.id, r.kind, r.platform, r.model, r.collected_at, r.locale, r.sample) for r in document.runs}
+
+    answers: list[Answer] = []
+    answer_text: dict[str, str] = {}
+    answer_question: dict[str, str] = {}
+    for ai, a in enumerate(document.answers):
+        if a.question_id not in questions:
+            raise UnknownReference(
+                source, f"answers[{ai}].question_id", f"no question {a.question_id!r} in the protocol"
+            )
+        runs.setdefault(a.run_id, Run(a.run_id))
+        citations = []
+        for ci, cited in enumerate(a.citations):
+            where = f"answers[{ai}].citations[{ci}]"
+            _check_span(source, where, cited.start, cited.end, len(a.text))
+            key = registry.key_for(source, where, a.id, cited.url, cited.title, cited.source_key)
+            citations.append(Citation(key, cited.url, cited.title, cited.marker, cited.kind, cited.start, cited.end))
+        answers.append(
+            Answer(
+                a.id,
+                a.question_id,
+                a.run_id,
+                a.text,
+                a.platform,
+                a.model,
+                a.locale,
+                tuple(citations),
+                a.payload_sha256,
+            )
+        )
+        answer_text[a.id] = a.text
+        answer_question[a.id] = a.question_id
+
+    claims: list[Claim] = []
+    claim_answer: dict[str, str] = {}
+    for ci, c in enumerate(document.claims):
+        if c.answer_id not in answer_text:
+            raise UnknownReference(source, f"claims[{ci}].answer_id", f"no answer {c.answer_id!r}")
+        _check_span(source, f"claims[{ci}]", c.start, c.end, len(answer_text[c.answer_id]))
+        if c.required_fact_id is not None:
+            facts = {f.id for f in questions[answer_question[c.answer_id]].required_facts}
+            if c.required_fact_id not in facts:
+                raise UnknownReference(
+                    source,
+                    f"claims[{ci}].required_fact_id",
+                    f"no required fact {c.required_fact_id!r} for question {answer_question[c.answer_id]!r} "
+                    f"in the protocol (known: {', '.join(sorted(facts)) or 'none'})",
+                )
+        claims.append(Claim(c.id, c.answer_id, c.text, c.start, c.end, c.required_fact_id, c.severity, c.entity))
+        claim_answer[c.id] = c.answer_id
+
+    locations: dict[tuple[str, str], list[Location]] = {}
+    judgements: dict[tuple[str, str], list[Judgement]] = {}
+    for ei, e in enumerate(document.edges):
+        where = f"edges[{ei}]"
+        if e.claim_id not in claim_answer:
+            raise UnknownReference(source, f"{where}.claim_id", f"no claim {e.claim_id!r}")
+        answer_id = claim_answer[e.claim_id]
+        _check_span(source, where, e.start, e.end, len(answer_text[answer_id]))
+        if e.label is None:
+            for name in ("reviewer", "passage", "period", "reasoning", "created_at"):
+                if getattr(e, name) is not None:
+                    raise InvalidValue(
+                        source, f"{where}.{name}", f"is given without a label (got {getattr(e, name)!r})"
+                    )
+        pair = (e.claim_id, registry.key_for(source, where, answer_id, e.url, e.title, e.source_key))
+        locations.setdefault(pair, []).append(Location(e.marker, e.start, e.end))
+        rows = judgements.setdefault(pair, [])
+        for judgement in ([_judgement(e)] if e.label is not None else []) + [_judgement(j) for j in e.judgements]:
+            if judgement not in rows:  # the same judgement written on two locations is one judgement
+                rows.append(judgement)
+    edges = tuple(Edge(c, k, tuple(locs), tuple(judgements[(c, k)])) for (c, k), locs in locations.items())
+
+    groups = []
+    for gi, g in enumerate(document.evidence_groups):
+        if g.claim_id not in claim_answer:
+            raise UnknownReference(source, f"evidence_groups[{gi}].claim_id", f"no claim {g.claim_id!r}")
+        keys = tuple(
+            registry.key_for(
+                source,
+                f"evidence_groups[{gi}].sources[{si}]",
+                claim_answer[g.claim_id],
+                None if s in registry.sources else s,
+                None,
+                s if s in registry.sources else None,
+            )
+            for si, s in enumerate(g.sources)
+        )
+        groups.append(
+            EvidenceGroup(
+                g.id,
+                g.claim_id,
+                keys,
+                g.label,
+                tuple(g.required_documents),
+                tuple(g.reasoning_steps),
+                g.reviewer,
+            )
+        )
+    return Audit(
+        protocol=protocol,
+        runs=tuple(runs.values()),
+        answers=tuple(answers),
+        claims=tuple(claims),
+        sources=tuple(registry.sources.values()),
+        edges=edges,
+        evidence_groups=tuple(groups),
+    )
+
+
+def _compact(mapping: Mapping[str, object]) -> dict[str, object]:
+    """Drop unset (None) fields and defaults that carry nothing, so exports stay readable."""
+    return {k: v for k, v in mapping.items() if v is not None}
+
+
+def protocol_to_mapping(protocol: Protocol) -> dict[str, object]:
+    """The file form of a protocol (inverse of :func:`protocol_from_mapping`)."""
+    return _compact(
+        {
+            "id": protocol.id,
+            "version": protocol.version,
+            "scoring": protocol.scoring,
+            "official_domains": [
+                d.domain if d.domain else _compact({"host": d.host, "path_prefix": d.path_prefix})
+                for d in protocol.official_domains
+            ],
+            "segmentation": _compact(
+                {
+                    "method": protocol.segmentation.method,
+                    "version": protocol.segmentation.version,
+                    "parameters": {k: json.loads(v) for k, v in protocol.segmentation.parameters},
+                }
+            ),
+            "weights": None if protocol.weights is None else {str(s): w for s, w in protocol.weights},
+            "questions": [
+                _compact(
+                    {
+                        "id": q.id,
+                        "text": q.text,
+                        "locale": q.locale,
+                        "required_facts": [
+                            _compact({"id": f.id, "text": f.text, "severity": f.severity}) for f in q.required_facts
+                        ],
+                    }
+                )
+                for q in protocol.questions
+            ],
+        }
+    )
+
+
+def _judgement_to_mapping(judgement: Judgement) -> dict[str, object]:
+    return _compact(
+        {
+            "label": str(judgement.label),
+            "reviewer": judgement.reviewer,
+            "origin": str(judgement.origin),
+            "stage": str(judgement.stage),
+            "passage": judgement.passage,
+            "period": judgement.period,
+            "reasoning": judgement.reasoning,
+            "created_at": judgement.created_at,
+        }
+    )
+
+
+def audit_to_document(audit: Audit) -> dict[str, object]:
+    """The canonical ``citeaudit.audit/v1`` form of an audit: parsing it gives the same audit back."""
+    sources = {s.key: s for s in audit.sources}
+
+    def link(key: str) -> dict[str, object]:
+        found = sources[key]
+        return _compact({"source_key": key, "url": found.url, "title": None if found.url else found.title})
+
+    edge_rows: list[dict[str, object]] = []
+    for edge in audit.edges:
+        for i, location in enumerate(edge.locations):
+            row: dict[str, object] = {"claim_id": edge.claim_id, **link(edge.source_key)}
+            row.update(_compact({"marker": location.marker, "start": location.start, "end": location.end}))
+            if i == 0 and edge.judgements:
+                row["judgements"] = [_judgement_to_mapping(j) for j in edge.judgements]
+            edge_rows.append(row)
+    return {
+        "format": AUDIT_FORMAT,
+        "protocol": protocol_to_mapping(audit.protocol),
+        "runs": [
+            _compact(
+                {
+                    "id": r.id,
+                    "kind": str(r.kind),
+                    "platform": r.platform,
+                    "model": r.model,
+                    "collected_at": r.collected_at,
+                    "locale": r.locale,
+                    "sample": r.sample,
+                }
+            )
+            for r in audit.runs
+        ],
+        "answers": [
+            _compact(
+                {
+                    "id": a.id,
+                    "question_id": a.question_id,
+                    "run_id": a.run_id,
+                    "platform": a.platform,
+                    "model": a.model,
+                    "locale": a.locale,
+                    "text": a.text,
+                    "payload_sha256": a.payload_sha256,
+                    "citations": [
+                        _compact(
+                            {
+                                "source_key": c.source_key,
+                                "url": c.url,
+                                "title": c.title,
+                                "marker": c.marker,
+                                "kind": str(c.kind),
+                                "start": c.start,
+                                "end": c.end,
+                            }
+                        )
+                        for c in a.citations
+                    ],
+                }
+            )
+            for a in audit.answers
+        ],
+        "claims": [
+            _compact(
+                {
+                    "id": c.id,
+                    "answer_id": c.answer_id,
+                    "text": c.text,
+                    "start": c.start,
+                    "end": c.end,
+                    "required_fact_id": c.required_fact_id,
+                    "severity": c.severity,
+                    "entity": c.entity,
+                }
+            )
+            for c in audit.claims
+        ],
+        "edges": edge_rows,
+        "sources": [
+            _compact(
+                {
+                    "key": s.key,
+                    "url": s.url,
+                    "resolved_url": s.resolved_url,
+                    "title": s.title,
+                    "publisher": s.publisher,
+                    "status": str(s.status),
+                    "reason": s.reason,
+                    "fetched_at": s.fetched_at,
+                    "content_hash": s.content_hash,
+                }
+            )
+            for s in audit.sources
+        ],
+        "evidence_groups": [
+            _compact(
+                {
+                    "id": g.id,
+                    "claim_id": g.claim_id,
+                    "sources": list(g.source_keys),
+                    "label": g.label,
+                    "required_documents": list(g.required_documents),
+                    "reasoning_steps": list(g.reasoning_steps),
+                    "reviewer": g.reviewer,
+                }
+            )
+            for g in audit.evidence_groups
+        ],
+    }

@@ -1,0 +1,139 @@
+"""Scoring conventions and protocol fingerprints (DESIGN §2 "Comparability").
+
+A fingerprint is the SHA-256 of the canonical JSON of per-component hashes, so that two protocols can be
+compared component by component and a refusal can name exactly what differs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from citeaudit.errors import ProtocolError
+from citeaudit.model import Label, Protocol
+from citeaudit.sources.urls import registrable_domain
+
+__all__ = [
+    "CONVENTIONS",
+    "Convention",
+    "check_protocol",
+    "convention_for",
+    "differing_components",
+    "fingerprint",
+    "fingerprint_components",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Convention:
+    """A named scoring convention: how each label counts."""
+
+    name: str
+    """Scoring-version string, e.g. ``strict-v1``."""
+    labels: tuple[Label, ...]
+    """The label set judgements are drawn from."""
+    partial: str
+    """How ``partial`` counts: ``unsupported`` (denominator only, never covers a fact)."""
+    unknown: str
+    """How ``unknown`` counts: ``denominator`` (stays in, counted separately)."""
+    pending: str
+    """How an edge without a final label counts: ``unknown`` (and the result is provisional)."""
+
+
+STRICT_V1 = Convention(
+    name="strict-v1",
+    labels=tuple(Label),
+    partial="unsupported",
+    unknown="denominator",
+    pending="unknown",
+)
+
+CONVENTIONS: Mapping[str, Convention] = {STRICT_V1.name: STRICT_V1}
+"""Every scoring convention this version implements, by name."""
+
+
+def convention_for(name: str) -> Convention:
+    """The convention called ``name``; a clear error lists the known ones."""
+    try:
+        return CONVENTIONS[name]
+    except KeyError:
+        known = ", ".join(sorted(CONVENTIONS))
+        raise ProtocolError(f"unknown scoring convention {name!r}; known: {known}") from None
+
+
+def check_protocol(protocol: Protocol) -> None:
+    """Refuse a protocol that cannot be scored as written (unknown convention, unusable official entry)."""
+    convention_for(protocol.scoring)
+    for entry in protocol.official_domains:
+        if entry.domain is None:
+            continue
+        actual = registrable_domain(entry.domain)
+        if actual is None:
+            raise ProtocolError(
+                f"official domain {entry.domain!r} is a public suffix or has no known suffix; "
+                "list the brand's registrable domain (e.g. brand.com) instead"
+            )
+        if actual != entry.domain.lower():
+            raise ProtocolError(
+                f"official domain {entry.domain!r} is not a registrable domain (that would be {actual!r}); "
+                f"declare it as {{host: {entry.domain}}} to scope it to that host"
+            )
+
+
+def _canonical(value: object) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _digest(value: object) -> str:
+    return "sha256:" + hashlib.sha256(_canonical(value).encode("utf-8")).hexdigest()
+
+
+def _component_values(protocol: Protocol) -> dict[str, object]:
+    convention = convention_for(protocol.scoring)
+    return {
+        "scoring": convention.name,
+        "labels": [str(label) for label in convention.labels],
+        "partial_handling": convention.partial,
+        "unknown_handling": convention.unknown,
+        "pending_handling": convention.pending,
+        "segmentation": {
+            "method": protocol.segmentation.method,
+            "version": protocol.segmentation.version,
+            "parameters": [list(pair) for pair in protocol.segmentation.parameters],
+        },
+        "questions": sorted(([q.id, q.text, q.locale] for q in protocol.questions), key=_canonical),
+        "required_facts": sorted(
+            (
+                [q.id, f.id, f.text, str(f.severity) if f.severity else None]
+                for q in protocol.questions
+                for f in q.required_facts
+            ),
+            key=_canonical,
+        ),
+        "weights": None if protocol.weights is None else sorted([str(s), w] for s, w in protocol.weights),
+        "official_domains": sorted(
+            (
+                [d.domain.lower() if d.domain else None, d.host.lower() if d.host else None, d.path_prefix]
+                for d in protocol.official_domains
+            ),
+            key=_canonical,
+        ),
+    }
+
+
+def fingerprint_components(protocol: Protocol) -> dict[str, str]:
+    """Hash of each component that changes a score, by component name."""
+    return {name: _digest(value) for name, value in _component_values(protocol).items()}
+
+
+def fingerprint(protocol: Protocol) -> str:
+    """``sha256:…`` over every component that changes a score; equal fingerprints = comparable scopes."""
+    return _digest(fingerprint_components(protocol))
+
+
+def differing_components(a: Protocol, b: Protocol) -> dict[str, tuple[str, str]]:
+    """Fingerprint components on which two protocols differ, with both component hashes."""
+    left, right = fingerprint_components(a), fingerprint_components(b)
+    return {name: (left[name], right[name]) for name in left if left[name] != right[name]}

@@ -1,0 +1,142 @@
+"""Terminal tables (rich): fractions beside decimals, an em-dash with the reason where a metric is undefined."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from citeaudit.model import Label
+from citeaudit.scoring import Metric, ScopeScore, ScoreResult
+
+__all__ = ["comparison_table", "diagnostics", "fraction", "score_tables"]
+
+_UNDEFINED = {
+    "precision": "— n/a (no edges)",
+    "coverage": "— n/a (no required facts)",
+    "official_rate": "— n/a (no answers)",
+}
+_SHORT = {
+    Label.SUPPORTED: "sup",
+    Label.PARTIAL: "part",
+    Label.CONFLICTING: "conf",
+    Label.IRRELEVANT: "irr",
+    Label.UNKNOWN: "unk",
+}
+LOW = 0.5
+"""Below this a diagnostic hint is printed next to the number (an interpretation aid, not a verdict)."""
+
+
+def fraction(metric: Metric, name: str = "precision") -> str:
+    """``1/3  0.333``, or the em-dash form when undefined."""
+    if metric.value is None:
+        return _UNDEFINED.get(name, "— n/a")
+    return f"{metric.numerator}/{metric.denominator}  {metric.value:.3f}"
+
+
+def diagnostics(scope: ScopeScore) -> list[str]:
+    """Interpretation aids for a scope's numbers (DESIGN §2 "Diagnostics")."""
+    hints = []
+    precision, coverage = scope.precision.value, scope.coverage.value
+    if precision is not None and precision < LOW:
+        hints.append("low precision → check claim–source matching (do the cited pages state these claims?)")
+    if coverage is not None and coverage < LOW:
+        hints.append("low coverage → required facts are missing from the answers or lack supporting evidence")
+    if scope.provisional:
+        hints.append(f"provisional: {scope.edges.pending} edge(s) have no final label yet and are scored as unknown")
+    return hints
+
+
+def score_tables(result: ScoreResult, title: str, notes: Sequence[str] = ()) -> RenderableType:
+    """The overall scope, one row per group when grouped, then notes and diagnostics."""
+    table = Table(title=title, title_justify="left", header_style="bold")
+    for name in result.group_by:
+        table.add_column(name)
+    table.add_column("answers", justify="right")
+    for metric in ("official rate", "precision", "coverage"):
+        table.add_column(metric, justify="right", no_wrap=True)
+    table.add_column("edges", justify="right")
+    for label in Label:
+        table.add_column(_SHORT[label], justify="right")
+    table.add_column("pending", justify="right")
+
+    def add(scope: ScopeScore, label: Sequence[str]) -> None:
+        table.add_row(
+            *label,
+            str(scope.answers),
+            fraction(scope.official_rate, "official_rate"),
+            fraction(scope.precision, "precision"),
+            fraction(scope.coverage, "coverage"),
+            str(scope.edges.unique),
+            *(str(scope.edges.by_label[label]) for label in Label),
+            f"{scope.edges.pending}" + (f" ({scope.edges.disputed}d)" if scope.edges.disputed else ""),
+        )
+
+    by_width = len(result.group_by)
+    for group in result.groups:
+        values = dict(group.by)
+        add(group, [str(values[name]) if values[name] is not None else "—" for name in result.group_by])
+    if by_width:
+        table.add_section()
+    add(result.overall, (["all"] + [""] * (by_width - 1)) if by_width else [])
+
+    parts: list[RenderableType] = [table]
+    overall = result.overall
+    lines = [
+        f"scoring {result.scoring} · fingerprint {result.fingerprint[:23]}…"
+        + (" · PROVISIONAL" if result.provisional else ""),
+        f"edges: {overall.edges.unique} unique from {overall.edges.locations} citation locations "
+        f"({overall.edges.collapsed} duplicate location(s) collapsed); by final label sup/part/conf/irr/unk; "
+        f"pending = no final label yet, scored as unknown ({overall.edges.disputed} of them disputed)",
+        f"required facts: {overall.required.pairs} (answer, fact) pairs — {overall.required.covered} covered, "
+        f"{overall.required.without_claim} without a claim, {overall.required.without_edge} with a claim but no edge",
+    ]
+    if overall.weighted_coverage is not None:
+        weighted = overall.weighted_coverage
+        shown = "—" if weighted.value is None else f"{weighted.value:.3f}"
+        lines.append(f"weighted coverage (protocol weights): {weighted.numerator:g}/{weighted.denominator:g} = {shown}")
+    if overall.macro_precision is not None and overall.macro_coverage is not None:
+        for name, macro in (("precision", overall.macro_precision), ("coverage", overall.macro_coverage)):
+            shown = "—" if macro.value is None else f"{macro.value:.3f}"
+            lines.append(
+                f"macro {name} (mean of per-answer values): {shown} over {macro.answers} answer(s), "
+                f"{macro.excluded} excluded as undefined"
+            )
+    lines.extend(notes)
+    lines.extend(f"note: {hint}" for hint in diagnostics(overall))
+    parts.append(Text("\n".join(lines), style="dim"))
+    return Group(*parts)
+
+
+def _delta(a: Metric, b: Metric) -> str:
+    if a.value is None or b.value is None:
+        return "— n/a"
+    return f"{b.value - a.value:+.3f}"
+
+
+def comparison_table(a: ScoreResult, b: ScoreResult, names: tuple[str, str]) -> RenderableType:
+    """Two results measured the same way, side by side with B − A deltas (associations, not effects)."""
+    table = Table(title=f"{names[0]} (A) vs {names[1]} (B) · {a.fingerprint[:23]}…", title_justify="left")
+    for name in a.group_by:
+        table.add_column(name)
+    table.add_column("metric")
+    table.add_column("A", justify="right")
+    table.add_column("B", justify="right")
+    table.add_column("B − A", justify="right")
+
+    def rows(label: Sequence[str], sa: ScopeScore | None, sb: ScopeScore | None) -> None:
+        for metric in ("official_rate", "precision", "coverage"):
+            ma = getattr(sa, metric) if sa else Metric(0, 0)
+            mb = getattr(sb, metric) if sb else Metric(0, 0)
+            table.add_row(*label, metric, fraction(ma, metric), fraction(mb, metric), _delta(ma, mb))
+
+    groups_a = {g.by: g for g in a.groups}
+    groups_b = {g.by: g for g in b.groups}
+    for key in sorted(set(groups_a) | set(groups_b), key=lambda k: tuple((v is not None, v or "") for _, v in k)):
+        rows([str(v) if v is not None else "—" for _, v in key], groups_a.get(key), groups_b.get(key))
+        table.add_section()
+    rows((["all"] + [""] * (len(a.group_by) - 1)) if a.group_by else [], a.overall, b.overall)
+    note = Text("Differences are descriptive associations between two measurements, not causal effects.", style="dim")
+    return Group(table, note)

@@ -1,0 +1,774 @@
+"""Strict scoring (``strict-v1``, DESIGN §2): pure functions from edges, claims and answers to results.
+
+Two paths give the same numbers (property-tested): :func:`score_reference` walks the model objects one by
+one and is the readable definition; :func:`score_columns` is the vectorized path for millions of edges
+(sorting and ``bincount`` over integer columns). :func:`score` picks the fast path for an :class:`Audit`.
+
+Notes: every metric is undefined exactly when its denominator is 0, and its value is then ``None``.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from citeaudit.errors import ScopeError
+from citeaudit.model import Audit, Label, ReviewState, Severity, review_outcome
+from citeaudit.protocol import convention_for, fingerprint
+from citeaudit.sources.urls import OfficialMatcher
+
+__all__ = [
+    "DIMENSIONS",
+    "EdgeCounts",
+    "MacroMetric",
+    "Metric",
+    "RequiredCounts",
+    "ScopeScore",
+    "ScoreResult",
+    "ScoringColumns",
+    "SeverityScore",
+    "WeightedMetric",
+    "collapse_locations",
+    "columns_from_audit",
+    "score",
+    "score_columns",
+    "score_reference",
+]
+
+DIMENSIONS = ("platform", "run", "question", "model", "locale")
+"""Answer attributes a score can be grouped by."""
+
+LABELS: tuple[Label, ...] = tuple(Label)
+"""Label order used for codes 0..4 in columns."""
+LABEL_CODE = {label: code for code, label in enumerate(LABELS)}
+PENDING_CODE = len(LABELS)
+"""Column code of an edge without a final label and without a dispute."""
+DISPUTED_CODE = len(LABELS) + 1
+"""Column code of a disputed edge (no final label; counted as pending and as disputed)."""
+N_CODES = len(LABELS) + 2
+SUPPORTED_CODE = LABEL_CODE[Label.SUPPORTED]
+SEVERITIES: tuple[Severity, ...] = tuple(Severity)
+NO_SEVERITY = len(SEVERITIES)
+
+Int64Array = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+FloatArray = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True, slots=True)
+class Metric:
+    """A proportion with its explicit numerator and denominator.
+
+    Notes: undefined when ``denominator == 0``; ``value`` is then ``None`` (never 0, 1 or NaN).
+    """
+
+    numerator: int
+    """Count of units meeting the criterion."""
+    denominator: int
+    """Count of units in scope."""
+
+    @property
+    def value(self) -> float | None:
+        """``numerator / denominator``, or ``None`` when the denominator is 0."""
+        return None if self.denominator == 0 else self.numerator / self.denominator
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON form ``{"value", "numerator", "denominator"}``."""
+        return {"value": self.value, "numerator": self.numerator, "denominator": self.denominator}
+
+
+@dataclass(frozen=True, slots=True)
+class WeightedMetric:
+    """A weighted proportion (only when the protocol declares weights; always labelled as weighted).
+
+    Notes: undefined when ``denominator == 0``; ``value`` is then ``None``.
+    """
+
+    numerator: float
+    """Sum of weights of units meeting the criterion."""
+    denominator: float
+    """Sum of weights of units in scope."""
+
+    @property
+    def value(self) -> float | None:
+        """``numerator / denominator``, or ``None`` when the denominator is 0."""
+        return None if self.denominator == 0 else self.numerator / self.denominator
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON form, marked ``weighted``."""
+        return {
+            "value": self.value,
+            "numerator": self.numerator,
+            "denominator": self.denominator,
+            "weighted": True,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class MacroMetric:
+    """Mean of per-answer values over the answers where the value is defined.
+
+    Notes: undefined when ``answers == 0`` (every answer excluded); ``value`` is then ``None``.
+    """
+
+    total: float
+    """Sum of the per-answer values."""
+    answers: int
+    """Answers whose value is defined (they enter the mean)."""
+    excluded: int
+    """Answers left out because their own value is undefined (denominator 0)."""
+
+    @property
+    def value(self) -> float | None:
+        """Mean of per-answer values, or ``None`` when no answer has one."""
+        return None if self.answers == 0 else self.total / self.answers
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON form, marked ``macro``."""
+        return {"value": self.value, "answers": self.answers, "excluded": self.excluded, "macro": True}
+
+
+@dataclass(frozen=True, slots=True)
+class EdgeCounts:
+    """How many edges and locations a scope has, by final label."""
+
+    unique: int
+    """Unique (claim, source) edges: the precision denominator."""
+    locations: int
+    """Citation locations behind those edges."""
+    pending: int
+    """Edges without a final label (scored as unknown), disputed ones included."""
+    disputed: int
+    """Edges whose reviewers disagree and that await adjudication (part of ``pending``)."""
+    by_label: Mapping[Label, int]
+    """Edges per final label; ``sum(by_label) + pending == unique``."""
+
+    @property
+    def collapsed(self) -> int:
+        """Duplicate locations folded into an existing edge."""
+        return self.locations - self.unique
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON form as DESIGN §6, plus ``disputed``."""
+        return {
+            "unique": self.unique,
+            "locations": self.locations,
+            "collapsed": self.collapsed,
+            "pending": self.pending,
+            "disputed": self.disputed,
+            "by_label": {str(label): self.by_label[label] for label in LABELS},
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class RequiredCounts:
+    """The (answer, required fact) pairs of a scope and what became of them."""
+
+    pairs: int
+    """(answer, required fact) pairs: the coverage denominator."""
+    covered: int
+    """Pairs with a mapped claim that has a supported edge."""
+    without_claim: int
+    """Pairs with no claim mapped to the fact."""
+    without_edge: int
+    """Pairs whose mapped claims have no edge at all."""
+
+    def to_dict(self) -> dict[str, int]:
+        """JSON form as DESIGN §6."""
+        return {
+            "pairs": self.pairs,
+            "covered": self.covered,
+            "without_claim": self.without_claim,
+            "without_edge": self.without_edge,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class SeverityScore:
+    """Precision and coverage restricted to one severity (a breakdown, never a weighting)."""
+
+    precision: Metric
+    """Precision over edges whose claim has this severity (the claim's own, else its fact's)."""
+    coverage: Metric
+    """Coverage over pairs whose required fact has this severity."""
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeScore:
+    """The three numbers of one scope with their counts."""
+
+    by: tuple[tuple[str, str | None], ...]
+    """The group's dimension values (empty for the whole scope)."""
+    answers: int
+    """Answers in scope."""
+    provisional: bool
+    """True while any edge in scope has no final label."""
+    precision: Metric
+    """Supported edges / unique edges."""
+    coverage: Metric
+    """Covered (answer, required fact) pairs / pairs."""
+    official_rate: Metric
+    """Answers citing at least one official source / answers."""
+    edges: EdgeCounts
+    """Edge and location counts."""
+    required: RequiredCounts
+    """Required-fact pair counts."""
+    severity: Mapping[str, SeverityScore]
+    """Breakdown by severity (``none`` for unset), only severities present in scope."""
+    weighted_coverage: WeightedMetric | None = None
+    """Weighted coverage when the protocol declares weights, else ``None``."""
+    macro_precision: MacroMetric | None = None
+    """Mean per-answer precision (only when asked for)."""
+    macro_coverage: MacroMetric | None = None
+    """Mean per-answer coverage (only when asked for)."""
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON form as DESIGN §6 (``by`` present on groups only)."""
+        body: dict[str, object] = {}
+        if self.by:
+            body["by"] = dict(self.by)
+        body.update(
+            {
+                "answers": self.answers,
+                "provisional": self.provisional,
+                "precision": self.precision.to_dict(),
+                "coverage": self.coverage.to_dict(),
+                "official_rate": self.official_rate.to_dict(),
+                "edges": self.edges.to_dict(),
+                "required": self.required.to_dict(),
+                "severity": {
+                    name: {"precision": s.precision.to_dict(), "coverage": s.coverage.to_dict()}
+                    for name, s in self.severity.items()
+                },
+            }
+        )
+        if self.weighted_coverage is not None:
+            body["weighted_coverage"] = self.weighted_coverage.to_dict()
+        if self.macro_precision is not None and self.macro_coverage is not None:
+            body["macro"] = {
+                "precision": self.macro_precision.to_dict(),
+                "coverage": self.macro_coverage.to_dict(),
+            }
+        return body
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreResult:
+    """A scored scope, overall and per group, under one protocol fingerprint."""
+
+    scoring: str
+    """Scoring-version string."""
+    fingerprint: str
+    """Protocol fingerprint the numbers were measured under."""
+    overall: ScopeScore
+    """The whole scope."""
+    group_by: tuple[str, ...] = ()
+    """Dimensions of ``groups``."""
+    groups: tuple[ScopeScore, ...] = field(default=())
+    """One score per group, sorted by group values."""
+
+    @property
+    def provisional(self) -> bool:
+        """True while any edge in scope has no final label."""
+        return self.overall.provisional
+
+    @property
+    def precision(self) -> Metric:
+        """Overall precision."""
+        return self.overall.precision
+
+    @property
+    def coverage(self) -> Metric:
+        """Overall coverage."""
+        return self.overall.coverage
+
+    @property
+    def official_rate(self) -> Metric:
+        """Overall official-domain citation rate."""
+        return self.overall.official_rate
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON form as DESIGN §6."""
+        overall = self.overall.to_dict()
+        return {
+            "scoring": self.scoring,
+            "fingerprint": self.fingerprint,
+            **overall,
+            "group_by": list(self.group_by),
+            "groups": [g.to_dict() for g in self.groups],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ScoringColumns:
+    """An audit as integer columns: what the vectorized path needs and nothing else.
+
+    Edges must be unique (see :func:`collapse_locations`); indices are positions in the other arrays.
+    """
+
+    answer_dims: Mapping[str, Sequence[str | None]]
+    """Per answer, its value for each of :data:`DIMENSIONS`."""
+    answer_question: Int64Array
+    """Per answer, index of its question."""
+    question_facts: Sequence[Int64Array]
+    """Per question, indices of its required facts."""
+    fact_severity: Int64Array
+    """Per required fact, severity code (index into ``Severity``, or ``NO_SEVERITY``)."""
+    claim_answer: Int64Array
+    """Per claim, index of its answer."""
+    claim_fact: Int64Array
+    """Per claim, index of its required fact, or -1."""
+    claim_severity: Int64Array
+    """Per claim, effective severity code (its own, else its fact's, else ``NO_SEVERITY``)."""
+    edge_claim: Int64Array
+    """Per unique edge, index of its claim."""
+    edge_source: Int64Array
+    """Per unique edge, index of its source."""
+    edge_code: Int64Array
+    """Per unique edge, label code (0..4 final labels, 5 pending, 6 disputed)."""
+    edge_locations: Int64Array
+    """Per unique edge, number of citation locations (≥ 1)."""
+    source_official: BoolArray
+    """Per source, whether it is official under the protocol."""
+    citation_answer: Int64Array
+    """Per cited citation, index of its answer."""
+    citation_source: Int64Array
+    """Per cited citation, index of its source."""
+    fact_weight: FloatArray | None = None
+    """Per required fact, its weight, when the protocol declares weights."""
+
+
+def _code_of(edge_judgement_state: ReviewState, label: Label | None) -> int:
+    if label is not None:
+        return LABEL_CODE[label]
+    return DISPUTED_CODE if edge_judgement_state is ReviewState.DISPUTED else PENDING_CODE
+
+
+def collapse_locations(
+    loc_claim: Int64Array, loc_source: Int64Array, loc_code: Int64Array, n_sources: int
+) -> tuple[Int64Array, Int64Array, Int64Array, Int64Array]:
+    """Fold citation locations into unique (claim, source) edges.
+
+    Returns ``(edge_claim, edge_source, edge_code, edge_locations)``. The label code must be a property
+    of the edge (all locations of one edge carry the same code); a ``ValueError`` says so otherwise.
+    """
+    if n_sources <= 0 or len(loc_claim) == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty, empty
+    max_claim = int(loc_claim.max()) + 1
+    if max_claim * n_sources >= 2**59:
+        raise ValueError("too many claims × sources to encode an edge key in 64 bits")
+    # One sort of a packed key (claim, source, code) is the whole deduplication.
+    packed = np.sort((loc_claim * n_sources + loc_source) * 8 + loc_code)
+    starts = np.flatnonzero(np.concatenate(([True], packed[1:] != packed[:-1])))
+    unique_packed = packed[starts]
+    edge_key = unique_packed >> 3
+    if len(edge_key) > 1 and bool(np.any(edge_key[1:] == edge_key[:-1])):
+        raise ValueError("locations of one edge carry different label codes")
+    counts = np.diff(np.append(starts, len(packed))).astype(np.int64)
+    return edge_key // n_sources, edge_key % n_sources, unique_packed & 7, counts
+
+
+def _factorize(
+    answer_dims: Mapping[str, Sequence[str | None]], by: Sequence[str], n_answers: int
+) -> tuple[Int64Array, list[tuple[str | None, ...]]]:
+    if not by:
+        return np.zeros(n_answers, dtype=np.int64), [()]
+    seen: dict[tuple[str | None, ...], int] = {}
+    codes = np.empty(n_answers, dtype=np.int64)
+    columns = [answer_dims[d] for d in by]
+    for i, values in enumerate(zip(*columns, strict=True)):
+        codes[i] = seen.setdefault(values, len(seen))
+    keys = list(seen)
+    # Sort groups by their values (None first) so output order never depends on row order.
+    order = sorted(range(len(keys)), key=lambda k: tuple((v is not None, v or "") for v in keys[k]))
+    remap = np.empty(len(keys), dtype=np.int64)
+    remap[np.array(order, dtype=np.int64)] = np.arange(len(keys), dtype=np.int64)
+    return remap[codes], [keys[k] for k in order]
+
+
+def _check_by(by: Sequence[str]) -> tuple[str, ...]:
+    unknown = [d for d in by if d not in DIMENSIONS]
+    if unknown:
+        raise ScopeError(f"cannot group by {unknown[0]!r}; choose from {', '.join(DIMENSIONS)}")
+    return tuple(dict.fromkeys(by))
+
+
+def _bincount(codes: Int64Array, length: int, weights: npt.NDArray[np.float64] | None = None) -> Int64Array:
+    return np.bincount(codes, weights=weights, minlength=length)[:length].astype(np.int64)
+
+
+def score_columns(
+    columns: ScoringColumns,
+    *,
+    scoring: str,
+    fingerprint: str,
+    by: Sequence[str] = (),
+    macro: bool = False,
+) -> ScoreResult:
+    """Score columns overall and per group (vectorized; same numbers as :func:`score_reference`)."""
+    by = _check_by(by)
+    convention_for(scoring)
+    n_answers = len(columns.answer_question)
+    group_of_answer, keys = _factorize(columns.answer_dims, by, n_answers)
+    n_groups = len(keys)
+    n_sev = NO_SEVERITY + 1
+    n_facts = len(columns.fact_severity)
+
+    # Edges: counts per (group, label code) and per (group, severity).
+    edge_answer = columns.claim_answer[columns.edge_claim]
+    edge_group = group_of_answer[edge_answer]
+    by_code = _bincount(edge_group * N_CODES + columns.edge_code, n_groups * N_CODES).reshape(n_groups, N_CODES)
+    locations = np.bincount(edge_group, weights=columns.edge_locations, minlength=n_groups)
+    supported = columns.edge_code == SUPPORTED_CODE
+    edge_sev = group_of_answer[edge_answer] * n_sev + columns.claim_severity[columns.edge_claim]
+    sev_edges = _bincount(edge_sev, n_groups * n_sev).reshape(n_groups, n_sev)
+    sev_supported = _bincount(edge_sev[supported], n_groups * n_sev).reshape(n_groups, n_sev)
+
+    # Coverage: (answer, fact) pairs, identified by answer * n_facts + fact.
+    facts_per_question = np.array([len(f) for f in columns.question_facts], dtype=np.int64)
+    question_sev = np.zeros((len(columns.question_facts), n_sev), dtype=np.int64)
+    for q, facts in enumerate(columns.question_facts):
+        np.add.at(question_sev[q], columns.fact_severity[facts], 1)
+    answer_pairs = facts_per_question[columns.answer_question] if n_answers else np.zeros(0, np.int64)
+    pairs = _bincount(group_of_answer, n_groups, answer_pairs.astype(np.float64))
+    pair_sev = np.zeros((n_groups, n_sev), dtype=np.int64)
+    if n_answers:
+        np.add.at(pair_sev, group_of_answer, question_sev[columns.answer_question])
+    mapped = columns.claim_fact >= 0
+    claim_supported = np.zeros(len(columns.claim_answer), dtype=np.bool_)
+    claim_supported[columns.edge_claim[supported]] = True
+    claim_has_edge = np.zeros(len(columns.claim_answer), dtype=np.bool_)
+    claim_has_edge[columns.edge_claim] = True
+    pair_key = columns.claim_answer * max(n_facts, 1) + columns.claim_fact
+    covered_keys = np.unique(pair_key[mapped & claim_supported])
+    with_edge_keys = np.unique(pair_key[mapped & claim_has_edge])
+    with_claim_keys = np.unique(pair_key[mapped])
+    divisor = max(n_facts, 1)
+
+    def per_group(keys_: Int64Array) -> Int64Array:
+        return _bincount(group_of_answer[keys_ // divisor], n_groups)
+
+    covered = per_group(covered_keys)
+    with_edge = per_group(with_edge_keys)
+    with_claim = per_group(with_claim_keys)
+    covered_fact = covered_keys % divisor
+    covered_sev = _bincount(
+        group_of_answer[covered_keys // divisor] * n_sev + columns.fact_severity[covered_fact],
+        n_groups * n_sev,
+    ).reshape(n_groups, n_sev)
+
+    weighted_pairs = weighted_covered = None
+    if columns.fact_weight is not None:
+        question_weight = np.array([columns.fact_weight[f].sum() for f in columns.question_facts], dtype=np.float64)
+        weighted_pairs = np.bincount(
+            group_of_answer, weights=question_weight[columns.answer_question], minlength=n_groups
+        )
+        weighted_covered = np.bincount(
+            group_of_answer[covered_keys // divisor],
+            weights=columns.fact_weight[covered_fact],
+            minlength=n_groups,
+        )
+
+    # Official-domain rate: an answer cites a source through a cited citation or through an edge.
+    answer_official = np.zeros(n_answers, dtype=np.bool_)
+    answer_official[columns.citation_answer[columns.source_official[columns.citation_source]]] = True
+    answer_official[edge_answer[columns.source_official[columns.edge_source]]] = True
+    answers_per_group = _bincount(group_of_answer, n_groups)
+    official = _bincount(group_of_answer[answer_official], n_groups)
+
+    macro_parts = None
+    if macro:
+        answer_edges = _bincount(edge_answer, n_answers)
+        answer_supported = _bincount(edge_answer[supported], n_answers)
+        answer_covered = _bincount(covered_keys // divisor, n_answers)
+        macro_parts = (answer_edges, answer_supported, answer_pairs, answer_covered)
+
+    def scope(g: int) -> ScopeScore:
+        codes = by_code[g]
+        severity = {}
+        for s in range(n_sev):
+            if sev_edges[g, s] or pair_sev[g, s]:
+                name = "none" if s == NO_SEVERITY else str(SEVERITIES[s])
+                severity[name] = SeverityScore(
+                    precision=Metric(int(sev_supported[g, s]), int(sev_edges[g, s])),
+                    coverage=Metric(int(covered_sev[g, s]), int(pair_sev[g, s])),
+                )
+        macro_p = macro_c = None
+        if macro_parts is not None:
+            in_group = group_of_answer == g
+            macro_p = _macro(macro_parts[1][in_group], macro_parts[0][in_group])
+            macro_c = _macro(macro_parts[3][in_group], macro_parts[2][in_group])
+        unique = int(codes.sum())
+        return ScopeScore(
+            by=tuple(zip(by, keys[g], strict=True)),
+            answers=int(answers_per_group[g]),
+            provisional=bool(codes[PENDING_CODE] + codes[DISPUTED_CODE] > 0),
+            precision=Metric(int(codes[SUPPORTED_CODE]), unique),
+            coverage=Metric(int(covered[g]), int(pairs[g])),
+            official_rate=Metric(int(official[g]), int(answers_per_group[g])),
+            edges=EdgeCounts(
+                unique=unique,
+                locations=round(float(locations[g])),
+                pending=int(codes[PENDING_CODE] + codes[DISPUTED_CODE]),
+                disputed=int(codes[DISPUTED_CODE]),
+                by_label={label: int(codes[LABEL_CODE[label]]) for label in LABELS},
+            ),
+            required=RequiredCounts(
+                pairs=int(pairs[g]),
+                covered=int(covered[g]),
+                without_claim=int(pairs[g] - with_claim[g]),
+                without_edge=int(with_claim[g] - with_edge[g]),
+            ),
+            severity=severity,
+            weighted_coverage=None
+            if weighted_pairs is None or weighted_covered is None
+            else WeightedMetric(float(weighted_covered[g]), float(weighted_pairs[g])),
+            macro_precision=macro_p,
+            macro_coverage=macro_c,
+        )
+
+    if by:
+        groups = tuple(scope(g) for g in range(n_groups))
+        overall = score_columns(columns, scoring=scoring, fingerprint=fingerprint, macro=macro).overall
+    else:
+        groups = ()
+        overall = scope(0) if n_answers else _empty_scope()
+    return ScoreResult(scoring=scoring, fingerprint=fingerprint, overall=overall, group_by=by, groups=groups)
+
+
+def _macro(numerators: Int64Array, denominators: Int64Array) -> MacroMetric:
+    defined = denominators > 0
+    total = float(np.sum(numerators[defined] / denominators[defined])) if defined.any() else 0.0
+    return MacroMetric(total=total, answers=int(defined.sum()), excluded=int((~defined).sum()))
+
+
+def _empty_scope() -> ScopeScore:
+    return ScopeScore(
+        by=(),
+        answers=0,
+        provisional=False,
+        precision=Metric(0, 0),
+        coverage=Metric(0, 0),
+        official_rate=Metric(0, 0),
+        edges=EdgeCounts(0, 0, 0, 0, dict.fromkeys(LABELS, 0)),
+        required=RequiredCounts(0, 0, 0, 0),
+        severity={},
+    )
+
+
+def _answer_dims(audit: Audit) -> dict[str, list[str | None]]:
+    runs = {run.id: run for run in audit.runs}
+    questions = {q.id: q for q in audit.protocol.questions}
+    dims: dict[str, list[str | None]] = {d: [] for d in DIMENSIONS}
+    for answer in audit.answers:
+        run = runs.get(answer.run_id)
+        dims["platform"].append(answer.platform or (run.platform if run else None))
+        dims["run"].append(answer.run_id)
+        dims["question"].append(answer.question_id)
+        dims["model"].append(answer.model or (run.model if run else None))
+        dims["locale"].append(answer.locale or questions[answer.question_id].locale)
+    return dims
+
+
+def _severity_code(severity: Severity | None) -> int:
+    return NO_SEVERITY if severity is None else SEVERITIES.index(severity)
+
+
+def columns_from_audit(audit: Audit) -> ScoringColumns:
+    """Integer columns for an audit whose references are valid (as the boundary guarantees)."""
+    protocol = audit.protocol
+    question_index = {q.id: i for i, q in enumerate(protocol.questions)}
+    facts = [f for q in protocol.questions for f in q.required_facts]
+    fact_index = {f.id: i for i, f in enumerate(facts)}
+    question_facts = [
+        np.array([fact_index[f.id] for f in q.required_facts], dtype=np.int64) for q in protocol.questions
+    ]
+    answer_index = {a.id: i for i, a in enumerate(audit.answers)}
+    claim_index = {c.id: i for i, c in enumerate(audit.claims)}
+    source_index = {s.key: i for i, s in enumerate(audit.sources)}
+    matcher = OfficialMatcher(protocol.official_domains)
+    weights = dict(protocol.weights) if protocol.weights is not None else None
+
+    def claim_sev(claim_fact: int, own: Severity | None) -> int:
+        if own is not None:
+            return _severity_code(own)
+        return _severity_code(facts[claim_fact].severity) if claim_fact >= 0 else NO_SEVERITY
+
+    claim_fact = np.array(
+        [fact_index[c.required_fact_id] if c.required_fact_id else -1 for c in audit.claims], dtype=np.int64
+    )
+    cited = [
+        (answer_index[a.id], source_index[c.source_key])
+        for a in audit.answers
+        for c in a.citations
+        if c.kind == "cited"
+    ]
+    return ScoringColumns(
+        answer_dims=_answer_dims(audit),
+        answer_question=np.array([question_index[a.question_id] for a in audit.answers], dtype=np.int64),
+        question_facts=question_facts,
+        fact_severity=np.array([_severity_code(f.severity) for f in facts], dtype=np.int64),
+        claim_answer=np.array([answer_index[c.answer_id] for c in audit.claims], dtype=np.int64),
+        claim_fact=claim_fact,
+        claim_severity=np.array(
+            [claim_sev(int(claim_fact[i]), c.severity) for i, c in enumerate(audit.claims)], dtype=np.int64
+        ),
+        edge_claim=np.array([claim_index[e.claim_id] for e in audit.edges], dtype=np.int64),
+        edge_source=np.array([source_index[e.source_key] for e in audit.edges], dtype=np.int64),
+        edge_code=np.array([_code_of(*review_outcome(e.judgements)) for e in audit.edges], dtype=np.int64),
+        edge_locations=np.array([len(e.locations) for e in audit.edges], dtype=np.int64),
+        source_official=np.array([matcher(s.resolved_url or s.url) for s in audit.sources], dtype=np.bool_).reshape(-1),
+        citation_answer=np.array([a for a, _ in cited], dtype=np.int64),
+        citation_source=np.array([s for _, s in cited], dtype=np.int64),
+        fact_weight=None
+        if weights is None
+        else np.array([weights[f.severity] if f.severity else 0.0 for f in facts], dtype=np.float64),
+    )
+
+
+def score(audit: Audit, *, by: Sequence[str] = (), macro: bool = False) -> ScoreResult:
+    """Score an audit with its protocol's convention (vectorized path)."""
+    return score_columns(
+        columns_from_audit(audit),
+        scoring=audit.protocol.scoring,
+        fingerprint=fingerprint(audit.protocol),
+        by=by,
+        macro=macro,
+    )
+
+
+def score_reference(audit: Audit, *, by: Sequence[str] = (), macro: bool = False) -> ScoreResult:
+    """Score an audit by walking its objects one at a time: the readable definition of ``strict-v1``."""
+    by = _check_by(by)
+    convention_for(audit.protocol.scoring)
+    dims = _answer_dims(audit)
+    groups: dict[tuple[str | None, ...], list[int]] = defaultdict(list)
+    for i in range(len(audit.answers)):
+        groups[tuple(dims[d][i] for d in by)].append(i)
+    ordered = sorted(groups, key=lambda k: tuple((v is not None, v or "") for v in k))
+    result_groups = tuple(_reference_scope(audit, groups[k], tuple(zip(by, k, strict=True)), macro) for k in ordered)
+    overall = _reference_scope(audit, list(range(len(audit.answers))), (), macro)
+    return ScoreResult(
+        scoring=audit.protocol.scoring,
+        fingerprint=fingerprint(audit.protocol),
+        overall=overall if audit.answers else _empty_scope(),
+        group_by=by,
+        groups=result_groups if by else (),
+    )
+
+
+def _reference_scope(
+    audit: Audit, answer_positions: list[int], by: tuple[tuple[str, str | None], ...], macro: bool
+) -> ScopeScore:
+    protocol = audit.protocol
+    answers = [audit.answers[i] for i in answer_positions]
+    answer_ids = {a.id for a in answers}
+    facts_of = {q.id: q.required_facts for q in protocol.questions}
+    fact_by_id = {f.id: f for q in protocol.questions for f in q.required_facts}
+    weights = dict(protocol.weights) if protocol.weights is not None else None
+    claims = {c.id: c for c in audit.claims if c.answer_id in answer_ids}
+    edges = [e for e in audit.edges if e.claim_id in claims]
+    sources = {s.key: s for s in audit.sources}
+    matcher = OfficialMatcher(protocol.official_domains)
+
+    by_label = dict.fromkeys(LABELS, 0)
+    pending = disputed = 0
+    claims_supported: set[str] = set()
+    claims_with_edge: set[str] = set()
+    sev_edges: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    per_answer_edges: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for edge in edges:
+        state, label = review_outcome(edge.judgements)
+        claim = claims[edge.claim_id]
+        claims_with_edge.add(claim.id)
+        claim_severity = claim.severity or (
+            fact_by_id[claim.required_fact_id].severity if claim.required_fact_id else None
+        )
+        sev_name = str(claim_severity) if claim_severity else "none"
+        sev_edges[sev_name][1] += 1
+        per_answer_edges[claim.answer_id][1] += 1
+        if label is None:
+            pending += 1
+            disputed += state is ReviewState.DISPUTED
+            continue
+        by_label[label] += 1
+        if label is Label.SUPPORTED:
+            claims_supported.add(claim.id)
+            sev_edges[sev_name][0] += 1
+            per_answer_edges[claim.answer_id][0] += 1
+
+    pairs = covered = without_claim = without_edge = 0
+    weighted_pairs = weighted_covered = 0.0
+    sev_pairs: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    per_answer_pairs: dict[str, list[int]] = {}
+    for answer in answers:
+        mapped = [c for c in claims.values() if c.answer_id == answer.id]
+        answer_covered = 0
+        for fact in facts_of[answer.question_id]:
+            pairs += 1
+            fact_claims = [c for c in mapped if c.required_fact_id == fact.id]
+            is_covered = any(c.id in claims_supported for c in fact_claims)
+            sev_name = str(fact.severity) if fact.severity else "none"
+            sev_pairs[sev_name][1] += 1
+            weight = weights.get(fact.severity, 0.0) if weights is not None and fact.severity else 0.0
+            weighted_pairs += weight
+            if not fact_claims:
+                without_claim += 1
+            elif not any(c.id in claims_with_edge for c in fact_claims):
+                without_edge += 1
+            if is_covered:
+                covered += 1
+                answer_covered += 1
+                sev_pairs[sev_name][0] += 1
+                weighted_covered += weight
+        per_answer_pairs[answer.id] = [answer_covered, len(facts_of[answer.question_id])]
+
+    official = 0
+    for answer in answers:
+        keys = {c.source_key for c in answer.citations if c.kind == "cited"}
+        keys |= {e.source_key for e in edges if claims[e.claim_id].answer_id == answer.id}
+        if any(matcher(sources[k].resolved_url or sources[k].url) for k in keys):
+            official += 1
+
+    severity = {
+        name: SeverityScore(
+            precision=Metric(*sev_edges.get(name, [0, 0])), coverage=Metric(*sev_pairs.get(name, [0, 0]))
+        )
+        for name in [str(s) for s in SEVERITIES] + ["none"]
+        if name in sev_edges or name in sev_pairs
+    }
+    macro_p = macro_c = None
+    if macro:
+        macro_p = _reference_macro([per_answer_edges.get(a.id, [0, 0]) for a in answers])
+        macro_c = _reference_macro([per_answer_pairs[a.id] for a in answers])
+    unique = len(edges)
+    return ScopeScore(
+        by=by,
+        answers=len(answers),
+        provisional=pending > 0,
+        precision=Metric(by_label[Label.SUPPORTED], unique),
+        coverage=Metric(covered, pairs),
+        official_rate=Metric(official, len(answers)),
+        edges=EdgeCounts(
+            unique=unique,
+            locations=sum(len(e.locations) for e in edges),
+            pending=pending,
+            disputed=disputed,
+            by_label=by_label,
+        ),
+        required=RequiredCounts(pairs, covered, without_claim, without_edge),
+        severity=severity,
+        weighted_coverage=None if weights is None else WeightedMetric(weighted_covered, weighted_pairs),
+        macro_precision=macro_p,
+        macro_coverage=macro_c,
+    )
+
+
+def _reference_macro(parts: list[list[int]]) -> MacroMetric:
+    defined = [n / d for n, d in parts if d > 0]
+    return MacroMetric(total=sum(defined), answers=len(defined), excluded=len(parts) - len(defined))

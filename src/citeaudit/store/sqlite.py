@@ -1,0 +1,738 @@
+"""The SQLite store: the only place that writes SQL.
+
+WAL journal, foreign keys on, schema version in ``PRAGMA user_version`` with forward migrations. Every
+import is one ``BEGIN IMMEDIATE`` transaction, so a failed import leaves the database exactly as it was.
+Raw payloads are stored by sha256 and never updated (a trigger refuses it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+
+import numpy as np
+
+from citeaudit.errors import DuplicateId, SchemaVersionMismatch, ScopeError, StoreError
+from citeaudit.interchange import ProtocolIn, protocol_from_mapping, protocol_to_mapping
+from citeaudit.model import (
+    Answer,
+    Audit,
+    Citation,
+    CitationKind,
+    Claim,
+    Edge,
+    EvidenceGroup,
+    Judgement,
+    Label,
+    Location,
+    Origin,
+    Protocol,
+    Run,
+    RunKind,
+    Severity,
+    Source,
+    SourceStatus,
+    Stage,
+    review_outcome,
+)
+from citeaudit.protocol import fingerprint
+from citeaudit.scope import Scope
+from citeaudit.scoring import DISPUTED_CODE, LABEL_CODE, NO_SEVERITY, PENDING_CODE, SEVERITIES, ScoringColumns
+from citeaudit.sources.urls import OfficialMatcher
+from citeaudit.store.migrations import MIGRATIONS, SCHEMA_VERSION
+
+__all__ = ["ImportReport", "ProtocolInfo", "Store"]
+
+
+@dataclass(frozen=True, slots=True)
+class ImportReport:
+    """What one import wrote (all zero when the same payload was imported before)."""
+
+    origin: str
+    """File name or other origin of the payload."""
+    sha256: str
+    """Content address of the raw payload."""
+    already_imported: bool
+    """True when these exact bytes were imported before: nothing was written."""
+    runs: int = 0
+    """New runs."""
+    answers: int = 0
+    """New answers."""
+    claims: int = 0
+    """New claims."""
+    edges: int = 0
+    """New unique edges."""
+    locations: int = 0
+    """Citation locations behind them."""
+    judgements: int = 0
+    """Judgements recorded."""
+    sources_new: int = 0
+    """Sources seen for the first time."""
+    sources_known: int = 0
+    """Sources already in the database (reused by key, not changed)."""
+    evidence_groups: int = 0
+    """Joint-support groups."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProtocolInfo:
+    """A protocol in the database with how many answers were measured under it, by run kind."""
+
+    pk: int
+    """Row id."""
+    fingerprint: str
+    """Protocol fingerprint."""
+    id: str
+    """Protocol id."""
+    version: str
+    """Protocol version."""
+    answers: dict[str, int]
+    """Answers per run kind."""
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _edge_code(judgements: Sequence[Judgement]) -> tuple[str, int]:
+    state, label = review_outcome(judgements)
+    if label is not None:
+        return str(state), LABEL_CODE[label]
+    return str(state), DISPUTED_CODE if state == "disputed" else PENDING_CODE
+
+
+class Store:
+    """A citeaudit database file. Use as a context manager or call :meth:`close`."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        try:
+            self._db = sqlite3.connect(self.path, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open database {str(self.path)!r}: {exc}") from None
+        try:
+            self._db.execute("PRAGMA foreign_keys = ON")
+            self._db.execute("PRAGMA journal_mode = WAL")
+            self._db.execute("PRAGMA synchronous = NORMAL")
+            self._migrate()
+        except sqlite3.DatabaseError as exc:
+            self._db.close()
+            raise StoreError(f"{str(self.path)!r} is not a citeaudit database: {exc}") from None
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._db.close()
+
+    @property
+    def schema_version(self) -> int:
+        """Schema version of the open database."""
+        return int(self._db.execute("PRAGMA user_version").fetchone()[0])
+
+    def _migrate(self) -> None:
+        version = self.schema_version
+        if version > SCHEMA_VERSION:
+            raise SchemaVersionMismatch(
+                f"{str(self.path)!r} has schema version {version}, newer than this citeaudit's "
+                f"{SCHEMA_VERSION}; upgrade citeaudit to use it"
+            )
+        for target in range(version, SCHEMA_VERSION):
+            with self._transaction():
+                for statement in _statements(MIGRATIONS[target]):
+                    self._db.execute(statement)
+                self._db.execute(f"PRAGMA user_version = {target + 1}")
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self._db
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    # -- writing -----------------------------------------------------------------------------------
+
+    def import_audit(self, audit: Audit, payload: bytes, origin: str, fmt: str = "audit-json") -> ImportReport:
+        """Store an audit and its raw payload in one transaction; the same payload twice is a no-op."""
+        sha = hashlib.sha256(payload).hexdigest()
+        with self._transaction() as db:
+            if db.execute("SELECT 1 FROM imports WHERE payload_sha256 = ?", (sha,)).fetchone():
+                return ImportReport(origin=origin, sha256=sha, already_imported=True)
+            db.execute(
+                "INSERT OR IGNORE INTO payloads VALUES (?, ?, ?, ?, ?)",
+                (sha, "application/json", len(payload), payload, _now()),
+            )
+            import_pk = db.execute(
+                "INSERT INTO imports (payload_sha256, origin, format, imported_at, counts) VALUES (?, ?, ?, ?, '{}')",
+                (sha, origin, fmt, _now()),
+            ).lastrowid
+            assert import_pk is not None
+            report = self._write_audit(db, audit, import_pk, origin, sha)
+            counts = {k: v for k, v in report.__class__.__dataclass_fields__.items() if k not in ("origin", "sha256")}
+            db.execute(
+                "UPDATE imports SET counts = ? WHERE pk = ?",
+                (json.dumps({k: getattr(report, k) for k in counts}), import_pk),
+            )
+            return report
+
+    def _protocol_pk(self, db: sqlite3.Connection, protocol: Protocol) -> int:
+        fp = fingerprint(protocol)
+        row = db.execute("SELECT pk FROM protocols WHERE fingerprint = ?", (fp,)).fetchone()
+        if row:
+            return int(row[0])
+        body = json.dumps(protocol_to_mapping(protocol), sort_keys=True, ensure_ascii=False)
+        pk = db.execute(
+            "INSERT INTO protocols (fingerprint, id, version, scoring, body) VALUES (?, ?, ?, ?, ?)",
+            (fp, protocol.id, protocol.version, protocol.scoring, body),
+        ).lastrowid
+        assert pk is not None
+        for qi, question in enumerate(protocol.questions):
+            question_pk = db.execute(
+                "INSERT INTO questions (protocol_pk, ordinal, id, text, locale) VALUES (?, ?, ?, ?, ?)",
+                (pk, qi, question.id, question.text, question.locale),
+            ).lastrowid
+            db.executemany(
+                "INSERT INTO required_facts (protocol_pk, question_pk, ordinal, id, text, severity) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                [(pk, question_pk, fi, f.id, f.text, f.severity) for fi, f in enumerate(question.required_facts)],
+            )
+        return pk
+
+    def _next_pk(self, db: sqlite3.Connection, table: str) -> int:
+        return int(db.execute(f"SELECT coalesce(max(pk), 0) + 1 FROM {table}").fetchone()[0])
+
+    def _write_audit(self, db: sqlite3.Connection, audit: Audit, import_pk: int, origin: str, sha: str) -> ImportReport:
+        protocol_pk = self._protocol_pk(db, audit.protocol)
+        question_pk = dict(db.execute("SELECT id, pk FROM questions WHERE protocol_pk = ?", (protocol_pk,)))
+        fact_pk = dict(db.execute("SELECT id, pk FROM required_facts WHERE protocol_pk = ?", (protocol_pk,)))
+
+        run_pk: dict[str, int] = {}
+        new_runs = 0
+        for run in audit.runs:
+            row = db.execute(
+                "SELECT pk, protocol_pk, kind, platform, model, collected_at, locale, sample FROM runs WHERE id = ?",
+                (run.id,),
+            ).fetchone()
+            values = (
+                protocol_pk,
+                str(run.kind),
+                run.platform,
+                run.model,
+                run.collected_at,
+                run.locale,
+                run.sample,
+            )
+            if row is None:
+                pk = db.execute(
+                    "INSERT INTO runs (protocol_pk, kind, platform, model, collected_at, locale, sample, id) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (*values, run.id),
+                ).lastrowid
+                assert pk is not None
+                run_pk[run.id] = pk
+                new_runs += 1
+            elif tuple(row[1:]) != values:
+                raise DuplicateId(
+                    origin,
+                    "runs",
+                    f"run {run.id!r} is already in the database with other settings or under another protocol",
+                )
+            else:
+                run_pk[run.id] = int(row[0])
+
+        source_pk: dict[str, int] = {}
+        new_sources = known_sources = 0
+        next_source = self._next_pk(db, "sources")
+        for source in audit.sources:
+            row = db.execute("SELECT pk FROM sources WHERE key = ?", (source.key,)).fetchone()
+            if row:
+                source_pk[source.key] = int(row[0])
+                known_sources += 1
+                continue
+            db.execute(
+                "INSERT INTO sources (pk, key, url, resolved_url, title, publisher, status, reason, fetched_at, "
+                "content_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    next_source,
+                    source.key,
+                    source.url,
+                    source.resolved_url,
+                    source.title,
+                    source.publisher,
+                    str(source.status),
+                    source.reason,
+                    source.fetched_at,
+                    source.content_hash,
+                ),
+            )
+            source_pk[source.key] = next_source
+            next_source += 1
+            new_sources += 1
+        db.executemany(
+            "INSERT OR IGNORE INTO protocol_sources VALUES (?, ?)",
+            [(protocol_pk, pk) for pk in source_pk.values()],
+        )
+
+        answer_pk: dict[str, int] = {}
+        next_answer = self._next_pk(db, "answers")
+        answer_rows: list[tuple[object, ...]] = []
+        citation_rows: list[tuple[object, ...]] = []
+        for i, answer in enumerate(audit.answers):
+            pk = next_answer + i
+            answer_pk[answer.id] = pk
+            answer_rows.append(
+                (
+                    pk,
+                    answer.id,
+                    run_pk[answer.run_id],
+                    question_pk[answer.question_id],
+                    answer.text,
+                    answer.platform,
+                    answer.model,
+                    answer.locale,
+                    answer.payload_sha256,
+                    import_pk,
+                )
+            )
+            citation_rows.extend(
+                (pk, ci, source_pk[c.source_key], c.url, c.title, c.marker, str(c.kind), c.start, c.end)
+                for ci, c in enumerate(answer.citations)
+            )
+        self._insert_unique(
+            db,
+            "answers",
+            "INSERT INTO answers VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            answer_rows,
+            origin,
+            "answers",
+        )
+        db.executemany(
+            'INSERT INTO citations (answer_pk, ordinal, source_pk, url, title, marker, kind, start, "end") '
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            citation_rows,
+        )
+
+        claim_pk: dict[str, int] = {}
+        next_claim = self._next_pk(db, "claims")
+        claim_rows: list[tuple[object, ...]] = []
+        for i, claim in enumerate(audit.claims):
+            pk = next_claim + i
+            claim_pk[claim.id] = pk
+            claim_rows.append(
+                (
+                    pk,
+                    claim.id,
+                    answer_pk[claim.answer_id],
+                    claim.text,
+                    claim.start,
+                    claim.end,
+                    fact_pk[claim.required_fact_id] if claim.required_fact_id else None,
+                    claim.severity,
+                    claim.entity,
+                )
+            )
+        self._insert_unique(
+            db,
+            "claims",
+            "INSERT INTO claims VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            claim_rows,
+            origin,
+            "claims",
+        )
+
+        next_edge = self._next_pk(db, "edges")
+        edge_rows: list[tuple[object, ...]] = []
+        location_rows: list[tuple[object, ...]] = []
+        judgement_rows: list[tuple[object, ...]] = []
+        for i, edge in enumerate(audit.edges):
+            pk = next_edge + i
+            state, code = _edge_code(edge.judgements)
+            edge_rows.append(
+                (pk, claim_pk[edge.claim_id], source_pk[edge.source_key], state, code, len(edge.locations))
+            )
+            location_rows.extend((pk, loc.marker, loc.start, loc.end) for loc in edge.locations)
+            judgement_rows.extend(
+                (
+                    pk,
+                    str(j.label),
+                    j.reviewer,
+                    str(j.origin),
+                    str(j.stage),
+                    j.passage,
+                    j.period,
+                    j.reasoning,
+                    j.created_at,
+                )
+                for j in edge.judgements
+            )
+        db.executemany("INSERT INTO edges VALUES (?, ?, ?, ?, ?, ?)", edge_rows)
+        db.executemany('INSERT INTO edge_locations (edge_pk, marker, start, "end") VALUES (?, ?, ?, ?)', location_rows)
+        db.executemany(
+            "INSERT INTO judgements (edge_pk, label, reviewer, origin, stage, passage, period, reasoning, "
+            "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            judgement_rows,
+        )
+
+        for group in audit.evidence_groups:
+            if db.execute("SELECT 1 FROM evidence_groups WHERE id = ?", (group.id,)).fetchone():
+                raise DuplicateId(origin, "evidence_groups", f"evidence group {group.id!r} is already in the database")
+            group_pk = db.execute(
+                "INSERT INTO evidence_groups (id, claim_pk, label, required_documents, reasoning_steps, reviewer) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    group.id,
+                    claim_pk[group.claim_id],
+                    group.label,
+                    json.dumps(list(group.required_documents)),
+                    json.dumps(list(group.reasoning_steps)),
+                    group.reviewer,
+                ),
+            ).lastrowid
+            db.executemany(
+                "INSERT INTO evidence_group_sources VALUES (?, ?, ?)",
+                [(group_pk, i, source_pk[key]) for i, key in enumerate(group.source_keys)],
+            )
+        return ImportReport(
+            origin=origin,
+            sha256=sha,
+            already_imported=False,
+            runs=new_runs,
+            answers=len(answer_rows),
+            claims=len(claim_rows),
+            edges=len(edge_rows),
+            locations=len(location_rows),
+            judgements=len(judgement_rows),
+            sources_new=new_sources,
+            sources_known=known_sources,
+            evidence_groups=len(audit.evidence_groups),
+        )
+
+    def _insert_unique(
+        self,
+        db: sqlite3.Connection,
+        table: str,
+        sql: str,
+        rows: list[tuple[object, ...]],
+        origin: str,
+        path: str,
+    ) -> None:
+        try:
+            db.executemany(sql, rows)
+        except sqlite3.IntegrityError:
+            for i, row in enumerate(rows):
+                if db.execute(f"SELECT 1 FROM {table} WHERE id = ?", (row[1],)).fetchone():
+                    raise DuplicateId(
+                        origin, f"{path}[{i}].id", f"{table[:-1]} {row[1]!r} is already in the database"
+                    ) from None
+            raise
+
+    # -- reading -----------------------------------------------------------------------------------
+
+    def protocols(self) -> list[ProtocolInfo]:
+        """Every protocol in the database, oldest first."""
+        infos = []
+        for pk, fp, pid, version in self._db.execute("SELECT pk, fingerprint, id, version FROM protocols ORDER BY pk"):
+            counts = dict(
+                self._db.execute(
+                    "SELECT r.kind, count(a.pk) FROM runs r JOIN answers a ON a.run_pk = r.pk "
+                    "WHERE r.protocol_pk = ? GROUP BY r.kind",
+                    (pk,),
+                ).fetchall()
+            )
+            infos.append(ProtocolInfo(pk, fp, pid, version, counts))
+        return infos
+
+    def protocol(self, pk: int) -> Protocol:
+        """The protocol stored under ``pk``."""
+        (body,) = self._db.execute("SELECT body FROM protocols WHERE pk = ?", (pk,)).fetchone()
+        return protocol_from_mapping(ProtocolIn.model_validate_json(body), str(self.path), path="")
+
+    def choose_protocol(self, selector: str | None, scope: Scope | None = None) -> int:
+        """The protocol a command works on: the one named by ``selector`` (id, ``id@version`` or fingerprint
+        prefix), else the only one with answers in scope, else the only one there is."""
+        infos = self.protocols()
+        if selector:
+            matches = [
+                p
+                for p in infos
+                if selector in (p.id, f"{p.id}@{p.version}")
+                or p.fingerprint.startswith(selector)
+                or p.fingerprint.removeprefix("sha256:").startswith(selector)
+            ]
+            if len(matches) == 1:
+                return matches[0].pk
+            reason = "no protocol" if not matches else f"{len(matches)} protocols"
+            raise ScopeError(f"{reason} matches {selector!r} in {str(self.path)!r}; {_list_protocols(infos)}")
+        if not infos:
+            raise ScopeError(f"{str(self.path)!r} holds no audit yet; import one with `citeaudit ingest FILE`")
+        if len(infos) == 1:
+            return infos[0].pk
+        kinds = {str(k) for k in scope.run_kinds} if scope else {"platform", "fixture"}
+        in_scope = [p for p in infos if any(p.answers.get(k, 0) for k in kinds)]
+        if len(in_scope) == 1:
+            return in_scope[0].pk
+        raise ScopeError(
+            f"{str(self.path)!r} holds {len(infos)} protocols and the scope spans {len(in_scope)}; "
+            f"choose one with --protocol. {_list_protocols(infos)}"
+        )
+
+    def load_audit(self, protocol_pk: int) -> Audit:
+        """Everything measured under one protocol, as the canonical audit (for export)."""
+        db = self._db
+        protocol = self.protocol(protocol_pk)
+        runs = [
+            Run(rid, RunKind(kind), platform, model, collected_at, locale, sample)
+            for rid, kind, platform, model, collected_at, locale, sample in db.execute(
+                "SELECT id, kind, platform, model, collected_at, locale, sample FROM runs WHERE protocol_pk = ? "
+                "ORDER BY pk",
+                (protocol_pk,),
+            )
+        ]
+        sources = {
+            pk: Source(key, url, resolved, title, publisher, SourceStatus(status), reason, fetched, content)
+            for pk, key, url, resolved, title, publisher, status, reason, fetched, content in db.execute(
+                "SELECT s.pk, key, url, resolved_url, title, publisher, status, reason, fetched_at, content_hash "
+                "FROM sources s JOIN protocol_sources ps ON ps.source_pk = s.pk WHERE ps.protocol_pk = ? "
+                "ORDER BY s.pk",
+                (protocol_pk,),
+            )
+        }
+        answer_scope = "FROM answers a JOIN runs r ON r.pk = a.run_pk WHERE r.protocol_pk = ?"
+        citations: dict[int, list[Citation]] = {}
+        for answer_pk, source_pk, url, title, marker, kind, start, end in db.execute(
+            f'SELECT c.answer_pk, c.source_pk, c.url, c.title, c.marker, c.kind, c.start, c."end" '
+            f"FROM citations c WHERE c.answer_pk IN (SELECT a.pk {answer_scope}) ORDER BY c.answer_pk, c.ordinal",
+            (protocol_pk,),
+        ):
+            citations.setdefault(answer_pk, []).append(
+                Citation(sources[source_pk].key, url, title, marker, CitationKind(kind), start, end)
+            )
+        answers = [
+            Answer(aid, qid, rid, text, platform, model, locale, tuple(citations.get(pk, ())), payload)
+            for pk, aid, qid, rid, text, platform, model, locale, payload in db.execute(
+                f"SELECT a.pk, a.id, q.id, r.id, a.text, a.platform, a.model, a.locale, a.payload_sha256 "
+                f"{answer_scope.replace('WHERE', 'JOIN questions q ON q.pk = a.question_pk WHERE')} ORDER BY a.pk",
+                (protocol_pk,),
+            )
+        ]
+        claim_scope = f"FROM claims c WHERE c.answer_pk IN (SELECT a.pk {answer_scope})"
+        claims = [
+            Claim(cid, aid, text, start, end, fid, Severity(sev) if sev else None, entity)
+            for cid, aid, text, start, end, fid, sev, entity in db.execute(
+                'SELECT c.id, a.id, c.text, c.start, c."end", f.id, c.severity, c.entity FROM claims c '
+                "JOIN answers a ON a.pk = c.answer_pk LEFT JOIN required_facts f ON f.pk = c.fact_pk "
+                f"WHERE c.pk IN (SELECT c.pk {claim_scope}) ORDER BY c.pk",
+                (protocol_pk,),
+            )
+        ]
+        edge_filter = f"e.claim_pk IN (SELECT c.pk {claim_scope})"
+        locations: dict[int, list[Location]] = {}
+        for edge_pk, marker, start, end in db.execute(
+            f'SELECT l.edge_pk, l.marker, l.start, l."end" FROM edge_locations l JOIN edges e ON e.pk = l.edge_pk '
+            f"WHERE {edge_filter} ORDER BY l.pk",
+            (protocol_pk,),
+        ):
+            locations.setdefault(edge_pk, []).append(Location(marker, start, end))
+        judgements: dict[int, list[Judgement]] = {}
+        for edge_pk, label, reviewer, origin, stage, passage, period, reasoning, created in db.execute(
+            "SELECT j.edge_pk, j.label, j.reviewer, j.origin, j.stage, j.passage, j.period, j.reasoning, "
+            f"j.created_at FROM judgements j JOIN edges e ON e.pk = j.edge_pk WHERE {edge_filter} ORDER BY j.pk",
+            (protocol_pk,),
+        ):
+            judgements.setdefault(edge_pk, []).append(
+                Judgement(Label(label), reviewer, Origin(origin), Stage(stage), passage, period, reasoning, created)
+            )
+        edges = [
+            Edge(cid, sources[spk].key, tuple(locations[pk]), tuple(judgements.get(pk, ())))
+            for pk, cid, spk in db.execute(
+                f"SELECT e.pk, c.id, e.source_pk FROM edges e JOIN claims c ON c.pk = e.claim_pk WHERE {edge_filter} "
+                "ORDER BY e.pk",
+                (protocol_pk,),
+            )
+        ]
+        groups = []
+        for gpk, gid, cid, label, docs, steps, reviewer in db.execute(
+            "SELECT g.pk, g.id, c.id, g.label, g.required_documents, g.reasoning_steps, g.reviewer "
+            "FROM evidence_groups g JOIN claims c ON c.pk = g.claim_pk "
+            f"WHERE g.claim_pk IN (SELECT c.pk {claim_scope}) ORDER BY g.pk",
+            (protocol_pk,),
+        ):
+            keys = tuple(
+                sources[spk].key
+                for (spk,) in db.execute(
+                    "SELECT source_pk FROM evidence_group_sources WHERE group_pk = ? ORDER BY ordinal", (gpk,)
+                )
+            )
+            groups.append(
+                EvidenceGroup(
+                    gid,
+                    cid,
+                    keys,
+                    Label(label) if label else None,
+                    tuple(json.loads(docs)),
+                    tuple(json.loads(steps)),
+                    reviewer,
+                )
+            )
+        return Audit(
+            protocol=protocol,
+            runs=tuple(runs),
+            answers=tuple(answers),
+            claims=tuple(claims),
+            sources=tuple(sources.values()),
+            edges=tuple(edges),
+            evidence_groups=tuple(groups),
+        )
+
+    def scoring_input(self, protocol_pk: int, scope: Scope) -> tuple[Protocol, ScoringColumns, int]:
+        """Columns for scoring one protocol's answers in ``scope``, and how many answers the run-kind
+        filter left out. Reads only integer columns; no model objects are built."""
+        db = self._db
+        protocol = self.protocol(protocol_pk)
+        kinds = sorted(str(k) for k in scope.run_kinds)
+        conditions = [f"r.kind IN ({', '.join('?' * len(kinds))})"]
+        params: list[object] = [protocol_pk, *kinds]
+        expressions = {
+            "platform": "coalesce(a.platform, r.platform)",
+            "run": "r.id",
+            "question": "q.id",
+            "model": "coalesce(a.model, r.model)",
+            "locale": "coalesce(a.locale, q.locale)",
+        }
+        for name, values in sorted(scope.where.items()):
+            conditions.append(f"{expressions[name]} IN ({', '.join('?' * len(values))})")
+            params.extend(sorted(values))
+        where = " AND ".join(conditions)
+        answers_sql = (
+            "FROM answers a JOIN runs r ON r.pk = a.run_pk JOIN questions q ON q.pk = a.question_pk "
+            f"WHERE r.protocol_pk = ? AND {where}"
+        )
+        rows = db.execute(
+            f"SELECT a.pk, q.ordinal, {', '.join(expressions[d] for d in expressions)} {answers_sql} ORDER BY a.pk",
+            params,
+        ).fetchall()
+        (excluded,) = db.execute(
+            "SELECT count(*) FROM answers a JOIN runs r ON r.pk = a.run_pk WHERE r.protocol_pk = ? AND "
+            f"r.kind NOT IN ({', '.join('?' * len(kinds))})",
+            (protocol_pk, *kinds),
+        ).fetchone()
+        answer_pks = np.array([r[0] for r in rows], dtype=np.int64)
+        dims = {name: [r[2 + i] for r in rows] for i, name in enumerate(expressions)}
+
+        fact_rows = db.execute(
+            "SELECT f.pk, q.ordinal, f.severity FROM required_facts f JOIN questions q ON q.pk = f.question_pk "
+            "WHERE f.protocol_pk = ? ORDER BY q.ordinal, f.ordinal",
+            (protocol_pk,),
+        ).fetchall()
+        fact_pks = np.array([r[0] for r in fact_rows], dtype=np.int64)
+        fact_order = np.argsort(fact_pks)
+        question_facts: list[list[int]] = [[] for _ in protocol.questions]
+        for index, (_, q_ordinal, _) in enumerate(fact_rows):
+            question_facts[q_ordinal].append(index)
+        severity_codes = {str(s): i for i, s in enumerate(SEVERITIES)}
+        fact_severity = np.array([severity_codes.get(r[2], NO_SEVERITY) for r in fact_rows], dtype=np.int64)
+
+        def to_index(pks: np.ndarray, sorted_pks: np.ndarray, order: np.ndarray | None = None) -> np.ndarray:
+            positions = np.searchsorted(sorted_pks, pks)
+            return positions if order is None else order[positions]
+
+        severity_case = " ".join(f"WHEN '{s}' THEN {i}" for i, s in enumerate(SEVERITIES))
+        claim_rows = np.array(
+            db.execute(
+                f"SELECT c.pk, c.answer_pk, coalesce(c.fact_pk, -1), CASE coalesce(c.severity, f.severity) "
+                f"{severity_case} ELSE {NO_SEVERITY} END FROM claims c LEFT JOIN required_facts f ON f.pk = c.fact_pk "
+                f"WHERE c.answer_pk IN (SELECT a.pk {answers_sql}) ORDER BY c.pk",
+                params,
+            ).fetchall(),
+            dtype=np.int64,
+        ).reshape(-1, 4)
+        claim_pks = claim_rows[:, 0]
+        claim_fact_pk = claim_rows[:, 2]
+        claim_fact = np.full(len(claim_rows), -1, dtype=np.int64)
+        has_fact = claim_fact_pk >= 0
+        claim_fact[has_fact] = to_index(claim_fact_pk[has_fact], fact_pks[fact_order], fact_order)
+
+        edge_rows = np.array(
+            db.execute(
+                "SELECT e.claim_pk, e.source_pk, e.final_code, e.n_locations FROM edges e "
+                f"WHERE e.claim_pk IN (SELECT c.pk FROM claims c WHERE c.answer_pk IN (SELECT a.pk {answers_sql}))",
+                params,
+            ).fetchall(),
+            dtype=np.int64,
+        ).reshape(-1, 4)
+        citation_rows = np.array(
+            db.execute(
+                "SELECT c.answer_pk, c.source_pk FROM citations c WHERE c.kind = 'cited' AND "
+                f"c.answer_pk IN (SELECT a.pk {answers_sql})",
+                params,
+            ).fetchall(),
+            dtype=np.int64,
+        ).reshape(-1, 2)
+        matcher = OfficialMatcher(protocol.official_domains)
+        max_source = int(db.execute("SELECT coalesce(max(pk), 0) FROM sources").fetchone()[0])
+        source_official = np.zeros(max_source + 1, dtype=np.bool_)
+        used = np.unique(np.concatenate([edge_rows[:, 1], citation_rows[:, 1]]))
+        if len(used):
+            for pk, url, resolved in db.execute(
+                f"SELECT pk, url, resolved_url FROM sources WHERE pk IN ({','.join(map(str, used.tolist()))})"
+            ):
+                source_official[pk] = matcher(resolved or url)
+        weights = dict(protocol.weights) if protocol.weights is not None else None
+        columns = ScoringColumns(
+            answer_dims=dims,
+            answer_question=np.array([r[1] for r in rows], dtype=np.int64),
+            question_facts=[np.array(f, dtype=np.int64) for f in question_facts],
+            fact_severity=fact_severity,
+            claim_answer=to_index(claim_rows[:, 1], answer_pks),
+            claim_fact=claim_fact,
+            claim_severity=claim_rows[:, 3],
+            edge_claim=to_index(edge_rows[:, 0], claim_pks),
+            edge_source=edge_rows[:, 1],
+            edge_code=edge_rows[:, 2],
+            edge_locations=edge_rows[:, 3],
+            source_official=source_official,
+            citation_answer=to_index(citation_rows[:, 0], answer_pks),
+            citation_source=citation_rows[:, 1],
+            fact_weight=None
+            if weights is None
+            else np.array([weights.get(Severity(r[2]), 0.0) if r[2] else 0.0 for r in fact_rows], dtype=np.float64),
+        )
+        return protocol, columns, int(excluded)
+
+
+def _list_protocols(infos: Sequence[ProtocolInfo]) -> str:
+    def counts(info: ProtocolInfo) -> str:
+        return ", ".join(f"{n} {kind}" for kind, n in sorted(info.answers.items())) or "no"
+
+    listed = "; ".join(f"{p.id}@{p.version} {p.fingerprint[:19]}… ({counts(p)} answers)" for p in infos)
+    return f"protocols: {listed}" if listed else "no protocols"
+
+
+def _statements(script: str) -> list[str]:
+    """Split a migration script into statements (triggers keep their inner semicolons)."""
+    statements, buffer = [], []
+    for line in script.splitlines():
+        if not line.strip() or line.strip().startswith("--"):
+            continue
+        buffer.append(line)
+        joined = "\n".join(buffer)
+        if sqlite3.complete_statement(joined):
+            statements.append(joined)
+            buffer = []
+    return statements
