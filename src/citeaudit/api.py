@@ -10,8 +10,9 @@ from citeaudit.errors import InputError
 from citeaudit.ingest import read_file
 from citeaudit.model import Protocol
 from citeaudit.protocol import fingerprint
+from citeaudit.results import ScoreResult
 from citeaudit.scope import Scope, select_audit
-from citeaudit.scoring import ScoreResult, score, score_columns
+from citeaudit.scoring import score, score_columns
 from citeaudit.store import Store
 
 __all__ = ["ScoredPath", "is_database", "score_path"]

@@ -339,29 +339,45 @@ class Judgement:
     """When it was given (ISO-8601)."""
 
 
+def _latest_labels(judgements: Iterable[Judgement]) -> set[Label]:
+    """Labels of the latest judgement(s) by ``created_at`` (unset sorts first); several if tied."""
+    ordered = sorted(judgements, key=lambda j: j.created_at or "")
+    if not ordered:
+        return set()
+    latest = ordered[-1].created_at or ""
+    return {j.label for j in ordered if (j.created_at or "") == latest}
+
+
 def review_outcome(judgements: Iterable[Judgement]) -> tuple[ReviewState, Label | None]:
     """The review state and final label that a set of judgements gives (single-review policy).
 
-    The latest adjudication wins. Otherwise each human reviewer's latest review counts once: one
-    reviewer → ``labelled``; several who agree → ``agreed``; any disagreement → ``disputed`` with no
-    final label. Model judgements never make a final label.
+    Human judgements only: model suggestions never make a final label. The latest adjudication
+    (by ``created_at``) wins. Otherwise each human reviewer's latest review counts once: one reviewer →
+    ``labelled``; several who agree → ``agreed``; any disagreement → ``disputed`` with no final label.
+    Judgements that tie on time but disagree count as a disagreement, so the outcome never depends on
+    the order the judgements were listed in.
 
     Notes: the final label is ``None`` exactly when the state is ``pending`` or ``disputed``.
     """
-    adjudications = [j for j in judgements if j.origin is Origin.HUMAN and j.stage is Stage.ADJUDICATION]
+    human = [j for j in judgements if j.origin is Origin.HUMAN]
+    adjudications = [j for j in human if j.stage is Stage.ADJUDICATION]
     if adjudications:
-        return ReviewState.ADJUDICATED, adjudications[-1].label
-    latest: dict[str | None, Label] = {}
-    for judgement in judgements:
-        if judgement.origin is Origin.HUMAN and judgement.stage is Stage.REVIEW:
-            latest[judgement.reviewer] = judgement.label
-    labels = set(latest.values())
-    if not labels:
+        final = _latest_labels(adjudications)
+        if len(final) == 1:
+            return ReviewState.ADJUDICATED, final.pop()
+        return ReviewState.DISPUTED, None
+    by_reviewer: dict[str | None, list[Judgement]] = {}
+    for judgement in human:
+        by_reviewer.setdefault(judgement.reviewer, []).append(judgement)
+    if not by_reviewer:
         return ReviewState.PENDING, None
+    labels: set[Label] = set()
+    for reviews in by_reviewer.values():
+        labels |= _latest_labels(reviews)
     if len(labels) > 1:
         return ReviewState.DISPUTED, None
     (label,) = labels
-    return (ReviewState.LABELLED if len(latest) == 1 else ReviewState.AGREED), label
+    return (ReviewState.LABELLED if len(by_reviewer) == 1 else ReviewState.AGREED), label
 
 
 @dataclass(frozen=True, slots=True)

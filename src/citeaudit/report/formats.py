@@ -7,7 +7,7 @@ import io
 import json
 
 from citeaudit.model import Label
-from citeaudit.scoring import ScopeScore, ScoreResult
+from citeaudit.results import ScopeScore, ScoreResult
 
 __all__ = ["result_csv", "result_json"]
 

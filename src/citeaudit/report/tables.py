@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from citeaudit.model import Label
-from citeaudit.scoring import Metric, ScopeScore, ScoreResult
+from citeaudit.results import Metric, ScopeScore, ScoreResult
 
 __all__ = ["comparison_table", "diagnostics", "fraction", "score_tables"]
 

@@ -17,36 +17,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 
-import numpy as np
-
 from citeaudit.errors import DuplicateId, SchemaVersionMismatch, ScopeError, StoreError
 from citeaudit.interchange import ProtocolIn, protocol_from_mapping, protocol_to_mapping
 from citeaudit.model import (
-    Answer,
     Audit,
-    Citation,
-    CitationKind,
-    Claim,
-    Edge,
-    EvidenceGroup,
     Judgement,
-    Label,
-    Location,
-    Origin,
     Protocol,
-    Run,
-    RunKind,
-    Severity,
-    Source,
-    SourceStatus,
-    Stage,
     review_outcome,
 )
 from citeaudit.protocol import fingerprint
 from citeaudit.scope import Scope
-from citeaudit.scoring import DISPUTED_CODE, LABEL_CODE, NO_SEVERITY, PENDING_CODE, SEVERITIES, ScoringColumns
-from citeaudit.sources.urls import OfficialMatcher
+from citeaudit.scoring import DISPUTED_CODE, LABEL_CODE, PENDING_CODE, ScoringColumns
 from citeaudit.store.migrations import MIGRATIONS, SCHEMA_VERSION
+from citeaudit.store.reading import read_audit, read_scoring_columns
 
 __all__ = ["ImportReport", "ProtocolInfo", "Store"]
 
@@ -494,226 +477,14 @@ class Store:
 
     def load_audit(self, protocol_pk: int) -> Audit:
         """Everything measured under one protocol, as the canonical audit (for export)."""
-        db = self._db
-        protocol = self.protocol(protocol_pk)
-        runs = [
-            Run(rid, RunKind(kind), platform, model, collected_at, locale, sample)
-            for rid, kind, platform, model, collected_at, locale, sample in db.execute(
-                "SELECT id, kind, platform, model, collected_at, locale, sample FROM runs WHERE protocol_pk = ? "
-                "ORDER BY pk",
-                (protocol_pk,),
-            )
-        ]
-        sources = {
-            pk: Source(key, url, resolved, title, publisher, SourceStatus(status), reason, fetched, content)
-            for pk, key, url, resolved, title, publisher, status, reason, fetched, content in db.execute(
-                "SELECT s.pk, key, url, resolved_url, title, publisher, status, reason, fetched_at, content_hash "
-                "FROM sources s JOIN protocol_sources ps ON ps.source_pk = s.pk WHERE ps.protocol_pk = ? "
-                "ORDER BY s.pk",
-                (protocol_pk,),
-            )
-        }
-        answer_scope = "FROM answers a JOIN runs r ON r.pk = a.run_pk WHERE r.protocol_pk = ?"
-        citations: dict[int, list[Citation]] = {}
-        for answer_pk, source_pk, url, title, marker, kind, start, end in db.execute(
-            f'SELECT c.answer_pk, c.source_pk, c.url, c.title, c.marker, c.kind, c.start, c."end" '
-            f"FROM citations c WHERE c.answer_pk IN (SELECT a.pk {answer_scope}) ORDER BY c.answer_pk, c.ordinal",
-            (protocol_pk,),
-        ):
-            citations.setdefault(answer_pk, []).append(
-                Citation(sources[source_pk].key, url, title, marker, CitationKind(kind), start, end)
-            )
-        answers = [
-            Answer(aid, qid, rid, text, platform, model, locale, tuple(citations.get(pk, ())), payload)
-            for pk, aid, qid, rid, text, platform, model, locale, payload in db.execute(
-                f"SELECT a.pk, a.id, q.id, r.id, a.text, a.platform, a.model, a.locale, a.payload_sha256 "
-                f"{answer_scope.replace('WHERE', 'JOIN questions q ON q.pk = a.question_pk WHERE')} ORDER BY a.pk",
-                (protocol_pk,),
-            )
-        ]
-        claim_scope = f"FROM claims c WHERE c.answer_pk IN (SELECT a.pk {answer_scope})"
-        claims = [
-            Claim(cid, aid, text, start, end, fid, Severity(sev) if sev else None, entity)
-            for cid, aid, text, start, end, fid, sev, entity in db.execute(
-                'SELECT c.id, a.id, c.text, c.start, c."end", f.id, c.severity, c.entity FROM claims c '
-                "JOIN answers a ON a.pk = c.answer_pk LEFT JOIN required_facts f ON f.pk = c.fact_pk "
-                f"WHERE c.pk IN (SELECT c.pk {claim_scope}) ORDER BY c.pk",
-                (protocol_pk,),
-            )
-        ]
-        edge_filter = f"e.claim_pk IN (SELECT c.pk {claim_scope})"
-        locations: dict[int, list[Location]] = {}
-        for edge_pk, marker, start, end in db.execute(
-            f'SELECT l.edge_pk, l.marker, l.start, l."end" FROM edge_locations l JOIN edges e ON e.pk = l.edge_pk '
-            f"WHERE {edge_filter} ORDER BY l.pk",
-            (protocol_pk,),
-        ):
-            locations.setdefault(edge_pk, []).append(Location(marker, start, end))
-        judgements: dict[int, list[Judgement]] = {}
-        for edge_pk, label, reviewer, origin, stage, passage, period, reasoning, created in db.execute(
-            "SELECT j.edge_pk, j.label, j.reviewer, j.origin, j.stage, j.passage, j.period, j.reasoning, "
-            f"j.created_at FROM judgements j JOIN edges e ON e.pk = j.edge_pk WHERE {edge_filter} ORDER BY j.pk",
-            (protocol_pk,),
-        ):
-            judgements.setdefault(edge_pk, []).append(
-                Judgement(Label(label), reviewer, Origin(origin), Stage(stage), passage, period, reasoning, created)
-            )
-        edges = [
-            Edge(cid, sources[spk].key, tuple(locations[pk]), tuple(judgements.get(pk, ())))
-            for pk, cid, spk in db.execute(
-                f"SELECT e.pk, c.id, e.source_pk FROM edges e JOIN claims c ON c.pk = e.claim_pk WHERE {edge_filter} "
-                "ORDER BY e.pk",
-                (protocol_pk,),
-            )
-        ]
-        groups = []
-        for gpk, gid, cid, label, docs, steps, reviewer in db.execute(
-            "SELECT g.pk, g.id, c.id, g.label, g.required_documents, g.reasoning_steps, g.reviewer "
-            "FROM evidence_groups g JOIN claims c ON c.pk = g.claim_pk "
-            f"WHERE g.claim_pk IN (SELECT c.pk {claim_scope}) ORDER BY g.pk",
-            (protocol_pk,),
-        ):
-            keys = tuple(
-                sources[spk].key
-                for (spk,) in db.execute(
-                    "SELECT source_pk FROM evidence_group_sources WHERE group_pk = ? ORDER BY ordinal", (gpk,)
-                )
-            )
-            groups.append(
-                EvidenceGroup(
-                    gid,
-                    cid,
-                    keys,
-                    Label(label) if label else None,
-                    tuple(json.loads(docs)),
-                    tuple(json.loads(steps)),
-                    reviewer,
-                )
-            )
-        return Audit(
-            protocol=protocol,
-            runs=tuple(runs),
-            answers=tuple(answers),
-            claims=tuple(claims),
-            sources=tuple(sources.values()),
-            edges=tuple(edges),
-            evidence_groups=tuple(groups),
-        )
+        return read_audit(self._db, self.protocol(protocol_pk), protocol_pk)
 
     def scoring_input(self, protocol_pk: int, scope: Scope) -> tuple[Protocol, ScoringColumns, int]:
         """Columns for scoring one protocol's answers in ``scope``, and how many answers the run-kind
-        filter left out. Reads only integer columns; no model objects are built."""
-        db = self._db
+        filter left out."""
         protocol = self.protocol(protocol_pk)
-        kinds = sorted(str(k) for k in scope.run_kinds)
-        conditions = [f"r.kind IN ({', '.join('?' * len(kinds))})"]
-        params: list[object] = [protocol_pk, *kinds]
-        expressions = {
-            "platform": "coalesce(a.platform, r.platform)",
-            "run": "r.id",
-            "question": "q.id",
-            "model": "coalesce(a.model, r.model)",
-            "locale": "coalesce(a.locale, q.locale)",
-        }
-        for name, values in sorted(scope.where.items()):
-            conditions.append(f"{expressions[name]} IN ({', '.join('?' * len(values))})")
-            params.extend(sorted(values))
-        where = " AND ".join(conditions)
-        answers_sql = (
-            "FROM answers a JOIN runs r ON r.pk = a.run_pk JOIN questions q ON q.pk = a.question_pk "
-            f"WHERE r.protocol_pk = ? AND {where}"
-        )
-        rows = db.execute(
-            f"SELECT a.pk, q.ordinal, {', '.join(expressions[d] for d in expressions)} {answers_sql} ORDER BY a.pk",
-            params,
-        ).fetchall()
-        (excluded,) = db.execute(
-            "SELECT count(*) FROM answers a JOIN runs r ON r.pk = a.run_pk WHERE r.protocol_pk = ? AND "
-            f"r.kind NOT IN ({', '.join('?' * len(kinds))})",
-            (protocol_pk, *kinds),
-        ).fetchone()
-        answer_pks = np.array([r[0] for r in rows], dtype=np.int64)
-        dims = {name: [r[2 + i] for r in rows] for i, name in enumerate(expressions)}
-
-        fact_rows = db.execute(
-            "SELECT f.pk, q.ordinal, f.severity FROM required_facts f JOIN questions q ON q.pk = f.question_pk "
-            "WHERE f.protocol_pk = ? ORDER BY q.ordinal, f.ordinal",
-            (protocol_pk,),
-        ).fetchall()
-        fact_pks = np.array([r[0] for r in fact_rows], dtype=np.int64)
-        fact_order = np.argsort(fact_pks)
-        question_facts: list[list[int]] = [[] for _ in protocol.questions]
-        for index, (_, q_ordinal, _) in enumerate(fact_rows):
-            question_facts[q_ordinal].append(index)
-        severity_codes = {str(s): i for i, s in enumerate(SEVERITIES)}
-        fact_severity = np.array([severity_codes.get(r[2], NO_SEVERITY) for r in fact_rows], dtype=np.int64)
-
-        def to_index(pks: np.ndarray, sorted_pks: np.ndarray, order: np.ndarray | None = None) -> np.ndarray:
-            positions = np.searchsorted(sorted_pks, pks)
-            return positions if order is None else order[positions]
-
-        severity_case = " ".join(f"WHEN '{s}' THEN {i}" for i, s in enumerate(SEVERITIES))
-        claim_rows = np.array(
-            db.execute(
-                f"SELECT c.pk, c.answer_pk, coalesce(c.fact_pk, -1), CASE coalesce(c.severity, f.severity) "
-                f"{severity_case} ELSE {NO_SEVERITY} END FROM claims c LEFT JOIN required_facts f ON f.pk = c.fact_pk "
-                f"WHERE c.answer_pk IN (SELECT a.pk {answers_sql}) ORDER BY c.pk",
-                params,
-            ).fetchall(),
-            dtype=np.int64,
-        ).reshape(-1, 4)
-        claim_pks = claim_rows[:, 0]
-        claim_fact_pk = claim_rows[:, 2]
-        claim_fact = np.full(len(claim_rows), -1, dtype=np.int64)
-        has_fact = claim_fact_pk >= 0
-        claim_fact[has_fact] = to_index(claim_fact_pk[has_fact], fact_pks[fact_order], fact_order)
-
-        edge_rows = np.array(
-            db.execute(
-                "SELECT e.claim_pk, e.source_pk, e.final_code, e.n_locations FROM edges e "
-                f"WHERE e.claim_pk IN (SELECT c.pk FROM claims c WHERE c.answer_pk IN (SELECT a.pk {answers_sql}))",
-                params,
-            ).fetchall(),
-            dtype=np.int64,
-        ).reshape(-1, 4)
-        citation_rows = np.array(
-            db.execute(
-                "SELECT c.answer_pk, c.source_pk FROM citations c WHERE c.kind = 'cited' AND "
-                f"c.answer_pk IN (SELECT a.pk {answers_sql})",
-                params,
-            ).fetchall(),
-            dtype=np.int64,
-        ).reshape(-1, 2)
-        matcher = OfficialMatcher(protocol.official_domains)
-        max_source = int(db.execute("SELECT coalesce(max(pk), 0) FROM sources").fetchone()[0])
-        source_official = np.zeros(max_source + 1, dtype=np.bool_)
-        used = np.unique(np.concatenate([edge_rows[:, 1], citation_rows[:, 1]]))
-        if len(used):
-            for pk, url, resolved in db.execute(
-                f"SELECT pk, url, resolved_url FROM sources WHERE pk IN ({','.join(map(str, used.tolist()))})"
-            ):
-                source_official[pk] = matcher(resolved or url)
-        weights = dict(protocol.weights) if protocol.weights is not None else None
-        columns = ScoringColumns(
-            answer_dims=dims,
-            answer_question=np.array([r[1] for r in rows], dtype=np.int64),
-            question_facts=[np.array(f, dtype=np.int64) for f in question_facts],
-            fact_severity=fact_severity,
-            claim_answer=to_index(claim_rows[:, 1], answer_pks),
-            claim_fact=claim_fact,
-            claim_severity=claim_rows[:, 3],
-            edge_claim=to_index(edge_rows[:, 0], claim_pks),
-            edge_source=edge_rows[:, 1],
-            edge_code=edge_rows[:, 2],
-            edge_locations=edge_rows[:, 3],
-            source_official=source_official,
-            citation_answer=to_index(citation_rows[:, 0], answer_pks),
-            citation_source=citation_rows[:, 1],
-            fact_weight=None
-            if weights is None
-            else np.array([weights.get(Severity(r[2]), 0.0) if r[2] else 0.0 for r in fact_rows], dtype=np.float64),
-        )
-        return protocol, columns, int(excluded)
+        columns, excluded = read_scoring_columns(self._db, protocol, protocol_pk, scope)
+        return protocol, columns, excluded
 
 
 def _list_protocols(infos: Sequence[ProtocolInfo]) -> str:

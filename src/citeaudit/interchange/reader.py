@@ -1,240 +1,49 @@
-"""The interchange format ``citeaudit.audit/v1`` and protocol files (DESIGN §6): the boundary where outside
-data enters. Pydantic checks shapes; the checks below check references; both report the file, the JSON path
-and the offending value. What comes out is a canonical :class:`~citeaudit.model.Audit`.
+"""Reading the interchange format: parse, check every reference, build the canonical audit.
+
+Errors name the file, the JSON path and the offending value; nothing here writes anywhere.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import ValidationError
 
 from citeaudit.errors import DuplicateId, InvalidValue, MalformedInput, ProtocolError, UnknownReference
+from citeaudit.interchange.schema import (
+    AUDIT_FORMAT,
+    AuditDocument,
+    EdgeIn,
+    JudgementIn,
+    ProtocolIn,
+    SourceIn,
+)
 from citeaudit.model import (
     Answer,
     Audit,
     Citation,
-    CitationKind,
     Claim,
     Edge,
     EvidenceGroup,
     Judgement,
-    Label,
     Location,
     OfficialDomain,
-    Origin,
     Protocol,
     Question,
     RequiredFact,
     Run,
-    RunKind,
     Segmentation,
-    Severity,
     Source,
     SourceStatus,
-    Stage,
 )
 from citeaudit.protocol import check_protocol, convention_for
 from citeaudit.sources.urls import normalize_url, registrable_domain, title_key
 
-__all__ = [
-    "AUDIT_FORMAT",
-    "AuditDocument",
-    "audit_from_document",
-    "audit_to_document",
-    "load_audit",
-    "load_protocol",
-    "parse_audit_bytes",
-    "protocol_from_mapping",
-    "protocol_to_mapping",
-]
-
-AUDIT_FORMAT = "citeaudit.audit/v1"
-"""The ``format`` string of an audit document."""
-
-
-class _In(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class RequiredFactIn(_In):
-    """A required fact as written in a file."""
-
-    id: str = Field(min_length=1)
-    text: str
-    severity: Severity | None = None
-
-
-class QuestionIn(_In):
-    """A question as written in a file."""
-
-    id: str = Field(min_length=1)
-    text: str
-    locale: str | None = None
-    required_facts: list[RequiredFactIn] = []
-
-
-class OfficialHostIn(_In):
-    """A path-scoped official presence on a host."""
-
-    host: str = Field(min_length=1)
-    path_prefix: str | None = None
-
-
-class SegmentationIn(_In):
-    """How claims were made."""
-
-    method: str = Field(min_length=1)
-    version: str | None = None
-    parameters: dict[str, Any] = {}
-
-
-class ProtocolIn(_In):
-    """A protocol as written in a file (YAML) or inside an audit document."""
-
-    id: str = Field(min_length=1)
-    version: str
-    scoring: str = "strict-v1"
-    official_domains: list[str | OfficialHostIn] = []
-    questions: list[QuestionIn] = []
-    segmentation: SegmentationIn | None = None
-    weights: dict[Severity, float] | None = None
-
-    @field_validator("version", mode="before")
-    @classmethod
-    def _version_as_text(cls, value: object) -> object:
-        # YAML reads `version: 3` as an int; a version is a name, so keep its text.
-        return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
-
-
-class RunIn(_In):
-    """A run."""
-
-    id: str = Field(min_length=1)
-    kind: RunKind = RunKind.PLATFORM
-    platform: str | None = None
-    model: str | None = None
-    collected_at: str | None = None
-    locale: str | None = None
-    sample: int | None = None
-
-
-class CitationIn(_In):
-    """A citation location in an answer."""
-
-    url: str | None = None
-    title: str | None = None
-    source_key: str | None = None
-    marker: str | None = None
-    kind: CitationKind = CitationKind.CITED
-    start: int | None = Field(default=None, ge=0)
-    end: int | None = Field(default=None, ge=0)
-
-
-class AnswerIn(_In):
-    """A complete answer."""
-
-    id: str = Field(min_length=1)
-    question_id: str
-    run_id: str = Field(min_length=1)
-    text: str
-    platform: str | None = None
-    model: str | None = None
-    locale: str | None = None
-    citations: list[CitationIn] = []
-    payload_sha256: str | None = None
-
-
-class ClaimIn(_In):
-    """A claim."""
-
-    id: str = Field(min_length=1)
-    answer_id: str
-    text: str
-    start: int | None = Field(default=None, ge=0)
-    end: int | None = Field(default=None, ge=0)
-    required_fact_id: str | None = None
-    severity: Severity | None = None
-    entity: str | None = None
-
-
-class JudgementIn(_In):
-    """One reviewer's label on an edge."""
-
-    label: Label
-    reviewer: str | None = None
-    origin: Origin = Origin.HUMAN
-    stage: Stage = Stage.REVIEW
-    passage: str | None = None
-    period: str | None = None
-    reasoning: str | None = None
-    created_at: str | None = None
-
-
-class EdgeIn(_In):
-    """One citation location of a (claim, source) pair, with an optional judgement inline."""
-
-    claim_id: str
-    url: str | None = None
-    title: str | None = None
-    source_key: str | None = None
-    marker: str | None = None
-    start: int | None = Field(default=None, ge=0)
-    end: int | None = Field(default=None, ge=0)
-    label: Label | None = None
-    reviewer: str | None = None
-    origin: Origin = Origin.HUMAN
-    stage: Stage = Stage.REVIEW
-    passage: str | None = None
-    period: str | None = None
-    reasoning: str | None = None
-    created_at: str | None = None
-    judgements: list[JudgementIn] = []
-
-
-class SourceIn(_In):
-    """A source record (exports write these; imports merge them by key)."""
-
-    key: str = Field(min_length=1)
-    url: str | None = None
-    resolved_url: str | None = None
-    title: str | None = None
-    publisher: str | None = None
-    status: SourceStatus = SourceStatus.PENDING
-    reason: str | None = None
-    fetched_at: str | None = None
-    content_hash: str | None = None
-
-
-class EvidenceGroupIn(_In):
-    """Joint support by several sources."""
-
-    id: str = Field(min_length=1)
-    claim_id: str
-    sources: list[str] = Field(min_length=2)
-    label: Label | None = None
-    required_documents: list[str] = []
-    reasoning_steps: list[str] = []
-    reviewer: str | None = None
-
-
-class AuditDocument(_In):
-    """A ``citeaudit.audit/v1`` document."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, title="citeaudit.audit/v1")
-
-    format: Literal["citeaudit.audit/v1"]
-    protocol: ProtocolIn
-    runs: list[RunIn] = []
-    answers: list[AnswerIn] = []
-    claims: list[ClaimIn] = []
-    edges: list[EdgeIn] = []
-    sources: list[SourceIn] = []
-    evidence_groups: list[EvidenceGroupIn] = []
+__all__ = ["audit_from_document", "load_audit", "load_protocol", "parse_audit_bytes", "protocol_from_mapping"]
 
 
 _UNION_TAGS = {"str", "int", "float", "bool", "none", "list", "dict"}
@@ -580,170 +389,3 @@ def audit_from_document(document: AuditDocument, source: str) -> Audit:
         edges=edges,
         evidence_groups=tuple(groups),
     )
-
-
-def _compact(mapping: Mapping[str, object]) -> dict[str, object]:
-    """Drop unset (None) fields and defaults that carry nothing, so exports stay readable."""
-    return {k: v for k, v in mapping.items() if v is not None}
-
-
-def protocol_to_mapping(protocol: Protocol) -> dict[str, object]:
-    """The file form of a protocol (inverse of :func:`protocol_from_mapping`)."""
-    return _compact(
-        {
-            "id": protocol.id,
-            "version": protocol.version,
-            "scoring": protocol.scoring,
-            "official_domains": [
-                d.domain if d.domain else _compact({"host": d.host, "path_prefix": d.path_prefix})
-                for d in protocol.official_domains
-            ],
-            "segmentation": _compact(
-                {
-                    "method": protocol.segmentation.method,
-                    "version": protocol.segmentation.version,
-                    "parameters": {k: json.loads(v) for k, v in protocol.segmentation.parameters},
-                }
-            ),
-            "weights": None if protocol.weights is None else {str(s): w for s, w in protocol.weights},
-            "questions": [
-                _compact(
-                    {
-                        "id": q.id,
-                        "text": q.text,
-                        "locale": q.locale,
-                        "required_facts": [
-                            _compact({"id": f.id, "text": f.text, "severity": f.severity}) for f in q.required_facts
-                        ],
-                    }
-                )
-                for q in protocol.questions
-            ],
-        }
-    )
-
-
-def _judgement_to_mapping(judgement: Judgement) -> dict[str, object]:
-    return _compact(
-        {
-            "label": str(judgement.label),
-            "reviewer": judgement.reviewer,
-            "origin": str(judgement.origin),
-            "stage": str(judgement.stage),
-            "passage": judgement.passage,
-            "period": judgement.period,
-            "reasoning": judgement.reasoning,
-            "created_at": judgement.created_at,
-        }
-    )
-
-
-def audit_to_document(audit: Audit) -> dict[str, object]:
-    """The canonical ``citeaudit.audit/v1`` form of an audit: parsing it gives the same audit back."""
-    sources = {s.key: s for s in audit.sources}
-
-    def link(key: str) -> dict[str, object]:
-        found = sources[key]
-        return _compact({"source_key": key, "url": found.url, "title": None if found.url else found.title})
-
-    edge_rows: list[dict[str, object]] = []
-    for edge in audit.edges:
-        for i, location in enumerate(edge.locations):
-            row: dict[str, object] = {"claim_id": edge.claim_id, **link(edge.source_key)}
-            row.update(_compact({"marker": location.marker, "start": location.start, "end": location.end}))
-            if i == 0 and edge.judgements:
-                row["judgements"] = [_judgement_to_mapping(j) for j in edge.judgements]
-            edge_rows.append(row)
-    return {
-        "format": AUDIT_FORMAT,
-        "protocol": protocol_to_mapping(audit.protocol),
-        "runs": [
-            _compact(
-                {
-                    "id": r.id,
-                    "kind": str(r.kind),
-                    "platform": r.platform,
-                    "model": r.model,
-                    "collected_at": r.collected_at,
-                    "locale": r.locale,
-                    "sample": r.sample,
-                }
-            )
-            for r in audit.runs
-        ],
-        "answers": [
-            _compact(
-                {
-                    "id": a.id,
-                    "question_id": a.question_id,
-                    "run_id": a.run_id,
-                    "platform": a.platform,
-                    "model": a.model,
-                    "locale": a.locale,
-                    "text": a.text,
-                    "payload_sha256": a.payload_sha256,
-                    "citations": [
-                        _compact(
-                            {
-                                "source_key": c.source_key,
-                                "url": c.url,
-                                "title": c.title,
-                                "marker": c.marker,
-                                "kind": str(c.kind),
-                                "start": c.start,
-                                "end": c.end,
-                            }
-                        )
-                        for c in a.citations
-                    ],
-                }
-            )
-            for a in audit.answers
-        ],
-        "claims": [
-            _compact(
-                {
-                    "id": c.id,
-                    "answer_id": c.answer_id,
-                    "text": c.text,
-                    "start": c.start,
-                    "end": c.end,
-                    "required_fact_id": c.required_fact_id,
-                    "severity": c.severity,
-                    "entity": c.entity,
-                }
-            )
-            for c in audit.claims
-        ],
-        "edges": edge_rows,
-        "sources": [
-            _compact(
-                {
-                    "key": s.key,
-                    "url": s.url,
-                    "resolved_url": s.resolved_url,
-                    "title": s.title,
-                    "publisher": s.publisher,
-                    "status": str(s.status),
-                    "reason": s.reason,
-                    "fetched_at": s.fetched_at,
-                    "content_hash": s.content_hash,
-                }
-            )
-            for s in audit.sources
-        ],
-        "evidence_groups": [
-            _compact(
-                {
-                    "id": g.id,
-                    "claim_id": g.claim_id,
-                    "sources": list(g.source_keys),
-                    "label": g.label,
-                    "required_documents": list(g.required_documents),
-                    "reasoning_steps": list(g.reasoning_steps),
-                    "reviewer": g.reviewer,
-                }
-            )
-            for g in audit.evidence_groups
-        ],
-    }

@@ -1,0 +1,120 @@
+"""citeaudit: audit the citations in answers from AI answer engines.
+
+Three numbers kept apart, each with its numerator and denominator: the official-domain citation rate,
+citation precision and fact coverage (strict convention ``strict-v1``).
+
+>>> import citeaudit
+>>> audit = citeaudit.load_audit("four-claim.audit.json")   # doctest: +SKIP
+>>> citeaudit.score(audit).precision                          # doctest: +SKIP
+Metric(numerator=1, denominator=3)
+"""
+
+from citeaudit.api import ScoredPath, score_path
+from citeaudit.errors import (
+    CiteauditError,
+    DuplicateId,
+    IncomparableRuns,
+    InputError,
+    InvalidValue,
+    MalformedInput,
+    ProtocolError,
+    SchemaVersionMismatch,
+    ScopeError,
+    StoreError,
+    UnknownFormat,
+    UnknownReference,
+)
+from citeaudit.interchange import audit_to_document, load_audit, load_protocol, parse_audit_bytes
+from citeaudit.model import (
+    Answer,
+    Audit,
+    Citation,
+    CitationKind,
+    Claim,
+    Edge,
+    EvidenceGroup,
+    Judgement,
+    Label,
+    Location,
+    OfficialDomain,
+    Origin,
+    Protocol,
+    Question,
+    RequiredFact,
+    ReviewState,
+    Run,
+    RunKind,
+    Segmentation,
+    Severity,
+    Source,
+    SourceStatus,
+    Stage,
+    review_outcome,
+)
+from citeaudit.protocol import differing_components, fingerprint, fingerprint_components
+from citeaudit.results import Metric, ScopeScore, ScoreResult
+from citeaudit.scope import Scope
+from citeaudit.scoring import score, score_reference
+from citeaudit.sources.urls import OfficialMatcher, normalize_url, registrable_domain
+from citeaudit.store import ImportReport, Store
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Answer",
+    "Audit",
+    "Citation",
+    "CitationKind",
+    "CiteauditError",
+    "Claim",
+    "DuplicateId",
+    "Edge",
+    "EvidenceGroup",
+    "ImportReport",
+    "IncomparableRuns",
+    "InputError",
+    "InvalidValue",
+    "Judgement",
+    "Label",
+    "Location",
+    "MalformedInput",
+    "Metric",
+    "OfficialDomain",
+    "OfficialMatcher",
+    "Origin",
+    "Protocol",
+    "ProtocolError",
+    "Question",
+    "RequiredFact",
+    "ReviewState",
+    "Run",
+    "RunKind",
+    "SchemaVersionMismatch",
+    "Scope",
+    "ScopeError",
+    "ScopeScore",
+    "ScoreResult",
+    "ScoredPath",
+    "Segmentation",
+    "Severity",
+    "Source",
+    "SourceStatus",
+    "Stage",
+    "Store",
+    "StoreError",
+    "UnknownFormat",
+    "UnknownReference",
+    "audit_to_document",
+    "differing_components",
+    "fingerprint",
+    "fingerprint_components",
+    "load_audit",
+    "load_protocol",
+    "normalize_url",
+    "parse_audit_bytes",
+    "registrable_domain",
+    "review_outcome",
+    "score",
+    "score_path",
+    "score_reference",
+]

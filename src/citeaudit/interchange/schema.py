@@ -1,0 +1,213 @@
+"""Pydantic models of the ``citeaudit.audit/v1`` document and of protocol files: shapes only.
+
+``extra="forbid"`` everywhere: a misspelt key is an error naming its path, never silently ignored.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from citeaudit.model import CitationKind, Label, Origin, RunKind, Severity, SourceStatus, Stage
+
+__all__ = [
+    "AUDIT_FORMAT",
+    "AnswerIn",
+    "AuditDocument",
+    "CitationIn",
+    "ClaimIn",
+    "EdgeIn",
+    "EvidenceGroupIn",
+    "JudgementIn",
+    "OfficialHostIn",
+    "ProtocolIn",
+    "QuestionIn",
+    "RequiredFactIn",
+    "RunIn",
+    "SegmentationIn",
+    "SourceIn",
+]
+
+AUDIT_FORMAT = "citeaudit.audit/v1"
+"""The ``format`` string of an audit document."""
+
+
+class _In(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class RequiredFactIn(_In):
+    """A required fact as written in a file."""
+
+    id: str = Field(min_length=1)
+    text: str
+    severity: Severity | None = None
+
+
+class QuestionIn(_In):
+    """A question as written in a file."""
+
+    id: str = Field(min_length=1)
+    text: str
+    locale: str | None = None
+    required_facts: list[RequiredFactIn] = []
+
+
+class OfficialHostIn(_In):
+    """A path-scoped official presence on a host."""
+
+    host: str = Field(min_length=1)
+    path_prefix: str | None = None
+
+
+class SegmentationIn(_In):
+    """How claims were made."""
+
+    method: str = Field(min_length=1)
+    version: str | None = None
+    parameters: dict[str, Any] = {}
+
+
+class ProtocolIn(_In):
+    """A protocol as written in a file (YAML) or inside an audit document."""
+
+    id: str = Field(min_length=1)
+    version: str
+    scoring: str = "strict-v1"
+    official_domains: list[str | OfficialHostIn] = []
+    questions: list[QuestionIn] = []
+    segmentation: SegmentationIn | None = None
+    weights: dict[Severity, float] | None = None
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _version_as_text(cls, value: object) -> object:
+        # YAML reads `version: 3` as an int; a version is a name, so keep its text.
+        return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+class RunIn(_In):
+    """A run."""
+
+    id: str = Field(min_length=1)
+    kind: RunKind = RunKind.PLATFORM
+    platform: str | None = None
+    model: str | None = None
+    collected_at: str | None = None
+    locale: str | None = None
+    sample: int | None = None
+
+
+class CitationIn(_In):
+    """A citation location in an answer."""
+
+    url: str | None = None
+    title: str | None = None
+    source_key: str | None = None
+    marker: str | None = None
+    kind: CitationKind = CitationKind.CITED
+    start: int | None = Field(default=None, ge=0)
+    end: int | None = Field(default=None, ge=0)
+
+
+class AnswerIn(_In):
+    """A complete answer."""
+
+    id: str = Field(min_length=1)
+    question_id: str
+    run_id: str = Field(min_length=1)
+    text: str
+    platform: str | None = None
+    model: str | None = None
+    locale: str | None = None
+    citations: list[CitationIn] = []
+    payload_sha256: str | None = None
+
+
+class ClaimIn(_In):
+    """A claim."""
+
+    id: str = Field(min_length=1)
+    answer_id: str
+    text: str
+    start: int | None = Field(default=None, ge=0)
+    end: int | None = Field(default=None, ge=0)
+    required_fact_id: str | None = None
+    severity: Severity | None = None
+    entity: str | None = None
+
+
+class JudgementIn(_In):
+    """One reviewer's label on an edge."""
+
+    label: Label
+    reviewer: str | None = None
+    origin: Origin = Origin.HUMAN
+    stage: Stage = Stage.REVIEW
+    passage: str | None = None
+    period: str | None = None
+    reasoning: str | None = None
+    created_at: str | None = None
+
+
+class EdgeIn(_In):
+    """One citation location of a (claim, source) pair, with an optional judgement inline."""
+
+    claim_id: str
+    url: str | None = None
+    title: str | None = None
+    source_key: str | None = None
+    marker: str | None = None
+    start: int | None = Field(default=None, ge=0)
+    end: int | None = Field(default=None, ge=0)
+    label: Label | None = None
+    reviewer: str | None = None
+    origin: Origin = Origin.HUMAN
+    stage: Stage = Stage.REVIEW
+    passage: str | None = None
+    period: str | None = None
+    reasoning: str | None = None
+    created_at: str | None = None
+    judgements: list[JudgementIn] = []
+
+
+class SourceIn(_In):
+    """A source record (exports write these; imports merge them by key)."""
+
+    key: str = Field(min_length=1)
+    url: str | None = None
+    resolved_url: str | None = None
+    title: str | None = None
+    publisher: str | None = None
+    status: SourceStatus = SourceStatus.PENDING
+    reason: str | None = None
+    fetched_at: str | None = None
+    content_hash: str | None = None
+
+
+class EvidenceGroupIn(_In):
+    """Joint support by several sources."""
+
+    id: str = Field(min_length=1)
+    claim_id: str
+    sources: list[str] = Field(min_length=2)
+    label: Label | None = None
+    required_documents: list[str] = []
+    reasoning_steps: list[str] = []
+    reviewer: str | None = None
+
+
+class AuditDocument(_In):
+    """A ``citeaudit.audit/v1`` document."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, title="citeaudit.audit/v1")
+
+    format: Literal["citeaudit.audit/v1"]
+    protocol: ProtocolIn
+    runs: list[RunIn] = []
+    answers: list[AnswerIn] = []
+    claims: list[ClaimIn] = []
+    edges: list[EdgeIn] = []
+    sources: list[SourceIn] = []
+    evidence_groups: list[EvidenceGroupIn] = []

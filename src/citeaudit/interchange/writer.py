@@ -1,0 +1,178 @@
+"""Writing the interchange format: the canonical document of an audit (parsing it gives the audit back)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+
+from citeaudit.interchange.schema import AUDIT_FORMAT
+from citeaudit.model import Audit, Judgement, Protocol
+
+__all__ = ["audit_to_document", "protocol_to_mapping"]
+
+
+def _compact(mapping: Mapping[str, object]) -> dict[str, object]:
+    """Drop unset (None) fields and defaults that carry nothing, so exports stay readable."""
+    return {k: v for k, v in mapping.items() if v is not None}
+
+
+def protocol_to_mapping(protocol: Protocol) -> dict[str, object]:
+    """The file form of a protocol (inverse of :func:`protocol_from_mapping`)."""
+    return _compact(
+        {
+            "id": protocol.id,
+            "version": protocol.version,
+            "scoring": protocol.scoring,
+            "official_domains": [
+                d.domain if d.domain else _compact({"host": d.host, "path_prefix": d.path_prefix})
+                for d in protocol.official_domains
+            ],
+            "segmentation": _compact(
+                {
+                    "method": protocol.segmentation.method,
+                    "version": protocol.segmentation.version,
+                    "parameters": {k: json.loads(v) for k, v in protocol.segmentation.parameters},
+                }
+            ),
+            "weights": None if protocol.weights is None else {str(s): w for s, w in protocol.weights},
+            "questions": [
+                _compact(
+                    {
+                        "id": q.id,
+                        "text": q.text,
+                        "locale": q.locale,
+                        "required_facts": [
+                            _compact({"id": f.id, "text": f.text, "severity": f.severity}) for f in q.required_facts
+                        ],
+                    }
+                )
+                for q in protocol.questions
+            ],
+        }
+    )
+
+
+def _judgement_to_mapping(judgement: Judgement) -> dict[str, object]:
+    return _compact(
+        {
+            "label": str(judgement.label),
+            "reviewer": judgement.reviewer,
+            "origin": str(judgement.origin),
+            "stage": str(judgement.stage),
+            "passage": judgement.passage,
+            "period": judgement.period,
+            "reasoning": judgement.reasoning,
+            "created_at": judgement.created_at,
+        }
+    )
+
+
+def audit_to_document(audit: Audit) -> dict[str, object]:
+    """The canonical ``citeaudit.audit/v1`` form of an audit: parsing it gives the same audit back."""
+    sources = {s.key: s for s in audit.sources}
+
+    def link(key: str) -> dict[str, object]:
+        found = sources[key]
+        return _compact({"source_key": key, "url": found.url, "title": None if found.url else found.title})
+
+    edge_rows: list[dict[str, object]] = []
+    for edge in audit.edges:
+        for i, location in enumerate(edge.locations):
+            row: dict[str, object] = {"claim_id": edge.claim_id, **link(edge.source_key)}
+            row.update(_compact({"marker": location.marker, "start": location.start, "end": location.end}))
+            if i == 0 and edge.judgements:
+                row["judgements"] = [_judgement_to_mapping(j) for j in edge.judgements]
+            edge_rows.append(row)
+    return {
+        "format": AUDIT_FORMAT,
+        "protocol": protocol_to_mapping(audit.protocol),
+        "runs": [
+            _compact(
+                {
+                    "id": r.id,
+                    "kind": str(r.kind),
+                    "platform": r.platform,
+                    "model": r.model,
+                    "collected_at": r.collected_at,
+                    "locale": r.locale,
+                    "sample": r.sample,
+                }
+            )
+            for r in audit.runs
+        ],
+        "answers": [
+            _compact(
+                {
+                    "id": a.id,
+                    "question_id": a.question_id,
+                    "run_id": a.run_id,
+                    "platform": a.platform,
+                    "model": a.model,
+                    "locale": a.locale,
+                    "text": a.text,
+                    "payload_sha256": a.payload_sha256,
+                    "citations": [
+                        _compact(
+                            {
+                                "source_key": c.source_key,
+                                "url": c.url,
+                                "title": c.title,
+                                "marker": c.marker,
+                                "kind": str(c.kind),
+                                "start": c.start,
+                                "end": c.end,
+                            }
+                        )
+                        for c in a.citations
+                    ],
+                }
+            )
+            for a in audit.answers
+        ],
+        "claims": [
+            _compact(
+                {
+                    "id": c.id,
+                    "answer_id": c.answer_id,
+                    "text": c.text,
+                    "start": c.start,
+                    "end": c.end,
+                    "required_fact_id": c.required_fact_id,
+                    "severity": c.severity,
+                    "entity": c.entity,
+                }
+            )
+            for c in audit.claims
+        ],
+        "edges": edge_rows,
+        "sources": [
+            _compact(
+                {
+                    "key": s.key,
+                    "url": s.url,
+                    "resolved_url": s.resolved_url,
+                    "title": s.title,
+                    "publisher": s.publisher,
+                    "status": str(s.status),
+                    "reason": s.reason,
+                    "fetched_at": s.fetched_at,
+                    "content_hash": s.content_hash,
+                }
+            )
+            for s in audit.sources
+        ],
+        "evidence_groups": [
+            _compact(
+                {
+                    "id": g.id,
+                    "claim_id": g.claim_id,
+                    "sources": list(g.source_keys),
+                    "label": g.label,
+                    "required_documents": list(g.required_documents),
+                    "reasoning_steps": list(g.reasoning_steps),
+                    "reviewer": g.reviewer,
+                }
+            )
+            for g in audit.evidence_groups
+        ],
+    }

@@ -1,0 +1,269 @@
+"""Results of strict scoring: metrics with explicit numerators and denominators, as frozen values.
+
+Notes: every metric is undefined exactly when its denominator is 0, and its value is then ``None``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from citeaudit.model import Label
+
+__all__ = [
+    "EdgeCounts",
+    "MacroMetric",
+    "Metric",
+    "RequiredCounts",
+    "ScopeScore",
+    "ScoreResult",
+    "SeverityScore",
+    "WeightedMetric",
+]
+
+LABELS: tuple[Label, ...] = tuple(Label)
+"""Label order of ``by_label`` in JSON."""
+
+
+@dataclass(frozen=True, slots=True)
+class Metric:
+    """A proportion with its explicit numerator and denominator.
+
+    Notes: undefined when ``denominator == 0``; ``value`` is then ``None`` (never 0, 1 or NaN).
+    """
+
+    numerator: int
+    """Count of units meeting the criterion."""
+    denominator: int
+    """Count of units in scope."""
+
+    @property
+    def value(self) -> float | None:
+        """``numerator / denominator``, or ``None`` when the denominator is 0."""
+        return None if self.denominator == 0 else self.numerator / self.denominator
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON form ``{"value", "numerator", "denominator"}``."""
+        return {"value": self.value, "numerator": self.numerator, "denominator": self.denominator}
+
+
+@dataclass(frozen=True, slots=True)
+class WeightedMetric:
+    """A weighted proportion (only when the protocol declares weights; always labelled as weighted).
+
+    Notes: undefined when ``denominator == 0``; ``value`` is then ``None``.
+    """
+
+    numerator: float
+    """Sum of weights of units meeting the criterion."""
+    denominator: float
+    """Sum of weights of units in scope."""
+
+    @property
+    def value(self) -> float | None:
+        """``numerator / denominator``, or ``None`` when the denominator is 0."""
+        return None if self.denominator == 0 else self.numerator / self.denominator
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON form, marked ``weighted``."""
+        return {
+            "value": self.value,
+            "numerator": self.numerator,
+            "denominator": self.denominator,
+            "weighted": True,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class MacroMetric:
+    """Mean of per-answer values over the answers where the value is defined.
+
+    Notes: undefined when ``answers == 0`` (every answer excluded); ``value`` is then ``None``.
+    """
+
+    total: float
+    """Sum of the per-answer values."""
+    answers: int
+    """Answers whose value is defined (they enter the mean)."""
+    excluded: int
+    """Answers left out because their own value is undefined (denominator 0)."""
+
+    @property
+    def value(self) -> float | None:
+        """Mean of per-answer values, or ``None`` when no answer has one."""
+        return None if self.answers == 0 else self.total / self.answers
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON form, marked ``macro``."""
+        return {"value": self.value, "answers": self.answers, "excluded": self.excluded, "macro": True}
+
+
+@dataclass(frozen=True, slots=True)
+class EdgeCounts:
+    """How many edges and locations a scope has, by final label."""
+
+    unique: int
+    """Unique (claim, source) edges: the precision denominator."""
+    locations: int
+    """Citation locations behind those edges."""
+    pending: int
+    """Edges without a final label (scored as unknown), disputed ones included."""
+    disputed: int
+    """Edges whose reviewers disagree and that await adjudication (part of ``pending``)."""
+    by_label: Mapping[Label, int]
+    """Edges per final label; ``sum(by_label) + pending == unique``."""
+
+    @property
+    def collapsed(self) -> int:
+        """Duplicate locations folded into an existing edge."""
+        return self.locations - self.unique
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON form as DESIGN §6, plus ``disputed``."""
+        return {
+            "unique": self.unique,
+            "locations": self.locations,
+            "collapsed": self.collapsed,
+            "pending": self.pending,
+            "disputed": self.disputed,
+            "by_label": {str(label): self.by_label[label] for label in LABELS},
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class RequiredCounts:
+    """The (answer, required fact) pairs of a scope and what became of them."""
+
+    pairs: int
+    """(answer, required fact) pairs: the coverage denominator."""
+    covered: int
+    """Pairs with a mapped claim that has a supported edge."""
+    without_claim: int
+    """Pairs with no claim mapped to the fact."""
+    without_edge: int
+    """Pairs whose mapped claims have no edge at all."""
+
+    def to_dict(self) -> dict[str, int]:
+        """JSON form as DESIGN §6."""
+        return {
+            "pairs": self.pairs,
+            "covered": self.covered,
+            "without_claim": self.without_claim,
+            "without_edge": self.without_edge,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class SeverityScore:
+    """Precision and coverage restricted to one severity (a breakdown, never a weighting)."""
+
+    precision: Metric
+    """Precision over edges whose claim has this severity (the claim's own, else its fact's)."""
+    coverage: Metric
+    """Coverage over pairs whose required fact has this severity."""
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeScore:
+    """The three numbers of one scope with their counts."""
+
+    by: tuple[tuple[str, str | None], ...]
+    """The group's dimension values (empty for the whole scope)."""
+    answers: int
+    """Answers in scope."""
+    provisional: bool
+    """True while any edge in scope has no final label."""
+    precision: Metric
+    """Supported edges / unique edges."""
+    coverage: Metric
+    """Covered (answer, required fact) pairs / pairs."""
+    official_rate: Metric
+    """Answers citing at least one official source / answers."""
+    edges: EdgeCounts
+    """Edge and location counts."""
+    required: RequiredCounts
+    """Required-fact pair counts."""
+    severity: Mapping[str, SeverityScore]
+    """Breakdown by severity (``none`` for unset), only severities present in scope."""
+    weighted_coverage: WeightedMetric | None = None
+    """Weighted coverage when the protocol declares weights, else ``None``."""
+    macro_precision: MacroMetric | None = None
+    """Mean per-answer precision (only when asked for)."""
+    macro_coverage: MacroMetric | None = None
+    """Mean per-answer coverage (only when asked for)."""
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON form as DESIGN §6 (``by`` present on groups only)."""
+        body: dict[str, object] = {}
+        if self.by:
+            body["by"] = dict(self.by)
+        body.update(
+            {
+                "answers": self.answers,
+                "provisional": self.provisional,
+                "precision": self.precision.to_dict(),
+                "coverage": self.coverage.to_dict(),
+                "official_rate": self.official_rate.to_dict(),
+                "edges": self.edges.to_dict(),
+                "required": self.required.to_dict(),
+                "severity": {
+                    name: {"precision": s.precision.to_dict(), "coverage": s.coverage.to_dict()}
+                    for name, s in self.severity.items()
+                },
+            }
+        )
+        if self.weighted_coverage is not None:
+            body["weighted_coverage"] = self.weighted_coverage.to_dict()
+        if self.macro_precision is not None and self.macro_coverage is not None:
+            body["macro"] = {
+                "precision": self.macro_precision.to_dict(),
+                "coverage": self.macro_coverage.to_dict(),
+            }
+        return body
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreResult:
+    """A scored scope, overall and per group, under one protocol fingerprint."""
+
+    scoring: str
+    """Scoring-version string."""
+    fingerprint: str
+    """Protocol fingerprint the numbers were measured under."""
+    overall: ScopeScore
+    """The whole scope."""
+    group_by: tuple[str, ...] = ()
+    """Dimensions of ``groups``."""
+    groups: tuple[ScopeScore, ...] = field(default=())
+    """One score per group, sorted by group values."""
+
+    @property
+    def provisional(self) -> bool:
+        """True while any edge in scope has no final label."""
+        return self.overall.provisional
+
+    @property
+    def precision(self) -> Metric:
+        """Overall precision."""
+        return self.overall.precision
+
+    @property
+    def coverage(self) -> Metric:
+        """Overall coverage."""
+        return self.overall.coverage
+
+    @property
+    def official_rate(self) -> Metric:
+        """Overall official-domain citation rate."""
+        return self.overall.official_rate
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON form as DESIGN §6."""
+        overall = self.overall.to_dict()
+        return {
+            "scoring": self.scoring,
+            "fingerprint": self.fingerprint,
+            **overall,
+            "group_by": list(self.group_by),
+            "groups": [g.to_dict() for g in self.groups],
+        }

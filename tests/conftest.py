@@ -1,0 +1,59 @@
+"""Shared fixtures: real SQLite files in tmp_path, the bundled examples, a CLI runner."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from citeaudit.cli import app
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = REPO.parent / "shared"
+EXAMPLES = Path(str(resources.files("citeaudit").joinpath("examples")))
+
+
+@pytest.fixture
+def four_claim_path() -> Path:
+    """The bundled four-claim fixture (run kind: fixture)."""
+    return EXAMPLES / "four-claim.audit.json"
+
+
+@pytest.fixture
+def exporter_path() -> Path:
+    """The bundled synthetic exporter audit."""
+    return EXAMPLES / "exporter.audit.json"
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    """A database file path that does not exist yet."""
+    return tmp_path / "audit.db"
+
+
+@pytest.fixture
+def write_json(tmp_path: Path) -> Callable[[Any, str], Path]:
+    """Write a JSON document to a file in tmp_path and return its path."""
+
+    def write(document: Any, name: str = "audit.json") -> Path:
+        path = tmp_path / name
+        path.write_text(json.dumps(document), encoding="utf-8")
+        return path
+
+    return write
+
+
+@pytest.fixture
+def cli() -> Callable[..., Result]:
+    """Invoke the real CLI in-process; stdout and stderr are kept apart."""
+    runner = CliRunner()
+
+    def invoke(*args: str, env: dict[str, str] | None = None) -> Result:
+        return runner.invoke(app, [str(a) for a in args], env=env, catch_exceptions=False)
+
+    return invoke
