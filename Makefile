@@ -22,7 +22,7 @@ $(STAMP_DEV): pyproject.toml | $(BIN)/python
 demo: $(STAMP_RUN)
 	$(BIN)/citeaudit demo
 
-test: $(STAMP_DEV)
+test: check
 	$(BIN)/python -m pytest -q
 
 check: $(STAMP_DEV)

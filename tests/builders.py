@@ -8,8 +8,12 @@ from typing import Any
 FORMAT = "citeaudit.audit/v1"
 
 
-def protocol(facts: list[tuple[str, str | None]] | None = None, official: list[Any] | None = None,
-             questions: int = 1, **extra: Any) -> dict[str, Any]:
+def protocol(
+    facts: list[tuple[str, str | None]] | None = None,
+    official: list[Any] | None = None,
+    questions: int = 1,
+    **extra: Any,
+) -> dict[str, Any]:
     """A protocol with ``questions`` questions (q1, q2, …), each requiring ``facts`` [(id suffix, severity)]."""
     facts = [("f1", "high")] if facts is None else facts
     return {
@@ -32,8 +36,13 @@ def protocol(facts: list[tuple[str, str | None]] | None = None, official: list[A
     }
 
 
-def document(answers: list[dict[str, Any]], claims: list[dict[str, Any]], edges: list[dict[str, Any]],
-             proto: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
+def document(
+    answers: list[dict[str, Any]],
+    claims: list[dict[str, Any]],
+    edges: list[dict[str, Any]],
+    proto: dict[str, Any] | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
     """A whole audit document."""
     return {
         "format": FORMAT,
@@ -45,8 +54,14 @@ def document(answers: list[dict[str, Any]], claims: list[dict[str, Any]], edges:
     }
 
 
-def answer(aid: str, question: str = "q1", platform: str = "p1", run: str = "r1",
-           citations: list[str] | None = None, **extra: Any) -> dict[str, Any]:
+def answer(
+    aid: str,
+    question: str = "q1",
+    platform: str = "p1",
+    run: str = "r1",
+    citations: list[str] | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
     """An answer whose text is long enough for any span used in tests."""
     return {
         "id": aid,
@@ -61,8 +76,13 @@ def answer(aid: str, question: str = "q1", platform: str = "p1", run: str = "r1"
 
 def claim(cid: str, aid: str, fact: str | None = None, **extra: Any) -> dict[str, Any]:
     """A claim of answer ``aid``, optionally mapped to required fact ``fact``."""
-    return {"id": cid, "answer_id": aid, "text": f"claim {cid}", **({"required_fact_id": fact} if fact else {}),
-            **extra}
+    return {
+        "id": cid,
+        "answer_id": aid,
+        "text": f"claim {cid}",
+        **({"required_fact_id": fact} if fact else {}),
+        **extra,
+    }
 
 
 def edge(cid: str, url: str, label: str | None = None, **extra: Any) -> dict[str, Any]:

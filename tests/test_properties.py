@@ -35,28 +35,52 @@ def audit_documents(draw: st.DrawFn) -> dict[str, Any]:
     questions = []
     for q in range(n_questions):
         facts = [
-            {"id": f"q{q}f{f}", "text": f"fact {f}", **({"severity": s} if (s := draw(st.sampled_from(SEVERITIES))) else {})}
+            {
+                "id": f"q{q}f{f}",
+                "text": f"fact {f}",
+                **({"severity": s} if (s := draw(st.sampled_from(SEVERITIES))) else {}),
+            }
             for f in range(draw(st.integers(0, 3)))
         ]
-        questions.append({"id": f"q{q}", "text": f"Q{q}?", "locale": draw(st.sampled_from(["en-GB", "de-DE"])),
-                          "required_facts": facts})
+        questions.append(
+            {
+                "id": f"q{q}",
+                "text": f"Q{q}?",
+                "locale": draw(st.sampled_from(["en-GB", "de-DE"])),
+                "required_facts": facts,
+            }
+        )
     answers = []
     for a in range(draw(st.integers(0, 6))):
         citations = [
             {"url": draw(st.sampled_from(URLS)), "kind": draw(st.sampled_from(["cited", "cited", "retrieved"]))}
             for _ in range(draw(st.integers(0, 3)))
         ]
-        answers.append({"id": f"a{a}", "question_id": f"q{draw(st.integers(0, n_questions - 1))}",
-                        "run_id": draw(st.sampled_from(["r1", "r2"])), "platform": draw(st.sampled_from(["p1", "p2"])),
-                        "model": draw(st.sampled_from(["m1", "m2"])), "text": "t" * 50, "citations": citations})
+        answers.append(
+            {
+                "id": f"a{a}",
+                "question_id": f"q{draw(st.integers(0, n_questions - 1))}",
+                "run_id": draw(st.sampled_from(["r1", "r2"])),
+                "platform": draw(st.sampled_from(["p1", "p2"])),
+                "model": draw(st.sampled_from(["m1", "m2"])),
+                "text": "t" * 50,
+                "citations": citations,
+            }
+        )
     claims = []
     if answers:
         for c in range(draw(st.integers(0, 10))):
             owner = draw(st.sampled_from(answers))
             facts = next(q["required_facts"] for q in questions if q["id"] == owner["question_id"])
             fact = draw(st.sampled_from([None] + [f["id"] for f in facts]))
-            claims.append({"id": f"c{c}", "answer_id": owner["id"], "text": f"claim {c}",
-                           **({"required_fact_id": fact} if fact else {})})
+            claims.append(
+                {
+                    "id": f"c{c}",
+                    "answer_id": owner["id"],
+                    "text": f"claim {c}",
+                    **({"required_fact_id": fact} if fact else {}),
+                }
+            )
     edges = []
     if claims:
         for _ in range(draw(st.integers(0, 20))):
@@ -68,8 +92,12 @@ def audit_documents(draw: st.DrawFn) -> dict[str, Any]:
             edges.append(row)
     return {
         "format": "citeaudit.audit/v1",
-        "protocol": {"id": "p", "version": "1", "official_domains": ["brand.com", "x.github.io"],
-                     "questions": questions},
+        "protocol": {
+            "id": "p",
+            "version": "1",
+            "official_domains": ["brand.com", "x.github.io"],
+            "questions": questions,
+        },
         "answers": answers,
         "claims": claims,
         "edges": edges,

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from builders import answer, claim, document, edge, protocol
 
+from builders import answer, claim, document, edge, protocol
 from citeaudit import Audit, Label, ScoreResult, parse_audit_bytes, score, score_reference
 from citeaudit.scope import Scope, select_audit
 
@@ -37,7 +37,11 @@ def test_four_claim_fixture(scorer: Scorer, four_claim_path: Path) -> None:
     edges = result.overall.edges
     assert (edges.unique, edges.locations, edges.collapsed, edges.pending) == (3, 4, 1, 0)
     assert dict(edges.by_label) == {
-        Label.SUPPORTED: 1, Label.PARTIAL: 0, Label.CONFLICTING: 1, Label.IRRELEVANT: 0, Label.UNKNOWN: 1,
+        Label.SUPPORTED: 1,
+        Label.PARTIAL: 0,
+        Label.CONFLICTING: 1,
+        Label.IRRELEVANT: 0,
+        Label.UNKNOWN: 1,
     }
     # c4 has a claim but no edge: it adds to the coverage denominator and to nothing else.
     required = result.overall.required
@@ -136,8 +140,9 @@ def test_duplicate_citations_collapse_and_are_reported(scorer: Scorer) -> None:
         (document([answer("a1")], [], [], protocol(facts=[])), {"precision", "coverage"}),
         # one claim with an edge, no required facts: coverage undefined only
         (
-            document([answer("a1")], [claim("c1", "a1")], [edge("c1", "https://x.org", "supported")],
-                     protocol(facts=[])),
+            document(
+                [answer("a1")], [claim("c1", "a1")], [edge("c1", "https://x.org", "supported")], protocol(facts=[])
+            ),
             {"coverage"},
         ),
     ],

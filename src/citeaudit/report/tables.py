@@ -18,13 +18,6 @@ _UNDEFINED = {
     "coverage": "— n/a (no required facts)",
     "official_rate": "— n/a (no answers)",
 }
-_SHORT = {
-    Label.SUPPORTED: "sup",
-    Label.PARTIAL: "part",
-    Label.CONFLICTING: "conf",
-    Label.IRRELEVANT: "irr",
-    Label.UNKNOWN: "unk",
-}
 LOW = 0.5
 """Below this a diagnostic hint is printed next to the number (an interpretation aid, not a verdict)."""
 
@@ -53,14 +46,13 @@ def score_tables(result: ScoreResult, title: str, notes: Sequence[str] = ()) -> 
     """The overall scope, one row per group when grouped, then notes and diagnostics."""
     table = Table(title=title, title_justify="left", header_style="bold")
     for name in result.group_by:
-        table.add_column(name)
-    table.add_column("answers", justify="right")
+        table.add_column(name, no_wrap=True)
+    table.add_column("answers", justify="right", no_wrap=True)
     for metric in ("official rate", "precision", "coverage"):
         table.add_column(metric, justify="right", no_wrap=True)
-    table.add_column("edges", justify="right")
-    for label in Label:
-        table.add_column(_SHORT[label], justify="right")
-    table.add_column("pending", justify="right")
+    table.add_column("edges", justify="right", no_wrap=True)
+    table.add_column("s/p/c/i/u", justify="right", no_wrap=True)
+    table.add_column("pending", justify="right", no_wrap=True)
 
     def add(scope: ScopeScore, label: Sequence[str]) -> None:
         table.add_row(
@@ -70,8 +62,8 @@ def score_tables(result: ScoreResult, title: str, notes: Sequence[str] = ()) -> 
             fraction(scope.precision, "precision"),
             fraction(scope.coverage, "coverage"),
             str(scope.edges.unique),
-            *(str(scope.edges.by_label[label]) for label in Label),
-            f"{scope.edges.pending}" + (f" ({scope.edges.disputed}d)" if scope.edges.disputed else ""),
+            "/".join(str(scope.edges.by_label[label]) for label in Label),
+            str(scope.edges.pending),
         )
 
     by_width = len(result.group_by)
@@ -88,8 +80,9 @@ def score_tables(result: ScoreResult, title: str, notes: Sequence[str] = ()) -> 
         f"scoring {result.scoring} · fingerprint {result.fingerprint[:23]}…"
         + (" · PROVISIONAL" if result.provisional else ""),
         f"edges: {overall.edges.unique} unique from {overall.edges.locations} citation locations "
-        f"({overall.edges.collapsed} duplicate location(s) collapsed); by final label sup/part/conf/irr/unk; "
-        f"pending = no final label yet, scored as unknown ({overall.edges.disputed} of them disputed)",
+        f"({overall.edges.collapsed} duplicate location(s) collapsed); s/p/c/i/u = edges by final label "
+        "supported/partial/conflicting/irrelevant/unknown; pending = no final label yet, scored as unknown "
+        f"({overall.edges.disputed} of them disputed)",
         f"required facts: {overall.required.pairs} (answer, fact) pairs — {overall.required.covered} covered, "
         f"{overall.required.without_claim} without a claim, {overall.required.without_edge} with a claim but no edge",
     ]

@@ -407,23 +407,20 @@ class Store:
         )
 
     def _insert_unique(
-        self,
-        db: sqlite3.Connection,
-        table: str,
-        sql: str,
-        rows: list[tuple[object, ...]],
-        origin: str,
-        path: str,
+        self, db: sqlite3.Connection, table: str, sql: str, rows: list[tuple[object, ...]], origin: str, path: str
     ) -> None:
-        try:
-            db.executemany(sql, rows)
-        except sqlite3.IntegrityError:
-            for i, row in enumerate(rows):
-                if db.execute(f"SELECT 1 FROM {table} WHERE id = ?", (row[1],)).fetchone():
-                    raise DuplicateId(
-                        origin, f"{path}[{i}].id", f"{table[:-1]} {row[1]!r} is already in the database"
-                    ) from None
-            raise
+        """Insert rows whose second column is a database-wide id; an id already stored is a DuplicateId."""
+        ids = [str(row[1]) for row in rows]
+        position = {item: i for i, item in reversed(list(enumerate(ids)))}
+        for chunk in range(0, len(ids), 500):
+            batch = ids[chunk : chunk + 500]
+            clash = db.execute(f"SELECT id FROM {table} WHERE id IN ({', '.join('?' * len(batch))})", batch).fetchall()
+            if clash:
+                first = min(clash, key=lambda row: position[row[0]])[0]
+                raise DuplicateId(
+                    origin, f"{path}[{position[first]}].id", f"{table[:-1]} {first!r} is already in the database"
+                )
+        db.executemany(sql, rows)
 
     # -- reading -----------------------------------------------------------------------------------
 

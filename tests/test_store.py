@@ -1,0 +1,116 @@
+"""The SQLite store: pragmas, schema version and migrations, immutability, idempotent imports."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from citeaudit import SchemaVersionMismatch, Store, StoreError, load_audit, score
+from citeaudit.api import score_path
+from citeaudit.ingest import ingest_file
+from citeaudit.scope import Scope
+from citeaudit.store.migrations import SCHEMA_VERSION
+
+
+def test_new_database_has_wal_foreign_keys_and_schema_version(db_path: Path) -> None:
+    with Store(db_path) as store:
+        assert store.schema_version == SCHEMA_VERSION
+        assert store._db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert store._db.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+
+
+def test_foreign_keys_are_enforced(db_path: Path) -> None:
+    with Store(db_path) as store, pytest.raises(sqlite3.IntegrityError):
+        store._db.execute("INSERT INTO claims (id, answer_pk, text) VALUES ('c', 999, 't')")
+
+
+def test_a_newer_database_is_refused(db_path: Path) -> None:
+    Store(db_path).close()
+    with sqlite3.connect(db_path) as db:
+        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    with pytest.raises(SchemaVersionMismatch, match="newer"):
+        Store(db_path)
+
+
+def test_a_non_database_file_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "notes.db"
+    path.write_text("not sqlite" * 200)
+    with pytest.raises(StoreError, match="not a citeaudit database"):
+        Store(path)
+
+
+def test_reimporting_the_same_payload_is_a_no_op(db_path: Path, exporter_path: Path) -> None:
+    with Store(db_path) as store:
+        first = ingest_file(store, exporter_path)
+        second = ingest_file(store, exporter_path)
+        (answers,) = store._db.execute("SELECT count(*) FROM answers").fetchone()
+        (payloads,) = store._db.execute("SELECT count(*) FROM payloads").fetchone()
+    assert not first.already_imported
+    assert second.already_imported
+    # the exporter example has 3 engines × 12 questions = 36 answers, stored once
+    assert answers == 36 == first.answers
+    assert payloads == 1
+
+
+def test_payloads_and_judgements_are_immutable(db_path: Path, four_claim_path: Path) -> None:
+    with Store(db_path) as store:
+        ingest_file(store, four_claim_path)
+        stored = store._db.execute("SELECT sha256, body FROM payloads").fetchone()
+        assert stored[1] == four_claim_path.read_bytes()
+        with pytest.raises(sqlite3.IntegrityError, match="immutable"):
+            store._db.execute("UPDATE payloads SET size = 0")
+        with pytest.raises(sqlite3.IntegrityError, match="immutable"):
+            store._db.execute("UPDATE judgements SET label = 'supported'")
+
+
+def test_database_scores_equal_file_scores(db_path: Path, exporter_path: Path, four_claim_path: Path) -> None:
+    with Store(db_path) as store:
+        ingest_file(store, four_claim_path)
+        ingest_file(store, exporter_path)
+    for by in ((), ("platform",), ("question", "model"), ("locale", "run")):
+        from_db = score_path(db_path, by=by).result.to_dict()
+        from_file = score(load_audit(exporter_path), by=by).to_dict()
+        assert from_db == from_file
+    fixture = score_path(db_path, scope=Scope(run_kinds=frozenset({"fixture"})))  # type: ignore[arg-type]
+    # the fixture alone: 1 supported of 3 edges, 1 of 4 pairs covered
+    assert (fixture.result.precision.numerator, fixture.result.precision.denominator) == (1, 3)
+    assert (fixture.result.coverage.numerator, fixture.result.coverage.denominator) == (1, 4)
+
+
+def test_where_filters_match_between_file_and_database(db_path: Path, exporter_path: Path) -> None:
+    with Store(db_path) as store:
+        ingest_file(store, exporter_path)
+    scope = Scope(where={"platform": frozenset({"gemini", "chatgpt"}), "question": frozenset({"q04"})})
+    from_db = score_path(db_path, scope=scope, by=("platform",))
+    from_file = score_path(exporter_path, scope=scope, by=("platform",))
+    assert from_db.result.to_dict() == from_file.result.to_dict()
+    # two platforms answered q04 once each
+    assert from_db.result.overall.answers == 2
+
+
+def test_export_of_a_database_is_the_imported_audit(db_path: Path, exporter_path: Path) -> None:
+    from citeaudit import audit_to_document
+
+    audit = load_audit(exporter_path)
+    with Store(db_path) as store:
+        ingest_file(store, exporter_path)
+        loaded = store.load_audit(store.choose_protocol("axtorp-ax-series"))
+    assert loaded == audit
+    assert json.dumps(audit_to_document(loaded)) == json.dumps(audit_to_document(audit))
+
+
+def test_several_protocols_need_a_choice(db_path: Path, exporter_path: Path, four_claim_path: Path) -> None:
+    from citeaudit import ScopeError
+
+    with Store(db_path) as store:
+        ingest_file(store, four_claim_path)
+        ingest_file(store, exporter_path)
+        with pytest.raises(ScopeError, match="--protocol"):
+            store.choose_protocol(None, Scope(run_kinds=frozenset({"platform", "fixture"})))  # type: ignore[arg-type]
+        # platform answers exist under one protocol only, so the default scope is unambiguous
+        exporter = store.choose_protocol(None, Scope())
+        assert store.protocol(exporter).id == "axtorp-ax-series"
+        assert store.choose_protocol("four-claim-fixture@1") != exporter
