@@ -114,3 +114,24 @@ def test_several_protocols_need_a_choice(db_path: Path, exporter_path: Path, fou
         exporter = store.choose_protocol(None, Scope())
         assert store.protocol(exporter).id == "axtorp-ax-series"
         assert store.choose_protocol("four-claim-fixture@1") != exporter
+
+
+def test_migrations_run_forward_and_keep_data(
+    db_path: Path, four_claim_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from citeaudit.store import migrations, sqlite
+
+    with Store(db_path) as store:
+        ingest_file(store, four_claim_path)
+    # a later release adds migration 2: opening the old file must apply it once and keep every row
+    extra = "ALTER TABLE sources ADD COLUMN language TEXT;\nCREATE INDEX sources_language ON sources(language);"
+    monkeypatch.setattr(sqlite, "MIGRATIONS", (*migrations.MIGRATIONS, extra))
+    monkeypatch.setattr(sqlite, "SCHEMA_VERSION", migrations.SCHEMA_VERSION + 1)
+    with Store(db_path) as store:
+        assert store.schema_version == migrations.SCHEMA_VERSION + 1
+        columns = [row[1] for row in store._db.execute("PRAGMA table_info(sources)")]
+        assert "language" in columns
+        (edges,) = store._db.execute("SELECT count(*) FROM edges").fetchone()
+    assert edges == 3
+    with Store(db_path) as store:  # reopening applies nothing twice
+        assert store.schema_version == migrations.SCHEMA_VERSION + 1

@@ -24,6 +24,7 @@ __all__ = [
     "normalize_url",
     "registrable_domain",
     "title_key",
+    "url_location",
 ]
 
 TRACKING_PARAMETERS = frozenset(
@@ -140,11 +141,23 @@ class OfficialMatcher:
         return cached
 
     def _match(self, url: str) -> bool:
-        parts = urlsplit(url)
-        host = (parts.hostname or "").rstrip(".")
+        host, path = url_location(url)
+        return self.match_location(host, path)
+
+    def match_location(self, host: str | None, path: str) -> bool:
+        """The same decision from a URL's host and path (as the store keeps them per source)."""
         if not host:
             return False
         if self._domains and registrable_domain(host) in self._domains:
             return True
-        path = parts.path or "/"
         return any(host == h and _path_under(path, prefix) for h, prefix in self._hosts)
+
+
+def url_location(url: str | None) -> tuple[str | None, str]:
+    """``(host, path)`` of a URL: host lower-cased without a trailing dot (``None`` when absent), path ``/``
+    when empty."""
+    if not url:
+        return None, "/"
+    parts = urlsplit(url.strip())
+    host = parts.hostname.rstrip(".") if parts.hostname else None
+    return host or None, parts.path or "/"

@@ -92,7 +92,10 @@ CREATE TABLE sources (
     status        TEXT NOT NULL CHECK (status IN ('resolved', 'pending', 'failed')),
     reason        TEXT,
     fetched_at    TEXT,
-    content_hash  TEXT
+    content_hash  TEXT,
+    -- host and path of the effective URL (resolved, else raw): official matching reads these, not URLs
+    host          TEXT,
+    path          TEXT NOT NULL DEFAULT '/'
 );
 
 CREATE TABLE protocol_sources (

@@ -228,12 +228,14 @@ def read_scoring_columns(
     matcher = OfficialMatcher(protocol.official_domains)
     max_source = int(db.execute("SELECT coalesce(max(pk), 0) FROM sources").fetchone()[0])
     source_official = np.zeros(max_source + 1, dtype=np.bool_)
-    used = np.unique(np.concatenate([edge_rows[:, 1], citation_rows[:, 1]]))
-    if len(used):
-        for pk, url, resolved in db.execute(
-            f"SELECT pk, url, resolved_url FROM sources WHERE pk IN ({','.join(map(str, used.tolist()))})"
+    used = np.zeros(max_source + 1, dtype=np.bool_)
+    used[edge_rows[:, 1]] = True
+    used[citation_rows[:, 1]] = True
+    if used.any():
+        for pk, host, path in db.execute(
+            f"SELECT pk, host, path FROM sources WHERE pk IN ({','.join(map(str, np.flatnonzero(used).tolist()))})"
         ):
-            source_official[pk] = matcher(resolved or url)
+            source_official[pk] = matcher.match_location(host, path)
     weights = dict(protocol.weights) if protocol.weights is not None else None
     columns = ScoringColumns(
         answer_dims=dims,

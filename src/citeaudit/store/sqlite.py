@@ -28,6 +28,7 @@ from citeaudit.model import (
 from citeaudit.protocol import fingerprint
 from citeaudit.scope import Scope
 from citeaudit.scoring import DISPUTED_CODE, LABEL_CODE, PENDING_CODE, ScoringColumns
+from citeaudit.sources.urls import url_location
 from citeaudit.store.migrations import MIGRATIONS, SCHEMA_VERSION
 from citeaudit.store.reading import read_audit, read_scoring_columns
 
@@ -248,9 +249,10 @@ class Store:
                 source_pk[source.key] = int(row[0])
                 known_sources += 1
                 continue
+            host, path = url_location(source.resolved_url or source.url)
             db.execute(
                 "INSERT INTO sources (pk, key, url, resolved_url, title, publisher, status, reason, fetched_at, "
-                "content_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "content_hash, host, path) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     next_source,
                     source.key,
@@ -262,6 +264,8 @@ class Store:
                     source.reason,
                     source.fetched_at,
                     source.content_hash,
+                    host,
+                    path,
                 ),
             )
             source_pk[source.key] = next_source
