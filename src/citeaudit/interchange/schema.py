@@ -138,10 +138,9 @@ class ClaimIn(_In):
     entity: str | None = None
 
 
-class JudgementIn(_In):
-    """One reviewer's label on an edge."""
+class _JudgementFields(_In):
+    """Fields of a judgement besides its label (shared by inline edge labels and ``judgements[]``)."""
 
-    label: Label
     reviewer: str | None = None
     origin: Origin = Origin.HUMAN
     stage: Stage = Stage.REVIEW
@@ -151,7 +150,13 @@ class JudgementIn(_In):
     created_at: str | None = None
 
 
-class EdgeIn(_In):
+class JudgementIn(_JudgementFields):
+    """One reviewer's label on an edge."""
+
+    label: Label
+
+
+class EdgeIn(_JudgementFields):
     """One citation location of a (claim, source) pair, with an optional judgement inline."""
 
     claim_id: str
@@ -162,13 +167,6 @@ class EdgeIn(_In):
     start: int | None = Field(default=None, ge=0)
     end: int | None = Field(default=None, ge=0)
     label: Label | None = None
-    reviewer: str | None = None
-    origin: Origin = Origin.HUMAN
-    stage: Stage = Stage.REVIEW
-    passage: str | None = None
-    period: str | None = None
-    reasoning: str | None = None
-    created_at: str | None = None
     judgements: list[JudgementIn] = []
 
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 from citeaudit.model import (
     Answer,
@@ -32,6 +34,11 @@ from citeaudit.scoring import NO_SEVERITY, SEVERITIES, ScoringColumns
 from citeaudit.sources.urls import OfficialMatcher
 
 __all__ = ["read_audit", "read_scoring_columns"]
+
+
+def _int_rows(db: sqlite3.Connection, sql: str, params: Sequence[object], width: int) -> npt.NDArray[np.int64]:
+    """An integer query result as an (n, width) array (n may be 0)."""
+    return np.array(db.execute(sql, params).fetchall(), dtype=np.int64).reshape(-1, width)
 
 
 def read_audit(db: sqlite3.Connection, protocol: Protocol, protocol_pk: int) -> Audit:
@@ -194,37 +201,34 @@ def read_scoring_columns(
         return positions if order is None else order[positions]
 
     severity_case = " ".join(f"WHEN '{s}' THEN {i}" for i, s in enumerate(SEVERITIES))
-    claim_rows = np.array(
-        db.execute(
-            f"SELECT c.pk, c.answer_pk, coalesce(c.fact_pk, -1), CASE coalesce(c.severity, f.severity) "
-            f"{severity_case} ELSE {NO_SEVERITY} END FROM claims c LEFT JOIN required_facts f ON f.pk = c.fact_pk "
-            f"WHERE c.answer_pk IN (SELECT a.pk {answers_sql}) ORDER BY c.pk",
-            params,
-        ).fetchall(),
-        dtype=np.int64,
-    ).reshape(-1, 4)
+    claim_rows = _int_rows(
+        db,
+        f"SELECT c.pk, c.answer_pk, coalesce(c.fact_pk, -1), CASE coalesce(c.severity, f.severity) "
+        f"{severity_case} ELSE {NO_SEVERITY} END FROM claims c LEFT JOIN required_facts f ON f.pk = c.fact_pk "
+        f"WHERE c.answer_pk IN (SELECT a.pk {answers_sql}) ORDER BY c.pk",
+        params,
+        width=4,
+    )
     claim_pks = claim_rows[:, 0]
     claim_fact_pk = claim_rows[:, 2]
     claim_fact = np.full(len(claim_rows), -1, dtype=np.int64)
     has_fact = claim_fact_pk >= 0
     claim_fact[has_fact] = to_index(claim_fact_pk[has_fact], fact_pks[fact_order], fact_order)
 
-    edge_rows = np.array(
-        db.execute(
-            "SELECT e.claim_pk, e.source_pk, e.final_code, e.n_locations FROM edges e "
-            f"WHERE e.claim_pk IN (SELECT c.pk FROM claims c WHERE c.answer_pk IN (SELECT a.pk {answers_sql}))",
-            params,
-        ).fetchall(),
-        dtype=np.int64,
-    ).reshape(-1, 4)
-    citation_rows = np.array(
-        db.execute(
-            "SELECT c.answer_pk, c.source_pk FROM citations c WHERE c.kind = 'cited' AND "
-            f"c.answer_pk IN (SELECT a.pk {answers_sql})",
-            params,
-        ).fetchall(),
-        dtype=np.int64,
-    ).reshape(-1, 2)
+    edge_rows = _int_rows(
+        db,
+        "SELECT e.claim_pk, e.source_pk, e.final_code, e.n_locations FROM edges e "
+        f"WHERE e.claim_pk IN (SELECT c.pk FROM claims c WHERE c.answer_pk IN (SELECT a.pk {answers_sql}))",
+        params,
+        width=4,
+    )
+    citation_rows = _int_rows(
+        db,
+        "SELECT c.answer_pk, c.source_pk FROM citations c WHERE c.kind = 'cited' AND "
+        f"c.answer_pk IN (SELECT a.pk {answers_sql})",
+        params,
+        width=2,
+    )
     matcher = OfficialMatcher(protocol.official_domains)
     max_source = int(db.execute("SELECT coalesce(max(pk), 0) FROM sources").fetchone()[0])
     source_official = np.zeros(max_source + 1, dtype=np.bool_)
