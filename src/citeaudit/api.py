@@ -56,6 +56,6 @@ def score_path(
             chosen, columns, excluded = store.scoring_input(protocol_pk, scope)
         result = score_columns(columns, scoring=chosen.scoring, fingerprint=fingerprint(chosen), by=by, macro=macro)
         return ScoredPath(result, chosen, excluded)
-    audit, _, _ = read_file(path)
+    audit = read_file(path).audit
     selected, excluded = select_audit(audit, scope)
     return ScoredPath(score(selected, by=by, macro=macro), audit.protocol, excluded)

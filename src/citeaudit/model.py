@@ -9,12 +9,14 @@ from enum import StrEnum
 
 __all__ = [
     "Answer",
+    "AnswerStatus",
     "Audit",
     "Citation",
     "CitationKind",
     "Claim",
     "Edge",
     "EvidenceGroup",
+    "FailedAnswer",
     "Judgement",
     "Label",
     "Location",
@@ -23,6 +25,7 @@ __all__ = [
     "Protocol",
     "Question",
     "RequiredFact",
+    "RetrievalStatus",
     "ReviewState",
     "Run",
     "RunKind",
@@ -90,6 +93,21 @@ class CitationKind(StrEnum):
     """Shown to the reader as a reference; makes edges and counts for the official-domain rate."""
     RETRIEVED = "retrieved"
     """Consulted by the engine but not cited; kept, never scored."""
+    DANGLING = "dangling"
+    """A marker that points past the engine's source list: counted and reported, never an edge."""
+
+
+class RetrievalStatus(StrEnum):
+    """Whether the engine's web retrieval ran for an answer."""
+
+    USED = "used"
+    """Retrieval ran (search results came back)."""
+    NOT_USED = "not_used"
+    """The engine answered without searching."""
+    FAILED = "failed"
+    """The search tool reported an error: a retrieval failure, not an answer without citations."""
+    UNKNOWN = "unknown"
+    """The payload does not say."""
 
 
 class SourceStatus(StrEnum):
@@ -123,6 +141,35 @@ class Severity(StrEnum):
     """Useful facts."""
     LOW = "low"
     """Nice to have."""
+
+
+class AnswerStatus(StrEnum):
+    """Whether the engine returned an answer."""
+
+    COMPLETE = "complete"
+    """A complete answer."""
+    INCOMPLETE = "incomplete"
+    """Only part of the answer is in the payload (e.g. an AI Overview behind a page token)."""
+    FAILED = "failed"
+    """The engine reported a failure (e.g. an HTTP 200 whose body says ``status: failed``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FailedAnswer:
+    """An answer the engine did not give: recorded and counted, never dropped."""
+
+    ordinal: int
+    """Position of the answer in its payload."""
+    status: AnswerStatus
+    """``failed`` or ``incomplete``."""
+    reason: str | None
+    """What the payload says went wrong."""
+    run_id: str
+    """Run it belongs to."""
+    question_id: str | None
+    """Question it was meant to answer."""
+    platform: str
+    """Platform asked."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,8 +266,8 @@ class Run:
 class Citation:
     """One occurrence of a reference in an answer: a location, not a source."""
 
-    source_key: str
-    """Identity of the source it points to (DESIGN §3)."""
+    source_key: str | None
+    """Identity of the source it points to (DESIGN §3); ``None`` for a dangling marker."""
     url: str | None = None
     """The URL exactly as the engine gave it."""
     title: str | None = None
@@ -257,6 +304,8 @@ class Answer:
     """Citation locations in order of appearance."""
     payload_sha256: str | None = None
     """Hash of the raw payload the answer came from, when archived."""
+    retrieval: RetrievalStatus | None = None
+    """Whether the engine's web retrieval ran, when the payload says."""
 
 
 @dataclass(frozen=True, slots=True)

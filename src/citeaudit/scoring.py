@@ -377,7 +377,7 @@ def columns_from_audit(audit: Audit) -> ScoringColumns:
         (answer_index[a.id], source_index[c.source_key])
         for a in audit.answers
         for c in a.citations
-        if c.kind == "cited"
+        if c.kind == "cited" and c.source_key is not None
     ]
     return ScoringColumns(
         answer_dims=_answer_dims(audit),
@@ -501,7 +501,7 @@ def _reference_scope(
 
     official = 0
     for answer in answers:
-        keys = {c.source_key for c in answer.citations if c.kind == "cited"}
+        keys = {c.source_key for c in answer.citations if c.kind == "cited" and c.source_key is not None}
         keys |= {e.source_key for e in edges if claims[e.claim_id].answer_id == answer.id}
         if any(matcher(sources[k].resolved_url or sources[k].url) for k in keys):
             official += 1

@@ -1,28 +1,37 @@
-"""Readers that turn files into audits: one module per format, registered in :data:`READERS`."""
+"""Readers that turn files into audits: one module per format, registered in :data:`READERS`.
+
+Document readers return a whole audit; answer readers return engine answers that
+:func:`~citeaudit.ingest.assemble.assemble` attaches to a protocol question, a run and a platform.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from citeaudit.errors import InputError, UnknownFormat
 from citeaudit.ingest import audit_json
-from citeaudit.ingest.base import Reader
-from citeaudit.model import Audit
+from citeaudit.ingest.assemble import Attachment, assemble
+from citeaudit.ingest.base import Reader, ReaderKind
+from citeaudit.model import Audit, FailedAnswer
 from citeaudit.store import ImportReport, Store
 
-__all__ = ["READERS", "Reader", "detect_reader", "ingest_file", "read_file"]
+__all__ = ["READERS", "Attachment", "PreparedImport", "Reader", "detect_reader", "ingest_file", "read_file"]
 
-READERS: dict[str, Reader] = {audit_json.READER.name: audit_json.READER}
-"""Every reader by format name."""
+READERS: dict[str, Reader] = {reader.name: reader for reader in (audit_json.READER,)}
+"""Every reader by format name, in detection order."""
 
-_HEAD_BYTES = 4096
+_HEAD_BYTES = 8192
 _DECLARED_FORMAT = re.compile(rb'"format"\s*:\s*"([^"]*)"')
 
 
-def detect_reader(data: bytes, source: str, fmt: str | None = None) -> Reader:
-    """The reader named ``fmt``, or the one that recognises the content."""
+def detect_reader(data: bytes, source: str, fmt: str | Reader | None = None) -> Reader:
+    """The reader named ``fmt`` (or given as ``fmt``), or the one that recognises the content."""
     known = ", ".join(sorted(READERS))
+    if isinstance(fmt, Reader):
+        return fmt
     if fmt is not None:
         try:
             return READERS[fmt]
@@ -35,25 +44,78 @@ def detect_reader(data: bytes, source: str, fmt: str | None = None) -> Reader:
     declared = _DECLARED_FORMAT.search(head)
     if declared:
         raise UnknownFormat(
-            source,
-            "format",
-            f"no reader for format {declared.group(1).decode(errors='replace')!r}; known: {known}",
+            source, "format", f"no reader for format {declared.group(1).decode(errors='replace')!r}; known: {known}"
         )
     raise UnknownFormat(source, "", f"no reader recognises this content; known formats: {known} (or pass --format)")
 
 
-def read_file(path: str | Path, fmt: str | None = None) -> tuple[Audit, bytes, Reader]:
-    """Parse and check a file; nothing is written. Returns the audit, the raw bytes and the reader used."""
-    file = Path(path)
+@dataclass(frozen=True, slots=True)
+class PreparedImport:
+    """A file read and checked, ready to be written in one transaction."""
+
+    source: str
+    """File name."""
+    data: bytes
+    """The raw payload, stored verbatim."""
+    reader: Reader
+    """The reader used."""
+    audit: Audit
+    """What it contains, canonical."""
+    failures: tuple[FailedAnswer, ...] = ()
+    """Answers the engine did not give (answer readers only)."""
+
+
+def _read_bytes(path: str | Path) -> bytes:
     try:
-        data = file.read_bytes()
+        return Path(path).read_bytes()
     except OSError as exc:
-        raise InputError(str(file), "", f"cannot read: {exc.strerror}") from None
-    reader = detect_reader(data, str(file), fmt)
-    return reader.read(data, str(file)), data, reader
+        raise InputError(str(path), "", f"cannot read: {exc.strerror}") from None
 
 
-def ingest_file(store: Store, path: str | Path, fmt: str | None = None) -> ImportReport:
+def read_file(
+    path: str | Path, fmt: str | Reader | None = None, attachment: Attachment | None = None
+) -> PreparedImport:
+    """Parse and check a file; nothing is written.
+
+    Answer formats need an ``attachment`` (the protocol, and optionally run, platform and question).
+    """
+    source = str(path)
+    data = _read_bytes(path)
+    reader = detect_reader(data, source, fmt)
+    if reader.read_audit is not None:
+        return PreparedImport(source, data, reader, reader.read_audit(data, source))
+    assert reader.read_answers is not None
+    if attachment is None:
+        raise InputError(
+            source,
+            "",
+            f"{reader.name} answers need a protocol to attach to: pass --questions PROTOCOL.yaml "
+            "or import a protocol into the database first",
+        )
+    parsed = reader.read_answers(data, source)
+    sha = hashlib.sha256(data).hexdigest()
+    audit, failures = assemble(parsed, attachment, source, sha, default_platform=reader.name.split("-")[0])
+    return PreparedImport(source, data, reader, audit, tuple(failures))
+
+
+def ingest_file(
+    store: Store, path: str | Path, fmt: str | None = None, attachment: Attachment | None = None
+) -> ImportReport:
     """Read, check and store one file in one transaction; the same bytes twice is a no-op."""
-    audit, data, reader = read_file(path, fmt)
-    return store.import_audit(audit, data, origin=str(path), fmt=reader.name)
+    return store_prepared(store, read_file(path, fmt, attachment))
+
+
+def store_prepared(store: Store, prepared: PreparedImport) -> ImportReport:
+    """Write a prepared import in one transaction."""
+    return store.import_audit(
+        prepared.audit,
+        prepared.data,
+        origin=prepared.source,
+        fmt=prepared.reader.name,
+        failures=prepared.failures,
+    )
+
+
+def needs_attachment(data: bytes, source: str, fmt: str | Reader | None = None) -> bool:
+    """Whether the file's format is an answer format (so it needs a protocol to attach to)."""
+    return detect_reader(data, source, fmt).kind is ReaderKind.ANSWERS

@@ -21,5 +21,5 @@ READER = Reader(
     name="audit-json",
     description="citeaudit.audit/v1 interchange JSON (answers, claims, edges, judgements)",
     can_read=can_read,
-    read=parse_audit_bytes,
+    read_audit=parse_audit_bytes,
 )

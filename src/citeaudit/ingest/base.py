@@ -1,21 +1,112 @@
-"""What a reader is."""
+"""What a reader is, and what an answer-engine reader produces.
+
+Two kinds of reader exist. A *document* reader (``audit-json``, ``expertqa``) reads a file that is a whole
+audit, protocol included, and returns an :class:`~citeaudit.model.Audit`. An *answer* reader (one per
+engine payload shape) returns :class:`ParsedAnswer` records: the complete text, citation locations and claim
+candidates; the ingest service attaches them to a protocol question, a run and a platform.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Protocol
 
-from citeaudit.model import Audit
+from citeaudit.model import AnswerStatus, Audit, CitationKind, RetrievalStatus
 
-__all__ = ["Reader"]
+__all__ = [
+    "ClaimCandidate",
+    "ParsedAnswer",
+    "ParsedCitation",
+    "Reader",
+    "ReaderKind",
+]
+
+
+class ReaderKind(StrEnum):
+    """What a reader returns."""
+
+    DOCUMENT = "document"
+    """A whole audit (protocol included)."""
+    ANSWERS = "answers"
+    """Answer records to attach to a protocol question, run and platform."""
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedCitation:
+    """One citation location as the payload gives it."""
+
+    url: str | None
+    """URL exactly as given (tracking parameters and redirects included)."""
+    title: str | None = None
+    """Title shown for the source."""
+    marker: str | None = None
+    """Marker text in the answer, e.g. ``[2]``."""
+    kind: CitationKind = CitationKind.CITED
+    """Cited, only retrieved, or dangling (a marker with no source behind it)."""
+    start: int | None = None
+    """Start of the marker / chip in the answer text (characters)."""
+    end: int | None = None
+    """End of the marker / chip (exclusive)."""
+    quote: str | None = None
+    """Evidence quote the engine attached (e.g. Anthropic ``cited_text``)."""
+    publisher: str | None = None
+    """Publisher / site name when the payload gives one."""
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimCandidate:
+    """A span of the answer that the engine attached citations to."""
+
+    text: str
+    """The claim text with engine artefacts (markers, link chips) stripped."""
+    start: int
+    """Start of the span in the answer text (characters)."""
+    end: int
+    """End of the span (exclusive)."""
+    citations: tuple[int, ...]
+    """Indices into :attr:`ParsedAnswer.citations` of the citations attached to it (duplicates allowed)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedAnswer:
+    """One answer read from an engine payload."""
+
+    text: str
+    """The complete answer text exactly as returned."""
+    citations: tuple[ParsedCitation, ...] = ()
+    """Every citation location, cited, retrieved and dangling."""
+    claims: tuple[ClaimCandidate, ...] = ()
+    """One claim candidate per cited span."""
+    status: AnswerStatus = AnswerStatus.COMPLETE
+    """Whether the engine answered."""
+    failure: str | None = None
+    """Why the answer is failed or incomplete."""
+    retrieval: RetrievalStatus | None = None
+    """Whether web retrieval ran (``failed`` for a search-tool error, never read as "no citation")."""
+    platform: str | None = None
+    """Platform the payload says it came from (``--platform`` overrides)."""
+    model: str | None = None
+    """Model name given in the payload."""
+    question_id: str | None = None
+    """Question id given in the payload (JSON Lines)."""
+    answer_id: str | None = None
+    """Answer id given in the payload (JSON Lines)."""
+    queries: tuple[str, ...] = field(default=())
+    """Search queries the engine issued (kept for the record)."""
 
 
 class _CanRead(Protocol):
     def __call__(self, head: bytes) -> bool: ...
 
 
-class _Read(Protocol):
+class _ReadAudit(Protocol):
     def __call__(self, data: bytes, source: str) -> Audit: ...
+
+
+class _ReadAnswers(Protocol):
+    def __call__(self, data: bytes, source: str) -> Sequence[ParsedAnswer]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +118,13 @@ class Reader:
     description: str
     """One line for ``citeaudit formats``."""
     can_read: _CanRead
-    """Whether the first bytes of a file look like this format."""
-    read: _Read
-    """Parse and check a whole file; ``source`` names it in errors."""
+    """Whether the first bytes of a file look like this format (detection by content)."""
+    read_audit: _ReadAudit | None = None
+    """Document readers: parse and check a whole audit; ``source`` names the file in errors."""
+    read_answers: _ReadAnswers | None = None
+    """Answer readers: parse the payload's answers; ``source`` names the file in errors."""
+
+    @property
+    def kind(self) -> ReaderKind:
+        """Whether the reader returns a whole audit or answer records."""
+        return ReaderKind.DOCUMENT if self.read_audit is not None else ReaderKind.ANSWERS

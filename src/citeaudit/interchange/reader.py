@@ -26,6 +26,7 @@ from citeaudit.model import (
     Answer,
     Audit,
     Citation,
+    CitationKind,
     Claim,
     Edge,
     EvidenceGroup,
@@ -296,7 +297,12 @@ def audit_from_document(document: AuditDocument, source: str) -> Audit:
         for ci, cited in enumerate(a.citations):
             where = f"answers[{ai}].citations[{ci}]"
             _check_span(source, where, cited.start, cited.end, len(a.text))
-            key = registry.key_for(source, where, a.id, cited.url, cited.title, cited.source_key)
+            if cited.kind is CitationKind.DANGLING:
+                if cited.url or cited.title or cited.source_key:
+                    raise InvalidValue(source, f"{where}.kind", "a dangling marker has no url, title or source_key")
+                key = None
+            else:
+                key = registry.key_for(source, where, a.id, cited.url, cited.title, cited.source_key)
             citations.append(Citation(key, cited.url, cited.title, cited.marker, cited.kind, cited.start, cited.end))
         answers.append(
             Answer(
@@ -309,6 +315,7 @@ def audit_from_document(document: AuditDocument, source: str) -> Audit:
                 a.locale,
                 tuple(citations),
                 a.payload_sha256,
+                a.retrieval,
             )
         )
         answer_text[a.id] = a.text

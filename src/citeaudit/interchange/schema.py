@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from citeaudit.model import CitationKind, Label, Origin, RunKind, Severity, SourceStatus, Stage
+from citeaudit.model import CitationKind, Label, Origin, RetrievalStatus, RunKind, Severity, SourceStatus, Stage
 
 __all__ = [
     "AUDIT_FORMAT",
@@ -123,6 +123,7 @@ class AnswerIn(_In):
     locale: str | None = None
     citations: list[CitationIn] = []
     payload_sha256: str | None = None
+    retrieval: RetrievalStatus | None = None
 
 
 class ClaimIn(_In):

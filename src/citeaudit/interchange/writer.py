@@ -111,6 +111,7 @@ def audit_to_document(audit: Audit) -> dict[str, object]:
                     "locale": a.locale,
                     "text": a.text,
                     "payload_sha256": a.payload_sha256,
+                    "retrieval": a.retrieval,
                     "citations": [
                         _compact(
                             {

@@ -78,7 +78,8 @@ CREATE TABLE answers (
     model           TEXT,
     locale          TEXT,
     payload_sha256  TEXT,
-    import_pk       INTEGER NOT NULL REFERENCES imports(pk)
+    import_pk       INTEGER NOT NULL REFERENCES imports(pk),
+    retrieval       TEXT CHECK (retrieval IN ('used', 'not_used', 'failed', 'unknown'))
 );
 CREATE INDEX answers_run ON answers(run_pk);
 
@@ -108,11 +109,11 @@ CREATE TABLE citations (
     pk          INTEGER PRIMARY KEY,
     answer_pk   INTEGER NOT NULL REFERENCES answers(pk),
     ordinal     INTEGER NOT NULL,
-    source_pk   INTEGER NOT NULL REFERENCES sources(pk),
+    source_pk   INTEGER REFERENCES sources(pk),  -- NULL for a dangling marker
     url         TEXT,
     title       TEXT,
     marker      TEXT,
-    kind        TEXT NOT NULL CHECK (kind IN ('cited', 'retrieved')),
+    kind        TEXT NOT NULL CHECK (kind IN ('cited', 'retrieved', 'dangling')),
     start       INTEGER,
     "end"       INTEGER,
     UNIQUE (answer_pk, ordinal)
@@ -168,6 +169,18 @@ CREATE INDEX judgements_edge ON judgements(edge_pk);
 
 CREATE TRIGGER judgements_immutable BEFORE UPDATE ON judgements
 BEGIN SELECT RAISE(ABORT, 'judgements are immutable: record a new judgement'); END;
+
+-- Payload answers the engine did not give (failed or incomplete): recorded and counted, never dropped.
+CREATE TABLE ingest_failures (
+    pk           INTEGER PRIMARY KEY,
+    import_pk    INTEGER NOT NULL REFERENCES imports(pk),
+    ordinal      INTEGER NOT NULL,
+    status       TEXT NOT NULL CHECK (status IN ('failed', 'incomplete')),
+    reason       TEXT,
+    run_id       TEXT,
+    question_id  TEXT,
+    platform     TEXT
+);
 
 CREATE TABLE evidence_groups (
     pk                  INTEGER PRIMARY KEY,

@@ -22,6 +22,7 @@ from citeaudit.model import (
     Location,
     Origin,
     Protocol,
+    RetrievalStatus,
     Run,
     RunKind,
     Severity,
@@ -68,12 +69,31 @@ def read_audit(db: sqlite3.Connection, protocol: Protocol, protocol_pk: int) -> 
         (protocol_pk,),
     ):
         citations.setdefault(answer_pk, []).append(
-            Citation(sources[source_pk].key, url, title, marker, CitationKind(kind), start, end)
+            Citation(
+                None if source_pk is None else sources[source_pk].key,
+                url,
+                title,
+                marker,
+                CitationKind(kind),
+                start,
+                end,
+            )
         )
     answers = [
-        Answer(aid, qid, rid, text, platform, model, locale, tuple(citations.get(pk, ())), payload)
-        for pk, aid, qid, rid, text, platform, model, locale, payload in db.execute(
-            f"SELECT a.pk, a.id, q.id, r.id, a.text, a.platform, a.model, a.locale, a.payload_sha256 "
+        Answer(
+            aid,
+            qid,
+            rid,
+            text,
+            platform,
+            model,
+            locale,
+            tuple(citations.get(pk, ())),
+            payload,
+            RetrievalStatus(retrieval) if retrieval else None,
+        )
+        for pk, aid, qid, rid, text, platform, model, locale, payload, retrieval in db.execute(
+            f"SELECT a.pk, a.id, q.id, r.id, a.text, a.platform, a.model, a.locale, a.payload_sha256, a.retrieval "
             f"{answer_scope.replace('WHERE', 'JOIN questions q ON q.pk = a.question_pk WHERE')} ORDER BY a.pk",
             (protocol_pk,),
         )

@@ -7,6 +7,7 @@ Raw payloads are stored by sha256 and never updated (a trigger refuses it).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import sqlite3
@@ -21,6 +22,7 @@ from citeaudit.errors import DuplicateId, SchemaVersionMismatch, ScopeError, Sto
 from citeaudit.interchange import ProtocolIn, protocol_from_mapping, protocol_to_mapping
 from citeaudit.model import (
     Audit,
+    FailedAnswer,
     Judgement,
     Protocol,
     review_outcome,
@@ -63,6 +65,12 @@ class ImportReport:
     """Sources already in the database (reused by key, not changed)."""
     evidence_groups: int = 0
     """Joint-support groups."""
+    dangling: int = 0
+    """Markers that point past the engine's source list (stored, never edges)."""
+    retrieved: int = 0
+    """Sources the engine consulted but did not cite."""
+    failures: int = 0
+    """Answers the engine did not give (failed or incomplete), recorded in ``ingest_failures``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,8 +160,16 @@ class Store:
 
     # -- writing -----------------------------------------------------------------------------------
 
-    def import_audit(self, audit: Audit, payload: bytes, origin: str, fmt: str = "audit-json") -> ImportReport:
-        """Store an audit and its raw payload in one transaction; the same payload twice is a no-op."""
+    def import_audit(
+        self,
+        audit: Audit,
+        payload: bytes,
+        origin: str,
+        fmt: str = "audit-json",
+        failures: Sequence[FailedAnswer] = (),
+    ) -> ImportReport:
+        """Store an audit, its raw payload and the answers that failed, in one transaction; the same payload
+        twice is a no-op."""
         sha = hashlib.sha256(payload).hexdigest()
         with self._transaction() as db:
             if db.execute("SELECT 1 FROM imports WHERE payload_sha256 = ?", (sha,)).fetchone():
@@ -168,6 +184,15 @@ class Store:
             ).lastrowid
             assert import_pk is not None
             report = self._write_audit(db, audit, import_pk, origin, sha)
+            db.executemany(
+                "INSERT INTO ingest_failures (import_pk, ordinal, status, reason, run_id, question_id, platform) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (import_pk, f.ordinal, str(f.status), f.reason, f.run_id, f.question_id, f.platform)
+                    for f in failures
+                ],
+            )
+            report = dataclasses.replace(report, failures=len(failures))
             counts = {k: v for k, v in report.__class__.__dataclass_fields__.items() if k not in ("origin", "sha256")}
             db.execute(
                 "UPDATE imports SET counts = ? WHERE pk = ?",
@@ -231,7 +256,11 @@ class Store:
                 assert pk is not None
                 run_pk[run.id] = pk
                 new_runs += 1
-            elif tuple(row[1:]) != values:
+            elif (
+                row[1] != protocol_pk
+                or row[2] != str(run.kind)
+                or any(given is not None and given != stored for given, stored in zip(values[2:], row[3:], strict=True))
+            ):
                 raise DuplicateId(
                     origin,
                     "runs",
@@ -295,16 +324,27 @@ class Store:
                     answer.locale,
                     answer.payload_sha256,
                     import_pk,
+                    answer.retrieval,
                 )
             )
             citation_rows.extend(
-                (pk, ci, source_pk[c.source_key], c.url, c.title, c.marker, str(c.kind), c.start, c.end)
+                (
+                    pk,
+                    ci,
+                    None if c.source_key is None else source_pk[c.source_key],
+                    c.url,
+                    c.title,
+                    c.marker,
+                    str(c.kind),
+                    c.start,
+                    c.end,
+                )
                 for ci, c in enumerate(answer.citations)
             )
         self._insert_unique(
             db,
             "answers",
-            "INSERT INTO answers VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO answers VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             answer_rows,
             origin,
             "answers",
@@ -408,6 +448,8 @@ class Store:
             sources_new=new_sources,
             sources_known=known_sources,
             evidence_groups=len(audit.evidence_groups),
+            dangling=sum(1 for row in citation_rows if row[6] == "dangling"),
+            retrieved=sum(1 for row in citation_rows if row[6] == "retrieved"),
         )
 
     def _insert_unique(

@@ -1,0 +1,48 @@
+"""Loading engine payload files: one JSON document, or JSON Lines with one payload per line."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from citeaudit.errors import InvalidValue, MalformedInput
+
+__all__ = ["expect", "load_payloads"]
+
+
+def load_payloads(data: bytes, source: str) -> list[tuple[str, Any]]:
+    """``(location, payload)`` pairs: ``("$", doc)`` for one JSON document, ``("line N", doc)`` for JSON Lines.
+
+    A JSON document that is a list yields one payload per element (``"[i]"``).
+    """
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise MalformedInput(source, f"byte {exc.start}", "not UTF-8 text") from None
+    try:
+        whole = json.loads(text)
+    except json.JSONDecodeError as first_error:
+        lines = [(n, line) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
+        if len(lines) < 2:
+            raise MalformedInput(
+                source, f"line {first_error.lineno} column {first_error.colno}", f"invalid JSON: {first_error.msg}"
+            ) from None
+        payloads = []
+        for number, line in lines:
+            try:
+                payloads.append((f"line {number}", json.loads(line)))
+            except json.JSONDecodeError as exc:
+                raise MalformedInput(source, f"line {number} column {exc.colno}", f"invalid JSON: {exc.msg}") from None
+        return payloads
+    if isinstance(whole, list):
+        return [(f"[{i}]", item) for i, item in enumerate(whole)]
+    return [("$", whole)]
+
+
+def expect(value: Any, kind: type | tuple[type, ...], source: str, location: str) -> Any:
+    """``value`` if it is of ``kind``; otherwise an :class:`InvalidValue` naming the location and the value."""
+    if not isinstance(value, kind):
+        names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+        shown = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."
+        raise InvalidValue(source, location, f"expected {names} (got {shown})")
+    return value
