@@ -12,11 +12,14 @@ from typing import Annotated
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
+from citeaudit.api import is_database
 from citeaudit.cli.common import DbOption, console, handles_errors
-from citeaudit.ingest import READERS, ingest_file, read_file
-from citeaudit.interchange import audit_to_document
-from citeaudit.store import Store
+from citeaudit.errors import InputError
+from citeaudit.ingest import READERS, Attachment, PreparedImport, needs_attachment, read_files, store_prepared
+from citeaudit.interchange import audit_to_document, load_protocol
+from citeaudit.store import ImportReport, Store
 
 __all__ = ["register"]
 
@@ -32,23 +35,84 @@ def ingest(
     paths: Annotated[list[Path], typer.Argument(help="Files to import.", show_default=False)],
     db: DbOption = Path("citeaudit.db"),
     fmt: Annotated[str | None, typer.Option("--format", help="Reader name (default: detect from content).")] = None,
+    run: Annotated[
+        str | None, typer.Option("--run", help="Run id for engine answers (default: PLATFORM-DATE).")
+    ] = None,
+    platform: Annotated[
+        str | None, typer.Option("--platform", help="Platform of engine answers (default: from the payload).")
+    ] = None,
+    question_id: Annotated[
+        str | None, typer.Option("--question-id", help="Question every engine answer in these files answers.")
+    ] = None,
+    questions: Annotated[
+        Path | None,
+        typer.Option("--questions", help="Protocol file (YAML) whose questions engine answers belong to."),
+    ] = None,
+    protocol: Annotated[
+        str | None, typer.Option("--protocol", help="Protocol already in the database to attach answers to.")
+    ] = None,
 ) -> None:
-    """Import files into the database: each file in one transaction; the same file twice is a no-op."""
-    # Check every file before writing anything, so a bad file in a batch writes nothing.
-    for path in paths:
-        read_file(path, fmt)
+    """Import files into the database: each file in one transaction; the same file twice is a no-op.
+
+    Every file is read and checked before anything is written. Engine payloads (see `citeaudit formats`)
+    are attached to a protocol question: the protocol comes from --questions or from the database.
+    """
+    attachment = _attachment(db, questions, protocol, run, platform, question_id, paths, fmt)
+    prepared = read_files(paths, fmt, attachment)
     with Store(db) as store:
-        for path in paths:
-            report = ingest_file(store, path, fmt)
-            if report.already_imported:
-                console.print(f"{path}: already imported (sha256 {report.sha256[:12]}…), nothing written")
-                continue
-            console.print(
-                f"{path}: {report.answers} answers, {report.claims} claims, {report.edges} edges "
-                f"from {report.locations} locations, {report.judgements} judgements, "
-                f"{report.sources_new} new sources ({report.sources_known} already known), "
-                f"{report.evidence_groups} evidence groups, {report.runs} new runs"
-            )
+        for item in prepared:
+            _print_report(store_prepared(store, item), item)
+
+
+def _attachment(
+    db: Path,
+    questions: Path | None,
+    protocol: str | None,
+    run: str | None,
+    platform: str | None,
+    question_id: str | None,
+    paths: list[Path],
+    fmt: str | None,
+) -> Attachment | None:
+    """Where engine answers go; ``None`` when every file is a whole audit."""
+    if not any(needs_attachment(_head(path), str(path), fmt) for path in paths if path.is_file()):
+        return None
+    if questions is not None:
+        chosen = load_protocol(questions)
+    elif is_database(db) if db.exists() else False:
+        with Store(db) as store:
+            chosen = store.protocol(store.choose_protocol(protocol))
+    else:
+        raise InputError(
+            str(paths[0]),
+            "",
+            "engine answers need a protocol: pass --questions PROTOCOL.yaml (or --db a database that holds one)",
+        )
+    return Attachment(protocol=chosen, run_id=run, platform=platform, question_id=question_id)
+
+
+def _head(path: Path) -> bytes:
+    with path.open("rb") as handle:
+        return handle.read(8192)
+
+
+def _print_report(report: ImportReport, item: PreparedImport) -> None:
+    if report.already_imported:
+        console.print(f"{item.source}: already imported (sha256 {report.sha256[:12]}…), nothing written")
+        return
+    console.print(
+        f"{item.source} ({item.reader.name}): {report.answers} answers, {report.claims} claims, {report.edges} edges "
+        f"from {report.locations} locations, {report.judgements} judgements, {report.sources_new} new sources "
+        f"({report.sources_known} already known), {report.evidence_groups} evidence groups, {report.runs} new runs",
+        soft_wrap=True,
+    )
+    extras = [
+        f"{report.dangling} dangling marker(s) pointing past the source list" if report.dangling else "",
+        f"{report.retrieved} retrieved-only source(s) (not cited)" if report.retrieved else "",
+        f"{report.failures} failed or incomplete answer(s) recorded" if report.failures else "",
+    ]
+    if any(extras):
+        console.print("  also: " + "; ".join(e for e in extras if e), soft_wrap=True)
 
 
 @handles_errors
@@ -61,9 +125,6 @@ def export(
     ] = None,
 ) -> None:
     """Export everything measured under one protocol as a citeaudit.audit/v1 document (lossless)."""
-    from citeaudit.api import is_database
-    from citeaudit.errors import InputError
-
     if not is_database(db):
         raise InputError(str(db), "", "is not a citeaudit database")
     with Store(db) as store:
@@ -86,9 +147,10 @@ def export(
 
 def formats() -> None:
     """List the readers `citeaudit ingest` knows."""
-    table = Table("format", "description", header_style="bold")
+    table = Table("format", "gives", "description", header_style="bold")
     for name, reader in sorted(READERS.items()):
-        table.add_row(name, reader.description)
+        gives = "whole audit" if reader.read_audit is not None else "engine answers"
+        table.add_row(name, gives, Text(reader.description))
     console.print(table)
 
 

@@ -8,19 +8,33 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from citeaudit.errors import InputError, UnknownFormat
-from citeaudit.ingest import audit_json
+from citeaudit.ingest import audit_json, expertqa, jsonl, markdown
 from citeaudit.ingest.assemble import Attachment, assemble
 from citeaudit.ingest.base import Reader, ReaderKind
 from citeaudit.model import Audit, FailedAnswer
 from citeaudit.store import ImportReport, Store
 
-__all__ = ["READERS", "Attachment", "PreparedImport", "Reader", "detect_reader", "ingest_file", "read_file"]
+__all__ = [
+    "READERS",
+    "Attachment",
+    "PreparedImport",
+    "Reader",
+    "detect_reader",
+    "ingest_file",
+    "needs_attachment",
+    "read_file",
+    "read_files",
+    "store_prepared",
+]
 
-READERS: dict[str, Reader] = {reader.name: reader for reader in (audit_json.READER,)}
+READERS: dict[str, Reader] = {
+    reader.name: reader for reader in (audit_json.READER, expertqa.READER, jsonl.READER, markdown.READER)
+}
 """Every reader by format name, in detection order."""
 
 _HEAD_BYTES = 8192
@@ -81,7 +95,10 @@ def read_file(
     """
     source = str(path)
     data = _read_bytes(path)
-    reader = detect_reader(data, source, fmt)
+    return _prepare(source, data, detect_reader(data, source, fmt), attachment)
+
+
+def _prepare(source: str, data: bytes, reader: Reader, attachment: Attachment | None) -> PreparedImport:
     if reader.read_audit is not None:
         return PreparedImport(source, data, reader, reader.read_audit(data, source))
     assert reader.read_answers is not None
@@ -94,8 +111,30 @@ def read_file(
         )
     parsed = reader.read_answers(data, source)
     sha = hashlib.sha256(data).hexdigest()
-    audit, failures = assemble(parsed, attachment, source, sha, default_platform=reader.name.split("-")[0])
+    default_platform = None if reader.generic else reader.name.split("-")[0]
+    audit, failures = assemble(parsed, attachment, source, sha, default_platform)
     return PreparedImport(source, data, reader, audit, tuple(failures))
+
+
+def read_files(
+    paths: Sequence[str | Path], fmt: str | Reader | None = None, attachment: Attachment | None = None
+) -> list[PreparedImport]:
+    """Read and check several files; nothing is written. ExpertQA files given together form one dataset
+    (one import whose payload is their lines in the given order)."""
+    prepared: list[PreparedImport] = []
+    combined: list[tuple[str, bytes]] = []
+    for path in paths:
+        data = _read_bytes(path)
+        reader = detect_reader(data, str(path), fmt)
+        if reader is expertqa.READER:
+            combined.append((str(path), data))
+            continue
+        prepared.append(_prepare(str(path), data, reader, attachment))
+    if combined:
+        source = " + ".join(name for name, _ in combined)
+        data = expertqa.combine([payload for _, payload in combined])
+        prepared.insert(0, _prepare(source, data, expertqa.READER, attachment))
+    return prepared
 
 
 def ingest_file(

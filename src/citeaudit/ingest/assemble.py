@@ -54,7 +54,7 @@ def _question_for(parsed: ParsedAnswer, attachment: Attachment, source: str, ind
 
 
 def assemble(
-    parsed: Sequence[ParsedAnswer], attachment: Attachment, source: str, sha256: str, default_platform: str
+    parsed: Sequence[ParsedAnswer], attachment: Attachment, source: str, sha256: str, default_platform: str | None
 ) -> tuple[Audit, list[FailedAnswer]]:
     """The audit that these answers make under ``attachment``, and the answers that failed."""
     answers: list[dict[str, Any]] = []
@@ -65,6 +65,8 @@ def assemble(
     today = datetime.now(UTC).date().isoformat()
     for index, record in enumerate(parsed):
         platform = attachment.platform or record.platform or default_platform
+        if platform is None:
+            raise InvalidValue(source, f"answer {index}", "which engine produced it? pass --platform NAME")
         run_id = attachment.run_id or f"{platform}-{today}"
         question_id = _question_for(record, attachment, source, index)
         if record.status is not AnswerStatus.COMPLETE:

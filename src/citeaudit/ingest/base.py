@@ -123,6 +123,8 @@ class Reader:
     """Document readers: parse and check a whole audit; ``source`` names the file in errors."""
     read_answers: _ReadAnswers | None = None
     """Answer readers: parse the payload's answers; ``source`` names the file in errors."""
+    generic: bool = False
+    """True when answers of this format do not say which engine produced them (``--platform`` needed)."""
 
     @property
     def kind(self) -> ReaderKind:

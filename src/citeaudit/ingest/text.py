@@ -7,6 +7,7 @@ checkable claims is a separate, versioned step.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterable
 
@@ -15,6 +16,7 @@ from citeaudit.ingest.base import ClaimCandidate
 __all__ = [
     "ARTEFACT",
     "MARKER",
+    "SentenceIndex",
     "candidates",
     "claim_text",
     "sentence_containing",
@@ -130,16 +132,23 @@ def _is_abbreviation(text: str, dot: int) -> bool:
 
 def sentence_containing(text: str, position: int) -> tuple[int, int]:
     """``(start, end)`` of the sentence that contains ``position`` (markers after its punctuation included)."""
-    starts = _sentence_starts(text)
-    start = 0
-    end = len(text)
-    for index, candidate in enumerate(starts):
-        if candidate <= position:
-            start = candidate
-            end = starts[index + 1] if index + 1 < len(starts) else len(text)
-        else:
-            break
-    return trim_span(text, start, end, keep_trailing_artefacts=True)
+    return SentenceIndex(text).containing(position)
+
+
+class SentenceIndex:
+    """Sentence boundaries of one text, computed once, for many look-ups."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.starts = _sentence_starts(text)
+
+    def containing(self, position: int) -> tuple[int, int]:
+        """``(start, end)`` of the sentence containing ``position``, white space and leading artefacts trimmed,
+        trailing markers kept (they belong to the sentence they close)."""
+        index = max(0, bisect.bisect_right(self.starts, position) - 1)
+        start = self.starts[index]
+        end = self.starts[index + 1] if index + 1 < len(self.starts) else len(self.text)
+        return trim_span(self.text, start, end, keep_trailing_artefacts=True)
 
 
 def trim_span(text: str, start: int, end: int, *, keep_trailing_artefacts: bool = False) -> tuple[int, int]:

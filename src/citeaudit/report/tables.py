@@ -15,8 +15,15 @@ __all__ = ["comparison_table", "diagnostics", "fraction", "score_tables"]
 
 _UNDEFINED = {
     "precision": "— n/a (no edges)",
-    "coverage": "— n/a (no required facts)",
+    "coverage": "— n/a (no facts)",
     "official_rate": "— n/a (no answers)",
+}
+_SHORT = {
+    Label.SUPPORTED: "sup",
+    Label.PARTIAL: "part",
+    Label.CONFLICTING: "conf",
+    Label.IRRELEVANT: "irr",
+    Label.UNKNOWN: "unk",
 }
 LOW = 0.5
 """Below this a diagnostic hint is printed next to the number (an interpretation aid, not a verdict)."""
@@ -42,47 +49,62 @@ def diagnostics(scope: ScopeScore) -> list[str]:
     return hints
 
 
-def score_tables(result: ScoreResult, title: str, notes: Sequence[str] = ()) -> RenderableType:
-    """The overall scope, one row per group when grouped, then notes and diagnostics."""
+def _table(title: str | None, group_by: Sequence[str], headers: Sequence[str], rows: list[list[str]]) -> Table:
+    """A table whose columns are never narrower than their widest cell (numbers are never cut short)."""
     table = Table(title=title, title_justify="left", header_style="bold")
-    for name in result.group_by:
+    for name in group_by:
         table.add_column(name, no_wrap=True)
-    table.add_column("answers", justify="right", no_wrap=True)
-    for metric in ("official rate", "precision", "coverage"):
-        table.add_column(metric, justify="right", no_wrap=True)
-    table.add_column("edges", justify="right", no_wrap=True)
-    table.add_column("s/p/c/i/u", justify="right", no_wrap=True)
-    table.add_column("pending", justify="right", no_wrap=True)
+    for header in headers:
+        table.add_column(header, justify="right", no_wrap=True)
+    for column, cells in zip(table.columns, zip(*rows, strict=True), strict=True):
+        column.min_width = max(len(str(column.header)), *(len(cell) for cell in cells))
+    for i, row in enumerate(rows):
+        if group_by and i == len(rows) - 1:
+            table.add_section()
+        table.add_row(*row)
+    return table
 
-    def add(scope: ScopeScore, label: Sequence[str]) -> None:
-        table.add_row(
-            *label,
-            str(scope.answers),
-            fraction(scope.official_rate, "official_rate"),
-            fraction(scope.precision, "precision"),
-            fraction(scope.coverage, "coverage"),
-            str(scope.edges.unique),
-            "/".join(str(scope.edges.by_label[label]) for label in Label),
-            str(scope.edges.pending),
-        )
 
-    by_width = len(result.group_by)
-    for group in result.groups:
+def score_tables(result: ScoreResult, title: str, notes: Sequence[str] = ()) -> RenderableType:
+    """The three numbers per scope, then the edges behind them by final label, then notes and diagnostics."""
+    labels: list[list[str]] = []
+    metrics: list[list[str]] = []
+    for group in (*result.groups, result.overall):
         values = dict(group.by)
-        add(group, [str(values[name]) if values[name] is not None else "—" for name in result.group_by])
-    if by_width:
-        table.add_section()
-    add(result.overall, (["all"] + [""] * (by_width - 1)) if by_width else [])
-
-    parts: list[RenderableType] = [table]
+        if group is result.overall:
+            label = (["all"] + [""] * (len(result.group_by) - 1)) if result.group_by else []
+        else:
+            label = [str(values[name]) if values[name] is not None else "—" for name in result.group_by]
+        metrics.append(
+            [
+                *label,
+                str(group.answers),
+                fraction(group.official_rate, "official_rate"),
+                fraction(group.precision, "precision"),
+                fraction(group.coverage, "coverage"),
+            ]
+        )
+        labels.append(
+            [
+                *label,
+                str(group.edges.unique),
+                str(group.edges.locations),
+                *(str(group.edges.by_label[name]) for name in Label),
+                str(group.edges.pending) + (f" ({group.edges.disputed} disputed)" if group.edges.disputed else ""),
+            ]
+        )
+    table = _table(title, result.group_by, ("answers", "official rate", "precision", "coverage"), metrics)
+    edges_table = _table(
+        None, result.group_by, ("edges", "locations", *(_SHORT[name] for name in Label), "pending"), labels
+    )
+    parts: list[RenderableType] = [table, edges_table]
     overall = result.overall
     lines = [
         f"scoring {result.scoring} · fingerprint {result.fingerprint[:23]}…"
         + (" · PROVISIONAL" if result.provisional else ""),
         f"edges: {overall.edges.unique} unique from {overall.edges.locations} citation locations "
-        f"({overall.edges.collapsed} duplicate location(s) collapsed); s/p/c/i/u = edges by final label "
-        "supported/partial/conflicting/irrelevant/unknown; pending = no final label yet, scored as unknown "
-        f"({overall.edges.disputed} of them disputed)",
+        f"({overall.edges.collapsed} duplicate location(s) collapsed); final labels sup/part/conf/irr/unk = "
+        "supported/partial/conflicting/irrelevant/unknown; pending = no final label yet, scored as unknown",
         f"required facts: {overall.required.pairs} (answer, fact) pairs — {overall.required.covered} covered, "
         f"{overall.required.without_claim} without a claim, {overall.required.without_edge} with a claim but no edge",
     ]
