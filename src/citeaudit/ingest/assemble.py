@@ -1,8 +1,8 @@
 """Turn answer records read from engine payloads into an audit under a protocol.
 
 Each answer is attached to a question, a run and a platform; each claim candidate becomes a claim with one
-pending edge per cited source (duplicated markers collapse into one edge with several locations). The
-result goes through the same checks as an interchange document, so both paths share one set of rules.
+pending edge per cited source (duplicated markers collapse into one edge with several locations). Source
+keys come from the registry the interchange reader uses, so both paths identify sources the same way.
 """
 
 from __future__ import annotations
@@ -10,12 +10,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
 
-from citeaudit.errors import InvalidValue, UnknownReference
+from citeaudit.errors import DuplicateId, InvalidValue, UnknownReference
 from citeaudit.ingest.base import ParsedAnswer
-from citeaudit.interchange import AUDIT_FORMAT, AuditDocument, audit_from_document, protocol_to_mapping
-from citeaudit.model import AnswerStatus, Audit, CitationKind, FailedAnswer, Protocol
+from citeaudit.interchange.reader import SourceRegistry, check_span
+from citeaudit.model import (
+    Answer,
+    AnswerStatus,
+    Audit,
+    Citation,
+    CitationKind,
+    Claim,
+    Edge,
+    FailedAnswer,
+    Location,
+    Protocol,
+    Run,
+)
 
 __all__ = ["Attachment", "assemble"]
 
@@ -56,84 +67,79 @@ def _question_for(parsed: ParsedAnswer, attachment: Attachment, source: str, ind
 def assemble(
     parsed: Sequence[ParsedAnswer], attachment: Attachment, source: str, sha256: str, default_platform: str | None
 ) -> tuple[Audit, list[FailedAnswer]]:
-    """The audit that these answers make under ``attachment``, and the answers that failed."""
-    answers: list[dict[str, Any]] = []
-    claims: list[dict[str, Any]] = []
-    edges: list[dict[str, Any]] = []
-    runs: dict[str, dict[str, Any]] = {}
+    """The audit that these answers make under ``attachment``, and the answers that failed.
+
+    Builds the model objects directly (no second parse): source keys come from the same registry the
+    interchange reader uses, spans are checked against each answer's text, ids are checked for clashes.
+    """
+    registry = SourceRegistry()
+    answers: list[Answer] = []
+    claims: list[Claim] = []
+    locations: dict[tuple[str, str], list[Location]] = {}
+    runs: dict[str, Run] = {}
     failures: list[FailedAnswer] = []
+    seen_ids: set[str] = set()
     today = datetime.now(UTC).date().isoformat()
     for index, record in enumerate(parsed):
+        where = f"answer {index}"
         platform = attachment.platform or record.platform or default_platform
         if platform is None:
-            raise InvalidValue(source, f"answer {index}", "which engine produced it? pass --platform NAME")
+            raise InvalidValue(source, where, "which engine produced it? pass --platform NAME")
         run_id = attachment.run_id or f"{platform}-{today}"
         question_id = _question_for(record, attachment, source, index)
         if record.status is not AnswerStatus.COMPLETE:
             failures.append(FailedAnswer(index, record.status, record.failure, run_id, question_id, platform))
             continue
-        runs.setdefault(run_id, {"id": run_id, "platform": platform})
+        runs.setdefault(run_id, Run(run_id, platform=platform))
         answer_id = record.answer_id or (
             f"{platform}-{sha256[:12]}" if len(parsed) == 1 else f"{platform}-{sha256[:12]}-{index}"
         )
-        citations = []
-        for c in record.citations:
-            if c.kind is CitationKind.DANGLING:
-                citations.append({"marker": c.marker, "kind": "dangling", "start": c.start, "end": c.end})
-            else:
-                citations.append(
-                    {
-                        "url": c.url,
-                        "title": c.title,
-                        "marker": c.marker,
-                        "kind": str(c.kind),
-                        "start": c.start,
-                        "end": c.end,
-                    }
+        if answer_id in seen_ids:
+            raise DuplicateId(source, f"{where}.id", f"duplicate answer id {answer_id!r}")
+        seen_ids.add(answer_id)
+        length = len(record.text)
+        keys: list[str | None] = []
+        citations: list[Citation] = []
+        for ci, cited in enumerate(record.citations):
+            check_span(source, f"{where}.citations[{ci}]", cited.start, cited.end, length)
+            key = None
+            if cited.kind is not CitationKind.DANGLING:
+                key = registry.key_for(
+                    source, f"{where}.citations[{ci}]", answer_id, cited.url, cited.title, None, cited.publisher
                 )
+            keys.append(key)
+            citations.append(Citation(key, cited.url, cited.title, cited.marker, cited.kind, cited.start, cited.end))
         answers.append(
-            {
-                "id": answer_id,
-                "question_id": question_id,
-                "run_id": run_id,
-                "platform": platform,
-                "model": record.model,
-                "text": record.text,
-                "payload_sha256": sha256,
-                "retrieval": record.retrieval,
-                "citations": [{k: v for k, v in c.items() if v is not None} for c in citations],
-            }
+            Answer(
+                answer_id,
+                question_id,
+                run_id,
+                record.text,
+                platform=platform,
+                model=record.model,
+                citations=tuple(citations),
+                payload_sha256=sha256,
+                retrieval=record.retrieval,
+            )
         )
         for k, candidate in enumerate(record.claims):
+            check_span(source, f"{where}.claims[{k}]", candidate.start, candidate.end, length)
             claim_id = f"{answer_id}-c{k + 1}"
-            claims.append(
-                {
-                    "id": claim_id,
-                    "answer_id": answer_id,
-                    "text": candidate.text,
-                    "start": candidate.start,
-                    "end": candidate.end,
-                }
-            )
+            claims.append(Claim(claim_id, answer_id, candidate.text, candidate.start, candidate.end))
             for i in candidate.citations:
-                cited = record.citations[i]
-                if cited.kind is not CitationKind.CITED or not (cited.url or cited.title):
+                key = keys[i]
+                if key is None or citations[i].kind is not CitationKind.CITED:
                     continue  # dangling markers and retrieved sources never make edges
-                row = {
-                    "claim_id": claim_id,
-                    "url": cited.url,
-                    "title": None if cited.url else cited.title,
-                    "marker": cited.marker,
-                    "start": cited.start,
-                    "end": cited.end,
-                }
-                edges.append({k: v for k, v in row.items() if v is not None})
-    document = {
-        "format": AUDIT_FORMAT,
-        "protocol": protocol_to_mapping(attachment.protocol),
-        "runs": list(runs.values()),
-        "answers": [{k: v for k, v in a.items() if v is not None} for a in answers],
-        "claims": claims,
-        "edges": edges,
-    }
-    return audit_from_document(AuditDocument.model_validate(document), source), failures
+                location = citations[i]
+                locations.setdefault((claim_id, key), []).append(
+                    Location(location.marker, location.start, location.end)
+                )
+    audit = Audit(
+        protocol=attachment.protocol,
+        runs=tuple(runs.values()),
+        answers=tuple(answers),
+        claims=tuple(claims),
+        sources=tuple(registry.sources.values()),
+        edges=tuple(Edge(claim, key, tuple(found)) for (claim, key), found in locations.items()),
+    )
+    return audit, failures

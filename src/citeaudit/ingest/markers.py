@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from citeaudit.ingest.base import ClaimCandidate, ParsedCitation
-from citeaudit.ingest.text import MARKER, SentenceIndex, candidates, trim_span
+from citeaudit.ingest.text import MARKER, SentenceIndex, candidates
 from citeaudit.model import CitationKind
 
 __all__ = ["SourceEntry", "cite_markers", "numbered"]
@@ -46,7 +46,7 @@ def cite_markers(
         referenced.add(number)
         url, title = entry
         citations.append(ParsedCitation(url, title, match.group(0), CitationKind.CITED, match.start(), match.end()))
-        start, end = trim_span(text, *sentences.containing(match.start()))
+        start, end = sentences.claim_span(match.start())
         if end > start:
             spans.append((start, end, index))
     return citations, candidates(text, spans), referenced

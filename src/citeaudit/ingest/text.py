@@ -82,25 +82,27 @@ _SPACES = re.compile(r"\s+")
 _SPACE_BEFORE_PUNCT = re.compile(r"\s+([,.;:!?。！？；])")
 
 
+_BOUNDARY_CANDIDATE = re.compile(r"[.!?。！？；\n]")
+
+
 def _sentence_starts(text: str) -> list[int]:
     """Offsets where sentences start. A marker right after closing punctuation (``tank.[1]``) stays with the
     sentence it closes; a line break always ends a sentence."""
     starts = [0]
-    i, n = 0, len(text)
-    while i < n:
+    n = len(text)
+    found = _BOUNDARY_CANDIDATE.search(text)
+    while found is not None:
+        i = found.start()
         char = text[i]
+        resume = i + 1
         if char == "\n":
             j = i
             while j < n and text[j].isspace():
                 j += 1
             if j < n:
                 starts.append(j)
-            i = j
-            continue
-        if char == "." and _is_abbreviation(text, i):
-            i += 1
-            continue
-        if char in _END_PUNCTUATION:
+            resume = j
+        elif not (char == "." and _is_abbreviation(text, i)):
             j = i + 1
             while j < n and text[j] in _END_PUNCTUATION + "\"'”’)":
                 j += 1
@@ -114,11 +116,10 @@ def _sentence_starts(text: str) -> list[int]:
                     k += 1
                 if k < n:
                     starts.append(k)
-                i = k
-                continue
-            i = j
-            continue
-        i += 1
+                resume = k
+            else:
+                resume = j
+        found = _BOUNDARY_CANDIDATE.search(text, max(resume, i + 1))
     return starts
 
 
@@ -141,14 +142,30 @@ class SentenceIndex:
     def __init__(self, text: str) -> None:
         self.text = text
         self.starts = _sentence_starts(text)
+        self._spans: dict[int, tuple[int, int]] = {}
+        self._claims: dict[int, tuple[int, int]] = {}
 
     def containing(self, position: int) -> tuple[int, int]:
         """``(start, end)`` of the sentence containing ``position``, white space and leading artefacts trimmed,
         trailing markers kept (they belong to the sentence they close)."""
         index = max(0, bisect.bisect_right(self.starts, position) - 1)
-        start = self.starts[index]
-        end = self.starts[index + 1] if index + 1 < len(self.starts) else len(self.text)
-        return trim_span(self.text, start, end, keep_trailing_artefacts=True)
+        span = self._spans.get(index)
+        if span is None:
+            start = self.starts[index]
+            end = self.starts[index + 1] if index + 1 < len(self.starts) else len(self.text)
+            span = trim_span(self.text, start, end, keep_trailing_artefacts=True)
+            self._spans[index] = span
+        return span
+
+    def claim_span(self, position: int) -> tuple[int, int]:
+        """The sentence containing ``position`` without trailing markers: the span of the claim a marker in
+        that sentence is attached to."""
+        index = max(0, bisect.bisect_right(self.starts, position) - 1)
+        span = self._claims.get(index)
+        if span is None:
+            span = trim_span(self.text, *self.containing(position))
+            self._claims[index] = span
+        return span
 
 
 def trim_span(text: str, start: int, end: int, *, keep_trailing_artefacts: bool = False) -> tuple[int, int]:

@@ -20,7 +20,6 @@ from citeaudit.interchange.schema import (
     EdgeIn,
     JudgementIn,
     ProtocolIn,
-    SourceIn,
 )
 from citeaudit.model import (
     Answer,
@@ -44,7 +43,15 @@ from citeaudit.model import (
 from citeaudit.protocol import check_protocol, convention_for
 from citeaudit.sources.urls import normalize_url, registrable_domain, title_key
 
-__all__ = ["audit_from_document", "load_audit", "load_protocol", "parse_audit_bytes", "protocol_from_mapping"]
+__all__ = [
+    "SourceRegistry",
+    "audit_from_document",
+    "check_span",
+    "load_audit",
+    "load_protocol",
+    "parse_audit_bytes",
+    "protocol_from_mapping",
+]
 
 
 _UNION_TAGS = {"str", "int", "float", "bool", "none", "list", "dict"}
@@ -200,31 +207,21 @@ def load_protocol(path: str | Path) -> Protocol:
     return protocol_from_mapping(document, str(file), path="")
 
 
-def _check_span(source: str, where: str, start: int | None, end: int | None, text_length: int) -> None:
+def check_span(source: str, where: str, start: int | None, end: int | None, text_length: int) -> None:
     if (start is None) != (end is None):
         raise InvalidValue(source, where, f"a span needs both start and end (got start={start!r}, end={end!r})")
     if start is not None and end is not None and not 0 <= start <= end <= text_length:
         raise InvalidValue(source, where, f"span {start}..{end} is outside the answer text (0..{text_length})")
 
 
-class _SourceRegistry:
+class SourceRegistry:
     """Assigns source keys (DESIGN §3) and collects one Source per key, first sighting wins."""
 
-    def __init__(self, declared: Sequence[SourceIn]) -> None:
+    def __init__(self, declared: Sequence[Source] = ()) -> None:
         self.sources: dict[str, Source] = {}
         self._by_url: dict[str, str] = {}
         for entry in declared:
-            self.sources[entry.key] = Source(
-                key=entry.key,
-                url=entry.url,
-                resolved_url=entry.resolved_url,
-                title=entry.title,
-                publisher=entry.publisher,
-                status=entry.status,
-                reason=entry.reason,
-                fetched_at=entry.fetched_at,
-                content_hash=entry.content_hash,
-            )
+            self.sources[entry.key] = entry
             for url in (entry.url, entry.resolved_url):
                 if url:
                     self._by_url.setdefault(normalize_url(url), entry.key)
@@ -237,7 +234,9 @@ class _SourceRegistry:
         url: str | None,
         title: str | None,
         source_key: str | None,
+        publisher: str | None = None,
     ) -> str:
+        """The source key of a citation or edge row, registering a pending source on first sight."""
         if source_key is not None:
             key = source_key
         elif url:
@@ -252,6 +251,7 @@ class _SourceRegistry:
                 key=key,
                 url=url or None,
                 title=title,
+                publisher=publisher,
                 status=SourceStatus.PENDING,
                 reason=None if url else "no_link",
             )
@@ -281,7 +281,12 @@ def audit_from_document(document: AuditDocument, source: str) -> Audit:
     _unique((c.id for c in document.claims), source, "claim", "claims")
     _unique((s.key for s in document.sources), source, "source", "sources")
     _unique((g.id for g in document.evidence_groups), source, "evidence group", "evidence_groups")
-    registry = _SourceRegistry(document.sources)
+    registry = SourceRegistry(
+        [
+            Source(e.key, e.url, e.resolved_url, e.title, e.publisher, e.status, e.reason, e.fetched_at, e.content_hash)
+            for e in document.sources
+        ]
+    )
     runs = {r.id: Run(r.id, r.kind, r.platform, r.model, r.collected_at, r.locale, r.sample) for r in document.runs}
 
     answers: list[Answer] = []
@@ -296,7 +301,7 @@ def audit_from_document(document: AuditDocument, source: str) -> Audit:
         citations = []
         for ci, cited in enumerate(a.citations):
             where = f"answers[{ai}].citations[{ci}]"
-            _check_span(source, where, cited.start, cited.end, len(a.text))
+            check_span(source, where, cited.start, cited.end, len(a.text))
             if cited.kind is CitationKind.DANGLING:
                 if cited.url or cited.title or cited.source_key:
                     raise InvalidValue(source, f"{where}.kind", "a dangling marker has no url, title or source_key")
@@ -326,7 +331,7 @@ def audit_from_document(document: AuditDocument, source: str) -> Audit:
     for ci, c in enumerate(document.claims):
         if c.answer_id not in answer_text:
             raise UnknownReference(source, f"claims[{ci}].answer_id", f"no answer {c.answer_id!r}")
-        _check_span(source, f"claims[{ci}]", c.start, c.end, len(answer_text[c.answer_id]))
+        check_span(source, f"claims[{ci}]", c.start, c.end, len(answer_text[c.answer_id]))
         if c.required_fact_id is not None:
             facts = {f.id for f in questions[answer_question[c.answer_id]].required_facts}
             if c.required_fact_id not in facts:
@@ -346,7 +351,7 @@ def audit_from_document(document: AuditDocument, source: str) -> Audit:
         if e.claim_id not in claim_answer:
             raise UnknownReference(source, f"{where}.claim_id", f"no claim {e.claim_id!r}")
         answer_id = claim_answer[e.claim_id]
-        _check_span(source, where, e.start, e.end, len(answer_text[answer_id]))
+        check_span(source, where, e.start, e.end, len(answer_text[answer_id]))
         if e.label is None:
             for name in ("reviewer", "passage", "period", "reasoning", "created_at"):
                 if getattr(e, name) is not None:

@@ -51,7 +51,7 @@ class QuestionIn(_In):
     id: str = Field(min_length=1)
     text: str
     locale: str | None = None
-    required_facts: list[RequiredFactIn] = []
+    required_facts: list[RequiredFactIn] = Field(default_factory=list)
 
 
 class OfficialHostIn(_In):
@@ -66,7 +66,7 @@ class SegmentationIn(_In):
 
     method: str = Field(min_length=1)
     version: str | None = None
-    parameters: dict[str, Any] = {}
+    parameters: dict[str, Any] = Field(default_factory=dict)
 
 
 class ProtocolIn(_In):
@@ -76,7 +76,7 @@ class ProtocolIn(_In):
     version: str
     scoring: str = "strict-v1"
     official_domains: list[str | OfficialHostIn] = []
-    questions: list[QuestionIn] = []
+    questions: list[QuestionIn] = Field(default_factory=list)
     segmentation: SegmentationIn | None = None
     weights: dict[Severity, float] | None = None
 
@@ -121,7 +121,7 @@ class AnswerIn(_In):
     platform: str | None = None
     model: str | None = None
     locale: str | None = None
-    citations: list[CitationIn] = []
+    citations: list[CitationIn] = Field(default_factory=list)
     payload_sha256: str | None = None
     retrieval: RetrievalStatus | None = None
 
@@ -168,7 +168,7 @@ class EdgeIn(_JudgementFields):
     start: int | None = Field(default=None, ge=0)
     end: int | None = Field(default=None, ge=0)
     label: Label | None = None
-    judgements: list[JudgementIn] = []
+    judgements: list[JudgementIn] = Field(default_factory=list)
 
 
 class SourceIn(_In):
@@ -192,8 +192,8 @@ class EvidenceGroupIn(_In):
     claim_id: str
     sources: list[str] = Field(min_length=2)
     label: Label | None = None
-    required_documents: list[str] = []
-    reasoning_steps: list[str] = []
+    required_documents: list[str] = Field(default_factory=list)
+    reasoning_steps: list[str] = Field(default_factory=list)
     reviewer: str | None = None
 
 
@@ -204,9 +204,9 @@ class AuditDocument(_In):
 
     format: Literal["citeaudit.audit/v1"]
     protocol: ProtocolIn
-    runs: list[RunIn] = []
-    answers: list[AnswerIn] = []
-    claims: list[ClaimIn] = []
-    edges: list[EdgeIn] = []
-    sources: list[SourceIn] = []
-    evidence_groups: list[EvidenceGroupIn] = []
+    runs: list[RunIn] = Field(default_factory=list)
+    answers: list[AnswerIn] = Field(default_factory=list)
+    claims: list[ClaimIn] = Field(default_factory=list)
+    edges: list[EdgeIn] = Field(default_factory=list)
+    sources: list[SourceIn] = Field(default_factory=list)
+    evidence_groups: list[EvidenceGroupIn] = Field(default_factory=list)

@@ -11,7 +11,7 @@ import re
 import unicodedata
 from collections.abc import Iterable
 from functools import lru_cache
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import tldextract
 
@@ -63,30 +63,47 @@ def _is_tracking(name: str) -> bool:
     return lowered.startswith("utm_") or lowered in TRACKING_PARAMETERS
 
 
+_URL = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*)://([^/?#]*)([^?#]*)(?:\?([^#]*))?")
+
+
+def _host_and_port(netloc: str) -> tuple[str, str]:
+    netloc = netloc.rpartition("@")[2]
+    if netloc.startswith("["):
+        close = netloc.find("]")
+        if close > 0:
+            rest = netloc[close + 1 :]
+            return netloc[: close + 1], rest[1:] if rest.startswith(":") else ""
+    host, _, port = netloc.partition(":")
+    return host, port
+
+
+@lru_cache(maxsize=262144)
 def normalize_url(url: str) -> str:
     """The normalized form of ``url`` used for source identity.
 
     Lower-cases scheme and host, drops default ports, the fragment, user info and tracking parameters,
-    sorts the remaining query and gives an empty path as ``/``. A string without scheme and host is
-    returned stripped but otherwise unchanged (it cannot be normalized further).
+    sorts the remaining query parameters (kept as written, never re-encoded) and gives an empty path as
+    ``/``. A string without scheme and host is returned stripped but otherwise unchanged.
     """
     stripped = url.strip()
-    parts = urlsplit(stripped)
-    if not parts.scheme or not parts.netloc:
+    match = _URL.match(stripped)
+    if match is None or not match.group(2):
         return stripped
-    scheme = parts.scheme.lower()
-    host = (parts.hostname or "").rstrip(".")
-    try:
-        port = parts.port
-    except ValueError:
-        port = None
-    netloc = f"[{host}]" if ":" in host else host
-    if port is not None and _DEFAULT_PORTS.get(scheme) != port:
-        netloc = f"{netloc}:{port}"
-    query = [(name, value) for name, value in parse_qsl(parts.query, keep_blank_values=True) if not _is_tracking(name)]
-    query.sort()
-    path = parts.path or "/"
-    return urlunsplit((scheme, netloc, path, urlencode(query), ""))
+    scheme = match.group(1).lower()
+    host, port = _host_and_port(match.group(2))
+    host = host.lower().rstrip(".")
+    if not host:
+        return stripped
+    netloc = host
+    if port.isdigit() and _DEFAULT_PORTS.get(scheme) != int(port):
+        netloc = f"{host}:{int(port)}"
+    normalized = f"{scheme}://{netloc}{match.group(3) or '/'}"
+    query = match.group(4)
+    if query:
+        kept = sorted(pair for pair in query.split("&") if pair and not _is_tracking(pair.partition("=")[0]))
+        if kept:
+            normalized += "?" + "&".join(kept)
+    return normalized
 
 
 def host_of(url: str) -> str | None:
@@ -156,8 +173,8 @@ class OfficialMatcher:
 def url_location(url: str | None) -> tuple[str | None, str]:
     """``(host, path)`` of a URL: host lower-cased without a trailing dot (``None`` when absent), path ``/``
     when empty."""
-    if not url:
+    match = _URL.match(url.strip()) if url else None
+    if match is None:
         return None, "/"
-    parts = urlsplit(url.strip())
-    host = parts.hostname.rstrip(".") if parts.hostname else None
-    return host or None, parts.path or "/"
+    host = _host_and_port(match.group(2))[0].lower().rstrip(".").strip("[]")
+    return host or None, match.group(3) or "/"

@@ -113,6 +113,8 @@ class Store:
             self._db.execute("PRAGMA foreign_keys = ON")
             self._db.execute("PRAGMA journal_mode = WAL")
             self._db.execute("PRAGMA synchronous = NORMAL")
+            # Imports write hundreds of thousands of index entries; a larger page cache keeps them in memory.
+            self._db.execute("PRAGMA cache_size = -262144")
             self._migrate()
         except sqlite3.DatabaseError as exc:
             self._db.close()
@@ -223,6 +225,17 @@ class Store:
             )
         return pk
 
+    def _existing(self, db: sqlite3.Connection, table: str, column: str, values: Sequence[str]) -> dict[str, int]:
+        """``{value: pk}`` for the values already stored in ``table.column`` (looked up in batches)."""
+        found: dict[str, int] = {}
+        distinct = list(dict.fromkeys(values))
+        for chunk in range(0, len(distinct), 500):
+            batch = distinct[chunk : chunk + 500]
+            found.update(
+                db.execute(f"SELECT {column}, pk FROM {table} WHERE {column} IN ({', '.join('?' * len(batch))})", batch)
+            )
+        return found
+
     def _next_pk(self, db: sqlite3.Connection, table: str) -> int:
         return int(db.execute(f"SELECT coalesce(max(pk), 0) + 1 FROM {table}").fetchone()[0])
 
@@ -269,19 +282,16 @@ class Store:
             else:
                 run_pk[run.id] = int(row[0])
 
-        source_pk: dict[str, int] = {}
-        new_sources = known_sources = 0
+        source_pk = self._existing(db, "sources", "key", [source.key for source in audit.sources])
+        known_sources = len(source_pk)
         next_source = self._next_pk(db, "sources")
+        source_rows: list[tuple[object, ...]] = []
         for source in audit.sources:
-            row = db.execute("SELECT pk FROM sources WHERE key = ?", (source.key,)).fetchone()
-            if row:
-                source_pk[source.key] = int(row[0])
-                known_sources += 1
+            if source.key in source_pk:
                 continue
             host, path = url_location(source.resolved_url or source.url)
-            db.execute(
-                "INSERT INTO sources (pk, key, url, resolved_url, title, publisher, status, reason, fetched_at, "
-                "content_hash, host, path) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            source_pk[source.key] = next_source
+            source_rows.append(
                 (
                     next_source,
                     source.key,
@@ -295,11 +305,15 @@ class Store:
                     source.content_hash,
                     host,
                     path,
-                ),
+                )
             )
-            source_pk[source.key] = next_source
             next_source += 1
-            new_sources += 1
+        new_sources = len(source_rows)
+        db.executemany(
+            "INSERT INTO sources (pk, key, url, resolved_url, title, publisher, status, reason, fetched_at, "
+            "content_hash, host, path) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            source_rows,
+        )
         db.executemany(
             "INSERT OR IGNORE INTO protocol_sources VALUES (?, ?)",
             [(protocol_pk, pk) for pk in source_pk.values()],
@@ -457,15 +471,10 @@ class Store:
     ) -> None:
         """Insert rows whose second column is a database-wide id; an id already stored is a DuplicateId."""
         ids = [str(row[1]) for row in rows]
-        position = {item: i for i, item in reversed(list(enumerate(ids)))}
-        for chunk in range(0, len(ids), 500):
-            batch = ids[chunk : chunk + 500]
-            clash = db.execute(f"SELECT id FROM {table} WHERE id IN ({', '.join('?' * len(batch))})", batch).fetchall()
-            if clash:
-                first = min(clash, key=lambda row: position[row[0]])[0]
-                raise DuplicateId(
-                    origin, f"{path}[{position[first]}].id", f"{table[:-1]} {first!r} is already in the database"
-                )
+        clash = self._existing(db, table, "id", ids)
+        if clash:
+            position, first = min((i, item) for i, item in enumerate(ids) if item in clash)
+            raise DuplicateId(origin, f"{path}[{position}].id", f"{table[:-1]} {first!r} is already in the database")
         db.executemany(sql, rows)
 
     # -- reading -----------------------------------------------------------------------------------

@@ -1,0 +1,109 @@
+"""Ingest throughput: 100 000 Perplexity Sonar answers (about 8 citations each) into a fresh database.
+
+Baseline in the same run: parsing the same JSON Lines with the standard library alone (``json.loads`` per
+line), the floor any reader pays. Reported: answers/s end to end (read, check, assemble, write), and the
+ratio of ingest time to JSON parsing time. Target: at least 5 000 answers/s.
+
+Run: make bench   (or: python benchmarks/bench_ingest.py [--answers N])
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from citeaudit import Protocol, Question, Store
+from citeaudit.ingest import READERS, Attachment, read_file, store_prepared
+
+SITES = [f"https://www.site{n}.example.org" for n in range(400)] + ["https://www.axtorp-machines.com"]
+PAGES_PER_SITE = 50
+"""401 sites × 50 pages ≈ 20 000 distinct pages: engines cite the same pages again and again."""
+SENTENCES = [
+    "The AX220 has a 20 L tank",
+    "It is rated IP54 and can run outdoors",
+    "The maximum working pressure is 10 bar",
+    "Axtorp gives a 3-year warranty on AX compressors",
+    "Spare parts are supplied for 10 years after a model is discontinued",
+    "The AX300 needs a 400 V three-phase supply",
+    "Noise is rated at 68 dB(A) at 1 m",
+    "Service is available in the EU, the UK and Norway",
+]
+
+
+def sonar_payload(rng: random.Random, n: int) -> dict[str, object]:
+    """One Sonar chat.completions response with search_results and [n] markers."""
+    results = [
+        {
+            "title": f"Result {k}",
+            "url": f"{rng.choice(SITES)}/p/{rng.randrange(PAGES_PER_SITE)}?utm_source=perplexity",
+            "date": "2026-10-01",
+        }
+        for k in range(8)
+    ]
+    parts = []
+    for sentence in rng.sample(SENTENCES, 6):
+        markers = "".join(f"[{rng.randrange(1, 9)}]" for _ in range(rng.choice((1, 1, 2))))
+        parts.append(f"{sentence} {markers}.")
+    return {
+        "id": f"pplx-{n}",
+        "model": "sonar-pro",
+        "object": "chat.completion",
+        "created": 1764460800,
+        "choices": [
+            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": " ".join(parts)}}
+        ],
+        "search_results": results,
+        "usage": {"prompt_tokens": 12, "completion_tokens": 180, "total_tokens": 192},
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--answers", type=int, default=100_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    rng = random.Random(11)
+    protocol = Protocol("bench", "1", questions=(Question("q1", "Tell me about the AX220."),))
+    with tempfile.TemporaryDirectory() as folder:
+        payloads = Path(folder) / "sonar.jsonl"
+        with payloads.open("w", encoding="utf-8") as out:
+            for n in range(args.answers):
+                out.write(json.dumps(sonar_payload(rng, n)) + "\n")
+        size_mb = payloads.stat().st_size / 1e6
+        parse_times = []
+        for _ in range(args.repeat):
+            start = time.perf_counter()
+            with payloads.open(encoding="utf-8") as lines:
+                for line in lines:
+                    json.loads(line)
+            parse_times.append(time.perf_counter() - start)
+        ingest_times = []
+        for attempt in range(args.repeat):
+            db = Path(folder) / f"bench-{attempt}.db"
+            start = time.perf_counter()
+            prepared = read_file(payloads, READERS["perplexity"], Attachment(protocol, run_id="bench"))
+            with Store(db) as store:
+                report = store_prepared(store, prepared)
+            ingest_times.append(time.perf_counter() - start)
+        parse, ingest = statistics.median(parse_times), statistics.median(ingest_times)
+        rate = args.answers / ingest
+        print(f"ingest of {args.answers:,} Sonar answers ({size_mb:.0f} MB JSON Lines), median of {args.repeat}:")
+        print(f"  json.loads alone     {parse:6.2f} s  ({args.answers / parse:,.0f} answers/s)")
+        print(
+            f"  citeaudit ingest     {ingest:6.2f} s  ({rate:,.0f} answers/s); "
+            f"ratio to JSON parsing {ingest / parse:.1f}x"
+        )
+        print(
+            f"  wrote {report.answers:,} answers, {report.claims:,} claims, {report.edges:,} edges from "
+            f"{report.locations:,} locations, {report.dangling:,} dangling markers, {report.sources_new:,} sources"
+        )
+        print(f"  target (>= 5 000 answers/s): {'met' if rate >= 5000 else 'NOT met'}")
+
+
+if __name__ == "__main__":
+    main()
