@@ -10,11 +10,11 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import pytest
-from conftest import SHARED
 from typer.testing import Result
 
 from citeaudit import Label, Store, score, score_path
 from citeaudit.ingest import read_files
+from conftest import SHARED
 
 DATA = SHARED / "data" / "expertqa"
 FILES = sorted(DATA.glob("*.jsonl")) if DATA.is_dir() else []
@@ -103,15 +103,26 @@ def test_mapping_rules_on_a_constructed_line(tmp_path: Path) -> None:
         "answers": {
             "sys-a": {
                 "answer_string": "It holds 20 L [1]. It runs outdoors [2][3]. It is red [4]. It is quiet [5].",
-                "attribution": ["[1] https://a.org/x", "[2] https://b.org/y", "[3] https://c.org/z",
-                                "[4] https://d.org/w", "[5] https://e.org/v"],
+                "attribution": [
+                    "[1] https://a.org/x",
+                    "[2] https://b.org/y",
+                    "[3] https://c.org/z",
+                    "[4] https://d.org/w",
+                    "[5] https://e.org/v",
+                ],
                 "claims": [
                     # one source, Complete → supported, passage kept
-                    {"claim_string": "It holds 20 L [1].", "support": "Complete",
-                     "evidence": ["[1] https://a.org/x#:~:text=tank\n\nTank: 20 L"]},
+                    {
+                        "claim_string": "It holds 20 L [1].",
+                        "support": "Complete",
+                        "evidence": ["[1] https://a.org/x#:~:text=tank\n\nTank: 20 L"],
+                    },
                     # two sources → both edges pending + one evidence group with the decision (partial)
-                    {"claim_string": "It runs outdoors [2][3].", "support": "Incomplete",
-                     "evidence": ["[2] https://b.org/y", "[3] https://c.org/z"]},
+                    {
+                        "claim_string": "It runs outdoors [2][3].",
+                        "support": "Incomplete",
+                        "evidence": ["[2] https://b.org/y", "[3] https://c.org/z"],
+                    },
                     # Missing → no edge
                     {"claim_string": "It is red [4].", "support": "Missing", "evidence": ["[4] https://d.org/w"]},
                     # no support value → pending

@@ -115,10 +115,17 @@ def test_jsonl_unknown_key_is_refused(tmp_path: Path) -> None:
 
 
 def test_sentence_rules() -> None:
-    text = "Der Tank fasst 1.200 l, z.B. für Werkstätten [1]. Preis: 1,200 € [2]. 水箱容量为20升。[3]它可以在户外使用[4]。"
+    text = (
+        "Der Tank fasst 1.200 l, z.B. für Werkstätten [1]. Preis: 1,200 € [2]. 水箱容量为20升。[3]它可以在户外使用[4]。"
+    )
     spans = [text[slice(*span_before(text, text.index(m)))] for m in ("[1]", "[2]", "[3]", "[4]")]
     # decimals and "z.B." do not end a sentence; a marker after 。 belongs to the sentence it closes
-    assert spans == ["Der Tank fasst 1.200 l, z.B. für Werkstätten", "Preis: 1,200 €", "水箱容量为20升。", "它可以在户外使用"]
+    assert spans == [
+        "Der Tank fasst 1.200 l, z.B. für Werkstätten",
+        "Preis: 1,200 €",
+        "水箱容量为20升。",
+        "它可以在户外使用",
+    ]
     index = SentenceIndex(text)
     for position in range(len(text)):
         assert index.containing(position) == sentence_containing(text, position)

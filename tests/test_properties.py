@@ -52,10 +52,15 @@ def audit_documents(draw: st.DrawFn) -> dict[str, Any]:
         )
     answers = []
     for a in range(draw(st.integers(0, 6))):
-        citations = [
+        citations: list[dict[str, Any]] = [
             {"url": draw(st.sampled_from(URLS)), "kind": draw(st.sampled_from(["cited", "cited", "retrieved"]))}
             for _ in range(draw(st.integers(0, 3)))
         ]
+        if citations and draw(st.booleans()):
+            citations[0]["quote"] = draw(st.text(max_size=20))
+        if draw(st.booleans()):
+            citations.append({"marker": "[9]", "kind": "dangling"})
+        retrieval = draw(st.sampled_from([None, "used", "failed"]))
         answers.append(
             {
                 "id": f"a{a}",
@@ -65,6 +70,7 @@ def audit_documents(draw: st.DrawFn) -> dict[str, Any]:
                 "model": draw(st.sampled_from(["m1", "m2"])),
                 "text": "t" * 50,
                 "citations": citations,
+                **({"retrieval": retrieval} if retrieval else {}),
             }
         )
     claims = []

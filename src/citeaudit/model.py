@@ -280,6 +280,8 @@ class Citation:
     """Start of the cited span (character offset into the answer text)."""
     end: int | None = None
     """End of the cited span (exclusive)."""
+    quote: str | None = None
+    """Evidence quote the engine attached to the citation (e.g. Anthropic ``cited_text``)."""
 
 
 @dataclass(frozen=True, slots=True)

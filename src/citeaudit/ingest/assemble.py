@@ -101,14 +101,18 @@ def assemble(
         keys: list[str | None] = []
         citations: list[Citation] = []
         for ci, cited in enumerate(record.citations):
-            check_span(source, f"{where}.citations[{ci}]", cited.start, cited.end, length)
+            start, end = cited.start, cited.end
+            if (start is not None or end is not None) and (
+                start is None or end is None or not 0 <= start <= end <= length
+            ):
+                check_span(source, f"{where}.citations[{ci}]", start, end, length)
             key = None
             if cited.kind is not CitationKind.DANGLING:
                 key = registry.key_for(
                     source, f"{where}.citations[{ci}]", answer_id, cited.url, cited.title, None, cited.publisher
                 )
             keys.append(key)
-            citations.append(Citation(key, cited.url, cited.title, cited.marker, cited.kind, cited.start, cited.end))
+            citations.append(Citation(key, cited.url, cited.title, cited.marker, cited.kind, start, end, cited.quote))
         answers.append(
             Answer(
                 answer_id,

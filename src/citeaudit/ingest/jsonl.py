@@ -24,7 +24,13 @@ _KEYS = frozenset({"id", "question_id", "platform", "model", "text", "citations"
 def can_read(head: bytes) -> bool:
     """A line that is a JSON object with ``"text"`` and ``"citations"`` keys."""
     first = head.lstrip().split(b"\n", 1)[0]
-    return first.startswith(b"{") and b'"text"' in first and b'"citations"' in first and b'"format"' not in first
+    return (
+        first.startswith(b"{")
+        and b'"text"' in first
+        and b'"citations"' in first
+        and b'"format"' not in first
+        and b'"type"' not in first  # engine payloads (e.g. Anthropic messages) carry typed blocks
+    )
 
 
 def _entry(value: Any, source: str, where: str) -> SourceEntry:

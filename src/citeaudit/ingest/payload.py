@@ -23,7 +23,8 @@ def load_payloads(data: bytes, source: str) -> list[tuple[str, Any]]:
         whole = json.loads(text)
     except json.JSONDecodeError as first_error:
         lines = [(n, line) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
-        if len(lines) < 2:
+        if len(lines) < 2 or not _parses(lines[0][1]):
+            # Not JSON Lines either: report the error where the whole document broke.
             raise MalformedInput(
                 source, f"line {first_error.lineno} column {first_error.colno}", f"invalid JSON: {first_error.msg}"
             ) from None
@@ -37,6 +38,14 @@ def load_payloads(data: bytes, source: str) -> list[tuple[str, Any]]:
     if isinstance(whole, list):
         return [(f"[{i}]", item) for i, item in enumerate(whole)]
     return [("$", whole)]
+
+
+def _parses(line: str) -> bool:
+    try:
+        json.loads(line)
+    except json.JSONDecodeError:
+        return False
+    return True
 
 
 def expect(value: Any, kind: type | tuple[type, ...], source: str, location: str) -> Any:

@@ -241,7 +241,7 @@ class SourceRegistry:
             key = source_key
         elif url:
             normalized = normalize_url(url)
-            key = self._by_url.get(normalized, normalized)
+            key = self._by_url.get(normalized, normalized) if self._by_url else normalized
         elif title and title.strip():
             key = title_key(answer_id, title)
         else:
@@ -308,7 +308,9 @@ def audit_from_document(document: AuditDocument, source: str) -> Audit:
                 key = None
             else:
                 key = registry.key_for(source, where, a.id, cited.url, cited.title, cited.source_key)
-            citations.append(Citation(key, cited.url, cited.title, cited.marker, cited.kind, cited.start, cited.end))
+            citations.append(
+                Citation(key, cited.url, cited.title, cited.marker, cited.kind, cited.start, cited.end, cited.quote)
+            )
         answers.append(
             Answer(
                 a.id,

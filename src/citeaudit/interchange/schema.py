@@ -109,6 +109,7 @@ class CitationIn(_In):
     kind: CitationKind = CitationKind.CITED
     start: int | None = Field(default=None, ge=0)
     end: int | None = Field(default=None, ge=0)
+    quote: str | None = None
 
 
 class AnswerIn(_In):

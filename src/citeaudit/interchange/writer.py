@@ -122,6 +122,7 @@ def audit_to_document(audit: Audit) -> dict[str, object]:
                                 "kind": str(c.kind),
                                 "start": c.start,
                                 "end": c.end,
+                                "quote": c.quote,
                             }
                         )
                         for c in a.citations

@@ -116,6 +116,7 @@ CREATE TABLE citations (
     kind        TEXT NOT NULL CHECK (kind IN ('cited', 'retrieved', 'dangling')),
     start       INTEGER,
     "end"       INTEGER,
+    quote       TEXT,
     UNIQUE (answer_pk, ordinal)
 );
 

@@ -63,8 +63,8 @@ def read_audit(db: sqlite3.Connection, protocol: Protocol, protocol_pk: int) -> 
     }
     answer_scope = "FROM answers a JOIN runs r ON r.pk = a.run_pk WHERE r.protocol_pk = ?"
     citations: dict[int, list[Citation]] = {}
-    for answer_pk, source_pk, url, title, marker, kind, start, end in db.execute(
-        f'SELECT c.answer_pk, c.source_pk, c.url, c.title, c.marker, c.kind, c.start, c."end" '
+    for answer_pk, source_pk, url, title, marker, kind, start, end, quote in db.execute(
+        f'SELECT c.answer_pk, c.source_pk, c.url, c.title, c.marker, c.kind, c.start, c."end", c.quote '
         f"FROM citations c WHERE c.answer_pk IN (SELECT a.pk {answer_scope}) ORDER BY c.answer_pk, c.ordinal",
         (protocol_pk,),
     ):
@@ -77,6 +77,7 @@ def read_audit(db: sqlite3.Connection, protocol: Protocol, protocol_pk: int) -> 
                 CitationKind(kind),
                 start,
                 end,
+                quote,
             )
         )
     answers = [

@@ -11,6 +11,7 @@ import dataclasses
 import hashlib
 import json
 import sqlite3
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from citeaudit.errors import DuplicateId, SchemaVersionMismatch, ScopeError, Sto
 from citeaudit.interchange import ProtocolIn, protocol_from_mapping, protocol_to_mapping
 from citeaudit.model import (
     Audit,
+    CitationKind,
     FailedAnswer,
     Judgement,
     Protocol,
@@ -352,6 +354,7 @@ class Store:
                     str(c.kind),
                     c.start,
                     c.end,
+                    c.quote,
                 )
                 for ci, c in enumerate(answer.citations)
             )
@@ -363,9 +366,10 @@ class Store:
             origin,
             "answers",
         )
+        kinds = Counter(c.kind for answer in audit.answers for c in answer.citations)
         db.executemany(
-            'INSERT INTO citations (answer_pk, ordinal, source_pk, url, title, marker, kind, start, "end") '
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            'INSERT INTO citations (answer_pk, ordinal, source_pk, url, title, marker, kind, start, "end", quote) '
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             citation_rows,
         )
 
@@ -462,8 +466,8 @@ class Store:
             sources_new=new_sources,
             sources_known=known_sources,
             evidence_groups=len(audit.evidence_groups),
-            dangling=sum(1 for row in citation_rows if row[6] == "dangling"),
-            retrieved=sum(1 for row in citation_rows if row[6] == "retrieved"),
+            dangling=kinds[CitationKind.DANGLING],
+            retrieved=kinds[CitationKind.RETRIEVED],
         )
 
     def _insert_unique(

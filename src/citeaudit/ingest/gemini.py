@@ -1,0 +1,325 @@
+"""Reader for Gemini API answers grounded with Google Search (``generateContent`` responses).
+
+The answer is ``candidates[0].content.parts[].text`` joined in order. ``groundingMetadata`` lists the
+sources (``groundingChunks[].web{uri, title}``, or ``retrievedContext`` for Vertex AI Search) and the cited
+spans (``groundingSupports[]``: a ``segment`` and the ``groundingChunkIndices`` that support it).
+
+Segment offsets are UTF-8 *byte* offsets into ``parts[partIndex].text``; they are turned into character
+offsets into the whole answer. When they do not land on character boundaries, run past the part, or slice
+out something other than the given ``segment.text``, the segment is found by its text instead (first
+occurrence at or after the previous support). Each support is one claim candidate with one citation per
+chunk index; an index past ``groundingChunks`` is a dangling citation; chunks no support cites are
+retrieved. ``web.uri`` is kept raw (a grounding redirect) and ``web.title`` (usually the publisher's bare
+domain) is both title and publisher.
+
+Decisions where the documentation is silent:
+
+- ``thought`` parts (thinking summaries) are not part of the answer text; a support pointing into one is
+  refused like any other bad ``partIndex``;
+- no answer text at all is a failed answer: ``prompt blocked: …`` for a ``promptFeedback.blockReason``,
+  ``finishReason …`` for a stop reason other than ``STOP`` / ``MAX_TOKENS``, else ``empty answer``;
+- retrieval is ``used`` when the metadata shows a search (queries, chunks or a search entry point),
+  ``unknown`` when it does not although ``usageMetadata.toolUsePromptTokenCount`` > 0, else ``not_used``;
+- field names are read in the REST form (``groundingMetadata``) and in the snake_case form that the Python
+  SDK's ``model_dump`` writes (``grounding_metadata``);
+- optional top-level ``question_id`` / ``answer_id`` strings (written by a collector) are passed on.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from citeaudit.errors import InvalidValue
+from citeaudit.ingest.base import ParsedAnswer, ParsedCitation, Reader
+from citeaudit.ingest.payload import expect, load_payloads
+from citeaudit.ingest.text import candidates, trim_span
+from citeaudit.model import AnswerStatus, CitationKind, RetrievalStatus
+
+__all__ = ["READER", "can_read", "read_answers"]
+
+_CANDIDATES_KEY = re.compile(rb'"candidates"\s*:')
+_GROUNDING_KEY = re.compile(rb'"(?:groundingMetadata|grounding_metadata)"\s*:')
+_CONTENT_KEY = re.compile(rb'"content"\s*:')
+_PARTS_KEY = re.compile(rb'"parts"\s*:')
+_CAMEL_HUMP = re.compile(r"(?<!^)(?=[A-Z])")
+_ANSWERED = frozenset({"STOP", "MAX_TOKENS", "FINISH_REASON_UNSPECIFIED"})
+_CHUNK_KINDS = ("web", "retrievedContext")
+
+
+def can_read(head: bytes) -> bool:
+    """A ``candidates`` list next to ``groundingMetadata``, or next to ``content`` and ``parts``."""
+    if not _CANDIDATES_KEY.search(head):
+        return False
+    return bool(_GROUNDING_KEY.search(head) or (_CONTENT_KEY.search(head) and _PARTS_KEY.search(head)))
+
+
+# -- field access ---------------------------------------------------------------------------------------------
+
+
+@cache
+def _snake(name: str) -> str:
+    return _CAMEL_HUMP.sub("_", name).lower()
+
+
+def _field(mapping: dict[str, Any], name: str) -> Any:
+    """``mapping[name]`` under its REST (camelCase) name or its Python SDK (snake_case) name."""
+    value = mapping.get(name)
+    return mapping.get(_snake(name)) if value is None else value
+
+
+def _at(where: str, path: str) -> str:
+    """A location such as ``line 3: candidates[0].groundingMetadata`` (no prefix for a single document)."""
+    if not path:
+        return where
+    return path if where == "$" else f"{where}: {path}"
+
+
+@dataclass(frozen=True, slots=True)
+class _Reading:
+    """One payload being read: the file and where in it, for error messages."""
+
+    source: str
+    where: str
+
+    def get(self, mapping: dict[str, Any], name: str, kind: type | tuple[type, ...], path: str) -> Any:
+        """``mapping``'s field ``name`` (``None`` when absent), checked to be of ``kind``."""
+        value = _field(mapping, name)
+        location = _at(self.where, f"{path}.{name}" if path else name)
+        return None if value is None else expect(value, kind, self.source, location)
+
+    def check(self, value: Any, kind: type | tuple[type, ...], path: str) -> Any:
+        """``value`` checked to be of ``kind``."""
+        return expect(value, kind, self.source, _at(self.where, path))
+
+    def invalid(self, path: str, message: str) -> InvalidValue:
+        """An error naming ``path``."""
+        return InvalidValue(self.source, _at(self.where, path), message)
+
+
+# -- answer text ----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Part:
+    """One text part of the answer and where it starts in the joined text."""
+
+    offset: int
+    text: str
+    encoded: bytes
+
+
+def _parts(candidate: dict[str, Any], reading: _Reading) -> tuple[str, dict[int, _Part]]:
+    """The answer text and its text parts by ``partIndex``."""
+    content = reading.get(candidate, "content", dict, "candidates[0]") or {}
+    items = reading.get(content, "parts", list, "candidates[0].content") or []
+    pieces: list[str] = []
+    parts: dict[int, _Part] = {}
+    offset = 0
+    for i, item in enumerate(items):
+        here = f"candidates[0].content.parts[{i}]"
+        part = reading.check(item, dict, here)
+        text = reading.get(part, "text", str, here)
+        if text is None or part.get("thought") is True:
+            continue
+        parts[i] = _Part(offset, text, text.encode("utf-8"))
+        pieces.append(text)
+        offset += len(text)
+    return "".join(pieces), parts
+
+
+def _failure(body: dict[str, Any], candidate: dict[str, Any] | None, reading: _Reading) -> str:
+    """Why a payload without answer text has no answer."""
+    feedback = reading.get(body, "promptFeedback", dict, "") or {}
+    blocked = reading.get(feedback, "blockReason", str, "promptFeedback")
+    if blocked:
+        detail = reading.get(feedback, "blockReasonMessage", str, "promptFeedback")
+        return f"prompt blocked: {blocked}" + (f" ({detail})" if detail else "")
+    if candidate is None:
+        return "no candidates in the response"
+    finish = reading.get(candidate, "finishReason", str, "candidates[0]")
+    if finish and finish not in _ANSWERED:
+        return f"finishReason {finish}"
+    return "empty answer" + (f" (finishReason {finish})" if finish else "")
+
+
+# -- grounding ------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Chunk:
+    """One grounding chunk: a web page (via its redirect) or a retrieved document."""
+
+    url: str | None
+    title: str | None
+    publisher: str | None
+
+
+def _chunks(metadata: dict[str, Any], path: str, reading: _Reading) -> list[_Chunk]:
+    found = []
+    for i, item in enumerate(reading.get(metadata, "groundingChunks", list, path) or []):
+        here = f"{path}.groundingChunks[{i}]"
+        chunk = reading.check(item, dict, here)
+        kind = next((k for k in _CHUNK_KINDS if _field(chunk, k) is not None), None)
+        if kind is None:
+            raise reading.invalid(here, f"expected one of {', '.join(_CHUNK_KINDS)} (got keys {sorted(chunk)!r})")
+        body = reading.get(chunk, kind, dict, here)
+        uri = reading.get(body, "uri", str, f"{here}.{kind}") or None
+        title = reading.get(body, "title", str, f"{here}.{kind}") or None
+        if uri is None and title is None:
+            raise reading.invalid(f"{here}.{kind}", "has neither uri nor title")
+        # web.title is the publisher's domain, not the page title; a retrieved document's title is its own.
+        found.append(_Chunk(uri, title, title if kind == "web" else None))
+    return found
+
+
+def _decode(encoded: bytes) -> str | None:
+    try:
+        return encoded.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _by_offsets(segment: dict[str, Any], part: _Part, here: str, reading: _Reading) -> tuple[int, int] | None:
+    """The segment's character span from its byte offsets, or ``None`` when they do not fit the part."""
+    start = reading.get(segment, "startIndex", int, here) or 0
+    end = reading.get(segment, "endIndex", int, here)
+    if end is None or not 0 <= start <= end <= len(part.encoded):
+        return None
+    before = _decode(part.encoded[:start])
+    inside = _decode(part.encoded[start:end])
+    if before is None or inside is None:
+        return None
+    expected = reading.get(segment, "text", str, here)
+    if expected is not None and inside != expected:
+        return None
+    return part.offset + len(before), part.offset + len(before) + len(inside)
+
+
+def _segment_span(
+    segment: dict[str, Any], parts: dict[int, _Part], text: str, floor: int, here: str, reading: _Reading
+) -> tuple[int, int]:
+    """Character span of a support's segment in the whole answer text."""
+    index = reading.get(segment, "partIndex", int, here) or 0
+    part = parts.get(index)
+    if part is None:
+        raise reading.invalid(f"{here}.partIndex", f"no answer text part {index!r} (text parts: {sorted(parts)})")
+    span = _by_offsets(segment, part, here, reading)
+    if span is not None:
+        return span
+    expected = reading.get(segment, "text", str, here)
+    position = text.find(expected, max(floor, part.offset)) if expected else -1
+    if position < 0:
+        start = _field(segment, "startIndex") or 0
+        end = _field(segment, "endIndex")
+        found = (
+            f"its text {expected!r} is not in the answer after character {floor}"
+            if expected
+            else "it has no text to find it by"
+        )
+        raise reading.invalid(
+            here,
+            f"byte offsets {start!r}..{end!r} do not fit part {index} ({len(part.encoded)} bytes), and {found}",
+        )
+    return position, position + len(expected)
+
+
+@dataclass(slots=True)
+class _Grounded:
+    """Citation locations and claim spans of one answer."""
+
+    citations: list[ParsedCitation]
+    spans: list[tuple[int, int, int]]
+
+
+def _supports(
+    metadata: dict[str, Any], path: str, chunks: list[_Chunk], parts: dict[int, _Part], text: str, reading: _Reading
+) -> _Grounded:
+    grounded = _Grounded([], [])
+    cited: set[int] = set()
+    floor = 0
+    for i, item in enumerate(reading.get(metadata, "groundingSupports", list, path) or []):
+        here = f"{path}.groundingSupports[{i}]"
+        support = reading.check(item, dict, here)
+        segment = reading.get(support, "segment", dict, here)
+        if segment is None:
+            raise reading.invalid(f"{here}.segment", "is missing")
+        start, end = _segment_span(segment, parts, text, floor, f"{here}.segment", reading)
+        floor = start
+        start, end = trim_span(text, start, end)
+        indices = reading.get(support, "groundingChunkIndices", list, here) or []
+        for k, value in enumerate(indices):
+            index = reading.check(value, int, f"{here}.groundingChunkIndices[{k}]")
+            if 0 <= index < len(chunks):
+                chunk = chunks[index]
+                cited.add(index)
+                citation = ParsedCitation(chunk.url, chunk.title, start=start, end=end, publisher=chunk.publisher)
+            else:
+                citation = ParsedCitation(None, kind=CitationKind.DANGLING, start=start, end=end)
+            grounded.spans.append((start, end, len(grounded.citations)))
+            grounded.citations.append(citation)
+    for index, chunk in enumerate(chunks):
+        if index not in cited:
+            grounded.citations.append(
+                ParsedCitation(chunk.url, chunk.title, kind=CitationKind.RETRIEVED, publisher=chunk.publisher)
+            )
+    return grounded
+
+
+def _retrieval(body: dict[str, Any], metadata: dict[str, Any], path: str, reading: _Reading) -> RetrievalStatus:
+    """Whether Google Search ran; a missing record of a search that token counts show is never a zero."""
+    for name in ("webSearchQueries", "groundingChunks", "searchEntryPoint"):
+        if _field(metadata, name):
+            return RetrievalStatus.USED
+    usage = reading.get(body, "usageMetadata", dict, "") or {}
+    tool_tokens = reading.get(usage, "toolUsePromptTokenCount", int, "usageMetadata") or 0
+    return RetrievalStatus.UNKNOWN if tool_tokens > 0 else RetrievalStatus.NOT_USED
+
+
+# -- reader ---------------------------------------------------------------------------------------------------
+
+
+def _read_payload(payload: Any, reading: _Reading) -> ParsedAnswer:
+    body = reading.check(payload, dict, "")
+    model = reading.get(body, "modelVersion", str, "")
+    question_id = reading.get(body, "question_id", str, "")
+    answer_id = reading.get(body, "answer_id", str, "")
+    found = reading.get(body, "candidates", list, "") or []
+    candidate = reading.check(found[0], dict, "candidates[0]") if found else None
+    text, parts = _parts(candidate, reading) if candidate is not None else ("", {})
+    if not text.strip():
+        failure = _failure(body, candidate, reading)
+        return ParsedAnswer(
+            "", status=AnswerStatus.FAILED, failure=failure, model=model, question_id=question_id, answer_id=answer_id
+        )
+    assert candidate is not None
+    path = "candidates[0].groundingMetadata"
+    metadata = reading.get(candidate, "groundingMetadata", dict, "candidates[0]") or {}
+    chunks = _chunks(metadata, path, reading)
+    grounded = _supports(metadata, path, chunks, parts, text, reading)
+    queries = reading.get(metadata, "webSearchQueries", list, path) or []
+    return ParsedAnswer(
+        text=text,
+        citations=tuple(grounded.citations),
+        claims=candidates(text, grounded.spans),
+        retrieval=_retrieval(body, metadata, path, reading),
+        model=model,
+        question_id=question_id,
+        answer_id=answer_id,
+        queries=tuple(reading.check(q, str, f"{path}.webSearchQueries[{k}]") for k, q in enumerate(queries)),
+    )
+
+
+def read_answers(data: bytes, source: str) -> list[ParsedAnswer]:
+    """Every answer in a Gemini payload file (one response, a JSON list, or JSON Lines)."""
+    return [_read_payload(payload, _Reading(source, where)) for where, payload in load_payloads(data, source)]
+
+
+READER = Reader(
+    name="gemini",
+    description="Gemini API generateContent responses grounded with Google Search (groundingMetadata)",
+    can_read=can_read,
+    read_answers=read_answers,
+)

@@ -1,0 +1,514 @@
+"""Readers for OpenAI web-search answers: the Responses API (``openai-responses``) and the Chat Completions
+search models such as ``gpt-4o-search-preview`` (``openai-chat``).
+
+Both shapes cite with ``url_citation`` annotations whose ``start_index``/``end_index`` locate the inline
+citation *chip* (usually a markdown link such as ``([host](url))``), not the claim the chip supports. The claim
+is the text before the chip, back to the start of its sentence or to the end of the previous chip when that is
+later (as :func:`~citeaudit.ingest.text.span_before`), starting at its first word (a joining comma or a list
+marker is left out). A chip with only white space, punctuation or other chips between it and the previous chip
+closes the same claim, so repeated chips make one claim candidate that keeps every citation.
+
+Offsets are read as code-point indices (Python ``str`` indices) into the text they belong to. The unit is not
+documented, so every chip is checked: the slice has to look like a chip (it opens with ``(``/``[``/``【`` and
+closes with ``)``/``]``/``】``, or it has no brackets and names the cited host or the title). If it does not and
+the text has characters outside the Basic Multilingual Plane, the offsets are read again as UTF-16 code units;
+a slice that still does not look like a chip refuses the file, naming the annotation. A zero-width annotation is
+taken as a point with no chip.
+
+Responses: the answer text is every ``output_text`` part (and ``refusal`` part) of every ``message`` item,
+joined with ``""`` in output order; annotation offsets are shifted by the part's position in the joined text,
+and a claim never reaches back into an earlier part. ``web_search_call`` items give the queries
+(``action.queries``, else the older ``action.query``), the retrieval status and the retrieved set
+(``action.sources`` and the page of ``open_page``/``find_in_page`` actions). Retrieved URLs that are also cited
+are left out of the retrieved set (compared by normalized URL), and each retrieved URL is listed once.
+
+Chat Completions: one answer per entry of ``choices``; the text is ``message.content`` (``message.refusal`` when
+the content is null). Retrieval is ``used`` when the choice has ``url_citation`` annotations and ``unknown``
+otherwise (the payload does not say whether a search ran). ``finish_reason`` ``length`` or ``content_filter``
+make the answer incomplete. A body that is only an ``error`` object is a failed answer.
+
+Annotations of other types (``file_citation``, ``file_path``, …) name no web source and are skipped; a
+``url_citation`` without URL or title is a dangling citation. A top-level ``question_id`` / ``answer_id`` string
+(added by whoever collected the payload, e.g. in JSON Lines) is passed on.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from citeaudit.errors import InvalidValue
+from citeaudit.ingest.base import ClaimCandidate, ParsedAnswer, ParsedCitation, Reader
+from citeaudit.ingest.payload import expect, load_payloads
+from citeaudit.ingest.text import SentenceIndex, candidates, claim_text, trim_span
+from citeaudit.model import AnswerStatus, CitationKind, RetrievalStatus
+from citeaudit.sources.urls import host_of, normalize_url
+
+__all__ = ["CHAT_READER", "RESPONSES_READER", "can_read_chat", "can_read_responses", "read_chat", "read_responses"]
+
+_OPTIONAL_TEXT = (str, type(None))
+_OPENERS = "([【"
+_CLOSERS = ")]】"
+_LEAD = re.compile(r"(?:\s|[,;:]|[-*•·](?=\s)|\d{1,3}[.)](?=\s))+")
+"""White space, clause punctuation and list markers before a claim's first word."""
+
+
+def _at(location: str, path: str) -> str:
+    """The JSON path ``path`` inside the payload found at ``location`` (``$``, ``[i]`` or ``line N``)."""
+    if not path:
+        return location
+    if location == "$":
+        return path
+    if location.startswith("["):
+        return location + (path if path.startswith("[") else f".{path}")
+    return f"{location}: {path}"
+
+
+# -- annotations and chips ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Annotation:
+    """A ``url_citation`` as given, with offsets into the text of its own part."""
+
+    start: int
+    end: int
+    url: str | None
+    title: str | None
+    where: str
+    """JSON path of the annotation, for errors."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Part:
+    """A piece of answer text and the annotations on it."""
+
+    text: str
+    annotations: tuple[_Annotation, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class _Chip:
+    """A located citation chip in the joined answer text."""
+
+    start: int
+    end: int
+    floor: int
+    """Start of the part the chip is in: its claim never reaches further back."""
+    citation: int
+    """Index of its citation in the answer."""
+
+
+def _offset(value: Any, source: str, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidValue(source, where, f"expected a character offset (got {value!r})")
+    return value
+
+
+def _annotation(raw: Any, source: str, where: str) -> _Annotation | None:
+    """A ``url_citation`` annotation, nested (Chat Completions) or flat (Responses); ``None`` for other types."""
+    entry = expect(raw, dict, source, where)
+    if entry.get("type") != "url_citation":
+        return None
+    if "url_citation" in entry:
+        where = f"{where}.url_citation"
+        entry = expect(entry["url_citation"], dict, source, where)
+    start = _offset(entry.get("start_index"), source, f"{where}.start_index")
+    end = _offset(entry.get("end_index"), source, f"{where}.end_index")
+    url = expect(entry.get("url"), _OPTIONAL_TEXT, source, f"{where}.url")
+    title = expect(entry.get("title"), _OPTIONAL_TEXT, source, f"{where}.title")
+    return _Annotation(start, end, url or None, title or None, where)
+
+
+def _annotations(raw: Any, source: str, where: str) -> tuple[_Annotation, ...]:
+    if raw is None:
+        return ()
+    entries = expect(raw, list, source, where)
+    found = (_annotation(entry, source, f"{where}[{i}]") for i, entry in enumerate(entries))
+    return tuple(annotation for annotation in found if annotation is not None)
+
+
+def _host_names(url: str | None) -> list[str]:
+    """The cited host without ``www.`` and its first label, as a chip would show them."""
+    try:
+        host = host_of(url) if url else None
+    except ValueError:
+        return []
+    if not host:
+        return []
+    host = host.removeprefix("www.")
+    return [host, host.split(".")[0]]
+
+
+def _looks_like_chip(piece: str, annotation: _Annotation) -> bool:
+    """Whether ``piece`` can be the chip of ``annotation`` (see the module notes)."""
+    shown = piece.strip()
+    if not shown:
+        return False
+    if any(mark in shown for mark in _OPENERS + _CLOSERS):
+        return shown[0] in _OPENERS and shown[-1] in _CLOSERS
+    lowered = shown.lower()
+    names = [*_host_names(annotation.url), (annotation.title or "").lower()]
+    return any(len(name) >= 3 and name in lowered for name in names)
+
+
+def _from_utf16(text: str, units: int) -> int | None:
+    """Code-point index of a UTF-16 offset; ``None`` inside a surrogate pair or past the end."""
+    count = 0
+    for index, char in enumerate(text):
+        if count == units:
+            return index
+        if count > units:
+            return None
+        count += 2 if ord(char) > 0xFFFF else 1
+    return len(text) if count == units else None
+
+
+def _fits(text: str, start: int, end: int, annotation: _Annotation) -> bool:
+    """Whether ``text[start:end]`` is in range and can be the annotation's chip (a zero-width point always can)."""
+    return 0 <= start <= end <= len(text) and (start == end or _looks_like_chip(text[start:end], annotation))
+
+
+def _locate(text: str, annotation: _Annotation, source: str) -> tuple[int, int]:
+    """Code-point offsets of the annotation's chip in ``text``."""
+    start, end = annotation.start, annotation.end
+    if _fits(text, start, end, annotation):
+        return start, end
+    if len(text.encode("utf-16-le", "surrogatepass")) != 2 * len(text):  # characters outside the BMP
+        utf16_start, utf16_end = _from_utf16(text, start), _from_utf16(text, end)
+        if utf16_start is not None and utf16_end is not None and _fits(text, utf16_start, utf16_end, annotation):
+            return utf16_start, utf16_end
+    where = annotation.where
+    if not 0 <= start <= len(text):
+        raise InvalidValue(source, f"{where}.start_index", f"{start!r} is outside the text (length {len(text)})")
+    if not start <= end <= len(text):
+        raise InvalidValue(
+            source, f"{where}.end_index", f"{end!r} is outside the text (start_index {start}, length {len(text)})"
+        )
+    piece = text[start:end]
+    shown = repr(piece) if len(piece) <= 80 else repr(piece[:77] + "...")
+    raise InvalidValue(
+        source,
+        where,
+        f"text[{start}:{end}] is {shown}, which does not look like the citation chip for {annotation.url!r} "
+        "(offsets in an unexpected unit?)",
+    )
+
+
+def _has_words(text: str, start: int, end: int) -> bool:
+    return any(char.isalnum() for char in claim_text(text, start, end))
+
+
+def _claim_span(sentences: SentenceIndex, position: int, floor: int) -> tuple[int, int]:
+    """The span a chip at ``position`` closes (as :func:`~citeaudit.ingest.text.span_before`, with the sentence
+    boundaries computed once per text), starting at its first word: a comma joining it to the clause before or
+    a list marker is not part of the claim."""
+    text = sentences.text
+    anchor = max(floor, min(position, len(text)) - 1)
+    sentence_start = sentences.containing(anchor)[0] if text else 0
+    start, end = trim_span(text, max(floor, sentence_start), position)
+    lead = _LEAD.match(text, start, end)
+    return (lead.end(), end) if lead else (start, end)
+
+
+def _claim_spans(text: str, chips: Iterable[_Chip]) -> list[tuple[int, int, int]]:
+    """``(start, end, citation)`` for the claim each chip closes; chips that close no words are left out."""
+    sentences = SentenceIndex(text)
+    spans: list[tuple[int, int, int]] = []
+    reach = 0
+    claim: tuple[int, int] | None = None
+    for chip in sorted(chips, key=lambda c: (c.start, c.end, c.citation)):
+        since = max(chip.floor, min(reach, chip.start))
+        if claim is None or reach < chip.floor or _has_words(text, since, chip.start):
+            claim = _claim_span(sentences, chip.start, since)
+        if _has_words(text, *claim):
+            spans.append((claim[0], claim[1], chip.citation))
+        reach = max(reach, chip.end)
+    return spans
+
+
+def _cited(parts: Sequence[_Part], source: str) -> tuple[str, list[ParsedCitation], tuple[ClaimCandidate, ...]]:
+    """The joined answer text, its cited (and dangling) citations and their claim candidates."""
+    text = "".join(part.text for part in parts)
+    citations: list[ParsedCitation] = []
+    chips: list[_Chip] = []
+    offset = 0
+    for part in parts:
+        for annotation in part.annotations:
+            first, last = _locate(part.text, annotation, source)
+            start, end = first + offset, last + offset
+            kind = CitationKind.CITED if annotation.url or annotation.title else CitationKind.DANGLING
+            citations.append(
+                ParsedCitation(
+                    url=annotation.url,
+                    title=annotation.title,
+                    marker=text[start:end] or None,
+                    kind=kind,
+                    start=start,
+                    end=end,
+                )
+            )
+            chips.append(_Chip(start, end, offset, len(citations) - 1))
+        offset += len(part.text)
+    return text, citations, candidates(text, _claim_spans(text, chips))
+
+
+def _retrieved(urls: Iterable[str], cited: Iterable[ParsedCitation]) -> list[ParsedCitation]:
+    """Retrieved-only citations: each URL once, URLs also cited left out (compared normalized)."""
+    seen = {normalize_url(citation.url) for citation in cited if citation.url}
+    found = []
+    for url in urls:
+        key = normalize_url(url)
+        if key and key not in seen:
+            seen.add(key)
+            found.append(ParsedCitation(url=url, kind=CitationKind.RETRIEVED))
+    return found
+
+
+def _payload_ids(body: dict[str, Any], source: str, location: str) -> tuple[str | None, str | None]:
+    question = expect(body.get("question_id"), _OPTIONAL_TEXT, source, _at(location, "question_id"))
+    answer = expect(body.get("answer_id"), _OPTIONAL_TEXT, source, _at(location, "answer_id"))
+    return question or None, answer or None
+
+
+def _error_text(error: Any) -> str | None:
+    """``code: message`` of an error object (either part alone when the other is missing)."""
+    if not isinstance(error, dict):
+        return None
+    parts = [str(error[name]) for name in ("code", "message") if error.get(name)]
+    return ": ".join(parts) or None
+
+
+# -- Responses API -----------------------------------------------------------------------------------------
+
+_RESPONSE_STATUS = {
+    "completed": AnswerStatus.COMPLETE,
+    "incomplete": AnswerStatus.INCOMPLETE,
+    "in_progress": AnswerStatus.INCOMPLETE,
+    "queued": AnswerStatus.INCOMPLETE,
+    "failed": AnswerStatus.FAILED,
+    "cancelled": AnswerStatus.FAILED,
+}
+
+
+@dataclass(slots=True)
+class _Searches:
+    """What the ``web_search_call`` items of one response say."""
+
+    statuses: list[str] = field(default_factory=list)
+    queries: list[str] = field(default_factory=list)
+    urls: list[str] = field(default_factory=list)
+
+    def retrieval(self) -> RetrievalStatus:
+        """Used when any search completed, failed when one failed, not used without any search call."""
+        if not self.statuses:
+            return RetrievalStatus.NOT_USED
+        if "completed" in self.statuses:
+            return RetrievalStatus.USED
+        if "failed" in self.statuses:
+            return RetrievalStatus.FAILED
+        return RetrievalStatus.UNKNOWN
+
+
+def _response_status(body: dict[str, Any], source: str, location: str) -> tuple[AnswerStatus, str | None]:
+    status = body.get("status")
+    if status is None:
+        return AnswerStatus.COMPLETE, None
+    if status not in _RESPONSE_STATUS:
+        raise InvalidValue(
+            source,
+            _at(location, "status"),
+            f"unknown response status {status!r} (known: {', '.join(_RESPONSE_STATUS)})",
+        )
+    answer_status = _RESPONSE_STATUS[status]
+    if answer_status is AnswerStatus.COMPLETE:
+        return answer_status, None
+    details = body.get("incomplete_details")
+    reason = _error_text(body.get("error")) or (details.get("reason") if isinstance(details, dict) else None)
+    return answer_status, str(reason) if reason else f"status {status!r}"
+
+
+def _search_call(item: dict[str, Any], source: str, where: str, searches: _Searches) -> None:
+    status = expect(item.get("status"), _OPTIONAL_TEXT, source, f"{where}.status")
+    searches.statuses.append(status or "")
+    if item.get("action") is None:
+        return
+    action = expect(item["action"], dict, source, f"{where}.action")
+    queries = expect(action.get("queries") or [], list, source, f"{where}.action.queries")
+    for i, query in enumerate(queries):
+        searches.queries.append(expect(query, str, source, f"{where}.action.queries[{i}]"))
+    if not queries and action.get("query"):
+        searches.queries.append(expect(action["query"], str, source, f"{where}.action.query"))
+    for i, raw in enumerate(expect(action.get("sources") or [], list, source, f"{where}.action.sources")):
+        entry = expect(raw, dict, source, f"{where}.action.sources[{i}]")
+        url = expect(entry.get("url"), _OPTIONAL_TEXT, source, f"{where}.action.sources[{i}].url")
+        if url:
+            searches.urls.append(url)
+    page = expect(action.get("url"), _OPTIONAL_TEXT, source, f"{where}.action.url")
+    if page:
+        searches.urls.append(page)
+
+
+def _message_parts(item: dict[str, Any], source: str, where: str) -> list[_Part]:
+    if item.get("content") is None:
+        return []
+    parts = []
+    for i, raw in enumerate(expect(item["content"], list, source, f"{where}.content")):
+        at = f"{where}.content[{i}]"
+        part = expect(raw, dict, source, at)
+        if part.get("type") == "output_text":
+            text = expect(part.get("text"), str, source, f"{at}.text")
+            parts.append(_Part(text, _annotations(part.get("annotations"), source, f"{at}.annotations")))
+        elif part.get("type") == "refusal":
+            parts.append(_Part(expect(part.get("refusal"), str, source, f"{at}.refusal")))
+    return parts
+
+
+def _read_response(payload: Any, source: str, location: str) -> ParsedAnswer:
+    body = expect(payload, dict, source, location)
+    status, failure = _response_status(body, source, location)
+    output = [] if body.get("output") is None else expect(body["output"], list, source, _at(location, "output"))
+    parts: list[_Part] = []
+    searches = _Searches()
+    for i, raw in enumerate(output):
+        where = _at(location, f"output[{i}]")
+        item = expect(raw, dict, source, where)
+        if item.get("type") == "message":
+            parts.extend(_message_parts(item, source, where))
+        elif item.get("type") == "web_search_call":
+            _search_call(item, source, where, searches)
+    text, citations, claims = _cited(parts, source)
+    question_id, answer_id = _payload_ids(body, source, location)
+    return ParsedAnswer(
+        text=text,
+        citations=(*citations, *_retrieved(searches.urls, citations)),
+        claims=claims,
+        status=status,
+        failure=failure,
+        retrieval=searches.retrieval(),
+        model=expect(body.get("model"), _OPTIONAL_TEXT, source, _at(location, "model")),
+        question_id=question_id,
+        answer_id=answer_id,
+        queries=tuple(dict.fromkeys(searches.queries)),
+    )
+
+
+def read_responses(data: bytes, source: str) -> list[ParsedAnswer]:
+    """One answer per Responses API payload (one JSON document, a JSON list or JSON Lines)."""
+    return [_read_response(payload, source, location) for location, payload in load_payloads(data, source)]
+
+
+_RESPONSE_OBJECT = re.compile(rb'"object"\s*:\s*"response"')
+_OUTPUT_LIST = re.compile(rb'"output"\s*:\s*\[')
+_MESSAGE_ITEM = re.compile(rb'"type"\s*:\s*"message"')
+_OUTPUT_TEXT = re.compile(rb'"type"\s*:\s*"output_text"')
+_STREAM_EVENT = re.compile(rb'"type"\s*:\s*"response\.')
+_AGENT_ITEM = re.compile(rb'"type"\s*:\s*"(?:search_results|fetch_url_results)"')
+_VENDOR_MODEL = re.compile(rb'"model"\s*:\s*"[^"/]+/')
+
+
+def can_read_responses(head: bytes) -> bool:
+    """A Responses API object (``"object": "response"``, or an ``output`` list holding an ``output_text``
+    message), but not a stream of events nor a Perplexity Agent API response, which has the same envelope but
+    ``search_results`` items and ``vendor/model`` model names (OpenAI's own model names have no slash)."""
+    if _STREAM_EVENT.search(head) or _AGENT_ITEM.search(head) or _VENDOR_MODEL.search(head):
+        return False
+    if _RESPONSE_OBJECT.search(head):
+        return True
+    return bool(_OUTPUT_LIST.search(head) and _MESSAGE_ITEM.search(head) and _OUTPUT_TEXT.search(head))
+
+
+# -- Chat Completions --------------------------------------------------------------------------------------
+
+_INCOMPLETE_FINISH = frozenset({"length", "content_filter"})
+
+
+def _choice_text(message: dict[str, Any], source: str, where: str) -> str:
+    name = "content" if message.get("content") is not None else "refusal"
+    value = message.get(name)
+    return "" if value is None else str(expect(value, str, source, f"{where}.message.{name}"))
+
+
+def _read_choice(raw: Any, source: str, where: str) -> ParsedAnswer:
+    choice = expect(raw, dict, source, where)
+    message = expect(choice.get("message"), dict, source, f"{where}.message")
+    part = _Part(
+        _choice_text(message, source, where),
+        _annotations(message.get("annotations"), source, f"{where}.message.annotations"),
+    )
+    text, citations, claims = _cited([part], source)
+    finish = choice.get("finish_reason")
+    incomplete = finish in _INCOMPLETE_FINISH
+    return ParsedAnswer(
+        text=text,
+        citations=tuple(citations),
+        claims=claims,
+        status=AnswerStatus.INCOMPLETE if incomplete else AnswerStatus.COMPLETE,
+        failure=f"finish_reason {finish!r}" if incomplete else None,
+        retrieval=RetrievalStatus.USED if part.annotations else RetrievalStatus.UNKNOWN,
+    )
+
+
+def _read_completion(payload: Any, source: str, location: str) -> list[ParsedAnswer]:
+    body = expect(payload, dict, source, location)
+    model = expect(body.get("model"), _OPTIONAL_TEXT, source, _at(location, "model"))
+    question_id, answer_id = _payload_ids(body, source, location)
+    if body.get("choices") is None and isinstance(body.get("error"), dict):
+        failure = _error_text(body["error"]) or "error"
+        return [
+            ParsedAnswer(
+                "",
+                status=AnswerStatus.FAILED,
+                failure=failure,
+                model=model,
+                question_id=question_id,
+                answer_id=answer_id,
+            )
+        ]
+    choices = expect(body.get("choices"), list, source, _at(location, "choices"))
+    answers = []
+    for i, raw in enumerate(choices):
+        parsed = _read_choice(raw, source, _at(location, f"choices[{i}]"))
+        own_id = answer_id if answer_id is None or len(choices) == 1 else f"{answer_id}-{i}"
+        answers.append(replace(parsed, model=model, question_id=question_id, answer_id=own_id))
+    return answers
+
+
+def read_chat(data: bytes, source: str) -> list[ParsedAnswer]:
+    """One answer per choice of every Chat Completions payload (one JSON document, a JSON list or JSON Lines)."""
+    return [
+        answer
+        for location, payload in load_payloads(data, source)
+        for answer in _read_completion(payload, source, location)
+    ]
+
+
+_CHAT_OBJECT = re.compile(rb'"object"\s*:\s*"chat\.completion"')
+_URL_CITATION = re.compile(rb'"url_citation"')
+_SEARCH_MODEL = re.compile(rb'"model"\s*:\s*"gpt-[^"]*search')
+_PERPLEXITY_KEY = re.compile(rb'"(?:search_results|citations)"\s*:')
+
+
+def can_read_chat(head: bytes) -> bool:
+    """A ``chat.completion`` object with ``url_citation`` annotations or from a ``gpt-…search…`` model, but not
+    Perplexity Sonar (same envelope, with top-level ``search_results`` / ``citations``)."""
+    if not _CHAT_OBJECT.search(head) or _PERPLEXITY_KEY.search(head):
+        return False
+    return bool(_URL_CITATION.search(head) or _SEARCH_MODEL.search(head))
+
+
+RESPONSES_READER = Reader(
+    name="openai-responses",
+    description="OpenAI Responses API with web search (url_citation annotations, web_search_call sources)",
+    can_read=can_read_responses,
+    read_answers=read_responses,
+)
+
+CHAT_READER = Reader(
+    name="openai-chat",
+    description="OpenAI Chat Completions search models (nested url_citation annotations)",
+    can_read=can_read_chat,
+    read_answers=read_chat,
+)

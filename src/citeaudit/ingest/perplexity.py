@@ -1,0 +1,544 @@
+"""Reader for Perplexity answers: Sonar chat completions and Agent API responses.
+
+Sonar returns an OpenAI-style chat completion plus top-level ``search_results`` (``{title, url, date}``) and/or
+``citations`` (URL strings); the answer's ``[n]`` markers are 1-based positions into ``search_results`` (into
+``citations`` when there are no search results). The Agent API returns ``output[]`` items: ``search_results``
+(``results[{id, url, title}]``, ``queries[]``), ``fetch_url_results`` and ``message`` items whose
+``output_text`` parts hold the text; there the markers name a result's ``id``.
+
+Every marker is a citation location; its claim is the sentence it closes, markers stripped. A marker with no
+source behind it is *dangling*: counted, never an edge. Sources no marker points to are *retrieved*.
+
+Decisions where the documentation is silent:
+
+- an answer with no text is a failed answer (``empty answer``), never a complete answer without citations;
+- an Agent response with ``status: incomplete`` that carries text is kept as a complete answer (the text is
+  what the engine showed); without text it is recorded as incomplete;
+- a Sonar payload with a top-level ``error`` and no ``choices`` (a captured error body) is a failed answer;
+- markers inside a leading ``<think>…</think>`` block (``sonar-reasoning`` models) are reasoning, not
+  citations shown to the reader, so they are not read;
+- Agent ``url_citation`` annotations add a citation only where no ``[n]`` marker already sits at their
+  start (they usually locate the same marker);
+- optional top-level ``question_id`` / ``answer_id`` strings (written by a collector into JSON Lines) are
+  passed on.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from citeaudit.errors import InvalidValue
+from citeaudit.ingest.base import ClaimCandidate, ParsedAnswer, ParsedCitation, Reader
+from citeaudit.ingest.payload import expect, load_payloads
+from citeaudit.ingest.text import (
+    _ABBREVIATIONS,
+    _BULLET,
+    _CJK_END,
+    _END_PUNCTUATION,
+    ARTEFACT,
+    MARKER,
+    _is_abbreviation,
+    trim_span,
+)
+from citeaudit.model import AnswerStatus, CitationKind, RetrievalStatus
+
+__all__ = ["READER", "can_read", "claim_candidates", "claim_text", "read_answers", "sentence_starts", "trim_claim"]
+
+_SEARCH_RESULTS_KEY = re.compile(rb'"search_results"\s*:')
+_CITATIONS_KEY = re.compile(rb'"citations"\s*:')
+_CHOICES_KEY = re.compile(rb'"choices"\s*:')
+_OUTPUT_KEY = re.compile(rb'"output"\s*:')
+_AGENT_ITEM = re.compile(rb'"type"\s*:\s*"(?:search_results|fetch_url_results)"')
+_RESPONSE_OBJECT = re.compile(rb'"object"\s*:\s*"response"')
+_VENDOR_MODEL = re.compile(rb'"model"\s*:\s*"[^"/]+/')
+
+_BREAK = re.compile("[\n" + re.escape(_END_PUNCTUATION) + "]")
+_LINE_RUN = re.compile(r"\n\s*")
+_STOP_RUN = re.compile(
+    "[" + re.escape(_END_PUNCTUATION + "\"'”’)") + "]*(?:" + ARTEFACT.pattern + r")*(?P<space>\s*)", re.VERBOSE
+)
+# What precedes an abbreviation's final dot (two letters, or the one letter of "p."): a dot without such
+# neighbours is no abbreviation, so the helper's scan back over the word is skipped.
+_ABBREVIATION_TAILS = frozenset(word[-3:-1] for word in _ABBREVIATIONS if len(word) > 2)
+_ABBREVIATION_LETTERS = frozenset(word[-2] for word in _ABBREVIATIONS if len(word) == 2)
+_SPACE_BEFORE_PUNCT = re.compile(r" (?=[,.;:!?。！？；])")
+_ARTEFACT_STARTS = "[(【\ue200"
+_ARTEFACT_ENDS = "])】\ue201"
+_BULLET_STARTS = frozenset("-*•·#")
+_ARTEFACT_START = re.compile("[" + re.escape(_ARTEFACT_STARTS) + "]")
+_THINK_OPEN = re.compile(r"\s*<think>")
+_THINK_CLOSE = "</think>"
+_AGENT_DONE = ("completed", "incomplete")
+
+
+def can_read(head: bytes) -> bool:
+    """Sonar: a ``search_results`` key, or ``citations`` next to ``choices`` (OpenAI chat completions have
+    neither); Agent API: an ``output`` list with a ``search_results`` / ``fetch_url_results`` item, or a
+    ``response`` object from a ``vendor/model`` model (a failed run has no output items; OpenAI's own model
+    names have no slash)."""
+    if _OUTPUT_KEY.search(head) and (
+        _AGENT_ITEM.search(head) or (_RESPONSE_OBJECT.search(head) and _VENDOR_MODEL.search(head))
+    ):
+        return True
+    if _SEARCH_RESULTS_KEY.search(head):
+        return True
+    return bool(_CITATIONS_KEY.search(head) and _CHOICES_KEY.search(head))
+
+
+# -- sentences and claims -------------------------------------------------------------------------------------
+#
+# Answers are read by the hundred thousand, so claim spans and claim texts are computed here with the same
+# results as text.sentence_containing, text.trim_span and text.claim_text, but without their per-character
+# loops and per-call scans: sentence boundaries once per answer, trailing [n] markers peeled off from the end,
+# and white space folded by str.split. Anything unusual (other artefacts at either end of a span) goes to the
+# shared helpers. Tests check that both give the same spans and texts.
+
+
+def sentence_starts(text: str) -> list[int]:
+    """Offsets where the sentences of ``text`` start: the boundaries :func:`citeaudit.ingest.text.sentence_containing`
+    uses, found by visiting only line breaks and closing punctuation, in the order its character loop meets them."""
+    starts = [0]
+    length = len(text)
+    position = 0
+    for found in _BREAK.finditer(text):
+        at = found.start()
+        if at < position:  # inside a run already consumed (closing punctuation, artefacts, white space)
+            continue
+        char = found.group()
+        if char == "\n":
+            run = _LINE_RUN.match(text, at)
+            assert run is not None  # the pattern starts with the line break just found
+            position = run.end()
+        elif char == "." and _may_abbreviate(text, at) and _is_abbreviation(text, at):
+            continue
+        else:
+            following = text[at + 1 : at + 3]
+            if following[:1].isalnum():  # neither closer, artefact nor space: 3.5 bar, example.com
+                if char not in _CJK_END:
+                    continue
+                position = at + 1
+            elif following[:1] == " " and not following[1:].isspace():  # the usual single space
+                position = at + 2
+            else:
+                run = _STOP_RUN.match(text, at + 1)
+                assert run is not None  # every part of the pattern may be empty
+                position = run.end()
+                if position == run.start("space") and char not in _CJK_END:
+                    continue
+        if position < length:
+            starts.append(position)
+    return starts
+
+
+def _may_abbreviate(text: str, dot: int) -> bool:
+    """False when the dot at ``dot`` cannot end an abbreviation (the common, cheap answer)."""
+    tail = text[max(dot - 2, 0) : dot].lower()
+    return tail in _ABBREVIATION_TAILS or tail[-1:] in _ABBREVIATION_LETTERS
+
+
+def trim_claim(text: str, start: int, end: int) -> tuple[int, int]:
+    """``trim_span(text, start, end)``: the span without surrounding white space and artefacts."""
+    piece = text[start:end]
+    head = piece.lstrip()
+    if not head or head[0] in _ARTEFACT_STARTS:
+        return trim_span(text, start, end)
+    begin = start + len(piece) - len(head)
+    stop = begin + len(head.rstrip())
+    while text[stop - 1] == "]":
+        opening = text.rfind("[", begin, stop)
+        if opening < 0 or MARKER.fullmatch(text, opening, stop) is None:
+            return trim_span(text, start, end)
+        stop = opening
+        while text[stop - 1].isspace():
+            stop -= 1
+    if text[stop - 1] in _ARTEFACT_ENDS:
+        return trim_span(text, start, end)
+    return begin, stop
+
+
+def claim_text(text: str, start: int, end: int) -> str:
+    """``text.claim_text(text, start, end)``: artefacts removed, white space folded."""
+    cleaned = text[start:end]
+    if _ARTEFACT_START.search(cleaned) is not None:
+        cleaned = ARTEFACT.sub(" ", cleaned)
+    if cleaned[:1] in _BULLET_STARTS or cleaned[:1].isspace() or cleaned[:1].isdecimal():
+        bullet = _BULLET.match(cleaned)  # anchored at the start, so at most one match
+        if bullet is not None:
+            cleaned = cleaned[bullet.end() :]
+    return _SPACE_BEFORE_PUNCT.sub("", " ".join(cleaned.split()))
+
+
+class _Sentences:
+    """Claim spans of one answer: the sentence around a position, without the markers that close it."""
+
+    def __init__(self, text: str, floor: int = 0) -> None:
+        self._text = text
+        self._floor = floor
+        self._starts = sentence_starts(text)
+        self._spans: dict[int, tuple[int, int]] = {}
+
+    def claim_span(self, position: int) -> tuple[int, int]:
+        """The claim a marker at ``position`` closes (computed once per sentence)."""
+        starts = self._starts
+        index = bisect_right(starts, position) - 1
+        span = self._spans.get(index)
+        if span is None:
+            end = starts[index + 1] if index + 1 < len(starts) else len(self._text)
+            span = trim_claim(self._text, max(starts[index], self._floor), max(end, self._floor))
+            self._spans[index] = span
+        return span
+
+
+def claim_candidates(text: str, spans: Iterable[tuple[int, int, int]]) -> tuple[ClaimCandidate, ...]:
+    """``text.candidates``: equal spans merged in order of first appearance, empty claims left out."""
+    merged: dict[tuple[int, int], list[int]] = {}
+    for start, end, citation in spans:
+        merged.setdefault((start, end), []).append(citation)
+    found = []
+    for (start, end), citations in merged.items():
+        claim = claim_text(text, start, end)
+        if claim:
+            found.append(ClaimCandidate(claim, start, end, tuple(citations)))
+    return tuple(found)
+
+
+# -- reading payloads -----------------------------------------------------------------------------------------
+
+
+def _path(parts: tuple[str | int, ...]) -> str:
+    """``("search_results", 4, "url")`` → ``search_results[4].url``."""
+    path = ""
+    for part in parts:
+        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else part)
+    return path
+
+
+@dataclass(frozen=True, slots=True)
+class _Reading:
+    """One payload being read; locations for errors are only spelled out when there is an error."""
+
+    source: str
+    where: str
+
+    def at(self, *parts: str | int) -> str:
+        """A location such as ``line 3: search_results[4].url`` (no prefix for a single JSON document)."""
+        path = _path(parts)
+        if not path:
+            return self.where
+        return path if self.where == "$" else f"{self.where}: {path}"
+
+    def check(self, value: Any, kind: type | tuple[type, ...], *parts: str | int) -> Any:
+        """``value`` if it is of ``kind``, else an error naming its location and the value."""
+        return value if isinstance(value, kind) else expect(value, kind, self.source, self.at(*parts))
+
+    def get(self, mapping: dict[str, Any], kind: type | tuple[type, ...], *parts: str | int) -> Any:
+        """``mapping[parts[-1]]`` checked to be of ``kind``, or ``None`` when absent or null."""
+        name = parts[-1]
+        value = mapping.get(name) if isinstance(name, str) else None
+        return None if value is None else self.check(value, kind, *parts)
+
+    def invalid(self, message: str, *parts: str | int) -> InvalidValue:
+        """An error naming a location."""
+        return InvalidValue(self.source, self.at(*parts), message)
+
+
+# -- shared shapes --------------------------------------------------------------------------------------------
+
+_Source = tuple[str, str | None]
+"""One search result an answer can cite: URL and title (a plain tuple: there are millions of them)."""
+
+
+@dataclass(slots=True)
+class _Citations:
+    """Citation locations and claim spans collected while reading one answer."""
+
+    text: str
+    citations: list[ParsedCitation] = field(default_factory=list)
+    spans: list[tuple[int, int, int]] = field(default_factory=list)
+    marker_starts: set[int] = field(default_factory=set)
+    cited_urls: set[str] = field(default_factory=set)
+
+    def add_markers(self, sentences: _Sentences, floor: int, by_number: dict[int, _Source]) -> None:
+        """Every ``[n]`` marker from ``floor`` on; ``by_number`` gives the source behind n, if any."""
+        spans, citations, cited_urls, claim_span = self.spans, self.citations, self.cited_urls, sentences.claim_span
+        for match in MARKER.finditer(self.text, floor):
+            start, end = match.span()
+            self.marker_starts.add(start)
+            marker, number = match.group(0, 1)
+            cited = by_number.get(int(number))
+            if cited is None:
+                citation = ParsedCitation(None, None, marker, CitationKind.DANGLING, start, end)
+            else:
+                citation = ParsedCitation(cited[0], cited[1], marker, CitationKind.CITED, start, end)
+                cited_urls.add(cited[0])
+            spans.append((*claim_span(start), len(citations)))
+            citations.append(citation)
+
+    def add_located(self, url: str, title: str | None, start: int, end: int, claim: tuple[int, int]) -> None:
+        """A citation located by an annotation rather than a marker."""
+        self.spans.append((claim[0], claim[1], len(self.citations)))
+        self.citations.append(ParsedCitation(url, title, self.text[start:end] or None, CitationKind.CITED, start, end))
+        self.cited_urls.add(url)
+
+    def add_retrieved(self, sources: Iterable[_Source]) -> None:
+        """Sources whose URL no location cites, as retrieved citations (each URL once)."""
+        seen = self.cited_urls
+        for url, title in sources:
+            if url not in seen:
+                seen.add(url)
+                self.citations.append(ParsedCitation(url, title, kind=CitationKind.RETRIEVED))
+
+    def answer(
+        self, body: dict[str, Any], reading: _Reading, retrieval: RetrievalStatus, queries: tuple[str, ...] = ()
+    ) -> ParsedAnswer:
+        """The complete answer these citations belong to."""
+        question_id, answer_id = _ids(body, reading)
+        return ParsedAnswer(
+            text=self.text,
+            citations=tuple(self.citations),
+            claims=claim_candidates(self.text, self.spans),
+            retrieval=retrieval,
+            model=reading.get(body, str, "model"),
+            question_id=question_id,
+            answer_id=answer_id,
+            queries=queries,
+        )
+
+
+def _think_end(text: str) -> int:
+    """End of a leading ``<think>`` block (0 when there is none; the whole text when it never closes)."""
+    opening = _THINK_OPEN.match(text)
+    if opening is None:
+        return 0
+    closing = text.find(_THINK_CLOSE, opening.end())
+    return len(text) if closing < 0 else closing + len(_THINK_CLOSE)
+
+
+def _ids(body: dict[str, Any], reading: _Reading) -> tuple[str | None, str | None]:
+    """Question and answer id a collector wrote next to the payload (JSON Lines), if any."""
+    return reading.get(body, str, "question_id"), reading.get(body, str, "answer_id")
+
+
+def _error_text(error: Any) -> str | None:
+    """``code: type: message`` from an error object (or the error itself when it is a string)."""
+    if isinstance(error, dict):
+        parts = [str(error[key]) for key in ("code", "type", "message") if error.get(key) not in (None, "")]
+        return ": ".join(dict.fromkeys(parts)) or None
+    if error in (None, ""):
+        return None
+    return str(error)
+
+
+def _not_answered(body: dict[str, Any], reading: _Reading, status: AnswerStatus, failure: str) -> ParsedAnswer:
+    question_id, answer_id = _ids(body, reading)
+    return ParsedAnswer(
+        text="",
+        status=status,
+        failure=failure,
+        model=reading.get(body, str, "model"),
+        question_id=question_id,
+        answer_id=answer_id,
+    )
+
+
+# -- Sonar ----------------------------------------------------------------------------------------------------
+
+
+def _sonar_sources(body: dict[str, Any], reading: _Reading) -> list[_Source]:
+    """``search_results``, or the bare ``citations`` URLs when there are none."""
+    results = reading.get(body, list, "search_results")
+    if results:
+        found = []
+        for i, result in enumerate(results):
+            # Checked inline: this loop runs for every search result of every answer.
+            entry = result if isinstance(result, dict) else reading.check(result, dict, "search_results", i)
+            url, title = entry.get("url"), entry.get("title")
+            if not isinstance(url, str):
+                url = reading.check(url, str, "search_results", i, "url")
+            if title is not None and not isinstance(title, str):
+                title = reading.check(title, str, "search_results", i, "title")
+            found.append((url, title or None))
+        return found
+    urls = reading.get(body, list, "citations") or []
+    return [(reading.check(url, str, "citations", i), None) for i, url in enumerate(urls)]
+
+
+def _sonar_text(body: dict[str, Any], reading: _Reading) -> tuple[str, str | None]:
+    """The answer text and the finish reason of the first choice."""
+    choices = reading.check(body.get("choices"), list, "choices")
+    if not choices:
+        raise reading.invalid("expected at least one choice (got [])", "choices")
+    choice = reading.check(choices[0], dict, "choices", 0)
+    message = reading.check(choice.get("message"), dict, "choices", 0, "message")
+    text = reading.get(message, str, "choices", 0, "message", "content") or ""
+    return text, reading.get(choice, str, "choices", 0, "finish_reason")
+
+
+def _read_sonar(body: dict[str, Any], reading: _Reading) -> ParsedAnswer:
+    if "choices" not in body and body.get("error") is not None:
+        return _not_answered(body, reading, AnswerStatus.FAILED, f"error: {_error_text(body['error'])}")
+    text, finish = _sonar_text(body, reading)
+    sources = _sonar_sources(body, reading)
+    floor = _think_end(text)
+    if not text[floor:].strip():
+        return _not_answered(body, reading, AnswerStatus.FAILED, f"empty answer (finish_reason {finish!r})")
+    found = _Citations(text)
+    found.add_markers(_Sentences(text, floor), floor, dict(enumerate(sources, start=1)))
+    found.add_retrieved(sources)
+    return found.answer(body, reading, RetrievalStatus.USED if sources else RetrievalStatus.UNKNOWN)
+
+
+# -- Agent API ------------------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _AgentOutput:
+    """What the ``output[]`` items of one Agent response hold."""
+
+    sources: list[_Source] = field(default_factory=list)
+    by_id: dict[int, _Source] = field(default_factory=dict)
+    fetched: list[_Source] = field(default_factory=list)
+    queries: list[str] = field(default_factory=list)
+    parts: list[tuple[int, str, list[Any], tuple[str | int, ...]]] = field(default_factory=list)
+    searched: bool = False
+    length: int = 0
+
+
+def _marker_number(result_id: int | str) -> int | None:
+    """The ``[n]`` marker that names a result id (ids are numbers, sometimes written as text)."""
+    if isinstance(result_id, int):
+        return result_id
+    text = result_id.strip()
+    return int(text) if text.isdecimal() else None
+
+
+def _agent_search(item: dict[str, Any], here: tuple[str | int, ...], found: _AgentOutput, reading: _Reading) -> None:
+    found.searched = True
+    queries = reading.get(item, list, *here, "queries") or []
+    found.queries.extend(reading.check(q, str, *here, "queries", k) for k, q in enumerate(queries))
+    for k, result in enumerate(reading.get(item, list, *here, "results") or []):
+        at = (*here, "results", k)
+        entry = reading.check(result, dict, *at)
+        result_id = reading.check(entry.get("id"), (int, str), *at, "id")
+        url = reading.check(entry.get("url"), str, *at, "url")
+        found.sources.append((url, reading.get(entry, str, *at, "title") or None))
+        number = _marker_number(result_id)
+        if number is not None and number not in found.by_id:  # a repeated id does not re-point earlier markers
+            found.by_id[number] = found.sources[-1]
+
+
+def _agent_fetch(item: dict[str, Any], here: tuple[str | int, ...], found: _AgentOutput, reading: _Reading) -> None:
+    found.searched = True
+    for k, content in enumerate(reading.get(item, list, *here, "contents") or []):
+        at = (*here, "contents", k)
+        entry = reading.check(content, dict, *at)
+        url = reading.check(entry.get("url"), str, *at, "url")
+        found.fetched.append((url, reading.get(entry, str, *at, "title") or None))
+
+
+def _agent_message(item: dict[str, Any], here: tuple[str | int, ...], found: _AgentOutput, reading: _Reading) -> None:
+    for k, part in enumerate(reading.get(item, list, *here, "content") or []):
+        at = (*here, "content", k)
+        entry = reading.check(part, dict, *at)
+        if entry.get("type") != "output_text":
+            continue
+        text = reading.check(entry.get("text"), str, *at, "text")
+        found.parts.append((found.length, text, reading.get(entry, list, *at, "annotations") or [], at))
+        found.length += len(text)
+
+
+_AGENT_ITEMS = {"search_results": _agent_search, "fetch_url_results": _agent_fetch, "message": _agent_message}
+
+
+def _agent_output(body: dict[str, Any], reading: _Reading) -> _AgentOutput:
+    found = _AgentOutput()
+    for i, item in enumerate(reading.get(body, list, "output") or []):
+        entry = reading.check(item, dict, "output", i)
+        kind = entry.get("type")
+        read = _AGENT_ITEMS.get(kind) if isinstance(kind, str) else None
+        if read is not None:
+            read(entry, ("output", i), found, reading)
+    return found
+
+
+def _add_annotations(found: _Citations, output: _AgentOutput, sentences: _Sentences, reading: _Reading) -> None:
+    """``url_citation`` annotations that no ``[n]`` marker already stands for."""
+    for offset, part, notes, here in output.parts:
+        for k, note in enumerate(notes):
+            at = (*here, "annotations", k)
+            entry = reading.check(note, dict, *at)
+            if entry.get("type") != "url_citation":
+                continue
+            # Responses-style annotations are flat; chat-completions-style ones nest the fields.
+            cited = reading.check(entry.get("url_citation", entry), dict, *at, "url_citation")
+            url = reading.check(cited.get("url"), str, *at, "url")
+            start = reading.check(cited.get("start_index"), int, *at, "start_index")
+            end = reading.check(cited.get("end_index"), int, *at, "end_index")
+            if not 0 <= start <= end <= len(part):
+                raise reading.invalid(f"span {start}..{end} is outside its text (0..{len(part)})", *at)
+            if start + offset in found.marker_starts:
+                continue
+            title = reading.get(cited, str, *at, "title") or None
+            found.add_located(url, title, start + offset, end + offset, sentences.claim_span(start + offset))
+
+
+def _agent_status(body: dict[str, Any], reading: _Reading) -> str | None:
+    """The response's ``status``; an ``error`` without a status counts as failed."""
+    status: str | None = reading.get(body, str, "status")
+    if status is None and body.get("error") is not None:
+        return "failed"
+    return status
+
+
+def _incomplete_reason(body: dict[str, Any]) -> str:
+    details = body.get("incomplete_details")
+    reason = _error_text(details.get("reason") if isinstance(details, dict) else details)
+    return reason or _error_text(body.get("error")) or "no reason given"
+
+
+def _read_agent(body: dict[str, Any], reading: _Reading) -> ParsedAnswer:
+    status = _agent_status(body, reading)
+    if status is not None and status not in _AGENT_DONE:
+        reason = _error_text(body.get("error")) or "no error given"
+        return _not_answered(body, reading, AnswerStatus.FAILED, f"{status}: {reason}")
+    output = _agent_output(body, reading)
+    text = "".join(part for _, part, _, _ in output.parts)
+    floor = _think_end(text)
+    if not text[floor:].strip():
+        if status == "incomplete":
+            return _not_answered(body, reading, AnswerStatus.INCOMPLETE, f"incomplete: {_incomplete_reason(body)}")
+        return _not_answered(body, reading, AnswerStatus.FAILED, "empty answer")
+    sentences = _Sentences(text, floor)
+    found = _Citations(text)
+    found.add_markers(sentences, floor, output.by_id)
+    _add_annotations(found, output, sentences, reading)
+    found.add_retrieved(output.sources + output.fetched)
+    retrieval = RetrievalStatus.USED if output.searched else RetrievalStatus.UNKNOWN
+    return found.answer(body, reading, retrieval, tuple(output.queries))
+
+
+# -- reader ---------------------------------------------------------------------------------------------------
+
+
+def _read_payload(payload: Any, reading: _Reading) -> ParsedAnswer:
+    body = reading.check(payload, dict)
+    if "output" in body and "choices" not in body:
+        return _read_agent(body, reading)
+    return _read_sonar(body, reading)
+
+
+def read_answers(data: bytes, source: str) -> list[ParsedAnswer]:
+    """Every answer in a Perplexity payload file (one response, a JSON list, or JSON Lines)."""
+    return [_read_payload(payload, _Reading(source, where)) for where, payload in load_payloads(data, source)]
+
+
+READER = Reader(
+    name="perplexity",
+    description="Perplexity Sonar chat completions and Agent API responses ([n] markers, search results)",
+    can_read=can_read,
+    read_answers=read_answers,
+)
