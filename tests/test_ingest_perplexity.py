@@ -22,14 +22,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 import citeaudit
 from citeaudit import InvalidValue, MalformedInput
-from citeaudit.ingest import Attachment, gemini, read_file, serpapi, store_prepared, text
+from citeaudit.ingest import Attachment, gemini, read_file, serpapi, store_prepared
 from citeaudit.ingest.base import ParsedAnswer
-from citeaudit.ingest.perplexity import READER, claim_candidates, claim_text, sentence_starts, trim_claim
+from citeaudit.ingest.perplexity import READER
 from citeaudit.model import AnswerStatus, CitationKind, RetrievalStatus
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -377,71 +375,3 @@ def test_cannot_read_openai_shapes(document: dict[str, Any]) -> None:
 
 
 # -- fast claim spans agree with the shared helpers -----------------------------------------------------------
-
-TOKENS = st.sampled_from(
-    [
-        "The AX220",
-        "tank",
-        " ",
-        "  ",
-        "\n",
-        "\n\n- ",
-        "\u00a0",
-        ".",
-        "!",
-        "?!",
-        "。",
-        "；",
-        "”",
-        ")",
-        "(",
-        '"',
-        "[1]",
-        "[12]",
-        "[9]",
-        " [3]",
-        "e.g.",
-        "E.G.",
-        "z.B.",
-        "approx.",
-        "p.",
-        "(e.g.",
-        "x.e.g.",
-        "3.5",
-        "axtorp-machines.com",
-        "水箱",
-        "[^2^]",
-        "[cite: 1, 2]",
-        "【4†source】",
-        "\ue2004\ue201",
-        "([a.com](https://a.com/x.html))",
-        "[b](https://b.example/p)",
-        "1. ",
-        "# ",
-        " ,",
-    ]
-)
-TEXTS = st.lists(TOKENS, max_size=30).map("".join)
-
-
-@settings(max_examples=400, deadline=None)
-@given(TEXTS)
-def test_claim_spans_match_the_shared_sentence_helpers(answer: str) -> None:
-    starts = sentence_starts(answer)
-    for position in range(len(answer)):
-        index = max(i for i, start in enumerate(starts) if start <= position)
-        end = starts[index + 1] if index + 1 < len(starts) else len(answer)
-        expected = text.sentence_containing(answer, position)
-        assert text.trim_span(answer, starts[index], end, keep_trailing_artefacts=True) == expected
-        # The claim is the sentence without its closing markers: one trim does what the helper's two do.
-        assert trim_claim(answer, starts[index], end) == text.trim_span(answer, *expected)
-
-
-@settings(max_examples=400, deadline=None)
-@given(TEXTS, st.integers(0, 400), st.integers(0, 400))
-def test_claim_text_and_trim_match_the_shared_helpers(answer: str, a: int, b: int) -> None:
-    start, end = sorted((min(a, len(answer)), min(b, len(answer))))
-    assert claim_text(answer, start, end) == text.claim_text(answer, start, end)
-    assert trim_claim(answer, start, end) == text.trim_span(answer, start, end)
-    spans = [(start, end, 0), (0, len(answer), 1), (start, end, 2)]
-    assert claim_candidates(answer, spans) == text.candidates(answer, spans)

@@ -26,27 +26,17 @@ Decisions where the documentation is silent:
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from citeaudit.errors import InvalidValue
-from citeaudit.ingest.base import ClaimCandidate, ParsedAnswer, ParsedCitation, Reader
+from citeaudit.ingest.base import ParsedAnswer, ParsedCitation, Reader
 from citeaudit.ingest.payload import expect, load_payloads
-from citeaudit.ingest.text import (
-    _ABBREVIATIONS,
-    _BULLET,
-    _CJK_END,
-    _END_PUNCTUATION,
-    ARTEFACT,
-    MARKER,
-    _is_abbreviation,
-    trim_span,
-)
+from citeaudit.ingest.text import MARKER, SentenceIndex, candidates
 from citeaudit.model import AnswerStatus, CitationKind, RetrievalStatus
 
-__all__ = ["READER", "can_read", "claim_candidates", "claim_text", "read_answers", "sentence_starts", "trim_claim"]
+__all__ = ["READER", "can_read", "read_answers"]
 
 _SEARCH_RESULTS_KEY = re.compile(rb'"search_results"\s*:')
 _CITATIONS_KEY = re.compile(rb'"citations"\s*:')
@@ -56,20 +46,6 @@ _AGENT_ITEM = re.compile(rb'"type"\s*:\s*"(?:search_results|fetch_url_results)"'
 _RESPONSE_OBJECT = re.compile(rb'"object"\s*:\s*"response"')
 _VENDOR_MODEL = re.compile(rb'"model"\s*:\s*"[^"/]+/')
 
-_BREAK = re.compile("[\n" + re.escape(_END_PUNCTUATION) + "]")
-_LINE_RUN = re.compile(r"\n\s*")
-_STOP_RUN = re.compile(
-    "[" + re.escape(_END_PUNCTUATION + "\"'”’)") + "]*(?:" + ARTEFACT.pattern + r")*(?P<space>\s*)", re.VERBOSE
-)
-# What precedes an abbreviation's final dot (two letters, or the one letter of "p."): a dot without such
-# neighbours is no abbreviation, so the helper's scan back over the word is skipped.
-_ABBREVIATION_TAILS = frozenset(word[-3:-1] for word in _ABBREVIATIONS if len(word) > 2)
-_ABBREVIATION_LETTERS = frozenset(word[-2] for word in _ABBREVIATIONS if len(word) == 2)
-_SPACE_BEFORE_PUNCT = re.compile(r" (?=[,.;:!?。！？；])")
-_ARTEFACT_STARTS = "[(【\ue200"
-_ARTEFACT_ENDS = "])】\ue201"
-_BULLET_STARTS = frozenset("-*•·#")
-_ARTEFACT_START = re.compile("[" + re.escape(_ARTEFACT_STARTS) + "]")
 _THINK_OPEN = re.compile(r"\s*<think>")
 _THINK_CLOSE = "</think>"
 _AGENT_DONE = ("completed", "incomplete")
@@ -87,123 +63,6 @@ def can_read(head: bytes) -> bool:
     if _SEARCH_RESULTS_KEY.search(head):
         return True
     return bool(_CITATIONS_KEY.search(head) and _CHOICES_KEY.search(head))
-
-
-# -- sentences and claims -------------------------------------------------------------------------------------
-#
-# Answers are read by the hundred thousand, so claim spans and claim texts are computed here with the same
-# results as text.sentence_containing, text.trim_span and text.claim_text, but without their per-character
-# loops and per-call scans: sentence boundaries once per answer, trailing [n] markers peeled off from the end,
-# and white space folded by str.split. Anything unusual (other artefacts at either end of a span) goes to the
-# shared helpers. Tests check that both give the same spans and texts.
-
-
-def sentence_starts(text: str) -> list[int]:
-    """Offsets where the sentences of ``text`` start: the boundaries :func:`citeaudit.ingest.text.sentence_containing`
-    uses, found by visiting only line breaks and closing punctuation, in the order its character loop meets them."""
-    starts = [0]
-    length = len(text)
-    position = 0
-    for found in _BREAK.finditer(text):
-        at = found.start()
-        if at < position:  # inside a run already consumed (closing punctuation, artefacts, white space)
-            continue
-        char = found.group()
-        if char == "\n":
-            run = _LINE_RUN.match(text, at)
-            assert run is not None  # the pattern starts with the line break just found
-            position = run.end()
-        elif char == "." and _may_abbreviate(text, at) and _is_abbreviation(text, at):
-            continue
-        else:
-            following = text[at + 1 : at + 3]
-            if following[:1].isalnum():  # neither closer, artefact nor space: 3.5 bar, example.com
-                if char not in _CJK_END:
-                    continue
-                position = at + 1
-            elif following[:1] == " " and not following[1:].isspace():  # the usual single space
-                position = at + 2
-            else:
-                run = _STOP_RUN.match(text, at + 1)
-                assert run is not None  # every part of the pattern may be empty
-                position = run.end()
-                if position == run.start("space") and char not in _CJK_END:
-                    continue
-        if position < length:
-            starts.append(position)
-    return starts
-
-
-def _may_abbreviate(text: str, dot: int) -> bool:
-    """False when the dot at ``dot`` cannot end an abbreviation (the common, cheap answer)."""
-    tail = text[max(dot - 2, 0) : dot].lower()
-    return tail in _ABBREVIATION_TAILS or tail[-1:] in _ABBREVIATION_LETTERS
-
-
-def trim_claim(text: str, start: int, end: int) -> tuple[int, int]:
-    """``trim_span(text, start, end)``: the span without surrounding white space and artefacts."""
-    piece = text[start:end]
-    head = piece.lstrip()
-    if not head or head[0] in _ARTEFACT_STARTS:
-        return trim_span(text, start, end)
-    begin = start + len(piece) - len(head)
-    stop = begin + len(head.rstrip())
-    while text[stop - 1] == "]":
-        opening = text.rfind("[", begin, stop)
-        if opening < 0 or MARKER.fullmatch(text, opening, stop) is None:
-            return trim_span(text, start, end)
-        stop = opening
-        while text[stop - 1].isspace():
-            stop -= 1
-    if text[stop - 1] in _ARTEFACT_ENDS:
-        return trim_span(text, start, end)
-    return begin, stop
-
-
-def claim_text(text: str, start: int, end: int) -> str:
-    """``text.claim_text(text, start, end)``: artefacts removed, white space folded."""
-    cleaned = text[start:end]
-    if _ARTEFACT_START.search(cleaned) is not None:
-        cleaned = ARTEFACT.sub(" ", cleaned)
-    if cleaned[:1] in _BULLET_STARTS or cleaned[:1].isspace() or cleaned[:1].isdecimal():
-        bullet = _BULLET.match(cleaned)  # anchored at the start, so at most one match
-        if bullet is not None:
-            cleaned = cleaned[bullet.end() :]
-    return _SPACE_BEFORE_PUNCT.sub("", " ".join(cleaned.split()))
-
-
-class _Sentences:
-    """Claim spans of one answer: the sentence around a position, without the markers that close it."""
-
-    def __init__(self, text: str, floor: int = 0) -> None:
-        self._text = text
-        self._floor = floor
-        self._starts = sentence_starts(text)
-        self._spans: dict[int, tuple[int, int]] = {}
-
-    def claim_span(self, position: int) -> tuple[int, int]:
-        """The claim a marker at ``position`` closes (computed once per sentence)."""
-        starts = self._starts
-        index = bisect_right(starts, position) - 1
-        span = self._spans.get(index)
-        if span is None:
-            end = starts[index + 1] if index + 1 < len(starts) else len(self._text)
-            span = trim_claim(self._text, max(starts[index], self._floor), max(end, self._floor))
-            self._spans[index] = span
-        return span
-
-
-def claim_candidates(text: str, spans: Iterable[tuple[int, int, int]]) -> tuple[ClaimCandidate, ...]:
-    """``text.candidates``: equal spans merged in order of first appearance, empty claims left out."""
-    merged: dict[tuple[int, int], list[int]] = {}
-    for start, end, citation in spans:
-        merged.setdefault((start, end), []).append(citation)
-    found = []
-    for (start, end), citations in merged.items():
-        claim = claim_text(text, start, end)
-        if claim:
-            found.append(ClaimCandidate(claim, start, end, tuple(citations)))
-    return tuple(found)
 
 
 # -- reading payloads -----------------------------------------------------------------------------------------
@@ -262,7 +121,7 @@ class _Citations:
     marker_starts: set[int] = field(default_factory=set)
     cited_urls: set[str] = field(default_factory=set)
 
-    def add_markers(self, sentences: _Sentences, floor: int, by_number: dict[int, _Source]) -> None:
+    def add_markers(self, sentences: SentenceIndex, floor: int, by_number: dict[int, _Source]) -> None:
         """Every ``[n]`` marker from ``floor`` on; ``by_number`` gives the source behind n, if any."""
         spans, citations, cited_urls, claim_span = self.spans, self.citations, self.cited_urls, sentences.claim_span
         for match in MARKER.finditer(self.text, floor):
@@ -300,7 +159,7 @@ class _Citations:
         return ParsedAnswer(
             text=self.text,
             citations=tuple(self.citations),
-            claims=claim_candidates(self.text, self.spans),
+            claims=candidates(self.text, self.spans),
             retrieval=retrieval,
             model=reading.get(body, str, "model"),
             question_id=question_id,
@@ -387,7 +246,7 @@ def _read_sonar(body: dict[str, Any], reading: _Reading) -> ParsedAnswer:
     if not text[floor:].strip():
         return _not_answered(body, reading, AnswerStatus.FAILED, f"empty answer (finish_reason {finish!r})")
     found = _Citations(text)
-    found.add_markers(_Sentences(text, floor), floor, dict(enumerate(sources, start=1)))
+    found.add_markers(SentenceIndex(text, floor), floor, dict(enumerate(sources, start=1)))
     found.add_retrieved(sources)
     return found.answer(body, reading, RetrievalStatus.USED if sources else RetrievalStatus.UNKNOWN)
 
@@ -465,7 +324,7 @@ def _agent_output(body: dict[str, Any], reading: _Reading) -> _AgentOutput:
     return found
 
 
-def _add_annotations(found: _Citations, output: _AgentOutput, sentences: _Sentences, reading: _Reading) -> None:
+def _add_annotations(found: _Citations, output: _AgentOutput, sentences: SentenceIndex, reading: _Reading) -> None:
     """``url_citation`` annotations that no ``[n]`` marker already stands for."""
     for offset, part, notes, here in output.parts:
         for k, note in enumerate(notes):
@@ -512,7 +371,7 @@ def _read_agent(body: dict[str, Any], reading: _Reading) -> ParsedAnswer:
         if status == "incomplete":
             return _not_answered(body, reading, AnswerStatus.INCOMPLETE, f"incomplete: {_incomplete_reason(body)}")
         return _not_answered(body, reading, AnswerStatus.FAILED, "empty answer")
-    sentences = _Sentences(text, floor)
+    sentences = SentenceIndex(text, floor)
     found = _Citations(text)
     found.add_markers(sentences, floor, output.by_id)
     _add_annotations(found, output, sentences, reading)
