@@ -31,6 +31,7 @@ from citeaudit.ingest import Attachment, perplexity, read_file, serpapi, store_p
 from citeaudit.ingest.base import ParsedAnswer
 from citeaudit.ingest.gemini import READER
 from citeaudit.model import AnswerStatus, CitationKind, RetrievalStatus
+from payloads import read_one_with, read_with, write_payload
 
 FIXTURES = Path(__file__).parent / "fixtures"
 GEMINI = FIXTURES / "gemini"
@@ -40,19 +41,11 @@ SUPPORTS = "candidates[0].groundingMetadata.groundingSupports"
 
 
 def read(path: Path) -> list[ParsedAnswer]:
-    assert READER.read_answers is not None
-    return list(READER.read_answers(path.read_bytes(), str(path)))
+    return read_with(READER, path)
 
 
 def read_one(path: Path) -> ParsedAnswer:
-    (answer,) = read(path)
-    return answer
-
-
-def write(tmp_path: Path, document: Any) -> Path:
-    path = tmp_path / "payload.json"
-    path.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
-    return path
+    return read_one_with(READER, path)
 
 
 def grounded(parts: list[dict[str, Any]], chunks: list[dict[str, Any]], supports: list[dict[str, Any]]) -> Any:
@@ -165,7 +158,7 @@ def test_segment_text_not_in_the_answer_is_refused(tmp_path: Path) -> None:
         [{"segment": {"startIndex": 4, "endIndex": 90, "text": "The AX300"}, "groundingChunkIndices": [0]}],
     )
     with pytest.raises(InvalidValue) as caught:
-        read(write(tmp_path, document))
+        read(write_payload(tmp_path, document))
     assert caught.value.location == f"{SUPPORTS}[0].segment"
     assert "'The AX300' is not in the answer after character 0" in caught.value.message
 
@@ -182,7 +175,7 @@ def test_part_index_must_name_an_answer_part(
 ) -> None:
     support = {"segment": {"partIndex": part_index, "endIndex": 5}, "groundingChunkIndices": [0]}
     with pytest.raises(InvalidValue) as caught:
-        read(write(tmp_path, grounded(parts, [web("axtorp-machines.com")], [support])))
+        read(write_payload(tmp_path, grounded(parts, [web("axtorp-machines.com")], [support])))
     assert caught.value.location == f"{SUPPORTS}[0].segment.partIndex"
     assert caught.value.message.startswith(message)
 
@@ -190,7 +183,7 @@ def test_part_index_must_name_an_answer_part(
 def test_chunk_without_a_known_kind_is_refused(tmp_path: Path) -> None:
     document = grounded([{"text": "Tank: 20 l."}], [{"image": {"uri": "https://a.example/x.png"}}], [])
     with pytest.raises(InvalidValue) as caught:
-        read(write(tmp_path, document))
+        read(write_payload(tmp_path, document))
     assert caught.value.location == "candidates[0].groundingMetadata.groundingChunks[0]"
     assert caught.value.message == "expected one of web, retrievedContext (got keys ['image'])"
 
@@ -198,7 +191,7 @@ def test_chunk_without_a_known_kind_is_refused(tmp_path: Path) -> None:
 def test_retrieved_context_chunks_keep_their_title_without_publisher(tmp_path: Path) -> None:
     chunks = [{"retrievedContext": {"uri": "gs://axtorp-docs/ax220-manual.pdf", "title": "AX220 manual"}}]
     supports = [{"segment": {"endIndex": 11, "text": "Tank: 20 l."}, "groundingChunkIndices": [0]}]
-    answer = read_one(write(tmp_path, grounded([{"text": "Tank: 20 l."}], chunks, supports)))
+    answer = read_one(write_payload(tmp_path, grounded([{"text": "Tank: 20 l."}], chunks, supports)))
     (citation,) = answer.citations
     assert (citation.url, citation.title, citation.publisher) == (
         "gs://axtorp-docs/ax220-manual.pdf",
@@ -247,7 +240,7 @@ def test_malformed_json_names_file_and_position() -> None:
 def test_wrong_type_names_its_path(tmp_path: Path) -> None:
     supports = [{"segment": {"endIndex": 5}, "groundingChunkIndices": ["0"]}]
     with pytest.raises(InvalidValue) as caught:
-        read(write(tmp_path, grounded([{"text": "Tank."}], [web("a.example")], supports)))
+        read(write_payload(tmp_path, grounded([{"text": "Tank."}], [web("a.example")], supports)))
     assert (
         str(caught.value)
         == f"{tmp_path / 'payload.json'}: {SUPPORTS}[0].groundingChunkIndices[0]: expected int (got '0')"

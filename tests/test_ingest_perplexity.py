@@ -29,6 +29,7 @@ from citeaudit.ingest import Attachment, gemini, read_file, serpapi, store_prepa
 from citeaudit.ingest.base import ParsedAnswer
 from citeaudit.ingest.perplexity import READER
 from citeaudit.model import AnswerStatus, CitationKind, RetrievalStatus
+from payloads import read_one_with, read_with, write_payload
 
 FIXTURES = Path(__file__).parent / "fixtures"
 PERPLEXITY = FIXTURES / "perplexity"
@@ -41,19 +42,11 @@ DATASHEET = "https://www.axtorp-machines.com/downloads/ax300-datasheet.pdf"
 
 
 def read(path: Path) -> list[ParsedAnswer]:
-    assert READER.read_answers is not None
-    return list(READER.read_answers(path.read_bytes(), str(path)))
+    return read_with(READER, path)
 
 
 def read_one(path: Path) -> ParsedAnswer:
-    (answer,) = read(path)
-    return answer
-
-
-def write(tmp_path: Path, document: Any, name: str = "payload.json") -> Path:
-    path = tmp_path / name
-    path.write_text(json.dumps(document), encoding="utf-8")
-    return path
+    return read_one_with(READER, path)
 
 
 def sonar(content: str, urls: list[str], **extra: Any) -> dict[str, Any]:
@@ -176,7 +169,7 @@ def test_json_lines_batch_keeps_ids_and_records_failures(tmp_path: Path) -> None
 
 
 def test_marker_zero_is_dangling_and_no_sources_means_retrieval_unknown(tmp_path: Path) -> None:
-    path = write(tmp_path, sonar("The AX220 has a 20 L tank [0]. It is quiet [1].", []))
+    path = write_payload(tmp_path, sonar("The AX220 has a 20 L tank [0]. It is quiet [1].", []))
     answer = read_one(path)
     # No search results at all: both markers dangle, and nothing says whether a search ran.
     assert [(c.kind, c.marker) for c in answer.citations] == [
@@ -248,7 +241,7 @@ def test_agent_result_ids_written_as_text_still_match_markers(tmp_path: Path) ->
             {"type": "message", "content": [{"type": "output_text", "text": "Tank: 20 L.[2][1]"}]},
         ],
     }
-    answer = read_one(write(tmp_path, agent))
+    answer = read_one(write_payload(tmp_path, agent))
     assert [(c.kind, c.url) for c in answer.citations] == [
         (CitationKind.CITED, "https://a.example/x"),
         (CitationKind.DANGLING, None),
@@ -317,7 +310,7 @@ def test_invalid_payloads_are_refused_with_their_location(
     tmp_path: Path, document: Any, location: str, message: str
 ) -> None:
     with pytest.raises(InvalidValue) as caught:
-        read(write(tmp_path, document))
+        read(write_payload(tmp_path, document))
     assert (caught.value.location, caught.value.message) == (location, message)
 
 

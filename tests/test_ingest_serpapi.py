@@ -31,6 +31,7 @@ from citeaudit.ingest import Attachment, gemini, perplexity, read_file, store_pr
 from citeaudit.ingest.base import ParsedAnswer
 from citeaudit.ingest.serpapi import PAGE_TOKEN_ONLY, READER
 from citeaudit.model import AnswerStatus, CitationKind, RetrievalStatus
+from payloads import read_one_with, read_with, write_payload
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SERPAPI = FIXTURES / "serpapi-ai-overview"
@@ -43,19 +44,11 @@ DATASHEET = "https://www.axtorp-machines.com/downloads/ax300-datasheet.pdf"
 
 
 def read(path: Path) -> list[ParsedAnswer]:
-    assert READER.read_answers is not None
-    return list(READER.read_answers(path.read_bytes(), str(path)))
+    return read_with(READER, path)
 
 
 def read_one(path: Path) -> ParsedAnswer:
-    (answer,) = read(path)
-    return answer
-
-
-def write(tmp_path: Path, document: Any) -> Path:
-    path = tmp_path / "payload.json"
-    path.write_text(json.dumps(document), encoding="utf-8")
-    return path
+    return read_one_with(READER, path)
 
 
 def reference(index: int, link: str | None = "https://a.example/x", **extra: Any) -> dict[str, Any]:
@@ -149,7 +142,7 @@ def test_overview_fields_at_the_top_level_are_read(tmp_path: Path) -> None:
         "text_blocks": [{"type": "paragraph", "snippet": "The AX220 has a 20-litre tank.", "reference_indexes": [1]}],
         "references": [reference(1, "https://www.axtorp-machines.com/en/compressors/ax220")],
     }
-    answer = read_one(write(tmp_path, document))
+    answer = read_one(write_payload(tmp_path, document))
     assert [(c.kind, c.url) for c in answer.citations] == [
         (CitationKind.CITED, "https://www.axtorp-machines.com/en/compressors/ax220")
     ]
@@ -188,7 +181,7 @@ def test_page_token_only_is_incomplete(tmp_path: Path) -> None:
 def test_missing_overviews_are_recorded(
     tmp_path: Path, document: dict[str, Any], status: AnswerStatus, failure: str
 ) -> None:
-    answer = read_one(write(tmp_path, document))
+    answer = read_one(write_payload(tmp_path, document))
     assert (answer.status, answer.failure, answer.text) == (status, failure, "")
 
 
@@ -212,7 +205,7 @@ def test_reference_without_link_or_title_is_refused(tmp_path: Path) -> None:
         }
     }
     with pytest.raises(InvalidValue) as caught:
-        read(write(tmp_path, document))
+        read(write_payload(tmp_path, document))
     assert (caught.value.location, caught.value.message) == ("ai_overview.references[0]", "has neither link nor title")
 
 

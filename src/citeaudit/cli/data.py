@@ -79,7 +79,7 @@ def _attachment(
         return None
     if questions is not None:
         chosen = load_protocol(questions)
-    elif is_database(db) if db.exists() else False:
+    elif db.exists() and is_database(db):
         with Store(db) as store:
             chosen = store.protocol(store.choose_protocol(protocol))
     else:
