@@ -145,3 +145,17 @@ def test_ingest_labels_nothing() -> None:
     # engine answers arrive unreviewed: every edge is pending, no judgement is invented
     assert all(not edge.judgements for edge in prepared.audit.edges)
     assert Label.SUPPORTED not in {j.label for e in prepared.audit.edges for j in e.judgements}
+
+
+def test_failed_answers_are_counted_where_scores_are_read(cli: Cli, tmp_path: Path) -> None:
+    db = tmp_path / "failed.db"
+    path = FIXTURES / "perplexity" / "agent-failed.json"
+    result = cli("ingest", path, "--db", db, "--questions", PROTOCOL, "--question-id", "q01", "--run", "r1")
+    assert result.exit_code == 0, result.stderr
+    assert "1 failed or incomplete answer(s) recorded" in result.stdout
+    table = cli("score", db)
+    # the engine gave no answer: nothing to score, and the table says so instead of showing a silent zero
+    assert "not scored: 1 answer(s) the engines did not give" in table.stdout
+    body = json.loads(cli("score", db, "--format", "json").stdout)
+    assert (body["answers"], body["failed_answers"]) == (0, 1)
+    assert body["official_rate"]["value"] is None

@@ -30,6 +30,8 @@ class ScoredPath:
     """The protocol they were measured under."""
     excluded_by_kind: int
     """Answers left out because of their run kind (fixtures, by default)."""
+    failed_answers: int = 0
+    """Answers the engines did not give (failed or incomplete) in the scope's runs: recorded, not scored."""
 
 
 def is_database(path: str | Path) -> bool:
@@ -54,8 +56,9 @@ def score_path(
         with Store(path) as store:
             protocol_pk = store.choose_protocol(protocol, scope)
             chosen, columns, excluded = store.scoring_input(protocol_pk, scope)
+            failed = store.failed_answers(protocol_pk, scope)
         result = score_columns(columns, scoring=chosen.scoring, fingerprint=fingerprint(chosen), by=by, macro=macro)
-        return ScoredPath(result, chosen, excluded)
+        return ScoredPath(result, chosen, excluded, failed)
     audit = read_file(path).audit
     selected, excluded = select_audit(audit, scope)
     return ScoredPath(score(selected, by=by, macro=macro), audit.protocol, excluded)

@@ -59,9 +59,15 @@ def _by(by: str | None) -> tuple[str, ...]:
 
 
 def _notes(scored: ScoredPath, kind: KindChoice) -> list[str]:
+    notes = []
     if scored.excluded_by_kind and kind is not KindChoice.ALL:
-        return [f"excluded: {scored.excluded_by_kind} answer(s) of other run kinds (use --kind all to include)"]
-    return []
+        notes.append(f"excluded: {scored.excluded_by_kind} answer(s) of other run kinds (use --kind all to include)")
+    if scored.failed_answers:
+        notes.append(
+            f"not scored: {scored.failed_answers} answer(s) the engines did not give (failed or incomplete), "
+            "recorded at import"
+        )
+    return notes
 
 
 @handles_errors
@@ -80,7 +86,7 @@ def score(
     scope = _scope(kind, where)
     scored = score_path(path, scope=scope, by=_by(by), macro=macro, protocol=protocol)
     if fmt is OutputFormat.JSON:
-        console.out(result_json(scored.result), highlight=False)
+        console.out(result_json(scored.result, failed_answers=scored.failed_answers), highlight=False)
     elif fmt is OutputFormat.CSV:
         console.out(result_csv(scored.result), end="", highlight=False)
     else:

@@ -87,10 +87,10 @@ def assemble(
             raise InvalidValue(source, where, "which engine produced it? pass --platform NAME")
         run_id = attachment.run_id or f"{platform}-{today}"
         question_id = _question_for(record, attachment, source, index)
+        runs.setdefault(run_id, Run(run_id, platform=platform))
         if record.status is not AnswerStatus.COMPLETE:
             failures.append(FailedAnswer(index, record.status, record.failure, run_id, question_id, platform))
             continue
-        runs.setdefault(run_id, Run(run_id, platform=platform))
         answer_id = record.answer_id or (
             f"{platform}-{sha256[:12]}" if len(parsed) == 1 else f"{platform}-{sha256[:12]}-{index}"
         )

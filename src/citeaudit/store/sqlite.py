@@ -535,6 +535,16 @@ class Store:
         """Everything measured under one protocol, as the canonical audit (for export)."""
         return read_audit(self._db, self.protocol(protocol_pk), protocol_pk)
 
+    def failed_answers(self, protocol_pk: int, scope: Scope) -> int:
+        """How many answers the engines did not give in this protocol's runs of the scope's run kinds."""
+        kinds = sorted(str(k) for k in scope.run_kinds)
+        (count,) = self._db.execute(
+            "SELECT count(*) FROM ingest_failures f JOIN runs r ON r.id = f.run_id "
+            f"WHERE r.protocol_pk = ? AND r.kind IN ({', '.join('?' * len(kinds))})",
+            (protocol_pk, *kinds),
+        ).fetchone()
+        return int(count)
+
     def scoring_input(self, protocol_pk: int, scope: Scope) -> tuple[Protocol, ScoringColumns, int]:
         """Columns for scoring one protocol's answers in ``scope``, and how many answers the run-kind
         filter left out."""
