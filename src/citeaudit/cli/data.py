@@ -98,7 +98,9 @@ def _head(path: Path) -> bytes:
 
 def _print_report(report: ImportReport, item: PreparedImport) -> None:
     if report.already_imported:
-        console.print(f"{item.source}: already imported (sha256 {report.sha256[:12]}…), nothing written")
+        console.print(
+            f"{item.source}: already imported (sha256 {report.sha256[:12]}…), nothing written", soft_wrap=True
+        )
         return
     console.print(
         f"{item.source} ({item.reader.name}): {report.answers} answers, {report.claims} claims, {report.edges} edges "
