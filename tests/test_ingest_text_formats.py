@@ -159,3 +159,20 @@ def test_failed_answers_are_counted_where_scores_are_read(cli: Cli, tmp_path: Pa
     body = json.loads(cli("score", db, "--format", "json").stdout)
     assert (body["answers"], body["failed_answers"]) == (0, 1)
     assert body["official_rate"]["value"] is None
+
+
+def test_search_queries_are_kept_with_the_answer(tmp_path: Path) -> None:
+    from citeaudit import Store, audit_to_document
+    from citeaudit.ingest import READERS, store_prepared
+
+    path = FIXTURES / "gemini" / "grounded.json"
+    parsed = READERS["gemini"].read_answers  # the reader's own reading of the payload
+    assert parsed is not None
+    (answer,) = parsed(path.read_bytes(), str(path))
+    assert answer.queries, "the fixture lists the queries Gemini issued"
+    prepared = read_file(path, attachment=Attachment(load_protocol(PROTOCOL), question_id="q01"))
+    with Store(tmp_path / "q.db") as store:
+        store_prepared(store, prepared)
+        loaded = store.load_audit(store.choose_protocol(None))
+    assert loaded.answers[0].queries == answer.queries
+    assert audit_to_document(loaded)["answers"][0]["queries"] == list(answer.queries)  # type: ignore[index]

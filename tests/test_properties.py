@@ -71,6 +71,11 @@ def audit_documents(draw: st.DrawFn) -> dict[str, Any]:
                 "text": "t" * 50,
                 "citations": citations,
                 **({"retrieval": retrieval} if retrieval else {}),
+                **(
+                    {"queries": draw(st.lists(st.text(max_size=12), min_size=1, max_size=2))}
+                    if draw(st.booleans())
+                    else {}
+                ),
             }
         )
     claims = []

@@ -308,6 +308,8 @@ class Answer:
     """Hash of the raw payload the answer came from, when archived."""
     retrieval: RetrievalStatus | None = None
     """Whether the engine's web retrieval ran, when the payload says."""
+    queries: tuple[str, ...] = ()
+    """Search queries the engine issued for this answer, as the payload lists them."""
 
 
 @dataclass(frozen=True, slots=True)

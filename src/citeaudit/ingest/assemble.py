@@ -124,6 +124,7 @@ def assemble(
                 citations=tuple(citations),
                 payload_sha256=sha256,
                 retrieval=record.retrieval,
+                queries=record.queries,
             )
         )
         for k, candidate in enumerate(record.claims):

@@ -323,6 +323,7 @@ def audit_from_document(document: AuditDocument, source: str) -> Audit:
                 tuple(citations),
                 a.payload_sha256,
                 a.retrieval,
+                tuple(a.queries),
             )
         )
         answer_text[a.id] = a.text

@@ -112,6 +112,7 @@ def audit_to_document(audit: Audit) -> dict[str, object]:
                     "text": a.text,
                     "payload_sha256": a.payload_sha256,
                     "retrieval": a.retrieval,
+                    "queries": list(a.queries) or None,
                     "citations": [
                         _compact(
                             {

@@ -79,7 +79,8 @@ CREATE TABLE answers (
     locale          TEXT,
     payload_sha256  TEXT,
     import_pk       INTEGER NOT NULL REFERENCES imports(pk),
-    retrieval       TEXT CHECK (retrieval IN ('used', 'not_used', 'failed', 'unknown'))
+    retrieval       TEXT CHECK (retrieval IN ('used', 'not_used', 'failed', 'unknown')),
+    queries         TEXT  -- JSON list of the search queries the engine issued, NULL when none were given
 );
 CREATE INDEX answers_run ON answers(run_pk);
 

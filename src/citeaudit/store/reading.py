@@ -92,9 +92,11 @@ def read_audit(db: sqlite3.Connection, protocol: Protocol, protocol_pk: int) -> 
             tuple(citations.get(pk, ())),
             payload,
             RetrievalStatus(retrieval) if retrieval else None,
+            tuple(json.loads(queries)) if queries else (),
         )
-        for pk, aid, qid, rid, text, platform, model, locale, payload, retrieval in db.execute(
-            f"SELECT a.pk, a.id, q.id, r.id, a.text, a.platform, a.model, a.locale, a.payload_sha256, a.retrieval "
+        for pk, aid, qid, rid, text, platform, model, locale, payload, retrieval, queries in db.execute(
+            "SELECT a.pk, a.id, q.id, r.id, a.text, a.platform, a.model, a.locale, a.payload_sha256, a.retrieval, "
+            f"a.queries "
             f"{answer_scope.replace('WHERE', 'JOIN questions q ON q.pk = a.question_pk WHERE')} ORDER BY a.pk",
             (protocol_pk,),
         )

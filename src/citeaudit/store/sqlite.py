@@ -341,6 +341,7 @@ class Store:
                     answer.payload_sha256,
                     import_pk,
                     answer.retrieval,
+                    json.dumps(list(answer.queries), ensure_ascii=False) if answer.queries else None,
                 )
             )
             citation_rows.extend(
@@ -361,7 +362,7 @@ class Store:
         self._insert_unique(
             db,
             "answers",
-            "INSERT INTO answers VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO answers VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             answer_rows,
             origin,
             "answers",
