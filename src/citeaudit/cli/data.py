@@ -15,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from citeaudit.api import is_database
-from citeaudit.cli.common import DbOption, console, handles_errors
+from citeaudit.cli.common import DbOption, console, err_console, handles_errors
 from citeaudit.errors import InputError
 from citeaudit.ingest import READERS, Attachment, PreparedImport, needs_attachment, read_files, store_prepared
 from citeaudit.interchange import audit_to_document, load_protocol
@@ -58,10 +58,13 @@ def ingest(
     are attached to a protocol question: the protocol comes from --questions or from the database.
     """
     attachment = _attachment(db, questions, protocol, run, platform, question_id, paths, fmt)
-    prepared = read_files(paths, fmt, attachment)
+    with err_console.status(f"reading and checking {len(paths)} file(s)…"):
+        prepared = read_files(paths, fmt, attachment)
     with Store(db) as store:
         for item in prepared:
-            _print_report(store_prepared(store, item), item)
+            with err_console.status(f"writing {item.source} ({len(item.audit.answers):,} answers)…"):
+                report = store_prepared(store, item)
+            _print_report(report, item)
 
 
 def _attachment(
