@@ -189,6 +189,7 @@ def store_prepared(store: Store, prepared: PreparedImport) -> ImportReport:
             origin=prepared.source,
             fmt=prepared.reader.name,
             failures=prepared.failures,
+            media_type=prepared.reader.media_type,
         )
 
 

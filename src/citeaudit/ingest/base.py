@@ -125,6 +125,8 @@ class Reader:
     """Answer readers: parse the payload's answers; ``source`` names the file in errors."""
     generic: bool = False
     """True when answers of this format do not say which engine produced them (``--platform`` needed)."""
+    media_type: str = "application/json"
+    """Media type the raw payload is archived under."""
 
     @property
     def kind(self) -> ReaderKind:

@@ -73,4 +73,5 @@ READER = Reader(
     can_read=can_read,
     read_answers=read_answers,
     generic=True,
+    media_type="text/markdown",
 )

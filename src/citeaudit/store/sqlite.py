@@ -171,6 +171,7 @@ class Store:
         origin: str,
         fmt: str = "audit-json",
         failures: Sequence[FailedAnswer] = (),
+        media_type: str = "application/json",
     ) -> ImportReport:
         """Store an audit, its raw payload and the answers that failed, in one transaction; the same payload
         twice is a no-op."""
@@ -180,7 +181,7 @@ class Store:
                 return ImportReport(origin=origin, sha256=sha, already_imported=True)
             db.execute(
                 "INSERT OR IGNORE INTO payloads VALUES (?, ?, ?, ?, ?)",
-                (sha, "application/json", len(payload), payload, _now()),
+                (sha, media_type, len(payload), payload, _now()),
             )
             import_pk = db.execute(
                 "INSERT INTO imports (payload_sha256, origin, format, imported_at, counts) VALUES (?, ?, ?, ?, '{}')",
@@ -197,11 +198,8 @@ class Store:
                 ],
             )
             report = dataclasses.replace(report, failures=len(failures))
-            counts = {k: v for k, v in report.__class__.__dataclass_fields__.items() if k not in ("origin", "sha256")}
-            db.execute(
-                "UPDATE imports SET counts = ? WHERE pk = ?",
-                (json.dumps({k: getattr(report, k) for k in counts}), import_pk),
-            )
+            counts = {k: v for k, v in dataclasses.asdict(report).items() if k not in ("origin", "sha256")}
+            db.execute("UPDATE imports SET counts = ? WHERE pk = ?", (json.dumps(counts), import_pk))
             return report
 
     def _protocol_pk(self, db: sqlite3.Connection, protocol: Protocol) -> int:
