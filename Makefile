@@ -33,6 +33,7 @@ check: $(STAMP_DEV)
 bench: $(STAMP_DEV)
 	$(BIN)/python benchmarks/bench_scoring.py
 	$(BIN)/python benchmarks/bench_ingest.py
+	$(BIN)/python benchmarks/bench_stats.py
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .mypy_cache .ruff_cache

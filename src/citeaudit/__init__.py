@@ -54,8 +54,9 @@ from citeaudit.model import (
 from citeaudit.protocol import differing_components, fingerprint, fingerprint_components
 from citeaudit.results import Metric, ScopeScore, ScoreResult
 from citeaudit.scope import Scope
-from citeaudit.scoring import score, score_reference
+from citeaudit.scoring import IntervalSettings, score, score_reference
 from citeaudit.sources.urls import OfficialMatcher, normalize_url, registrable_domain
+from citeaudit.stats import Interval, cluster_bootstrap_ratio
 from citeaudit.store import ImportReport, Store
 
 __version__ = "0.1.0"
@@ -73,6 +74,8 @@ __all__ = [
     "ImportReport",
     "IncomparableRuns",
     "InputError",
+    "Interval",
+    "IntervalSettings",
     "InvalidValue",
     "Judgement",
     "Label",
@@ -105,6 +108,7 @@ __all__ = [
     "UnknownFormat",
     "UnknownReference",
     "audit_to_document",
+    "cluster_bootstrap_ratio",
     "differing_components",
     "fingerprint",
     "fingerprint_components",

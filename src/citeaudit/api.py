@@ -12,7 +12,7 @@ from citeaudit.model import Protocol
 from citeaudit.protocol import fingerprint
 from citeaudit.results import ScoreResult
 from citeaudit.scope import Scope, select_audit
-from citeaudit.scoring import score, score_columns
+from citeaudit.scoring import IntervalSettings, score, score_columns
 from citeaudit.store import Store
 
 __all__ = ["ScoredPath", "is_database", "score_path"]
@@ -50,6 +50,7 @@ def score_path(
     by: Sequence[str] = (),
     macro: bool = False,
     protocol: str | None = None,
+    ci: IntervalSettings | None = None,
 ) -> ScoredPath:
     """Score an audit file or a database within ``scope``."""
     if is_database(path):
@@ -57,8 +58,10 @@ def score_path(
             protocol_pk = store.choose_protocol(protocol, scope)
             chosen, columns, excluded = store.scoring_input(protocol_pk, scope)
             failed = store.failed_answers(protocol_pk, scope)
-        result = score_columns(columns, scoring=chosen.scoring, fingerprint=fingerprint(chosen), by=by, macro=macro)
+        result = score_columns(
+            columns, scoring=chosen.scoring, fingerprint=fingerprint(chosen), by=by, macro=macro, ci=ci
+        )
         return ScoredPath(result, chosen, excluded, failed)
     audit = read_file(path).audit
     selected, excluded = select_audit(audit, scope)
-    return ScoredPath(score(selected, by=by, macro=macro), audit.protocol, excluded)
+    return ScoredPath(score(selected, by=by, macro=macro, ci=ci), audit.protocol, excluded)

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from citeaudit.model import Label
+from citeaudit.stats import Interval
 
 __all__ = [
     "EdgeCounts",
@@ -36,6 +37,8 @@ class Metric:
     """Count of units meeting the criterion."""
     denominator: int
     """Count of units in scope."""
+    ci: Interval | None = None
+    """Confidence interval, when asked for (cluster bootstrap over questions)."""
 
     @property
     def value(self) -> float | None:
@@ -43,8 +46,11 @@ class Metric:
         return None if self.denominator == 0 else self.numerator / self.denominator
 
     def to_dict(self) -> dict[str, object]:
-        """JSON form ``{"value", "numerator", "denominator"}``."""
-        return {"value": self.value, "numerator": self.numerator, "denominator": self.denominator}
+        """JSON form ``{"value", "numerator", "denominator"}``, plus ``ci`` when an interval was computed."""
+        body: dict[str, object] = {"value": self.value, "numerator": self.numerator, "denominator": self.denominator}
+        if self.ci is not None:
+            body["ci"] = self.ci.to_dict()
+        return body
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,9 +31,11 @@ from citeaudit.results import (
     WeightedMetric,
 )
 from citeaudit.sources.urls import OfficialMatcher
+from citeaudit.stats import Interval, cluster_bootstrap_ratio
 
 __all__ = [
     "DIMENSIONS",
+    "IntervalSettings",
     "ScoringColumns",
     "collapse_locations",
     "columns_from_audit",
@@ -150,6 +152,18 @@ def _factorize(
     return remap[codes], [keys[k] for k in order]
 
 
+@dataclass(frozen=True, slots=True)
+class IntervalSettings:
+    """How confidence intervals are computed."""
+
+    level: float = 0.95
+    """Confidence level."""
+    resamples: int = 9999
+    """Bootstrap resamples."""
+    seed: int = 0
+    """Random seed, so a report can be reproduced exactly."""
+
+
 def _distinct(values: Int64Array) -> Int64Array:
     """Sorted distinct values (a sort is several times faster than numpy's hash-based ``unique`` here)."""
     ordered = np.sort(values)
@@ -176,8 +190,11 @@ def score_columns(
     fingerprint: str,
     by: Sequence[str] = (),
     macro: bool = False,
+    ci: IntervalSettings | None = None,
 ) -> ScoreResult:
-    """Score columns overall and per group (vectorized; same numbers as :func:`score_reference`)."""
+    """Score columns overall and per group (vectorized; same numbers as :func:`score_reference`).
+
+    With ``ci``, every headline metric gets a cluster-bootstrap interval over questions."""
     by = _check_by(by)
     convention_for(scoring)
     n_answers = len(columns.answer_question)
@@ -248,6 +265,17 @@ def score_columns(
     answers_per_group = _bincount(group_of_answer, n_groups)
     official = _bincount(group_of_answer[answer_official], n_groups)
 
+    interval_parts = None
+    if ci is not None:
+        interval_parts = (
+            _bincount(edge_answer[supported], n_answers),
+            _bincount(edge_answer, n_answers),
+            _bincount(covered_keys // divisor, n_answers),
+            answer_pairs,
+            answer_official.astype(np.int64),
+            np.ones(n_answers, dtype=np.int64),
+        )
+
     macro_parts = None
     if macro:
         answer_edges = _bincount(edge_answer, n_answers)
@@ -294,13 +322,26 @@ def score_columns(
             macro_p = _macro(macro_parts[1][in_group], macro_parts[0][in_group])
             macro_c = _macro(macro_parts[3][in_group], macro_parts[2][in_group])
         unique = int(codes.sum())
+        intervals: list[Interval | None] = [None, None, None]
+        if ci is not None and interval_parts is not None:
+            in_scope = np.ones(n_answers, dtype=np.bool_) if is_total else group_of_answer == g
+            questions = columns.answer_question[in_scope]
+            n_questions = len(columns.question_facts)
+            for k in range(3):
+                per_question = [
+                    np.bincount(questions, weights=part[in_scope], minlength=n_questions)
+                    for part in interval_parts[2 * k : 2 * k + 2]
+                ]
+                intervals[k] = cluster_bootstrap_ratio(
+                    per_question[0], per_question[1], level=ci.level, resamples=ci.resamples, seed=ci.seed
+                )
         return ScopeScore(
             by=() if is_total else tuple(zip(by, keys[g], strict=True)),
             answers=int(answers_per_group[g]),
             provisional=bool(codes[PENDING_CODE] + codes[DISPUTED_CODE] > 0),
-            precision=Metric(int(codes[SUPPORTED_CODE]), unique),
-            coverage=Metric(int(covered[g]), int(pairs[g])),
-            official_rate=Metric(int(official[g]), int(answers_per_group[g])),
+            precision=Metric(int(codes[SUPPORTED_CODE]), unique, intervals[0]),
+            coverage=Metric(int(covered[g]), int(pairs[g]), intervals[1]),
+            official_rate=Metric(int(official[g]), int(answers_per_group[g]), intervals[2]),
             edges=EdgeCounts(
                 unique=unique,
                 locations=round(float(locations[g])),
@@ -402,7 +443,9 @@ def columns_from_audit(audit: Audit) -> ScoringColumns:
     )
 
 
-def score(audit: Audit, *, by: Sequence[str] = (), macro: bool = False) -> ScoreResult:
+def score(
+    audit: Audit, *, by: Sequence[str] = (), macro: bool = False, ci: IntervalSettings | None = None
+) -> ScoreResult:
     """Score an audit with its protocol's convention (vectorized path)."""
     return score_columns(
         columns_from_audit(audit),
@@ -410,6 +453,7 @@ def score(audit: Audit, *, by: Sequence[str] = (), macro: bool = False) -> Score
         fingerprint=fingerprint(audit.protocol),
         by=by,
         macro=macro,
+        ci=ci,
     )
 
 
@@ -506,10 +550,11 @@ def _reference_scope(
         if any(matcher(sources[k].resolved_url or sources[k].url) for k in keys):
             official += 1
 
+    def metric(counts: list[int] | None) -> Metric:
+        return Metric(counts[0], counts[1]) if counts else Metric(0, 0)
+
     severity = {
-        name: SeverityScore(
-            precision=Metric(*sev_edges.get(name, [0, 0])), coverage=Metric(*sev_pairs.get(name, [0, 0]))
-        )
+        name: SeverityScore(precision=metric(sev_edges.get(name)), coverage=metric(sev_pairs.get(name)))
         for name in [str(s) for s in SEVERITIES] + ["none"]
         if name in sev_edges or name in sev_pairs
     }

@@ -15,7 +15,7 @@ from citeaudit.model import RunKind
 from citeaudit.protocol import differing_components
 from citeaudit.report import comparison_table, result_csv, result_json, score_tables
 from citeaudit.scope import Scope, parse_where
-from citeaudit.scoring import DIMENSIONS
+from citeaudit.scoring import DIMENSIONS, IntervalSettings
 
 __all__ = ["register"]
 
@@ -81,10 +81,17 @@ def score(
     kind: KindOption = KindChoice.PLATFORM,
     where: WhereOption = None,
     protocol: ProtocolOption = None,
+    ci: Annotated[
+        bool, typer.Option("--ci", help="Add confidence intervals (cluster bootstrap over questions).")
+    ] = False,
+    level: Annotated[float, typer.Option("--level", help="Confidence level for --ci.", min=0.5, max=0.999)] = 0.95,
+    resamples: Annotated[int, typer.Option("--resamples", help="Bootstrap resamples for --ci.", min=100)] = 9999,
+    seed: Annotated[int, typer.Option("--seed", help="Random seed for --ci (same seed, same interval).")] = 0,
 ) -> None:
     """Score precision, coverage and official-domain rate under strict-v1 (micro: pooled counts)."""
     scope = _scope(kind, where)
-    scored = score_path(path, scope=scope, by=_by(by), macro=macro, protocol=protocol)
+    settings = IntervalSettings(level=level, resamples=resamples, seed=seed) if ci else None
+    scored = score_path(path, scope=scope, by=_by(by), macro=macro, protocol=protocol, ci=settings)
     if fmt is OutputFormat.JSON:
         console.out(result_json(scored.result, failed_answers=scored.failed_answers), highlight=False)
     elif fmt is OutputFormat.CSV:

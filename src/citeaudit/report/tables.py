@@ -33,7 +33,10 @@ def fraction(metric: Metric, name: str = "precision") -> str:
     """``1/3  0.333``, or the em-dash form when undefined."""
     if metric.value is None:
         return _UNDEFINED.get(name, "— n/a")
-    return f"{metric.numerator}/{metric.denominator}  {metric.value:.3f}"
+    shown = f"{metric.numerator}/{metric.denominator}  {metric.value:.3f}"
+    if metric.ci is not None and metric.ci.low is not None and metric.ci.high is not None:
+        shown += f"\n[{metric.ci.low:.3f}, {metric.ci.high:.3f}]"
+    return shown
 
 
 def diagnostics(scope: ScopeScore) -> list[str]:
@@ -57,7 +60,7 @@ def _table(title: str | None, group_by: Sequence[str], headers: Sequence[str], r
     for header in headers:
         table.add_column(header, justify="right", no_wrap=True)
     for column, cells in zip(table.columns, zip(*rows, strict=True), strict=True):
-        column.min_width = max(len(str(column.header)), *(len(cell) for cell in cells))
+        column.min_width = max(len(str(column.header)), *(len(line) for cell in cells for line in cell.split("\n")))
     for i, row in enumerate(rows):
         if group_by and i == len(rows) - 1:
             table.add_section()
@@ -119,6 +122,16 @@ def score_tables(result: ScoreResult, title: str, notes: Sequence[str] = ()) -> 
                 f"macro {name} (mean of per-answer values): {shown} over {macro.answers} answer(s), "
                 f"{macro.excluded} excluded as undefined"
             )
+    interval = overall.precision.ci or overall.coverage.ci or overall.official_rate.ci
+    if interval is not None:
+        lines.append(
+            f"intervals: {interval.level:.0%} cluster bootstrap over questions (BCa, percentile when degenerate), "
+            f"{interval.resamples} resamples; associations, not effects"
+        )
+        fallbacks = {
+            m.ci.note for m in (overall.precision, overall.coverage, overall.official_rate) if m.ci and m.ci.note
+        }
+        lines.extend(f"interval note: {note}" for note in sorted(fallbacks))
     lines.extend(notes)
     lines.extend(f"note: {hint}" for hint in diagnostics(overall))
     parts.append(Text("\n".join(lines), style="dim"))
