@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from typer.testing import Result
 
 from citeaudit.cli import app
@@ -110,7 +111,7 @@ def test_db_comes_from_the_environment(cli: Cli, four_claim_path: Path, tmp_path
     assert json.loads(exported.stdout)["format"] == "citeaudit.audit/v1"
 
 
-def test_compare_equal_fingerprints_side_by_side(cli: Cli, exporter_path: Path) -> None:
+def test_compare_paired_per_question(cli: Cli, exporter_path: Path) -> None:
     result = cli(
         "compare",
         exporter_path,
@@ -121,15 +122,30 @@ def test_compare_equal_fingerprints_side_by_side(cli: Cli, exporter_path: Path) 
         "platform=chatgpt",
         "--format",
         "json",
+        "--resamples",
+        "500",
     )
     assert result.exit_code == 0, result.stderr
     body = json.loads(result.stdout)
     a, b = body["a"]["precision"], body["b"]["precision"]
-    assert body["delta"]["precision"] == b["numerator"] / b["denominator"] - a["numerator"] / a["denominator"]
-    table = cli("compare", exporter_path, exporter_path, "--by", "platform")
+    precision = body["metrics"]["precision"]
+    # gemini 7/26, chatgpt 12/25 (the demo's figures): B − A = 12/25 − 7/26
+    assert precision["delta"] == pytest.approx(b["numerator"] / b["denominator"] - a["numerator"] / a["denominator"])
+    assert precision["delta"] == pytest.approx(12 / 25 - 7 / 26)
+    assert precision["ci"]["clusters"] == 12
+    assert 0 < precision["p_value"] <= 1
+    assert precision["wording"] in ("not distinguishable from noise",) or precision["wording"].startswith("associated")
+    table = cli("compare", exporter_path, exporter_path, "--by", "platform", "--resamples", "200")
     assert table.exit_code == 0
-    assert "B − A" in table.stdout
-    assert "not causal" in table.stdout
+    words = " ".join(table.stdout.split())  # the note may wrap anywhere
+    assert "B − A" in words
+    assert "not causal" in words
+
+
+def test_compare_refuses_different_questions(cli: Cli, exporter_path: Path) -> None:
+    result = cli("compare", exporter_path, exporter_path, "--where-a", "question=q01", "--where-b", "question=q02")
+    assert result.exit_code == 2
+    assert "question ids in scope" in result.stderr
 
 
 def test_compare_refuses_across_fingerprints_naming_components(cli: Cli, exporter_path: Path, write_json: Any) -> None:

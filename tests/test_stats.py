@@ -98,3 +98,56 @@ def test_score_ci_in_json_and_table(cli: Callable[..., Result], exporter_path: P
     assert "cluster bootstrap over questions" in table
     plain = json.loads(cli("score", exporter_path, "--format", "json").stdout)
     assert "ci" not in plain["precision"]
+
+
+def test_identical_runs_differ_by_nothing() -> None:
+    from citeaudit.stats import paired_ratio_difference
+
+    s, e = [3, 5, 2, 7], [10, 8, 4, 9]
+    difference = paired_ratio_difference((s, e), (s, e), resamples=300)
+    # every resample and every sign flip gives 0: delta 0, interval [0, 0], p = 1
+    assert (difference.delta, difference.low, difference.high, difference.p_value) == (0.0, 0.0, 0.0, 1.0)
+    assert difference.wording == "not distinguishable from noise"
+
+
+def test_a_consistent_gain_is_associated_not_caused() -> None:
+    from citeaudit.stats import paired_ratio_difference
+
+    # 20 questions, A supports 1 of 10 edges on each, B 9 of 10: delta = 0.9 − 0.1 = 0.8
+    a = ([1] * 20, [10] * 20)
+    b = ([9] * 20, [10] * 20)
+    difference = paired_ratio_difference(a, b, resamples=999, seed=1)
+    assert difference.delta == pytest.approx(0.8)
+    assert difference.low is not None
+    assert difference.low > 0
+    # only "no flip" and "flip all" reach |δ*| ≥ 0.8: probability 2 / 2**20, so p is at most a few / 1000
+    assert difference.p_value is not None
+    assert difference.p_value < 0.01
+    assert difference.wording.startswith("associated")
+
+
+def test_permutation_p_value_matches_exact_enumeration() -> None:
+    import itertools
+
+    from citeaudit.stats import paired_ratio_difference
+
+    sa, ea, sb, eb = [1, 4, 2], [5, 6, 4], [3, 3, 4], [5, 5, 4]
+    observed = sum(sb) / sum(eb) - sum(sa) / sum(ea)
+    hits = 0
+    for flips in itertools.product([False, True], repeat=3):
+        xa = [b if f else a for a, b, f in zip(sa, sb, flips, strict=True)]
+        xe = [b if f else a for a, b, f in zip(ea, eb, flips, strict=True)]
+        ya = [a if f else b for a, b, f in zip(sa, sb, flips, strict=True)]
+        ye = [a if f else b for a, b, f in zip(ea, eb, flips, strict=True)]
+        hits += abs(sum(ya) / sum(ye) - sum(xa) / sum(xe)) >= abs(observed) - 1e-12
+    exact = hits / 8
+    difference = paired_ratio_difference((sa, ea), (sb, eb), resamples=20000, seed=4)
+    # a Monte Carlo estimate of the exact share of sign patterns at least as extreme (SE ≈ 0.0035)
+    assert difference.p_value == pytest.approx(exact, abs=0.02)
+
+
+def test_holm_adjustment() -> None:
+    from citeaudit.stats import holm
+
+    # sorted 0.01·3 = 0.03, 0.03·2 = 0.06, 0.04·1 = 0.04 → kept monotone at 0.06
+    assert holm([0.01, 0.04, 0.03, None]) == pytest.approx([0.03, 0.06, 0.06, None])

@@ -10,6 +10,7 @@ Metric(numerator=1, denominator=3)
 """
 
 from citeaudit.api import ScoredPath, score_path
+from citeaudit.comparison import Comparison, compare_paths
 from citeaudit.errors import (
     CiteauditError,
     DuplicateId,
@@ -68,6 +69,7 @@ __all__ = [
     "CitationKind",
     "CiteauditError",
     "Claim",
+    "Comparison",
     "DuplicateId",
     "Edge",
     "EvidenceGroup",
@@ -109,6 +111,7 @@ __all__ = [
     "UnknownReference",
     "audit_to_document",
     "cluster_bootstrap_ratio",
+    "compare_paths",
     "differing_components",
     "fingerprint",
     "fingerprint_components",

@@ -19,7 +19,7 @@ from statistics import NormalDist
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["Interval", "cluster_bootstrap_ratio"]
+__all__ = ["Difference", "Interval", "cluster_bootstrap_ratio", "holm", "paired_ratio_difference"]
 
 _NORMAL = NormalDist()
 
@@ -129,3 +129,125 @@ def cluster_bootstrap_ratio(
         levels.append(_NORMAL.cdf(bias + shifted / (1 - acceleration * shifted)))
     low, high = np.quantile(distribution, levels)
     return Interval(float(low), float(high), level, "bca", clusters, resamples)
+
+
+@dataclass(frozen=True, slots=True)
+class Difference:
+    """B − A for a ratio metric measured on the same clusters (questions), paired.
+
+    Notes: every field but ``clusters`` is ``None`` when either ratio is undefined (total denominator 0).
+    """
+
+    a: float | None
+    """The ratio in A."""
+    b: float | None
+    """The ratio in B."""
+    delta: float | None
+    """``b - a``."""
+    low: float | None
+    """Lower bound of the paired cluster-bootstrap percentile interval of ``delta``."""
+    high: float | None
+    """Upper bound."""
+    p_value: float | None
+    """Two-sided sign-flip permutation p-value: ``(1 + #{|δ*| ≥ |δ|}) / (1 + N)``."""
+    mde: float | None
+    """Minimum detectable effect at 80 % power and the interval's level, from the bootstrap SE of ``delta``."""
+    level: float
+    """Confidence level."""
+    clusters: int
+    """Questions paired."""
+    resamples: int
+    """Bootstrap resamples and permutations drawn (each)."""
+
+    @property
+    def wording(self) -> str:
+        """How the difference may be described: never causal."""
+        if self.low is None or self.high is None:
+            return "undefined"
+        if self.low <= 0 <= self.high:
+            return "not distinguishable from noise"
+        return "associated with the run (B vs A), not a measured effect of any one change"
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON form ``{a, b, delta, ci: {low, high}, p_value, mde}`` plus the method details."""
+        return {
+            "a": self.a,
+            "b": self.b,
+            "delta": self.delta,
+            "ci": {
+                "low": self.low,
+                "high": self.high,
+                "level": self.level,
+                "method": "paired cluster bootstrap (percentile)",
+                "clusters": self.clusters,
+                "resamples": self.resamples,
+            },
+            "p_value": self.p_value,
+            "mde": self.mde,
+            "wording": self.wording,
+        }
+
+
+def _ratio_rows(numerators: npt.NDArray[np.float64], denominators: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return numerators / denominators
+
+
+def paired_ratio_difference(
+    a: tuple[npt.ArrayLike, npt.ArrayLike],
+    b: tuple[npt.ArrayLike, npt.ArrayLike],
+    *,
+    level: float = 0.95,
+    resamples: int = 9999,
+    seed: int = 0,
+    batch: int = 1000,
+) -> Difference:
+    """Paired comparison of ΣS/ΣE between A and B over the same clusters (index ``c`` is the same question).
+
+    The bootstrap resamples questions and recomputes both ratios from the same draw; the permutation test swaps
+    A and B within each question with probability ½. Neither is a causal estimate.
+    """
+    _check(level, resamples, batch)
+    sa, ea = (np.asarray(x, dtype=np.float64) for x in a)
+    sb, eb = (np.asarray(x, dtype=np.float64) for x in b)
+    if not (sa.shape == ea.shape == sb.shape == eb.shape) or sa.ndim != 1:
+        raise ValueError("A and B need per-cluster totals of the same clusters, as 1-D arrays of one length")
+    keep = (ea > 0) | (eb > 0)
+    sa, ea, sb, eb = sa[keep], ea[keep], sb[keep], eb[keep]
+    clusters = len(sa)
+    if ea.sum() == 0 or eb.sum() == 0:
+        return Difference(None, None, None, None, None, None, None, level, clusters, 0)
+    ratio_a, ratio_b = float(sa.sum() / ea.sum()), float(sb.sum() / eb.sum())
+    delta = ratio_b - ratio_a
+    rng = np.random.default_rng(seed)
+    deltas = np.empty(resamples, dtype=np.float64)
+    flipped = np.empty(resamples, dtype=np.float64)
+    for start in range(0, resamples, batch):
+        size = min(batch, resamples - start)
+        index = rng.integers(0, clusters, (size, clusters))
+        deltas[start : start + size] = _ratio_rows(sb[index].sum(1), eb[index].sum(1)) - _ratio_rows(
+            sa[index].sum(1), ea[index].sum(1)
+        )
+        swap = rng.random((size, clusters)) < 0.5
+        flipped[start : start + size] = _ratio_rows(
+            np.where(swap, sa, sb).sum(1), np.where(swap, ea, eb).sum(1)
+        ) - _ratio_rows(np.where(swap, sb, sa).sum(1), np.where(swap, eb, ea).sum(1))
+    valid = deltas[np.isfinite(deltas)]
+    alpha = (1 - level) / 2
+    low, high = (float(v) for v in np.quantile(valid, [alpha, 1 - alpha]))
+    extreme = np.count_nonzero(np.abs(flipped[np.isfinite(flipped)]) >= abs(delta) - 1e-12)
+    p_value = (1 + int(extreme)) / (1 + int(np.isfinite(flipped).sum()))
+    spread = float(np.std(valid, ddof=1)) if len(valid) > 1 else 0.0
+    mde = (_NORMAL.inv_cdf(1 - alpha) + _NORMAL.inv_cdf(0.8)) * spread
+    return Difference(ratio_a, ratio_b, delta, low, high, p_value, mde, level, clusters, resamples)
+
+
+def holm(p_values: list[float | None]) -> list[float | None]:
+    """Holm–Bonferroni adjusted p-values (``None`` stays ``None``), in the given order."""
+    present = sorted((p, i) for i, p in enumerate(p_values) if p is not None)
+    adjusted: list[float | None] = [None] * len(p_values)
+    running = 0.0
+    for rank, (p, i) in enumerate(present):
+        running = max(running, min(1.0, (len(present) - rank) * p))
+        adjusted[i] = running
+    return adjusted

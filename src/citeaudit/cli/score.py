@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -10,9 +11,9 @@ import typer
 
 from citeaudit.api import ScoredPath, score_path
 from citeaudit.cli.common import OutputFormat, console, handles_errors
-from citeaudit.errors import IncomparableRuns, ScopeError
+from citeaudit.comparison import compare_paths
+from citeaudit.errors import ScopeError
 from citeaudit.model import RunKind
-from citeaudit.protocol import differing_components
 from citeaudit.report import comparison_table, result_csv, result_json, score_tables
 from citeaudit.scope import Scope, parse_where
 from citeaudit.scoring import DIMENSIONS, IntervalSettings
@@ -112,28 +113,33 @@ def compare(
     protocol_a: Annotated[str | None, typer.Option("--protocol-a", help="Protocol of A (databases).")] = None,
     protocol_b: Annotated[str | None, typer.Option("--protocol-b", help="Protocol of B (databases).")] = None,
     fmt: Annotated[OutputFormat, typer.Option("--format", help="Output format (table or json).")] = OutputFormat.TABLE,
+    level: Annotated[float, typer.Option("--level", help="Confidence level.", min=0.5, max=0.999)] = 0.95,
+    resamples: Annotated[
+        int, typer.Option("--resamples", help="Bootstrap resamples and permutations.", min=100)
+    ] = 9999,
+    seed: Annotated[int, typer.Option("--seed", help="Random seed (same seed, same figures).")] = 0,
 ) -> None:
-    """Put two scopes side by side with deltas; refused unless both were measured the same way."""
-    groups = _by(by)
-    left = score_path(a, scope=_scope(kind, where_a), by=groups, protocol=protocol_a)
-    right = score_path(b, scope=_scope(kind, where_b), by=groups, protocol=protocol_b)
-    differences = differing_components(left.protocol, right.protocol)
-    if differences:
-        raise IncomparableRuns(differences)
-    if fmt is OutputFormat.TABLE:
-        console.print(comparison_table(left.result, right.result, (str(a), str(b))))
-        return
+    """Compare two scopes paired per question: B − A with a cluster-bootstrap interval, a permutation p-value
+    (Holm-adjusted across groups) and the minimum detectable effect. Refused unless both were measured the same
+    way on the same questions. Differences are associations, never effects."""
     if fmt is OutputFormat.CSV:
         raise ScopeError("compare prints table or json")
-    import json
-
-    deltas = {}
-    for metric in ("official_rate", "precision", "coverage"):
-        va = getattr(left.result.overall, metric).value
-        vb = getattr(right.result.overall, metric).value
-        deltas[metric] = None if va is None or vb is None else vb - va
-    body = {"a": left.result.to_dict(), "b": right.result.to_dict(), "delta": deltas}
-    console.out(json.dumps(body, indent=2), highlight=False)
+    comparison = compare_paths(
+        a,
+        b,
+        scope_a=_scope(kind, where_a),
+        scope_b=_scope(kind, where_b),
+        by=_by(by),
+        protocol_a=protocol_a,
+        protocol_b=protocol_b,
+        level=level,
+        resamples=resamples,
+        seed=seed,
+    )
+    if fmt is OutputFormat.JSON:
+        console.out(json.dumps(comparison.to_dict(), indent=2), highlight=False)
+        return
+    console.print(comparison_table(comparison, (str(a), str(b))))
 
 
 def register(app: typer.Typer) -> None:

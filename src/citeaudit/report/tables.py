@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from rich.console import Group, RenderableType
 from rich.table import Table
@@ -10,6 +11,9 @@ from rich.text import Text
 
 from citeaudit.model import Label
 from citeaudit.results import Metric, ScopeScore, ScoreResult
+
+if TYPE_CHECKING:
+    from citeaudit.comparison import Comparison, SliceComparison
 
 __all__ = ["comparison_table", "diagnostics", "fraction", "score_tables"]
 
@@ -138,33 +142,47 @@ def score_tables(result: ScoreResult, title: str, notes: Sequence[str] = ()) -> 
     return Group(*parts)
 
 
-def _delta(a: Metric, b: Metric) -> str:
-    if a.value is None or b.value is None:
-        return "— n/a"
-    return f"{b.value - a.value:+.3f}"
+def _signed(value: float | None) -> str:
+    return "—" if value is None else f"{value:+.3f}"
 
 
-def comparison_table(a: ScoreResult, b: ScoreResult, names: tuple[str, str]) -> RenderableType:
-    """Two results measured the same way, side by side with B − A deltas (associations, not effects)."""
-    table = Table(title=f"{names[0]} (A) vs {names[1]} (B) · {a.fingerprint[:23]}…", title_justify="left")
-    for name in a.group_by:
-        table.add_column(name)
-    table.add_column("metric")
-    table.add_column("A", justify="right")
-    table.add_column("B", justify="right")
-    table.add_column("B − A", justify="right")
+def comparison_table(comparison: Comparison, names: tuple[str, str]) -> RenderableType:
+    """B − A per slice and metric, with interval, p-value and MDE (associations, not effects)."""
+    group_by = comparison.a.result.group_by
+    first = comparison.overall.metrics["precision"]
+    table = Table(
+        title=f"{names[0]} (A) vs {names[1]} (B) · {comparison.a.result.fingerprint[:23]}…", title_justify="left"
+    )
+    for name in group_by:
+        table.add_column(name, no_wrap=True)
+    for header in ("metric", "A", "B", "B − A", f"{first.level:.0%} CI", "p (Holm)", "MDE", "reading"):
+        table.add_column(header, justify="right" if header not in ("metric", "reading") else "left")
 
-    def rows(label: Sequence[str], sa: ScopeScore | None, sb: ScopeScore | None) -> None:
-        for metric in ("official_rate", "precision", "coverage"):
-            ma = getattr(sa, metric) if sa else Metric(0, 0)
-            mb = getattr(sb, metric) if sb else Metric(0, 0)
-            table.add_row(*label, metric, fraction(ma, metric), fraction(mb, metric), _delta(ma, mb))
+    def rows(slice_: SliceComparison, label: Sequence[str]) -> None:
+        for metric, difference in slice_.metrics.items():
+            ci = "—" if difference.low is None else f"[{difference.low:+.3f}, {difference.high:+.3f}]"
+            p = slice_.adjusted_p[metric]
+            table.add_row(
+                *label,
+                metric,
+                "—" if difference.a is None else f"{difference.a:.3f}",
+                "—" if difference.b is None else f"{difference.b:.3f}",
+                _signed(difference.delta),
+                ci,
+                "—" if p is None else f"{p:.3f}",
+                "—" if difference.mde is None else f"{difference.mde:.3f}",
+                difference.wording.split(" (")[0].split(",")[0],
+            )
 
-    groups_a = {g.by: g for g in a.groups}
-    groups_b = {g.by: g for g in b.groups}
-    for key in sorted(set(groups_a) | set(groups_b), key=lambda k: tuple((v is not None, v or "") for _, v in k)):
-        rows([str(v) if v is not None else "—" for _, v in key], groups_a.get(key), groups_b.get(key))
+    for group in comparison.groups:
+        values = dict(group.by)
+        rows(group, [str(values[n]) if values[n] is not None else "—" for n in group_by])
         table.add_section()
-    rows((["all"] + [""] * (len(a.group_by) - 1)) if a.group_by else [], a.overall, b.overall)
-    note = Text("Differences are descriptive associations between two measurements, not causal effects.", style="dim")
+    rows(comparison.overall, (["all"] + [""] * (len(group_by) - 1)) if group_by else [])
+    note = Text(
+        f"Paired over {first.clusters} question(s): cluster bootstrap of B − A ({first.resamples} resamples), "
+        "sign-flip permutation p-value, Holm-adjusted across groups, MDE at 80 % power. Differences are "
+        "associations between two measurements, not causal effects.",
+        style="dim",
+    )
     return Group(table, note)

@@ -1,0 +1,152 @@
+"""Honest run comparison: the same protocol, the same questions, paired per question, never causal.
+
+Two scopes are compared only when their protocol fingerprints match and they cover the same question ids.
+For each headline metric and slice the difference B − A gets a paired cluster-bootstrap interval over
+questions, a sign-flip permutation p-value (Holm-adjusted across slices) and a minimum detectable effect.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from citeaudit.api import ScoredPath, score_path
+from citeaudit.errors import IncomparableRuns
+from citeaudit.protocol import differing_components
+from citeaudit.results import Metric, ScopeScore
+from citeaudit.scope import Scope
+from citeaudit.stats import Difference, holm, paired_ratio_difference
+
+__all__ = ["METRICS", "Comparison", "SliceComparison", "compare_paths"]
+
+METRICS = ("official_rate", "precision", "coverage")
+"""The headline metrics compared."""
+
+
+@dataclass(frozen=True, slots=True)
+class SliceComparison:
+    """One slice (the whole scope, or one group) compared metric by metric."""
+
+    by: tuple[tuple[str, str | None], ...]
+    """Group values (empty for the whole scope)."""
+    metrics: dict[str, Difference]
+    """B − A per metric."""
+    adjusted_p: dict[str, float | None]
+    """Holm-adjusted p-values across the groups (equal to the raw p-value for the whole scope)."""
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON form: per metric ``{a, b, delta, ci, p_value, p_value_holm, mde, wording}``."""
+        body: dict[str, object] = {"by": dict(self.by)} if self.by else {}
+        body["metrics"] = {
+            name: {**difference.to_dict(), "p_value_holm": self.adjusted_p[name]}
+            for name, difference in self.metrics.items()
+        }
+        return body
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """A comparison of two scopes measured the same way."""
+
+    a: ScoredPath
+    """Scope A as scored."""
+    b: ScoredPath
+    """Scope B as scored."""
+    overall: SliceComparison
+    """The whole scopes."""
+    groups: tuple[SliceComparison, ...]
+    """One comparison per group present in A or B."""
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON form."""
+        return {
+            "fingerprint": self.a.result.fingerprint,
+            "a": self.a.result.to_dict(),
+            "b": self.b.result.to_dict(),
+            **self.overall.to_dict(),
+            "groups": [g.to_dict() for g in self.groups],
+            "note": "differences are associations between two measurements, not causal effects",
+        }
+
+
+def _pair(metric: Metric | None) -> tuple[float, float]:
+    return (float(metric.numerator), float(metric.denominator)) if metric else (0.0, 0.0)
+
+
+def _per_question(
+    scored: ScoredPath, slice_by: tuple[tuple[str, str | None], ...], questions: list[str], metric: str
+) -> tuple[np.ndarray, np.ndarray]:
+    wanted = dict(slice_by)
+    found: dict[str, ScopeScore] = {}
+    for group in scored.result.groups:
+        values = dict(group.by)
+        if all(values[name] == value for name, value in wanted.items()):
+            found[str(values["question"])] = group
+    totals = [_pair(getattr(found[q], metric)) if q in found else (0.0, 0.0) for q in questions]
+    return np.array([t[0] for t in totals]), np.array([t[1] for t in totals])
+
+
+def compare_paths(
+    a: str | Path,
+    b: str | Path,
+    *,
+    scope_a: Scope = Scope(),
+    scope_b: Scope = Scope(),
+    by: Sequence[str] = (),
+    protocol_a: str | None = None,
+    protocol_b: str | None = None,
+    level: float = 0.95,
+    resamples: int = 9999,
+    seed: int = 0,
+) -> Comparison:
+    """Compare two audit files or databases; refused unless measured the same way on the same questions."""
+    by = tuple(by)
+    per_question = (*[d for d in by if d != "question"], "question")
+    left = score_path(a, scope=scope_a, by=per_question, protocol=protocol_a)
+    right = score_path(b, scope=scope_b, by=per_question, protocol=protocol_b)
+    differences = differing_components(left.protocol, right.protocol)
+    if differences:
+        raise IncomparableRuns(differences)
+    questions_a = {str(dict(g.by)["question"]) for g in left.result.groups}
+    questions_b = {str(dict(g.by)["question"]) for g in right.result.groups}
+    if questions_a != questions_b:
+        raise IncomparableRuns(
+            {
+                "question ids in scope": (
+                    f"only in A: {', '.join(sorted(questions_a - questions_b)) or 'none'}",
+                    f"only in B: {', '.join(sorted(questions_b - questions_a)) or 'none'}",
+                )
+            }
+        )
+    questions = sorted(questions_a)
+    shown_a = score_path(a, scope=scope_a, by=by, protocol=protocol_a)
+    shown_b = score_path(b, scope=scope_b, by=by, protocol=protocol_b)
+
+    def compare_slice(slice_by: tuple[tuple[str, str | None], ...]) -> dict[str, Difference]:
+        return {
+            metric: paired_ratio_difference(
+                _per_question(left, slice_by, questions, metric),
+                _per_question(right, slice_by, questions, metric),
+                level=level,
+                resamples=resamples,
+                seed=seed,
+            )
+            for metric in METRICS
+        }
+
+    overall_metrics = compare_slice(())
+    overall = SliceComparison((), overall_metrics, {m: d.p_value for m, d in overall_metrics.items()})
+    keys = sorted(
+        {g.by for g in (*shown_a.result.groups, *shown_b.result.groups)},
+        key=lambda k: tuple((v is not None, v or "") for _, v in k),
+    )
+    raw = [compare_slice(key) for key in keys]
+    adjusted = {metric: holm([r[metric].p_value for r in raw]) for metric in METRICS}
+    groups = tuple(
+        SliceComparison(key, metrics, {metric: adjusted[metric][i] for metric in METRICS})
+        for i, (key, metrics) in enumerate(zip(keys, raw, strict=True))
+    )
+    return Comparison(shown_a, shown_b, overall, groups)
