@@ -228,3 +228,25 @@ def test_console_script_runs_as_a_real_process(four_claim_path: Path, tmp_path: 
     assert bad.returncode == 2
     assert "missing.json" in bad.stderr
     assert "Traceback" not in bad.stderr
+
+
+def test_disclosure_and_uncovered_facts_by_severity(cli: Cli, exporter_path: Path) -> None:
+    body = json.loads(cli("score", exporter_path, "--format", "json").stdout)
+    disclosure = body["disclosure"]
+    assert disclosure["fingerprint"] == body["fingerprint"]
+    assert (disclosure["scoring"], disclosure["partial_handling"], disclosure["unknown_handling"]) == (
+        "strict-v1",
+        "unsupported",
+        "denominator",
+    )
+    # the exporter protocol: 12 questions with 15 required facts, segmentation "manual" version 1
+    assert (disclosure["required_facts"]["questions"], disclosure["required_facts"]["facts"]) == (12, 15)
+    assert disclosure["segmentation"]["method"] == "manual"
+    table = " ".join(cli("score", exporter_path).stdout.split())
+    assert "disclosure: axtorp-ax-series@2026.11" in table
+    assert "not covered" in table
+    critical = body["severity"]["critical"]["coverage"]
+    # the table's critical row shows pairs, covered and their difference
+    assert f"critical │ {critical['denominator']} │ {critical['numerator']} │" in " ".join(
+        cli("score", exporter_path).stdout.replace("  ", " ").split()
+    )

@@ -21,6 +21,7 @@ __all__ = [
     "check_protocol",
     "convention_for",
     "differing_components",
+    "disclosure",
     "fingerprint",
     "fingerprint_components",
 ]
@@ -137,3 +138,29 @@ def differing_components(a: Protocol, b: Protocol) -> dict[str, tuple[str, str]]
     """Fingerprint components on which two protocols differ, with both component hashes."""
     left, right = fingerprint_components(a), fingerprint_components(b)
     return {name: (left[name], right[name]) for name in left if left[name] != right[name]}
+
+
+def disclosure(protocol: Protocol) -> dict[str, object]:
+    """Everything a reader needs to know about how the numbers were measured, printed beside them."""
+    convention = convention_for(protocol.scoring)
+    components = fingerprint_components(protocol)
+    facts = sum(len(q.required_facts) for q in protocol.questions)
+    return {
+        "protocol": f"{protocol.id}@{protocol.version}",
+        "fingerprint": fingerprint(protocol),
+        "scoring": convention.name,
+        "labels": [str(label) for label in convention.labels],
+        "partial_handling": convention.partial,
+        "unknown_handling": convention.unknown,
+        "pending_handling": convention.pending,
+        "segmentation": {
+            "method": protocol.segmentation.method,
+            "version": protocol.segmentation.version,
+            "parameters": {name: json.loads(value) for name, value in protocol.segmentation.parameters},
+        },
+        "required_facts": {"questions": len(protocol.questions), "facts": facts, "hash": components["required_facts"]},
+        "weights": None if protocol.weights is None else {str(s): w for s, w in protocol.weights},
+        "official_domains": [
+            d.domain if d.domain else f"{d.host}{d.path_prefix or ''}" for d in protocol.official_domains
+        ],
+    }

@@ -14,6 +14,7 @@ from citeaudit.cli.common import OutputFormat, console, handles_errors
 from citeaudit.comparison import compare_paths
 from citeaudit.errors import ScopeError
 from citeaudit.model import RunKind
+from citeaudit.protocol import disclosure
 from citeaudit.report import comparison_table, result_csv, result_json, score_tables
 from citeaudit.scope import Scope, parse_where
 from citeaudit.scoring import DIMENSIONS, IntervalSettings
@@ -94,12 +95,15 @@ def score(
     settings = IntervalSettings(level=level, resamples=resamples, seed=seed) if ci else None
     scored = score_path(path, scope=scope, by=_by(by), macro=macro, protocol=protocol, ci=settings)
     if fmt is OutputFormat.JSON:
-        console.out(result_json(scored.result, failed_answers=scored.failed_answers), highlight=False)
+        console.out(
+            result_json(scored.result, failed_answers=scored.failed_answers, disclosure=disclosure(scored.protocol)),
+            highlight=False,
+        )
     elif fmt is OutputFormat.CSV:
         console.out(result_csv(scored.result), end="", highlight=False)
     else:
         title = f"{scored.protocol.id}@{scored.protocol.version} — {path}"
-        console.print(score_tables(scored.result, title, _notes(scored, kind)))
+        console.print(score_tables(scored.result, title, _notes(scored, kind), disclosure(scored.protocol)))
 
 
 @handles_errors

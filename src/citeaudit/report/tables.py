@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from rich.console import Group, RenderableType
@@ -56,7 +56,14 @@ def diagnostics(scope: ScopeScore) -> list[str]:
     return hints
 
 
-def _table(title: str | None, group_by: Sequence[str], headers: Sequence[str], rows: list[list[str]]) -> Table:
+def _table(
+    title: str | None,
+    group_by: Sequence[str],
+    headers: Sequence[str],
+    rows: list[list[str]],
+    *,
+    total_last: bool = True,
+) -> Table:
     """A table whose columns are never narrower than their widest cell (numbers are never cut short)."""
     table = Table(title=title, title_justify="left", header_style="bold")
     for name in group_by:
@@ -66,14 +73,17 @@ def _table(title: str | None, group_by: Sequence[str], headers: Sequence[str], r
     for column, cells in zip(table.columns, zip(*rows, strict=True), strict=True):
         column.min_width = max(len(str(column.header)), *(len(line) for cell in cells for line in cell.split("\n")))
     for i, row in enumerate(rows):
-        if group_by and i == len(rows) - 1:
+        if total_last and group_by and i == len(rows) - 1:
             table.add_section()
         table.add_row(*row)
     return table
 
 
-def score_tables(result: ScoreResult, title: str, notes: Sequence[str] = ()) -> RenderableType:
-    """The three numbers per scope, then the edges behind them by final label, then notes and diagnostics."""
+def score_tables(
+    result: ScoreResult, title: str, notes: Sequence[str] = (), disclosure: Mapping[str, object] | None = None
+) -> RenderableType:
+    """The three numbers per scope, the edges behind them by final label, required facts left uncovered by
+    severity, then notes, diagnostics and the disclosure of how the numbers were measured."""
     labels: list[list[str]] = []
     metrics: list[list[str]] = []
     for group in (*result.groups, result.overall):
@@ -138,8 +148,48 @@ def score_tables(result: ScoreResult, title: str, notes: Sequence[str] = ()) -> 
         lines.extend(f"interval note: {note}" for note in sorted(fallbacks))
     lines.extend(notes)
     lines.extend(f"note: {hint}" for hint in diagnostics(overall))
+    if disclosure is not None:
+        lines.append(_disclosure_line(disclosure))
+    severity = _severity_table(overall)
+    if severity is not None:
+        parts.append(severity)
     parts.append(Text("\n".join(lines), style="dim"))
     return Group(*parts)
+
+
+def _severity_table(scope: ScopeScore) -> Table | None:
+    """Required facts not covered, by severity (a breakdown, never a weighting)."""
+    rows = [
+        [
+            name,
+            str(s.coverage.denominator),
+            str(s.coverage.numerator),
+            str(s.coverage.denominator - s.coverage.numerator),
+        ]
+        for name, s in scope.severity.items()
+        if s.coverage.denominator
+    ]
+    if not rows:
+        return None
+    return _table(None, ("severity",), ("required pairs", "covered", "not covered"), rows, total_last=False)
+
+
+def _disclosure_line(disclosure: Mapping[str, object]) -> str:
+    segmentation = disclosure["segmentation"]
+    facts = disclosure["required_facts"]
+    assert isinstance(segmentation, Mapping)
+    assert isinstance(facts, Mapping)
+    weights = disclosure["weights"]
+    domains = disclosure["official_domains"]
+    assert isinstance(domains, list)
+    return (
+        f"disclosure: {disclosure['protocol']} · scoring {disclosure['scoring']} (partial = "
+        f"{disclosure['partial_handling']}, unknown in the {disclosure['unknown_handling']}, pending scored as "
+        f"{disclosure['pending_handling']}) · segmentation {segmentation['method']}"
+        f"{' ' + str(segmentation['version']) if segmentation['version'] else ''} · {facts['facts']} required facts "
+        f"over {facts['questions']} questions ({str(facts['hash'])[:19]}…) · weights "
+        f"{'none' if weights is None else weights} · official: {', '.join(map(str, domains))}"
+    )
 
 
 def _signed(value: float | None) -> str:
