@@ -19,6 +19,9 @@ from citeaudit.cli.common import DbOption, console, err_console, handles_errors
 from citeaudit.errors import InputError
 from citeaudit.ingest import READERS, Attachment, PreparedImport, needs_attachment, read_files, store_prepared
 from citeaudit.interchange import audit_to_document, load_protocol
+from citeaudit.report.exports import export_tables
+from citeaudit.scope import Scope, select_audit
+from citeaudit.scoring import score
 from citeaudit.store import ImportReport, Store
 
 __all__ = ["register"]
@@ -28,6 +31,9 @@ class ExportFormat(StrEnum):
     """Export formats."""
 
     AUDIT_JSON = "audit-json"
+    CSV = "csv"
+    JSONL = "jsonl"
+    PARQUET = "parquet"
 
 
 @handles_errors
@@ -124,16 +130,29 @@ def _print_report(report: ImportReport, item: PreparedImport) -> None:
 def export(
     db: DbOption = Path("citeaudit.db"),
     fmt: Annotated[ExportFormat, typer.Option("--format", help="Export format.")] = ExportFormat.AUDIT_JSON,
-    out: Annotated[Path | None, typer.Option("--out", help="Output file (default: standard output).")] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="Output file for audit-json (default: standard output); a folder for the others."),
+    ] = None,
     protocol: Annotated[
         str | None, typer.Option("--protocol", help="Protocol id, id@version or fingerprint prefix.")
     ] = None,
+    by: Annotated[str | None, typer.Option("--by", help="Grouping of the scores table (csv, jsonl, parquet).")] = None,
 ) -> None:
-    """Export everything measured under one protocol as a citeaudit.audit/v1 document (lossless)."""
+    """Export everything measured under one protocol: losslessly as citeaudit.audit/v1, or as flat tables
+    (answers, claims, edges, judgements, scores) in CSV, JSON Lines or Parquet."""
     if not is_database(db):
         raise InputError(str(db), "", "is not a citeaudit database")
     with Store(db) as store:
         audit = store.load_audit(store.choose_protocol(protocol))
+    if fmt is not ExportFormat.AUDIT_JSON:
+        if out is None:
+            raise InputError("--out", "", f"{fmt} export writes one file per table: name a folder with --out")
+        groups = tuple(part.strip() for part in (by or "").split(",") if part.strip())
+        selected, _ = select_audit(audit, Scope())
+        written = export_tables(audit, score(selected, by=groups), str(fmt), out)
+        console.print(f"wrote {', '.join(str(path) for path in written)}", soft_wrap=True)
+        return
     text = json.dumps(audit_to_document(audit), indent=2, ensure_ascii=False) + "\n"
     if out is None:
         console.out(text, end="", highlight=False)

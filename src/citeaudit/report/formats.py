@@ -9,7 +9,7 @@ import json
 from citeaudit.model import Label
 from citeaudit.results import ScopeScore, ScoreResult
 
-__all__ = ["result_csv", "result_json"]
+__all__ = ["result_csv", "result_json", "score_row"]
 
 
 def result_json(result: ScoreResult, **extra: object) -> str:
@@ -17,30 +17,20 @@ def result_json(result: ScoreResult, **extra: object) -> str:
     return json.dumps({**result.to_dict(), **extra}, indent=2, ensure_ascii=False)
 
 
-_CSV_METRICS = ("precision", "coverage", "official_rate")
-
-
-def _csv_row(result: ScoreResult, scope: ScopeScore) -> dict[str, object]:
+def score_row(result: ScoreResult, scope: ScopeScore) -> dict[str, object]:
+    """One flat row for a scope: group values (``all`` for the whole scope), fractions and counts."""
     row: dict[str, object] = {"scoring": result.scoring, "fingerprint": result.fingerprint}
     by = dict(scope.by)
     for name in result.group_by:
-        row[name] = by.get(name)
+        row[name] = by.get(name) if scope.by else "all"
     row["answers"] = scope.answers
     row["provisional"] = scope.provisional
-    for name in _CSV_METRICS:
+    for name in ("official_rate", "precision", "coverage"):
         metric = getattr(scope, name)
         row[name] = metric.value
         row[f"{name}_numerator"] = metric.numerator
         row[f"{name}_denominator"] = metric.denominator
-    row.update(
-        {
-            "edges_unique": scope.edges.unique,
-            "edges_locations": scope.edges.locations,
-            "edges_collapsed": scope.edges.collapsed,
-            "edges_pending": scope.edges.pending,
-            "edges_disputed": scope.edges.disputed,
-        }
-    )
+    row.update({f"edges_{k}": v for k, v in scope.edges.to_dict().items() if k != "by_label"})
     for label in Label:
         row[f"label_{label}"] = scope.edges.by_label[label]
     row.update({f"required_{k}": v for k, v in scope.required.to_dict().items()})
@@ -50,10 +40,8 @@ def _csv_row(result: ScoreResult, scope: ScopeScore) -> dict[str, object]:
 def result_csv(result: ScoreResult) -> str:
     """One row per group (or one row for the whole scope); empty cells where a metric is undefined."""
     scopes = result.groups if result.group_by else (result.overall,)
-    rows = [_csv_row(result, scope) for scope in scopes]
     buffer = io.StringIO()
-    if rows:
-        writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(rows)
+    writer = csv.DictWriter(buffer, fieldnames=list(score_row(result, result.overall)), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(score_row(result, scope) for scope in scopes)
     return buffer.getvalue()

@@ -1,0 +1,184 @@
+"""Flat exports for analysis tools: answers, claims, edges, judgements and scores as CSV, JSON Lines or Parquet.
+
+One file per table. Every row keeps its ids, so the tables join back together (``edges.claim_id`` →
+``claims.id`` → ``claims.answer_id`` → ``answers.id``). Undefined values are empty cells / ``null``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from citeaudit.errors import CiteauditError
+from citeaudit.model import Audit, review_outcome
+from citeaudit.report.formats import score_row
+from citeaudit.results import ScoreResult
+from citeaudit.sources.urls import OfficialMatcher
+
+__all__ = ["TABLES", "export_tables", "table_rows"]
+
+TABLES = ("answers", "claims", "edges", "judgements", "scores")
+"""The tables written, in order."""
+
+Row = dict[str, Any]
+
+
+def _answers(audit: Audit) -> list[Row]:
+    runs = {run.id: run for run in audit.runs}
+    return [
+        {
+            "id": a.id,
+            "question_id": a.question_id,
+            "run_id": a.run_id,
+            "run_kind": str(runs[a.run_id].kind) if a.run_id in runs else "platform",
+            "platform": a.platform or (runs[a.run_id].platform if a.run_id in runs else None),
+            "model": a.model or (runs[a.run_id].model if a.run_id in runs else None),
+            "locale": a.locale,
+            "retrieval": str(a.retrieval) if a.retrieval else None,
+            "citations_cited": sum(1 for c in a.citations if c.kind == "cited"),
+            "citations_retrieved": sum(1 for c in a.citations if c.kind == "retrieved"),
+            "citations_dangling": sum(1 for c in a.citations if c.kind == "dangling"),
+            "payload_sha256": a.payload_sha256,
+            "text": a.text,
+        }
+        for a in audit.answers
+    ]
+
+
+def _claims(audit: Audit) -> list[Row]:
+    return [
+        {
+            "id": c.id,
+            "answer_id": c.answer_id,
+            "text": c.text,
+            "start": c.start,
+            "end": c.end,
+            "required_fact_id": c.required_fact_id,
+            "severity": str(c.severity) if c.severity else None,
+            "entity": c.entity,
+        }
+        for c in audit.claims
+    ]
+
+
+def _edges(audit: Audit) -> list[Row]:
+    sources = {s.key: s for s in audit.sources}
+    official = OfficialMatcher(audit.protocol.official_domains)
+    rows = []
+    for e in audit.edges:
+        source = sources[e.source_key]
+        state, label = review_outcome(e.judgements)
+        rows.append(
+            {
+                "claim_id": e.claim_id,
+                "source_key": e.source_key,
+                "url": source.url,
+                "resolved_url": source.resolved_url,
+                "title": source.title,
+                "source_status": str(source.status),
+                "is_official": official(source.resolved_url or source.url),
+                "locations": len(e.locations),
+                "review_state": str(state),
+                "final_label": str(label) if label else None,
+                "judgements": len(e.judgements),
+            }
+        )
+    return rows
+
+
+def _judgements(audit: Audit) -> list[Row]:
+    return [
+        {
+            "claim_id": e.claim_id,
+            "source_key": e.source_key,
+            "label": str(j.label),
+            "reviewer": j.reviewer,
+            "origin": str(j.origin),
+            "stage": str(j.stage),
+            "passage": j.passage,
+            "period": j.period,
+            "reasoning": j.reasoning,
+            "created_at": j.created_at,
+        }
+        for e in audit.edges
+        for j in e.judgements
+    ]
+
+
+def _scores(result: ScoreResult) -> list[Row]:
+    return [score_row(result, scope) for scope in (*result.groups, result.overall)]
+
+
+def table_rows(audit: Audit, result: ScoreResult) -> dict[str, list[Row]]:
+    """Every table's rows."""
+    return {
+        "answers": _answers(audit),
+        "claims": _claims(audit),
+        "edges": _edges(audit),
+        "judgements": _judgements(audit),
+        "scores": _scores(result),
+    }
+
+
+def _csv(rows: list[Row], columns: list[str]) -> bytes:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buffer.getvalue().encode("utf-8")
+
+
+def _jsonl(rows: list[Row], columns: list[str]) -> bytes:
+    return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows).encode("utf-8")
+
+
+def _parquet(rows: list[Row], columns: list[str]) -> bytes:
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise CiteauditError(
+            "Parquet export needs pyarrow: pip install 'citeaudit[parquet]'  (or: pip install pyarrow)"
+        ) from None
+    table = pa.Table.from_pylist(rows) if rows else pa.table({name: pa.array([], pa.string()) for name in columns})
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink)
+    return bytes(sink.getvalue().to_pybytes())
+
+
+WRITERS: dict[str, tuple[str, Callable[[list[Row], list[str]], bytes]]] = {
+    "csv": (".csv", _csv),
+    "jsonl": (".jsonl", _jsonl),
+    "parquet": (".parquet", _parquet),
+}
+
+
+def _columns(rows: list[Row]) -> list[str]:
+    return list(rows[0]) if rows else []
+
+
+def export_tables(audit: Audit, result: ScoreResult, fmt: str, folder: Path) -> list[Path]:
+    """Write every table into ``folder`` (created if needed); each file appears whole or not at all."""
+    suffix, writer = WRITERS[fmt]
+    tables = table_rows(audit, result)
+    encoded = {name: writer(rows, _columns(rows)) for name, rows in tables.items()}  # fail before writing
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name in TABLES:
+        target = folder / f"{name}{suffix}"
+        handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{name}.")
+        try:
+            with os.fdopen(handle, "wb") as stream:
+                stream.write(encoded[name])
+            os.replace(temporary, target)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+        written.append(target)
+    return written
