@@ -282,3 +282,32 @@ def test_fixture_runs_are_left_out_of_platform_scopes(scorer: Scorer) -> None:
     # only a2 (platform run) is in scope: 0 supported of 1 edge; a1 is counted as excluded
     assert excluded == 1
     assert (result.precision.numerator, result.precision.denominator) == (0, 1)
+
+
+def test_repeats_report_within_and_between_question_variance(scorer: Scorer) -> None:
+    proto = protocol(facts=[], questions=2)
+    runs = [{"id": f"s{n}", "platform": "p1", "sample": n} for n in (1, 2, 3)]
+    answers = [answer(f"a{n}", run=f"s{n}") for n in (1, 2, 3)] + [
+        answer(f"b{n}", question="q2", run=f"s{n}") for n in (1, 2)
+    ]
+    claims = [claim(f"c{i}", a) for i, a in enumerate(["a1", "a1", "a2", "a3", "b1", "b2"])]
+    edges = [
+        edge("c0", "https://x.org/0", "supported"),
+        edge("c1", "https://x.org/1", "irrelevant"),  # a1: 1/2
+        edge("c2", "https://x.org/2", "supported"),  # a2: 1/1
+        edge("c3", "https://x.org/3", "conflicting"),  # a3: 0/1
+        edge("c4", "https://x.org/4", "supported"),  # b1: 1/1
+        edge("c5", "https://x.org/5", "supported"),  # b2: 1/1
+    ]
+    for a in answers:
+        a.pop("platform")
+    result = scorer(audit_of(document(answers, claims, edges, proto, runs=runs)), by=["sample"])
+    repeats = result.repeats["precision"]
+    # cell (q1, p1): 0.5, 1, 0 → mean 0.5, variance (0 + 0.25 + 0.25) / 2 = 0.25
+    # cell (q2, p1): 1, 1 → variance 0; within = (0.25 + 0) / 2 = 0.125
+    # cell means 0.5 and 1 → between = ((0.5 − 0.75)² + (1 − 0.75)²) / 1 = 0.125
+    assert repeats.cells_with_repeats == 2
+    assert repeats.within == pytest.approx(0.125)
+    assert repeats.between == pytest.approx(0.125)
+    assert [dict(g.by)["sample"] for g in result.groups] == ["1", "2", "3"]
+    assert "coverage" not in result.repeats  # no required facts, nothing to vary

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from citeaudit.model import Label
-from citeaudit.stats import Interval
+from citeaudit.stats import Interval, RepeatVariance
 
 __all__ = [
     "EdgeCounts",
@@ -242,6 +242,9 @@ class ScoreResult:
     """Dimensions of ``groups``."""
     groups: tuple[ScopeScore, ...] = field(default=())
     """One score per group, sorted by group values."""
+    repeats: Mapping[str, RepeatVariance] = field(default_factory=dict)
+    """Per-answer precision and coverage variance between repeats of a (question, platform) cell and
+    between cells; empty when no cell was asked more than once."""
 
     @property
     def provisional(self) -> bool:
@@ -272,4 +275,5 @@ class ScoreResult:
             **overall,
             "group_by": list(self.group_by),
             "groups": [g.to_dict() for g in self.groups],
+            **({"repeats": {name: r.to_dict() for name, r in self.repeats.items()}} if self.repeats else {}),
         }

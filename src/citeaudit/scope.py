@@ -10,7 +10,7 @@ from citeaudit.model import Audit, RunKind
 
 __all__ = ["Scope", "parse_where", "select_audit"]
 
-FILTER_DIMENSIONS = ("platform", "run", "question", "model", "locale")
+FILTER_DIMENSIONS = ("platform", "run", "question", "model", "locale", "sample")
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +55,7 @@ def select_audit(audit: Audit, scope: Scope) -> tuple[Audit, int]:
             "question": answer.question_id,
             "model": answer.model or (run.model if run else None),
             "locale": answer.locale or questions[answer.question_id].locale,
+            "sample": str(run.sample) if run and run.sample is not None else None,
         }
         if all(values[name] in allowed for name, allowed in scope.where.items()):
             kept.append(answer)

@@ -9,6 +9,7 @@ Notes: every metric is undefined exactly when its denominator is 0, and its valu
 
 from __future__ import annotations
 
+import statistics
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -31,7 +32,7 @@ from citeaudit.results import (
     WeightedMetric,
 )
 from citeaudit.sources.urls import OfficialMatcher
-from citeaudit.stats import Interval, cluster_bootstrap_ratio
+from citeaudit.stats import Interval, RepeatVariance, cluster_bootstrap_ratio, repeat_variance
 
 __all__ = [
     "DIMENSIONS",
@@ -44,7 +45,7 @@ __all__ = [
     "score_reference",
 ]
 
-DIMENSIONS = ("platform", "run", "question", "model", "locale")
+DIMENSIONS = ("platform", "run", "question", "model", "locale", "sample")
 """Answer attributes a score can be grouped by."""
 
 LABELS: tuple[Label, ...] = tuple(Label)
@@ -364,7 +365,23 @@ def score_columns(
         )
 
     groups = tuple(scope(g) for g in range(n_groups)) if by else ()
-    return ScoreResult(scoring=scoring, fingerprint=fingerprint, overall=scope(n_groups), group_by=by, groups=groups)
+    cell, _ = _factorize(columns.answer_dims, ("question", "platform"), n_answers)
+    repeats = {}
+    if n_answers and int(np.bincount(cell).max()) >= 2:
+        repeats = {
+            "precision": repeat_variance(
+                _bincount(edge_answer[supported], n_answers), _bincount(edge_answer, n_answers), cell
+            ),
+            "coverage": repeat_variance(_bincount(covered_keys // divisor, n_answers), answer_pairs, cell),
+        }
+    return ScoreResult(
+        scoring=scoring,
+        fingerprint=fingerprint,
+        overall=scope(n_groups),
+        group_by=by,
+        groups=groups,
+        repeats={name: value for name, value in repeats.items() if value.cells_with_repeats},
+    )
 
 
 def _macro(numerators: Int64Array, denominators: Int64Array) -> MacroMetric:
@@ -384,6 +401,7 @@ def _answer_dims(audit: Audit) -> dict[str, list[str | None]]:
         dims["question"].append(answer.question_id)
         dims["model"].append(answer.model or (run.model if run else None))
         dims["locale"].append(answer.locale or questions[answer.question_id].locale)
+        dims["sample"].append(str(run.sample) if run and run.sample is not None else None)
     return dims
 
 
@@ -474,7 +492,50 @@ def score_reference(audit: Audit, *, by: Sequence[str] = (), macro: bool = False
         overall=overall,
         group_by=by,
         groups=result_groups if by else (),
+        repeats=_reference_repeats(audit, dims),
     )
+
+
+def _reference_repeats(audit: Audit, dims: Mapping[str, Sequence[str | None]]) -> dict[str, RepeatVariance]:
+    """Per-answer precision and coverage, grouped into (question, platform) cells, variance by hand."""
+    claims = {c.id: c for c in audit.claims}
+    edges: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    supported_claims: set[str] = set()
+    for edge in audit.edges:
+        answer_id = claims[edge.claim_id].answer_id
+        label = review_outcome(edge.judgements)[1]
+        edges[answer_id][1] += 1
+        if label is Label.SUPPORTED:
+            edges[answer_id][0] += 1
+            supported_claims.add(edge.claim_id)
+    facts = {q.id: [f.id for f in q.required_facts] for q in audit.protocol.questions}
+    cells: dict[tuple[str | None, str | None], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for i, answer in enumerate(audit.answers):
+        cell = cells[(dims["question"][i], dims["platform"][i])]
+        supported, total = edges[answer.id]
+        if total:
+            cell["precision"].append(supported / total)
+        wanted = facts[answer.question_id]
+        if wanted:
+            covered = {
+                c.required_fact_id for c in audit.claims if c.answer_id == answer.id and c.id in supported_claims
+            }
+            cell["coverage"].append(len(covered & set(wanted)) / len(wanted))
+    sizes: dict[tuple[str | None, str | None], int] = defaultdict(int)
+    for i in range(len(audit.answers)):
+        sizes[(dims["question"][i], dims["platform"][i])] += 1
+    if not sizes or max(sizes.values()) < 2:
+        return {}
+    found = {}
+    for name in ("precision", "coverage"):
+        values = [cell[name] for cell in cells.values() if cell[name]]
+        repeated = [v for v in values if len(v) >= 2]
+        within = sum(statistics.variance(v) for v in repeated) / len(repeated) if repeated else None
+        means = [sum(v) / len(v) for v in values]
+        between = statistics.variance(means) if len(means) >= 2 else None
+        if repeated:
+            found[name] = RepeatVariance(len(repeated), within, between)
+    return found
 
 
 def _reference_scope(

@@ -19,7 +19,15 @@ from statistics import NormalDist
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["Difference", "Interval", "cluster_bootstrap_ratio", "holm", "paired_ratio_difference"]
+__all__ = [
+    "Difference",
+    "Interval",
+    "RepeatVariance",
+    "cluster_bootstrap_ratio",
+    "holm",
+    "paired_ratio_difference",
+    "repeat_variance",
+]
 
 _NORMAL = NormalDist()
 
@@ -251,3 +259,48 @@ def holm(p_values: list[float | None]) -> list[float | None]:
         running = max(running, min(1.0, (len(present) - rank) * p))
         adjusted[i] = running
     return adjusted
+
+
+@dataclass(frozen=True, slots=True)
+class RepeatVariance:
+    """How much a per-answer metric varies between repeats of one question on one platform, and between
+    questions.
+
+    Notes: ``within`` is ``None`` when no cell has two defined values; ``between`` when fewer than two cells
+    have any.
+    """
+
+    cells_with_repeats: int
+    """(question, platform) cells with at least two answers whose value is defined."""
+    within: float | None
+    """Mean within-cell variance of per-answer values (sample variance, ddof 1)."""
+    between: float | None
+    """Variance of the cell means across cells (ddof 1)."""
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON form."""
+        return {"cells_with_repeats": self.cells_with_repeats, "within": self.within, "between": self.between}
+
+
+def repeat_variance(numerators: npt.ArrayLike, denominators: npt.ArrayLike, cells: npt.ArrayLike) -> RepeatVariance:
+    """Within- and between-cell variance of per-answer ratios (answers with a zero denominator left out)."""
+    s = np.asarray(numerators, dtype=np.float64)
+    e = np.asarray(denominators, dtype=np.float64)
+    cell = np.asarray(cells, dtype=np.int64)
+    defined = e > 0
+    values, cell = s[defined] / e[defined], cell[defined]
+    if len(values) == 0:
+        return RepeatVariance(0, None, None)
+    size = int(cell.max()) + 1
+    count = np.bincount(cell, minlength=size).astype(np.float64)
+    total = np.bincount(cell, weights=values, minlength=size)
+    squares = np.bincount(cell, weights=values**2, minlength=size)
+    repeated = count >= 2
+    within = None
+    if repeated.any():
+        variance = (squares[repeated] - total[repeated] ** 2 / count[repeated]) / (count[repeated] - 1)
+        within = float(np.mean(np.maximum(variance, 0.0)))
+    present = count > 0
+    means = total[present] / count[present]
+    between = float(np.var(means, ddof=1)) if len(means) >= 2 else None
+    return RepeatVariance(int(repeated.sum()), within, between)

@@ -146,6 +146,13 @@ def score_tables(
             m.ci.note for m in (overall.precision, overall.coverage, overall.official_rate) if m.ci and m.ci.note
         }
         lines.extend(f"interval note: {note}" for note in sorted(fallbacks))
+    for name, repeat in result.repeats.items():
+        within = "—" if repeat.within is None else f"{repeat.within:.4f}"
+        between = "—" if repeat.between is None else f"{repeat.between:.4f}"
+        lines.append(
+            f"repeats: per-answer {name} varies {within} within {repeat.cells_with_repeats} (question, platform) "
+            f"cell(s) asked more than once, {between} between cells"
+        )
     lines.extend(notes)
     lines.extend(f"note: {hint}" for hint in diagnostics(overall))
     if disclosure is not None:

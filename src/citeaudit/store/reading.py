@@ -185,6 +185,7 @@ def read_scoring_columns(
         "question": "q.id",
         "model": "coalesce(a.model, r.model)",
         "locale": "coalesce(a.locale, q.locale)",
+        "sample": "CAST(r.sample AS TEXT)",
     }
     for name, values in sorted(scope.where.items()):
         conditions.append(f"{expressions[name]} IN ({', '.join('?' * len(values))})")
