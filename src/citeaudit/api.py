@@ -8,14 +8,14 @@ from pathlib import Path
 
 from citeaudit.errors import InputError
 from citeaudit.ingest import read_file
-from citeaudit.model import Protocol
+from citeaudit.model import Audit, Protocol
 from citeaudit.protocol import fingerprint
 from citeaudit.results import ScoreResult
 from citeaudit.scope import Scope, select_audit
 from citeaudit.scoring import IntervalSettings, score, score_columns
 from citeaudit.store import Store
 
-__all__ = ["ScoredPath", "is_database", "score_path"]
+__all__ = ["ScoredPath", "is_database", "load_scope", "score_path"]
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -65,3 +65,13 @@ def score_path(
     audit = read_file(path).audit
     selected, excluded = select_audit(audit, scope)
     return ScoredPath(score(selected, by=by, macro=macro, ci=ci), audit.protocol, excluded)
+
+
+def load_scope(path: str | Path, *, scope: Scope = Scope(), protocol: str | None = None) -> Audit:
+    """The audit in ``scope`` from a file or a database (for reports that list claims and evidence)."""
+    if is_database(path):
+        with Store(path) as store:
+            audit = store.load_audit(store.choose_protocol(protocol, scope))
+    else:
+        audit = read_file(path).audit
+    return select_audit(audit, scope)[0]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from citeaudit.cli import data, demo, protocol, score
+from citeaudit.cli import data, demo, protocol, report, score
 
 __all__ = ["app", "main"]
 
@@ -19,6 +19,7 @@ app = typer.Typer(
 data.register(app)
 score.register(app)
 app.add_typer(protocol.app, name="protocol")
+report.register(app)
 demo.register(app)
 
 

@@ -1,0 +1,76 @@
+"""``report``: the self-contained HTML report."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from citeaudit.api import load_scope, score_path
+from citeaudit.cli.common import console, handles_errors
+from citeaudit.cli.score import ByOption, KindChoice, KindOption, ProtocolOption, WhereOption, _by, _scope
+from citeaudit.comparison import compare_paths
+from citeaudit.protocol import disclosure
+from citeaudit.report.html import ReportInput, render_report
+from citeaudit.scoring import IntervalSettings
+
+__all__ = ["register"]
+
+
+@handles_errors
+def report(
+    path: Annotated[Path, typer.Argument(help="An audit file or a citeaudit database.")],
+    out: Annotated[Path, typer.Option("--out", help="HTML file to write.")] = Path("report.html"),
+    compare: Annotated[
+        Path | None, typer.Option("--compare", help="A second file or database to compare with (as B).")
+    ] = None,
+    by: ByOption = "platform",
+    kind: KindOption = KindChoice.PLATFORM,
+    where: WhereOption = None,
+    protocol: ProtocolOption = None,
+    resamples: Annotated[int, typer.Option("--resamples", help="Bootstrap resamples.", min=100)] = 9999,
+    seed: Annotated[int, typer.Option("--seed", help="Random seed (same seed, same report figures).")] = 0,
+) -> None:
+    """Write one self-contained HTML file: disclosure, the three numbers with intervals, tables by group and by
+    question, labels, joint support, severity, diagnostics, the unsupported claims with their evidence, official
+    citations, and the comparison when --compare is given."""
+    scope = _scope(kind, where)
+    settings = IntervalSettings(resamples=resamples, seed=seed)
+    groups = _by(by)
+    scored = score_path(path, scope=scope, by=groups, protocol=protocol, ci=settings)
+    by_question = score_path(path, scope=scope, by=("question",), protocol=protocol)
+    comparison = None
+    if compare is not None:
+        comparison = compare_paths(
+            path, compare, scope_a=scope, scope_b=scope, protocol_a=protocol, resamples=resamples, seed=seed
+        ).to_dict()
+    html = render_report(
+        ReportInput(
+            source=str(path),
+            audit=load_scope(path, scope=scope, protocol=protocol),
+            result=scored.result,
+            by_question=by_question.result,
+            disclosure=disclosure(scored.protocol),
+            excluded=scored.excluded_by_kind,
+            failed=scored.failed_answers,
+            comparison=comparison,
+            names=(str(path), str(compare)),
+        )
+    )
+    handle, temporary = tempfile.mkstemp(dir=out.parent if str(out.parent) else ".", prefix=f".{out.name}.")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(html)
+        os.replace(temporary, out)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    console.print(f"wrote {out} ({len(html) // 1024} KiB, self-contained)", soft_wrap=True)
+
+
+def register(app: typer.Typer) -> None:
+    """Add this group's commands to ``app``."""
+    app.command()(report)

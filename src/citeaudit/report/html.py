@@ -1,0 +1,276 @@
+"""The self-contained HTML report: one file, no external scripts, styles, fonts or images.
+
+Charts are inline SVG drawn by matplotlib (the ``report`` extra). All text from answers and sources is
+escaped by the template engine, so a ``<script>`` inside an answer stays text.
+"""
+
+from __future__ import annotations
+
+import io
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from importlib import resources
+from typing import Any
+
+from jinja2 import Environment, select_autoescape
+
+from citeaudit.errors import CiteauditError
+from citeaudit.model import Audit, Label, review_outcome
+from citeaudit.report.tables import diagnostics, fraction
+from citeaudit.results import Metric, ScopeScore, ScoreResult
+from citeaudit.sources.urls import OfficialMatcher
+
+__all__ = ["ReportInput", "render_report"]
+
+PROBLEM_LIMIT = 300
+"""Unsupported and conflicting claims listed at most (the rest are counted)."""
+
+_NAMES = {"official_rate": "Official-domain rate", "precision": "Citation precision", "coverage": "Fact coverage"}
+
+
+@dataclass(frozen=True, slots=True)
+class ReportInput:
+    """Everything one report shows."""
+
+    source: str
+    """File or database the audit came from."""
+    audit: Audit
+    """The audit (for claims, sources and evidence)."""
+    result: ScoreResult
+    """Scores, grouped by the report's dimension, with intervals."""
+    by_question: ScoreResult
+    """Scores by question."""
+    disclosure: Mapping[str, object]
+    """How the numbers were measured."""
+    excluded: int = 0
+    """Answers of other run kinds left out."""
+    failed: int = 0
+    """Answers the engines did not give."""
+    comparison: Mapping[str, Any] | None = None
+    """A comparison (``Comparison.to_dict()``) and the two names, when asked for."""
+    names: tuple[str, str] = ("A", "B")
+    """Names of the compared scopes."""
+
+
+def _interval(metric: Metric) -> str:
+    if metric.ci is None or metric.ci.low is None or metric.ci.high is None:
+        return "no interval (undefined)" if metric.value is None else ""
+    ci = metric.ci
+    return f"{ci.level:.0%} CI {ci.low:.3f}–{ci.high:.3f} ({ci.method}, {ci.clusters} questions)"
+
+
+def _card_fraction(metric: Metric) -> str:
+    if metric.value is None:
+        return f"{metric.numerator}/{metric.denominator}: undefined"
+    return f"{metric.numerator} of {metric.denominator}"
+
+
+def _chart(result: ScoreResult) -> str | None:
+    if not result.groups:
+        return None
+    try:
+        import matplotlib
+
+        matplotlib.use("svg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise CiteauditError("the HTML report needs matplotlib: pip install 'citeaudit[report]'") from None
+    labels = [" / ".join(str(v) for _, v in g.by) for g in result.groups]
+    figure, axes = plt.subplots(figsize=(9, 3.2), dpi=100)
+    width = 0.26
+    for k, name in enumerate(("official_rate", "precision", "coverage")):
+        values, lows, highs = [], [], []
+        for group in result.groups:
+            metric: Metric = getattr(group, name)
+            value = metric.value if metric.value is not None else 0.0
+            values.append(value)
+            ci = metric.ci
+            lows.append(value - ci.low if ci and ci.low is not None else 0.0)
+            highs.append(ci.high - value if ci and ci.high is not None else 0.0)
+        positions = [i + (k - 1) * width for i in range(len(labels))]
+        axes.bar(positions, values, width, label=_NAMES[name], yerr=[lows, highs], capsize=3)
+    axes.set_xticks(range(len(labels)), labels)
+    axes.set_ylim(0, 1.05)
+    axes.set_ylabel("share")
+    axes.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+    axes.spines[["top", "right"]].set_visible(False)
+    figure.tight_layout()
+    buffer = io.StringIO()
+    figure.savefig(buffer, format="svg")
+    plt.close(figure)
+    svg = buffer.getvalue()
+    return svg[svg.index("<svg") :]
+
+
+def _row_labels(result: ScoreResult, scope: ScopeScore) -> list[str]:
+    if not scope.by:
+        return ["all"] + [""] * (len(result.group_by) - 1) if result.group_by else []
+    return [str(v) if v is not None else "—" for _, v in scope.by]
+
+
+def _problems(audit: Audit) -> tuple[list[dict[str, Any]], int]:
+    claims = {c.id: c for c in audit.claims}
+    answers = {a.id: a for a in audit.answers}
+    runs = {r.id: r for r in audit.runs}
+    sources = {s.key: s for s in audit.sources}
+    found: list[dict[str, Any]] = []
+    for edge in audit.edges:
+        state, label = review_outcome(edge.judgements)
+        if label is Label.SUPPORTED:
+            continue
+        claim = claims[edge.claim_id]
+        answer = answers[claim.answer_id]
+        run = runs.get(answer.run_id)
+        source = sources[edge.source_key]
+        latest = next((j for j in reversed(edge.judgements) if j.origin == "human"), None)
+        found.append(
+            {
+                "platform": answer.platform or (run.platform if run else "") or "",
+                "claim": claim.text,
+                "title": source.title or "",
+                "url": source.resolved_url or source.url or edge.source_key,
+                "label": str(label) if label else str(state),
+                "passage": latest.passage if latest else None,
+                "reasoning": latest.reasoning if latest and latest.reasoning else "",
+            }
+        )
+    order = {"conflicting": 0, "partial": 1, "unknown": 2, "irrelevant": 3}
+    found.sort(key=lambda problem: order.get(str(problem["label"]), 4))
+    return found[:PROBLEM_LIMIT], max(0, len(found) - PROBLEM_LIMIT)
+
+
+def _official(audit: Audit) -> list[tuple[str, int]]:
+    matcher = OfficialMatcher(audit.protocol.official_domains)
+    sources = {s.key: s for s in audit.sources}
+    claims = {c.id: c for c in audit.claims}
+    cited: dict[str, set[str]] = {}
+    for answer in audit.answers:
+        cited[answer.id] = {c.source_key for c in answer.citations if c.kind == "cited" and c.source_key}
+    for edge in audit.edges:
+        cited.setdefault(claims[edge.claim_id].answer_id, set()).add(edge.source_key)
+    counts: Counter[str] = Counter()
+    for keys in cited.values():
+        for key in keys:
+            source = sources[key]
+            url = source.resolved_url or source.url
+            if url and matcher(url):
+                counts[url] += 1
+    return counts.most_common()
+
+
+def _comparison_rows(comparison: Mapping[str, Any]) -> list[dict[str, str]]:
+    rows = []
+    for metric, d in comparison["metrics"].items():
+        ci = d["ci"]
+        rows.append(
+            {
+                "metric": _NAMES[metric],
+                "a": "—" if d["a"] is None else f"{d['a']:.3f}",
+                "b": "—" if d["b"] is None else f"{d['b']:.3f}",
+                "delta": "—" if d["delta"] is None else f"{d['delta']:+.3f}",
+                "ci": "—" if ci["low"] is None else f"{ci['low']:+.3f} to {ci['high']:+.3f}",
+                "p": "—" if d["p_value"] is None else f"{d['p_value']:.3f}",
+                "mde": "—" if d["mde"] is None else f"{d['mde']:.3f}",
+                "wording": d["wording"],
+            }
+        )
+    return rows
+
+
+def _flatten(prefix: str, value: object) -> list[tuple[str, str]]:
+    if isinstance(value, Mapping):
+        return [item for key, inner in value.items() for item in _flatten(f"{prefix} {key}".strip(), inner)]
+    if isinstance(value, Sequence) and not isinstance(value, str):
+        return [(prefix, ", ".join(str(v) for v in value) or "—")]
+    return [(prefix, "—" if value is None else str(value))]
+
+
+def render_report(report: ReportInput) -> str:
+    """The report as one HTML document."""
+    result = report.result
+    overall = result.overall
+    template_text = resources.files("citeaudit").joinpath("templates/report.html.j2").read_text(encoding="utf-8")
+    environment = Environment(autoescape=select_autoescape(default=True, default_for_string=True))
+    template = environment.from_string(template_text)
+    scopes = [*result.groups, overall]
+    labels = [str(label) for label in Label]
+    context = {
+        "source": report.source,
+        "generated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "disclosure": report.disclosure,
+        "disclosure_items": _flatten("", report.disclosure),
+        "result": result,
+        "excluded": report.excluded,
+        "failed": report.failed,
+        "headline": [
+            {
+                "key": name,
+                "name": _NAMES[name],
+                "value": "—" if getattr(overall, name).value is None else f"{getattr(overall, name).value:.1%}",
+                "fraction": _card_fraction(getattr(overall, name)),
+                "interval": _interval(getattr(overall, name)),
+            }
+            for name in ("official_rate", "precision", "coverage")
+        ],
+        "chart": _chart(result),
+        "score_rows": [
+            {
+                "total": scope is overall and bool(result.group_by),
+                "labels": _row_labels(result, scope),
+                "answers": scope.answers,
+                "official": fraction(scope.official_rate, "official_rate"),
+                "precision": fraction(scope.precision, "precision"),
+                "coverage": fraction(scope.coverage, "coverage"),
+            }
+            for scope in scopes
+        ],
+        "labels": labels,
+        "label_rows": [
+            {
+                "total": scope is overall and bool(result.group_by),
+                "labels": _row_labels(result, scope),
+                "cells": [
+                    scope.edges.unique,
+                    scope.edges.locations,
+                    *(scope.edges.by_label[label] for label in Label),
+                    scope.edges.pending,
+                    scope.edges.disputed,
+                ],
+            }
+            for scope in scopes
+        ],
+        "question_rows": [
+            {
+                "question": str(dict(g.by)["question"]),
+                "answers": g.answers,
+                "official": fraction(g.official_rate, "official_rate"),
+                "precision": fraction(g.precision, "precision"),
+                "coverage": fraction(g.coverage, "coverage"),
+            }
+            for g in report.by_question.groups
+        ],
+        "severity_rows": [
+            (name, s.coverage.denominator, s.coverage.numerator, s.coverage.denominator - s.coverage.numerator)
+            for name, s in overall.severity.items()
+            if s.coverage.denominator
+        ],
+        "groups": [
+            {
+                "claim": next((c.text for c in report.audit.claims if c.id == g.claim_id), g.claim_id),
+                "sources": g.source_keys,
+                "label": str(g.label) if g.label else "undecided",
+            }
+            for g in report.audit.evidence_groups
+        ],
+        "diagnostics": diagnostics(overall),
+        "official_rows": _official(report.audit),
+        "comparison": None
+        if report.comparison is None
+        else {"names": report.names, "rows": _comparison_rows(report.comparison)},
+    }
+    problems, omitted = _problems(report.audit)
+    context["problems"] = problems
+    context["problems_omitted"] = omitted
+    return template.render(**context)
