@@ -151,3 +151,23 @@ def test_holm_adjustment() -> None:
 
     # sorted 0.01·3 = 0.03, 0.03·2 = 0.06, 0.04·1 = 0.04 → kept monotone at 0.06
     assert holm([0.01, 0.04, 0.03, None]) == pytest.approx([0.03, 0.06, 0.06, None])
+
+
+def test_all_supported_run_has_a_finite_interval_end_to_end(
+    cli: Callable[..., Result], write_json: Callable[..., Path]
+) -> None:
+    from builders import answer, claim, document, edge, protocol
+
+    doc = document(
+        [answer(f"a{q}", question=f"q{q}") for q in (1, 2, 3)],
+        [claim(f"c{q}", f"a{q}", f"q{q}f1") for q in (1, 2, 3)],
+        [edge(f"c{q}", f"https://brand.com/{q}", "supported") for q in (1, 2, 3)],
+        protocol(questions=3),
+    )
+    body = json.loads(
+        cli("score", write_json(doc, "all.json"), "--ci", "--resamples", "200", "--format", "json").stdout
+    )
+    interval = body["precision"]["ci"]
+    # 3 of 3 supported in every question: every resample is 1.0 → percentile interval [1, 1], said so, no NaN
+    assert (interval["low"], interval["high"], interval["method"]) == (1.0, 1.0, "percentile")
+    assert "degenerate" in interval["note"]
