@@ -142,23 +142,23 @@ def differing_components(a: Protocol, b: Protocol) -> dict[str, tuple[str, str]]
 
 def disclosure(protocol: Protocol) -> dict[str, object]:
     """Everything a reader needs to know about how the numbers were measured, printed beside them."""
-    convention = convention_for(protocol.scoring)
-    components = fingerprint_components(protocol)
+    values = _component_values(protocol)
     facts = sum(len(q.required_facts) for q in protocol.questions)
     return {
         "protocol": f"{protocol.id}@{protocol.version}",
         "fingerprint": fingerprint(protocol),
-        "scoring": convention.name,
-        "labels": [str(label) for label in convention.labels],
-        "partial_handling": convention.partial,
-        "unknown_handling": convention.unknown,
-        "pending_handling": convention.pending,
+        **{name: values[name] for name in ("scoring", "labels", "partial_handling", "unknown_handling")},
+        "pending_handling": values["pending_handling"],
         "segmentation": {
             "method": protocol.segmentation.method,
             "version": protocol.segmentation.version,
             "parameters": {name: json.loads(value) for name, value in protocol.segmentation.parameters},
         },
-        "required_facts": {"questions": len(protocol.questions), "facts": facts, "hash": components["required_facts"]},
+        "required_facts": {
+            "questions": len(protocol.questions),
+            "facts": facts,
+            "hash": fingerprint_components(protocol)["required_facts"],
+        },
         "weights": None if protocol.weights is None else {str(s): w for s, w in protocol.weights},
         "official_domains": [
             d.domain if d.domain else f"{d.host}{d.path_prefix or ''}" for d in protocol.official_domains

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from enum import StrEnum
 from importlib import resources
 from pathlib import Path
@@ -20,6 +18,7 @@ from citeaudit.errors import InputError
 from citeaudit.ingest import READERS, Attachment, PreparedImport, needs_attachment, read_files, store_prepared
 from citeaudit.interchange import audit_to_document, load_protocol
 from citeaudit.report.exports import export_tables
+from citeaudit.report.files import write_atomically
 from citeaudit.scope import Scope, select_audit
 from citeaudit.scoring import score
 from citeaudit.store import ImportReport, Store
@@ -157,15 +156,7 @@ def export(
     if out is None:
         console.out(text, end="", highlight=False)
         return
-    # Write beside the target and rename, so a failed export never leaves a half-written file.
-    handle, temporary = tempfile.mkstemp(dir=out.parent if str(out.parent) else ".", prefix=f".{out.name}.")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-        os.replace(temporary, out)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    write_atomically(out, text.encode("utf-8"))
     console.print(f"wrote {out} ({len(audit.answers)} answers, {len(audit.edges)} edges)")
 
 

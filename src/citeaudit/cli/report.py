@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 from typing import Annotated
 
@@ -14,6 +12,7 @@ from citeaudit.cli.common import console, handles_errors
 from citeaudit.cli.score import ByOption, KindChoice, KindOption, ProtocolOption, WhereOption, _by, _scope
 from citeaudit.comparison import compare_paths
 from citeaudit.protocol import disclosure
+from citeaudit.report.files import write_atomically
 from citeaudit.report.html import ReportInput, render_report
 from citeaudit.scoring import IntervalSettings
 
@@ -60,14 +59,7 @@ def report(
             names=(str(path), str(compare)),
         )
     )
-    handle, temporary = tempfile.mkstemp(dir=out.parent if str(out.parent) else ".", prefix=f".{out.name}.")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(html)
-        os.replace(temporary, out)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    write_atomically(out, html.encode("utf-8"))
     console.print(f"wrote {out} ({len(html) // 1024} KiB, self-contained)", soft_wrap=True)
 
 

@@ -9,14 +9,13 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from citeaudit.errors import CiteauditError
 from citeaudit.model import Audit, review_outcome
+from citeaudit.report.files import write_atomically
 from citeaudit.report.formats import score_row
 from citeaudit.results import ScoreResult
 from citeaudit.sources.urls import OfficialMatcher
@@ -172,13 +171,6 @@ def export_tables(audit: Audit, result: ScoreResult, fmt: str, folder: Path) -> 
     written = []
     for name in TABLES:
         target = folder / f"{name}{suffix}"
-        handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{name}.")
-        try:
-            with os.fdopen(handle, "wb") as stream:
-                stream.write(encoded[name])
-            os.replace(temporary, target)
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise
+        write_atomically(target, encoded[name])
         written.append(target)
     return written
