@@ -218,7 +218,7 @@ def test_responses_failed_status_is_a_failed_answer(tmp_path: Path) -> None:
     assert answer.failure == "server_error: The server had an error while processing your request. Sorry about that!"
     prepared = read_file(RESPONSES / "failed.json", RESPONSES_READER, Attachment(PROTOCOL))
     assert prepared.audit.answers == ()
-    assert [(f.status, f.question_id) for f in prepared.failures] == [(AnswerStatus.FAILED, "q1")]
+    assert [(f.status, f.question_id) for f in prepared.audit.failed_answers] == [(AnswerStatus.FAILED, "q1")]
 
 
 def test_responses_incomplete_status_keeps_the_reason(write_json: Write) -> None:

@@ -162,7 +162,10 @@ def test_json_lines_batch_keeps_ids_and_records_failures(tmp_path: Path) -> None
     assert first.id == "pplx-ax220-tank-1"
     sha = hashlib.sha256((PERPLEXITY / "sonar-batch.jsonl").read_bytes()).hexdigest()
     assert second.id == f"perplexity-{sha[:12]}-1"
-    assert [(f.ordinal, f.status) for f in prepared.failures] == [(2, AnswerStatus.FAILED), (3, AnswerStatus.FAILED)]
+    assert [(f.ordinal, f.status) for f in prepared.audit.failed_answers] == [
+        (2, AnswerStatus.FAILED),
+        (3, AnswerStatus.FAILED),
+    ]
     # Line 1: one claim citing two sources (2 edges); line 2: two claims with one source each (2 edges).
     result = score(PERPLEXITY / "sonar-batch.jsonl", tmp_path)
     assert (result.overall.answers, result.overall.edges.unique, result.provisional) == (2, 4, True)
@@ -218,7 +221,7 @@ def test_agent_failed_status_is_a_failure_not_an_empty_answer(tmp_path: Path) ->
     assert answer.failure == "failed: search_unavailable: The search backend did not respond in time."
     prepared = read_file(PERPLEXITY / "agent-failed.json", READER, Attachment(PROTOCOL))
     assert prepared.audit.answers == ()
-    assert [(f.status, f.reason, f.question_id) for f in prepared.failures] == [
+    assert [(f.status, f.reason, f.question_id) for f in prepared.audit.failed_answers] == [
         (AnswerStatus.FAILED, "failed: search_unavailable: The search backend did not respond in time.", "q1")
     ]
 

@@ -154,7 +154,9 @@ def test_page_token_only_is_incomplete(tmp_path: Path) -> None:
     assert PAGE_TOKEN_ONLY == "page_token only: fetch engine=google_ai_overview within 4 minutes"
     prepared = read_file(SERPAPI / "page-token.json", READER, Attachment(PROTOCOL))
     assert prepared.audit.answers == ()
-    assert [(f.status, f.platform) for f in prepared.failures] == [(AnswerStatus.INCOMPLETE, "google-ai-overview")]
+    assert [(f.status, f.platform) for f in prepared.audit.failed_answers] == [
+        (AnswerStatus.INCOMPLETE, "google-ai-overview")
+    ]
 
 
 @pytest.mark.parametrize(

@@ -176,3 +176,24 @@ def test_search_queries_are_kept_with_the_answer(tmp_path: Path) -> None:
         loaded = store.load_audit(store.choose_protocol(None))
     assert loaded.answers[0].queries == answer.queries
     assert audit_to_document(loaded)["answers"][0]["queries"] == list(answer.queries)  # type: ignore[index]
+
+
+def test_failed_answers_survive_export_and_reimport(cli: Cli, tmp_path: Path) -> None:
+    db = tmp_path / "failed.db"
+    path = FIXTURES / "perplexity" / "agent-failed.json"
+    assert (
+        cli("ingest", path, "--db", db, "--questions", PROTOCOL, "--question-id", "q01", "--run", "r1").exit_code == 0
+    )
+    exported = tmp_path / "export.json"
+    assert cli("export", "--db", db, "--out", exported).exit_code == 0
+    document = json.loads(exported.read_text(encoding="utf-8"))
+    (failed,) = document["failed_answers"]
+    assert (failed["run_id"], failed["question_id"], failed["status"]) == ("r1", "q01", "failed")
+    # the exported file scores the same way, failure counted, and imports into a fresh database unchanged
+    body = json.loads(cli("score", exported, "--format", "json").stdout)
+    assert body["failed_answers"] == 1
+    fresh = tmp_path / "fresh.db"
+    assert cli("ingest", exported, "--db", fresh).exit_code == 0
+    again = tmp_path / "again.json"
+    assert cli("export", "--db", fresh, "--out", again).exit_code == 0
+    assert again.read_text(encoding="utf-8") == exported.read_text(encoding="utf-8")

@@ -112,6 +112,17 @@ def audit_documents(draw: st.DrawFn) -> dict[str, Any]:
         "answers": answers,
         "claims": claims,
         "edges": edges,
+        "failed_answers": [
+            {
+                "run_id": draw(st.sampled_from(["r1", "r3"])),
+                "question_id": f"q{draw(st.integers(0, n_questions - 1))}",
+                "platform": draw(st.sampled_from(["p1", "p2"])),
+                "status": draw(st.sampled_from(["failed", "incomplete"])),
+                "reason": draw(st.sampled_from([None, "status: failed", "page_token only"])),
+                "ordinal": k,
+            }
+            for k in range(draw(st.integers(0, 2)))
+        ],
     }
 
 

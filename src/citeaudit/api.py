@@ -64,7 +64,8 @@ def score_path(
         return ScoredPath(result, chosen, excluded, failed)
     audit = read_file(path).audit
     selected, excluded = select_audit(audit, scope)
-    return ScoredPath(score(selected, by=by, macro=macro, ci=ci), audit.protocol, excluded)
+    failed = len(selected.failed_answers)
+    return ScoredPath(score(selected, by=by, macro=macro, ci=ci), audit.protocol, excluded, failed)
 
 
 def load_scope(path: str | Path, *, scope: Scope = Scope(), protocol: str | None = None) -> Audit:

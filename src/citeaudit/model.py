@@ -495,3 +495,5 @@ class Audit:
     """Unique (claim, source) pairs."""
     evidence_groups: tuple[EvidenceGroup, ...] = field(default=())
     """Joint-support groups."""
+    failed_answers: tuple[FailedAnswer, ...] = ()
+    """Answers the engines did not give (failed or incomplete): recorded, counted, never scored."""

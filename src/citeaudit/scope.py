@@ -59,7 +59,12 @@ def select_audit(audit: Audit, scope: Scope) -> tuple[Audit, int]:
         }
         if all(values[name] in allowed for name, allowed in scope.where.items()):
             kept.append(answer)
-    if len(kept) == len(audit.answers):
+    failed = tuple(
+        f
+        for f in audit.failed_answers
+        if (runs[f.run_id].kind if f.run_id in runs else RunKind.PLATFORM) in scope.run_kinds
+    )
+    if len(kept) == len(audit.answers) and len(failed) == len(audit.failed_answers):
         return audit, 0
     answer_ids = {a.id for a in kept}
     claims = tuple(c for c in audit.claims if c.answer_id in answer_ids)
@@ -76,6 +81,7 @@ def select_audit(audit: Audit, scope: Scope) -> tuple[Audit, int]:
             sources=audit.sources,
             edges=edges,
             evidence_groups=groups,
+            failed_answers=failed,
         ),
         excluded_kind,
     )

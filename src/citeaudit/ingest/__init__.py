@@ -18,7 +18,7 @@ from citeaudit.errors import InputError, UnknownFormat
 from citeaudit.ingest import anthropic, audit_json, expertqa, gemini, jsonl, markdown, openai, perplexity, serpapi
 from citeaudit.ingest.assemble import Attachment, assemble
 from citeaudit.ingest.base import Reader, ReaderKind
-from citeaudit.model import Audit, FailedAnswer
+from citeaudit.model import Audit
 from citeaudit.store import ImportReport, Store
 
 __all__ = [
@@ -90,8 +90,6 @@ class PreparedImport:
     """The reader used."""
     audit: Audit
     """What it contains, canonical."""
-    failures: tuple[FailedAnswer, ...] = ()
-    """Answers the engine did not give (answer readers only)."""
 
 
 def _read_bytes(path: str | Path) -> bytes:
@@ -148,8 +146,7 @@ def _prepare_now(source: str, data: bytes, reader: Reader, attachment: Attachmen
     parsed = reader.read_answers(data, source)
     sha = hashlib.sha256(data).hexdigest()
     default_platform = None if reader.generic else reader.name.split("-")[0]
-    audit, failures = assemble(parsed, attachment, source, sha, default_platform)
-    return PreparedImport(source, data, reader, audit, tuple(failures))
+    return PreparedImport(source, data, reader, assemble(parsed, attachment, source, sha, default_platform))
 
 
 def read_files(
@@ -188,7 +185,6 @@ def store_prepared(store: Store, prepared: PreparedImport) -> ImportReport:
             prepared.data,
             origin=prepared.source,
             fmt=prepared.reader.name,
-            failures=prepared.failures,
             media_type=prepared.reader.media_type,
         )
 

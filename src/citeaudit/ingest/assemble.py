@@ -66,8 +66,8 @@ def _question_for(parsed: ParsedAnswer, attachment: Attachment, source: str, ind
 
 def assemble(
     parsed: Sequence[ParsedAnswer], attachment: Attachment, source: str, sha256: str, default_platform: str | None
-) -> tuple[Audit, list[FailedAnswer]]:
-    """The audit that these answers make under ``attachment``, and the answers that failed.
+) -> Audit:
+    """The audit that these answers make under ``attachment``, failed answers included.
 
     Builds the model objects directly (no second parse): source keys come from the same registry the
     interchange reader uses, spans are checked against each answer's text, ids are checked for clashes.
@@ -146,5 +146,6 @@ def assemble(
         claims=tuple(claims),
         sources=tuple(registry.sources.values()),
         edges=tuple(Edge(claim, key, tuple(found)) for (claim, key), found in locations.items()),
+        failed_answers=tuple(failures),
     )
-    return audit, failures
+    return audit

@@ -23,12 +23,14 @@ from citeaudit.interchange.schema import (
 )
 from citeaudit.model import (
     Answer,
+    AnswerStatus,
     Audit,
     Citation,
     CitationKind,
     Claim,
     Edge,
     EvidenceGroup,
+    FailedAnswer,
     Judgement,
     Location,
     OfficialDomain,
@@ -395,6 +397,14 @@ def audit_from_document(document: AuditDocument, source: str) -> Audit:
                 g.reviewer,
             )
         )
+    failed = []
+    for fi, f in enumerate(document.failed_answers):
+        if f.question_id is not None and f.question_id not in questions:
+            raise UnknownReference(
+                source, f"failed_answers[{fi}].question_id", f"no question {f.question_id!r} in the protocol"
+            )
+        runs.setdefault(f.run_id, Run(f.run_id, platform=f.platform))
+        failed.append(FailedAnswer(f.ordinal, AnswerStatus(f.status), f.reason, f.run_id, f.question_id, f.platform))
     return Audit(
         protocol=protocol,
         runs=tuple(runs.values()),
@@ -403,4 +413,5 @@ def audit_from_document(document: AuditDocument, source: str) -> Audit:
         sources=tuple(registry.sources.values()),
         edges=edges,
         evidence_groups=tuple(groups),
+        failed_answers=tuple(failed),
     )

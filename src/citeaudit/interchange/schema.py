@@ -19,6 +19,7 @@ __all__ = [
     "ClaimIn",
     "EdgeIn",
     "EvidenceGroupIn",
+    "FailedAnswerIn",
     "JudgementIn",
     "OfficialHostIn",
     "ProtocolIn",
@@ -199,6 +200,17 @@ class EvidenceGroupIn(_In):
     reviewer: str | None = None
 
 
+class FailedAnswerIn(_In):
+    """An answer the engine did not give."""
+
+    run_id: str = Field(min_length=1)
+    question_id: str | None = None
+    platform: str = Field(min_length=1)
+    status: Literal["failed", "incomplete"]
+    reason: str | None = None
+    ordinal: int = Field(default=0, ge=0)
+
+
 class AuditDocument(_In):
     """A ``citeaudit.audit/v1`` document."""
 
@@ -212,3 +224,4 @@ class AuditDocument(_In):
     edges: list[EdgeIn] = Field(default_factory=list)
     sources: list[SourceIn] = Field(default_factory=list)
     evidence_groups: list[EvidenceGroupIn] = Field(default_factory=list)
+    failed_answers: list[FailedAnswerIn] = Field(default_factory=list)

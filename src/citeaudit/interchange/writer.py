@@ -164,6 +164,25 @@ def audit_to_document(audit: Audit) -> dict[str, object]:
             )
             for s in audit.sources
         ],
+        **(
+            {
+                "failed_answers": [
+                    _compact(
+                        {
+                            "run_id": f.run_id,
+                            "question_id": f.question_id,
+                            "platform": f.platform,
+                            "status": str(f.status),
+                            "reason": f.reason,
+                            "ordinal": f.ordinal,
+                        }
+                    )
+                    for f in audit.failed_answers
+                ]
+            }
+            if audit.failed_answers
+            else {}
+        ),
         "evidence_groups": [
             _compact(
                 {

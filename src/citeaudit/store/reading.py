@@ -11,12 +11,14 @@ import numpy.typing as npt
 
 from citeaudit.model import (
     Answer,
+    AnswerStatus,
     Audit,
     Citation,
     CitationKind,
     Claim,
     Edge,
     EvidenceGroup,
+    FailedAnswer,
     Judgement,
     Label,
     Location,
@@ -168,6 +170,14 @@ def read_audit(db: sqlite3.Connection, protocol: Protocol, protocol_pk: int) -> 
         sources=tuple(sources.values()),
         edges=tuple(edges),
         evidence_groups=tuple(groups),
+        failed_answers=tuple(
+            FailedAnswer(ordinal, AnswerStatus(status), reason, run_id, question_id, platform)
+            for ordinal, status, reason, run_id, question_id, platform in db.execute(
+                "SELECT f.ordinal, f.status, f.reason, f.run_id, f.question_id, f.platform FROM ingest_failures f "
+                "JOIN runs r ON r.id = f.run_id WHERE r.protocol_pk = ? ORDER BY f.pk",
+                (protocol_pk,),
+            )
+        ),
     )
 
 

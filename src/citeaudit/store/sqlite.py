@@ -24,7 +24,6 @@ from citeaudit.interchange import ProtocolIn, protocol_from_mapping, protocol_to
 from citeaudit.model import (
     Audit,
     CitationKind,
-    FailedAnswer,
     Judgement,
     Protocol,
     review_outcome,
@@ -170,7 +169,6 @@ class Store:
         payload: bytes,
         origin: str,
         fmt: str = "audit-json",
-        failures: Sequence[FailedAnswer] = (),
         media_type: str = "application/json",
     ) -> ImportReport:
         """Store an audit, its raw payload and the answers that failed, in one transaction; the same payload
@@ -194,10 +192,10 @@ class Store:
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [
                     (import_pk, f.ordinal, str(f.status), f.reason, f.run_id, f.question_id, f.platform)
-                    for f in failures
+                    for f in audit.failed_answers
                 ],
             )
-            report = dataclasses.replace(report, failures=len(failures))
+            report = dataclasses.replace(report, failures=len(audit.failed_answers))
             counts = {k: v for k, v in dataclasses.asdict(report).items() if k not in ("origin", "sha256")}
             db.execute("UPDATE imports SET counts = ? WHERE pk = ?", (json.dumps(counts), import_pk))
             return report
