@@ -73,3 +73,14 @@ def test_shared_reference_fixture_reproduces_one_third_and_one_quarter() -> None
     # 3 unique edges after collapsing c1–s1, 1 supported; 1 of 4 required facts covered
     assert (result.precision.numerator, result.precision.denominator) == (1, 3)
     assert (result.coverage.numerator, result.coverage.denominator) == (1, 4)
+
+
+def test_readme_library_example_prints_what_it_says(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    block = readme.split("```python\n", 1)[1].split("```", 1)[0]
+    expected = [line.split("# ", 1)[1].strip() for line in block.splitlines() if line.startswith("print(")]
+    monkeypatch.chdir(REPO)
+    exec(compile(block, "README.md", "exec"), {})
+    assert capsys.readouterr().out.splitlines() == expected

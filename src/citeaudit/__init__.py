@@ -6,7 +6,7 @@ citation precision and fact coverage (strict convention ``strict-v1``).
 >>> import citeaudit
 >>> audit = citeaudit.load_audit("four-claim.audit.json")   # doctest: +SKIP
 >>> citeaudit.score(audit).precision                          # doctest: +SKIP
-Metric(numerator=1, denominator=3)
+Metric(numerator=1, denominator=3, ci=None)
 """
 
 from citeaudit.api import ScoredPath, score_path
