@@ -32,7 +32,7 @@ from citeaudit.ingest.base import ParsedAnswer, ParsedCitation, Reader
 from citeaudit.ingest.payload import expect, load_payloads
 from citeaudit.ingest.text import candidates, trim_span
 from citeaudit.model import AnswerStatus, CitationKind, RetrievalStatus
-from citeaudit.sources.urls import normalize_url
+from citeaudit.sources.urls import identity_url
 
 __all__ = ["READER", "can_read", "read_answers"]
 
@@ -79,10 +79,10 @@ class _Reading:
 
     def retrieved(self) -> list[ParsedCitation]:
         """Retrieved-only citations: each URL once, URLs also cited left out (compared normalized)."""
-        seen = {normalize_url(c.url) for c in self.citations if c.url}
+        seen = {identity_url(c.url) for c in self.citations if c.url}
         found = []
         for result in self.results:
-            key = normalize_url(result.url or "")
+            key = identity_url(result.url or "")
             if key and key not in seen:
                 seen.add(key)
                 found.append(result)

@@ -42,7 +42,7 @@ from citeaudit.model import (
     Segmentation,
     Source,
 )
-from citeaudit.sources.urls import normalize_url
+from citeaudit.sources.urls import identity_url
 
 __all__ = ["LABELS", "READER", "read_audit"]
 
@@ -82,7 +82,7 @@ class _Dataset:
         self.duplicates = 0
 
     def source_key(self, url: str) -> str:
-        key = normalize_url(url)
+        key = identity_url(url)
         self.sources.setdefault(key, Source(key=key, url=url))
         return key
 

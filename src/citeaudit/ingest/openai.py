@@ -44,7 +44,7 @@ from citeaudit.ingest.base import ClaimCandidate, ParsedAnswer, ParsedCitation, 
 from citeaudit.ingest.payload import expect, load_payloads
 from citeaudit.ingest.text import SentenceIndex, candidates, claim_text, trim_span
 from citeaudit.model import AnswerStatus, CitationKind, RetrievalStatus
-from citeaudit.sources.urls import host_of, normalize_url
+from citeaudit.sources.urls import host_of, identity_url
 
 __all__ = ["CHAT_READER", "RESPONSES_READER", "can_read_chat", "can_read_responses", "read_chat", "read_responses"]
 
@@ -257,10 +257,10 @@ def _cited(parts: Sequence[_Part], source: str) -> tuple[str, list[ParsedCitatio
 
 def _retrieved(urls: Iterable[str], cited: Iterable[ParsedCitation]) -> list[ParsedCitation]:
     """Retrieved-only citations: each URL once, URLs also cited left out (compared normalized)."""
-    seen = {normalize_url(citation.url) for citation in cited if citation.url}
+    seen = {identity_url(citation.url) for citation in cited if citation.url}
     found = []
     for url in urls:
-        key = normalize_url(url)
+        key = identity_url(url)
         if key and key not in seen:
             seen.add(key)
             found.append(ParsedCitation(url=url, kind=CitationKind.RETRIEVED))

@@ -43,7 +43,7 @@ from citeaudit.model import (
     SourceStatus,
 )
 from citeaudit.protocol import check_protocol, convention_for
-from citeaudit.sources.urls import normalize_url, registrable_domain, title_key
+from citeaudit.sources.urls import identity_url, registrable_domain, title_key
 
 __all__ = [
     "SourceRegistry",
@@ -226,7 +226,7 @@ class SourceRegistry:
             self.sources[entry.key] = entry
             for url in (entry.url, entry.resolved_url):
                 if url:
-                    self._by_url.setdefault(normalize_url(url), entry.key)
+                    self._by_url.setdefault(identity_url(url), entry.key)
 
     def key_for(
         self,
@@ -242,7 +242,7 @@ class SourceRegistry:
         if source_key is not None:
             key = source_key
         elif url:
-            normalized = normalize_url(url)
+            normalized = identity_url(url)
             key = self._by_url.get(normalized, normalized) if self._by_url else normalized
         elif title and title.strip():
             key = title_key(answer_id, title)

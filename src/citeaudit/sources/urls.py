@@ -16,11 +16,13 @@ from urllib.parse import urlsplit
 import tldextract
 
 from citeaudit.model import OfficialDomain
+from citeaudit.sources.redirects import effective_url
 
 __all__ = [
     "TRACKING_PARAMETERS",
     "OfficialMatcher",
     "host_of",
+    "identity_url",
     "normalize_url",
     "registrable_domain",
     "title_key",
@@ -75,6 +77,12 @@ def _host_and_port(netloc: str) -> tuple[str, str]:
             return netloc[: close + 1], rest[1:] if rest.startswith(":") else ""
     host, _, port = netloc.partition(":")
     return host, port
+
+
+@lru_cache(maxsize=262144)
+def identity_url(url: str) -> str:
+    """The normalized URL of the page ``url`` leads to, known redirect wrappers removed: a source's key."""
+    return normalize_url(effective_url(url))
 
 
 @lru_cache(maxsize=262144)
@@ -171,9 +179,9 @@ class OfficialMatcher:
 
 
 def url_location(url: str | None) -> tuple[str | None, str]:
-    """``(host, path)`` of a URL: host lower-cased without a trailing dot (``None`` when absent), path ``/``
-    when empty."""
-    match = _URL.match(url.strip()) if url else None
+    """``(host, path)`` of the page a URL leads to (known redirect wrappers removed): host lower-cased without a
+    trailing dot (``None`` when absent), path ``/`` when empty."""
+    match = _URL.match(effective_url(url.strip())) if url else None
     if match is None:
         return None, "/"
     host = _host_and_port(match.group(2))[0].lower().rstrip(".").strip("[]")
