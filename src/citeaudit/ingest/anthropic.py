@@ -29,10 +29,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from citeaudit.ingest.base import ParsedAnswer, ParsedCitation, Reader
-from citeaudit.ingest.payload import expect, load_payloads
+from citeaudit.ingest.payload import expect, load_payloads, retrieved_only
 from citeaudit.ingest.text import candidates, trim_span
 from citeaudit.model import AnswerStatus, CitationKind, RetrievalStatus
-from citeaudit.sources.urls import identity_url
 
 __all__ = ["READER", "can_read", "read_answers"]
 
@@ -76,17 +75,6 @@ class _Reading:
         if self.searches:
             return RetrievalStatus.UNKNOWN
         return RetrievalStatus.NOT_USED
-
-    def retrieved(self) -> list[ParsedCitation]:
-        """Retrieved-only citations: each URL once, URLs also cited left out (compared normalized)."""
-        seen = {identity_url(c.url) for c in self.citations if c.url}
-        found = []
-        for result in self.results:
-            key = identity_url(result.url or "")
-            if key and key not in seen:
-                seen.add(key)
-                found.append(result)
-        return found
 
 
 def _citation(raw: Any, start: int, end: int, source: str, where: str) -> ParsedCitation | None:
@@ -197,7 +185,7 @@ def _read_message(payload: Any, source: str, location: str) -> ParsedAnswer:
     status, failure = _status(body)
     return ParsedAnswer(
         text=text,
-        citations=(*reading.citations, *reading.retrieved()),
+        citations=(*reading.citations, *retrieved_only(reading.results, reading.citations)),
         claims=candidates(text, reading.spans),
         status=status,
         failure=failure,

@@ -41,10 +41,10 @@ from typing import Any
 
 from citeaudit.errors import InvalidValue
 from citeaudit.ingest.base import ClaimCandidate, ParsedAnswer, ParsedCitation, Reader
-from citeaudit.ingest.payload import expect, load_payloads
+from citeaudit.ingest.payload import AGENT_ITEM, RESPONSE_OBJECT, VENDOR_MODEL, expect, load_payloads, retrieved_only
 from citeaudit.ingest.text import SentenceIndex, candidates, claim_text, trim_span
 from citeaudit.model import AnswerStatus, CitationKind, RetrievalStatus
-from citeaudit.sources.urls import host_of, identity_url
+from citeaudit.sources.urls import host_of
 
 __all__ = ["CHAT_READER", "RESPONSES_READER", "can_read_chat", "can_read_responses", "read_chat", "read_responses"]
 
@@ -255,18 +255,6 @@ def _cited(parts: Sequence[_Part], source: str) -> tuple[str, list[ParsedCitatio
     return text, citations, candidates(text, _claim_spans(text, chips))
 
 
-def _retrieved(urls: Iterable[str], cited: Iterable[ParsedCitation]) -> list[ParsedCitation]:
-    """Retrieved-only citations: each URL once, URLs also cited left out (compared normalized)."""
-    seen = {identity_url(citation.url) for citation in cited if citation.url}
-    found = []
-    for url in urls:
-        key = identity_url(url)
-        if key and key not in seen:
-            seen.add(key)
-            found.append(ParsedCitation(url=url, kind=CitationKind.RETRIEVED))
-    return found
-
-
 def _payload_ids(body: dict[str, Any], source: str, location: str) -> tuple[str | None, str | None]:
     question = expect(body.get("question_id"), _OPTIONAL_TEXT, source, _at(location, "question_id"))
     answer = expect(body.get("answer_id"), _OPTIONAL_TEXT, source, _at(location, "answer_id"))
@@ -383,7 +371,10 @@ def _read_response(payload: Any, source: str, location: str) -> ParsedAnswer:
     question_id, answer_id = _payload_ids(body, source, location)
     return ParsedAnswer(
         text=text,
-        citations=(*citations, *_retrieved(searches.urls, citations)),
+        citations=(
+            *citations,
+            *retrieved_only((ParsedCitation(url=url, kind=CitationKind.RETRIEVED) for url in searches.urls), citations),
+        ),
         claims=claims,
         status=status,
         failure=failure,
@@ -400,22 +391,19 @@ def read_responses(data: bytes, source: str) -> list[ParsedAnswer]:
     return [_read_response(payload, source, location) for location, payload in load_payloads(data, source)]
 
 
-_RESPONSE_OBJECT = re.compile(rb'"object"\s*:\s*"response"')
 _OUTPUT_LIST = re.compile(rb'"output"\s*:\s*\[')
 _MESSAGE_ITEM = re.compile(rb'"type"\s*:\s*"message"')
 _OUTPUT_TEXT = re.compile(rb'"type"\s*:\s*"output_text"')
 _STREAM_EVENT = re.compile(rb'"type"\s*:\s*"response\.')
-_AGENT_ITEM = re.compile(rb'"type"\s*:\s*"(?:search_results|fetch_url_results)"')
-_VENDOR_MODEL = re.compile(rb'"model"\s*:\s*"[^"/]+/')
 
 
 def can_read_responses(head: bytes) -> bool:
     """A Responses API object (``"object": "response"``, or an ``output`` list holding an ``output_text``
     message), but not a stream of events nor a Perplexity Agent API response, which has the same envelope but
     ``search_results`` items and ``vendor/model`` model names (OpenAI's own model names have no slash)."""
-    if _STREAM_EVENT.search(head) or _AGENT_ITEM.search(head) or _VENDOR_MODEL.search(head):
+    if _STREAM_EVENT.search(head) or AGENT_ITEM.search(head) or VENDOR_MODEL.search(head):
         return False
-    if _RESPONSE_OBJECT.search(head):
+    if RESPONSE_OBJECT.search(head):
         return True
     return bool(_OUTPUT_LIST.search(head) and _MESSAGE_ITEM.search(head) and _OUTPUT_TEXT.search(head))
 

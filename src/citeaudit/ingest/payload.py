@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Iterable
 from typing import Any
 
 from citeaudit.errors import InvalidValue, MalformedInput
+from citeaudit.ingest.base import ParsedCitation
+from citeaudit.sources.urls import identity_url
 
-__all__ = ["expect", "load_payloads"]
+__all__ = ["AGENT_ITEM", "RESPONSE_OBJECT", "VENDOR_MODEL", "expect", "load_payloads", "retrieved_only"]
+
+RESPONSE_OBJECT = re.compile(rb'"object"\s*:\s*"response"')
+"""A Responses-shaped body (OpenAI's, and Perplexity's Agent API)."""
+AGENT_ITEM = re.compile(rb'"type"\s*:\s*"(?:search_results|fetch_url_results)"')
+"""An output item only Perplexity's Agent API writes."""
+VENDOR_MODEL = re.compile(rb'"model"\s*:\s*"[^"/]+/')
+"""A ``vendor/model`` model name: Perplexity's Agent API presets; OpenAI's own names have no slash."""
 
 
 def load_payloads(data: bytes, source: str) -> list[tuple[str, Any]]:
@@ -38,6 +49,18 @@ def load_payloads(data: bytes, source: str) -> list[tuple[str, Any]]:
     if isinstance(whole, list):
         return [(f"[{i}]", item) for i, item in enumerate(whole)]
     return [("$", whole)]
+
+
+def retrieved_only(retrieved: Iterable[ParsedCitation], cited: Iterable[ParsedCitation]) -> list[ParsedCitation]:
+    """Retrieved-only citations: each page once, pages also cited left out (compared by source identity)."""
+    seen = {identity_url(citation.url) for citation in cited if citation.url}
+    found = []
+    for citation in retrieved:
+        key = identity_url(citation.url or "")
+        if key and key not in seen:
+            seen.add(key)
+            found.append(citation)
+    return found
 
 
 def _parses(line: str) -> bool:

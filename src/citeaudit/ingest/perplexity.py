@@ -32,7 +32,7 @@ from typing import Any
 
 from citeaudit.errors import InvalidValue
 from citeaudit.ingest.base import ParsedAnswer, ParsedCitation, Reader
-from citeaudit.ingest.payload import expect, load_payloads
+from citeaudit.ingest.payload import AGENT_ITEM, RESPONSE_OBJECT, VENDOR_MODEL, expect, load_payloads
 from citeaudit.ingest.text import MARKER, SentenceIndex, candidates
 from citeaudit.model import AnswerStatus, CitationKind, RetrievalStatus
 
@@ -42,9 +42,6 @@ _SEARCH_RESULTS_KEY = re.compile(rb'"search_results"\s*:')
 _CITATIONS_KEY = re.compile(rb'"citations"\s*:')
 _CHOICES_KEY = re.compile(rb'"choices"\s*:')
 _OUTPUT_KEY = re.compile(rb'"output"\s*:')
-_AGENT_ITEM = re.compile(rb'"type"\s*:\s*"(?:search_results|fetch_url_results)"')
-_RESPONSE_OBJECT = re.compile(rb'"object"\s*:\s*"response"')
-_VENDOR_MODEL = re.compile(rb'"model"\s*:\s*"[^"/]+/')
 
 _THINK_OPEN = re.compile(r"\s*<think>")
 _THINK_CLOSE = "</think>"
@@ -57,7 +54,7 @@ def can_read(head: bytes) -> bool:
     ``response`` object from a ``vendor/model`` model (a failed run has no output items; OpenAI's own model
     names have no slash)."""
     if _OUTPUT_KEY.search(head) and (
-        _AGENT_ITEM.search(head) or (_RESPONSE_OBJECT.search(head) and _VENDOR_MODEL.search(head))
+        AGENT_ITEM.search(head) or (RESPONSE_OBJECT.search(head) and VENDOR_MODEL.search(head))
     ):
         return True
     if _SEARCH_RESULTS_KEY.search(head):
