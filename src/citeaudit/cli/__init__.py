@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from citeaudit.cli import data, demo, protocol, report, score
+from citeaudit.cli import collect, data, demo, protocol, report, score
 
 __all__ = ["app", "main"]
 
@@ -17,6 +17,7 @@ app = typer.Typer(
     add_completion=False,
 )
 data.register(app)
+collect.register(app)
 score.register(app)
 app.add_typer(protocol.app, name="protocol")
 report.register(app)

@@ -51,6 +51,7 @@ __all__ = [
     "check_span",
     "load_audit",
     "load_protocol",
+    "load_protocol_document",
     "parse_audit_bytes",
     "protocol_from_mapping",
 ]
@@ -194,8 +195,18 @@ def protocol_from_mapping(document: ProtocolIn, source: str, path: str = "protoc
 
 def load_protocol(path: str | Path) -> Protocol:
     """Read a protocol file (YAML, or JSON which is YAML too)."""
+    return protocol_from_mapping(load_protocol_document(path), str(path), path="")
+
+
+def load_protocol_document(path: str | Path) -> ProtocolIn:
+    """A protocol file checked for shape only (collection settings included); see :func:`load_protocol`."""
     file = Path(path)
-    text = file.read_text(encoding="utf-8")
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise MalformedInput(str(file), "", f"cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise MalformedInput(str(file), f"byte {exc.start}", "not UTF-8 text") from None
     try:
         raw = yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -203,10 +214,9 @@ def load_protocol(path: str | Path) -> Protocol:
         where = f"line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
         raise MalformedInput(str(file), where, f"invalid YAML: {getattr(exc, 'problem', exc)}") from None
     try:
-        document = ProtocolIn.model_validate(raw)
+        return ProtocolIn.model_validate(raw)
     except ValidationError as exc:
         raise _validation_error(str(file), exc) from None
-    return protocol_from_mapping(document, str(file), path="")
 
 
 def check_span(source: str, where: str, start: int | None, end: int | None, text_length: int) -> None:

@@ -18,6 +18,7 @@ __all__ = [
     "CitationIn",
     "ClaimIn",
     "EdgeIn",
+    "EngineIn",
     "EvidenceGroupIn",
     "FailedAnswerIn",
     "JudgementIn",
@@ -70,8 +71,25 @@ class SegmentationIn(_In):
     parameters: dict[str, Any] = Field(default_factory=dict)
 
 
+class EngineIn(_In):
+    """One engine to collect answers from (protocol YAML ``engines``)."""
+
+    name: Literal["openai", "perplexity", "perplexity-agent", "gemini", "anthropic", "serpapi"]
+    id: str | None = Field(default=None, min_length=1, pattern=r"^[A-Za-z0-9._-]+$")
+    model: str | None = None
+    platform: str | None = Field(default=None, min_length=1)
+    base_url: str | None = None
+    requests_per_minute: float | None = Field(default=None, gt=0)
+    concurrency: int | None = Field(default=None, ge=1)
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
 class ProtocolIn(_In):
-    """A protocol as written in a file (YAML) or inside an audit document."""
+    """A protocol as written in a file (YAML) or inside an audit document.
+
+    ``engines``, ``locales`` and ``repeats`` say how ``citeaudit collect`` gathers answers. They decide which
+    runs exist, not how a run is scored, so they are not part of the fingerprint.
+    """
 
     id: str = Field(min_length=1)
     version: str
@@ -80,6 +98,17 @@ class ProtocolIn(_In):
     questions: list[QuestionIn] = Field(default_factory=list)
     segmentation: SegmentationIn | None = None
     weights: dict[Severity, float] | None = None
+    engines: list[EngineIn] = Field(default_factory=list)
+    locales: list[str] = Field(default_factory=list)
+    repeats: int = Field(default=1, ge=1)
+
+    @field_validator("engines", mode="before")
+    @classmethod
+    def _engine_names(cls, value: object) -> object:
+        # `engines: [openai, gemini]` is shorthand for `[{name: openai}, {name: gemini}]`.
+        if isinstance(value, list):
+            return [{"name": item} if isinstance(item, str) else item for item in value]
+        return value
 
     @field_validator("version", mode="before")
     @classmethod

@@ -202,7 +202,53 @@ CREATE TABLE evidence_group_sources (
 ) WITHOUT ROWID;
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1,)
+_COLLECTION = """
+-- One collection: a named pass of `citeaudit collect` over a protocol's plan.
+CREATE TABLE collections (
+    pk           INTEGER PRIMARY KEY,
+    name         TEXT NOT NULL UNIQUE,
+    protocol_pk  INTEGER NOT NULL REFERENCES protocols(pk),
+    created_at   TEXT NOT NULL
+);
+
+-- One row per (question, engine, locale, repeat): asked once, never twice. State moves
+-- pending -> fetched (response archived) -> done; `error` (no usable response yet) is retried by a rerun.
+CREATE TABLE collection_tasks (
+    pk              INTEGER PRIMARY KEY,
+    collection_pk   INTEGER NOT NULL REFERENCES collections(pk),
+    question_id     TEXT NOT NULL,
+    engine          TEXT NOT NULL,
+    locale          TEXT NOT NULL,
+    repeat          INTEGER NOT NULL,
+    state           TEXT NOT NULL CHECK (state IN ('pending', 'fetched', 'done', 'error')),
+    outcome         TEXT CHECK (outcome IN ('answered', 'no_retrieval', 'retrieval_failed', 'refused',
+                                            'engine_failed', 'incomplete', 'malformed', 'duplicate_payload')),
+    attempts        INTEGER NOT NULL DEFAULT 0,
+    http_status     INTEGER,
+    reason          TEXT,
+    payload_sha256  TEXT REFERENCES payloads(sha256),
+    answer_id       TEXT,
+    usage           TEXT,
+    cost_usd        REAL,
+    updated_at      TEXT NOT NULL,
+    UNIQUE (collection_pk, question_id, engine, locale, repeat)
+);
+
+-- Every HTTP exchange of a task in order (the request log); bodies are archived payloads, keys never stored.
+CREATE TABLE collection_responses (
+    pk              INTEGER PRIMARY KEY,
+    task_pk         INTEGER NOT NULL REFERENCES collection_tasks(pk),
+    attempt         INTEGER NOT NULL,
+    url             TEXT NOT NULL,
+    http_status     INTEGER,
+    error           TEXT,
+    payload_sha256  TEXT REFERENCES payloads(sha256),
+    received_at     TEXT NOT NULL
+);
+CREATE INDEX collection_responses_task ON collection_responses(task_pk);
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _COLLECTION)
 """``MIGRATIONS[n]`` upgrades schema version ``n`` to ``n + 1``."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

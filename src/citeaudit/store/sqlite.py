@@ -13,7 +13,7 @@ import json
 import sqlite3
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -160,6 +160,20 @@ class Store:
             self._db.execute("ROLLBACK")
             raise
         self._db.execute("COMMIT")
+
+    def transaction(self) -> AbstractContextManager[sqlite3.Connection]:
+        """One write transaction (``BEGIN IMMEDIATE`` … ``COMMIT``, rolled back on any error)."""
+        return self._transaction()
+
+    @property
+    def connection(self) -> sqlite3.Connection:
+        """The open connection, for reads (write through :meth:`transaction`)."""
+        return self._db
+
+    def ensure_protocol(self, protocol: Protocol) -> int:
+        """The database key of ``protocol``, stored first if new."""
+        with self._transaction() as db:
+            return self._protocol_pk(db, protocol)
 
     # -- writing -----------------------------------------------------------------------------------
 
