@@ -14,6 +14,7 @@ from citeaudit.results import ScoreResult
 from citeaudit.scope import Scope, select_audit
 from citeaudit.scoring import IntervalSettings, score, score_columns
 from citeaudit.store import Store
+from citeaudit.store.revisions import revision_warnings
 
 __all__ = ["ScoredPath", "is_database", "load_scope", "score_path"]
 
@@ -32,6 +33,8 @@ class ScoredPath:
     """Answers left out because of their run kind (fixtures, by default)."""
     failed_answers: int = 0
     """Answers the engines did not give (failed or incomplete) in the scope's runs: recorded, not scored."""
+    warnings: tuple[str, ...] = ()
+    """What a reader must see beside the numbers (e.g. required facts changed after answers arrived)."""
 
 
 def is_database(path: str | Path) -> bool:
@@ -58,10 +61,12 @@ def score_path(
             protocol_pk = store.choose_protocol(protocol, scope)
             chosen, columns, excluded = store.scoring_input(protocol_pk, scope)
             failed = store.failed_answers(protocol_pk, scope)
+            in_scope = {str(run) for run in columns.answer_dims["run"]}
+            warnings = tuple(revision_warnings(store, protocol_pk, in_scope))
         result = score_columns(
             columns, scoring=chosen.scoring, fingerprint=fingerprint(chosen), by=by, macro=macro, ci=ci
         )
-        return ScoredPath(result, chosen, excluded, failed)
+        return ScoredPath(result, chosen, excluded, failed, warnings)
     audit = read_file(path).audit
     selected, excluded = select_audit(audit, scope)
     failed = len(selected.failed_answers)

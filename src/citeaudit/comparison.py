@@ -68,6 +68,7 @@ class Comparison:
             "b": self.b.result.to_dict(),
             **self.overall.to_dict(),
             "groups": [g.to_dict() for g in self.groups],
+            "warnings": {"a": list(self.a.warnings), "b": list(self.b.warnings)},
             "note": "differences are associations between two measurements, not causal effects",
         }
 

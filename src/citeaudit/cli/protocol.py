@@ -1,4 +1,4 @@
-"""``protocol fingerprint`` and ``protocol show``."""
+"""``protocol fingerprint``, ``check``, ``revise`` and ``history``."""
 
 from __future__ import annotations
 
@@ -9,9 +9,11 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from citeaudit.cli.common import OutputFormat, console, handles_errors
+from citeaudit.cli.common import DbOption, OutputFormat, console, err_console, handles_errors
 from citeaudit.interchange import load_protocol
 from citeaudit.protocol import fingerprint, fingerprint_components
+from citeaudit.store import Store
+from citeaudit.store.revisions import history, protocol_to_revise, revise_protocol
 
 __all__ = ["app"]
 
@@ -58,3 +60,72 @@ def check_command(path: Annotated[Path, typer.Argument(help="Protocol file (YAML
         f"{path}: protocol {protocol.id}@{protocol.version}, {len(protocol.questions)} questions, {facts} required "
         f"facts, {len(protocol.official_domains)} official entries, scoring {protocol.scoring}"
     )
+
+
+@app.command("revise")
+@handles_errors
+def revise_command(
+    path: Annotated[Path, typer.Argument(help="The revised protocol file (YAML): same id, new version.")],
+    by: Annotated[str, typer.Option("--by", help="Who makes the change (recorded).")],
+    db: DbOption = Path("citeaudit.db"),
+    source: Annotated[
+        str | None, typer.Option("--from", help="Protocol to revise (default: the one with runs and this id).")
+    ] = None,
+    reason: Annotated[str | None, typer.Option("--reason", help="Why (recorded).")] = None,
+) -> None:
+    """Move every run of a protocol to a revised version (e.g. a changed required-fact list), recorded.
+
+    Runs whose facts were locked (answers already ingested) keep a visible warning in score, compare and
+    report: their results were not measured against a list fixed in advance.
+    """
+    new = load_protocol(path)
+    with Store(db) as store:
+        revision = revise_protocol(store, protocol_to_revise(store, new.id, source), new, by=by, reason=reason)
+    console.print(
+        f"revised {revision.from_protocol} -> {revision.to_protocol}: {len(revision.runs)} run(s) moved "
+        f"({revision.locked_runs} already locked), facts +{len(revision.added)} -{len(revision.removed)} "
+        f"~{len(revision.changed)}, {revision.claims_unmapped} claim(s) lost their fact mapping; "
+        f"components changed: {', '.join(revision.components)}",
+        soft_wrap=True,
+    )
+    if revision.locked_runs:
+        err_console.print(
+            f"WARNING: {revision.locked_runs} run(s) had answers before this change; their scores now carry a "
+            "warning that the required facts were changed after answers were ingested",
+            soft_wrap=True,
+        )
+
+
+@app.command("history")
+@handles_errors
+def history_command(
+    db: DbOption = Path("citeaudit.db"),
+    fmt: Annotated[OutputFormat, typer.Option("--format", help="table or json.")] = OutputFormat.TABLE,
+) -> None:
+    """List when each run's required facts were locked and every revision since (who, when, what)."""
+    with Store(db) as store:
+        events = history(store)
+    if fmt is OutputFormat.JSON:
+        console.out(json.dumps(events, indent=2, ensure_ascii=False), highlight=False)
+        return
+    table = Table("at", "event", "run", "protocol", "by", "detail", header_style="bold")
+    for event in events:
+        detail = ""
+        if event["event"] == "revised":
+            changes = event["changes"]
+            assert isinstance(changes, dict)
+            detail = (
+                f"+{len(changes['facts_added'])} -{len(changes['facts_removed'])} ~{len(changes['facts_changed'])}"
+                + (f"; {event['reason']}" if event.get("reason") else "")
+            )
+        else:
+            detail = str(event["facts"])[:19] + "…"
+        table.add_row(
+            str(event["at"]),
+            str(event["event"]),
+            str(event["run"]),
+            str(event["protocol"]),
+            str(event.get("by") or ""),
+            detail,
+        )
+    console.print(table)

@@ -55,6 +55,7 @@ def report(
             disclosure=disclosure(scored.protocol),
             excluded=scored.excluded_by_kind,
             failed=scored.failed_answers,
+            warnings=scored.warnings,
             comparison=comparison,
             names=(str(path), str(compare)),
         )

@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from citeaudit.api import ScoredPath, score_path
-from citeaudit.cli.common import OutputFormat, console, handles_errors
+from citeaudit.cli.common import OutputFormat, console, err_console, handles_errors
 from citeaudit.comparison import compare_paths
 from citeaudit.errors import ScopeError
 from citeaudit.model import RunKind
@@ -61,7 +61,7 @@ def _by(by: str | None) -> tuple[str, ...]:
 
 
 def _notes(scored: ScoredPath, kind: KindChoice) -> list[str]:
-    notes = []
+    notes = [f"WARNING: {warning}" for warning in scored.warnings]
     if scored.excluded_by_kind and kind is not KindChoice.ALL:
         notes.append(f"excluded: {scored.excluded_by_kind} answer(s) of other run kinds (use --kind all to include)")
     if scored.failed_answers:
@@ -96,11 +96,18 @@ def score(
     scored = score_path(path, scope=scope, by=_by(by), macro=macro, protocol=protocol, ci=settings)
     if fmt is OutputFormat.JSON:
         console.out(
-            result_json(scored.result, failed_answers=scored.failed_answers, disclosure=disclosure(scored.protocol)),
+            result_json(
+                scored.result,
+                failed_answers=scored.failed_answers,
+                warnings=list(scored.warnings),
+                disclosure=disclosure(scored.protocol),
+            ),
             highlight=False,
         )
     elif fmt is OutputFormat.CSV:
         console.out(result_csv(scored.result), end="", highlight=False)
+        for warning in scored.warnings:
+            err_console.print(f"WARNING: {warning}", soft_wrap=True)
     else:
         title = f"{scored.protocol.id}@{scored.protocol.version} — {path}"
         console.print(score_tables(scored.result, title, _notes(scored, kind), disclosure(scored.protocol)))
@@ -144,6 +151,9 @@ def compare(
         console.out(json.dumps(comparison.to_dict(), indent=2), highlight=False)
         return
     console.print(comparison_table(comparison, (str(a), str(b))))
+    for side, scored in (("A", comparison.a), ("B", comparison.b)):
+        for warning in scored.warnings:
+            console.print(f"WARNING ({side}): {warning}", soft_wrap=True, style="bold yellow")
 
 
 def register(app: typer.Typer) -> None:

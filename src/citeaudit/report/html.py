@@ -47,6 +47,8 @@ class ReportInput:
     excluded: int = 0
     """Answers of other run kinds left out."""
     failed: int = 0
+    warnings: tuple[str, ...] = ()
+    """Shown above the numbers."""
     """Answers the engines did not give."""
     comparison: Mapping[str, Any] | None = None
     """A comparison (``Comparison.to_dict()``) and the two names, when asked for."""
@@ -204,6 +206,7 @@ def render_report(report: ReportInput) -> str:
         "result": result,
         "excluded": report.excluded,
         "failed": report.failed,
+        "warnings": report.warnings,
         "headline": [
             {
                 "key": name,

@@ -248,7 +248,34 @@ CREATE TABLE collection_responses (
 CREATE INDEX collection_responses_task ON collection_responses(task_pk);
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _COLLECTION)
+_FACT_LOCKS = """
+-- The required-fact list a run was measured against, fixed when its first platform answers arrived.
+CREATE TABLE fact_locks (
+    pk           INTEGER PRIMARY KEY,
+    run_pk       INTEGER NOT NULL UNIQUE REFERENCES runs(pk),
+    protocol_pk  INTEGER NOT NULL REFERENCES protocols(pk),
+    facts_hash   TEXT NOT NULL,
+    locked_at    TEXT NOT NULL
+);
+
+-- A run moved to a revised protocol: who changed what and when (append-only).
+CREATE TABLE protocol_revisions (
+    pk                INTEGER PRIMARY KEY,
+    run_pk            INTEGER NOT NULL REFERENCES runs(pk),
+    from_protocol_pk  INTEGER NOT NULL REFERENCES protocols(pk),
+    to_protocol_pk    INTEGER NOT NULL REFERENCES protocols(pk),
+    changed_by        TEXT NOT NULL,
+    changed_at        TEXT NOT NULL,
+    reason            TEXT,
+    changes           TEXT NOT NULL  -- JSON: differing components, facts added / removed / changed
+);
+CREATE INDEX protocol_revisions_run ON protocol_revisions(run_pk);
+
+CREATE TRIGGER protocol_revisions_append_only BEFORE UPDATE ON protocol_revisions
+BEGIN SELECT RAISE(ABORT, 'protocol revisions are a record: append, never update'); END;
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _COLLECTION, _FACT_LOCKS)
 """``MIGRATIONS[n]`` upgrades schema version ``n`` to ``n + 1``."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -26,9 +26,10 @@ from citeaudit.model import (
     CitationKind,
     Judgement,
     Protocol,
+    RunKind,
     review_outcome,
 )
-from citeaudit.protocol import fingerprint
+from citeaudit.protocol import fingerprint, fingerprint_components
 from citeaudit.scope import Scope
 from citeaudit.scoring import DISPUTED_CODE, LABEL_CODE, PENDING_CODE, ScoringColumns
 from citeaudit.sources.urls import url_location
@@ -377,6 +378,7 @@ class Store:
             origin,
             "answers",
         )
+        self._lock_facts(db, audit, protocol_pk, run_pk)
         kinds = Counter(c.kind for answer in audit.answers for c in answer.citations)
         db.executemany(
             'INSERT INTO citations (answer_pk, ordinal, source_pk, url, title, marker, kind, start, "end", quote) '
@@ -480,6 +482,17 @@ class Store:
             dangling=kinds[CitationKind.DANGLING],
             retrieved=kinds[CitationKind.RETRIEVED],
         )
+
+    def _lock_facts(self, db: sqlite3.Connection, audit: Audit, protocol_pk: int, run_pk: dict[str, int]) -> None:
+        """Fix the required-fact list of each platform run that receives its first answers now."""
+        platform_runs = {run.id for run in audit.runs if run.kind is RunKind.PLATFORM}
+        answered = {run_pk[a.run_id] for a in audit.answers if a.run_id in platform_runs}
+        if answered:
+            facts_hash = fingerprint_components(audit.protocol)["required_facts"]
+            db.executemany(
+                "INSERT OR IGNORE INTO fact_locks (run_pk, protocol_pk, facts_hash, locked_at) VALUES (?, ?, ?, ?)",
+                [(pk, protocol_pk, facts_hash, _now()) for pk in sorted(answered)],
+            )
 
     def _insert_unique(
         self, db: sqlite3.Connection, table: str, sql: str, rows: list[tuple[object, ...]], origin: str, path: str
