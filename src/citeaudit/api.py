@@ -6,16 +6,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from citeaudit.errors import InputError
+from citeaudit.agreement import Agreement, LabelPairs, Rater, agreement, pair_latest, pairs_from_audit
+from citeaudit.errors import InputError, InvalidValue
 from citeaudit.ingest import read_file
-from citeaudit.model import Audit, Protocol
+from citeaudit.model import Audit, Protocol, Stage
 from citeaudit.protocol import fingerprint
 from citeaudit.results import ScoreResult
 from citeaudit.scope import Scope, select_audit
 from citeaudit.scoring import IntervalSettings, score, score_columns
 from citeaudit.store import Store
 
-__all__ = ["ScoredPath", "is_database", "load_scope", "score_path"]
+__all__ = ["ScoredPath", "agreement_path", "is_database", "load_label_pairs", "load_scope", "score_path"]
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -76,3 +77,54 @@ def load_scope(path: str | Path, *, scope: Scope = Scope(), protocol: str | None
     else:
         audit = read_file(path).audit
     return select_audit(audit, scope)[0]
+
+
+def _check_raters(path: str | Path, wanted: Sequence[Rater], present: Sequence[tuple[Rater, int]]) -> None:
+    """Refuse a rater with no review judgements in scope, listing the raters that have some."""
+    counts = dict(present)
+    for position, rater in enumerate(wanted):
+        if rater not in counts:
+            listed = ", ".join(f"{r} ({n} edges)" for r, n in present) or "none"
+            raise InvalidValue(
+                str(path),
+                f"--between {'AB'[position]}",
+                f"no review judgements by {str(rater)!r}; raters with review judgements: {listed} "
+                "(a model judge is named model:NAME)",
+            )
+
+
+def load_label_pairs(path: str | Path, a: Rater, b: Rater, *, protocol: str | None = None) -> LabelPairs:
+    """Pair rater A's and B's latest review-stage judgement per edge, from a database or an audit file
+    (``edges[].judgements[]``); a database is read whole unless ``protocol`` selects one protocol."""
+    if a == b:
+        raise InvalidValue(str(path), "--between", f"the two raters must differ (both are {str(a)!r})")
+    if is_database(path):
+        with Store(path) as store:
+            protocol_pk = None if protocol is None else store.choose_protocol(protocol)
+            _check_raters(path, (a, b), store.raters(protocol_pk))
+            rated, edges_total = store.rated_judgements((a, b), protocol_pk)
+        return pair_latest(rated, a, b, edges_total=edges_total)
+    audit = read_file(path).audit
+    present: dict[Rater, set[tuple[str, str]]] = {}
+    for edge in audit.edges:
+        for judgement in edge.judgements:
+            if judgement.stage is Stage.REVIEW and judgement.reviewer is not None:
+                rater = Rater(judgement.reviewer, judgement.origin)
+                present.setdefault(rater, set()).add((edge.claim_id, edge.source_key))
+    ranked = sorted(((r, len(e)) for r, e in present.items()), key=lambda item: (-item[1], str(item[0])))
+    _check_raters(path, (a, b), ranked)
+    return pairs_from_audit(audit, a, b)
+
+
+def agreement_path(
+    path: str | Path,
+    a: Rater,
+    b: Rater,
+    *,
+    protocol: str | None = None,
+    level: float = 0.95,
+    resamples: int = 9999,
+    seed: int = 0,
+) -> Agreement:
+    """Agreement of raters A and B (A as gold for supported-vs-rest) on the edges of a database or audit file."""
+    return agreement(load_label_pairs(path, a, b, protocol=protocol), level=level, resamples=resamples, seed=seed)
