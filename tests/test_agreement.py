@@ -4,6 +4,7 @@ coefficients checked against independent formulas and the ``krippendorff`` packa
 from __future__ import annotations
 
 import json
+import random
 from collections import Counter
 
 import krippendorff
@@ -329,3 +330,50 @@ def test_bootstrap_interval_covers_the_estimate_and_is_by_answer() -> None:
         assert coefficient.ci.high is not None
         assert coefficient.ci.low < coefficient.value < coefficient.ci.high
         assert (coefficient.ci.method, coefficient.ci.clusters) == ("bca", 100)  # 400 edges, 4 per answer
+
+
+def ac1_by_definition(a: list[Label], b: list[Label]) -> float:
+    """Gwet's AC1 for two raters as Gwet writes it: p_a, π_k over both raters' ratings, p_e = Σπ(1-π)/(q-1)."""
+    n = len(a)
+    p_a = sum(x == y for x, y in zip(a, b, strict=True)) / n
+    pooled = Counter(a) + Counter(b)
+    p_e = sum((pooled[k] / (2 * n)) * (1 - pooled[k] / (2 * n)) for k in LABELS) / (len(LABELS) - 1)
+    return (p_a - p_e) / (1 - p_e)
+
+
+@settings(max_examples=150, deadline=None)
+@given(label_rows)
+def test_gwet_ac1_matches_the_definition(rows: list[tuple[Label, Label, str]]) -> None:
+    expected = ac1_by_definition([a for a, _, _ in rows], [b for _, b, _ in rows])
+    assert agreement(pairs(rows), resamples=0).gwet_ac1.value == pytest.approx(expected, abs=1e-12)
+
+
+judgement_rows = st.lists(
+    st.tuples(
+        st.sampled_from(["e1", "e2", "e3", "e4", "e5", "e6"]),
+        st.sampled_from(["li", "mo", "zed"]),
+        st.sampled_from(LABELS),
+        st.sampled_from([None, "2026-01-01", "2026-01-02"]),
+    ),
+    max_size=40,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(judgement_rows, st.randoms(use_true_random=False))
+def test_pairing_does_not_depend_on_the_order_judgements_are_listed(
+    rows: list[tuple[str, str, Label, str | None]], shuffler: random.Random
+) -> None:
+    rated = [RatedJudgement(e, f"answer-{e}", Rater(r), label, at) for e, r, label, at in rows]
+    shuffled = list(rated)
+    shuffler.shuffle(shuffled)
+    first = pair_latest(rated, Rater("li"), Rater("mo"), edges_total=6)
+    second = pair_latest(shuffled, Rater("li"), Rater("mo"), edges_total=6)
+    assert sorted(zip(first.answers, first.a, first.b, strict=True)) == sorted(
+        zip(second.answers, second.a, second.b, strict=True)
+    )
+    assert (first.a_only, first.b_only, first.ambiguous) == (second.a_only, second.b_only, second.ambiguous)
+    # every edge either rater labelled is counted exactly once
+    touched = {e for e, r, _, _ in rows if r in ("li", "mo")}
+    assert len(first.a) + first.a_only + first.b_only + first.ambiguous == len(touched)
+    assert first.neither == 6 - len(touched)

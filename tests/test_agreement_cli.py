@@ -219,3 +219,19 @@ def test_wice_gold_vs_gpt4_reproduces_the_published_f1_and_accuracy(
         assert body["clusters"] == 100
         ci = body["supported"]["f1"]["ci"]
         assert ci["low"] < supported["f1"]["value"] < ci["high"]
+
+
+def test_an_open_store_gives_raters_and_pairs_for_the_review_ui(
+    cli: Cli, write_json: Callable[..., Path], db_path: Path
+) -> None:
+    from citeaudit import Rater, Store, agreement_path, label_pairs_from_store
+    from citeaudit.agreement import agreement
+
+    path = write_json(two_reviewers())
+    assert cli("ingest", path, "--db", db_path).exit_code == 0
+    with Store(db_path) as store:
+        assert [(str(r), n) for r, n in store.raters()] == [("li", 4), ("mo", 4), ("model:j1", 1)]
+        pairs = label_pairs_from_store(store, Rater("li"), Rater.parse("mo"))
+    assert (len(pairs.a), pairs.edges_total) == (3, 6)
+    from_store = agreement(pairs, resamples=200, seed=2).to_dict()
+    assert from_store == agreement_path(db_path, Rater("li"), Rater("mo"), resamples=200, seed=2).to_dict()

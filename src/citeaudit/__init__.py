@@ -10,7 +10,7 @@ Metric(numerator=1, denominator=3, ci=None)
 """
 
 from citeaudit.agreement import Agreement, LabelPairs, Rater
-from citeaudit.api import ScoredPath, agreement_path, load_label_pairs, score_path
+from citeaudit.api import ScoredPath, agreement_path, label_pairs_from_store, load_label_pairs, score_path
 from citeaudit.comparison import Comparison, compare_paths
 from citeaudit.errors import (
     CiteauditError,
@@ -120,6 +120,7 @@ __all__ = [
     "differing_components",
     "fingerprint",
     "fingerprint_components",
+    "label_pairs_from_store",
     "load_audit",
     "load_label_pairs",
     "load_protocol",

@@ -44,6 +44,7 @@ __all__ = [
     "agreement",
     "pair_latest",
     "pairs_from_audit",
+    "raters_of_audit",
 ]
 
 LABELS: tuple[Label, ...] = tuple(Label)
@@ -196,6 +197,16 @@ def pair_latest(
     return LabelPairs(
         tuple(labels_a), tuple(labels_b), tuple(answers), str(a), str(b), edges_total, a_only, b_only, ambiguous
     )
+
+
+def raters_of_audit(audit: Audit) -> list[tuple[Rater, int]]:
+    """Every rater with review-stage judgements in an audit and how many edges each labelled, most first."""
+    edges: dict[Rater, set[tuple[str, str]]] = {}
+    for edge in audit.edges:
+        for j in edge.judgements:
+            if j.stage is Stage.REVIEW and j.reviewer is not None:
+                edges.setdefault(Rater(j.reviewer, j.origin), set()).add((edge.claim_id, edge.source_key))
+    return sorted(((r, len(e)) for r, e in edges.items()), key=lambda item: (-item[1], item[0].origin, item[0].name))
 
 
 def pairs_from_audit(audit: Audit, a: Rater, b: Rater) -> LabelPairs:

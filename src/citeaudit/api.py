@@ -6,17 +6,33 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from citeaudit.agreement import Agreement, LabelPairs, Rater, agreement, pair_latest, pairs_from_audit
+from citeaudit.agreement import (
+    Agreement,
+    LabelPairs,
+    Rater,
+    agreement,
+    pair_latest,
+    pairs_from_audit,
+    raters_of_audit,
+)
 from citeaudit.errors import InputError, InvalidValue
 from citeaudit.ingest import read_file
-from citeaudit.model import Audit, Protocol, Stage
+from citeaudit.model import Audit, Protocol
 from citeaudit.protocol import fingerprint
 from citeaudit.results import ScoreResult
 from citeaudit.scope import Scope, select_audit
 from citeaudit.scoring import IntervalSettings, score, score_columns
 from citeaudit.store import Store
 
-__all__ = ["ScoredPath", "agreement_path", "is_database", "load_label_pairs", "load_scope", "score_path"]
+__all__ = [
+    "ScoredPath",
+    "agreement_path",
+    "is_database",
+    "label_pairs_from_store",
+    "load_label_pairs",
+    "load_scope",
+    "score_path",
+]
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -93,6 +109,17 @@ def _check_raters(path: str | Path, wanted: Sequence[Rater], present: Sequence[t
             )
 
 
+def label_pairs_from_store(store: Store, a: Rater, b: Rater, *, protocol_pk: int | None = None) -> LabelPairs:
+    """Pair rater A's and B's latest review-stage judgement per edge in an open database (all protocols, or the
+    one with ``protocol_pk``). ``store.raters(protocol_pk)`` lists who can be chosen. Refuses (``InvalidValue``)
+    a rater with no review judgements there, or A equal to B."""
+    if a == b:
+        raise InvalidValue(str(store.path), "--between", f"the two raters must differ (both are {str(a)!r})")
+    _check_raters(store.path, (a, b), store.raters(protocol_pk))
+    rated, edges_total = store.rated_judgements((a, b), protocol_pk)
+    return pair_latest(rated, a, b, edges_total=edges_total)
+
+
 def load_label_pairs(path: str | Path, a: Rater, b: Rater, *, protocol: str | None = None) -> LabelPairs:
     """Pair rater A's and B's latest review-stage judgement per edge, from a database or an audit file
     (``edges[].judgements[]``); a database is read whole unless ``protocol`` selects one protocol."""
@@ -101,18 +128,9 @@ def load_label_pairs(path: str | Path, a: Rater, b: Rater, *, protocol: str | No
     if is_database(path):
         with Store(path) as store:
             protocol_pk = None if protocol is None else store.choose_protocol(protocol)
-            _check_raters(path, (a, b), store.raters(protocol_pk))
-            rated, edges_total = store.rated_judgements((a, b), protocol_pk)
-        return pair_latest(rated, a, b, edges_total=edges_total)
+            return label_pairs_from_store(store, a, b, protocol_pk=protocol_pk)
     audit = read_file(path).audit
-    present: dict[Rater, set[tuple[str, str]]] = {}
-    for edge in audit.edges:
-        for judgement in edge.judgements:
-            if judgement.stage is Stage.REVIEW and judgement.reviewer is not None:
-                rater = Rater(judgement.reviewer, judgement.origin)
-                present.setdefault(rater, set()).add((edge.claim_id, edge.source_key))
-    ranked = sorted(((r, len(e)) for r, e in present.items()), key=lambda item: (-item[1], str(item[0])))
-    _check_raters(path, (a, b), ranked)
+    _check_raters(path, (a, b), raters_of_audit(audit))
     return pairs_from_audit(audit, a, b)
 
 
