@@ -377,3 +377,15 @@ def test_pairing_does_not_depend_on_the_order_judgements_are_listed(
     touched = {e for e, r, _, _ in rows if r in ("li", "mo")}
     assert len(first.a) + first.a_only + first.b_only + first.ambiguous == len(touched)
     assert first.neither == 6 - len(touched)
+
+
+def test_an_unknown_label_is_refused_naming_it() -> None:
+    with pytest.raises(ValueError, match="'maybe' is not a label; labels are supported, partial"):
+        agreement(LabelPairs((S, "maybe"), (S, S), ("a1", "a2")), resamples=0)  # type: ignore[arg-type]
+
+
+def test_listing_order_does_not_change_the_intervals() -> None:
+    rows = [(LABELS[i % 5], LABELS[(i * 3) % 5 if i % 4 else i % 5], f"a{i % 13}") for i in range(80)]
+    forward = agreement(pairs(rows), resamples=300, seed=5)
+    backward = agreement(pairs(rows[::-1]), resamples=300, seed=5)
+    assert forward.to_dict() == backward.to_dict()

@@ -235,3 +235,29 @@ def test_an_open_store_gives_raters_and_pairs_for_the_review_ui(
     assert (len(pairs.a), pairs.edges_total) == (3, 6)
     from_store = agreement(pairs, resamples=200, seed=2).to_dict()
     assert from_store == agreement_path(db_path, Rater("li"), Rater("mo"), resamples=200, seed=2).to_dict()
+
+
+def test_a_tie_between_one_raters_latest_labels_is_counted_as_ambiguous_in_files_and_databases(
+    cli: Cli, write_json: Callable[..., Path], db_path: Path
+) -> None:
+    doc = document(
+        [answer("a1")],
+        [claim("c1", "a1"), claim("c2", "a1")],
+        [
+            judged(
+                "c1",
+                "https://x.org/1",
+                j("li", "supported", "2026-02-01T09:00:00"),
+                j("li", "partial", "2026-02-01T09:00:00"),  # same time, different label: which is li's?
+                j("mo", "partial"),
+            ),
+            judged("c2", "https://x.org/1", j("li", "unknown"), j("mo", "unknown")),
+        ],
+    )
+    path = write_json(doc)
+    assert cli("ingest", path, "--db", db_path).exit_code == 0
+    for target in (path, db_path):
+        body = run_json(cli, target, "--between", "li", "mo", "--resamples", "0")
+        # c1 is left out (and counted), c2 pairs unknown with unknown
+        assert (body["n"], body["edges"]["ambiguous"], body["edges"]["neither"]) == (1, 1, 0)
+        assert body["confusion"]["counts"][4][4] == 1

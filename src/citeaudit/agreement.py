@@ -40,9 +40,11 @@ __all__ = [
     "LabelPairs",
     "RatedJudgement",
     "Rater",
+    "SidedLabel",
     "SupportedVsRest",
     "agreement",
     "pair_latest",
+    "pair_sided",
     "pairs_from_audit",
     "raters_of_audit",
 ]
@@ -154,28 +156,28 @@ class LabelPairs:
         }
 
 
-def _latest(judgements: list[RatedJudgement]) -> Label | None:
-    """The label of the latest judgement; ``None`` when the latest ones tie on time and disagree."""
-    latest = max(j.created_at or "" for j in judgements)
-    labels = {j.label for j in judgements if (j.created_at or "") == latest}
-    return labels.pop() if len(labels) == 1 else None
+SidedLabel = tuple[Hashable, str, int, str, str | None]
+"""One judgement of A or B as pairing reads it: ``(edge, answer id, side 0 = A / 1 = B, label, created_at)``."""
+
+_LABEL_OF = {str(label): label for label in LABELS}
 
 
-def pair_latest(
-    judgements: Iterable[RatedJudgement], a: Rater, b: Rater, *, edges_total: int | None = None
-) -> LabelPairs:
-    """Pair A's and B's latest judgement per edge; judgements of other raters are ignored.
+def _latest(rows: list[tuple[str, str | None]]) -> Label | None:
+    """The label of the latest ``(label, created_at)``; ``None`` when the latest ones tie on time and disagree."""
+    latest = max(at or "" for _, at in rows)
+    labels = {label for label, at in rows if (at or "") == latest}
+    return _LABEL_OF[labels.pop()] if len(labels) == 1 else None
 
-    Edges are kept in first-seen order. Raises ``ValueError`` when ``a == b``.
-    """
-    if a == b:
-        raise ValueError(f"the two raters must differ (both are {str(a)!r})")
-    by_edge: dict[Hashable, tuple[str, list[RatedJudgement], list[RatedJudgement]]] = {}
-    for judgement in judgements:
-        if judgement.rater != a and judgement.rater != b:
-            continue
-        _, of_a, of_b = by_edge.setdefault(judgement.edge, (judgement.answer, [], []))
-        (of_a if judgement.rater == a else of_b).append(judgement)
+
+def pair_sided(rows: Iterable[SidedLabel], a: Rater, b: Rater, *, edges_total: int | None = None) -> LabelPairs:
+    """Pair A's and B's latest judgement per edge from rows already marked with their side (the database's fast
+    path; :func:`pair_latest` for judgement records). Edges are kept in first-seen order."""
+    by_edge: dict[Hashable, tuple[str, list[tuple[str, str | None]], list[tuple[str, str | None]]]] = {}
+    for edge, answer, side, label, created_at in rows:
+        entry = by_edge.get(edge)
+        if entry is None:
+            entry = by_edge[edge] = (answer, [], [])
+        (entry[2] if side else entry[1]).append((label, created_at))
     labels_a: list[Label] = []
     labels_b: list[Label] = []
     answers: list[str] = []
@@ -197,6 +199,20 @@ def pair_latest(
     return LabelPairs(
         tuple(labels_a), tuple(labels_b), tuple(answers), str(a), str(b), edges_total, a_only, b_only, ambiguous
     )
+
+
+def pair_latest(
+    judgements: Iterable[RatedJudgement], a: Rater, b: Rater, *, edges_total: int | None = None
+) -> LabelPairs:
+    """Pair A's and B's latest judgement per edge; judgements of other raters are ignored.
+
+    Edges are kept in first-seen order. Raises ``ValueError`` when ``a == b``.
+    """
+    if a == b:
+        raise ValueError(f"the two raters must differ (both are {str(a)!r})")
+    sides = {a: 0, b: 1}
+    rows = ((j.edge, j.answer, sides[j.rater], str(j.label), j.created_at) for j in judgements if j.rater in sides)
+    return pair_sided(rows, a, b, edges_total=edges_total)
 
 
 def raters_of_audit(audit: Audit) -> list[tuple[Rater, int]]:
@@ -488,6 +504,15 @@ def _value(number: float) -> float | None:
     return float(number) if np.isfinite(number) else None
 
 
+def _codes(labels: Sequence[Label], side: str) -> npt.NDArray[np.int64]:
+    """Label codes in :data:`LABELS` order (a ``Label`` hashes as its string, so plain strings work too)."""
+    try:
+        return np.fromiter(map(_CODE.__getitem__, labels), dtype=np.int64, count=len(labels))
+    except KeyError as exc:
+        allowed = ", ".join(str(label) for label in LABELS)
+        raise ValueError(f"{side}: {exc.args[0]!r} is not a label; labels are {allowed}") from None
+
+
 def _krippendorff_package(codes_a: npt.NDArray[np.int64], codes_b: npt.NDArray[np.int64]) -> float:
     """Nominal alpha from the ``krippendorff`` package (raters × units, every label in the value domain)."""
     reliability = np.vstack([codes_a, codes_b]).astype(np.float64)
@@ -530,9 +555,9 @@ def agreement(
         raise ValueError(f"resamples must be 0 (no intervals) or at least 2 (got {resamples!r})")
     if not 0 < level < 1:
         raise ValueError(f"level must be between 0 and 1 (got {level!r})")
-    codes_a = np.fromiter((_CODE[Label(x)] for x in pairs.a), dtype=np.int64, count=len(pairs.a))
-    codes_b = np.fromiter((_CODE[Label(x)] for x in pairs.b), dtype=np.int64, count=len(pairs.b))
-    answer_ids, cluster = np.unique(np.asarray(pairs.answers, dtype=object), return_inverse=True)
+    codes_a, codes_b = _codes(pairs.a, "a"), _codes(pairs.b, "b")
+    # sorted answer ids: the same pairs listed in another order resample the same clusters
+    answer_ids, cluster = np.unique(np.array(pairs.answers, dtype=str), return_inverse=True)
     clusters = len(answer_ids)
     n = len(codes_a)
     cell = codes_a * _K + codes_b

@@ -11,7 +11,7 @@ from citeaudit.agreement import (
     LabelPairs,
     Rater,
     agreement,
-    pair_latest,
+    pair_sided,
     pairs_from_audit,
     raters_of_audit,
 )
@@ -116,8 +116,8 @@ def label_pairs_from_store(store: Store, a: Rater, b: Rater, *, protocol_pk: int
     if a == b:
         raise InvalidValue(str(store.path), "--between", f"the two raters must differ (both are {str(a)!r})")
     _check_raters(store.path, (a, b), store.raters(protocol_pk))
-    rated, edges_total = store.rated_judgements((a, b), protocol_pk)
-    return pair_latest(rated, a, b, edges_total=edges_total)
+    rows, edges_total = store.sided_labels(a, b, protocol_pk)
+    return pair_sided(rows, a, b, edges_total=edges_total)
 
 
 def load_label_pairs(path: str | Path, a: Rater, b: Rater, *, protocol: str | None = None) -> LabelPairs:

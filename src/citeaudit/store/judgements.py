@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
 
-from citeaudit.agreement import RatedJudgement, Rater
-from citeaudit.model import Label, Origin
+from citeaudit.agreement import Rater, SidedLabel
+from citeaudit.model import Origin
 
-__all__ = ["read_rated_judgements", "read_raters"]
+__all__ = ["read_raters", "read_sided_labels"]
 
 # judgements → edges → claims → answers → runs, optionally restricted to one protocol
 _EDGE_SCOPE = (
@@ -33,25 +32,18 @@ def read_raters(db: sqlite3.Connection, protocol_pk: int | None) -> list[tuple[R
     return [(Rater(reviewer, Origin(origin)), int(edges)) for origin, reviewer, edges in rows]
 
 
-def read_rated_judgements(
-    db: sqlite3.Connection, raters: Sequence[Rater], protocol_pk: int | None
-) -> tuple[list[RatedJudgement], int]:
-    """The review-stage judgements of ``raters`` in scope (in insertion order), and the number of edges in
-    scope."""
+def read_sided_labels(
+    db: sqlite3.Connection, a: Rater, b: Rater, protocol_pk: int | None
+) -> tuple[list[SidedLabel], int]:
+    """The review-stage judgements of A (side 0) and B (side 1) in scope, in insertion order, and the number of
+    edges in scope."""
     condition, params = _protocol_filter(protocol_pk)
-    chosen = " OR ".join("(j.origin = ? AND j.reviewer = ?)" for _ in raters)
-    for rater in raters:
-        params = [*params, str(rater.origin), rater.name]
-    by_rater = {(str(r.origin), r.name): r for r in raters}
-    rows = [
-        RatedJudgement(edge_pk, answer_id, by_rater[(origin, reviewer)], Label(label), created_at)
-        for edge_pk, answer_id, origin, reviewer, label, created_at in db.execute(
-            f"SELECT j.edge_pk, a.id, j.origin, j.reviewer, j.label, j.created_at {_EDGE_SCOPE} "
-            f"WHERE {condition} AND j.stage = 'review' AND ({chosen}) ORDER BY j.pk",
-            params,
-        )
-    ]
-    condition, params = _protocol_filter(protocol_pk)
+    rows: list[SidedLabel] = db.execute(
+        "SELECT j.edge_pk, a.id, CASE WHEN j.origin = ? AND j.reviewer = ? THEN 0 ELSE 1 END, j.label, j.created_at "
+        f"{_EDGE_SCOPE} WHERE {condition} AND j.stage = 'review' "
+        "AND ((j.origin = ? AND j.reviewer = ?) OR (j.origin = ? AND j.reviewer = ?)) ORDER BY j.pk",
+        [str(a.origin), a.name, *params, str(a.origin), a.name, str(b.origin), b.name],
+    ).fetchall()
     (edges,) = db.execute(
         "SELECT count(*) FROM edges e JOIN claims c ON c.pk = e.claim_pk JOIN answers a ON a.pk = c.answer_pk "
         f"JOIN runs r ON r.pk = a.run_pk WHERE {condition}",

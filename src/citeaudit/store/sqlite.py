@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 
-from citeaudit.agreement import RatedJudgement, Rater
+from citeaudit.agreement import Rater, SidedLabel
 from citeaudit.errors import DuplicateId, SchemaVersionMismatch, ScopeError, StoreError
 from citeaudit.interchange import ProtocolIn, protocol_from_mapping, protocol_to_mapping
 from citeaudit.model import (
@@ -33,7 +33,7 @@ from citeaudit.protocol import fingerprint
 from citeaudit.scope import Scope
 from citeaudit.scoring import DISPUTED_CODE, LABEL_CODE, PENDING_CODE, ScoringColumns
 from citeaudit.sources.urls import url_location
-from citeaudit.store.judgements import read_rated_judgements, read_raters
+from citeaudit.store.judgements import read_raters, read_sided_labels
 from citeaudit.store.migrations import MIGRATIONS, SCHEMA_VERSION
 from citeaudit.store.reading import read_audit, read_scoring_columns
 
@@ -555,11 +555,10 @@ class Store:
         """Raters with review-stage judgements (all protocols, or one) and how many edges each labelled."""
         return read_raters(self._db, protocol_pk)
 
-    def rated_judgements(
-        self, raters: Sequence[Rater], protocol_pk: int | None = None
-    ) -> tuple[list[RatedJudgement], int]:
-        """The review-stage judgements of ``raters`` (all protocols, or one) and the number of edges in scope."""
-        return read_rated_judgements(self._db, raters, protocol_pk)
+    def sided_labels(self, a: Rater, b: Rater, protocol_pk: int | None = None) -> tuple[list[SidedLabel], int]:
+        """The review-stage judgements of A (side 0) and B (side 1), all protocols or one, and the number of edges
+        in scope (for :func:`citeaudit.agreement.pair_sided`)."""
+        return read_sided_labels(self._db, a, b, protocol_pk)
 
 
 def _list_protocols(infos: Sequence[ProtocolInfo]) -> str:
