@@ -389,3 +389,9 @@ def test_listing_order_does_not_change_the_intervals() -> None:
     forward = agreement(pairs(rows), resamples=300, seed=5)
     backward = agreement(pairs(rows[::-1]), resamples=300, seed=5)
     assert forward.to_dict() == backward.to_dict()
+
+
+def test_progress_reports_every_resample_once() -> None:
+    done: list[int] = []
+    agreement(pairs(SIX), resamples=2500, batch=1000, progress=done.append)
+    assert done == [1000, 1000, 500]  # batches of 1 000, then the rest

@@ -20,7 +20,7 @@ time with different labels (``ambiguous``) are counted in :class:`LabelPairs`.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
 import krippendorff
@@ -545,10 +545,12 @@ def agreement(
     resamples: int = 9999,
     seed: int = 0,
     batch: int = 1000,
+    progress: Callable[[int], None] | None = None,
 ) -> Agreement:
     """Agreement of two raters on paired edges, every coefficient with a cluster-bootstrap interval over answers.
 
-    ``resamples=0`` skips the intervals (``ci`` is then ``None``). Raises ``ValueError`` for a level outside
+    ``resamples=0`` skips the intervals (``ci`` is then ``None``). ``progress`` is called with the number of
+    resamples done after each batch (for a progress bar). Raises ``ValueError`` for a level outside
     (0, 1), fewer than 2 resamples (other than 0), or a batch below 1.
     """
     if resamples != 0 and resamples < 2:
@@ -571,7 +573,7 @@ def agreement(
     intervals: dict[str, Interval] = {}
     if resamples:
         intervals = cluster_bootstrap_counts(
-            per_answer, _STATISTICS, level=level, resamples=resamples, seed=seed, batch=batch
+            per_answer, _STATISTICS, level=level, resamples=resamples, seed=seed, batch=batch, progress=progress
         )
 
     def coefficient(name: str) -> Coefficient:

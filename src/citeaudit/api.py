@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -143,6 +143,9 @@ def agreement_path(
     level: float = 0.95,
     resamples: int = 9999,
     seed: int = 0,
+    progress: Callable[[int], None] | None = None,
 ) -> Agreement:
-    """Agreement of raters A and B (A as gold for supported-vs-rest) on the edges of a database or audit file."""
-    return agreement(load_label_pairs(path, a, b, protocol=protocol), level=level, resamples=resamples, seed=seed)
+    """Agreement of raters A and B (A as gold for supported-vs-rest) on the edges of a database or audit file;
+    ``progress`` gets the number of bootstrap resamples done after each batch."""
+    pairs = load_label_pairs(path, a, b, protocol=protocol)
+    return agreement(pairs, level=level, resamples=resamples, seed=seed, progress=progress)

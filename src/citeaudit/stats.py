@@ -177,6 +177,7 @@ def cluster_bootstrap_counts(
     seed: int | np.random.Generator = 0,
     batch: int = 1000,
     cell_budget: int = 1 << 24,
+    progress: Callable[[int], None] | None = None,
 ) -> dict[str, Interval]:
     """BCa intervals of statistics of pooled counts, resampling whole clusters.
 
@@ -185,7 +186,8 @@ def cluster_bootstrap_counts(
     the same resamples, so their intervals belong together. A resample is drawn as
     ``rng.integers(0, C, (batch, C))`` (the draws of :func:`cluster_bootstrap_ratio`), turned into how often each
     cluster was drawn, and pooled with one matrix product, so the cost is ``O(resamples · C · k)`` with no
-    per-resample Python. ``batch`` shrinks so that ``batch · C`` stays under ``cell_budget``.
+    per-resample Python. ``batch`` shrinks so that ``batch · C`` stays under ``cell_budget``. ``progress`` is
+    called with the number of resamples done after each batch.
 
     Resamples on which a statistic is undefined are left out of its interval and counted in its note. The
     acceleration comes from the leave-one-cluster-out jackknife ``statistic(total - counts[c])``.
@@ -213,6 +215,8 @@ def cluster_bootstrap_counts(
         pooled = drawn.astype(np.float64) @ table
         for name, statistic in statistics.items():
             distributions[name][start : start + size] = statistic(pooled)
+        if progress is not None:
+            progress(size)
     jackknife_totals = total[None, :] - table
     intervals = {}
     for name, statistic in statistics.items():

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from citeaudit.agreement import Rater
 from citeaudit.api import agreement_path
@@ -53,9 +54,15 @@ def agreement(
             raters.append(Rater.parse(text))
         except ValueError as exc:
             raise InvalidValue(str(path), f"--between {position}", str(exc)) from None
-    with err_console.status(f"pairing judgements and bootstrapping ({resamples:,} resamples)…"):
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=err_console, transient=True) as bar:
+        task = bar.add_task("pairing judgements", total=None)
+
+        def advance(done: int) -> None:
+            bar.update(task, description="bootstrap over answers", total=resamples, advance=done)
+
         result = agreement_path(
-            path, raters[0], raters[1], protocol=protocol, level=level, resamples=resamples, seed=seed
+            path, raters[0], raters[1], protocol=protocol, level=level, resamples=resamples, seed=seed, progress=advance
         )
     if fmt is OutputFormat.JSON:
         console.out(json.dumps(result.to_dict(), indent=2), highlight=False)
