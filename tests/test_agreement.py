@@ -15,15 +15,17 @@ from hypothesis import strategies as st
 
 from citeaudit.agreement import (
     _STATISTICS,
+    FINAL,
     LABELS,
     Agreement,
     LabelPairs,
     RatedJudgement,
     Rater,
+    RaterKind,
     agreement,
     pair_latest,
 )
-from citeaudit.model import Label, Origin
+from citeaudit.model import Label
 from citeaudit.stats import cluster_bootstrap_counts, cluster_bootstrap_ratio
 
 # R for irrelevant ("I" reads as a digit)
@@ -173,17 +175,23 @@ def test_bad_arguments_are_refused() -> None:
 
 
 def test_rater_parse() -> None:
-    assert Rater.parse("li") == Rater("li", Origin.HUMAN)
-    assert Rater.parse("human:li") == Rater("li", Origin.HUMAN)
-    assert Rater.parse("model:gpt-4") == Rater("gpt-4", Origin.MODEL)
+    assert Rater.parse("li") == Rater("li", RaterKind.HUMAN)
+    assert Rater.parse("human:li") == Rater("li", RaterKind.HUMAN)
+    assert Rater.parse("model:gpt-4") == Rater("gpt-4", RaterKind.MODEL)
     assert str(Rater.parse("model:gpt-4")) == "model:gpt-4"
-    assert Rater.parse("team:li") == Rater("team:li")  # only human: and model: are prefixes
+    assert Rater.parse("team:li") == Rater("team:li")  # only human:, model: are prefixes
+    assert Rater.parse("final") == FINAL
+    # a reviewer who happens to be called "final" is written human:final, and reads back as that reviewer
+    assert Rater.parse("human:final") == Rater("final")
+    assert str(Rater("final")) == "human:final"
+    assert Rater.parse(str(Rater("final"))) == Rater("final")
+    assert str(Rater("model:x")) == "human:model:x"
     with pytest.raises(ValueError, match="needs a name"):
         Rater.parse("model:")
 
 
 def test_pairing_takes_each_raters_latest_and_counts_the_rest() -> None:
-    li, judge, other = Rater("li"), Rater("j", Origin.MODEL), Rater("mo")
+    li, judge, other = Rater("li"), Rater("j", RaterKind.MODEL), Rater("mo")
     rated = [
         RatedJudgement("e1", "a1", li, S, "2026-01-01"),
         RatedJudgement("e1", "a1", li, P, "2026-01-02"),  # li's latest on e1: partial

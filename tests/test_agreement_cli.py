@@ -107,8 +107,8 @@ def test_unknown_rater_is_refused_naming_the_raters_present(
         assert str(target) in message
         assert "--between B" in message
         assert "'boss'" in message  # an adjudicator, not a reviewer
-        # li and mo labelled 4 edges each, the judge 1
-        assert "li (4 edges), mo (4 edges), model:j1 (1 edges)" in message
+        # 4 edges have a final label, li and mo labelled 4 edges each, the judge 1
+        assert "final (4 edges), li (4 edges), mo (4 edges), model:j1 (1 edges)" in message
         assert result.stdout == ""
 
 
@@ -230,7 +230,8 @@ def test_an_open_store_gives_raters_and_pairs_for_the_review_ui(
     path = write_json(two_reviewers())
     assert cli("ingest", path, "--db", db_path).exit_code == 0
     with Store(db_path) as store:
-        assert [(str(r), n) for r, n in store.raters()] == [("li", 4), ("mo", 4), ("model:j1", 1)]
+        # final labels: c1 adjudicated, c2 agreed, c4 and c5→x.org/3 labelled by one reviewer (c3 is disputed)
+        assert [(str(r), n) for r, n in store.raters()] == [("final", 4), ("li", 4), ("mo", 4), ("model:j1", 1)]
         pairs = label_pairs_from_store(store, Rater("li"), Rater.parse("mo"))
     assert (len(pairs.a), pairs.edges_total) == (3, 6)
     from_store = agreement(pairs, resamples=200, seed=2).to_dict()
@@ -261,3 +262,20 @@ def test_a_tie_between_one_raters_latest_labels_is_counted_as_ambiguous_in_files
         # c1 is left out (and counted), c2 pairs unknown with unknown
         assert (body["n"], body["edges"]["ambiguous"], body["edges"]["neither"]) == (1, 1, 0)
         assert body["confusion"]["counts"][4][4] == 1
+
+
+def test_a_judge_against_the_final_labels(cli: Cli, write_json: Callable[..., Path], db_path: Path) -> None:
+    path = write_json(two_reviewers())
+    assert cli("ingest", path, "--db", db_path).exit_code == 0
+    for target in (path, db_path):
+        body = run_json(cli, target, "--between", "final", "model:j1", "--resamples", "0")
+        # j1 labelled only c1, whose final label is the adjudicator's supported: one pair (supported, supported);
+        # final labels without j1: c2, c4, c5→x.org/3; c3 (disputed) and c5→x.org/4 have neither
+        assert (body["n"], body["edges"]["a_only"], body["edges"]["b_only"], body["edges"]["neither"]) == (1, 3, 0, 2)
+        assert body["confusion"]["counts"][0][0] == 1
+        assert body["raters"] == {"a": "final", "b": "model:j1", "gold": "a"}
+        reviewers = run_json(cli, target, "--between", "final", "li", "--resamples", "0")
+        # li's latest per edge vs final: c1 partial vs supported (adjudicated), c2 S/S, c4 S/S; c3 li only
+        assert (reviewers["n"], reviewers["edges"]["a_only"], reviewers["edges"]["b_only"]) == (3, 1, 1)
+        assert reviewers["supported"]["tp"] == 2
+        assert reviewers["supported"]["fn"] == 1

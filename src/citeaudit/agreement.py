@@ -12,16 +12,19 @@ ordered pair each way), so ``A_o`` is the observed agreement and ``A_e = Σ_k n_
 ``n_k`` the label's count over both raters. The point estimate is the ``krippendorff`` package's; the closed form
 drives the bootstrap and is tested equal to it.
 
-A rater is a human reviewer by name, or a model judge as ``model:NAME``. Pairing takes each rater's latest
-review-stage judgement per edge (by ``created_at``); adjudications are not reviews and are never paired. Nothing
+A rater is a human reviewer by name, a model judge as ``model:NAME``, or ``final``: each edge's final label under
+single review (adjudicated, agreed or labelled), the gold a judge is compared with. Pairing takes each rater's
+latest review-stage judgement per edge (by ``created_at``); adjudications are not reviews and are never paired
+(they enter only through ``final``). Nothing
 is dropped silently: edges labelled by one rater only, by neither, or whose latest judgements by one rater tie on
 time with different labels (``ambiguous``) are counted in :class:`LabelPairs`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 
 import krippendorff
 import numpy as np
@@ -31,6 +34,7 @@ from citeaudit.model import Audit, Label, Origin, Stage
 from citeaudit.stats import CountStatistic, Interval, cluster_bootstrap_counts
 
 __all__ = [
+    "FINAL",
     "LABELS",
     "PARADOX_KAPPA_BELOW",
     "PARADOX_OBSERVED_AT_LEAST",
@@ -40,12 +44,15 @@ __all__ = [
     "LabelPairs",
     "RatedJudgement",
     "Rater",
+    "RaterKind",
     "SidedLabel",
     "SupportedVsRest",
     "agreement",
     "pair_latest",
     "pair_sided",
     "pairs_from_audit",
+    "rank_raters",
+    "rater_of",
     "raters_of_audit",
 ]
 
@@ -62,31 +69,73 @@ PARADOX_KAPPA_BELOW = 0.40
 """... and Cohen's kappa is below this (``fair`` or worse on the Landis–Koch scale) or undefined."""
 
 
+class RaterKind(StrEnum):
+    """What a rater is: whose labels are compared."""
+
+    HUMAN = "human"
+    """A human reviewer's review-stage judgements."""
+    MODEL = "model"
+    """A model judge's judgements (origin ``model``)."""
+    FINAL = "final"
+    """The edge's final label under single review (adjudicated, agreed or labelled by one human): the gold to
+    compare a judge with."""
+
+
+_PREFIXES = tuple(f"{kind}:" for kind in RaterKind)
+
+
 @dataclass(frozen=True, slots=True)
 class Rater:
-    """Whose labels are compared: a human reviewer or a model judge, as named in the judgements."""
+    """Whose labels are compared: a human reviewer or a model judge as named in the judgements, or the final
+    label."""
 
     name: str
-    """Reviewer id (``judgements.reviewer``); for a model, the judge's name."""
-    origin: Origin = Origin.HUMAN
-    """Human reviewer or model judge."""
+    """Reviewer id (``judgements.reviewer``); for a model, the judge's name; ``final`` for the final label."""
+    kind: RaterKind = RaterKind.HUMAN
+    """Human reviewer, model judge or the final label."""
 
     @classmethod
     def parse(cls, text: str) -> Rater:
-        """``NAME`` or ``human:NAME`` is a human reviewer, ``model:NAME`` a model judge.
+        """``NAME`` or ``human:NAME`` is a human reviewer, ``model:NAME`` a model judge, ``final`` the edges'
+        final labels (a reviewer called ``final`` is ``human:final``).
 
         Raises ``ValueError`` (naming the value) for an empty name.
         """
-        origin, name = Origin.HUMAN, text
+        if text == RaterKind.FINAL:
+            return FINAL
+        kind, name = RaterKind.HUMAN, text
         prefix, sep, rest = text.partition(":")
-        if sep and prefix in (Origin.HUMAN, Origin.MODEL):
-            origin, name = Origin(prefix), rest
+        if sep and prefix in (RaterKind.HUMAN, RaterKind.MODEL):
+            kind, name = RaterKind(prefix), rest
         if not name.strip():
-            raise ValueError(f"a rater needs a name: {text!r} (use NAME, human:NAME or model:NAME)")
-        return cls(name, origin)
+            raise ValueError(f"a rater needs a name: {text!r} (use NAME, human:NAME, model:NAME or final)")
+        return cls(name, kind)
+
+    @property
+    def origin(self) -> Origin | None:
+        """The judgement origin this rater's labels have (``None`` for the final label)."""
+        return None if self.kind is RaterKind.FINAL else Origin(self.kind)
 
     def __str__(self) -> str:
-        return self.name if self.origin is Origin.HUMAN else f"{self.origin}:{self.name}"
+        if self.kind is RaterKind.FINAL:
+            return str(RaterKind.FINAL)
+        if self.kind is RaterKind.MODEL or self.name == RaterKind.FINAL or self.name.startswith(_PREFIXES):
+            return f"{self.kind}:{self.name}"
+        return self.name
+
+
+FINAL = Rater(str(RaterKind.FINAL), RaterKind.FINAL)
+"""The final label of each edge, as a rater (``--between final model:NAME`` compares a judge with the gold)."""
+
+
+def rater_of(reviewer: str, origin: Origin | str) -> Rater:
+    """The rater of a judgement by ``reviewer`` with ``origin``."""
+    return Rater(reviewer, RaterKind(str(origin)))
+
+
+def rank_raters(counts: dict[Rater, int]) -> list[tuple[Rater, int]]:
+    """Raters with their edge counts, most edges first, then by kind and name."""
+    return sorted(counts.items(), key=lambda item: (-item[1], item[0].kind, item[0].name))
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,31 +265,38 @@ def pair_latest(
 
 
 def raters_of_audit(audit: Audit) -> list[tuple[Rater, int]]:
-    """Every rater with review-stage judgements in an audit and how many edges each labelled, most first."""
+    """Every rater with review-stage judgements in an audit, and ``final`` when some edge has a final label,
+    with how many edges each labelled, most first."""
     edges: dict[Rater, set[tuple[str, str]]] = {}
+    finals = 0
     for edge in audit.edges:
+        finals += edge.final_label is not None
         for j in edge.judgements:
             if j.stage is Stage.REVIEW and j.reviewer is not None:
-                edges.setdefault(Rater(j.reviewer, j.origin), set()).add((edge.claim_id, edge.source_key))
-    return sorted(((r, len(e)) for r, e in edges.items()), key=lambda item: (-item[1], item[0].origin, item[0].name))
+                edges.setdefault(rater_of(j.reviewer, j.origin), set()).add((edge.claim_id, edge.source_key))
+    counts = {rater: len(keys) for rater, keys in edges.items()}
+    if finals:
+        counts[FINAL] = finals
+    return rank_raters(counts)
 
 
 def pairs_from_audit(audit: Audit, a: Rater, b: Rater) -> LabelPairs:
-    """Pair two raters' review-stage judgements on the edges of an audit (``edges[].judgements[]`` of a file)."""
+    """Pair two raters' review-stage judgements (or final labels) on the edges of an audit (``edges[].judgements[]``
+    of a file)."""
     answer_of = {claim.id: claim.answer_id for claim in audit.claims}
-    rated = (
-        RatedJudgement(
-            (edge.claim_id, edge.source_key),
-            answer_of[edge.claim_id],
-            Rater(j.reviewer, j.origin),
-            j.label,
-            j.created_at,
-        )
-        for edge in audit.edges
-        for j in edge.judgements
-        if j.stage is Stage.REVIEW and j.reviewer is not None
-    )
-    return pair_latest(rated, a, b, edges_total=len(audit.edges))
+
+    def rated() -> Iterator[RatedJudgement]:
+        for edge in audit.edges:
+            key, answer = (edge.claim_id, edge.source_key), answer_of[edge.claim_id]
+            for j in edge.judgements:
+                if j.stage is Stage.REVIEW and j.reviewer is not None:
+                    yield RatedJudgement(key, answer, rater_of(j.reviewer, j.origin), j.label, j.created_at)
+            if FINAL in (a, b):
+                final = edge.final_label
+                if final is not None:
+                    yield RatedJudgement(key, answer, FINAL, final)
+
+    return pair_latest(rated(), a, b, edges_total=len(audit.edges))
 
 
 @dataclass(frozen=True, slots=True)

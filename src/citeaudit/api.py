@@ -105,7 +105,7 @@ def _check_raters(path: str | Path, wanted: Sequence[Rater], present: Sequence[t
                 str(path),
                 f"--between {'AB'[position]}",
                 f"no review judgements by {str(rater)!r}; raters with review judgements: {listed} "
-                "(a model judge is named model:NAME)",
+                "(a model judge is named model:NAME, the final labels final)",
             )
 
 

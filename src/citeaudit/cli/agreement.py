@@ -25,8 +25,8 @@ def agreement(
         tuple[str, str],
         typer.Option(
             "--between",
-            help="Raters A and B: a reviewer NAME (or human:NAME), or a model judge as model:NAME. A is the gold "
-            "for supported-vs-rest.",
+            help="Raters A and B: a reviewer NAME (or human:NAME), a model judge as model:NAME, or final (each "
+            "edge's final label). A is the gold for supported-vs-rest.",
             metavar="A B",
         ),
     ],

@@ -1,19 +1,21 @@
-"""Reading review judgements for agreement: who rated what, and each chosen rater's review-stage judgements."""
+"""Reading review judgements for agreement: who rated what, and two raters' review-stage judgements (or the edges'
+final labels) marked with their side."""
 
 from __future__ import annotations
 
 import sqlite3
 
-from citeaudit.agreement import Rater, SidedLabel
-from citeaudit.model import Origin
+from citeaudit.agreement import FINAL, Rater, SidedLabel, rank_raters, rater_of
+from citeaudit.scoring import LABELS
 
 __all__ = ["read_raters", "read_sided_labels"]
 
-# judgements → edges → claims → answers → runs, optionally restricted to one protocol
-_EDGE_SCOPE = (
-    "FROM judgements j JOIN edges e ON e.pk = j.edge_pk JOIN claims c ON c.pk = e.claim_pk "
-    "JOIN answers a ON a.pk = c.answer_pk JOIN runs r ON r.pk = a.run_pk"
-)
+# edges → claims → answers → runs (for the answer id and the protocol filter)
+_PATH = "JOIN claims c ON c.pk = e.claim_pk JOIN answers a ON a.pk = c.answer_pk JOIN runs r ON r.pk = a.run_pk"
+_EDGE_SCOPE = f"FROM edges e {_PATH}"
+_JUDGEMENT_SCOPE = f"FROM judgements j JOIN edges e ON e.pk = j.edge_pk {_PATH}"
+# edges.final_code holds the label's position in LABELS; pending and disputed codes come after them
+_FINAL_LABEL = "CASE e.final_code " + " ".join(f"WHEN {i} THEN '{label}'" for i, label in enumerate(LABELS)) + " END"
 
 
 def _protocol_filter(protocol_pk: int | None) -> tuple[str, list[object]]:
@@ -21,32 +23,46 @@ def _protocol_filter(protocol_pk: int | None) -> tuple[str, list[object]]:
 
 
 def read_raters(db: sqlite3.Connection, protocol_pk: int | None) -> list[tuple[Rater, int]]:
-    """Every rater with review-stage judgements in scope and how many edges each labelled, most first."""
+    """Every rater with review-stage judgements in scope, and ``final`` when some edge has a final label, with
+    how many edges each labelled, most first."""
     condition, params = _protocol_filter(protocol_pk)
-    rows = db.execute(
-        f"SELECT j.origin, j.reviewer, count(DISTINCT j.edge_pk) AS edges {_EDGE_SCOPE} "
-        f"WHERE {condition} AND j.stage = 'review' AND j.reviewer IS NOT NULL "
-        "GROUP BY j.origin, j.reviewer ORDER BY edges DESC, j.origin, j.reviewer",
-        params,
+    counts = {
+        rater_of(reviewer, origin): int(edges)
+        for origin, reviewer, edges in db.execute(
+            f"SELECT j.origin, j.reviewer, count(DISTINCT j.edge_pk) {_JUDGEMENT_SCOPE} "
+            f"WHERE {condition} AND j.stage = 'review' AND j.reviewer IS NOT NULL GROUP BY j.origin, j.reviewer",
+            params,
+        )
+    }
+    (finals,) = db.execute(
+        f"SELECT count(*) {_EDGE_SCOPE} WHERE {condition} AND e.final_code < {len(LABELS)}", params
+    ).fetchone()
+    if finals:
+        counts[FINAL] = int(finals)
+    return rank_raters(counts)
+
+
+def _side_rows(db: sqlite3.Connection, rater: Rater, side: int, protocol_pk: int | None) -> list[SidedLabel]:
+    condition, params = _protocol_filter(protocol_pk)
+    if rater == FINAL:
+        return db.execute(
+            f"SELECT e.pk, a.id, {side}, {_FINAL_LABEL}, NULL {_EDGE_SCOPE} "
+            f"WHERE {condition} AND e.final_code < {len(LABELS)} ORDER BY e.pk",
+            params,
+        ).fetchall()
+    return db.execute(
+        f"SELECT j.edge_pk, a.id, {side}, j.label, j.created_at {_JUDGEMENT_SCOPE} "
+        f"WHERE {condition} AND j.stage = 'review' AND j.origin = ? AND j.reviewer = ? ORDER BY j.pk",
+        [*params, str(rater.kind), rater.name],
     ).fetchall()
-    return [(Rater(reviewer, Origin(origin)), int(edges)) for origin, reviewer, edges in rows]
 
 
 def read_sided_labels(
     db: sqlite3.Connection, a: Rater, b: Rater, protocol_pk: int | None
 ) -> tuple[list[SidedLabel], int]:
-    """The review-stage judgements of A (side 0) and B (side 1) in scope, in insertion order, and the number of
-    edges in scope."""
+    """A's (side 0) and B's (side 1) review-stage judgements in scope, or the edges' final labels for ``final``,
+    and the number of edges in scope."""
+    rows = _side_rows(db, a, 0, protocol_pk) + _side_rows(db, b, 1, protocol_pk)
     condition, params = _protocol_filter(protocol_pk)
-    rows: list[SidedLabel] = db.execute(
-        "SELECT j.edge_pk, a.id, CASE WHEN j.origin = ? AND j.reviewer = ? THEN 0 ELSE 1 END, j.label, j.created_at "
-        f"{_EDGE_SCOPE} WHERE {condition} AND j.stage = 'review' "
-        "AND ((j.origin = ? AND j.reviewer = ?) OR (j.origin = ? AND j.reviewer = ?)) ORDER BY j.pk",
-        [str(a.origin), a.name, *params, str(a.origin), a.name, str(b.origin), b.name],
-    ).fetchall()
-    (edges,) = db.execute(
-        "SELECT count(*) FROM edges e JOIN claims c ON c.pk = e.claim_pk JOIN answers a ON a.pk = c.answer_pk "
-        f"JOIN runs r ON r.pk = a.run_pk WHERE {condition}",
-        params,
-    ).fetchone()
+    (edges,) = db.execute(f"SELECT count(*) {_EDGE_SCOPE} WHERE {condition}", params).fetchone()
     return rows, int(edges)
