@@ -15,9 +15,9 @@ drives the bootstrap and is tested equal to it.
 A rater is a human reviewer by name, a model judge as ``model:NAME``, or ``final``: each edge's final label under
 single review (adjudicated, agreed or labelled), the gold a judge is compared with. Pairing takes each rater's
 latest review-stage judgement per edge (by ``created_at``); adjudications are not reviews and are never paired
-(they enter only through ``final``). Nothing
-is dropped silently: edges labelled by one rater only, by neither, or whose latest judgements by one rater tie on
-time with different labels (``ambiguous``) are counted in :class:`LabelPairs`.
+(they enter only through ``final``). Nothing is dropped silently: edges labelled by one rater only, by neither, or
+whose latest judgements by one rater tie on time with different labels (``ambiguous``) are counted in
+:class:`LabelPairs`.
 """
 
 from __future__ import annotations
