@@ -279,3 +279,14 @@ def test_a_judge_against_the_final_labels(cli: Cli, write_json: Callable[..., Pa
         assert (reviewers["n"], reviewers["edges"]["a_only"], reviewers["edges"]["b_only"]) == (3, 1, 1)
         assert reviewers["supported"]["tp"] == 2
         assert reviewers["supported"]["fn"] == 1
+
+
+def test_a_lower_level_gives_a_narrower_interval_from_the_same_resamples(
+    cli: Cli, write_json: Callable[..., Path]
+) -> None:
+    path = write_json(wice_document(), "wice.audit.json")
+    args = ("--between", "wice-gold", "model:gpt-4-0613", "--resamples", "2000", "--seed", "8")
+    wide = run_json(cli, path, *args)["gwet_ac1"]["ci"]
+    narrow = run_json(cli, path, *args, "--level", "0.8")["gwet_ac1"]["ci"]
+    assert (wide["level"], narrow["level"]) == (0.95, 0.8)
+    assert wide["low"] < narrow["low"] < narrow["high"] < wide["high"]
