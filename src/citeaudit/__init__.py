@@ -9,7 +9,8 @@ citation precision and fact coverage (strict convention ``strict-v1``).
 Metric(numerator=1, denominator=3, ci=None)
 """
 
-from citeaudit.api import ScoredPath, score_path
+from citeaudit.agreement import Agreement, LabelPairs, Rater
+from citeaudit.api import ScoredPath, agreement_path, label_pairs_from_store, load_label_pairs, score_path
 from citeaudit.comparison import Comparison, compare_paths
 from citeaudit.errors import (
     CiteauditError,
@@ -63,6 +64,7 @@ from citeaudit.store import ImportReport, Store
 __version__ = "0.1.0"
 
 __all__ = [
+    "Agreement",
     "Answer",
     "Audit",
     "Citation",
@@ -81,6 +83,7 @@ __all__ = [
     "InvalidValue",
     "Judgement",
     "Label",
+    "LabelPairs",
     "Location",
     "MalformedInput",
     "Metric",
@@ -90,6 +93,7 @@ __all__ = [
     "Protocol",
     "ProtocolError",
     "Question",
+    "Rater",
     "RequiredFact",
     "ReviewState",
     "Run",
@@ -109,13 +113,16 @@ __all__ = [
     "StoreError",
     "UnknownFormat",
     "UnknownReference",
+    "agreement_path",
     "audit_to_document",
     "cluster_bootstrap_ratio",
     "compare_paths",
     "differing_components",
     "fingerprint",
     "fingerprint_components",
+    "label_pairs_from_store",
     "load_audit",
+    "load_label_pairs",
     "load_protocol",
     "normalize_url",
     "parse_audit_bytes",

@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from citeaudit.errors import InputError
+from citeaudit.agreement import (
+    Agreement,
+    LabelPairs,
+    Rater,
+    agreement,
+    pair_sided,
+    pairs_from_audit,
+    raters_of_audit,
+)
+from citeaudit.errors import InputError, InvalidValue
 from citeaudit.ingest import read_file
 from citeaudit.model import Audit, Protocol
 from citeaudit.protocol import fingerprint
@@ -16,7 +25,15 @@ from citeaudit.scoring import IntervalSettings, score, score_columns
 from citeaudit.store import Store
 from citeaudit.store.revisions import revision_warnings
 
-__all__ = ["ScoredPath", "is_database", "load_scope", "score_path"]
+__all__ = [
+    "ScoredPath",
+    "agreement_path",
+    "is_database",
+    "label_pairs_from_store",
+    "load_label_pairs",
+    "load_scope",
+    "score_path",
+]
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -81,3 +98,59 @@ def load_scope(path: str | Path, *, scope: Scope = Scope(), protocol: str | None
     else:
         audit = read_file(path).audit
     return select_audit(audit, scope)[0]
+
+
+def _check_raters(path: str | Path, wanted: Sequence[Rater], present: Sequence[tuple[Rater, int]]) -> None:
+    """Refuse a rater with no review judgements in scope, listing the raters that have some."""
+    counts = dict(present)
+    for position, rater in enumerate(wanted):
+        if rater not in counts:
+            listed = ", ".join(f"{r} ({n} edges)" for r, n in present) or "none"
+            raise InvalidValue(
+                str(path),
+                f"--between {'AB'[position]}",
+                f"no review judgements by {str(rater)!r}; raters with review judgements: {listed} "
+                "(a model judge is named model:NAME, the final labels final)",
+            )
+
+
+def label_pairs_from_store(store: Store, a: Rater, b: Rater, *, protocol_pk: int | None = None) -> LabelPairs:
+    """Pair rater A's and B's latest review-stage judgement per edge in an open database (all protocols, or the
+    one with ``protocol_pk``). ``store.raters(protocol_pk)`` lists who can be chosen. Refuses (``InvalidValue``)
+    a rater with no review judgements there, or A equal to B."""
+    if a == b:
+        raise InvalidValue(str(store.path), "--between", f"the two raters must differ (both are {str(a)!r})")
+    _check_raters(store.path, (a, b), store.raters(protocol_pk))
+    rows, edges_total = store.sided_labels(a, b, protocol_pk)
+    return pair_sided(rows, a, b, edges_total=edges_total)
+
+
+def load_label_pairs(path: str | Path, a: Rater, b: Rater, *, protocol: str | None = None) -> LabelPairs:
+    """Pair rater A's and B's latest review-stage judgement per edge, from a database or an audit file
+    (``edges[].judgements[]``); a database is read whole unless ``protocol`` selects one protocol."""
+    if a == b:
+        raise InvalidValue(str(path), "--between", f"the two raters must differ (both are {str(a)!r})")
+    if is_database(path):
+        with Store(path) as store:
+            protocol_pk = None if protocol is None else store.choose_protocol(protocol)
+            return label_pairs_from_store(store, a, b, protocol_pk=protocol_pk)
+    audit = read_file(path).audit
+    _check_raters(path, (a, b), raters_of_audit(audit))
+    return pairs_from_audit(audit, a, b)
+
+
+def agreement_path(
+    path: str | Path,
+    a: Rater,
+    b: Rater,
+    *,
+    protocol: str | None = None,
+    level: float = 0.95,
+    resamples: int = 9999,
+    seed: int = 0,
+    progress: Callable[[int], None] | None = None,
+) -> Agreement:
+    """Agreement of raters A and B (A as gold for supported-vs-rest) on the edges of a database or audit file;
+    ``progress`` gets the number of bootstrap resamples done after each batch."""
+    pairs = load_label_pairs(path, a, b, protocol=protocol)
+    return agreement(pairs, level=level, resamples=resamples, seed=seed, progress=progress)

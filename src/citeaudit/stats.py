@@ -13,6 +13,7 @@ jackknife.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from statistics import NormalDist
 
@@ -20,9 +21,11 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = [
+    "CountStatistic",
     "Difference",
     "Interval",
     "RepeatVariance",
+    "cluster_bootstrap_counts",
     "cluster_bootstrap_ratio",
     "holm",
     "paired_ratio_difference",
@@ -115,28 +118,124 @@ def cluster_bootstrap_ratio(
         size = min(batch, resamples - start)
         index = rng.integers(0, clusters, (size, clusters))
         distribution[start : start + size] = s[index].sum(axis=1) / e[index].sum(axis=1)
-    alpha = (1 - level) / 2
-    if clusters < 2 or np.all(distribution == distribution[0]):
-        low, high = np.quantile(distribution, [alpha, 1 - alpha])
-        note = "degenerate bootstrap distribution (every resample gives the same ratio): percentile interval"
-        return Interval(float(low), float(high), level, "percentile", clusters, resamples, note)
     # Leave-one-cluster-out ratios: the jackknife for the acceleration, in closed form.
-    jackknife = (s.sum() - s) / (e.sum() - e)
+    jackknife = (s.sum() - s) / (e.sum() - e) if clusters > 1 else np.zeros(1)
+    return _bca(distribution, estimate, jackknife, level, clusters, resamples)
+
+
+def _bca(
+    distribution: npt.NDArray[np.float64],
+    estimate: float,
+    jackknife: npt.NDArray[np.float64],
+    level: float,
+    clusters: int,
+    resamples: int,
+    note: str | None = None,
+) -> Interval:
+    """BCa interval from a bootstrap distribution and leave-one-cluster-out values; percentile (and why) when
+    BCa is degenerate or undefined."""
+    alpha = (1 - level) / 2
+
+    def percentile(reason: str) -> Interval:
+        low, high = np.quantile(distribution, [alpha, 1 - alpha])
+        joined = f"{note}; {reason}" if note else reason
+        return Interval(float(low), float(high), level, "percentile", clusters, resamples, joined)
+
+    if clusters < 2 or np.all(distribution == distribution[0]):
+        return percentile(
+            "degenerate bootstrap distribution (every resample gives the same ratio): percentile interval"
+        )
+    if not np.all(np.isfinite(jackknife)):
+        return percentile("a leave-one-cluster-out value is undefined, so BCa is undefined: percentile interval")
     deviation = jackknife.mean() - jackknife
     spread = float(np.sum(deviation**2))
     acceleration = float(np.sum(deviation**3)) / (6 * spread**1.5) if spread > 0 else 0.0
     share = _percentile_of_score(distribution, estimate)
     if not 0 < share < 1:
-        low, high = np.quantile(distribution, [alpha, 1 - alpha])
-        note = "the estimate lies outside the bootstrap distribution, so BCa is undefined: percentile interval"
-        return Interval(float(low), float(high), level, "percentile", clusters, resamples, note)
+        return percentile(
+            "the estimate lies outside the bootstrap distribution, so BCa is undefined: percentile interval"
+        )
     bias = _NORMAL.inv_cdf(share)
     levels = []
     for z in (_NORMAL.inv_cdf(alpha), _NORMAL.inv_cdf(1 - alpha)):
         shifted = bias + z
         levels.append(_NORMAL.cdf(bias + shifted / (1 - acceleration * shifted)))
     low, high = np.quantile(distribution, levels)
-    return Interval(float(low), float(high), level, "bca", clusters, resamples)
+    return Interval(float(low), float(high), level, "bca", clusters, resamples, note)
+
+
+CountStatistic = Callable[[npt.NDArray[np.float64]], npt.NDArray[np.float64]]
+"""Maps rows of pooled count vectors, shape ``(r, k)``, to one value per row (NaN where undefined)."""
+
+
+def cluster_bootstrap_counts(
+    counts: npt.ArrayLike,
+    statistics: Mapping[str, CountStatistic],
+    *,
+    level: float = 0.95,
+    resamples: int = 9999,
+    seed: int | np.random.Generator = 0,
+    batch: int = 1000,
+    cell_budget: int = 1 << 24,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, Interval]:
+    """BCa intervals of statistics of pooled counts, resampling whole clusters.
+
+    ``counts`` holds one count vector per cluster, shape ``(C, k)`` (e.g. an answer's flattened confusion
+    matrix). Every statistic is a function of the pooled vector ``Σ_c counts[c]``; all of them are computed from
+    the same resamples, so their intervals belong together. A resample is drawn as
+    ``rng.integers(0, C, (batch, C))`` (the draws of :func:`cluster_bootstrap_ratio`), turned into how often each
+    cluster was drawn, and pooled with one matrix product, so the cost is ``O(resamples · C · k)`` with no
+    per-resample Python. ``batch`` shrinks so that ``batch · C`` stays under ``cell_budget``. ``progress`` is
+    called with the number of resamples done after each batch.
+
+    Resamples on which a statistic is undefined are left out of its interval and counted in its note. The
+    acceleration comes from the leave-one-cluster-out jackknife ``statistic(total - counts[c])``.
+
+    Notes: a statistic's interval has ``low`` and ``high`` ``None`` when it is undefined on the full sample.
+    """
+    _check(level, resamples, batch)
+    table = np.asarray(counts, dtype=np.float64)
+    if table.ndim != 2:
+        raise ValueError(f"counts must be 2-D, one row per cluster (got shape {table.shape})")
+    clusters = table.shape[0]
+    total = table.sum(axis=0)
+    estimates = {name: float(statistic(total[None, :])[0]) for name, statistic in statistics.items()}
+    if clusters == 0:
+        return {name: Interval(None, None, level, "none", 0, 0, "undefined: no units") for name in statistics}
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    distributions = {name: np.empty(resamples, dtype=np.float64) for name in statistics}
+    step = max(1, min(batch, cell_budget // clusters))
+    for start in range(0, resamples, step):
+        size = min(step, resamples - start)
+        index = rng.integers(0, clusters, (size, clusters))
+        # how often each cluster was drawn, per resample: one bincount over row-offset indices
+        offsets = index + (np.arange(size, dtype=np.int64) * clusters)[:, None]
+        drawn = np.bincount(offsets.ravel(), minlength=size * clusters).reshape(size, clusters)
+        pooled = drawn.astype(np.float64) @ table
+        for name, statistic in statistics.items():
+            distributions[name][start : start + size] = statistic(pooled)
+        if progress is not None:
+            progress(size)
+    jackknife_totals = total[None, :] - table
+    intervals = {}
+    for name, statistic in statistics.items():
+        estimate = estimates[name]
+        if not np.isfinite(estimate):
+            intervals[name] = Interval(None, None, level, "none", clusters, resamples, "undefined on the sample")
+            continue
+        values = distributions[name]
+        defined = np.isfinite(values)
+        note = None
+        if not defined.all():
+            note = f"{int((~defined).sum())} of {resamples} resamples left out (statistic undefined on them)"
+            values = values[defined]
+        if len(values) == 0:
+            intervals[name] = Interval(None, None, level, "none", clusters, resamples, note)
+            continue
+        jackknife = statistic(jackknife_totals) if clusters > 1 else np.zeros(1)
+        intervals[name] = _bca(values, estimate, jackknife, level, clusters, resamples, note)
+    return intervals
 
 
 @dataclass(frozen=True, slots=True)

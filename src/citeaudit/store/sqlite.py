@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 
+from citeaudit.agreement import Rater, SidedLabel
 from citeaudit.errors import DuplicateId, SchemaVersionMismatch, ScopeError, StoreError
 from citeaudit.interchange import ProtocolIn, protocol_from_mapping, protocol_to_mapping
 from citeaudit.model import (
@@ -33,6 +34,7 @@ from citeaudit.protocol import fingerprint, fingerprint_components
 from citeaudit.scope import Scope
 from citeaudit.scoring import DISPUTED_CODE, LABEL_CODE, PENDING_CODE, ScoringColumns
 from citeaudit.sources.urls import url_location
+from citeaudit.store.judgements import read_raters, read_sided_labels
 from citeaudit.store.migrations import MIGRATIONS, SCHEMA_VERSION
 from citeaudit.store.reading import read_audit, read_scoring_columns
 
@@ -575,6 +577,15 @@ class Store:
         protocol = self.protocol(protocol_pk)
         columns, excluded = read_scoring_columns(self._db, protocol, protocol_pk, scope)
         return protocol, columns, excluded
+
+    def raters(self, protocol_pk: int | None = None) -> list[tuple[Rater, int]]:
+        """Raters with review-stage judgements (all protocols, or one) and how many edges each labelled."""
+        return read_raters(self._db, protocol_pk)
+
+    def sided_labels(self, a: Rater, b: Rater, protocol_pk: int | None = None) -> tuple[list[SidedLabel], int]:
+        """The review-stage judgements of A (side 0) and B (side 1), all protocols or one, and the number of edges
+        in scope (for :func:`citeaudit.agreement.pair_sided`)."""
+        return read_sided_labels(self._db, a, b, protocol_pk)
 
 
 def _list_protocols(infos: Sequence[ProtocolInfo]) -> str:

@@ -1,0 +1,75 @@
+"""``agreement``: how far two raters agree on the same edges."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from citeaudit.agreement import Rater
+from citeaudit.api import agreement_path
+from citeaudit.cli.common import OutputFormat, console, err_console, handles_errors
+from citeaudit.errors import InvalidValue
+from citeaudit.report.agreement import agreement_tables
+
+__all__ = ["register"]
+
+
+@handles_errors
+def agreement(
+    path: Annotated[Path, typer.Argument(help="A citeaudit database or an audit file (edges[].judgements[]).")],
+    between: Annotated[
+        tuple[str, str],
+        typer.Option(
+            "--between",
+            help="Raters A and B: a reviewer NAME (or human:NAME), a model judge as model:NAME, or final (each "
+            "edge's final label). A is the gold for supported-vs-rest.",
+            metavar="A B",
+        ),
+    ],
+    fmt: Annotated[OutputFormat, typer.Option("--format", help="Output format (table or json).")] = OutputFormat.TABLE,
+    level: Annotated[float, typer.Option("--level", help="Confidence level.", min=0.5, max=0.999)] = 0.95,
+    resamples: Annotated[
+        int, typer.Option("--resamples", help="Bootstrap resamples over answers (0 = no intervals).", min=0)
+    ] = 9999,
+    seed: Annotated[int, typer.Option("--seed", help="Random seed (same seed, same intervals).")] = 0,
+    protocol: Annotated[
+        str | None, typer.Option("--protocol", help="Only this protocol's edges (databases; default: all).")
+    ] = None,
+) -> None:
+    """Agreement of two raters on the same edges (each rater's latest review judgement per edge): observed
+    agreement, Cohen's kappa, Krippendorff's alpha and Gwet's AC1 with cluster-bootstrap intervals over answers,
+    the confusion matrix, per-class agreement, prevalence, a kappa-paradox warning, and supported-vs-rest
+    precision, recall, F1 and accuracy taking A as gold."""
+    if fmt is OutputFormat.CSV:
+        raise InvalidValue(str(path), "--format", "agreement prints table or json, not 'csv'")
+    if 0 < resamples < 100:
+        raise InvalidValue(str(path), "--resamples", f"use 0 (no intervals) or at least 100 (got {resamples})")
+    raters = []
+    for position, text in zip("AB", between, strict=True):
+        try:
+            raters.append(Rater.parse(text))
+        except ValueError as exc:
+            raise InvalidValue(str(path), f"--between {position}", str(exc)) from None
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=err_console, transient=True) as bar:
+        task = bar.add_task("pairing judgements", total=None)
+
+        def advance(done: int) -> None:
+            bar.update(task, description="bootstrap over answers", total=resamples, advance=done)
+
+        result = agreement_path(
+            path, raters[0], raters[1], protocol=protocol, level=level, resamples=resamples, seed=seed, progress=advance
+        )
+    if fmt is OutputFormat.JSON:
+        console.out(json.dumps(result.to_dict(), indent=2), highlight=False)
+        return
+    console.print(agreement_tables(result, str(path)))
+
+
+def register(app: typer.Typer) -> None:
+    """Add this group's commands to ``app``."""
+    app.command()(agreement)

@@ -1,0 +1,68 @@
+"""Reading review judgements for agreement: who rated what, and two raters' review-stage judgements (or the edges'
+final labels) marked with their side."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from citeaudit.agreement import FINAL, Rater, SidedLabel, rank_raters, rater_of
+from citeaudit.scoring import LABELS
+
+__all__ = ["read_raters", "read_sided_labels"]
+
+# edges → claims → answers → runs (for the answer id and the protocol filter)
+_PATH = "JOIN claims c ON c.pk = e.claim_pk JOIN answers a ON a.pk = c.answer_pk JOIN runs r ON r.pk = a.run_pk"
+_EDGE_SCOPE = f"FROM edges e {_PATH}"
+_JUDGEMENT_SCOPE = f"FROM judgements j JOIN edges e ON e.pk = j.edge_pk {_PATH}"
+# edges.final_code holds the label's position in LABELS; pending and disputed codes come after them
+_FINAL_LABEL = "CASE e.final_code " + " ".join(f"WHEN {i} THEN '{label}'" for i, label in enumerate(LABELS)) + " END"
+
+
+def _protocol_filter(protocol_pk: int | None) -> tuple[str, list[object]]:
+    return ("r.protocol_pk = ?", [protocol_pk]) if protocol_pk is not None else ("1", [])
+
+
+def read_raters(db: sqlite3.Connection, protocol_pk: int | None) -> list[tuple[Rater, int]]:
+    """Every rater with review-stage judgements in scope, and ``final`` when some edge has a final label, with
+    how many edges each labelled, most first."""
+    condition, params = _protocol_filter(protocol_pk)
+    counts = {
+        rater_of(reviewer, origin): int(edges)
+        for origin, reviewer, edges in db.execute(
+            f"SELECT j.origin, j.reviewer, count(DISTINCT j.edge_pk) {_JUDGEMENT_SCOPE} "
+            f"WHERE {condition} AND j.stage = 'review' AND j.reviewer IS NOT NULL GROUP BY j.origin, j.reviewer",
+            params,
+        )
+    }
+    (finals,) = db.execute(
+        f"SELECT count(*) {_EDGE_SCOPE} WHERE {condition} AND e.final_code < {len(LABELS)}", params
+    ).fetchone()
+    if finals:
+        counts[FINAL] = int(finals)
+    return rank_raters(counts)
+
+
+def _side_rows(db: sqlite3.Connection, rater: Rater, side: int, protocol_pk: int | None) -> list[SidedLabel]:
+    condition, params = _protocol_filter(protocol_pk)
+    if rater == FINAL:
+        return db.execute(
+            f"SELECT e.pk, a.id, {side}, {_FINAL_LABEL}, NULL {_EDGE_SCOPE} "
+            f"WHERE {condition} AND e.final_code < {len(LABELS)} ORDER BY e.pk",
+            params,
+        ).fetchall()
+    return db.execute(
+        f"SELECT j.edge_pk, a.id, {side}, j.label, j.created_at {_JUDGEMENT_SCOPE} "
+        f"WHERE {condition} AND j.stage = 'review' AND j.origin = ? AND j.reviewer = ? ORDER BY j.pk",
+        [*params, str(rater.kind), rater.name],
+    ).fetchall()
+
+
+def read_sided_labels(
+    db: sqlite3.Connection, a: Rater, b: Rater, protocol_pk: int | None
+) -> tuple[list[SidedLabel], int]:
+    """A's (side 0) and B's (side 1) review-stage judgements in scope, or the edges' final labels for ``final``,
+    and the number of edges in scope."""
+    rows = _side_rows(db, a, 0, protocol_pk) + _side_rows(db, b, 1, protocol_pk)
+    condition, params = _protocol_filter(protocol_pk)
+    (edges,) = db.execute(f"SELECT count(*) {_EDGE_SCOPE} WHERE {condition}", params).fetchone()
+    return rows, int(edges)
