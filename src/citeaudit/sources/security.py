@@ -1,0 +1,139 @@
+"""Where the resolver may connect: the address policy, the name-resolution hook and the transport that applies both.
+
+Every TCP connection goes through :class:`GuardedBackend`: the host name is resolved first (through the
+host map, else the system resolver), each address is checked, and only then is a socket opened to that
+very address. Since every redirect hop opens its connection the same way, the check holds after DNS and at
+every hop; a name that resolves to a public address and then to a private one (DNS rebinding) is caught
+because the address checked is the address connected to.
+
+Names in the host map are the operator's own declaration (``--map-host name=ip``); they are trusted as given.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import socket
+import typing
+from collections.abc import Iterable, Mapping
+
+import httpcore
+import httpx
+
+__all__ = ["AddressBlocked", "GuardedBackend", "NameNotResolved", "address_refusal", "guarded_transport"]
+
+
+class AddressBlocked(Exception):
+    """A connection to a loopback, private, link-local, multicast or reserved address was refused."""
+
+    def __init__(self, host: str, address: str, kind: str) -> None:
+        self.host, self.address, self.kind = host, address, kind
+        super().__init__(f"{host!r} resolves to {kind} address {address}; refused (pass --allow-private to allow)")
+
+
+class NameNotResolved(Exception):
+    """The host name has no address."""
+
+    def __init__(self, host: str, detail: str) -> None:
+        self.host = host
+        super().__init__(f"cannot resolve {host!r}: {detail}")
+
+
+def address_refusal(address: str) -> str | None:
+    """Why ``address`` is not a public destination (``loopback``, ``private``, ``link-local``, ``multicast``,
+    ``reserved``, ``unspecified`` or ``not global``), or ``None`` when it is one.
+
+    An IPv4-mapped IPv6 address is judged as the IPv4 address it carries.
+    """
+    ip = ipaddress.ip_address(address.split("%", 1)[0])
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    for kind, flagged in (
+        ("loopback", ip.is_loopback),
+        ("unspecified", ip.is_unspecified),
+        ("link-local", ip.is_link_local),
+        ("multicast", ip.is_multicast),
+        ("private", ip.is_private),
+        ("reserved", ip.is_reserved),
+    ):
+        if flagged:
+            return kind
+    return None if ip.is_global else "not global"
+
+
+class GuardedBackend(httpcore.AsyncNetworkBackend):
+    """httpcore network backend that resolves names itself, checks each address and connects to that address."""
+
+    def __init__(self, host_map: Mapping[str, str] | None = None, allow_private: bool = False) -> None:
+        self._host_map = {name.lower().rstrip("."): address for name, address in (host_map or {}).items()}
+        self._allow_private = allow_private
+        self._inner = httpcore.AnyIOBackend()
+
+    async def addresses(self, host: str, port: int) -> list[str]:
+        """The addresses a connection to ``host`` may use, checked against the policy (mapped names: as given)."""
+        name = host.lower().rstrip(".").strip("[]")
+        mapped = self._host_map.get(name)
+        if mapped is not None:
+            return [mapped]
+        try:
+            infos = await asyncio.get_running_loop().getaddrinfo(name, port, type=socket.SOCK_STREAM)
+        except (socket.gaierror, UnicodeError) as exc:
+            raise NameNotResolved(name, str(exc)) from None
+        found = list(dict.fromkeys(str(info[4][0]) for info in infos))
+        if not found:
+            raise NameNotResolved(name, "no address")
+        if not self._allow_private:
+            for address in found:
+                kind = address_refusal(address)
+                if kind is not None:
+                    # One refused address refuses the name: connecting to "the other one" would let a
+                    # resolver that answers both ways choose for us.
+                    raise AddressBlocked(name, address, kind)
+        return found
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        addresses = await self.addresses(host, port)
+        last: Exception | None = None
+        for address in addresses:
+            try:
+                return await self._inner.connect_tcp(
+                    address, port, timeout=timeout, local_address=local_address, socket_options=socket_options
+                )
+            except httpcore.ConnectError as exc:
+                last = exc
+        assert last is not None
+        raise last
+
+    async def connect_unix_socket(
+        self,
+        path: str,
+        timeout: float | None = None,
+        socket_options: typing.Iterable[httpcore.SOCKET_OPTION] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        raise httpcore.ConnectError("unix sockets are never used by the resolver")
+
+    async def sleep(self, seconds: float) -> None:
+        await self._inner.sleep(seconds)
+
+
+def guarded_transport(
+    limits: httpx.Limits, host_map: Mapping[str, str] | None = None, allow_private: bool = False
+) -> httpx.AsyncHTTPTransport:
+    """An httpx transport whose every connection goes through :class:`GuardedBackend` (no proxies, no env)."""
+    transport = httpx.AsyncHTTPTransport(limits=limits, trust_env=False)
+    # httpx does not take a network backend; its pool does. Same pool settings, our backend.
+    transport._pool = httpcore.AsyncConnectionPool(
+        ssl_context=httpx.create_ssl_context(trust_env=False),
+        max_connections=limits.max_connections,
+        max_keepalive_connections=limits.max_keepalive_connections,
+        keepalive_expiry=limits.keepalive_expiry,
+        network_backend=GuardedBackend(host_map, allow_private),
+    )
+    return transport
