@@ -5,7 +5,8 @@ name-resolution hook), per-host cap 4, global cap 64. The ideal time is N × lat
 with effective concurrency = min(global, hosts × per-host) = 64: 2 000 × 0.1 s / 64 = 3.125 s. Reported:
 throughput as a fraction of that ideal (target ≥ 0.8), the same fraction for a bare httpx baseline that only
 GETs the same URLs at the same concurrency (no redirects policy, no extraction, no database), the ratio of the
-two, and the peak RSS of this process. The server (uvicorn, one worker) runs in its own process.
+two, CPU seconds per URL, and the peak RSS of this process. The server (asyncio streams, HTTP/1.1 keep-alive)
+runs in its own process.
 
 Run: make bench   (or: python benchmarks/bench_resolve.py [--urls N] [--hosts H] [--repeat R])
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import resource
 import socket
 import statistics
@@ -35,7 +37,7 @@ PER_HOST = 4
 GLOBAL = 64
 
 SERVER = """
-import asyncio, sys, uvicorn
+import asyncio, sys
 
 PAGE = (
     "<html><head><title>Page {n}</title></head><body><article><h1>Page {n}</h1>"
@@ -43,17 +45,32 @@ PAGE = (
     "<p>Paragraph two of page {n}: it is rated for outdoor use between minus ten and forty degrees.</p>"
     "</article></body></html>"
 )
+LATENCY = float(sys.argv[2])
 
-async def app(scope, receive, send):
-    if scope["type"] != "http":
-        return
-    await asyncio.sleep(float(sys.argv[2]))
-    body = PAGE.format(n=scope["path"].rsplit("/", 1)[-1]).encode()
-    headers = [(b"content-type", b"text/html; charset=utf-8"), (b"content-length", str(len(body)).encode())]
-    await send({"type": "http.response.start", "status": 200, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
+async def serve(reader, writer):
+    # HTTP/1.1 keep-alive, GET only: read a request head, wait LATENCY, answer; until the client closes.
+    try:
+        while True:
+            head = await reader.readuntil(b"\\r\\n\\r\\n")
+            path = head.split(b" ", 2)[1].decode()
+            await asyncio.sleep(LATENCY)
+            body = PAGE.format(n=path.rsplit("/", 1)[-1]).encode()
+            writer.write(
+                b"HTTP/1.1 200 OK\\r\\nContent-Type: text/html; charset=utf-8\\r\\n"
+                + b"Content-Length: %d\\r\\n\\r\\n" % len(body) + body
+            )
+            await writer.drain()
+    except (asyncio.IncompleteReadError, ConnectionError):
+        pass
+    finally:
+        writer.close()
 
-uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning", access_log=False, backlog=4096)
+async def main():
+    server = await asyncio.start_server(serve, "127.0.0.1", int(sys.argv[1]), backlog=4096)
+    async with server:
+        await server.serve_forever()
+
+asyncio.run(main())
 """
 
 
@@ -124,17 +141,19 @@ def main() -> None:
             timeout=30,
             host_map=tuple((name, "127.0.0.1") for name in names),
         )
-        ours, base = [], []
+        ours, base, ours_cpu, base_cpu = [], [], [], []
         for _ in range(args.repeat):
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.process_time()
             asyncio.run(bare_httpx(urls, port))
             base.append(time.perf_counter() - start)
+            base_cpu.append(time.process_time() - cpu)
             with tempfile.TemporaryDirectory() as folder:
                 db = Path(folder) / "bench.db"
                 build_db(db, urls)
-                start = time.perf_counter()
+                start, cpu = time.perf_counter(), time.process_time()
                 report = resolve_sources(db, settings)
                 ours.append(time.perf_counter() - start)
+                ours_cpu.append(time.process_time() - cpu)
                 if report.resolved != args.urls:
                     raise SystemExit(f"only {report.resolved} of {args.urls} resolved: {report.failed}")
         ours_median, base_median = statistics.median(ours), statistics.median(base)
@@ -148,6 +167,11 @@ def main() -> None:
             f"  bare httpx GETs    median {base_median:.3f} s  throughput fraction of ideal {ideal / base_median:.2f}"
         )
         print(f"  ratio resolve / bare httpx: {ours_median / base_median:.2f}   (target: fraction of ideal >= 0.80)")
+        per_url = 1000 / args.urls
+        print(
+            f"  client CPU per URL: resolve {statistics.median(ours_cpu) * per_url:.2f} ms, "
+            f"bare httpx {statistics.median(base_cpu) * per_url:.2f} ms; load average {os.getloadavg()[0]:.1f}"
+        )
         print(f"  peak RSS of this process: {peak_mib:.0f} MiB")
     finally:
         server.terminate()

@@ -27,7 +27,7 @@ from citeaudit.model import SourceStatus
 from citeaudit.sources.extract import UnreadableDocument, read_document
 from citeaudit.sources.records import Document, FetchOutcome, Hop
 from citeaudit.sources.redirects import unwrap
-from citeaudit.sources.security import AddressBlocked, NameNotResolved, guarded_transport
+from citeaudit.sources.security import AddressBlocked, NameNotResolved, PerOriginTransport
 
 __all__ = ["USER_AGENT", "Fetcher", "ResolveSettings"]
 
@@ -203,11 +203,10 @@ class Fetcher:
         self._client: httpx.AsyncClient | None = None
 
     async def __aenter__(self) -> Fetcher:
-        limits = httpx.Limits(
-            max_connections=self.settings.concurrency, max_keepalive_connections=self.settings.concurrency
-        )
         self._client = httpx.AsyncClient(
-            transport=guarded_transport(limits, dict(self.settings.host_map), self.settings.allow_private),
+            transport=PerOriginTransport(
+                self.settings.per_host, dict(self.settings.host_map), self.settings.allow_private
+            ),
             headers={
                 "User-Agent": self.settings.user_agent,
                 "Accept": "text/html,application/xhtml+xml,application/pdf;q=0.9,text/plain;q=0.8,*/*;q=0.5",

@@ -14,13 +14,21 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import socket
+import ssl
 import typing
 from collections.abc import Iterable, Mapping
 
 import httpcore
 import httpx
 
-__all__ = ["AddressBlocked", "GuardedBackend", "NameNotResolved", "address_refusal", "guarded_transport"]
+__all__ = [
+    "AddressBlocked",
+    "GuardedBackend",
+    "NameNotResolved",
+    "PerOriginTransport",
+    "address_refusal",
+    "guarded_transport",
+]
 
 
 class AddressBlocked(Exception):
@@ -124,16 +132,45 @@ class GuardedBackend(httpcore.AsyncNetworkBackend):
 
 
 def guarded_transport(
-    limits: httpx.Limits, host_map: Mapping[str, str] | None = None, allow_private: bool = False
+    limits: httpx.Limits, backend: GuardedBackend, ssl_context: ssl.SSLContext
 ) -> httpx.AsyncHTTPTransport:
-    """An httpx transport whose every connection goes through :class:`GuardedBackend` (no proxies, no env)."""
+    """An httpx transport whose every connection goes through ``backend`` (no proxies, nothing from the env)."""
     transport = httpx.AsyncHTTPTransport(limits=limits, trust_env=False)
     # httpx does not take a network backend; its pool does. Same pool settings, our backend.
     transport._pool = httpcore.AsyncConnectionPool(
-        ssl_context=httpx.create_ssl_context(trust_env=False),
+        ssl_context=ssl_context,
         max_connections=limits.max_connections,
         max_keepalive_connections=limits.max_keepalive_connections,
         keepalive_expiry=limits.keepalive_expiry,
-        network_backend=GuardedBackend(host_map, allow_private),
+        network_backend=backend,
     )
     return transport
+
+
+class PerOriginTransport(httpx.AsyncBaseTransport):
+    """One small guarded connection pool per origin (scheme, host, port) instead of one large shared pool.
+
+    httpcore's pool re-examines every pooled connection each time it hands one out, so its cost per request
+    grows with the pool (encode/httpx#3215); with the per-host cap as the pool size, that cost stays small.
+    """
+
+    def __init__(self, per_origin: int, host_map: Mapping[str, str] | None = None, allow_private: bool = False):
+        self._limits = httpx.Limits(max_connections=per_origin, max_keepalive_connections=per_origin)
+        self._backend = GuardedBackend(host_map, allow_private)
+        self._ssl = httpx.create_ssl_context(trust_env=False)
+        self._pools: dict[tuple[bytes, bytes, int | None], httpx.AsyncHTTPTransport] = {}
+
+    def _pool(self, url: httpx.URL) -> httpx.AsyncHTTPTransport:
+        origin = (url.raw_scheme, url.raw_host, url.port)
+        pool = self._pools.get(origin)
+        if pool is None:
+            pool = self._pools[origin] = guarded_transport(self._limits, self._backend, self._ssl)
+        return pool
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        return await self._pool(request.url).handle_async_request(request)
+
+    async def aclose(self) -> None:
+        for pool in self._pools.values():
+            await pool.aclose()
+        self._pools.clear()
