@@ -52,6 +52,8 @@ class Site(BaseHTTPRequestHandler):
     hits: ClassVar[Counter[str]] = Counter()
     lock: ClassVar[threading.Lock] = threading.Lock()
     slow_seconds: ClassVar[float] = 2.0
+    active: ClassVar[Counter[str]] = Counter()
+    peak: ClassVar[Counter[str]] = Counter()
 
     protocol_version = "HTTP/1.1"
 
@@ -103,7 +105,16 @@ class Site(BaseHTTPRequestHandler):
             time.sleep(self.slow_seconds)
             self._send(200, ARTICLE.encode())
         elif route.startswith("/paced/"):
+            host = self.headers.get("Host", "").split(":")[0]
+            with self.lock:
+                self.active[host] += 1
+                self.active["*"] += 1
+                self.peak[host] = max(self.peak[host], self.active[host])
+                self.peak["*"] = max(self.peak["*"], self.active["*"])
             time.sleep(0.25)
+            with self.lock:
+                self.active[host] -= 1
+                self.active["*"] -= 1
             self._send(200, ARTICLE.replace("AX220", route.rsplit("/", 1)[1]).encode())
         elif route == "/big":
             self._send(200, b"<html><body><p>" + b"a" * 300_000 + b"</p></body></html>")
@@ -154,6 +165,8 @@ def start_site() -> tuple[ThreadingHTTPServer, threading.Thread]:
     """Bind the site on an ephemeral 127.0.0.1 port and serve it from a daemon thread."""
     Site.log = []
     Site.hits = Counter()
+    Site.active = Counter()
+    Site.peak = Counter()
     server = ThreadingHTTPServer(("127.0.0.1", 0), Site)
     server.daemon_threads = True
     Site.port = server.server_address[1]

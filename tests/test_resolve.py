@@ -297,3 +297,29 @@ def test_export_lists_resolved_sources(db_path: Path, site: str, cli: Callable[.
     assert track["fetched_at"]
     missing = exported[f"{site}/missing"]
     assert (missing["status"], missing["reason"]) == ("failed", "http_404")
+
+
+def test_global_and_per_host_caps_hold(db_path: Path, site: str) -> None:
+    # 12 pages on site.test and 12 on other.test, each held 0.25 s by the server; per-host 2, global 3.
+    other = f"http://other.test:{Site.port}"
+    urls = [f"{base}/paced/{name}{n}" for base, name in ((site, "s"), (other, "o")) for n in range(12)]
+    make_db(db_path, [{"claim_id": "c1", "url": url} for url in urls])
+    report = resolve_sources(
+        db_path, settings(concurrency=3, per_host=2, host_map=(*HOSTS, ("other.test", "127.0.0.1")))
+    )
+    assert report.resolved == 24
+    assert Site.peak["site.test"] == 2
+    assert Site.peak["other.test"] == 2
+    assert Site.peak["*"] == 3
+
+
+def test_click_wrapper_is_unwrapped_without_a_request(db_path: Path, site: str) -> None:
+    # google.com is not in the host map and there is no network: only unwrapping, never a request, can pass it.
+    wrapped = f"https://www.google.com/url?q={site}/article&sa=D"
+    found = resolve_one(db_path, wrapped)
+    assert found["status"] == "resolved"
+    (snapshot,) = source_snapshots(db_path, found["key"])
+    assert [(hop.url, hop.status, hop.note) for hop in snapshot.chain] == [
+        (wrapped, None, "unwrapped"),
+        (f"{site}/article", 200, None),
+    ]

@@ -109,3 +109,17 @@ def test_passages_invariants(text: str, max_chars: int, min_chars: int) -> None:
     # Every non-whitespace character is in exactly one passage.
     covered = sum(1 for p in passages for ch in p.text if not ch.isspace())
     assert covered == sum(1 for ch in text if not ch.isspace())
+
+
+def test_sources_api_is_complete() -> None:
+    # Its order is ruff's (RUF022: constants, classes, functions), checked by `make check`.
+    import inspect
+
+    import citeaudit.sources as sources
+
+    public = {
+        name
+        for name in dir(sources)
+        if not name.startswith("_") and not inspect.ismodule(getattr(sources, name)) and name != "annotations"
+    }
+    assert public == set(sources.__all__)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import select
 import socket
 import ssl
 import typing
@@ -69,6 +70,41 @@ def address_refusal(address: str) -> str | None:
     return None if ip.is_global else "not global"
 
 
+def _readable(sock: socket.socket) -> bool:
+    """True when a read would not block (data, or the peer closed): an idle pooled connection that is unusable."""
+    poller = select.poll()
+    poller.register(sock, select.POLLIN)
+    return bool(poller.poll(0))
+
+
+class _Stream(httpcore.AsyncNetworkStream):
+    """A connected stream that answers httpcore's per-request ``is_readable`` question from the socket it already
+    holds (anyio rebuilds all socket attributes, a getpeername call included, for every such question)."""
+
+    def __init__(self, inner: httpcore.AsyncNetworkStream, sock: socket.socket | None = None) -> None:
+        self._inner = inner
+        self._socket = sock if sock is not None else inner.get_extra_info("socket")
+
+    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return await self._inner.read(max_bytes, timeout)
+
+    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        await self._inner.write(buffer, timeout)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def start_tls(
+        self, ssl_context: ssl.SSLContext, server_hostname: str | None = None, timeout: float | None = None
+    ) -> httpcore.AsyncNetworkStream:
+        return _Stream(await self._inner.start_tls(ssl_context, server_hostname, timeout), self._socket)
+
+    def get_extra_info(self, info: str) -> typing.Any:
+        if info == "is_readable" and self._socket is not None:
+            return _readable(self._socket)
+        return self._inner.get_extra_info(info)
+
+
 class GuardedBackend(httpcore.AsyncNetworkBackend):
     """httpcore network backend that resolves names itself, checks each address and connects to that address."""
 
@@ -111,9 +147,10 @@ class GuardedBackend(httpcore.AsyncNetworkBackend):
         last: Exception | None = None
         for address in addresses:
             try:
-                return await self._inner.connect_tcp(
+                stream = await self._inner.connect_tcp(
                     address, port, timeout=timeout, local_address=local_address, socket_options=socket_options
                 )
+                return _Stream(stream)
             except httpcore.ConnectError as exc:
                 last = exc
         assert last is not None
@@ -135,7 +172,8 @@ def guarded_transport(
     limits: httpx.Limits, backend: GuardedBackend, ssl_context: ssl.SSLContext
 ) -> httpx.AsyncHTTPTransport:
     """An httpx transport whose every connection goes through ``backend`` (no proxies, nothing from the env)."""
-    transport = httpx.AsyncHTTPTransport(limits=limits, trust_env=False)
+    # verify= the shared context: building one per transport reads the CA bundle again (~0.1 s each).
+    transport = httpx.AsyncHTTPTransport(verify=ssl_context, limits=limits, trust_env=False)
     # httpx does not take a network backend; its pool does. Same pool settings, our backend.
     transport._pool = httpcore.AsyncConnectionPool(
         ssl_context=ssl_context,
