@@ -2,10 +2,11 @@
 
 2 000 URLs over 50 host names (``h00.bench.test`` … mapped to 127.0.0.1 through the resolver's own
 name-resolution hook), per-host cap 4, global cap 64. The ideal time is N × latency / effective concurrency,
-with effective concurrency = min(global, hosts × per-host) = 64: 2 000 × 0.1 s / 64 = 3.125 s. Reported:
-throughput as a fraction of that ideal (target ≥ 0.8), the same fraction for a bare httpx baseline that only
-GETs the same URLs at the same concurrency (no redirects policy, no extraction, no database), the ratio of the
-two, CPU seconds per URL, and the peak RSS of this process. The server (asyncio streams, HTTP/1.1 keep-alive)
+with effective concurrency = min(global, hosts × per-host) = 64: 2 000 × 0.1 s / 64 = 3.125 s. Reported for
+the resolver (text extracted in a thread, and in one worker process) and for a bare httpx baseline that only
+GETs the same URLs at the same caps through one default client (no checks, no extraction, no database):
+throughput as a fraction of that ideal (target ≥ 0.8), the time ratio to the baseline, CPU milliseconds per URL
+of this process, and its peak RSS. The server (asyncio streams, HTTP/1.1 keep-alive)
 runs in its own process.
 
 Run: make bench   (or: python benchmarks/bench_resolve.py [--urls N] [--hosts H] [--repeat R])
@@ -135,44 +136,46 @@ def main() -> None:
         urls = [f"http://{names[i % args.hosts]}:{port}/page/{i}" for i in range(args.urls)]
         effective = min(GLOBAL, args.hosts * PER_HOST)
         ideal = args.urls * LATENCY / effective
-        settings = ResolveSettings(
-            concurrency=GLOBAL,
-            per_host=PER_HOST,
-            timeout=30,
-            host_map=tuple((name, "127.0.0.1") for name in names),
-        )
-        ours, base, ours_cpu, base_cpu = [], [], [], []
+        variants = {
+            f"resolve, extract_workers={workers}": ResolveSettings(
+                concurrency=GLOBAL,
+                per_host=PER_HOST,
+                timeout=30,
+                host_map=tuple((name, "127.0.0.1") for name in names),
+                extract_workers=workers,
+            )
+            for workers in (0, 1)
+        }
+        wall: dict[str, list[float]] = {name: [] for name in ["bare httpx GETs", *variants]}
+        cpu: dict[str, list[float]] = {name: [] for name in wall}
         for _ in range(args.repeat):
-            start, cpu = time.perf_counter(), time.process_time()
+            start, used = time.perf_counter(), time.process_time()
             asyncio.run(bare_httpx(urls, port))
-            base.append(time.perf_counter() - start)
-            base_cpu.append(time.process_time() - cpu)
-            with tempfile.TemporaryDirectory() as folder:
-                db = Path(folder) / "bench.db"
-                build_db(db, urls)
-                start, cpu = time.perf_counter(), time.process_time()
-                report = resolve_sources(db, settings)
-                ours.append(time.perf_counter() - start)
-                ours_cpu.append(time.process_time() - cpu)
-                if report.resolved != args.urls:
-                    raise SystemExit(f"only {report.resolved} of {args.urls} resolved: {report.failed}")
-        ours_median, base_median = statistics.median(ours), statistics.median(base)
+            wall["bare httpx GETs"].append(time.perf_counter() - start)
+            cpu["bare httpx GETs"].append(time.process_time() - used)
+            for name, settings in variants.items():
+                with tempfile.TemporaryDirectory() as folder:
+                    db = Path(folder) / "bench.db"
+                    build_db(db, urls)
+                    start, used = time.perf_counter(), time.process_time()
+                    report = resolve_sources(db, settings)
+                    wall[name].append(time.perf_counter() - start)
+                    cpu[name].append(time.process_time() - used)
+                    if report.resolved != args.urls:
+                        raise SystemExit(f"{name}: only {report.resolved} of {args.urls} resolved: {report.failed}")
         peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        print(f"resolve: {args.urls} URLs, {args.hosts} hosts, latency {LATENCY * 1000:.0f} ms, per-host {PER_HOST}, "
-              f"global {GLOBAL}; ideal {ideal:.3f} s (N x latency / {effective})")  # fmt: skip
+        baseline = statistics.median(wall["bare httpx GETs"])
+        setup = f"{args.urls} URLs, {args.hosts} hosts, latency {LATENCY * 1000:.0f} ms, per-host {PER_HOST}"
+        print(f"resolve: {setup}, global {GLOBAL}; ideal {ideal:.3f} s (N x latency / {effective}); {args.repeat} runs")
+        for name in wall:
+            median = statistics.median(wall[name])
+            per_url = statistics.median(cpu[name]) * 1000 / args.urls
+            print(f"  {name:<28} {median:7.3f} s  fraction of ideal {ideal / median:.2f}  "
+                  f"vs bare httpx {median / baseline:.2f}x  CPU of this process {per_url:.2f} ms/URL")  # fmt: skip
         print(
-            f"  citeaudit resolve  median {ours_median:.3f} s  throughput fraction of ideal {ideal / ours_median:.2f}"
+            f"  target: fraction of ideal >= 0.80; load average now {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
         )
-        print(
-            f"  bare httpx GETs    median {base_median:.3f} s  throughput fraction of ideal {ideal / base_median:.2f}"
-        )
-        print(f"  ratio resolve / bare httpx: {ours_median / base_median:.2f}   (target: fraction of ideal >= 0.80)")
-        per_url = 1000 / args.urls
-        print(
-            f"  client CPU per URL: resolve {statistics.median(ours_cpu) * per_url:.2f} ms, "
-            f"bare httpx {statistics.median(base_cpu) * per_url:.2f} ms; load average {os.getloadavg()[0]:.1f}"
-        )
-        print(f"  peak RSS of this process: {peak_mib:.0f} MiB")
+        print(f"  peak RSS of this process: {peak_mib:.0f} MiB (extraction workers not included)")
     finally:
         server.terminate()
         server.wait(timeout=10)

@@ -178,16 +178,20 @@ def test_non_utf8_charsets(db_path: Path, site: str, route: str, expected: str) 
     assert expected in source_snapshots(db_path, found["key"])[0].text
 
 
-def test_pdf_text(db_path: Path, site: str) -> None:
-    found = resolve_one(db_path, f"{site}/doc.pdf")
+@pytest.mark.parametrize("workers", [0, 1])
+def test_pdf_text(db_path: Path, site: str, workers: int) -> None:
+    # workers=1: extracted in a separate process; the result must be the same.
+    found = resolve_one(db_path, f"{site}/doc.pdf", extract_workers=workers)
     assert found["status"] == "resolved"
     (snapshot,) = source_snapshots(db_path, found["key"])
     assert snapshot.media_type == "application/pdf"
     assert "Tank capacity: 20 L" in snapshot.text
 
 
-def test_unsupported_type(db_path: Path, site: str) -> None:
-    found = resolve_one(db_path, f"{site}/image")
+@pytest.mark.parametrize("workers", [0, 1])
+def test_unsupported_type(db_path: Path, site: str, workers: int) -> None:
+    # workers=1: the refusal crosses the process boundary with its reason.
+    found = resolve_one(db_path, f"{site}/image", extract_workers=workers)
     assert (found["status"], found["reason"]) == ("failed", "unsupported_type")
 
 

@@ -38,6 +38,12 @@ AllowPrivateOption = Annotated[
     bool,
     typer.Option("--allow-private", help="Allow loopback, private, link-local, multicast and reserved addresses."),
 ]
+ExtractWorkersOption = Annotated[
+    int,
+    typer.Option(
+        "--extract-workers", min=0, help="Processes extracting text beside the fetching one (0: a thread in it)."
+    ),
+]
 MapHostOption = Annotated[
     list[str] | None,
     typer.Option(
@@ -67,6 +73,7 @@ def _settings(
     *,
     retry_failed: bool = False,
     refresh: bool = False,
+    extract_workers: int = 0,
 ) -> ResolveSettings:
     return ResolveSettings(
         concurrency=concurrency,
@@ -77,6 +84,7 @@ def _settings(
         retry_failed=retry_failed,
         refresh=refresh,
         host_map=_host_map(map_host),
+        extract_workers=extract_workers,
     )
 
 
@@ -147,6 +155,7 @@ def resolve(
         bool, typer.Option("--refresh", help="Read resolved sources again (a new snapshot; old ones are kept).")
     ] = False,
     map_host: MapHostOption = None,
+    extract_workers: ExtractWorkersOption = 0,
     fmt: Annotated[OutputFormat, typer.Option("--format", help="Output format of the counts.")] = OutputFormat.TABLE,
 ) -> None:
     """Follow every cited link to its page and keep a snapshot: redirects and wrappers followed and recorded,
@@ -154,7 +163,15 @@ def resolve(
     Resumable: a rerun reads only what is still pending."""
     require_extra()
     settings = _settings(
-        concurrency, per_host, timeout, max_bytes, allow_private, map_host, retry_failed=retry_failed, refresh=refresh
+        concurrency,
+        per_host,
+        timeout,
+        max_bytes,
+        allow_private,
+        map_host,
+        retry_failed=retry_failed,
+        refresh=refresh,
+        extract_workers=extract_workers,
     )
     _print_report(_run(_existing(db), settings), fmt)
 

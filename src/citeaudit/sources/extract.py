@@ -6,6 +6,7 @@ decoded. Both libraries come with the ``resolve`` extra and are imported on firs
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import io
 import re
@@ -22,6 +23,7 @@ __all__ = [
     "TEXT_TYPES",
     "UnreadableDocument",
     "read_document",
+    "read_document_text",
     "require_extra",
     "split_type",
 ]
@@ -41,8 +43,12 @@ class UnreadableDocument(Exception):
     """The body cannot be read as a document; ``reason`` is the failure reason to record."""
 
     def __init__(self, reason: str, detail: str) -> None:
-        self.reason = reason
-        super().__init__(detail)
+        # Both in args, so the error survives pickling back from an extraction worker process.
+        super().__init__(reason, detail)
+        self.reason, self.detail = reason, detail
+
+    def __str__(self) -> str:
+        return self.detail
 
 
 def require_extra() -> None:
@@ -186,3 +192,9 @@ def read_document(body: bytes, content_type: str | None, url: str) -> Document:
     if media in TEXT_TYPES:
         return Document(sha, media, body, _decode(body, charset, html=False))
     raise UnreadableDocument("unsupported_type", f"cannot read media type {media!r}")
+
+
+def read_document_text(body: bytes, content_type: str | None, url: str) -> Document:
+    """:func:`read_document` without the bytes in the result (``body`` is ``b""``): what a worker process sends
+    back to the process that holds the bytes already."""
+    return dataclasses.replace(read_document(body, content_type, url), body=b"")
