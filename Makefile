@@ -36,6 +36,7 @@ bench: $(STAMP_DEV)
 	$(BIN)/python benchmarks/bench_stats.py
 	$(BIN)/python benchmarks/bench_copies.py
 	$(BIN)/python benchmarks/bench_agreement.py
+	$(BIN)/python benchmarks/bench_resolve.py
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -12,6 +12,7 @@
     ├── ProtocolError               a protocol that cannot be used (e.g. a public suffix as official domain)
     ├── ScopeError                  a scoring scope that is empty or spans several protocols
     ├── IncomparableRuns            two scopes measured differently (fingerprints differ)
+    ├── MissingExtra                an optional part is not installed; names the pip install line
     └── StoreError                  the database cannot be used
         └── SchemaVersionMismatch   the database is newer than this version of citeaudit
 """
@@ -27,6 +28,7 @@ __all__ = [
     "InputError",
     "InvalidValue",
     "MalformedInput",
+    "MissingExtra",
     "ProtocolError",
     "SchemaVersionMismatch",
     "ScopeError",
@@ -95,6 +97,10 @@ class IncomparableRuns(CiteauditError):
             f"refusing to compare: the protocol fingerprints differ in {len(self.differences)} "
             f"component(s): {names}. Only scopes measured the same way can be compared."
         )
+
+
+class MissingExtra(CiteauditError):
+    """A feature needs an optional dependency that is not installed; the message gives the install line."""
 
 
 class StoreError(CiteauditError):

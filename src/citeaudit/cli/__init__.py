@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from citeaudit.cli import agreement, collect, data, demo, protocol, report, score
+from citeaudit.cli import agreement, collect, data, demo, protocol, report, score, sources
 
 __all__ = ["app", "main"]
 
@@ -22,6 +22,7 @@ score.register(app)
 app.add_typer(protocol.app, name="protocol")
 report.register(app)
 agreement.register(app)
+sources.register(app)
 demo.register(app)
 
 

@@ -275,7 +275,101 @@ CREATE TRIGGER protocol_revisions_append_only BEFORE UPDATE ON protocol_revision
 BEGIN SELECT RAISE(ABORT, 'protocol revisions are a record: append, never update'); END;
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _COLLECTION, _FACT_LOCKS)
+_SOURCES_SNAPSHOTS = """
+-- Content-addressed bytes of a page as read, with the text taken from them. Never updated.
+CREATE TABLE documents (
+    sha256      TEXT PRIMARY KEY,
+    media_type  TEXT NOT NULL,
+    size        INTEGER NOT NULL,
+    body        BLOB NOT NULL,
+    text        TEXT NOT NULL,
+    title       TEXT,
+    published   TEXT,
+    updated     TEXT
+) WITHOUT ROWID;
+
+CREATE TRIGGER documents_immutable BEFORE UPDATE ON documents
+BEGIN SELECT RAISE(ABORT, 'documents are immutable'); END;
+
+-- Passages of a document's text: text[start:end].
+CREATE TABLE passages (
+    document_sha256  TEXT NOT NULL REFERENCES documents(sha256),
+    ordinal          INTEGER NOT NULL,
+    start            INTEGER NOT NULL,
+    "end"            INTEGER NOT NULL,
+    PRIMARY KEY (document_sha256, ordinal)
+) WITHOUT ROWID;
+
+-- One row per attempt to resolve a source: hops, outcome and, when the page was read, its snapshot.
+CREATE TABLE fetches (
+    pk               INTEGER PRIMARY KEY,
+    source_pk        INTEGER NOT NULL REFERENCES sources(pk),
+    requested_url    TEXT NOT NULL,
+    status           TEXT NOT NULL CHECK (status IN ('resolved', 'failed')),
+    reason           TEXT,
+    chain            TEXT NOT NULL,
+    final_url        TEXT,
+    canonical_url    TEXT,
+    http_status      INTEGER,
+    headers          TEXT NOT NULL,
+    fetched_at       TEXT NOT NULL,
+    document_sha256  TEXT REFERENCES documents(sha256)
+);
+CREATE INDEX fetches_source ON fetches(source_pk);
+
+-- A fetch follows its source through a merge (source_pk) and is otherwise never changed.
+CREATE TRIGGER fetches_immutable BEFORE UPDATE OF
+    pk, requested_url, status, reason, chain, final_url, canonical_url, http_status, headers, fetched_at,
+    document_sha256 ON fetches
+BEGIN SELECT RAISE(ABORT, 'fetches are immutable'); END;
+
+-- Links attached by hand to sources (title-only cards): who, when, what.
+CREATE TABLE source_links (
+    pk         INTEGER PRIMARY KEY,
+    source_pk  INTEGER NOT NULL REFERENCES sources(pk),
+    url        TEXT NOT NULL,
+    set_by     TEXT NOT NULL,
+    set_at     TEXT NOT NULL
+);
+
+-- Keys a source had before resolution gave it its resolved key, or before it merged into another source.
+CREATE TABLE source_keys (
+    key         TEXT PRIMARY KEY,
+    source_pk   INTEGER NOT NULL REFERENCES sources(pk),
+    url         TEXT,
+    retired_at  TEXT NOT NULL,
+    why         TEXT NOT NULL CHECK (why IN ('resolved', 'merged'))
+) WITHOUT ROWID;
+
+-- Edges of one claim that became one edge when their sources turned out to be the same page.
+CREATE TABLE edge_merges (
+    pk               INTEGER PRIMARY KEY,
+    from_edge_pk     INTEGER NOT NULL,
+    into_edge_pk     INTEGER NOT NULL REFERENCES edges(pk),
+    from_source_key  TEXT NOT NULL,
+    from_state       TEXT NOT NULL,
+    into_state       TEXT NOT NULL,
+    merged_state     TEXT NOT NULL,
+    merged_at        TEXT NOT NULL
+);
+
+-- A merge moves judgements to the merged edge and nothing else: their content stays immutable.
+DROP TRIGGER judgements_immutable;
+
+CREATE TRIGGER judgements_immutable BEFORE UPDATE ON judgements
+WHEN NEW.edge_pk IS OLD.edge_pk
+BEGIN SELECT RAISE(ABORT, 'judgements are immutable: record a new judgement'); END;
+
+CREATE TRIGGER judgements_move_only BEFORE UPDATE ON judgements
+WHEN NEW.edge_pk IS NOT OLD.edge_pk AND (
+    NEW.pk IS NOT OLD.pk OR NEW.label IS NOT OLD.label OR NEW.reviewer IS NOT OLD.reviewer
+    OR NEW.origin IS NOT OLD.origin OR NEW.stage IS NOT OLD.stage OR NEW.passage IS NOT OLD.passage
+    OR NEW.period IS NOT OLD.period OR NEW.reasoning IS NOT OLD.reasoning OR NEW.created_at IS NOT OLD.created_at
+)
+BEGIN SELECT RAISE(ABORT, 'judgements are immutable: a merge may only move one to the merged edge'); END;
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _COLLECTION, _FACT_LOCKS, _SOURCES_SNAPSHOTS)
 """``MIGRATIONS[n]`` upgrades schema version ``n`` to ``n + 1``."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -33,7 +33,9 @@ from citeaudit.model import (
 from citeaudit.protocol import fingerprint, fingerprint_components
 from citeaudit.scope import Scope
 from citeaudit.scoring import DISPUTED_CODE, LABEL_CODE, PENDING_CODE, ScoringColumns
+from citeaudit.sources.records import FetchOutcome, Passage, Snapshot
 from citeaudit.sources.urls import url_location
+from citeaudit.store import resolution
 from citeaudit.store.judgements import read_raters, read_sided_labels
 from citeaudit.store.migrations import MIGRATIONS, SCHEMA_VERSION
 from citeaudit.store.reading import read_audit, read_scoring_columns
@@ -506,6 +508,36 @@ class Store:
             position, first = min((i, item) for i, item in enumerate(ids) if item in clash)
             raise DuplicateId(origin, f"{path}[{position}].id", f"{table[:-1]} {first!r} is already in the database")
         db.executemany(sql, rows)
+
+    # -- sources -----------------------------------------------------------------------------------
+
+    def sources_to_resolve(
+        self, *, refresh: bool = False, retry_failed: bool = False, keys: list[str] | None = None
+    ) -> resolution.Selection:
+        """The sources a resolver run reads, and how many it leaves alone and why."""
+        return resolution.select_sources(self._db, refresh=refresh, retry_failed=retry_failed, keys=keys)
+
+    def record_fetch(self, source_pk: int, outcome: FetchOutcome) -> resolution.MergeCounts:
+        """Store one fetch of a source in one transaction (snapshot, passages, key, state, merges)."""
+        with self._transaction() as db:
+            return resolution.record_fetch(db, source_pk, outcome)
+
+    def set_source_link(self, key: str, url: str, who: str) -> int:
+        """Attach a link to a source (a title-only card), recorded with who and when; returns its row id."""
+        with self._transaction() as db:
+            return resolution.set_link(db, key, url, who)
+
+    def source_pk(self, key: str) -> int:
+        """Row id of the source known now, or before, as ``key``."""
+        return resolution.source_pk_of(self._db, key)
+
+    def snapshots(self, key: str) -> list[Snapshot]:
+        """Every snapshot of a source (current or former key), oldest first."""
+        return resolution.snapshots_of(self._db, key)
+
+    def passages(self, key: str) -> list[Passage]:
+        """Passages, with character offsets, of a source's latest snapshot."""
+        return resolution.passages_of(self._db, key)
 
     # -- reading -----------------------------------------------------------------------------------
 

@@ -1,0 +1,185 @@
+"""Resolver throughput against a local server that adds 100 ms latency to every response.
+
+2 000 URLs over 50 host names (``h00.bench.test`` … mapped to 127.0.0.1 through the resolver's own
+name-resolution hook), per-host cap 4, global cap 64. The ideal time is N × latency / effective concurrency,
+with effective concurrency = min(global, hosts × per-host) = 64: 2 000 × 0.1 s / 64 = 3.125 s. Reported for
+the resolver (text extracted in a thread, and in one worker process) and for a bare httpx baseline that only
+GETs the same URLs at the same caps through one default client (no checks, no extraction, no database):
+throughput as a fraction of that ideal (target ≥ 0.8), the time ratio to the baseline, CPU milliseconds per URL
+of this process, and its peak RSS. The server (asyncio streams, HTTP/1.1 keep-alive)
+runs in its own process.
+
+Run: make bench   (or: python benchmarks/bench_resolve.py [--urls N] [--hosts H] [--repeat R])
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import resource
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+from citeaudit.interchange import parse_audit_bytes
+from citeaudit.sources import ResolveSettings, resolve_sources
+from citeaudit.store import Store
+
+LATENCY = 0.1
+PER_HOST = 4
+GLOBAL = 64
+
+SERVER = """
+import asyncio, sys
+
+PAGE = (
+    "<html><head><title>Page {n}</title></head><body><article><h1>Page {n}</h1>"
+    "<p>Paragraph one of page {n}: the AX220 has a 20 L tank and a 12 bar pump, per the data sheet.</p>"
+    "<p>Paragraph two of page {n}: it is rated for outdoor use between minus ten and forty degrees.</p>"
+    "</article></body></html>"
+)
+LATENCY = float(sys.argv[2])
+
+async def serve(reader, writer):
+    # HTTP/1.1 keep-alive, GET only: read a request head, wait LATENCY, answer; until the client closes.
+    try:
+        while True:
+            head = await reader.readuntil(b"\\r\\n\\r\\n")
+            path = head.split(b" ", 2)[1].decode()
+            await asyncio.sleep(LATENCY)
+            body = PAGE.format(n=path.rsplit("/", 1)[-1]).encode()
+            writer.write(
+                b"HTTP/1.1 200 OK\\r\\nContent-Type: text/html; charset=utf-8\\r\\n"
+                + b"Content-Length: %d\\r\\n\\r\\n" % len(body) + body
+            )
+            await writer.drain()
+    except (asyncio.IncompleteReadError, ConnectionError):
+        pass
+    finally:
+        writer.close()
+
+async def main():
+    server = await asyncio.start_server(serve, "127.0.0.1", int(sys.argv[1]), backlog=4096)
+    async with server:
+        await server.serve_forever()
+
+asyncio.run(main())
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def wait_for(port: int) -> None:
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise SystemExit("benchmark server did not start")
+
+
+def build_db(path: Path, urls: list[str]) -> None:
+    document = {
+        "format": "citeaudit.audit/v1",
+        "protocol": {"id": "bench", "version": "1", "questions": [{"id": "q1", "text": "Q?"}]},
+        "answers": [{"id": "a1", "question_id": "q1", "run_id": "r1", "platform": "p", "text": "x" * 10}],
+        "claims": [{"id": "c1", "answer_id": "a1", "text": "x"}],
+        "edges": [{"claim_id": "c1", "url": url} for url in urls],
+    }
+    payload = json.dumps(document).encode()
+    with Store(path) as store:
+        store.import_audit(parse_audit_bytes(payload, "bench.json"), payload, "bench.json")
+
+
+async def bare_httpx(urls: list[str], port: int) -> None:
+    """Baseline: the same GETs at the same caps, straight to 127.0.0.1 with the Host header set."""
+    global_slots = asyncio.Semaphore(GLOBAL)
+    hosts: dict[str, asyncio.Semaphore] = {}
+    limits = httpx.Limits(max_connections=GLOBAL, max_keepalive_connections=GLOBAL)
+    async with httpx.AsyncClient(limits=limits, trust_env=False, timeout=30) as client:
+
+        async def get(url: str) -> None:
+            host, _, path = url.removeprefix("http://").partition("/")
+            slot = hosts.setdefault(host, asyncio.Semaphore(PER_HOST))
+            async with slot, global_slots:
+                response = await client.get(f"http://127.0.0.1:{port}/{path}", headers={"Host": host})
+                response.raise_for_status()
+
+        await asyncio.gather(*(get(url) for url in urls))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--urls", type=int, default=2000)
+    parser.add_argument("--hosts", type=int, default=50)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    port = free_port()
+    server = subprocess.Popen([sys.executable, "-c", SERVER, str(port), str(LATENCY)])
+    try:
+        wait_for(port)
+        names = [f"h{i:02d}.bench.test" for i in range(args.hosts)]
+        urls = [f"http://{names[i % args.hosts]}:{port}/page/{i}" for i in range(args.urls)]
+        effective = min(GLOBAL, args.hosts * PER_HOST)
+        ideal = args.urls * LATENCY / effective
+        variants = {
+            f"resolve, extract_workers={workers}": ResolveSettings(
+                concurrency=GLOBAL,
+                per_host=PER_HOST,
+                timeout=30,
+                host_map=tuple((name, "127.0.0.1") for name in names),
+                extract_workers=workers,
+            )
+            for workers in (0, 1)
+        }
+        wall: dict[str, list[float]] = {name: [] for name in ["bare httpx GETs", *variants]}
+        cpu: dict[str, list[float]] = {name: [] for name in wall}
+        for _ in range(args.repeat):
+            start, used = time.perf_counter(), time.process_time()
+            asyncio.run(bare_httpx(urls, port))
+            wall["bare httpx GETs"].append(time.perf_counter() - start)
+            cpu["bare httpx GETs"].append(time.process_time() - used)
+            for name, settings in variants.items():
+                with tempfile.TemporaryDirectory() as folder:
+                    db = Path(folder) / "bench.db"
+                    build_db(db, urls)
+                    start, used = time.perf_counter(), time.process_time()
+                    report = resolve_sources(db, settings)
+                    wall[name].append(time.perf_counter() - start)
+                    cpu[name].append(time.process_time() - used)
+                    if report.resolved != args.urls:
+                        raise SystemExit(f"{name}: only {report.resolved} of {args.urls} resolved: {report.failed}")
+        peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        baseline = statistics.median(wall["bare httpx GETs"])
+        setup = f"{args.urls} URLs, {args.hosts} hosts, latency {LATENCY * 1000:.0f} ms, per-host {PER_HOST}"
+        print(f"resolve: {setup}, global {GLOBAL}; ideal {ideal:.3f} s (N x latency / {effective}); {args.repeat} runs")
+        for name in wall:
+            median = statistics.median(wall[name])
+            per_url = statistics.median(cpu[name]) * 1000 / args.urls
+            print(f"  {name:<28} {median:7.3f} s  fraction of ideal {ideal / median:.2f}  "
+                  f"vs bare httpx {median / baseline:.2f}x  CPU of this process {per_url:.2f} ms/URL")  # fmt: skip
+        print(
+            f"  target: fraction of ideal >= 0.80; load average now {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+        )
+        print(f"  peak RSS of this process: {peak_mib:.0f} MiB (extraction workers not included)")
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,200 @@
+"""Reading a fetched body: media type and charset, then the main text, title, dates and canonical link.
+
+HTML goes through trafilatura (main content, title, dates via htmldate), PDF through pypdf, plain text is
+decoded. Both libraries come with the ``resolve`` extra and are imported on first use.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import io
+import re
+from datetime import datetime
+from typing import Any
+from urllib.parse import urljoin
+
+from citeaudit.errors import MissingExtra
+from citeaudit.sources.records import Document
+
+__all__ = [
+    "HTML_TYPES",
+    "PDF_TYPES",
+    "TEXT_TYPES",
+    "UnreadableDocument",
+    "read_document",
+    "read_document_text",
+    "require_extra",
+    "split_type",
+]
+
+HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+"""Media types read as HTML."""
+PDF_TYPES = frozenset({"application/pdf", "application/x-pdf"})
+"""Media types read as PDF."""
+TEXT_TYPES = frozenset({"text/plain", "text/markdown"})
+"""Media types read as plain text."""
+
+_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9._:\-]+)""", re.IGNORECASE)
+_INSTALL = "pip install 'citeaudit[resolve]'"
+
+
+class UnreadableDocument(Exception):
+    """The body cannot be read as a document; ``reason`` is the failure reason to record."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        # Both in args, so the error survives pickling back from an extraction worker process.
+        super().__init__(reason, detail)
+        self.reason, self.detail = reason, detail
+
+    def __str__(self) -> str:
+        return self.detail
+
+
+def require_extra() -> None:
+    """Raise :class:`~citeaudit.errors.MissingExtra` with the exact install line when the ``resolve`` extra is
+    missing."""
+    try:
+        import pypdf  # noqa: F401
+        import trafilatura  # noqa: F401
+    except ImportError as exc:
+        raise MissingExtra(f"resolving sources needs {exc.name!r}; install it with: {_INSTALL}") from None
+
+
+def split_type(content_type: str | None) -> tuple[str | None, str | None]:
+    """``(media type, charset)`` of a ``Content-Type`` header value (lower-case media type)."""
+    if not content_type:
+        return None, None
+    media, *params = (part.strip() for part in content_type.split(";"))
+    charset = None
+    for param in params:
+        name, _, value = param.partition("=")
+        if name.strip().lower() == "charset" and value.strip():
+            charset = value.strip().strip("\"'")
+    return media.lower() or None, charset
+
+
+def _sniff(body: bytes) -> str | None:
+    head = body[:1024].lstrip().lower()
+    if head.startswith(b"%pdf-"):
+        return "application/pdf"
+    if head.startswith((b"<!doctype html", b"<html", b"<head", b"<body")):
+        return "text/html"
+    return None
+
+
+def _decode(body: bytes, charset: str | None, html: bool) -> str:
+    candidates = [charset] if charset else []
+    if html:
+        meta = _META_CHARSET.search(body[:4096])
+        if meta:
+            candidates.append(meta.group(1).decode("ascii", "replace"))
+    candidates.append("utf-8")
+    for candidate in candidates:
+        try:
+            return body.decode(candidate)
+        except (LookupError, UnicodeDecodeError):
+            continue
+    from charset_normalizer import from_bytes
+
+    best = from_bytes(body).best()
+    return str(best) if best is not None else body.decode("latin-1")
+
+
+def _iso_date(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        return value.date().isoformat()
+    text = str(value).strip()
+    return text or None
+
+
+def _html(body: bytes, charset: str | None, url: str) -> tuple[str, str | None, str | None, str | None, str | None]:
+    import lxml.etree
+    import lxml.html
+    import trafilatura
+    from htmldate import find_date
+
+    markup = _decode(body, charset, html=True)
+    try:
+        tree = lxml.html.fromstring(markup)
+    except (ValueError, lxml.etree.ParserError) as exc:
+        raise UnreadableDocument("unreadable", f"not parseable as HTML: {exc}") from None
+    canonical = None
+    for link in tree.iter("link"):
+        rel = (link.get("rel") or "").lower().split()
+        href = (link.get("href") or "").strip()
+        if "canonical" in rel and href:
+            canonical = urljoin(url, href)
+            break
+    head_title = tree.findtext(".//title")
+    extracted = trafilatura.bare_extraction(
+        markup,
+        url=url,
+        # trafilatura's own extractor only: the justext fallback costs several times more per page.
+        fast=True,
+        with_metadata=True,
+        include_comments=False,
+        date_extraction_params={"original_date": True, "extensive_search": False},
+    )
+    text = getattr(extracted, "text", None) if extracted is not None else None
+    if not text:
+        # Short pages fall under trafilatura's main-content threshold; their whole text is the content.
+        text = trafilatura.html2txt(markup) or ""
+    title = (getattr(extracted, "title", None) if extracted is not None else None) or (
+        head_title.strip() if head_title and head_title.strip() else None
+    )
+    published = _iso_date(getattr(extracted, "date", None) if extracted is not None else None)
+    updated = _iso_date(find_date(markup, original_date=False, extensive_search=False))
+    return text, title, published, updated, canonical
+
+
+def _pdf_date(value: Any) -> str | None:
+    try:
+        return _iso_date(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _pdf(body: bytes) -> tuple[str, str | None, str | None, str | None]:
+    from pypdf import PdfReader
+    from pypdf.errors import PyPdfError
+
+    try:
+        reader = PdfReader(io.BytesIO(body))
+        pages = [page.extract_text() or "" for page in reader.pages]
+        meta = reader.metadata
+        title = meta.title if meta is not None else None
+        created = _pdf_date(meta.creation_date) if meta is not None else None
+        modified = _pdf_date(meta.modification_date) if meta is not None else None
+    except (PyPdfError, ValueError, KeyError, TypeError) as exc:
+        raise UnreadableDocument("unreadable", f"not a readable PDF: {exc}") from None
+    return "\n\n".join(p.strip() for p in pages if p.strip()), (title or None), created, modified
+
+
+def read_document(body: bytes, content_type: str | None, url: str) -> Document:
+    """The document in ``body`` as served from ``url`` with ``content_type``.
+
+    Raises :class:`UnreadableDocument` with reason ``unsupported_type`` for media that are not HTML, plain text or
+    PDF, and ``unreadable`` for a body that claims to be one of them and is not.
+    """
+    media, charset = split_type(content_type)
+    if media is None or media in ("application/octet-stream", "binary/octet-stream"):
+        media = _sniff(body) or media
+    sha = hashlib.sha256(body).hexdigest()
+    if media in HTML_TYPES:
+        text, title, published, updated, canonical = _html(body, charset, url)
+        return Document(sha, media, body, text, title, published, updated, canonical)
+    if media in PDF_TYPES:
+        text, title, published, updated = _pdf(body)
+        return Document(sha, media, body, text, title, published, updated)
+    if media in TEXT_TYPES:
+        return Document(sha, media, body, _decode(body, charset, html=False))
+    raise UnreadableDocument("unsupported_type", f"cannot read media type {media!r}")
+
+
+def read_document_text(body: bytes, content_type: str | None, url: str) -> Document:
+    """:func:`read_document` without the bytes in the result (``body`` is ``b""``): what a worker process sends
+    back to the process that holds the bytes already."""
+    return dataclasses.replace(read_document(body, content_type, url), body=b"")

@@ -1,0 +1,410 @@
+"""Fetching one cited URL: wrappers unwrapped, redirects followed and recorded, the body read under a byte cap.
+
+Politeness and safety live here: a global and a per-host cap on requests in flight, retries with exponential
+backoff on 429/503 that honour ``Retry-After``, a deadline per hop, no cookies, no credentials, no proxies from
+the environment, a clear User-Agent, and every connection checked by :mod:`citeaudit.sources.security`.
+Bodies are streamed and decompressed here (gzip/deflate only, never more than the cap at a time), so memory
+stays bounded whatever the server sends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import email.utils
+import http.cookiejar
+import multiprocessing
+import ssl
+import zlib
+from collections.abc import AsyncIterator
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from urllib.parse import urljoin, urlsplit, urlunsplit
+
+import httpx
+
+from citeaudit.errors import InvalidValue
+from citeaudit.model import SourceStatus
+from citeaudit.sources.extract import UnreadableDocument, read_document, read_document_text
+from citeaudit.sources.records import Document, FetchOutcome, Hop
+from citeaudit.sources.redirects import unwrap
+from citeaudit.sources.security import AddressBlocked, NameNotResolved, PerOriginTransport
+
+__all__ = ["USER_AGENT", "Fetcher", "ResolveSettings"]
+
+USER_AGENT = "citeaudit/0.1 (citation audit; reads each cited page once; no cookies)"
+"""User-Agent sent with every request."""
+
+_KEPT_HEADERS = (
+    "content-type",
+    "content-length",
+    "content-encoding",
+    "content-language",
+    "last-modified",
+    "etag",
+    "date",
+    "link",
+)
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
+_RETRY_STATUSES = frozenset({429, 503})
+
+
+@dataclass(frozen=True, slots=True)
+class ResolveSettings:
+    """How the resolver behaves. Checked when made: a bad value names itself and the allowed range."""
+
+    concurrency: int = 16
+    """Requests in flight at most, over all hosts."""
+    per_host: int = 4
+    """Requests in flight at most to one host."""
+    timeout: float = 10.0
+    """Seconds without progress before a request times out; one hop gets at most 3× this in all."""
+    max_bytes: int = 10 * 1024 * 1024
+    """Largest body read (after decompression); a larger one fails as ``too_large``."""
+    allow_private: bool = False
+    """Allow loopback, private, link-local, multicast and reserved addresses (off: refused at every hop)."""
+    retry_failed: bool = False
+    """Try sources that failed before again."""
+    refresh: bool = False
+    """Read already resolved sources again (a new snapshot; the old one is kept)."""
+    max_redirects: int = 10
+    """Hops followed at most (redirects and unwrapped wrappers)."""
+    retries: int = 3
+    """Retries of one request answered 429 or 503."""
+    backoff: float = 0.5
+    """First wait before a retry without ``Retry-After``, in seconds; doubled on each retry."""
+    max_retry_wait: float = 60.0
+    """Longest wait accepted; a ``Retry-After`` beyond it fails the source with the status as reason."""
+    host_map: tuple[tuple[str, str], ...] = ()
+    """Name-resolution overrides ``(host name, IP address)``, used before DNS and trusted as declared."""
+    user_agent: str = USER_AGENT
+    """User-Agent header."""
+    extract_workers: int = 0
+    """Processes that extract text (HTML, PDF) beside the one that fetches; 0 extracts in a thread of this process.
+    Extraction is CPU work: on a machine with a free core, 1 keeps the fetching loop from waiting on it."""
+
+    def __post_init__(self) -> None:
+        def bad(name: str, rule: str) -> InvalidValue:
+            return InvalidValue("resolve settings", name, f"{getattr(self, name)!r} is not allowed: {rule}")
+
+        for name in ("concurrency", "per_host", "max_bytes", "max_redirects"):
+            if getattr(self, name) < 1:
+                raise bad(name, "must be at least 1")
+        for name in ("retries", "extract_workers"):
+            if getattr(self, name) < 0:
+                raise bad(name, "must be 0 or more")
+        for name in ("timeout", "backoff", "max_retry_wait"):
+            if not getattr(self, name) > 0:
+                raise bad(name, "must be a positive number of seconds")
+
+
+class _NoCookies(http.cookiejar.DefaultCookiePolicy):
+    """Accept no cookie and send none: one page's cookies never reach another request."""
+
+    def set_ok(self, cookie: http.cookiejar.Cookie, request: object) -> bool:
+        return False
+
+    def return_ok(self, cookie: http.cookiejar.Cookie, request: object) -> bool:
+        return False
+
+
+class _Failure(Exception):
+    def __init__(self, reason: str, status: int | None = None) -> None:
+        self.reason, self.status = reason, status
+        super().__init__(reason)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _retry_after(value: str | None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` value (delta-seconds or HTTP date), ``None`` when absent or bad."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
+
+
+def _without_credentials(url: str) -> str:
+    """``url`` checked to be http(s) with a host, user info removed (credentials are never sent)."""
+    parts = urlsplit(url)
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise _Failure("bad_url")
+    if "@" in parts.netloc:
+        netloc = parts.netloc.rpartition("@")[2]
+        parts = parts._replace(netloc=netloc)
+    return urlunsplit(parts._replace(fragment=""))
+
+
+class _Body:
+    """Decompressing, size-capped reader for one response."""
+
+    def __init__(self, encoding: str, max_bytes: int) -> None:
+        encoding = encoding.strip().lower()
+        if encoding in ("", "identity"):
+            self._inflater = None
+        elif encoding in ("gzip", "x-gzip", "deflate"):
+            # 32 + MAX_WBITS: gzip or zlib header, detected from the data.
+            self._inflater = zlib.decompressobj(32 + zlib.MAX_WBITS)
+        else:
+            raise _Failure("unsupported_encoding")
+        self._max = max_bytes
+        self._parts: list[bytes] = []
+        self._size = 0
+
+    def _keep(self, chunk: bytes) -> None:
+        self._size += len(chunk)
+        if self._size > self._max:
+            raise _Failure("too_large")
+        self._parts.append(chunk)
+
+    def feed(self, raw: bytes) -> None:
+        if self._inflater is None:
+            self._keep(raw)
+            return
+        data = raw
+        try:
+            while data:
+                # Never inflate more than one byte past the cap: a decompression bomb stops here.
+                chunk = self._inflater.decompress(data, self._max - self._size + 1)
+                self._keep(chunk)
+                data = self._inflater.unconsumed_tail
+        except zlib.error:
+            raise _Failure("unreadable") from None
+
+    def bytes(self) -> bytes:
+        if self._inflater is not None:
+            try:
+                self._keep(self._inflater.flush())
+            except zlib.error:
+                raise _Failure("unreadable") from None
+        return b"".join(self._parts)
+
+
+@dataclass(frozen=True, slots=True)
+class _Response:
+    url: str
+    status: int
+    headers: httpx.Headers
+    body: bytes | None
+
+
+class Fetcher:
+    """Resolves URLs with one shared client. Use as an async context manager."""
+
+    def __init__(self, settings: ResolveSettings) -> None:
+        self.settings = settings
+        self._global = asyncio.Semaphore(settings.concurrency)
+        self._hosts: dict[str, asyncio.Semaphore] = {}
+        self._client: httpx.AsyncClient | None = None
+        self._extractors: ProcessPoolExecutor | None = None
+
+    async def __aenter__(self) -> Fetcher:
+        self._client = httpx.AsyncClient(
+            transport=PerOriginTransport(
+                self.settings.per_host, dict(self.settings.host_map), self.settings.allow_private
+            ),
+            headers={
+                "User-Agent": self.settings.user_agent,
+                "Accept": "text/html,application/xhtml+xml,application/pdf;q=0.9,text/plain;q=0.8,*/*;q=0.5",
+                "Accept-Encoding": "gzip, deflate",
+            },
+            cookies=http.cookiejar.CookieJar(policy=_NoCookies()),
+            follow_redirects=False,
+            timeout=httpx.Timeout(self.settings.timeout),
+            trust_env=False,
+        )
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+        if self._extractors is not None:
+            self._extractors.shutdown(wait=True, cancel_futures=True)
+
+    async def _extract(self, body: bytes, content_type: str | None, url: str) -> Document:
+        if self.settings.extract_workers == 0:
+            return await asyncio.to_thread(read_document, body, content_type, url)
+        if self._extractors is None:
+            # spawn, not fork: forking a process that runs an event loop and threads is unsafe.
+            self._extractors = ProcessPoolExecutor(
+                self.settings.extract_workers, mp_context=multiprocessing.get_context("spawn")
+            )
+        loop = asyncio.get_running_loop()
+        document = await loop.run_in_executor(self._extractors, read_document_text, body, content_type, url)
+        # The worker sends back everything but the bytes, which this process already holds.
+        return dataclasses.replace(document, body=body)
+
+    @asynccontextmanager
+    async def _slot(self, host: str) -> AsyncIterator[None]:
+        per_host = self._hosts.get(host)
+        if per_host is None:
+            per_host = self._hosts[host] = asyncio.Semaphore(self.settings.per_host)
+        # Host slot first: a task waiting for a busy host must not hold one of the global slots meanwhile.
+        async with per_host, self._global:
+            yield
+
+    async def _get(self, url: str) -> _Response:
+        assert self._client is not None
+        host = (urlsplit(url).hostname or "").lower()
+        async with (
+            self._slot(host),
+            asyncio.timeout(3 * self.settings.timeout),
+            self._client.stream("GET", url) as response,
+        ):
+            status = response.status_code
+            if status in _REDIRECTS or status >= 400 or status < 200:
+                return _Response(url, status, response.headers, None)
+            length = response.headers.get("content-length", "")
+            if length.isdigit() and int(length) > self.settings.max_bytes:
+                raise _Failure("too_large", status)
+            body = _Body(response.headers.get("content-encoding", ""), self.settings.max_bytes)
+            async for raw in response.aiter_raw():
+                body.feed(raw)
+            return _Response(url, status, response.headers, body.bytes())
+
+    async def _get_with_retries(self, url: str, chain: list[Hop]) -> _Response:
+        for attempt in range(self.settings.retries + 1):
+            response = await self._get(url)
+            if response.status not in _RETRY_STATUSES or attempt == self.settings.retries:
+                return response
+            wait = _retry_after(response.headers.get("retry-after"))
+            if wait is None:
+                wait = self.settings.backoff * 2**attempt
+            if wait > self.settings.max_retry_wait:
+                return response
+            chain.append(Hop(url, response.status, "retry"))
+            await asyncio.sleep(wait)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def fetch(self, url: str) -> FetchOutcome:
+        """Follow ``url`` to its page and read it; every failure becomes a ``failed`` outcome with its reason."""
+        chain: list[Hop] = []
+        current = url.strip()
+        try:
+            return await self._follow(url, current, chain)
+        except _Failure as failure:
+            return FetchOutcome(
+                url, SourceStatus.FAILED, failure.reason, tuple(chain), _now(), http_status=failure.status
+            )
+
+    async def _follow(self, url: str, current: str, chain: list[Hop]) -> FetchOutcome:
+        seen: set[str] = set()
+        for _ in range(self.settings.max_redirects + 1):
+            target = unwrap(current)
+            if target is not None:
+                chain.append(Hop(current, None, "unwrapped"))
+                current = target
+                continue
+            current = _without_credentials(current)
+            if current in seen:
+                chain.append(Hop(current, None, "redirect_loop"))
+                raise _Failure("redirect_loop")
+            seen.add(current)
+            try:
+                response = await self._get_with_retries(current, chain)
+            except _Failure as failure:
+                chain.append(Hop(current, failure.status, failure.reason))
+                raise
+            except Exception as exc:
+                reason = _reason(exc)
+                chain.append(Hop(current, None, reason))
+                raise _Failure(reason) from None
+            location = response.headers.get("location")
+            if response.status in _REDIRECTS and location:
+                chain.append(Hop(current, response.status))
+                current = urljoin(current, location.strip())
+                continue
+            chain.append(Hop(current, response.status))
+            return await self._final(url, response, chain)
+        raise _Failure("too_many_redirects")
+
+    async def _final(self, url: str, response: _Response, chain: list[Hop]) -> FetchOutcome:
+        kept = tuple((name, response.headers[name]) for name in _KEPT_HEADERS if name in response.headers)
+        canonical = _canonical_header(response)
+        base = FetchOutcome(
+            url,
+            SourceStatus.FAILED,
+            f"http_{response.status}",
+            tuple(chain),
+            _now(),
+            final_url=response.url,
+            canonical_url=canonical,
+            http_status=response.status,
+            headers=kept,
+        )
+        if response.body is None or not 200 <= response.status < 300:
+            return base
+        try:
+            document = await self._extract(response.body, response.headers.get("content-type"), response.url)
+        except UnreadableDocument as exc:
+            return _replace(base, reason=exc.reason)
+        except Exception:
+            # A body that breaks a parser (or its worker) is an unreadable page, not the end of the run.
+            return _replace(base, reason="unreadable")
+        return FetchOutcome(
+            url,
+            SourceStatus.RESOLVED,
+            None,
+            tuple(chain),
+            base.fetched_at,
+            final_url=response.url,
+            canonical_url=canonical or document.canonical_url,
+            http_status=response.status,
+            headers=kept,
+            document=document,
+        )
+
+
+def _replace(outcome: FetchOutcome, reason: str) -> FetchOutcome:
+    return FetchOutcome(
+        outcome.requested_url,
+        outcome.status,
+        reason,
+        outcome.chain,
+        outcome.fetched_at,
+        outcome.final_url,
+        outcome.canonical_url,
+        outcome.http_status,
+        outcome.headers,
+    )
+
+
+def _canonical_header(response: _Response) -> str | None:
+    link = response.headers.get("link")
+    if not link:
+        return None
+    for value in httpx.Response(200, headers={"link": link}).links.values():
+        if "canonical" in str(value.get("rel", "")).lower().split() and value.get("url"):
+            return urljoin(response.url, value["url"])
+    return None
+
+
+def _reason(exc: Exception) -> str:
+    """The failure reason for an exception raised while requesting one URL."""
+    if isinstance(exc, AddressBlocked):
+        return "blocked_private_address"
+    if isinstance(exc, NameNotResolved):
+        return "dns"
+    if isinstance(exc, (httpx.TimeoutException, TimeoutError)):
+        return "timeout"
+    if isinstance(exc, (httpx.InvalidURL, httpx.UnsupportedProtocol)):
+        return "bad_url"
+    if isinstance(exc, httpx.ConnectError):
+        return "tls" if isinstance(exc.__context__, ssl.SSLError) or "ssl" in str(exc).lower() else "connect"
+    if isinstance(exc, httpx.TransportError):
+        return "network"
+    if isinstance(exc, UnreadableDocument):
+        return exc.reason
+    raise exc

@@ -1,0 +1,152 @@
+"""Resolving the sources in a database: the library entry points other parts of citeaudit call.
+
+``resolve_sources`` reads every source that needs it and records each result in its own transaction, so a run
+that is stopped loses at most the pages in flight, and the next run carries on where it stopped without
+reading a resolved source again (unless ``refresh``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections import Counter
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from citeaudit.sources.fetch import Fetcher, ResolveSettings
+from citeaudit.sources.records import FetchOutcome, Passage, ResolveReport, Snapshot
+
+__all__ = [
+    "resolve_sources",
+    "resolve_sources_async",
+    "resolve_urls",
+    "set_source_url",
+    "source_passages",
+    "source_snapshots",
+]
+
+ProgressHook = Callable[[FetchOutcome], None]
+
+
+def resolve_sources(
+    store_path: str | Path,
+    settings: ResolveSettings | None = None,
+    *,
+    keys: Iterable[str] | None = None,
+    progress: ProgressHook | None = None,
+    on_start: Callable[[int], None] | None = None,
+) -> ResolveReport:
+    """Resolve the sources of the database at ``store_path`` that need it (see :class:`ResolveSettings`).
+
+    ``keys`` narrows the run to those sources; ``on_start`` is told how many will be read, ``progress`` is
+    called after each one is recorded.
+    """
+    return asyncio.run(resolve_sources_async(store_path, settings, keys=keys, progress=progress, on_start=on_start))
+
+
+async def resolve_sources_async(
+    store_path: str | Path,
+    settings: ResolveSettings | None = None,
+    *,
+    keys: Iterable[str] | None = None,
+    progress: ProgressHook | None = None,
+    on_start: Callable[[int], None] | None = None,
+) -> ResolveReport:
+    """:func:`resolve_sources` for callers that already run an event loop."""
+    from citeaudit.store import Store
+
+    settings = settings or ResolveSettings()
+    with Store(store_path) as store:
+        selection = store.sources_to_resolve(
+            refresh=settings.refresh,
+            retry_failed=settings.retry_failed,
+            keys=None if keys is None else list(keys),
+        )
+        if on_start is not None:
+            on_start(len(selection.todo))
+        failed: Counter[str] = Counter()
+        resolved = merged_sources = merged_edges = disputed = 0
+        pending = iter(selection.todo)
+
+        async def worker(fetcher: Fetcher) -> None:
+            nonlocal resolved, merged_sources, merged_edges, disputed
+            for source in pending:
+                outcome = await fetcher.fetch(source.url)
+                merges = store.record_fetch(source.pk, outcome)
+                if outcome.reason is None:
+                    resolved += 1
+                else:
+                    failed[outcome.reason] += 1
+                merged_sources += merges.sources
+                merged_edges += merges.edges
+                disputed += merges.disputed
+                if progress is not None:
+                    progress(outcome)
+
+        if selection.todo:
+            async with Fetcher(settings) as fetcher:
+                # More workers than request slots: a worker waiting on a busy host holds no global slot, so the
+                # other hosts keep the global cap busy.
+                workers = min(len(selection.todo), 4 * settings.concurrency)
+                await asyncio.gather(*(worker(fetcher) for _ in range(workers)))
+        return ResolveReport(
+            selected=len(selection.todo),
+            resolved=resolved,
+            failed=dict(sorted(failed.items())),
+            no_link=selection.no_link,
+            skipped_resolved=selection.skipped_resolved,
+            skipped_failed=selection.skipped_failed,
+            merged_sources=merged_sources,
+            merged_edges=merged_edges,
+            disputed_edges=disputed,
+        )
+
+
+def resolve_urls(urls: Iterable[str], settings: ResolveSettings | None = None) -> list[FetchOutcome]:
+    """Resolve URLs without a database (e.g. engine grounding redirects right after collection, before they
+    expire): one outcome per URL, in order."""
+
+    async def run() -> list[FetchOutcome]:
+        async with Fetcher(settings or ResolveSettings()) as fetcher:
+            return list(await asyncio.gather(*(fetcher.fetch(url) for url in urls)))
+
+    return asyncio.run(run())
+
+
+def set_source_url(
+    store_path: str | Path,
+    key: str,
+    url: str,
+    who: str,
+    settings: ResolveSettings | None = None,
+    *,
+    resolve: bool = True,
+) -> ResolveReport | None:
+    """Attach ``url`` to the source ``key`` (a title-only card, or a link that was wrong), recorded with ``who``
+    and the time, then resolve it unless ``resolve`` is false."""
+    from citeaudit.store import Store
+
+    with Store(store_path) as store:
+        store.set_source_link(key, url, who)
+    if not resolve:
+        return None
+    # Read it even when it failed before: the link is new.
+    settings = settings or ResolveSettings()
+    retry = dataclasses.replace(settings, retry_failed=True, refresh=True)
+    return resolve_sources(store_path, retry, keys=[key])
+
+
+def source_snapshots(store_path: str | Path, key: str) -> list[Snapshot]:
+    """Every snapshot of a source (by its current or a former key), oldest first."""
+    from citeaudit.store import Store
+
+    with Store(store_path) as store:
+        return store.snapshots(key)
+
+
+def source_passages(store_path: str | Path, key: str) -> list[Passage]:
+    """The passages, with character offsets into the snapshot text, of a source's latest snapshot."""
+    from citeaudit.store import Store
+
+    with Store(store_path) as store:
+        return store.passages(key)

@@ -1,0 +1,125 @@
+"""Pure parts of the resolver: the address policy, passages, Retry-After, charset/type reading, settings."""
+
+from __future__ import annotations
+
+import gzip
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from citeaudit.errors import InvalidValue
+from citeaudit.sources import ResolveSettings
+from citeaudit.sources.extract import split_type
+from citeaudit.sources.fetch import _Body, _Failure, _retry_after
+from citeaudit.sources.passages import split_passages
+from citeaudit.sources.security import address_refusal
+
+
+@pytest.mark.parametrize(
+    ("address", "kind"),
+    [
+        ("127.0.0.1", "loopback"),
+        ("::1", "loopback"),
+        ("10.1.2.3", "private"),
+        ("172.16.0.1", "private"),
+        ("192.168.1.1", "private"),
+        ("169.254.169.254", "link-local"),  # cloud metadata endpoint
+        ("fe80::1", "link-local"),
+        ("224.0.0.1", "multicast"),
+        ("ff02::1", "multicast"),
+        ("0.0.0.0", "unspecified"),
+        ("240.0.0.1", "private"),  # reserved block; Python files it under is_private too
+        ("::ffff:127.0.0.1", "loopback"),  # IPv4-mapped: judged as the IPv4 address
+        ("100.64.0.1", "not global"),  # carrier-grade NAT
+        ("93.184.215.14", None),
+        ("2606:4700::1111", None),
+    ],
+)
+def test_address_policy(address: str, kind: str | None) -> None:
+    assert address_refusal(address) == kind
+
+
+def test_retry_after_forms() -> None:
+    assert _retry_after("3") == 3.0
+    assert _retry_after(None) is None
+    assert _retry_after("soon") is None
+    assert _retry_after("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0  # a date in the past: no wait
+
+
+def test_split_type() -> None:
+    assert split_type('Text/HTML; Charset="ISO-8859-1"') == ("text/html", "ISO-8859-1")
+    assert split_type(None) == (None, None)
+
+
+def test_body_cap_holds_for_a_decompression_bomb() -> None:
+    bomb = gzip.compress(b"\0" * 10_000_000)  # ~10 kB on the wire
+    body = _Body("gzip", 1_000_000)
+    with pytest.raises(_Failure) as failure:
+        body.feed(bomb)
+    assert failure.value.reason == "too_large"
+    # One byte past the cap at most was ever inflated.
+    assert sum(len(part) for part in body._parts) <= 1_000_000
+
+
+def test_body_rejects_unknown_encoding() -> None:
+    with pytest.raises(_Failure) as failure:
+        _Body("br", 10)
+    assert failure.value.reason == "unsupported_encoding"
+
+
+@pytest.mark.parametrize(("name", "value"), [("concurrency", 0), ("per_host", 0), ("timeout", 0.0), ("retries", -1)])
+def test_settings_are_checked_first(name: str, value: float) -> None:
+    with pytest.raises(InvalidValue, match=name):
+        ResolveSettings(**{name: value})
+
+
+def test_passages_of_an_empty_text() -> None:
+    assert split_passages("") == []
+    assert split_passages(" \n\n \t") == []
+
+
+def test_passages_by_hand() -> None:
+    text = "Title\n\nThe AX220 has a 20 L tank.\n\n  Second paragraph here.  "
+    # "Title" is [0, 5); "The AX220 has a 20 L tank." is 26 characters from 7: [7, 33);
+    # "Second paragraph here." is 22 characters from 37 (after "\n\n  "): [37, 59).
+    assert [(p.start, p.end) for p in split_passages(text, min_chars=0)] == [(0, 5), (7, 33), (37, 59)]
+    # With the default MIN_CHARS = 80 each short passage joins the next while under 80: all three become one.
+    assert [(p.start, p.end) for p in split_passages(text)] == [(0, 59)]
+    # Long paragraphs are cut at sentence ends: "One. Two. Three." with max 10 -> "One. Two." [0, 9), "Three." [10, 16).
+    assert [p.text for p in split_passages("One. Two. Three.", max_chars=10, min_chars=0)] == ["One. Two.", "Three."]
+
+
+_TEXT = st.text(alphabet=st.sampled_from(list("ab .\n!é€\t")), max_size=3000)
+
+
+@given(_TEXT, st.integers(min_value=5, max_value=400), st.integers(min_value=0, max_value=100))
+def test_passages_invariants(text: str, max_chars: int, min_chars: int) -> None:
+    min_chars = min(min_chars, max_chars)
+    passages = split_passages(text, max_chars=max_chars, min_chars=min_chars)
+    previous_end = 0
+    for i, passage in enumerate(passages):
+        assert passage.ordinal == i
+        assert text[passage.start : passage.end] == passage.text
+        assert passage.text == passage.text.strip()
+        assert passage.text
+        assert len(passage.text) <= max_chars
+        assert passage.start >= previous_end  # in order, never overlapping
+        previous_end = passage.end
+    # Every non-whitespace character is in exactly one passage.
+    covered = sum(1 for p in passages for ch in p.text if not ch.isspace())
+    assert covered == sum(1 for ch in text if not ch.isspace())
+
+
+def test_sources_api_is_complete() -> None:
+    # Its order is ruff's (RUF022: constants, classes, functions), checked by `make check`.
+    import inspect
+
+    import citeaudit.sources as sources
+
+    public = {
+        name
+        for name in dir(sources)
+        if not name.startswith("_") and not inspect.ismodule(getattr(sources, name)) and name != "annotations"
+    }
+    assert public == set(sources.__all__)
