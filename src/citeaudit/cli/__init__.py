@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from citeaudit.cli import data, demo, protocol, report, score
+from citeaudit.cli import data, demo, protocol, report, review, score
 
 __all__ = ["app", "main"]
 
@@ -21,6 +21,9 @@ score.register(app)
 app.add_typer(protocol.app, name="protocol")
 report.register(app)
 demo.register(app)
+app.add_typer(review.review_app, name="review")
+app.add_typer(review.reviewer_app, name="reviewer")
+app.add_typer(review.audit_log_app, name="audit-log")
 
 
 def main() -> None:
