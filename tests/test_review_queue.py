@@ -14,6 +14,7 @@ from builders import answer, claim, document
 from citeaudit.model import Judgement, Label, Origin, ReviewState, Stage, review_outcome
 from citeaudit.review.auth import LoginLimiter
 from citeaudit.review.queue import decode_cursor, encode_cursor, start_key
+from citeaudit.store import review as review_store
 from citeaudit.store.review import KEY_SPACE, QueueFilter, Reviewer, ReviewStore
 from review_support import make_db
 
@@ -73,7 +74,10 @@ def test_order_is_stable_per_reviewer_and_differs_between_reviewers(queue_db: Pa
     assert start_key(1) != start_key(2)
 
 
-def test_filters(queue_db: Path) -> None:
+@pytest.mark.parametrize("narrow", [0.0, 1.01], ids=["edges-first", "answers-first"])
+def test_filters(queue_db: Path, narrow: float, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the same rows whichever end the query starts from
+    monkeypatch.setattr(review_store, "_NARROW_FILTER", narrow)
     with ReviewStore(queue_db) as store:
         who = reviewer(3)
         # answers a1, a3, a5 are on p1: 3 answers x 10 edges
@@ -86,6 +90,10 @@ def test_filters(queue_db: Path) -> None:
         assert walk(store, who, 8, QueueFilter(question="q9")) == []
         assert len(walk(store, who, 8, QueueFilter(state=ReviewState.PENDING))) == 60
         assert walk(store, who, 8, QueueFilter(state=ReviewState.DISPUTED)) == []
+        assert walk(store, who, 8, QueueFilter(run="r9")) == []
+        assert walk(store, who, 8, QueueFilter(run="r1", platform="p9")) == []
+        # r1 is a1 (p1) and a4 (p0): its p1 part is a1's 10 edges, pks 11..20
+        assert sorted(walk(store, who, 8, QueueFilter(run="r1", platform="p1"))) == list(range(11, 21))
 
 
 def judge(store: ReviewStore, edge: int, name: str, label: Label, submission: str) -> None:

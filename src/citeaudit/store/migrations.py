@@ -258,9 +258,13 @@ CREATE TABLE source_url_attachments (
 );
 
 -- The queue walks edges in a pseudo-random but fixed order (a multiplicative hash of pk) from a starting
--- point chosen per reviewer; this expression index lets it do so by keyset, without sorting or OFFSET.
+-- point chosen per reviewer; these expression indexes let it do so by keyset, without sorting or OFFSET:
+-- by final code (what still needs a review or an adjudication), by review state, and all edges.
 CREATE INDEX edges_queue ON edges(final_code, ((pk * 2654435761) % 4294967296));
-CREATE INDEX answers_question ON answers(question_pk);
+CREATE INDEX edges_queue_state ON edges(review_state, ((pk * 2654435761) % 4294967296));
+CREATE INDEX edges_queue_all ON edges(((pk * 2654435761) % 4294967296));
+CREATE INDEX answers_question_platform ON answers(question_pk, platform);
+CREATE INDEX answers_run_platform ON answers(run_pk, platform);
 CREATE INDEX answers_platform ON answers(platform);
 """
 

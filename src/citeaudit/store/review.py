@@ -51,6 +51,27 @@ ROLES = ("reviewer", "adjudicator", "admin")
 
 _DEFAULT_SETTINGS = {"policy": "single", "show_model_suggestions": "false"}
 
+_NEEDED_CODES: Mapping[str, frozenset[int]] = {
+    "review": frozenset({PENDING_CODE}),
+    "adjudicate": frozenset({DISPUTED_CODE}),
+}
+"""Final codes of the edges each queue lists (``browse`` lists every edge)."""
+
+_NARROW_FILTER = 0.02
+"""Below this share of answers a filter is walked from its answers, not in edge key order."""
+
+
+def _state_codes(state: ReviewState, reviews_required: int) -> frozenset[int]:
+    """Final codes an edge in ``state`` can hold under a policy."""
+    labels = frozenset(LABEL_CODE.values())
+    if state is ReviewState.PENDING:
+        return frozenset({PENDING_CODE})
+    if state is ReviewState.DISPUTED:
+        return frozenset({DISPUTED_CODE})
+    if state is ReviewState.LABELLED and reviews_required > 1:
+        return frozenset({PENDING_CODE})
+    return labels
+
 
 def now() -> str:
     """The current UTC time, ISO-8601 with microseconds (judgements are ordered by it)."""
@@ -428,40 +449,68 @@ class ReviewStore:
     def _queue_lap(
         self, reviewer: Reviewer, needs: str, filters: QueueFilter, low: int, high: int, limit: int
     ) -> list[QueueRow]:
+        codes = _NEEDED_CODES.get(needs)
+        if needs != "browse" and codes is None:
+            raise ValueError(f"needs must be review, adjudicate or browse, not {needs!r}")
         where = [f"{QUEUE_KEY} >= ?", f"{QUEUE_KEY} < ?"]
         params: list[object] = [low, high]
-        if needs == "review":
-            where.append("e.final_code = ?")
-            params.append(PENDING_CODE)
-            where.append("NOT EXISTS (SELECT 1 FROM judgements j WHERE j.edge_pk = e.pk AND j.reviewer = ?)")
-            params.append(reviewer.name)
-        elif needs == "adjudicate":
-            where.append("e.final_code = ?")
-            params.append(DISPUTED_CODE)
-        elif needs != "browse":
-            raise ValueError(f"needs must be review, adjudicate or browse, not {needs!r}")
-        else:
-            where.append("e.final_code >= 0")  # lets the planner walk the queue index in key order
         if filters.state is not None:
+            # a state whose edges can never need this action lists nothing (and scans nothing)
+            if codes is not None and not codes & _state_codes(filters.state, self.reviews_required()):
+                return []
             where.append("e.review_state = ?")
             params.append(str(filters.state))
-        if filters.run is not None:
-            where.append("r.id = ?")
-            params.append(filters.run)
+        if codes is not None:
+            (code,) = codes
+            where.append("e.final_code = ?" if filters.state is None else "+e.final_code = ?")
+            params.append(code)
+        if needs == "review":
+            where.append("NOT EXISTS (SELECT 1 FROM judgements j WHERE j.edge_pk = e.pk AND j.reviewer = ?)")
+            params.append(reviewer.name)
+        answer_where, answer_params = self._answer_conditions(filters)
+        if answer_where is None:
+            return []
+        edges_first = True
+        if answer_where:
+            # Walking edges in key order finds a page quickly when the filter keeps a fair share of answers; for
+            # a narrow filter, start from its answers and sort their (few) edges instead.
+            (matching,) = self._db.execute(
+                f"SELECT count(*) FROM answers a WHERE {' AND '.join(answer_where)}", answer_params
+            ).fetchone()
+            if matching == 0:
+                return []
+            (total,) = self._db.execute("SELECT coalesce(max(pk), 0) FROM answers").fetchone()
+            edges_first = matching >= _NARROW_FILTER * total
+        joins = (
+            "edges e CROSS JOIN claims c ON c.pk = e.claim_pk CROSS JOIN answers a ON a.pk = c.answer_pk"
+            if edges_first
+            else "answers a CROSS JOIN claims c ON c.answer_pk = a.pk CROSS JOIN edges e ON e.claim_pk = c.pk"
+        )
+        sql = (
+            f"SELECT e.pk, {QUEUE_KEY}, c.text, coalesce(s.title, s.url, s.key), r.id, a.platform, q.id "
+            f"FROM {joins} JOIN runs r ON r.pk = a.run_pk JOIN questions q ON q.pk = a.question_pk "
+            "JOIN sources s ON s.pk = e.source_pk "
+            f"WHERE {' AND '.join(where + answer_where)} ORDER BY {QUEUE_KEY} LIMIT ?"
+        )
+        return [QueueRow(*row) for row in self._db.execute(sql, (*params, *answer_params, limit))]
+
+    def _answer_conditions(self, filters: QueueFilter) -> tuple[list[str] | None, list[object]]:
+        """Conditions on ``answers a`` for the run, platform and question filters (ids turned into row ids);
+        ``None`` when a named run or question does not exist."""
+        where: list[str] = []
+        params: list[object] = []
+        for column, table, value in (("run_pk", "runs", filters.run), ("question_pk", "questions", filters.question)):
+            if value is None:
+                continue
+            pks = [pk for (pk,) in self._db.execute(f"SELECT pk FROM {table} WHERE id = ?", (value,))]
+            if not pks:
+                return None, []
+            where.append(f"a.{column} IN ({', '.join('?' * len(pks))})")
+            params.extend(pks)
         if filters.platform is not None:
             where.append("a.platform = ?")
             params.append(filters.platform)
-        if filters.question is not None:
-            where.append("q.id = ?")
-            params.append(filters.question)
-        sql = (
-            f"SELECT e.pk, {QUEUE_KEY}, c.text, coalesce(s.title, s.url, s.key), r.id, a.platform, q.id "
-            "FROM edges e JOIN claims c ON c.pk = e.claim_pk JOIN answers a ON a.pk = c.answer_pk "
-            "JOIN runs r ON r.pk = a.run_pk JOIN questions q ON q.pk = a.question_pk "
-            "JOIN sources s ON s.pk = e.source_pk "
-            f"WHERE {' AND '.join(where)} ORDER BY {QUEUE_KEY} LIMIT ?"
-        )
-        return [QueueRow(*row) for row in self._db.execute(sql, (*params, limit))]
+        return where, params
 
     def filter_values(self) -> dict[str, list[str]]:
         """Values the queue filters offer (runs, platforms, questions)."""
