@@ -196,3 +196,20 @@ def test_cursor_round_trip_and_rejects_junk() -> None:
     assert decode_cursor(encode_cursor(1, 12345)) == (1, 12345)
     for junk in ("", None, "2.5", "0.x", f"0.{KEY_SPACE}", "0"):
         assert decode_cursor(junk) is None
+
+
+def test_imports_into_a_double_review_database_follow_the_policy(tmp_path: Path) -> None:
+    db = make_db(tmp_path / "d.db", many_edges_document())
+    with ReviewStore(db) as store:
+        store.set_setting("root", "policy", "double")
+    doc = document(
+        [answer("b1", run="r7")],
+        [claim("b1c1", "b1")],
+        [{"claim_id": "b1c1", "url": "https://one.example/", "label": "supported", "reviewer": "li"}],
+    )
+    make_db(db, doc)
+    with sqlite3.connect(db) as conn:
+        # one human review under double review: labelled, no final label (pending code 5)
+        assert conn.execute(
+            "SELECT e.review_state, e.final_code FROM edges e JOIN claims c ON c.pk = e.claim_pk WHERE c.id = 'b1c1'"
+        ).fetchone() == ("labelled", 5)

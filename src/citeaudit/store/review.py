@@ -21,7 +21,7 @@ from citeaudit.model import Judgement, Label, Origin, ReviewState, Stage, review
 from citeaudit.scoring import DISPUTED_CODE, LABEL_CODE, LABELS, PENDING_CODE
 from citeaudit.sources.urls import url_location
 from citeaudit.store.migrations import SCHEMA_VERSION
-from citeaudit.store.sqlite import Store
+from citeaudit.store.sqlite import REVIEW_POLICIES, Store
 
 __all__ = [
     "POLICIES",
@@ -37,7 +37,7 @@ __all__ = [
     "StoredJudgement",
 ]
 
-POLICIES: Mapping[str, int] = {"single": 1, "double": 2}
+POLICIES: Mapping[str, int] = REVIEW_POLICIES
 """Review policies and how many independent human reviews each needs before an edge has a final label."""
 
 QUEUE_KEY = "((e.pk * 2654435761) % 4294967296)"
