@@ -84,13 +84,35 @@ def score_json(cli: Cli, db: Path) -> dict[str, object]:
 # -- accounts, sessions, CSRF, roles ------------------------------------------------------------------
 
 
-def test_pages_need_a_login(base: str) -> None:
+def routes() -> list[tuple[str, str]]:
+    """``(method, path)`` of every route of the app (new routes are covered by default)."""
+    app = create_app(ReviewConfig(db=Path("unused.db")))
+    return [
+        (method, route.path.replace("{edge_pk}", "1").replace("{source_pk}", "1").replace("{claim_pk}", "1"))
+        for route in app.routes
+        if isinstance(route, APIRoute)
+        for method in sorted(route.methods)
+    ]
+
+
+def test_every_route_but_login_needs_a_session(base: str, review_db: Path) -> None:
     anonymous = ReviewClient(base)
-    for path in ("/queue", "/edges/1", "/score", "/settings", "/agreement"):
-        response = anonymous.get(path)
-        assert response.status_code == 303, path
-        assert response.headers["location"] == "/login", path
-    assert anonymous.post("/edges/1/judgements", {"label": "supported", "submission": "x"}).status_code == 401
+    checked = 0
+    for method, path in routes():
+        if path == "/login":
+            continue
+        if method == "GET":
+            response = anonymous.get(path)
+            assert response.status_code == 303, path
+            assert response.headers["location"] == "/login", path
+        else:
+            response = anonymous.post(path, {"label": "supported", "submission": "x", "url": "https://x.example/"})
+            assert response.status_code == 401, path
+        checked += 1
+    # queue, queue/next, /, edge, score, settings, agreement (GET); logout, judgements, adjudication, url, groups,
+    # settings (POST)
+    assert checked == 13
+    assert [row[3] for row in judgement_rows(review_db)] == ["model"]
     anonymous.close()
 
 
@@ -168,12 +190,7 @@ def test_roles_are_checked(client: Callable[[str], ReviewClient]) -> None:
 
 def get_paths(edge: int) -> list[str]:
     """Every GET route of the app, with the edge's id for path parameters (new routes are covered by default)."""
-    app = create_app(ReviewConfig(db=Path("unused.db")))
-    paths = []
-    for route in app.routes:
-        if isinstance(route, APIRoute) and "GET" in route.methods:
-            paths.append(route.path.replace("{edge_pk}", str(edge)))
-    return paths
+    return [path.replace("/edges/1", f"/edges/{edge}") for method, path in routes() if method == "GET"]
 
 
 def test_before_submitting_a_reviewer_sees_no_other_label(
@@ -451,3 +468,64 @@ def test_audit_log_export_of_a_missing_database(cli: Cli, tmp_path: Path) -> Non
     result = cli("audit-log", "export", "--db", tmp_path / "none.db")
     assert result.exit_code == 2
     assert "none.db" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("text", "claim", "start", "end", "expected"),
+    [
+        # by the span: "tank" is characters 6..10
+        ("A big tank. A tank.", "tank", 6, 10, ("A big ", "tank", ". A tank.")),
+        # a span that does not hold the claim: the first match instead
+        ("A big tank. A tank.", "tank", 0, 4, ("A big ", "tank", ". A tank.")),
+        # no span: the first match
+        ("A big tank.", "big", None, None, ("A ", "big", " tank.")),
+        # not in the answer: no highlight
+        ("A big tank.", "pump", None, None, None),
+    ],
+)
+def test_claim_highlight(
+    text: str, claim: str, start: int | None, end: int | None, expected: tuple[str, str, str] | None
+) -> None:
+    from citeaudit.review.app import highlight
+
+    assert highlight(text, claim, start, end) == expected
+
+
+def test_review_serve_runs_as_a_real_process(review_db: Path) -> None:
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    import httpx
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    script = Path(sys.executable).with_name("citeaudit")
+    server = subprocess.Popen(
+        [script, "review", "serve", "--db", review_db, "--port", str(port), "--policy", "double"],
+        env={**os.environ},
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                response = httpx.get(f"http://127.0.0.1:{port}/login", timeout=1)
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline, "review serve did not start"
+                assert server.poll() is None, server.stderr.read() if server.stderr else ""
+                time.sleep(0.1)
+        assert response.status_code == 200
+        assert 'name="password"' in response.text
+    finally:
+        server.terminate()
+        server.wait(10)
+        if server.stderr:
+            server.stderr.close()
+    with ReviewStore(review_db) as store:
+        assert store.settings()["policy"] == "double"
+        assert [(e.actor, e.action, e.after) for e in store.audit_log()][-1] == ("serve", "setting", "double")

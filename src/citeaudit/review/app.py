@@ -35,7 +35,7 @@ from citeaudit.review.blind import can_adjudicate, visible_judgements
 from citeaudit.review.queue import decode_cursor, encode_cursor, page_order, start_key
 from citeaudit.store.review import QueueFilter, Reviewer, ReviewStore, code_label, now
 
-__all__ = ["ReviewConfig", "create_app"]
+__all__ = ["ReviewConfig", "create_app", "highlight", "safe_href"]
 
 LOGIN_CSRF_COOKIE = "citeaudit_login_csrf"
 PAGE_SIZE = 50
@@ -92,7 +92,7 @@ def safe_href(url: str | None) -> str | None:
     return url if url and _SAFE_URL.match(url.strip()) else None
 
 
-def _highlight(text: str, claim: str, start: int | None, end: int | None) -> tuple[str, str, str] | None:
+def highlight(text: str, claim: str, start: int | None, end: int | None) -> tuple[str, str, str] | None:
     """The answer split round the claim: by its span when the span holds the claim, else by the first match."""
     if start is not None and end is not None and 0 <= start < end <= len(text) and text[start:end] == claim:
         return text[:start], text[start:end], text[end:]
@@ -302,7 +302,7 @@ def create_app(config: ReviewConfig) -> FastAPI:
             user=reviewer,
             csrf=current.csrf,
             edge=edge,
-            highlight=_highlight(edge.answer_text, edge.claim_text, edge.claim_start, edge.claim_end),
+            highlight=highlight(edge.answer_text, edge.claim_text, edge.claim_start, edge.claim_end),
             passages=db.passages(edge.source_pk),
             attachments=db.url_attachments(edge.source_pk),
             own=[j for j in shown if j.judgement.origin is Origin.HUMAN and j.judgement.reviewer == reviewer.name],
