@@ -529,3 +529,17 @@ def test_review_serve_runs_as_a_real_process(review_db: Path) -> None:
     with ReviewStore(review_db) as store:
         assert store.settings()["policy"] == "double"
         assert [(e.actor, e.action, e.after) for e in store.audit_log()][-1] == ("serve", "setting", "double")
+
+
+def test_agreement_page_is_a_marked_placeholder(client: Callable[[str], ReviewClient]) -> None:
+    assert 'id="agreement-pending"' in client("ada").get("/agreement").text
+    assert client("ann").get("/agreement").status_code == 403
+
+
+def test_review_serve_refuses_a_file_that_is_not_a_database(cli: Cli, tmp_path: Path) -> None:
+    junk = tmp_path / "notes.txt"
+    junk.write_text("not a database\n" * 200)
+    result = cli("review", "serve", "--db", junk)
+    assert result.exit_code == 2
+    assert "notes.txt" in result.stderr
+    assert "not a citeaudit database" in result.stderr

@@ -13,9 +13,10 @@ from hypothesis import strategies as st
 from builders import answer, claim, document
 from citeaudit.model import Judgement, Label, Origin, ReviewState, Stage, review_outcome
 from citeaudit.review.auth import LoginLimiter
+from citeaudit.review.blind import can_adjudicate, visible_judgements
 from citeaudit.review.queue import decode_cursor, encode_cursor, start_key
 from citeaudit.store import review as review_store
-from citeaudit.store.review import KEY_SPACE, QueueFilter, Reviewer, ReviewStore
+from citeaudit.store.review import KEY_SPACE, QueueFilter, Reviewer, ReviewStore, StoredJudgement
 from review_support import make_db
 
 N_EDGES = 60
@@ -213,3 +214,39 @@ def test_imports_into_a_double_review_database_follow_the_policy(tmp_path: Path)
         assert conn.execute(
             "SELECT e.review_state, e.final_code FROM edges e JOIN claims c ON c.pk = e.claim_pk WHERE c.id = 'b1c1'"
         ).fetchone() == ("labelled", 5)
+
+
+judgement_strategy = st.builds(
+    lambda label, who, origin, stage: StoredJudgement(
+        0, Judgement(label, who, origin, stage if origin is Origin.HUMAN else Stage.REVIEW), None
+    ),
+    st.sampled_from(list(Label)),
+    st.sampled_from(["ann", "bob", "ada", "nli-judge"]),
+    st.sampled_from(list(Origin)),
+    st.sampled_from(list(Stage)),
+)
+
+
+@given(
+    judgements=st.lists(judgement_strategy, max_size=6),
+    role=st.sampled_from(["reviewer", "adjudicator"]),
+    state=st.sampled_from(list(ReviewState)),
+    show_models=st.booleans(),
+)
+def test_blindness_invariants(
+    judgements: list[StoredJudgement], role: str, state: ReviewState, show_models: bool
+) -> None:
+    viewer = reviewer(1, "ann", role)
+    shown = visible_judgements(viewer, state, judgements, show_models)
+    if can_adjudicate(viewer, state):
+        assert shown == judgements
+        return
+    for item in shown:
+        # only ann's own human judgements, and model suggestions when the project shows them
+        if item.judgement.origin is Origin.HUMAN:
+            assert item.judgement.reviewer == "ann"
+        else:
+            assert show_models
+    own = [j for j in judgements if j.judgement.origin is Origin.HUMAN and j.judgement.reviewer == "ann"]
+    assert all(j in shown for j in own)
+    assert not can_adjudicate(reviewer(1, "ann", "reviewer"), state)
