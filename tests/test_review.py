@@ -143,7 +143,13 @@ def test_sessions_expire(review_db: Path) -> None:
         assert person.get("/queue").status_code == 200
         time.sleep(1.2)
         assert person.get("/queue").status_code == 303
+        # the next login drops the expired session row
+        other = ReviewClient(url)
+        assert other.login("bob").status_code == 303
+        with sqlite3.connect(review_db) as conn:
+            assert conn.execute("SELECT count(*) FROM review_sessions").fetchone() == (1,)
         person.close()
+        other.close()
 
 
 def test_posts_without_a_valid_csrf_token_are_refused(client: Callable[[str], ReviewClient], review_db: Path) -> None:

@@ -393,8 +393,9 @@ class ReviewStore:
         return None if row is None else Reviewer(*row)
 
     def open_session(self, reviewer: Reviewer, token_sha256: str, csrf: str, expires_at: str) -> None:
-        """Record a login (logged)."""
+        """Record a login (logged); expired sessions are dropped on the way."""
         with self._transaction() as db:
+            db.execute("DELETE FROM review_sessions WHERE expires_at <= ?", (now(),))
             db.execute(
                 "INSERT INTO review_sessions VALUES (?, ?, ?, ?, ?)",
                 (token_sha256, reviewer.pk, csrf, now(), expires_at),
