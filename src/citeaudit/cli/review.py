@@ -30,22 +30,29 @@ class Policy(StrEnum):
     """Review policies."""
 
     SINGLE = "single"
+    """One human review gives the final label."""
     DOUBLE = "double"
+    """Two independent human reviews; a disagreement goes to an adjudicator."""
 
 
 class Role(StrEnum):
     """Account roles."""
 
     REVIEWER = "reviewer"
+    """Labels edges, blind to everyone else's labels."""
     ADJUDICATOR = "adjudicator"
+    """Also records the final label of disputed edges and sees the score."""
     ADMIN = "admin"
+    """Changes project settings and sees everything; does not review."""
 
 
 class LogFormat(StrEnum):
     """Audit-log export formats."""
 
     JSONL = "jsonl"
+    """One JSON object per line."""
     CSV = "csv"
+    """A header row, before and after as JSON text."""
 
 
 @review_app.command("serve")
