@@ -37,6 +37,7 @@ bench: $(STAMP_DEV)
 	$(BIN)/python benchmarks/bench_copies.py
 	$(BIN)/python benchmarks/bench_agreement.py
 	$(BIN)/python benchmarks/bench_resolve.py
+	$(BIN)/python benchmarks/bench_review.py
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .mypy_cache .ruff_cache

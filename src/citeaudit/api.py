@@ -18,7 +18,8 @@ from citeaudit.agreement import (
 from citeaudit.errors import InputError, InvalidValue
 from citeaudit.ingest import read_file
 from citeaudit.model import Audit, Protocol
-from citeaudit.protocol import fingerprint
+from citeaudit.protocol import disclosure, fingerprint
+from citeaudit.report.formats import result_json
 from citeaudit.results import ScoreResult
 from citeaudit.scope import Scope, select_audit
 from citeaudit.scoring import IntervalSettings, score, score_columns
@@ -52,6 +53,15 @@ class ScoredPath:
     """Answers the engines did not give (failed or incomplete) in the scope's runs: recorded, not scored."""
     warnings: tuple[str, ...] = ()
     """What a reader must see beside the numbers (e.g. required facts changed after answers arrived)."""
+
+    def to_json(self) -> str:
+        """The JSON ``citeaudit score --format json`` prints: the result, failures, warnings, disclosure."""
+        return result_json(
+            self.result,
+            failed_answers=self.failed_answers,
+            warnings=list(self.warnings),
+            disclosure=disclosure(self.protocol),
+        )
 
 
 def is_database(path: str | Path) -> bool:

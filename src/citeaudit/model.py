@@ -401,8 +401,8 @@ def _latest_labels(judgements: Iterable[Judgement]) -> set[Label]:
     return {j.label for j in ordered if (j.created_at or "") == latest}
 
 
-def review_outcome(judgements: Iterable[Judgement]) -> tuple[ReviewState, Label | None]:
-    """The review state and final label that a set of judgements gives (single-review policy).
+def review_outcome(judgements: Iterable[Judgement], reviews_required: int = 1) -> tuple[ReviewState, Label | None]:
+    """The review state and final label that a set of judgements gives.
 
     Human judgements only: model suggestions never make a final label. The latest adjudication
     (by ``created_at``) wins. Otherwise each human reviewer's latest review counts once: one reviewer →
@@ -410,8 +410,14 @@ def review_outcome(judgements: Iterable[Judgement]) -> tuple[ReviewState, Label 
     Judgements that tie on time but disagree count as a disagreement, so the outcome never depends on
     the order the judgements were listed in.
 
-    Notes: the final label is ``None`` exactly when the state is ``pending`` or ``disputed``.
+    ``reviews_required`` is the review policy: 1 for single review (the default), 2 for double independent
+    review, under which a ``labelled`` edge (one reviewer so far) has no final label yet.
+
+    Notes: the final label is ``None`` exactly when the state is ``pending`` or ``disputed``, or when it is
+    ``labelled`` under a policy that requires more than one review.
     """
+    if reviews_required < 1:
+        raise ValueError(f"reviews_required must be 1 or more, not {reviews_required!r}")
     human = [j for j in judgements if j.origin is Origin.HUMAN]
     adjudications = [j for j in human if j.stage is Stage.ADJUDICATION]
     if adjudications:
@@ -430,7 +436,8 @@ def review_outcome(judgements: Iterable[Judgement]) -> tuple[ReviewState, Label 
     if len(labels) > 1:
         return ReviewState.DISPUTED, None
     (label,) = labels
-    return (ReviewState.LABELLED if len(by_reviewer) == 1 else ReviewState.AGREED), label
+    state = ReviewState.LABELLED if len(by_reviewer) == 1 else ReviewState.AGREED
+    return state, (label if len(by_reviewer) >= reviews_required else None)
 
 
 @dataclass(frozen=True, slots=True)

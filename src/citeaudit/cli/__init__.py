@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from citeaudit.cli import agreement, collect, data, demo, protocol, report, score, sources
+from citeaudit.cli import agreement, collect, data, demo, protocol, report, review, score, sources
 
 __all__ = ["app", "main"]
 
@@ -24,6 +24,9 @@ report.register(app)
 agreement.register(app)
 sources.register(app)
 demo.register(app)
+app.add_typer(review.review_app, name="review")
+app.add_typer(review.reviewer_app, name="reviewer")
+app.add_typer(review.audit_log_app, name="audit-log")
 
 
 def main() -> None:

@@ -15,7 +15,7 @@ from citeaudit.comparison import compare_paths
 from citeaudit.errors import ScopeError
 from citeaudit.model import RunKind
 from citeaudit.protocol import disclosure
-from citeaudit.report import comparison_table, result_csv, result_json, score_tables
+from citeaudit.report import comparison_table, result_csv, score_tables
 from citeaudit.scope import Scope, parse_where
 from citeaudit.scoring import DIMENSIONS, IntervalSettings
 
@@ -95,15 +95,7 @@ def score(
     settings = IntervalSettings(level=level, resamples=resamples, seed=seed) if ci else None
     scored = score_path(path, scope=scope, by=_by(by), macro=macro, protocol=protocol, ci=settings)
     if fmt is OutputFormat.JSON:
-        console.out(
-            result_json(
-                scored.result,
-                failed_answers=scored.failed_answers,
-                warnings=list(scored.warnings),
-                disclosure=disclosure(scored.protocol),
-            ),
-            highlight=False,
-        )
+        console.out(scored.to_json(), highlight=False)
     elif fmt is OutputFormat.CSV:
         console.out(result_csv(scored.result), end="", highlight=False)
         for warning in scored.warnings:

@@ -369,7 +369,73 @@ WHEN NEW.edge_pk IS NOT OLD.edge_pk AND (
 BEGIN SELECT RAISE(ABORT, 'judgements are immutable: a merge may only move one to the merged edge'); END;
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _COLLECTION, _FACT_LOCKS, _SOURCES_SNAPSHOTS)
+_REVIEW_WORKFLOW = """
+-- Review workflow: accounts, sessions, an append-only audit log, project settings, and the
+-- columns and indexes the reviewer queue needs to stay fast with millions of edges.
+CREATE TABLE reviewers (
+    pk             INTEGER PRIMARY KEY,
+    name           TEXT NOT NULL UNIQUE,
+    role           TEXT NOT NULL CHECK (role IN ('reviewer', 'adjudicator', 'admin')),
+    password_hash  TEXT NOT NULL,
+    created_at     TEXT NOT NULL
+);
+
+CREATE TABLE review_sessions (
+    token_sha256  TEXT PRIMARY KEY,
+    reviewer_pk   INTEGER NOT NULL REFERENCES reviewers(pk),
+    csrf          TEXT NOT NULL,
+    created_at    TEXT NOT NULL,
+    expires_at    TEXT NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE review_settings (
+    key    TEXT PRIMARY KEY,
+    value  TEXT NOT NULL
+) WITHOUT ROWID;
+
+-- Who did what, when, with the state before and after: appended, never changed.
+CREATE TABLE audit_log (
+    pk           INTEGER PRIMARY KEY,
+    at           TEXT NOT NULL,
+    actor        TEXT NOT NULL,
+    action       TEXT NOT NULL,
+    target       TEXT NOT NULL,
+    before       TEXT,
+    after        TEXT
+);
+CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log
+BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log
+BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+
+-- Severity a reviewer gives with a judgement, and the form submission it came from: a retried POST
+-- (same submission id) never records a second judgement.
+ALTER TABLE judgements ADD COLUMN severity TEXT;
+ALTER TABLE judgements ADD COLUMN submission TEXT;
+CREATE UNIQUE INDEX judgements_submission ON judgements(submission) WHERE submission IS NOT NULL;
+CREATE INDEX judgements_edge_reviewer ON judgements(edge_pk, reviewer);
+
+-- URLs attached by hand to title-only sources: who and when (the source stays pending until resolved).
+CREATE TABLE source_url_attachments (
+    pk           INTEGER PRIMARY KEY,
+    source_pk    INTEGER NOT NULL REFERENCES sources(pk),
+    url          TEXT NOT NULL,
+    reviewer     TEXT NOT NULL,
+    attached_at  TEXT NOT NULL
+);
+
+-- The queue walks edges in a pseudo-random but fixed order (a multiplicative hash of pk) from a starting
+-- point chosen per reviewer; these expression indexes let it do so by keyset, without sorting or OFFSET:
+-- by final code (what still needs a review or an adjudication), by review state, and all edges.
+CREATE INDEX edges_queue ON edges(final_code, ((pk * 2654435761) % 4294967296));
+CREATE INDEX edges_queue_state ON edges(review_state, ((pk * 2654435761) % 4294967296));
+CREATE INDEX edges_queue_all ON edges(((pk * 2654435761) % 4294967296));
+CREATE INDEX answers_question_platform ON answers(question_pk, platform);
+CREATE INDEX answers_run_platform ON answers(run_pk, platform);
+CREATE INDEX answers_platform ON answers(platform);
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _COLLECTION, _FACT_LOCKS, _SOURCES_SNAPSHOTS, _REVIEW_WORKFLOW)
 """``MIGRATIONS[n]`` upgrades schema version ``n`` to ``n + 1``."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -40,7 +40,10 @@ from citeaudit.store.judgements import read_raters, read_sided_labels
 from citeaudit.store.migrations import MIGRATIONS, SCHEMA_VERSION
 from citeaudit.store.reading import read_audit, read_scoring_columns
 
-__all__ = ["ImportReport", "ProtocolInfo", "Store"]
+__all__ = ["REVIEW_POLICIES", "ImportReport", "ProtocolInfo", "Store"]
+
+REVIEW_POLICIES = {"single": 1, "double": 2}
+"""Review policies and how many independent human reviews each needs before an edge has a final label."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,8 +102,8 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def _edge_code(judgements: Sequence[Judgement]) -> tuple[str, int]:
-    state, label = review_outcome(judgements)
+def _edge_code(judgements: Sequence[Judgement], reviews_required: int) -> tuple[str, int]:
+    state, label = review_outcome(judgements, reviews_required)
     if label is not None:
         return str(state), LABEL_CODE[label]
     return str(state), DISPUTED_CODE if state == "disputed" else PENDING_CODE
@@ -419,12 +422,15 @@ class Store:
         )
 
         next_edge = self._next_pk(db, "edges")
+        # imported judgements are weighed under the database's review policy, as the review UI weighs them
+        policy = db.execute("SELECT value FROM review_settings WHERE key = 'policy'").fetchone()
+        reviews_required = REVIEW_POLICIES[policy[0]] if policy else 1
         edge_rows: list[tuple[object, ...]] = []
         location_rows: list[tuple[object, ...]] = []
         judgement_rows: list[tuple[object, ...]] = []
         for i, edge in enumerate(audit.edges):
             pk = next_edge + i
-            state, code = _edge_code(edge.judgements)
+            state, code = _edge_code(edge.judgements, reviews_required)
             edge_rows.append(
                 (pk, claim_pk[edge.claim_id], source_pk[edge.source_key], state, code, len(edge.locations))
             )

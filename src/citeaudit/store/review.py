@@ -1,0 +1,623 @@
+"""The review workflow's SQL: accounts, sessions, settings, the reviewer queue, judgements recorded from the web
+UI, evidence groups, URLs attached to title-only sources and the append-only audit log.
+
+One short-lived connection per request (the web server runs requests on several threads); every write is one
+``BEGIN IMMEDIATE`` transaction that also appends its audit-log row, so an action and its record never part.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+
+from citeaudit.errors import DuplicateId, InvalidValue, StoreError, UnknownReference
+from citeaudit.model import Judgement, Label, Origin, ReviewState, Stage, review_outcome
+from citeaudit.scoring import DISPUTED_CODE, LABEL_CODE, LABELS, PENDING_CODE
+from citeaudit.sources.urls import url_location
+from citeaudit.store.migrations import SCHEMA_VERSION
+from citeaudit.store.review_records import (
+    AuditLogEntry,
+    EdgeView,
+    GroupView,
+    Passage,
+    QueueFilter,
+    QueueRow,
+    Reviewer,
+    StoredJudgement,
+)
+from citeaudit.store.sqlite import REVIEW_POLICIES, Store
+
+__all__ = [
+    "POLICIES",
+    "QUEUE_KEY",
+    "AuditLogEntry",
+    "EdgeView",
+    "GroupView",
+    "Passage",
+    "QueueFilter",
+    "QueueRow",
+    "ReviewStore",
+    "Reviewer",
+    "StoredJudgement",
+]
+
+POLICIES: Mapping[str, int] = REVIEW_POLICIES
+"""Review policies and how many independent human reviews each needs before an edge has a final label."""
+
+QUEUE_KEY = "((e.pk * 2654435761) % 4294967296)"
+"""The queue's order key: the exact expression of the ``edges_queue`` index (a multiplicative hash of pk)."""
+
+KEY_SPACE = 4294967296
+"""Queue keys lie in ``[0, KEY_SPACE)``."""
+
+ROLES = ("reviewer", "adjudicator", "admin")
+"""Account roles, least to most rights."""
+
+_DEFAULT_SETTINGS = {"policy": "single", "show_model_suggestions": "false"}
+
+_NEEDED_CODES: Mapping[str, frozenset[int]] = {
+    "review": frozenset({PENDING_CODE}),
+    "adjudicate": frozenset({DISPUTED_CODE}),
+}
+"""Final codes of the edges each queue lists (``browse`` lists every edge)."""
+
+_NARROW_FILTER = 0.02
+"""Below this share of answers a filter is walked from its answers, not in edge key order."""
+
+
+def _state_codes(state: ReviewState, reviews_required: int) -> frozenset[int]:
+    """Final codes an edge in ``state`` can hold under a policy."""
+    labels = frozenset(LABEL_CODE.values())
+    if state is ReviewState.PENDING:
+        return frozenset({PENDING_CODE})
+    if state is ReviewState.DISPUTED:
+        return frozenset({DISPUTED_CODE})
+    if state is ReviewState.LABELLED and reviews_required > 1:
+        return frozenset({PENDING_CODE})
+    return labels
+
+
+def now() -> str:
+    """The current UTC time, ISO-8601 with microseconds (judgements are ordered by it)."""
+    return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+def code_label(code: int) -> Label | None:
+    """The final label a stored ``final_code`` stands for (``None`` for pending or disputed)."""
+    return LABELS[code] if 0 <= code < len(LABELS) else None
+
+
+def edge_code(judgements: Sequence[Judgement], reviews_required: int) -> tuple[ReviewState, int]:
+    """Review state and stored final code of an edge under a policy."""
+    state, label = review_outcome(judgements, reviews_required)
+    if label is not None:
+        return state, LABEL_CODE[label]
+    return state, DISPUTED_CODE if state is ReviewState.DISPUTED else PENDING_CODE
+
+
+class ReviewStore:
+    """A connection to a citeaudit database for the review UI. Use as a context manager."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        try:
+            self._db = sqlite3.connect(self.path, isolation_level=None, timeout=30.0, check_same_thread=False)
+            self._db.execute("PRAGMA foreign_keys = ON")
+            self._db.execute("PRAGMA busy_timeout = 30000")
+            version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open database {str(self.path)!r}: {exc}") from None
+        if version != SCHEMA_VERSION:
+            self._db.close()
+            raise StoreError(
+                f"{str(self.path)!r} has schema version {version}, not {SCHEMA_VERSION}; open it once with "
+                "`ReviewStore.prepare` (done by `citeaudit review serve`)"
+            )
+
+    @staticmethod
+    def prepare(path: str | Path) -> None:
+        """Create or migrate the database at ``path`` to the current schema."""
+        Store(path).close()
+
+    def __enter__(self) -> ReviewStore:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._db.close()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self._db
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    @staticmethod
+    def _log(db: sqlite3.Connection, actor: str, action: str, target: str, before: object, after: object) -> None:
+        db.execute(
+            "INSERT INTO audit_log (at, actor, action, target, before, after) VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                now(),
+                actor,
+                action,
+                target,
+                None if before is None else json.dumps(before, sort_keys=True, ensure_ascii=False),
+                None if after is None else json.dumps(after, sort_keys=True, ensure_ascii=False),
+            ),
+        )
+
+    # -- settings and accounts ---------------------------------------------------------------------
+
+    def settings(self) -> dict[str, str]:
+        """Project settings (``policy``, ``show_model_suggestions``) with their defaults."""
+        stored = dict(self._db.execute("SELECT key, value FROM review_settings").fetchall())
+        return {**_DEFAULT_SETTINGS, **stored}
+
+    def reviews_required(self) -> int:
+        """Independent human reviews the current policy needs."""
+        return POLICIES[self.settings()["policy"]]
+
+    def set_setting(self, actor: str, key: str, value: str) -> int:
+        """Change a setting (logged). Changing the policy recomputes every judged edge's state; returns how many
+        edges changed."""
+        if key not in _DEFAULT_SETTINGS:
+            raise InvalidValue("settings", key, f"unknown setting {key!r}; settings: {', '.join(_DEFAULT_SETTINGS)}")
+        if key == "policy" and value not in POLICIES:
+            raise InvalidValue("settings", key, f"policy {value!r} is not one of {', '.join(POLICIES)}")
+        if key == "show_model_suggestions" and value not in ("true", "false"):
+            raise InvalidValue("settings", key, f"{value!r} is not true or false")
+        with self._transaction() as db:
+            before = self.settings()[key]
+            if before == value:
+                return 0
+            db.execute("INSERT OR REPLACE INTO review_settings VALUES (?, ?)", (key, value))
+            self._log(db, actor, "setting", key, before, value)
+            return self._recompute_all(db, POLICIES[value]) if key == "policy" else 0
+
+    def _recompute_all(self, db: sqlite3.Connection, reviews_required: int) -> int:
+        changed = 0
+        judged = [pk for (pk,) in db.execute("SELECT DISTINCT edge_pk FROM judgements WHERE origin = 'human'")]
+        for edge_pk in judged:
+            changed += self._recompute(db, edge_pk, reviews_required)[2]
+        return changed
+
+    def _recompute(self, db: sqlite3.Connection, edge_pk: int, reviews_required: int) -> tuple[object, object, bool]:
+        """Bring one edge's stored state in step with its judgements: ``(before, after, changed)``."""
+        state, code = db.execute("SELECT review_state, final_code FROM edges WHERE pk = ?", (edge_pk,)).fetchone()
+        judgements = [j.judgement for j in self._judgements(db, edge_pk)]
+        new_state, new_code = edge_code(judgements, reviews_required)
+        before = {"review_state": state, "final_label": code_label(code)}
+        after = {"review_state": str(new_state), "final_label": code_label(new_code)}
+        if (state, code) != (str(new_state), new_code):
+            db.execute(
+                "UPDATE edges SET review_state = ?, final_code = ? WHERE pk = ?", (str(new_state), new_code, edge_pk)
+            )
+            return before, after, True
+        return before, after, False
+
+    def add_reviewer(self, name: str, role: str, password_hash: str, actor: str = "cli") -> Reviewer:
+        """Create an account; a name already taken is a :class:`DuplicateId`."""
+        if role not in ROLES:
+            raise InvalidValue("reviewer", "role", f"role {role!r} is not one of {', '.join(ROLES)}")
+        with self._transaction() as db:
+            if db.execute("SELECT 1 FROM reviewers WHERE name = ?", (name,)).fetchone():
+                raise DuplicateId(str(self.path), "reviewers", f"reviewer {name!r} already exists")
+            pk = db.execute(
+                "INSERT INTO reviewers (name, role, password_hash, created_at) VALUES (?, ?, ?, ?)",
+                (name, role, password_hash, now()),
+            ).lastrowid
+            assert pk is not None
+            self._log(db, actor, "reviewer.add", f"reviewer:{name}", None, {"role": role})
+        return Reviewer(pk, name, role, password_hash)
+
+    def reviewer(self, name: str) -> Reviewer | None:
+        """The account called ``name``."""
+        row = self._db.execute("SELECT pk, name, role, password_hash FROM reviewers WHERE name = ?", (name,)).fetchone()
+        return None if row is None else Reviewer(*row)
+
+    def open_session(self, reviewer: Reviewer, token_sha256: str, csrf: str, expires_at: str) -> None:
+        """Record a login (logged); expired sessions are dropped on the way."""
+        with self._transaction() as db:
+            db.execute("DELETE FROM review_sessions WHERE expires_at <= ?", (now(),))
+            db.execute(
+                "INSERT INTO review_sessions VALUES (?, ?, ?, ?, ?)",
+                (token_sha256, reviewer.pk, csrf, now(), expires_at),
+            )
+            self._log(db, reviewer.name, "login", f"reviewer:{reviewer.name}", None, None)
+
+    def session(self, token_sha256: str, at: str) -> tuple[Reviewer, str] | None:
+        """The account and CSRF token of a live session (``None`` when unknown or expired)."""
+        row = self._db.execute(
+            "SELECT r.pk, r.name, r.role, r.password_hash, s.csrf FROM review_sessions s "
+            "JOIN reviewers r ON r.pk = s.reviewer_pk WHERE s.token_sha256 = ? AND s.expires_at > ?",
+            (token_sha256, at),
+        ).fetchone()
+        return None if row is None else (Reviewer(*row[:4]), row[4])
+
+    def close_session(self, token_sha256: str, actor: str) -> None:
+        """Log out (logged)."""
+        with self._transaction() as db:
+            db.execute("DELETE FROM review_sessions WHERE token_sha256 = ?", (token_sha256,))
+            self._log(db, actor, "logout", f"reviewer:{actor}", None, None)
+
+    # -- queue -------------------------------------------------------------------------------------
+
+    def queue(
+        self,
+        reviewer: Reviewer,
+        needs: str,
+        filters: QueueFilter,
+        start: int,
+        after: tuple[int, int] | None,
+        limit: int,
+    ) -> list[QueueRow]:
+        """Edges in queue order from key ``start`` (wrapping once round the key space), after the keyset cursor
+        ``after`` = ``(lap, key)``, at most ``limit``.
+
+        ``needs`` picks what the account has to do: ``review`` (no final label yet, not judged by this reviewer),
+        ``adjudicate`` (disputed) or ``browse`` (any edge; admins only, labels are never listed).
+        """
+        rows: list[QueueRow] = []
+        laps = [(0, start, KEY_SPACE), (1, 0, start)]
+        for lap, low, high in laps:
+            if after is not None and lap < after[0]:
+                continue
+            lower = max(low, after[1] + 1) if after is not None and lap == after[0] else low
+            if lower >= high:
+                continue
+            rows.extend(self._queue_lap(reviewer, needs, filters, lower, high, limit - len(rows)))
+            if len(rows) >= limit:
+                break
+        return rows
+
+    def _queue_lap(
+        self, reviewer: Reviewer, needs: str, filters: QueueFilter, low: int, high: int, limit: int
+    ) -> list[QueueRow]:
+        codes = _NEEDED_CODES.get(needs)
+        if needs != "browse" and codes is None:
+            raise ValueError(f"needs must be review, adjudicate or browse, not {needs!r}")
+        where = [f"{QUEUE_KEY} >= ?", f"{QUEUE_KEY} < ?"]
+        params: list[object] = [low, high]
+        if filters.state is not None:
+            # a state whose edges can never need this action lists nothing (and scans nothing)
+            if codes is not None and not codes & _state_codes(filters.state, self.reviews_required()):
+                return []
+            where.append("e.review_state = ?")
+            params.append(str(filters.state))
+        if codes is not None:
+            (code,) = codes
+            where.append("e.final_code = ?" if filters.state is None else "+e.final_code = ?")
+            params.append(code)
+        if needs == "review":
+            where.append("NOT EXISTS (SELECT 1 FROM judgements j WHERE j.edge_pk = e.pk AND j.reviewer = ?)")
+            params.append(reviewer.name)
+        answer_where, answer_params = self._answer_conditions(filters)
+        if answer_where is None:
+            return []
+        edges_first = True
+        if answer_where:
+            # Walking edges in key order finds a page quickly when the filter keeps a fair share of answers; for
+            # a narrow filter, start from its answers and sort their (few) edges instead.
+            (matching,) = self._db.execute(
+                f"SELECT count(*) FROM answers a WHERE {' AND '.join(answer_where)}", answer_params
+            ).fetchone()
+            if matching == 0:
+                return []
+            (total,) = self._db.execute("SELECT coalesce(max(pk), 0) FROM answers").fetchone()
+            edges_first = matching >= _NARROW_FILTER * total
+        joins = (
+            "edges e CROSS JOIN claims c ON c.pk = e.claim_pk CROSS JOIN answers a ON a.pk = c.answer_pk"
+            if edges_first
+            else "answers a CROSS JOIN claims c ON c.answer_pk = a.pk CROSS JOIN edges e ON e.claim_pk = c.pk"
+        )
+        sql = (
+            f"SELECT e.pk, {QUEUE_KEY}, c.text, coalesce(s.title, s.url, s.key), r.id, a.platform, q.id "
+            f"FROM {joins} JOIN runs r ON r.pk = a.run_pk JOIN questions q ON q.pk = a.question_pk "
+            "JOIN sources s ON s.pk = e.source_pk "
+            f"WHERE {' AND '.join(where + answer_where)} ORDER BY {QUEUE_KEY} LIMIT ?"
+        )
+        return [QueueRow(*row) for row in self._db.execute(sql, (*params, *answer_params, limit))]
+
+    def _answer_conditions(self, filters: QueueFilter) -> tuple[list[str] | None, list[object]]:
+        """Conditions on ``answers a`` for the run, platform and question filters (ids turned into row ids);
+        ``None`` when a named run or question does not exist."""
+        where: list[str] = []
+        params: list[object] = []
+        for column, table, value in (("run_pk", "runs", filters.run), ("question_pk", "questions", filters.question)):
+            if value is None:
+                continue
+            pks = [pk for (pk,) in self._db.execute(f"SELECT pk FROM {table} WHERE id = ?", (value,))]
+            if not pks:
+                return None, []
+            where.append(f"a.{column} IN ({', '.join('?' * len(pks))})")
+            params.extend(pks)
+        if filters.platform is not None:
+            where.append("a.platform = ?")
+            params.append(filters.platform)
+        return where, params
+
+    def filter_values(self) -> dict[str, list[str]]:
+        """Values the queue filters offer (runs, platforms, questions)."""
+        return {
+            "run": [r for (r,) in self._db.execute("SELECT id FROM runs ORDER BY id")],
+            "platform": [
+                p for (p,) in self._db.execute("SELECT DISTINCT platform FROM runs WHERE platform IS NOT NULL")
+            ],
+            "question": [q for (q,) in self._db.execute("SELECT DISTINCT id FROM questions ORDER BY id")],
+        }
+
+    # -- one edge ----------------------------------------------------------------------------------
+
+    def edge(self, edge_pk: int) -> EdgeView | None:
+        """The edge, its claim, answer and source."""
+        row = self._db.execute(
+            'SELECT e.pk, e.review_state, e.final_code, c.pk, c.id, c.text, c.start, c."end", c.severity, a.id, '
+            "a.text, a.platform, r.id, q.id, q.text, s.pk, s.key, s.url, s.resolved_url, s.title, s.status, "
+            "s.reason, e.n_locations FROM edges e JOIN claims c ON c.pk = e.claim_pk "
+            "JOIN answers a ON a.pk = c.answer_pk JOIN runs r ON r.pk = a.run_pk "
+            "JOIN questions q ON q.pk = a.question_pk JOIN sources s ON s.pk = e.source_pk WHERE e.pk = ?",
+            (edge_pk,),
+        ).fetchone()
+        if row is None:
+            return None
+        return EdgeView(row[0], ReviewState(row[1]), *row[2:])
+
+    @staticmethod
+    def _judgements(db: sqlite3.Connection, edge_pk: int) -> list[StoredJudgement]:
+        return [
+            StoredJudgement(
+                pk,
+                Judgement(Label(label), reviewer, Origin(origin), Stage(stage), passage, period, reasoning, created_at),
+                severity,
+            )
+            for pk, label, reviewer, origin, stage, passage, period, reasoning, created_at, severity in db.execute(
+                "SELECT pk, label, reviewer, origin, stage, passage, period, reasoning, created_at, severity "
+                "FROM judgements WHERE edge_pk = ? ORDER BY pk",
+                (edge_pk,),
+            )
+        ]
+
+    def judgements(self, edge_pk: int) -> list[StoredJudgement]:
+        """Every judgement on the edge, oldest first. The web layer decides which of them a viewer may see."""
+        return self._judgements(self._db, edge_pk)
+
+    def has_judged(self, edge_pk: int, reviewer: str) -> bool:
+        """Whether ``reviewer`` has a judgement of their own on the edge."""
+        return (
+            self._db.execute(
+                "SELECT 1 FROM judgements WHERE edge_pk = ? AND reviewer = ? AND origin = 'human'", (edge_pk, reviewer)
+            ).fetchone()
+            is not None
+        )
+
+    def record_judgement(
+        self,
+        edge_pk: int,
+        judgement: Judgement,
+        severity: str | None,
+        submission: str,
+    ) -> tuple[bool, ReviewState]:
+        """Append a human judgement and bring the edge's state in step, in one transaction with its audit-log row.
+
+        A submission id seen before records nothing (a retried form post). Returns ``(recorded, new state)``.
+        """
+        with self._transaction() as db:
+            if db.execute("SELECT 1 FROM judgements WHERE submission = ?", (submission,)).fetchone():
+                (state,) = db.execute("SELECT review_state FROM edges WHERE pk = ?", (edge_pk,)).fetchone()
+                return False, ReviewState(state)
+            if db.execute("SELECT 1 FROM edges WHERE pk = ?", (edge_pk,)).fetchone() is None:
+                raise UnknownReference("review", f"edge {edge_pk}", f"no edge {edge_pk!r}")
+            pk = db.execute(
+                "INSERT INTO judgements (edge_pk, label, reviewer, origin, stage, passage, period, reasoning, "
+                "created_at, severity, submission) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    edge_pk,
+                    str(judgement.label),
+                    judgement.reviewer,
+                    str(judgement.origin),
+                    str(judgement.stage),
+                    judgement.passage,
+                    judgement.period,
+                    judgement.reasoning,
+                    judgement.created_at,
+                    severity,
+                    submission,
+                ),
+            ).lastrowid
+            before, after, _ = self._recompute(db, edge_pk, self.reviews_required())
+            assert isinstance(after, dict)
+            self._log(
+                db,
+                judgement.reviewer or "",
+                "judgement" if judgement.stage is Stage.REVIEW else "adjudication",
+                f"edge:{edge_pk}",
+                before,
+                {**after, "judgement": pk, "label": str(judgement.label), "rationale": judgement.reasoning},
+            )
+            return True, ReviewState(after["review_state"])
+
+    # -- sources -----------------------------------------------------------------------------------
+
+    def passages(self, source_pk: int) -> list[Passage]:
+        """The text of a source to read on the edge page.
+
+        Snapshot passages when the database has a ``source_passages`` table (``source_pk``, ``text``); until then
+        the text the database holds: the engine's quotes of the source, its title and publisher.
+        """
+        tables = {name for (name,) in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if "source_passages" in tables:
+            columns = {row[1] for row in self._db.execute("PRAGMA table_info(source_passages)")}
+            if {"source_pk", "text"} <= columns:
+                return [
+                    Passage("snapshot", text)
+                    for (text,) in self._db.execute(
+                        "SELECT text FROM source_passages WHERE source_pk = ? ORDER BY rowid", (source_pk,)
+                    )
+                ]
+        found = [
+            Passage("engine quote", quote)
+            for (quote,) in self._db.execute(
+                "SELECT DISTINCT quote FROM citations WHERE source_pk = ? AND quote IS NOT NULL LIMIT 50", (source_pk,)
+            )
+        ]
+        title, publisher = self._db.execute(
+            "SELECT title, publisher FROM sources WHERE pk = ?", (source_pk,)
+        ).fetchone()
+        found += [Passage(origin, text) for origin, text in (("title", title), ("publisher", publisher)) if text]
+        return found
+
+    def attach_url(self, source_pk: int, url: str, reviewer: str) -> None:
+        """Give a title-only source the link a reviewer found (logged with who and when). The source stays
+        ``pending`` and keeps its key until it is resolved."""
+        with self._transaction() as db:
+            row = db.execute("SELECT url, status FROM sources WHERE pk = ?", (source_pk,)).fetchone()
+            if row is None:
+                raise UnknownReference("review", f"source {source_pk}", f"no source {source_pk!r}")
+            if row[0] is not None or row[1] != "pending":
+                raise InvalidValue(
+                    "review",
+                    f"source {source_pk}",
+                    f"only a pending title-only source takes a URL; this one has {row[0]!r}",
+                )
+            host, path = url_location(url)
+            at = now()
+            db.execute("UPDATE sources SET url = ?, host = ?, path = ? WHERE pk = ?", (url, host, path, source_pk))
+            db.execute(
+                "INSERT INTO source_url_attachments (source_pk, url, reviewer, attached_at) VALUES (?, ?, ?, ?)",
+                (source_pk, url, reviewer, at),
+            )
+            self._log(db, reviewer, "source.attach_url", f"source:{source_pk}", {"url": None}, {"url": url})
+
+    def url_attachments(self, source_pk: int) -> list[tuple[str, str, str]]:
+        """``(url, reviewer, when)`` of every URL attached to the source."""
+        return list(
+            self._db.execute(
+                "SELECT url, reviewer, attached_at FROM source_url_attachments WHERE source_pk = ? ORDER BY pk",
+                (source_pk,),
+            )
+        )
+
+    # -- evidence groups ---------------------------------------------------------------------------
+
+    def claim_sources(self, claim_pk: int) -> list[tuple[int, str, str]]:
+        """``(source pk, key, title or URL)`` of the sources a claim is linked to or its answer cites."""
+        return list(
+            self._db.execute(
+                "SELECT DISTINCT s.pk, s.key, coalesce(s.title, s.url, s.key) FROM sources s WHERE s.pk IN ("
+                "SELECT source_pk FROM edges WHERE claim_pk = ? UNION SELECT ci.source_pk FROM citations ci "
+                "JOIN claims c ON c.answer_pk = ci.answer_pk WHERE c.pk = ? AND ci.kind = 'cited') ORDER BY s.pk",
+                (claim_pk, claim_pk),
+            )
+        )
+
+    def groups(self, claim_pk: int) -> list[GroupView]:
+        """Evidence groups of a claim."""
+        groups = []
+        for pk, gid, label, documents, steps, reviewer in self._db.execute(
+            "SELECT pk, id, label, required_documents, reasoning_steps, reviewer FROM evidence_groups "
+            "WHERE claim_pk = ? ORDER BY pk",
+            (claim_pk,),
+        ).fetchall():
+            keys = tuple(
+                key
+                for (key,) in self._db.execute(
+                    "SELECT s.key FROM evidence_group_sources g JOIN sources s ON s.pk = g.source_pk "
+                    "WHERE g.group_pk = ? ORDER BY g.ordinal",
+                    (pk,),
+                )
+            )
+            groups.append(GroupView(gid, label, keys, tuple(json.loads(documents)), tuple(json.loads(steps)), reviewer))
+        return groups
+
+    def group_counts(self) -> dict[str, int]:
+        """Evidence groups by decision (``undecided`` for none), for the score page."""
+        return {
+            label or "undecided": n
+            for label, n in self._db.execute("SELECT label, count(*) FROM evidence_groups GROUP BY label")
+        }
+
+    def create_group(
+        self,
+        claim_pk: int,
+        source_pks: Sequence[int],
+        required_documents: Sequence[str],
+        reasoning_steps: Sequence[str],
+        label: Label | None,
+        reviewer: str,
+    ) -> str:
+        """Create an evidence group for a claim from two or more of its sources (logged); returns its id."""
+        allowed = {pk for pk, _, _ in self.claim_sources(claim_pk)}
+        chosen = list(dict.fromkeys(source_pks))
+        if len(chosen) < 2:
+            raise InvalidValue("review", "sources", f"an evidence group needs two or more sources, not {len(chosen)}")
+        stray = [pk for pk in chosen if pk not in allowed]
+        if stray:
+            raise InvalidValue("review", "sources", f"source {stray[0]!r} is not cited for this claim")
+        with self._transaction() as db:
+            (claim_id,) = db.execute("SELECT id FROM claims WHERE pk = ?", (claim_pk,)).fetchone()
+            (n,) = db.execute("SELECT count(*) FROM evidence_groups WHERE claim_pk = ?", (claim_pk,)).fetchone()
+            group_id = f"{claim_id}/g{n + 1}"
+            while db.execute("SELECT 1 FROM evidence_groups WHERE id = ?", (group_id,)).fetchone():
+                n += 1
+                group_id = f"{claim_id}/g{n + 1}"
+            pk = db.execute(
+                "INSERT INTO evidence_groups (id, claim_pk, label, required_documents, reasoning_steps, reviewer) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    group_id,
+                    claim_pk,
+                    None if label is None else str(label),
+                    json.dumps(list(required_documents)),
+                    json.dumps(list(reasoning_steps)),
+                    reviewer,
+                ),
+            ).lastrowid
+            db.executemany(
+                "INSERT INTO evidence_group_sources VALUES (?, ?, ?)", [(pk, i, s) for i, s in enumerate(chosen)]
+            )
+            self._log(
+                db,
+                reviewer,
+                "evidence_group.create",
+                f"evidence_group:{group_id}",
+                None,
+                {
+                    "claim": claim_id,
+                    "sources": chosen,
+                    "label": None if label is None else str(label),
+                    "required_documents": list(required_documents),
+                    "reasoning_steps": list(reasoning_steps),
+                },
+            )
+        return group_id
+
+    # -- audit log ---------------------------------------------------------------------------------
+
+    def audit_log(self) -> Iterator[AuditLogEntry]:
+        """Every audit-log row in order."""
+        for pk, at, actor, action, target, before, after in self._db.execute(
+            "SELECT pk, at, actor, action, target, before, after FROM audit_log ORDER BY pk"
+        ):
+            yield AuditLogEntry(
+                pk,
+                at,
+                actor,
+                action,
+                target,
+                None if before is None else json.loads(before),
+                None if after is None else json.loads(after),
+            )

@@ -1,0 +1,109 @@
+"""The review UI in a real headless Chromium driven by Playwright: two reviewers label one edge blind and disagree,
+the adjudicator resolves it and the score moves; labelling by keyboard alone; markup in answers stays inert."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from citeaudit.review.app import ReviewConfig
+from review_support import PASSWORD, add_account, chromium_path, edge_pk, make_db, serve, set_policy
+
+pytest.importorskip("playwright.sync_api")
+
+from playwright.sync_api import Browser, Page, sync_playwright
+
+ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
+
+
+@pytest.fixture
+def browser() -> Iterator[Browser]:
+    executable = chromium_path()
+    with sync_playwright() as driver:
+        launched = driver.chromium.launch(executable_path=executable, args=["--no-sandbox"], headless=True)
+        yield launched
+        launched.close()
+
+
+def log_in(browser: Browser, base: str, name: str, dialogs: list[str]) -> Page:
+    """A fresh browser context (its own cookies) logged in through the form."""
+    context = browser.new_context()
+    page = context.new_page()
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    page.goto(f"{base}/login")
+    page.fill("input[name=name]", name)
+    page.fill("input[name=password]", PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{base}/queue")
+    return page
+
+
+def precision_cell(page: Page, base: str) -> str:
+    page.goto(f"{base}/score")
+    return str(page.text_content('tr[data-metric="precision"] td.fraction'))
+
+
+def test_blind_double_review_adjudication_and_score(browser: Browser, tmp_path: Path) -> None:
+    db = make_db(tmp_path / "ui.db")
+    for name, role in (("ann", "reviewer"), ("bob", "reviewer"), ("ada", "adjudicator")):
+        add_account(db, name, role)
+    set_policy(db, "double")
+    edge = edge_pk(db, "c1", "https://brand.com/ax220")
+    dialogs: list[str] = []
+    with serve(ReviewConfig(db=db)) as base:
+        ada = log_in(browser, base, "ada", dialogs)
+        # 5 edges, none with a final label yet
+        assert precision_cell(ada, base) == "0/5"
+
+        ann = log_in(browser, base, "ann", dialogs)
+        ann.goto(f"{base}/edges/{edge}")
+        assert ann.text_content("#claim-in-answer") == "The AX220 has a 20 L tank."
+        ann.fill("#reasoning", "spec table says 20 L")
+        ann.click("button[value=supported]")
+        ann.wait_for_load_state()
+
+        # bob labels with the keyboard alone: Tab to the passage field, type, Esc, then "3" (conflicting)
+        bob = log_in(browser, base, "bob", dialogs)
+        bob.goto(f"{base}/edges/{edge}")
+        body = bob.content()
+        assert "spec table says 20 L" not in body
+        assert "by ann" not in body
+        ARTIFACTS.mkdir(exist_ok=True)
+        bob.screenshot(path=str(ARTIFACTS / "review-edge-page.png"), full_page=True)
+        for _ in range(60):
+            if bob.evaluate("document.activeElement && document.activeElement.id") == "passage":
+                break
+            bob.keyboard.press("Tab")
+        assert bob.evaluate("document.activeElement.id") == "passage"
+        bob.keyboard.type("Tank capacity: 18 L")
+        bob.keyboard.press("Escape")
+        with bob.expect_navigation():
+            bob.keyboard.press("3")
+
+        # disputed: still no final label, precision unchanged
+        assert precision_cell(ada, base) == "0/5"
+        ada.goto(f"{base}/queue?needs=adjudicate")
+        ada.click(f'tr[data-edge="{edge}"] a')
+        assert (ada.text_content("#state") or "").startswith("disputed")
+        judgements = ada.text_content("#all-judgements")
+        assert judgements is not None
+        for expected in ("supported", "by ann", "conflicting", "by bob", "Tank capacity: 18 L"):
+            assert expected in judgements
+        ada.fill("#reasoning", "the spec table is the current edition")
+        ada.click("button[value=supported]")
+        ada.wait_for_load_state()
+        assert (ada.text_content("#state") or "").strip() == "adjudicated: supported"
+        # 1 supported of 5 unique edges
+        assert precision_cell(ada, base) == "1/5"
+
+        # the markup in the answer, the title-only source and the javascript: link never ran
+        for claim_id, key in (
+            ("c2", "<script>alert('title')</script> Outdoor use guide"),
+            ("c2", "javascript:alert('link')"),
+        ):
+            bob.goto(f"{base}/edges/{edge_pk(db, claim_id, key)}")
+            assert bob.locator("#answer img").count() == 0
+            assert bob.locator('a[href^="javascript"]').count() == 0
+        assert dialogs == []
