@@ -137,13 +137,21 @@ def test_policy_change_recomputes_states(tmp_path: Path) -> None:
         store.set_setting("root", "policy", "triple")
 
 
-def test_passages_use_snapshot_passages_when_the_table_exists(tmp_path: Path) -> None:
+def test_passages_come_from_the_latest_snapshot(tmp_path: Path) -> None:
     db = make_db(tmp_path / "s.db", many_edges_document())
     with ReviewStore(db) as store:
-        assert store.passages(1) == []  # no quote, title or publisher stored for s0
-    with sqlite3.connect(db) as conn:
-        conn.execute("CREATE TABLE source_passages (source_pk INTEGER, ordinal INTEGER, text TEXT)")
-        conn.executemany("INSERT INTO source_passages VALUES (1, ?, ?)", [(0, "Tank: 20 L"), (1, "Outdoor: yes")])
+        assert store.passages(1) == []  # no quote, title or publisher stored for s0, no snapshot yet
+    text = "Tank: 20 L\nOutdoor: yes"
+    with sqlite3.connect(db) as conn:  # what `citeaudit resolve` records: a document, its passages, a fetch
+        conn.execute(
+            "INSERT INTO documents VALUES ('d1', 'text/plain', ?, ?, ?, NULL, NULL, NULL)",
+            (len(text), text.encode(), text),
+        )
+        conn.executemany("INSERT INTO passages VALUES ('d1', ?, ?, ?)", [(0, 0, 10), (1, 11, 23)])
+        conn.execute(
+            "INSERT INTO fetches (source_pk, requested_url, status, chain, headers, fetched_at, document_sha256) "
+            "VALUES (1, 'https://x', 'resolved', '[]', '[]', '2026-11-30', 'd1')"
+        )
     with ReviewStore(db) as store:
         assert [(p.origin, p.text) for p in store.passages(1)] == [
             ("snapshot", "Tank: 20 L"),

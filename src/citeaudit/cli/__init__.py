@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from citeaudit.cli import agreement, collect, data, demo, protocol, report, review, score, sources
+from citeaudit.cli import agreement, collect, copies, data, demo, protocol, report, review, score, sources
 
 __all__ = ["app", "main"]
 
@@ -23,6 +23,9 @@ app.add_typer(protocol.app, name="protocol")
 report.register(app)
 agreement.register(app)
 sources.register(app)
+copies.register(app, sources.app)
+# `citeaudit sources …` is the same group as `citeaudit source …`.
+app.add_typer(sources.app, name="sources")
 demo.register(app)
 app.add_typer(review.review_app, name="review")
 app.add_typer(review.reviewer_app, name="reviewer")

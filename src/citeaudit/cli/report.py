@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from citeaudit.api import load_scope, score_path
+from citeaudit.api import is_database, load_scope, score_path
 from citeaudit.cli.common import console, handles_errors
 from citeaudit.cli.score import ByOption, KindChoice, KindOption, ProtocolOption, WhereOption, _by, _scope
 from citeaudit.comparison import compare_paths
@@ -15,6 +15,8 @@ from citeaudit.protocol import disclosure
 from citeaudit.report.files import write_atomically
 from citeaudit.report.html import ReportInput, render_report
 from citeaudit.scoring import IntervalSettings
+from citeaudit.store import Store
+from citeaudit.store.copies import SupportRow, copies_computed, support_rows
 
 __all__ = ["register"]
 
@@ -46,22 +48,43 @@ def report(
         comparison = compare_paths(
             path, compare, scope_a=scope, scope_b=scope, protocol_a=protocol, resamples=resamples, seed=seed
         ).to_dict()
+    audit = load_scope(path, scope=scope, protocol=protocol)
+    support, support_note = _support(path, {a.id for a in audit.answers})
     html = render_report(
         ReportInput(
             source=str(path),
-            audit=load_scope(path, scope=scope, protocol=protocol),
+            audit=audit,
             result=scored.result,
             by_question=by_question.result,
             disclosure=disclosure(scored.protocol),
             excluded=scored.excluded_by_kind,
             failed=scored.failed_answers,
             warnings=scored.warnings,
+            support=support,
+            support_note=support_note,
             comparison=comparison,
             names=(str(path), str(compare)),
         )
     )
     write_atomically(out, html.encode("utf-8"))
     console.print(f"wrote {out} ({len(html) // 1024} KiB, self-contained)", soft_wrap=True)
+
+
+def _support(path: Path, answer_ids: set[str]) -> tuple[tuple[list[SupportRow], list[SupportRow]] | None, str]:
+    """Independent support from a database's copy groups, or why there is none to show."""
+    if not is_database(path):
+        return (
+            None,
+            "Copy groups live in a database: import the file, run `citeaudit resolve` and `citeaudit sources copies`.",
+        )
+    with Store(path) as store:
+        computed = copies_computed(store)
+        if computed is None:
+            return (
+                None,
+                "Copy groups have not been computed yet: run `citeaudit resolve`, then `citeaudit sources copies`.",
+            )
+        return support_rows(store, answer_ids), f"Copy groups computed {computed}."
 
 
 def register(app: typer.Typer) -> None:

@@ -47,9 +47,13 @@ class ReportInput:
     excluded: int = 0
     """Answers of other run kinds left out."""
     failed: int = 0
+    """Answers the engines did not give."""
     warnings: tuple[str, ...] = ()
     """Shown above the numbers."""
-    """Answers the engines did not give."""
+    support: tuple[Sequence[Any], Sequence[Any]] | None = None
+    """Independent support per claim and per required fact (``SupportRow``s), when copy groups were computed."""
+    support_note: str = ""
+    """Why independent support is not shown, or when the copy groups were computed."""
     comparison: Mapping[str, Any] | None = None
     """A comparison (``Comparison.to_dict()``) and the two names, when asked for."""
     names: tuple[str, str] = ("A", "B")
@@ -207,6 +211,10 @@ def render_report(report: ReportInput) -> str:
         "excluded": report.excluded,
         "failed": report.failed,
         "warnings": report.warnings,
+        "support_claims": [] if report.support is None else list(report.support[0]),
+        "support_facts": [] if report.support is None else list(report.support[1]),
+        "support_shown": report.support is not None,
+        "support_note": report.support_note,
         "headline": [
             {
                 "key": name,

@@ -31,6 +31,8 @@ from citeaudit.review.auth import (
 )
 from citeaudit.review.blind import can_adjudicate, visible_judgements
 from citeaudit.review.queue import decode_cursor, encode_cursor, page_order, start_key
+from citeaudit.store import Store
+from citeaudit.store.copies import ClaimSupport, Conflict, claim_support, conflicts
 from citeaudit.store.review import QueueFilter, Reviewer, ReviewStore, code_label, now
 
 __all__ = ["ReviewConfig", "create_app", "highlight", "safe_href"]
@@ -98,6 +100,22 @@ def highlight(text: str, claim: str, start: int | None, end: int | None) -> tupl
     if at < 0:
         return None
     return text[:at], claim, text[at + len(claim) :]
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceView:
+    """Independent support and the conflict (if any) of one claim, for those who see every label."""
+
+    support: ClaimSupport | None
+    conflict: Conflict | None
+
+
+def evidence_view(db: Path, claim_id: str) -> EvidenceView:
+    """Copy-group support and supported-vs-conflicting sources of ``claim_id``."""
+    with Store(db) as store:
+        support = claim_support(store, [claim_id]).get(claim_id)
+        conflict = next(iter(conflicts(store, claim_id)), None)
+    return EvidenceView(support, conflict)
 
 
 def _lines(text: str) -> list[str]:
@@ -313,6 +331,8 @@ def create_app(config: ReviewConfig) -> FastAPI:
             labels=[label.value for label in Label],
             submission=new_token(),
             claim_sources=db.claim_sources(edge.claim_pk),
+            # Other edges' final labels show through these counts: only for those who may see every label.
+            evidence_view=evidence_view(config.db, edge.claim_id) if seen_all else None,
             groups=db.groups(edge.claim_pk),
             policy=settings["policy"],
         )

@@ -141,15 +141,11 @@ def copy_groups(pages: Iterable[Page], settings: CopySettings = CopySettings()) 
     keys = [page.key for page in listed]
     if len(set(keys)) != len(keys):
         raise ValueError("copy_groups: each page needs a distinct key")
-    eligible: list[int] = []
-    too_short: list[str] = []
-    shingle_sets: list[list[int]] = []
-    for index, page in enumerate(listed):
-        if len(_WORD.findall(page.text)) < settings.min_words:
-            too_short.append(page.key)
-            continue
-        eligible.append(index)
-        shingle_sets.append(shingles(page.text, settings.shingle_words))
+    eligible = [i for i, page in enumerate(listed) if len(_WORD.findall(page.text)) >= settings.min_words]
+    chosen = set(eligible)
+    too_short = [page.key for i, page in enumerate(listed) if i not in chosen]
+    # Shingles are made one page at a time (never all held at once); signatures are kept as plain arrays.
+    shingle_sets = (shingles(listed[i].text, settings.shingle_words) for i in eligible)
     lsh = MinHashLSH(threshold=settings.threshold, num_perm=settings.num_perm)
     parent = list(range(len(listed)))
 
@@ -160,15 +156,17 @@ def copy_groups(pages: Iterable[Page], settings: CopySettings = CopySettings()) 
         return i
 
     signatures = MinHash.generator(shingle_sets, num_perm=settings.num_perm, seed=settings.seed, hashfunc=_identity)
-    kept: dict[int, MinHash] = {}
+    kept: dict[int, np.ndarray] = {}
     for index, signature in zip(eligible, signatures, strict=True):
+        values = signature.hashvalues
         for other in lsh.query(signature):
-            if signature.jaccard(kept[other]) >= settings.threshold:
+            # the MinHash estimate of Jaccard similarity: the share of equal signature slots
+            if float(np.mean(values == kept[other])) >= settings.threshold:
                 a, b = find(index), find(other)
                 if a != b:
                     parent[max(a, b)] = min(a, b)
-        lsh.insert(index, signature)
-        kept[index] = signature
+        lsh.insert(index, signature, check_duplication=False)
+        kept[index] = values
     members: dict[int, list[int]] = {}
     for index in eligible:
         members.setdefault(find(index), []).append(index)

@@ -435,7 +435,40 @@ CREATE INDEX answers_run_platform ON answers(run_pk, platform);
 CREATE INDEX answers_platform ON answers(platform);
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _COLLECTION, _FACT_LOCKS, _SOURCES_SNAPSHOTS, _REVIEW_WORKFLOW)
+_COPY_GROUPS = """
+-- Sources whose snapshot text is near-identical (derived; `citeaudit sources copies` recomputes the whole set).
+CREATE TABLE copy_groups (
+    pk                INTEGER PRIMARY KEY,
+    origin_source_pk  INTEGER NOT NULL REFERENCES sources(pk),
+    reason            TEXT NOT NULL,
+    settings          TEXT NOT NULL,
+    computed_at       TEXT NOT NULL
+);
+
+CREATE TABLE copy_group_members (
+    source_pk  INTEGER PRIMARY KEY REFERENCES sources(pk),
+    group_pk   INTEGER NOT NULL REFERENCES copy_groups(pk)
+);
+CREATE INDEX copy_group_members_group ON copy_group_members(group_pk);
+
+-- When the groups were last computed, how, and over how many pages (no groups may mean "no copies").
+CREATE TABLE copy_group_computations (
+    pk           INTEGER PRIMARY KEY,
+    computed_at  TEXT NOT NULL,
+    settings     TEXT NOT NULL,
+    pages        INTEGER NOT NULL,
+    groups       INTEGER NOT NULL
+);
+"""
+
+MIGRATIONS: tuple[str, ...] = (
+    _V1,
+    _COLLECTION,
+    _FACT_LOCKS,
+    _SOURCES_SNAPSHOTS,
+    _REVIEW_WORKFLOW,
+    _COPY_GROUPS,
+)
 """``MIGRATIONS[n]`` upgrades schema version ``n`` to ``n + 1``."""
 
 SCHEMA_VERSION = len(MIGRATIONS)

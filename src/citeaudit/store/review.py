@@ -455,19 +455,22 @@ class ReviewStore:
     def passages(self, source_pk: int) -> list[Passage]:
         """The text of a source to read on the edge page.
 
-        Snapshot passages when the database has a ``source_passages`` table (``source_pk``, ``text``); until then
-        the text the database holds: the engine's quotes of the source, its title and publisher.
+        The passages of the source's latest snapshot (``citeaudit resolve``); before it has one, the text the
+        database holds: the engine's quotes of the source, its title and publisher.
         """
-        tables = {name for (name,) in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        if "source_passages" in tables:
-            columns = {row[1] for row in self._db.execute("PRAGMA table_info(source_passages)")}
-            if {"source_pk", "text"} <= columns:
-                return [
-                    Passage("snapshot", text)
-                    for (text,) in self._db.execute(
-                        "SELECT text FROM source_passages WHERE source_pk = ? ORDER BY rowid", (source_pk,)
-                    )
-                ]
+        snapshot = self._db.execute(
+            "SELECT d.sha256, d.text FROM fetches f JOIN documents d ON d.sha256 = f.document_sha256 "
+            "WHERE f.source_pk = ? ORDER BY f.pk DESC LIMIT 1",
+            (source_pk,),
+        ).fetchone()
+        if snapshot is not None:
+            sha, text = snapshot
+            return [
+                Passage("snapshot", text[start:end])
+                for start, end in self._db.execute(
+                    'SELECT start, "end" FROM passages WHERE document_sha256 = ? ORDER BY ordinal', (sha,)
+                )
+            ]
         found = [
             Passage("engine quote", quote)
             for (quote,) in self._db.execute(
