@@ -186,9 +186,8 @@ def test_review_page_shows_conflict_side_by_side_only_to_those_who_see_every_lab
     db_path: Path, port: int, cli: Cli
 ) -> None:
     pytest.importorskip("fastapi")
-    from review_support import ReviewClient, add_account, serve
-
     from citeaudit.review.app import ReviewConfig
+    from review_support import ReviewClient, add_account, serve
 
     db = resolved_db(db_path, port)
     cli("sources", "copies", "--db", db)
