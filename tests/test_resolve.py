@@ -327,3 +327,9 @@ def test_click_wrapper_is_unwrapped_without_a_request(db_path: Path, site: str) 
         (wrapped, None, "unwrapped"),
         (f"{site}/article", 200, None),
     ]
+
+
+@pytest.mark.parametrize("url", ["ftp://site.test/file.txt", "mailto:someone@brand.com"])
+def test_links_that_are_not_http_fail_as_bad_url(db_path: Path, url: str) -> None:
+    found = resolve_one(db_path, url)
+    assert (found["status"], found["reason"]) == ("failed", "bad_url")

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import gzip
+from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from typer.testing import Result
 
 from citeaudit.errors import InvalidValue
 from citeaudit.sources import ResolveSettings
@@ -123,3 +126,23 @@ def test_sources_api_is_complete() -> None:
         if not name.startswith("_") and not inspect.ismodule(getattr(sources, name)) and name != "annotations"
     }
     assert public == set(sources.__all__)
+
+
+def test_failure_reasons_for_errors() -> None:
+    from citeaudit.sources.fetch import _reason
+    from citeaudit.sources.security import AddressBlocked, NameNotResolved
+
+    assert _reason(NameNotResolved("nowhere.test", "no address")) == "dns"
+    assert _reason(AddressBlocked("intranet.test", "10.0.0.1", "private")) == "blocked_private_address"
+
+
+def test_missing_extra_names_the_install_line(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, cli: Callable[..., Result]
+) -> None:
+    import sys
+
+    # None in sys.modules makes `import trafilatura` fail as if it were not installed.
+    monkeypatch.setitem(sys.modules, "trafilatura", None)
+    result = cli("resolve", "--db", tmp_path / "none.db")
+    assert result.exit_code == 2
+    assert "pip install 'citeaudit[resolve]'" in result.stderr

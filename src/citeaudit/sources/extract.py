@@ -55,10 +55,12 @@ def require_extra() -> None:
     """Raise :class:`~citeaudit.errors.MissingExtra` with the exact install line when the ``resolve`` extra is
     missing."""
     try:
+        import htmldate  # noqa: F401
         import pypdf  # noqa: F401
         import trafilatura  # noqa: F401
     except ImportError as exc:
-        raise MissingExtra(f"resolving sources needs {exc.name!r}; install it with: {_INSTALL}") from None
+        missing = repr(exc.name) if exc.name else f"a package ({exc})"
+        raise MissingExtra(f"resolving sources needs {missing}; install it with: {_INSTALL}") from None
 
 
 def split_type(content_type: str | None) -> tuple[str | None, str | None]:

@@ -47,6 +47,7 @@ _KEPT_HEADERS = (
     "date",
     "link",
 )
+_INLINE_BYTES = 64 * 1024
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _RETRY_STATUSES = frozenset({429, 503})
 
@@ -235,6 +236,9 @@ class Fetcher:
 
     async def _extract(self, body: bytes, content_type: str | None, url: str) -> Document:
         if self.settings.extract_workers == 0:
+            if len(body) <= _INLINE_BYTES and not body.lstrip()[:5].startswith(b"%PDF-"):
+                # A small page is read in a few milliseconds: handing it to a thread costs more than that.
+                return read_document(body, content_type, url)
             return await asyncio.to_thread(read_document, body, content_type, url)
         if self._extractors is None:
             # spawn, not fork: forking a process that runs an event loop and threads is unsafe.

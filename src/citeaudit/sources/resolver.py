@@ -1,8 +1,8 @@
 """Resolving the sources in a database: the library entry points other parts of citeaudit call.
 
-``resolve_sources`` reads every source that needs it and records each result in its own transaction, so a run
-that is stopped loses at most the pages in flight, and the next run carries on where it stopped without
-reading a resolved source again (unless ``refresh``).
+``resolve_sources`` reads every source that needs it and writes the results in small transactions (at most 32
+results, at most half a second old), so a run that is stopped loses at most those and the pages in flight, and
+the next run carries on where it stopped without reading a resolved source again (unless ``refresh``).
 """
 
 from __future__ import annotations
@@ -26,6 +26,11 @@ __all__ = [
 ]
 
 ProgressHook = Callable[[FetchOutcome], None]
+
+_BATCH = 32
+"""Results written in one transaction at most."""
+_FLUSH_SECONDS = 0.5
+"""Longest a result waits before it is written."""
 
 
 def resolve_sources(
@@ -68,11 +73,14 @@ async def resolve_sources_async(
         resolved = merged_sources = merged_edges = disputed = 0
         pending = iter(selection.todo)
 
-        async def worker(fetcher: Fetcher) -> None:
+        batch: list[tuple[int, FetchOutcome]] = []
+
+        def flush() -> None:
+            # One transaction for the results gathered so far: a stop loses at most these and the pages in flight.
             nonlocal resolved, merged_sources, merged_edges, disputed
-            for source in pending:
-                outcome = await fetcher.fetch(source.url)
-                merges = store.record_fetch(source.pk, outcome)
+            done = batch[:]
+            batch.clear()
+            for (_, outcome), merges in zip(done, store.record_fetches(done), strict=True):
                 if outcome.reason is None:
                     resolved += 1
                 else:
@@ -83,12 +91,30 @@ async def resolve_sources_async(
                 if progress is not None:
                     progress(outcome)
 
+        async def worker(fetcher: Fetcher) -> None:
+            for source in pending:
+                batch.append((source.pk, await fetcher.fetch(source.url)))
+                if len(batch) >= _BATCH:
+                    flush()
+
+        async def ticker() -> None:
+            while True:
+                await asyncio.sleep(_FLUSH_SECONDS)
+                if batch:
+                    flush()
+
         if selection.todo:
             async with Fetcher(settings) as fetcher:
                 # More workers than request slots: a worker waiting on a busy host holds no global slot, so the
                 # other hosts keep the global cap busy.
                 workers = min(len(selection.todo), 4 * settings.concurrency)
-                await asyncio.gather(*(worker(fetcher) for _ in range(workers)))
+                tick = asyncio.create_task(ticker())
+                try:
+                    await asyncio.gather(*(worker(fetcher) for _ in range(workers)))
+                finally:
+                    tick.cancel()
+                    if batch:
+                        flush()
         return ResolveReport(
             selected=len(selection.todo),
             resolved=resolved,

@@ -528,6 +528,11 @@ class Store:
         with self._transaction() as db:
             return resolution.record_fetch(db, source_pk, outcome)
 
+    def record_fetches(self, fetches: Sequence[tuple[int, FetchOutcome]]) -> list[resolution.MergeCounts]:
+        """Store several fetches, in order, in one transaction."""
+        with self._transaction() as db:
+            return [resolution.record_fetch(db, source_pk, outcome) for source_pk, outcome in fetches]
+
     def set_source_link(self, key: str, url: str, who: str) -> int:
         """Attach a link to a source (a title-only card), recorded with who and when; returns its row id."""
         with self._transaction() as db:
