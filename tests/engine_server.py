@@ -85,6 +85,8 @@ class EngineServer:
     def __init__(self) -> None:
         self.queues: dict[tuple[str, str], deque[Reply]] = {}
         self.defaults: dict[tuple[str, str], Reply] = {}
+        self.pages: dict[str, Reply] = {}
+        """Replies by path for any method (web pages and redirects behind cited links)."""
         self.seen: list[Seen] = []
         self.lock = threading.Lock()
         server = self
@@ -111,7 +113,7 @@ class EngineServer:
                     )
                     route = (self.command, parts.path)
                     queue = server.queues.get(route)
-                    reply = queue.popleft() if queue else server.defaults.get(route)
+                    reply = queue.popleft() if queue else server.defaults.get(route) or server.pages.get(parts.path)
                 if reply is None:
                     reply = Reply(404, b'{"error": "no such route"}', {"Content-Type": "application/json"})
                 if reply.delay:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -57,8 +58,9 @@ def write_protocol(tmp_path: Path, engines: list[Any], **extra: Any) -> Path:
 
 
 def fast(**changes: Any) -> CollectSettings:
-    """Settings with quick retries, so tests do not sleep for real backoff."""
-    return CollectSettings(**{"backoff": 0.01, "max_attempts": 3, **changes})
+    """Settings with quick retries, so tests do not sleep for real backoff; grounding links are resolved only
+    where a test serves them (the fixtures' links point at the real redirect host)."""
+    return CollectSettings(**{"backoff": 0.01, "max_attempts": 3, "resolve_redirects": False, **changes})
 
 
 def rows(db: Path, sql: str, *args: object) -> list[tuple[Any, ...]]:
@@ -337,3 +339,43 @@ def test_collection_settings_do_not_change_the_fingerprint(tmp_path: Path) -> No
     with_engines = load_plan(write_protocol(tmp_path, ["openai"], locales=["de-DE"], repeats=3)).protocol
     without = load_plan(write_protocol(tmp_path, [])).protocol
     assert fingerprint(with_engines) == fingerprint(without)
+
+
+# -- expiring grounding links ------------------------------------------------------------------------------
+
+
+def test_gemini_grounding_redirects_are_resolved_while_collecting(
+    server: EngineServer, tmp_path: Path, db_path: Path
+) -> None:
+    pytest.importorskip("trafilatura")
+    from citeaudit.sources import ResolveSettings
+
+    port = server.url.rsplit(":", 1)[1]
+    fixture = (FIXTURES / "gemini/grounded.json").read_text(encoding="utf-8")
+    chunk_uri = r'"uri": "https://vertexaisearch\.cloud\.google\.com(/grounding-api-redirect/\w+)"'
+    redirects = sorted(set(re.findall(chunk_uri, fixture)))
+    assert len(redirects) == 4  # four grounding chunks, each behind its own redirect link
+    for n, path in enumerate(redirects):
+        server.pages[path] = Reply(302, b"", {"Location": f"http://axtorp-machines.com:{port}/page/{n}"})
+        article = "AX220 tank 20 L. " * 20
+        text = f"<html><head><title>Page {n}</title></head><body><article><p>{article}</p></article></body></html>"
+        server.pages[f"/page/{n}"] = Reply(200, text.encode(), {"Content-Type": "text/html; charset=utf-8"})
+    body = fixture.replace("https://vertexaisearch.cloud.google.com", f"http://vertexaisearch.cloud.google.com:{port}")
+    document = json.loads(body)
+
+    def fresh() -> bytes:
+        document["responseId"] = f"r-{time.monotonic_ns()}"
+        return json.dumps(document).encode()
+
+    server.default("gemini", Reply(200, fresh, {"Content-Type": "application/json"}))
+    hosts = (("vertexaisearch.cloud.google.com", "127.0.0.1"), ("axtorp-machines.com", "127.0.0.1"))
+    plan = load_plan(write_protocol(tmp_path, [{"name": "gemini", "base_url": server.url}]))
+    settings = fast(resolve_redirects=True, resolve=ResolveSettings(host_map=hosts, timeout=5.0))
+    report = collect(db_path, plan, settings, env=KEYS)
+    # both answers cite the same four links: each is resolved once, when the first answer arrives
+    assert report.redirects_resolved == 4
+    assert not report.redirects_failed
+    resolved = rows(db_path, "SELECT url, resolved_url, status FROM sources ORDER BY resolved_url")
+    assert [r[2] for r in resolved] == ["resolved"] * 4
+    assert [r[1] for r in resolved] == [f"http://axtorp-machines.com:{port}/page/{n}" for n in range(4)]
+    assert all("grounding-api-redirect" in r[0] for r in resolved)  # the raw redirect link is kept

@@ -61,6 +61,13 @@ def collect_command(
     ] = 120.0,
     timeout: Annotated[float, typer.Option("--timeout", min=1, help="Seconds per request.")] = 180.0,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="List the tasks and exit; nothing is sent.")] = False,
+    resolve_redirects: Annotated[
+        bool,
+        typer.Option(
+            "--resolve-redirects/--no-resolve-redirects",
+            help="Resolve Gemini's expiring grounding links as answers arrive (needs citeaudit[resolve]).",
+        ),
+    ] = True,
 ) -> None:
     """Ask each question of each engine (per locale and repeat) once, archiving every raw response.
 
@@ -80,6 +87,7 @@ def collect_command(
         max_attempts=max_attempts,
         max_wait=max_wait,
         timeout=timeout,
+        resolve_redirects=resolve_redirects,
     )
     if dry_run:
         _print_plan(plan, settings)
@@ -139,6 +147,12 @@ def _print_report(report: CollectReport) -> None:
         err_console.print(f"{engine}: {n} task(s) left in error: {reason} (rerun the same command to retry)")
     for engine, n in sorted(report.not_attempted.items()):
         err_console.print(f"{engine}: {n} task(s) not attempted: the engine refused the API key")
+    if report.redirects_resolved or report.redirects_failed:
+        failed = ", ".join(f"{reason} {n}" for reason, n in sorted(report.redirects_failed.items()))
+        console.print(
+            f"grounding redirect links resolved now: {report.redirects_resolved}"
+            + (f"; not resolved: {failed} (kept pending or failed, never dropped)" if failed else "")
+        )
     if report.cost_usd:
         console.print(f"reported cost: {report.cost_usd:.4f} USD")
 

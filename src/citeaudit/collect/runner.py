@@ -5,7 +5,9 @@ The order of events for one task is fixed so that a kill at any moment loses not
 1. the request (retried with exponential backoff on 429 and 5xx, honouring ``Retry-After``);
 2. every response body archived and logged, then the usable one marked ``fetched``;
 3. the archived body read by the engine's ingest reader and imported in one transaction;
-4. the task marked ``done`` with its outcome, usage and cost.
+4. the task marked ``done`` with its outcome, usage and cost;
+5. for Gemini, the answer's grounding redirect links (which expire within weeks) resolved at once through
+   the sources resolver, so the page they led to is known and snapshotted.
 
 A rerun skips ``done`` tasks, imports ``fetched`` ones from the archive without asking again, and asks
 ``pending`` and ``error`` ones. The answer id is derived from the task, so an answer is never stored twice.
@@ -26,6 +28,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -37,6 +40,9 @@ from citeaudit.errors import InputError, InvalidValue
 from citeaudit.ingest import READERS
 from citeaudit.ingest.assemble import Attachment, assemble
 from citeaudit.model import AnswerStatus, Audit, FailedAnswer, RetrievalStatus, Run
+from citeaudit.sources.extract import require_extra
+from citeaudit.sources.fetch import ResolveSettings
+from citeaudit.sources.resolver import resolve_sources_async
 from citeaudit.store import Store
 
 __all__ = ["CollectReport", "CollectSettings", "collect"]
@@ -73,6 +79,10 @@ class CollectSettings:
     """Longest wait before a retry; a longer Retry-After ends the attempts with an error."""
     timeout: float = 180.0
     """Seconds per request (answer engines with search are slow)."""
+    resolve_redirects: bool = True
+    """Resolve expiring grounding redirect links (Gemini) as soon as their answer is stored."""
+    resolve: ResolveSettings | None = None
+    """How those links are resolved (default: the resolver's defaults)."""
 
 
 @dataclass
@@ -90,6 +100,10 @@ class CollectReport:
     """``(engine id, reason)`` counts of tasks left in ``error`` (a rerun asks again)."""
     not_attempted: Counter[str] = field(default_factory=Counter)
     """Tasks per engine skipped because the engine refused the key."""
+    redirects_resolved: int = 0
+    """Grounding redirect links resolved at collection time."""
+    redirects_failed: Counter[str] = field(default_factory=Counter)
+    """Grounding redirect links that could not be resolved, by reason (they stay pending or failed)."""
     cost_usd: float = 0.0
 
     @property
@@ -168,6 +182,8 @@ class _Collector:
         }
         self.limiters = {spec.id: _Limiter(spec.requests_per_minute) for spec in plan.engines}
         self.refused_key: dict[str, str] = {}
+        self.db_path = store.path
+        self.resolving: set[str] = set()
 
     def base_url(self, spec: EngineSpec, engine: Engine) -> str:
         given = self.settings.base_urls
@@ -182,7 +198,7 @@ class _Collector:
         try:
             if row.state == "fetched" and row.payload_sha256 is not None:
                 self.report.imported_from_archive += 1
-                self.finish(row, spec, engine, row.payload_sha256)
+                await self.resolve(self.finish(row, spec, engine, row.payload_sha256))
                 return
             if spec.id in self.refused_key:
                 self.report.not_attempted[spec.id] += 1
@@ -193,9 +209,19 @@ class _Collector:
                     return
                 sha = await self.ask(row, spec, engine)
             if sha is not None:
-                self.finish(row, spec, engine, sha)
+                await self.resolve(self.finish(row, spec, engine, sha))
         finally:
             self.advance()
+
+    async def resolve(self, keys: list[str]) -> None:
+        """Resolve expiring redirect links now (they die within weeks); failures are counted, never fatal."""
+        keys = [key for key in keys if key not in self.resolving]  # answers often share links: read each once
+        if not keys or not self.settings.resolve_redirects:
+            return
+        self.resolving.update(keys)
+        report = await resolve_sources_async(self.db_path, self.settings.resolve, keys=keys)
+        self.report.redirects_resolved += report.resolved
+        self.report.redirects_failed.update(report.failed)
 
     async def ask(self, row: TaskRow, spec: EngineSpec, engine: Engine) -> str | None:
         """Send the task's request (and a follow-up the response asks for); the archived body to read."""
@@ -266,8 +292,10 @@ class _Collector:
         self.report.errors[(spec.id, reason)] += 1
         return None
 
-    def finish(self, row: TaskRow, spec: EngineSpec, engine: Engine, sha: str) -> None:
-        """Read the archived body and store the answer (or the recorded failure), then close the task."""
+    def finish(self, row: TaskRow, spec: EngineSpec, engine: Engine, sha: str) -> list[str]:
+        """Read the archived body and store the answer (or the recorded failure), then close the task.
+
+        Returns the keys of the answer's sources behind expiring redirect links, to resolve at once."""
         task = row.task
         collection = self.settings.collection
         run_id = task.run_id(collection)
@@ -303,7 +331,7 @@ class _Collector:
             )
             self.store_import(audit, body, source, reader.name, reader.media_type)
             self.close(row, spec, "malformed", None, str(exc), usage, cost)
-            return
+            return []
         parsed = [
             dataclasses.replace(p, answer_id=answer_id if len(parsed) == 1 else f"{answer_id}/{i + 1}")
             for i, p in enumerate(parsed)
@@ -317,11 +345,12 @@ class _Collector:
                 self.close(
                     row, spec, "duplicate_payload", None, f"byte-identical to the response of {origin}", usage, cost
                 )
-                return
+                return []
         if self.on_answer is not None and audit.answers:
             self.on_answer(self.store, audit)
         outcome, reason = _outcome(audit, parsed_body, engine)
         self.close(row, spec, outcome, answer_id if audit.answers else None, reason, usage, cost)
+        return [source.key for source in audit.sources if source.url and _expiring(source.url)]
 
     def store_import(self, audit: Audit, body: bytes, source: str, fmt: str, media_type: str) -> bool:
         report = self.store.import_audit(audit, body, origin=source, fmt=fmt, media_type=media_type)
@@ -340,6 +369,14 @@ class _Collector:
         self.ledger.done(row.pk, outcome, answer_id, reason, usage, cost)
         self.report.outcomes[(spec.id, outcome)] += 1
         self.report.cost_usd += cost or 0.0
+
+
+EXPIRING_REDIRECT_HOSTS = frozenset({"vertexaisearch.cloud.google.com"})
+"""Hosts of engine redirect links that stop working after a while (Gemini grounding redirects)."""
+
+
+def _expiring(url: str) -> bool:
+    return (urlsplit(url).hostname or "") in EXPIRING_REDIRECT_HOSTS
 
 
 def _outcome(audit: Audit, body: Mapping[str, Any] | None, engine: Engine) -> tuple[str, str | None]:
@@ -388,6 +425,9 @@ def collect(
     for engine_id in settings.base_urls:
         if engine_id not in known and engine_id not in {spec.name for spec in plan.engines}:
             raise InvalidValue("--base-url", "", f"no engine {engine_id!r} in the protocol (known: {sorted(known)})")
+    chosen = [spec for spec in plan.engines if settings.engines is None or spec.id in settings.engines]
+    if settings.resolve_redirects and any(spec.name == "gemini" for spec in chosen):
+        require_extra()  # Gemini's grounding links expire: they are resolved during the collection
     missing = missing_keys(plan, settings.engines, env)
     if missing:
         raise InvalidValue("environment", "", f"set {', '.join(missing)} (the API key of each engine to ask)")

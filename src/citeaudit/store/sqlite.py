@@ -303,6 +303,15 @@ class Store:
                 run_pk[run.id] = int(row[0])
 
         source_pk = self._existing(db, "sources", "key", [source.key for source in audit.sources])
+        # A key retired when its source resolved to another page (or merged) still finds that source.
+        retired = [source.key for source in audit.sources if source.key not in source_pk]
+        for chunk in range(0, len(retired), 500):
+            batch = retired[chunk : chunk + 500]
+            source_pk.update(
+                db.execute(
+                    f"SELECT key, source_pk FROM source_keys WHERE key IN ({', '.join('?' * len(batch))})", batch
+                )
+            )
         known_sources = len(source_pk)
         next_source = self._next_pk(db, "sources")
         source_rows: list[tuple[object, ...]] = []
