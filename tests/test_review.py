@@ -537,8 +537,26 @@ def test_review_serve_runs_as_a_real_process(review_db: Path) -> None:
         assert [(e.actor, e.action, e.after) for e in store.audit_log()][-1] == ("serve", "setting", "double")
 
 
-def test_agreement_page_is_a_marked_placeholder(client: Callable[[str], ReviewClient]) -> None:
-    assert 'id="agreement-pending"' in client("ada").get("/agreement").text
+def test_agreement_page_matches_the_agreement_command(
+    client: Callable[[str], ReviewClient], review_db: Path, cli: Cli
+) -> None:
+    set_policy(review_db, "double")
+    first = edge_pk(review_db, "c1", "https://brand.com/ax220")
+    second = edge_pk(review_db, "c3", "https://brand.com/ax220")
+    ann, bob = client("ann"), client("bob")
+    ann.judge(first, "supported")
+    bob.judge(first, "supported")
+    ann.judge(second, "irrelevant")
+    bob.judge(second, "supported")
+    # 2 paired edges, 1 agreement: observed 1/2; supported vs rest with ann as gold: tp 1, fp 1 -> precision 1/2
+    page = html.unescape(client("ada").get("/agreement?a=ann&b=bob&resamples=0").text)
+    assert re.search(r'data-coefficient="observed"><td>observed agreement</td><td class="num">0.500<', page)
+    assert re.search(r'data-metric="precision">0.500<', page)
+    command = json.loads(
+        cli("agreement", review_db, "--between", "ann", "bob", "--format", "json", "--resamples", "0").stdout
+    )
+    assert command["observed"]["value"] == 0.5
+    assert command["supported"]["precision"]["value"] == 0.5
     assert client("ann").get("/agreement").status_code == 403
 
 

@@ -17,7 +17,8 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from jinja2 import Environment, PackageLoader, select_autoescape
 
-from citeaudit.api import score_path
+from citeaudit.agreement import Rater, agreement
+from citeaudit.api import label_pairs_from_store, score_path
 from citeaudit.errors import CiteauditError
 from citeaudit.model import Judgement, Label, Origin, ReviewState, Stage
 from citeaudit.review.auth import (
@@ -490,11 +491,27 @@ def create_app(config: ReviewConfig) -> FastAPI:
         return page("settings.html.j2", user=reviewer, csrf=current.csrf, settings=db.settings(), changed=changed)
 
     @app.get("/agreement")
-    def agreement(current: Current) -> Response:
-        # AGREEMENT-UI: wire the agreement page here once citeaudit.agreement (a separate branch) is merged:
-        # compute it from the database's human review judgements and render observed agreement, kappa, alpha, AC1
-        # with intervals, the confusion matrix and the supported-vs-rest figures.
+    def agreement_page(current: Current, a: str = "", b: str = "", resamples: int = 2000) -> Response:
+        """What ``citeaudit agreement DB --between A B`` prints, for two raters chosen on the page."""
         reviewer = require(current, "adjudicator", "admin")
-        return page("agreement.html.j2", user=reviewer, csrf=current.csrf)
+        with Store(config.db) as store:
+            raters = store.raters()
+            result = error = None
+            if a and b:
+                try:
+                    pairs = label_pairs_from_store(store, Rater.parse(a), Rater.parse(b))
+                    result = agreement(pairs, resamples=max(0, min(resamples, 20_000))).to_dict()
+                except CiteauditError as exc:
+                    error = str(exc)
+        return page(
+            "agreement.html.j2",
+            user=reviewer,
+            csrf=current.csrf,
+            raters=[(str(rater), count) for rater, count in raters],
+            chosen=(a, b),
+            resamples=resamples,
+            result=result,
+            error=error,
+        )
 
     return app
