@@ -202,10 +202,16 @@ def test_refusal_is_a_complete_answer_recorded_as_is() -> None:
     assert answer.text == "I can't help with bypassing the AX220's pressure relief valve."
 
 
-@pytest.mark.parametrize("stop", ["max_tokens", "pause_turn"])
-def test_cut_off_answers_are_incomplete(write_json: Write, stop: str) -> None:
+@pytest.mark.parametrize(
+    ("stop", "failure"),
+    [
+        ("max_tokens", "stop_reason 'max_tokens': cut off at the token limit"),
+        ("pause_turn", "stop_reason 'pause_turn'"),
+    ],
+)
+def test_cut_off_answers_are_incomplete(write_json: Write, stop: str, failure: str) -> None:
     (answer,) = read(write_json(message({"type": "text", "text": "The AX220 has"}, stop_reason=stop), "m.json"))
-    assert (answer.status, answer.failure) == (AnswerStatus.INCOMPLETE, f"stop_reason {stop!r}")
+    assert (answer.status, answer.failure) == (AnswerStatus.INCOMPLETE, failure)
 
 
 def test_error_body_is_a_failed_answer(write_json: Write) -> None:

@@ -266,3 +266,16 @@ def test_cannot_read_other_engines_fixtures(path: Path) -> None:
 def test_cannot_read_openai_chat_completions() -> None:
     chat = {"object": "chat.completion", "choices": [{"message": {"content": "x", "annotations": []}}]}
     assert not READER.can_read(json.dumps(chat).encode())
+
+
+def test_an_answer_cut_off_at_the_token_limit_is_incomplete(tmp_path: Path) -> None:
+    # the same rule for every engine: text cut at the token limit is recorded, not scored
+    body = json.loads((GEMINI / "grounded.json").read_text(encoding="utf-8"))
+    body["candidates"][0]["finishReason"] = "MAX_TOKENS"
+    path = tmp_path / "cut.json"
+    path.write_text(json.dumps(body), encoding="utf-8")
+    (answer,) = read_with(READER, path)
+    assert (answer.status, answer.failure) == (
+        AnswerStatus.INCOMPLETE,
+        "finishReason MAX_TOKENS: cut off at the token limit",
+    )

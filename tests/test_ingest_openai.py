@@ -415,7 +415,10 @@ def test_chat_every_choice_is_an_answer(write_json: Write) -> None:
     assert (first.text, other.text) == ("The AX220 has a 20 L tank.", "It has 20 litres.")
     assert (first.answer_id, other.answer_id) == ("run7-q1-0", "run7-q1-1")  # one id per choice
     assert (first.question_id, other.question_id) == ("q1", "q1")
-    assert (other.status, other.failure) == (AnswerStatus.INCOMPLETE, "finish_reason 'length'")
+    assert (other.status, other.failure) == (
+        AnswerStatus.INCOMPLETE,
+        "finish_reason 'length': cut off at the token limit",
+    )
 
 
 def test_chat_null_content_takes_the_refusal(write_json: Write) -> None:

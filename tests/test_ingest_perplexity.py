@@ -371,3 +371,15 @@ def test_cannot_read_openai_shapes(document: dict[str, Any]) -> None:
 
 
 # -- fast claim spans agree with the shared helpers -----------------------------------------------------------
+
+
+def test_sonar_answer_cut_off_at_the_token_limit_is_incomplete(tmp_path: Path) -> None:
+    body = json.loads((PERPLEXITY / "sonar.json").read_text(encoding="utf-8"))
+    body["choices"][0]["finish_reason"] = "length"
+    path = tmp_path / "cut.json"
+    path.write_text(json.dumps(body), encoding="utf-8")
+    (answer,) = read_with(READER, path)
+    assert (answer.status, answer.failure) == (
+        AnswerStatus.INCOMPLETE,
+        "finish_reason 'length': cut off at the token limit",
+    )

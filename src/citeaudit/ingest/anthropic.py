@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from citeaudit.ingest.base import ParsedAnswer, ParsedCitation, Reader
+from citeaudit.ingest.base import CUT_OFF, ParsedAnswer, ParsedCitation, Reader
 from citeaudit.ingest.payload import expect, load_payloads, retrieved_only
 from citeaudit.ingest.text import candidates, trim_span
 from citeaudit.model import AnswerStatus, CitationKind, RetrievalStatus
@@ -144,7 +144,8 @@ def _search_result(block: dict[str, Any], source: str, where: str, reading: _Rea
 def _status(body: dict[str, Any]) -> tuple[AnswerStatus, str | None]:
     stop = body.get("stop_reason")
     if stop in _INCOMPLETE_STOP:
-        return AnswerStatus.INCOMPLETE, f"stop_reason {stop!r}"
+        reason = f"stop_reason {stop!r}"
+        return AnswerStatus.INCOMPLETE, CUT_OFF.format(reason=reason) if stop == "max_tokens" else reason
     return AnswerStatus.COMPLETE, None
 
 

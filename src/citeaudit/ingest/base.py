@@ -16,12 +16,19 @@ from typing import Protocol
 from citeaudit.model import AnswerStatus, Audit, CitationKind, RetrievalStatus
 
 __all__ = [
+    "CUT_OFF",
     "ClaimCandidate",
     "ParsedAnswer",
     "ParsedCitation",
     "Reader",
     "ReaderKind",
 ]
+
+
+CUT_OFF = "{reason}: cut off at the token limit"
+"""Why an answer that stopped at the engine's token limit is incomplete. The rule is the same for every engine:
+its last claim may be cut and a required fact may be missing through truncation, not through what the engine
+chose to say, so it is recorded and counted but not scored."""
 
 
 class ReaderKind(StrEnum):

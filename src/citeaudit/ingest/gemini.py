@@ -18,6 +18,7 @@ Decisions where the documentation is silent:
   refused like any other bad ``partIndex``;
 - no answer text at all is a failed answer: ``prompt blocked: …`` for a ``promptFeedback.blockReason``,
   ``finishReason …`` for a stop reason other than ``STOP`` / ``MAX_TOKENS``, else ``empty answer``;
+- an answer cut off at the token limit (``MAX_TOKENS``) is incomplete, as for every engine;
 - retrieval is ``used`` when the metadata shows a search (queries, chunks or a search entry point),
   ``unknown`` when it does not although ``usageMetadata.toolUsePromptTokenCount`` > 0, else ``not_used``;
 - field names are read in the REST form (``groundingMetadata``) and in the snake_case form that the Python
@@ -33,7 +34,7 @@ from functools import cache
 from typing import Any
 
 from citeaudit.errors import InvalidValue
-from citeaudit.ingest.base import ParsedAnswer, ParsedCitation, Reader
+from citeaudit.ingest.base import CUT_OFF, ParsedAnswer, ParsedCitation, Reader
 from citeaudit.ingest.payload import expect, load_payloads
 from citeaudit.ingest.text import candidates, trim_span
 from citeaudit.model import AnswerStatus, CitationKind, RetrievalStatus
@@ -300,7 +301,10 @@ def _read_payload(payload: Any, reading: _Reading) -> ParsedAnswer:
     chunks = _chunks(metadata, path, reading)
     grounded = _supports(metadata, path, chunks, parts, text, reading)
     queries = reading.get(metadata, "webSearchQueries", list, path) or []
+    cut_off = reading.get(candidate, "finishReason", str, "candidates[0]") == "MAX_TOKENS"
     return ParsedAnswer(
+        status=AnswerStatus.INCOMPLETE if cut_off else AnswerStatus.COMPLETE,
+        failure=CUT_OFF.format(reason="finishReason MAX_TOKENS") if cut_off else None,
         text=text,
         citations=tuple(grounded.citations),
         claims=candidates(text, grounded.spans),

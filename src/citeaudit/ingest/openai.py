@@ -40,7 +40,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from citeaudit.errors import InvalidValue
-from citeaudit.ingest.base import ClaimCandidate, ParsedAnswer, ParsedCitation, Reader
+from citeaudit.ingest.base import CUT_OFF, ClaimCandidate, ParsedAnswer, ParsedCitation, Reader
 from citeaudit.ingest.payload import AGENT_ITEM, RESPONSE_OBJECT, VENDOR_MODEL, expect, load_payloads, retrieved_only
 from citeaudit.ingest.text import SentenceIndex, candidates, claim_text, trim_span
 from citeaudit.model import AnswerStatus, CitationKind, RetrievalStatus
@@ -434,7 +434,9 @@ def _read_choice(raw: Any, source: str, where: str) -> ParsedAnswer:
         citations=tuple(citations),
         claims=claims,
         status=AnswerStatus.INCOMPLETE if incomplete else AnswerStatus.COMPLETE,
-        failure=f"finish_reason {finish!r}" if incomplete else None,
+        failure=(CUT_OFF if finish == "length" else "{reason}").format(reason=f"finish_reason {finish!r}")
+        if incomplete
+        else None,
         retrieval=RetrievalStatus.USED if part.annotations else RetrievalStatus.UNKNOWN,
     )
 

@@ -25,13 +25,14 @@ Decisions where the documentation is silent:
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from citeaudit.errors import InvalidValue
-from citeaudit.ingest.base import ParsedAnswer, ParsedCitation, Reader
+from citeaudit.ingest.base import CUT_OFF, ParsedAnswer, ParsedCitation, Reader
 from citeaudit.ingest.payload import AGENT_ITEM, RESPONSE_OBJECT, VENDOR_MODEL, expect, load_payloads
 from citeaudit.ingest.text import MARKER, SentenceIndex, candidates
 from citeaudit.model import AnswerStatus, CitationKind, RetrievalStatus
@@ -245,7 +246,12 @@ def _read_sonar(body: dict[str, Any], reading: _Reading) -> ParsedAnswer:
     found = _Citations(text)
     found.add_markers(SentenceIndex(text, floor), floor, dict(enumerate(sources, start=1)))
     found.add_retrieved(sources)
-    return found.answer(body, reading, RetrievalStatus.USED if sources else RetrievalStatus.UNKNOWN)
+    answer = found.answer(body, reading, RetrievalStatus.USED if sources else RetrievalStatus.UNKNOWN)
+    if finish == "length":
+        return dataclasses.replace(
+            answer, status=AnswerStatus.INCOMPLETE, failure=CUT_OFF.format(reason="finish_reason 'length'")
+        )
+    return answer
 
 
 # -- Agent API ------------------------------------------------------------------------------------------------
