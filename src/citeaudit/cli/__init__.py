@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from citeaudit.cli import data, demo, protocol, report, score
+from citeaudit.cli import checks, data, demo, protocol, report, score
 
 __all__ = ["app", "main"]
 
@@ -21,6 +21,7 @@ score.register(app)
 app.add_typer(protocol.app, name="protocol")
 report.register(app)
 demo.register(app)
+checks.register(app)
 
 
 def main() -> None:
