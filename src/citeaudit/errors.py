@@ -12,8 +12,10 @@
     ├── ProtocolError               a protocol that cannot be used (e.g. a public suffix as official domain)
     ├── ScopeError                  a scoring scope that is empty or spans several protocols
     ├── IncomparableRuns            two scopes measured differently (fingerprints differ)
-    └── StoreError                  the database cannot be used
-        └── SchemaVersionMismatch   the database is newer than this version of citeaudit
+    ├── StoreError                  the database cannot be used
+    │   └── SchemaVersionMismatch   the database is newer than this version of citeaudit
+    ├── MissingExtra                an optional part is not installed; names the pip install line
+    └── JudgeError                  a judge cannot be used as configured (no model at the path, no endpoint)
 """
 
 from __future__ import annotations
@@ -26,7 +28,9 @@ __all__ = [
     "IncomparableRuns",
     "InputError",
     "InvalidValue",
+    "JudgeError",
     "MalformedInput",
+    "MissingExtra",
     "ProtocolError",
     "SchemaVersionMismatch",
     "ScopeError",
@@ -103,3 +107,15 @@ class StoreError(CiteauditError):
 
 class SchemaVersionMismatch(StoreError):
     """The database was written by a newer citeaudit; refusing to touch it."""
+
+
+class MissingExtra(CiteauditError):
+    """An optional part of citeaudit is used but its extra is not installed."""
+
+    def __init__(self, extra: str, purpose: str) -> None:
+        self.extra = extra
+        super().__init__(f"{purpose} needs the optional dependencies: pip install 'citeaudit[{extra}]'")
+
+
+class JudgeError(CiteauditError):
+    """A judge that cannot run as configured (a model path without a model, an endpoint not set)."""
