@@ -1,0 +1,54 @@
+"""Judges propose labels for edges; a proposal is a ``model`` judgement and never a final label on its own.
+
+Three judges share the ``Judge`` protocol: ``checks`` (deterministic consistency checks), ``nli`` (a local
+transformers NLI model from a folder; extra ``citeaudit[models]``) and ``openai`` (any OpenAI-compatible
+chat-completions endpoint; extra ``citeaudit[openai]``). ``make_judge(name, ...)`` builds one by name;
+``citeaudit.judges.battery`` measures a judge's biases.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from citeaudit.errors import InvalidValue
+from citeaudit.judges._base import LABEL_ORDER, Judge, JudgeRequest, Suggestion
+from citeaudit.judges._checks import ChecksJudge
+from citeaudit.judges._nli import NliJudge, map_nli_label
+from citeaudit.judges._openai import PROMPT_VERSION, OpenAIJudge, prompt_sha256
+
+__all__ = [
+    "JUDGES",
+    "LABEL_ORDER",
+    "PROMPT_VERSION",
+    "ChecksJudge",
+    "Judge",
+    "JudgeRequest",
+    "NliJudge",
+    "OpenAIJudge",
+    "Suggestion",
+    "make_judge",
+    "map_nli_label",
+    "prompt_sha256",
+]
+
+
+def _nli(model_path: str | None = None, **options: Any) -> Judge:
+    if not model_path:
+        raise InvalidValue("--judge nli", "model", "the nli judge needs the folder of a local model (--model PATH)")
+    return NliJudge(model_path, **options)
+
+
+JUDGES: dict[str, Callable[..., Judge]] = {
+    "checks": lambda **_: ChecksJudge(),
+    "nli": _nli,
+    "openai": lambda **options: OpenAIJudge(**options),
+}
+"""Judge name → factory."""
+
+
+def make_judge(name: str, **options: Any) -> Judge:
+    """The judge called ``name`` (``checks``, ``nli`` with ``model_path=``, ``openai``)."""
+    if name not in JUDGES:
+        raise InvalidValue("--judge", "name", f"unknown judge {name!r}; judges: {', '.join(sorted(JUDGES))}")
+    return JUDGES[name](**options)
