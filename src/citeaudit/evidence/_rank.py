@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Sequence
 from enum import StrEnum
 
@@ -35,7 +36,19 @@ _FUSION_K = 60
 
 
 class _LuceneBM25(BM25Okapi):  # type: ignore[misc]
-    def _calc_idf(self, nd: dict[str, int]) -> None:
+    def _initialize(self, corpus: list[list[str]]) -> Counter[str]:
+        # The same statistics rank-bm25 computes term by term in Python, counted with Counter (C): per-passage
+        # term frequencies, lengths, the average length and each term's document frequency.
+        self.doc_freqs = [Counter(document) for document in corpus]
+        self.doc_len = [len(document) for document in corpus]
+        self.corpus_size = len(corpus)
+        self.avgdl = sum(self.doc_len) / self.corpus_size
+        document_frequency: Counter[str] = Counter()
+        for frequencies in self.doc_freqs:
+            document_frequency.update(frequencies.keys())
+        return document_frequency
+
+    def _calc_idf(self, nd: Counter[str]) -> None:
         # rank-bm25 calls this from its constructor with each term's document frequency.
         self.idf = {term: math.log(1 + (self.corpus_size - n + 0.5) / (n + 0.5)) for term, n in nd.items()}
 
