@@ -11,6 +11,9 @@ bm25s building the same per-edge index (ratio = rank-bm25 edges/s / bm25s edges/
 every sentence with MiniLM on the CPU, so they run on the first ``--dense-limit`` claims.
 Goals: BM25 ≥ 500 edges/s; hybrid top-3 ≥ 0.9.
 
+False alarms of the checks: every (claim, annotator's supporting sentences) pair of WiCE dev and test, by claim label;
+on "supported" pairs any conflict is a false alarm (partially_supported pairs may hold real conflicts).
+
 AttributionBench (test_all_subset_balanced_sampled500.jsonl, 250 attributable, 250 not): the checks judge only
 refutes, so its "supported" never fires; the figures are the share of edges it flags ``conflicting`` and how many
 of those are gold "not attributable" (precision of the flag), against the balanced-set base rate of 0.5.
@@ -31,6 +34,7 @@ from pathlib import Path
 
 import bm25s
 
+from citeaudit.checks import run_checks
 from citeaudit.evidence import PassageIndex, RankMethod
 from citeaudit.judges import ChecksJudge, JudgeRequest
 from citeaudit.model import Label
@@ -136,6 +140,25 @@ def _passage(references: object) -> str:
     return "\n".join(str(p) for p in references) if isinstance(references, list) else str(references)
 
 
+def checks_false_alarms() -> None:
+    """Conflicts the checks report between WiCE claims and the sentences annotators marked as supporting them."""
+    pairs = alarms = 0
+    by_label: dict[str, tuple[int, int]] = {}
+    for name in ("dev.jsonl", "test.jsonl"):
+        for line in (SHARED / "wice" / "claim" / name).read_text().splitlines():
+            row = json.loads(line)
+            for sentence_ids in row["supporting_sentences"]:
+                passage = " ".join(row["evidence"][i] for i in sentence_ids)
+                flagged = any(f.conflict for f in run_checks(row["claim"], passage).findings)
+                seen, hit = by_label.get(row["label"], (0, 0))
+                by_label[row["label"]] = (seen + 1, hit + flagged)
+                pairs += 1
+                alarms += flagged
+    print(f"checks on WiCE dev+test claims vs their gold supporting sentences: {alarms} of {pairs} pairs flagged")
+    for label, (seen, hit) in sorted(by_label.items()):
+        print(f"  {label:<20} {hit} of {seen} flagged")
+
+
 def attributionbench() -> None:
     path = SHARED / "attributionbench" / "test_all_subset_balanced_sampled500.jsonl"
     rows = [json.loads(line) for line in path.read_text().splitlines()]
@@ -176,6 +199,7 @@ def main() -> None:
     if not SHARED.is_dir():
         sys.exit(f"shared data not found at {SHARED}")
     wice(args)
+    checks_false_alarms()
     attributionbench()
 
 

@@ -304,3 +304,29 @@ def test_cli_table_and_bad_locale(cli: Cli) -> None:
 def test_unknown_locale_raises_input_error() -> None:
     with pytest.raises(InvalidValue, match="passage: locale"):
         run_checks("a", "b", passage_locale="zz-not-a-locale")
+
+
+# --- real data ----------------------------------------------------------------------------------------------------
+
+
+def test_no_conflict_on_wice_claims_against_the_sentences_annotators_say_support_them() -> None:
+    # WiCE "supported" claims with each annotator's supporting sentences: the sentences state the claim, so any
+    # conflict the checks report there is a false alarm.
+    from conftest import SHARED
+
+    folder = SHARED / "data" / "wice" / "claim"
+    if not folder.is_dir():
+        pytest.skip(f"WiCE data not found at {folder}")
+    pairs = 0
+    alarms = []
+    for name in ("dev.jsonl", "test.jsonl"):
+        for line in (folder / name).read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            if row["label"] != "supported":
+                continue
+            for sentence_ids in row["supporting_sentences"]:
+                pairs += 1
+                passage = " ".join(row["evidence"][i] for i in sentence_ids)
+                alarms += [f.detail for f in run_checks(row["claim"], passage).findings if f.conflict]
+    assert pairs > 200
+    assert alarms == []

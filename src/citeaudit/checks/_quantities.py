@@ -38,7 +38,7 @@ _UNITS: dict[str, str] = {
     "centimeter": "centimeter", "centimeters": "centimeter", "metre": "meter", "metres": "meter",
     "meter": "meter", "meters": "meter", "kilometre": "kilometer", "kilometres": "kilometer",
     "kilometer": "kilometer", "kilometers": "kilometer", "inch": "inch", "inches": "inch", "in.": "inch",
-    '"': "inch", "″": "inch", "ft": "foot", "feet": "foot", "foot": "foot", "mi": "mile", "miles": "mile",
+    "″": "inch", "ft": "foot", "feet": "foot", "foot": "foot", "mi": "mile", "miles": "mile",
     "m²": "meter**2", "m2": "meter**2", "cm²": "centimeter**2", "mm²": "millimeter**2", "mm2": "millimeter**2",
     "Pa": "pascal", "kPa": "kilopascal", "MPa": "megapascal", "GPa": "gigapascal", "hPa": "hectopascal",
     "bar": "bar", "bars": "bar", "mbar": "millibar", "psi": "psi", "atm": "atmosphere",
@@ -65,6 +65,7 @@ _UNITS: dict[str, str] = {
     "B": "byte", "kB": "kilobyte", "KB": "kilobyte", "MB": "megabyte", "GB": "gigabyte", "TB": "terabyte",
     "%": "percent", "percent": "percent", "per cent": "percent",
 }  # fmt: skip
+_SPACED_ONLY = frozenset({"s"})
 _OWN_KIND = frozenset({"decibel", "percent"})
 _MULTIPLIERS = {"thousand": 1e3, "million": 1e6, "billion": 1e9}
 
@@ -153,6 +154,8 @@ def quantities_in(text: str, locale: str = "en") -> list[QuantityMention]:
     mentions: list[QuantityMention] = []
     for match in _MENTION.finditer(text):
         unit = match.group("unit")
+        if unit in _SPACED_ONLY and match.start("unit") == match.end("b" if match.group("b") else "a"):
+            continue  # "1990s" is a decade, "80s" too: a glued "s" is never read as seconds
         multiplier = _MULTIPLIERS.get(match.group("mult") or "", 1.0)
         first = parse_number(match.group("a"), locale)
         first_unit = match.group("unit_a") or unit

@@ -9,7 +9,7 @@ from citeaudit.checks._dates import DateMention, dates_in
 from citeaudit.checks._findings import CheckReport, Finding, FindingKind, Match, Span
 from citeaudit.checks._identifiers import Mention, certificates_in, entities_in
 from citeaudit.checks._numbers import validate_locale
-from citeaudit.checks._quantities import compare, quantities_in, ratio_note
+from citeaudit.checks._quantities import QuantityMention, compare, quantities_in, ratio_note
 
 __all__ = ["CHECKS_VERSION", "run_checks"]
 
@@ -28,11 +28,25 @@ def _span(text: str, start: int, end: int) -> Span:
     return Span(start, end, text[start:end])
 
 
-def _context(text: str, start: int, end: int, window: int = 60) -> set[str]:
+def _context(text: str, start: int, end: int, window: int = 40) -> set[str]:
     # Words around a mention (same sentence side), lower-cased: what the number is about.
     left = re.split(r"[.;!?\n]\s", text[max(0, start - window) : start])[-1]
     right = re.split(r"[.;!?\n]\s", text[end : end + window])[0]
     return {w.lower() for w in _WORD.findall(f"{left} {right}")} - _STOPWORDS
+
+
+def _alternatives(text: str, mentions: list[QuantityMention]) -> dict[int, list[QuantityMention]]:
+    # "390 ft (120 m)": a value and its parenthesised conversion are one statement; if the passage matches either,
+    # the claim's statement is matched (editors round conversions, so the two rarely agree exactly).
+    groups: dict[int, list[QuantityMention]] = {i: [m] for i, m in enumerate(mentions)}
+    for i, first in enumerate(mentions[:-1]):
+        second = mentions[i + 1]
+        between = text[first.end : second.start]
+        close = first.low > 0 and abs(first.low - second.low) / max(first.low, second.low) <= 0.05
+        if re.fullmatch(r"\s*[(\[]\s*", between) and first.dimensionality == second.dimensionality and close:
+            groups[i].append(second)
+            groups[i + 1].append(first)
+    return groups
 
 
 def _check_quantities(
@@ -42,24 +56,25 @@ def _check_quantities(
     matches: list[Match] = []
     claim_mentions = quantities_in(claim, claim_locale)
     passage_mentions = quantities_in(passage, passage_locale)
-    for mention in claim_mentions:
+    alternatives = _alternatives(claim, claim_mentions)
+    for i, mention in enumerate(claim_mentions):
         comparable = [p for p in passage_mentions if compare(mention, p) is not None]
         if not comparable:
             continue
-        equal = [p for p in comparable if compare(mention, p)]
+        equal = [(m, p) for m in alternatives[i] for p in comparable if compare(m, p)]
         if equal:
+            other = equal[0][1]
             matches.append(
-                Match(
-                    "quantity", _span(claim, mention.start, mention.end), _span(passage, equal[0].start, equal[0].end)
-                )
+                Match("quantity", _span(claim, mention.start, mention.end), _span(passage, other.start, other.end))
             )
             continue
         about = _context(claim, mention.start, mention.end)
         overlap = [(len(about & _context(passage, p.start, p.end)), p) for p in comparable]
         best_overlap, other = max(overlap, key=lambda pair: pair[0])
-        same_subject = best_overlap > 0 or (
+        alone = (
             len(comparable) == 1 and sum(1 for m in claim_mentions if m.dimensionality == mention.dimensionality) == 1
         )
+        same_subject = best_overlap > 0 or alone
         note = ratio_note(mention, other)
         detail = f"claim states {mention.text!r}, passage states {other.text!r}" + (f": {note}" if note else "")
         if not same_subject:

@@ -11,11 +11,11 @@ needs no calibration between the two score scales.
 
 from __future__ import annotations
 
-import math
 import re
 from collections import Counter
 from collections.abc import Sequence
 from enum import StrEnum
+from itertools import chain
 
 import numpy as np
 import numpy.typing as npt
@@ -43,14 +43,15 @@ class _LuceneBM25(BM25Okapi):  # type: ignore[misc]
         self.doc_len = [len(document) for document in corpus]
         self.corpus_size = len(corpus)
         self.avgdl = sum(self.doc_len) / self.corpus_size
-        document_frequency: Counter[str] = Counter()
-        for frequencies in self.doc_freqs:
-            document_frequency.update(frequencies.keys())
-        return document_frequency
+        # iterating a Counter yields its keys: one C-level count over every passage's distinct terms
+        return Counter(chain.from_iterable(self.doc_freqs))
 
     def _calc_idf(self, nd: Counter[str]) -> None:
         # rank-bm25 calls this from its constructor with each term's document frequency.
-        self.idf = {term: math.log(1 + (self.corpus_size - n + 0.5) / (n + 0.5)) for term, n in nd.items()}
+        counts = np.fromiter(nd.values(), dtype=np.float64, count=len(nd))
+        self.idf = dict(
+            zip(nd.keys(), np.log1p((self.corpus_size - counts + 0.5) / (counts + 0.5)).tolist(), strict=True)
+        )
 
 
 class RankMethod(StrEnum):
