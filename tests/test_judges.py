@@ -239,3 +239,33 @@ def test_prompt_hash_is_stable_and_pinned() -> None:
     # The hash changes only when the prompt, labels or schema change; then PROMPT_VERSION must change too.
     assert prompt_sha256() == prompt_sha256()
     assert len(prompt_sha256()) == len("sha256:") + 64
+
+
+# --- one edge end to end ------------------------------------------------------------------------------------------
+
+
+def test_suggest_for_edge_ranks_then_judges_the_top_passages() -> None:
+    from citeaudit.judges import suggest_for_edge
+
+    document = "AX220 overview. The AX220 tank capacity is 20 mL. Colour: red. Delivery in two days."
+    result = suggest_for_edge(ChecksJudge(), CLAIM, document, k=2)
+    # "tank" and "ax220" make "The AX220 tank capacity is 20 mL." the best sentence; it starts at 16
+    assert result.passages[0].text == "The AX220 tank capacity is 20 mL."
+    assert document[result.passages[0].start : result.passages[0].end] == result.passages[0].text
+    assert len(result.passages) == 2
+    assert result.suggestion.label is Label.CONFLICTING  # 20 L vs 20 mL
+
+
+def test_suggest_for_edge_without_text_is_unknown_without_asking() -> None:
+    from citeaudit.judges import suggest_for_edge
+
+    class Refuses:
+        name, version, model = "refuses", "1", None
+
+        def judge(self, request: JudgeRequest) -> object:
+            raise AssertionError("must not be asked")
+
+    result = suggest_for_edge(Refuses(), CLAIM, "")  # type: ignore[arg-type]
+    assert result.passages == ()
+    assert result.suggestion.label is Label.UNKNOWN
+    assert result.suggestion.failure == "the source has no text to rank"
