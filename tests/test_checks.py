@@ -330,3 +330,17 @@ def test_no_conflict_on_wice_claims_against_the_sentences_annotators_say_support
                 alarms += [f.detail for f in run_checks(row["claim"], passage).findings if f.conflict]
     assert pairs > 200
     assert alarms == []
+
+
+def test_cli_csv_lists_one_row_per_finding(cli: Cli) -> None:
+    result = cli(
+        "checks", "--claim", "The AX220 has a 20 L tank", "--passage", "The AX320 tank: 20 mL", "--format", "csv"
+    )
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    # header + entity_mismatch (AX220 vs AX320) + quantity_mismatch (20 L vs 20 mL), in claim order
+    assert lines[0] == "kind,conflict,claim_span,passage_span,detail"
+    assert [line.split(",")[:4] for line in lines[1:]] == [
+        ["entity_mismatch", "true", "AX220", "AX320"],
+        ["quantity_mismatch", "true", "20 L", "20 mL"],
+    ]

@@ -143,9 +143,7 @@ def _check_slots(
 _SCOPE_SLOTS = frozenset({"ul_mark", "eu_directive"})
 
 
-def _check_certificates(
-    claim: str, passage: str
-) -> tuple[list[Finding], list[Match], int, list[Mention], list[Mention]]:
+def _check_certificates(claim: str, passage: str) -> tuple[list[Finding], list[Match], int]:
     claim_mentions = certificates_in(claim)
     passage_mentions = certificates_in(passage)
     findings: list[Finding] = []
@@ -158,11 +156,10 @@ def _check_certificates(
         more_findings, more_matches = _check_slots(claim, passage, group, passage_mentions, kind, "certificate")
         findings += more_findings
         matches += more_matches
-    return findings, matches, len(claim_mentions), claim_mentions, passage_mentions
+    return findings, matches, len(claim_mentions)
 
 
-def _family_findings(claim: str, passage: str, claim_locale: str) -> tuple[list[Finding], list[Match], int]:
-    del claim_locale
+def _check_entities(claim: str, passage: str) -> tuple[list[Finding], list[Match], int]:
     claim_certificates = certificates_in(claim)
     passage_certificates = certificates_in(passage)
     claim_mentions = entities_in(claim, claim_certificates)
@@ -242,11 +239,11 @@ def run_checks(claim: str, passage: str, *, claim_locale: str = "en", passage_lo
     findings += quantity_findings
     matches += quantity_matches
     checked += n
-    entity_findings, entity_matches, n = _family_findings(claim, passage, claim_locale)
+    entity_findings, entity_matches, n = _check_entities(claim, passage)
     findings += entity_findings
     matches += entity_matches
     checked += n
-    certificate_findings, certificate_matches, n, _, _ = _check_certificates(claim, passage)
+    certificate_findings, certificate_matches, n = _check_certificates(claim, passage)
     findings += certificate_findings
     matches += certificate_matches
     checked += n
