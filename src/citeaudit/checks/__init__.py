@@ -13,4 +13,12 @@ matches, not findings.
 from citeaudit.checks._findings import CheckReport, Finding, FindingKind, Match, Span
 from citeaudit.checks._run import CHECKS_VERSION, run_checks
 
-__all__ = ["CHECKS_VERSION", "CheckReport", "Finding", "FindingKind", "Match", "Span", "run_checks"]
+__all__ = [
+    "CHECKS_VERSION",
+    "CheckReport",
+    "Finding",
+    "FindingKind",
+    "Match",
+    "Span",
+    "run_checks",
+]

@@ -9,14 +9,11 @@ chat-completions endpoint; extra ``citeaudit[openai]``). ``make_judge(name, ...)
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
-from citeaudit.errors import InvalidValue
 from citeaudit.judges._base import LABEL_ORDER, Judge, JudgeRequest, Suggestion
 from citeaudit.judges._checks import ChecksJudge
 from citeaudit.judges._nli import NliJudge, map_nli_label
 from citeaudit.judges._openai import PROMPT_VERSION, OpenAIJudge, prompt_sha256
+from citeaudit.judges._registry import JUDGES, make_judge
 from citeaudit.judges._suggest import EdgeSuggestion, suggest_for_edge
 
 __all__ = [
@@ -35,24 +32,3 @@ __all__ = [
     "prompt_sha256",
     "suggest_for_edge",
 ]
-
-
-def _nli(model_path: str | None = None, **options: Any) -> Judge:
-    if not model_path:
-        raise InvalidValue("--judge nli", "model", "the nli judge needs the folder of a local model (--model PATH)")
-    return NliJudge(model_path, **options)
-
-
-JUDGES: dict[str, Callable[..., Judge]] = {
-    "checks": lambda **_: ChecksJudge(),
-    "nli": _nli,
-    "openai": lambda **options: OpenAIJudge(**options),
-}
-"""Judge name → factory."""
-
-
-def make_judge(name: str, **options: Any) -> Judge:
-    """The judge called ``name`` (``checks``, ``nli`` with ``model_path=``, ``openai``)."""
-    if name not in JUDGES:
-        raise InvalidValue("--judge", "name", f"unknown judge {name!r}; judges: {', '.join(sorted(JUDGES))}")
-    return JUDGES[name](**options)
