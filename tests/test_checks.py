@@ -344,3 +344,35 @@ def test_cli_csv_lists_one_row_per_finding(cli: Cli) -> None:
         ["entity_mismatch", "true", "AX220", "AX320"],
         ["quantity_mismatch", "true", "20 L", "20 mL"],
     ]
+
+
+_PIECES = st.sampled_from(
+    [
+        "20", "1,200", "1.200", "1 200", "0,5", " ", "L", "mL", "kg", "bar", "MPa", "%", "up to ", "between ", " and ",
+        "–", "AX220", "AX-320", "FCC ID: 2ABCD-1", "ISO 9001:2015", "UL Listed", "valid until ", "31 March 2027",
+        "2024-02-30", "03/04/2026", "1990s", "(", ")", ".", "part no. 12-34", "°C", "°F", "as of ", "2026",
+    ]
+)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    claim=st.lists(_PIECES, max_size=12).map("".join),
+    passage=st.lists(_PIECES, max_size=12).map("".join),
+    locale=st.sampled_from(["en", "de", "fr", "en-GB"]),
+)
+def test_property_checks_never_fail_and_spans_point_into_the_texts(claim: str, passage: str, locale: str) -> None:
+    report = run_checks(claim, passage, claim_locale=locale)
+    for finding in report.findings:
+        assert claim[finding.claim_span.start : finding.claim_span.end] == finding.claim_span.text
+        if finding.passage_span is not None:
+            assert passage[finding.passage_span.start : finding.passage_span.end] == finding.passage_span.text
+    for match in report.matches:
+        assert passage[match.passage_span.start : match.passage_span.end] == match.passage_span.text
+    assert report.conflicts <= len(report.findings)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.lists(_PIECES, max_size=12).map("".join), locale=st.sampled_from(["en", "de", "fr", "en-GB"]))
+def test_property_a_text_never_contradicts_itself(text: str, locale: str) -> None:
+    assert run_checks(text, text, claim_locale=locale).findings == ()
