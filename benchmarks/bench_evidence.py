@@ -37,6 +37,7 @@ import bm25s
 from citeaudit.checks import run_checks
 from citeaudit.evidence import PassageIndex, RankMethod
 from citeaudit.judges import ChecksJudge, JudgeRequest
+from citeaudit.judges.battery import BatteryEdge, run_battery
 from citeaudit.model import Label
 
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
@@ -186,6 +187,26 @@ def attributionbench() -> None:
         f"  flagged conflicting: {flagged} of {n} ({flagged / n:.3f}); of those gold not attributable: "
         f"{flagged_not} (precision {precision}; base rate {not_attributable / n:.3f})"
     )
+    # The bias battery on the same edges, gold "attributable" read as supported and "not attributable" as irrelevant.
+    edges = [
+        BatteryEdge(
+            row["id"],
+            row["claim"],
+            (_passage(row["references"]),),
+            Label.SUPPORTED if row["attribution_label"] == "attributable" else Label.IRRELEVANT,
+            cluster=row.get("question") or row["id"],
+        )
+        for row in rows
+    ]
+    start = time.perf_counter()
+    report = run_battery(judge, edges, resamples=2000)
+    seconds = time.perf_counter() - start
+    print(f"  bias battery (checks judge, {seconds:.1f} s, clusters = questions):")
+    for result in report.results:
+        ci = result.flip_ci
+        interval = "n/a" if ci.low is None else f"[{ci.low:.3f}, {ci.high:.3f}]"
+        rate = "n/a" if result.flip_rate is None else f"{result.flip_rate:.3f}"
+        print(f"    {result.perturbation:<22} {result.flips:>3} of {result.edges:>3} flip  rate {rate} {interval}")
 
 
 def main() -> None:
