@@ -49,6 +49,26 @@ _STANDARD = re.compile(
 )
 _UL_MARK = re.compile(r"\bUL[\s-](?P<value>Listed|Recognized|Recognised|Classified|Certified)\b", re.IGNORECASE)
 _DIRECTIVE = re.compile(r"\b(?P<value>(?:19|20)\d{2}/\d{1,4}/E[UC])\b")
+# EU directives by name, so "Low Voltage Directive" and "2014/35/EU" are the same scope.
+_DIRECTIVE_NAMES = {
+    "low voltage directive": "2014/35/EU",
+    "lvd": "2014/35/EU",
+    "emc directive": "2014/30/EU",
+    "electromagnetic compatibility directive": "2014/30/EU",
+    "machinery directive": "2006/42/EC",
+    "radio equipment directive": "2014/53/EU",
+    "red": "2014/53/EU",
+    "rohs directive": "2011/65/EU",
+    "rohs": "2011/65/EU",
+    "pressure equipment directive": "2014/68/EU",
+    "ped": "2014/68/EU",
+    "atex directive": "2014/34/EU",
+    "atex": "2014/34/EU",
+}
+_DIRECTIVE_NAME = re.compile(
+    r"\b(?P<value>" + "|".join(re.escape(n) for n in sorted(_DIRECTIVE_NAMES, key=len, reverse=True)) + r")\b",
+    re.IGNORECASE,
+)
 _CERTIFICATE_NO = re.compile(r"(?i:certificate|cert\.?)\s*(?i:no\.?|number|#|id)\s*:?\s*(?P<value>\w[\w./-]{3,}\w)")
 _NOT_MODELS = re.compile(r"^(?:ISO|IEC|EN|DIN|ASTM|UL|FCC|CE|E\d+|\d+)$")
 
@@ -68,6 +88,13 @@ def certificates_in(text: str) -> list[Mention]:
         mentions.append(Mention(m.start(), m.end(), m.group(), slot, _norm(m.group("number")), m.group("edition")))
     for m in _DIRECTIVE.finditer(text):
         mentions.append(Mention(m.start(), m.end(), m.group(), "eu_directive", m.group("value").upper()))
+    for m in _DIRECTIVE_NAME.finditer(text):
+        name = m.group("value")
+        # the short forms (LVD, RED, PED, ATEX, RoHS) count only in capitals: "red" is also a colour
+        if len(name) <= 5 and not name.isupper() and name.lower() != "rohs":
+            continue
+        value = _DIRECTIVE_NAMES[name.lower()].upper()
+        mentions.append(Mention(m.start(), m.end(), m.group(), "eu_directive", value))
     return sorted(mentions, key=lambda mention: mention.start)
 
 
