@@ -206,6 +206,13 @@ def test_standard_numbers_are_not_model_identifiers() -> None:
         ("As of 2026 the AX220 holds the certificate", "valid from 2020 to 2024", [("validity_expired", True)]),
         ("As of 2026 the AX220 holds the certificate", "valid from 2020 to 2028", []),
         ("She was born on July 11, 1909", "Born 11 July 1909 in Los Angeles", []),
+        # issued 1 March 2024 + 3 years = 1 March 2027; + 2 years = 1 March 2026, not 2027
+        ("Certificate valid until March 2027", "Issued on 1 March 2024, valid for 3 years", []),
+        ("Certificate valid until March 2027", "Issued on 1 March 2024, valid for 2 years", [("date_mismatch", True)]),
+        # 2024-03-01 + 18 months = 2025-09-01
+        ("Valid until 2025-09-01", "Issued on 2024-03-01 and valid for 18 months", []),
+        ("Valid until 2025-08-01", "Issued on 2024-03-01 and valid for 18 months", [("date_mismatch", True)]),
+        ("Valid until 2025", "Issued 2024, valid for 18 months", []),  # a year + 18 months has no year: no finding
         ("Valid until 03/04/2026", "Valid until 4 March 2026", []),  # en: month first, 4 March
     ],
 )

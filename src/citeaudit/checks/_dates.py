@@ -90,6 +90,35 @@ def _role(text: str, start: int) -> str | None:
     return None
 
 
+_VALID_FOR = re.compile(
+    r"(?:valid|validity|good)\s+(?:for|of)\s+(?P<count>\d{1,2})\s*(?P<unit>years?|months?)", re.IGNORECASE
+)
+
+
+def _derived_expiries(text: str, mentions: list[DateMention]) -> list[DateMention]:
+    # "issued 1 March 2024, valid for 3 years": an expiry of 1 March 2027 at the issue date's precision.
+    derived: list[DateMention] = []
+    issues = [m for m in mentions if m.role == "issue"]
+    for period in _VALID_FOR.finditer(text):
+        issue = next((m for m in reversed(issues) if m.end <= period.start()), None) or next(
+            (m for m in issues if m.start >= period.end()), None
+        )
+        if issue is None:
+            continue
+        count = int(period.group("count"))
+        months = count * (12 if period.group("unit").lower().startswith("year") else 1)
+        if len(issue.parts) == 1 and months % 12:
+            continue  # a year plus some months has no year-precision answer
+        year, rest = issue.parts[0], issue.parts[1:]
+        if rest:
+            month_index = rest[0] - 1 + months
+            parts: tuple[int, ...] = (year + month_index // 12, month_index % 12 + 1, *rest[1:])
+        else:
+            parts = (year + months // 12,)
+        derived.append(DateMention(period.start(), period.end(), period.group(), parts, "expiry"))
+    return derived
+
+
 def dates_in(text: str, locale: str = "en") -> list[DateMention]:
     """Every date in ``text``; a bare year counts only when a role word stands right before it."""
     taken: list[tuple[int, int]] = []
@@ -108,6 +137,8 @@ def dates_in(text: str, locale: str = "en") -> list[DateMention]:
                 role = "expiry"
             taken.append((match.start(), match.end()))
             mentions.append(DateMention(match.start(), match.end(), match.group(), parts, role))
+    mentions.sort(key=lambda mention: mention.start)
+    mentions += _derived_expiries(text, mentions)
     mentions.sort(key=lambda mention: mention.start)
     # "valid from X to Y": the end of a period that starts with an issue date is its expiry.
     for i in range(1, len(mentions)):
