@@ -38,6 +38,7 @@ bench: $(STAMP_DEV)
 	$(BIN)/python benchmarks/bench_agreement.py
 	$(BIN)/python benchmarks/bench_resolve.py
 	$(BIN)/python benchmarks/bench_review.py
+	$(BIN)/python benchmarks/bench_evidence.py
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -35,3 +35,18 @@ def test_every_model_field_and_member_has_a_docstring() -> None:
             if not documented:
                 missing.append(f"{cls.name}.{ast.unparse(node).split(':')[0].split('=')[0].strip()}")
     assert not missing, f"undocumented: {missing}"
+
+
+def test_review_packages_export_a_complete_all() -> None:
+    # Order is ruff's (RUF022, constants first); completeness is checked here.
+    import citeaudit.checks
+    import citeaudit.evidence
+    import citeaudit.judges
+
+    for package in (citeaudit.checks, citeaudit.evidence, citeaudit.judges):
+        public = {
+            n
+            for n in dir(package)
+            if not n.startswith("_") and n != "annotations" and not inspect.ismodule(getattr(package, n))
+        }
+        assert public == set(package.__all__), package.__name__

@@ -12,9 +12,10 @@
     ├── ProtocolError               a protocol that cannot be used (e.g. a public suffix as official domain)
     ├── ScopeError                  a scoring scope that is empty or spans several protocols
     ├── IncomparableRuns            two scopes measured differently (fingerprints differ)
+    ├── StoreError                  the database cannot be used
+    │   └── SchemaVersionMismatch   the database is newer than this version of citeaudit
     ├── MissingExtra                an optional part is not installed; names the pip install line
-    └── StoreError                  the database cannot be used
-        └── SchemaVersionMismatch   the database is newer than this version of citeaudit
+    └── JudgeError                  a judge cannot be used as configured (no model at the path, no endpoint)
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ __all__ = [
     "IncomparableRuns",
     "InputError",
     "InvalidValue",
+    "JudgeError",
     "MalformedInput",
     "MissingExtra",
     "ProtocolError",
@@ -99,13 +101,24 @@ class IncomparableRuns(CiteauditError):
         )
 
 
-class MissingExtra(CiteauditError):
-    """A feature needs an optional dependency that is not installed; the message gives the install line."""
-
-
 class StoreError(CiteauditError):
     """The database cannot be opened or used."""
 
 
 class SchemaVersionMismatch(StoreError):
     """The database was written by a newer citeaudit; refusing to touch it."""
+
+
+class MissingExtra(CiteauditError):
+    """An optional part of citeaudit is used but its extra is not installed; the message gives the install line."""
+
+    def __init__(self, extra: str, purpose: str | None = None) -> None:
+        self.extra = extra
+        if purpose is None:  # a complete message
+            super().__init__(extra)
+        else:
+            super().__init__(f"{purpose} needs the optional dependencies: pip install 'citeaudit[{extra}]'")
+
+
+class JudgeError(CiteauditError):
+    """A judge that cannot run as configured (a model path without a model, an endpoint not set)."""

@@ -390,6 +390,16 @@ class Judgement:
     """Why the label was given."""
     created_at: str | None = None
     """When it was given (ISO-8601)."""
+    judge: str | None = None
+    """For a model judgement: the judge that proposed it (``checks``, ``nli``, ``openai``)."""
+    judge_model: str | None = None
+    """For a model judgement: the model (local path or endpoint model name)."""
+    judge_version: str | None = None
+    """For a model judgement: the judge's version (rules or prompt version)."""
+    prompt_sha256: str | None = None
+    """For a model judgement: hash of the prompt, label options and output schema."""
+    confidence: float | None = None
+    """For a model judgement: the probability the judge gave its label, when it gives one."""
 
 
 def _latest_labels(judgements: Iterable[Judgement]) -> set[Label]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from citeaudit.cli import agreement, collect, copies, data, demo, protocol, report, review, score, sources
+from citeaudit.cli import agreement, checks, collect, copies, data, demo, protocol, report, review, score, sources
 
 __all__ = ["app", "main"]
 
@@ -30,6 +30,7 @@ demo.register(app)
 app.add_typer(review.review_app, name="review")
 app.add_typer(review.reviewer_app, name="reviewer")
 app.add_typer(review.audit_log_app, name="audit-log")
+checks.register(app)
 
 
 def main() -> None:

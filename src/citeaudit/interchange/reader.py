@@ -281,6 +281,11 @@ def _judgement(row: EdgeIn | JudgementIn) -> Judgement:
         period=row.period,
         reasoning=row.reasoning,
         created_at=row.created_at,
+        judge=row.judge,
+        judge_model=row.judge_model,
+        judge_version=row.judge_version,
+        prompt_sha256=row.prompt_sha256,
+        confidence=row.confidence,
     )
 
 

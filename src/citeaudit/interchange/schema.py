@@ -181,6 +181,11 @@ class _JudgementFields(_In):
     period: str | None = None
     reasoning: str | None = None
     created_at: str | None = None
+    judge: str | None = None
+    judge_model: str | None = None
+    judge_version: str | None = None
+    prompt_sha256: str | None = None
+    confidence: float | None = Field(default=None, ge=0, le=1)
 
 
 class JudgementIn(_JudgementFields):

@@ -63,6 +63,11 @@ def _judgement_to_mapping(judgement: Judgement) -> dict[str, object]:
             "period": judgement.period,
             "reasoning": judgement.reasoning,
             "created_at": judgement.created_at,
+            "judge": judgement.judge,
+            "judge_model": judgement.judge_model,
+            "judge_version": judgement.judge_version,
+            "prompt_sha256": judgement.prompt_sha256,
+            "confidence": judgement.confidence,
         }
     )
 

@@ -104,6 +104,11 @@ def _judgements(audit: Audit) -> list[Row]:
             "period": j.period,
             "reasoning": j.reasoning,
             "created_at": j.created_at,
+            "judge": j.judge,
+            "judge_model": j.judge_model,
+            "judge_version": j.judge_version,
+            "prompt_sha256": j.prompt_sha256,
+            "confidence": j.confidence,
         }
         for e in audit.edges
         for j in e.judgements

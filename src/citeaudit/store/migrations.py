@@ -461,6 +461,16 @@ CREATE TABLE copy_group_computations (
 );
 """
 
+# Provenance of model judgements (issue 7): which judge, model, version and prompt proposed a label, and the
+# probability it gave. NULL on human judgements and on rows written before this migration.
+_JUDGEMENT_PROVENANCE = """
+ALTER TABLE judgements ADD COLUMN judge TEXT;
+ALTER TABLE judgements ADD COLUMN judge_model TEXT;
+ALTER TABLE judgements ADD COLUMN judge_version TEXT;
+ALTER TABLE judgements ADD COLUMN prompt_sha256 TEXT;
+ALTER TABLE judgements ADD COLUMN confidence REAL CHECK (confidence IS NULL OR (confidence >= 0 AND confidence <= 1));
+"""
+
 MIGRATIONS: tuple[str, ...] = (
     _V1,
     _COLLECTION,
@@ -468,6 +478,7 @@ MIGRATIONS: tuple[str, ...] = (
     _SOURCES_SNAPSHOTS,
     _REVIEW_WORKFLOW,
     _COPY_GROUPS,
+    _JUDGEMENT_PROVENANCE,
 )
 """``MIGRATIONS[n]`` upgrades schema version ``n`` to ``n + 1``."""
 

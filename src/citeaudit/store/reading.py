@@ -122,13 +122,16 @@ def read_audit(db: sqlite3.Connection, protocol: Protocol, protocol_pk: int) -> 
     ):
         locations.setdefault(edge_pk, []).append(Location(marker, start, end))
     judgements: dict[int, list[Judgement]] = {}
-    for edge_pk, label, reviewer, origin, stage, passage, period, reasoning, created in db.execute(
-        "SELECT j.edge_pk, j.label, j.reviewer, j.origin, j.stage, j.passage, j.period, j.reasoning, "
-        f"j.created_at FROM judgements j JOIN edges e ON e.pk = j.edge_pk WHERE {edge_filter} ORDER BY j.pk",
+    for edge_pk, label, reviewer, origin, stage, passage, period, reasoning, created, *provenance in db.execute(
+        "SELECT j.edge_pk, j.label, j.reviewer, j.origin, j.stage, j.passage, j.period, j.reasoning, j.created_at, "
+        "j.judge, j.judge_model, j.judge_version, j.prompt_sha256, j.confidence "
+        f"FROM judgements j JOIN edges e ON e.pk = j.edge_pk WHERE {edge_filter} ORDER BY j.pk",
         (protocol_pk,),
     ):
         judgements.setdefault(edge_pk, []).append(
-            Judgement(Label(label), reviewer, Origin(origin), Stage(stage), passage, period, reasoning, created)
+            Judgement(
+                Label(label), reviewer, Origin(origin), Stage(stage), passage, period, reasoning, created, *provenance
+            )
         )
     edges = [
         Edge(cid, sources[spk].key, tuple(locations[pk]), tuple(judgements.get(pk, ())))

@@ -455,6 +455,11 @@ class Store:
                     j.period,
                     j.reasoning,
                     j.created_at,
+                    j.judge,
+                    j.judge_model,
+                    j.judge_version,
+                    j.prompt_sha256,
+                    j.confidence,
                 )
                 for j in edge.judgements
             )
@@ -462,7 +467,8 @@ class Store:
         db.executemany('INSERT INTO edge_locations (edge_pk, marker, start, "end") VALUES (?, ?, ?, ?)', location_rows)
         db.executemany(
             "INSERT INTO judgements (edge_pk, label, reviewer, origin, stage, passage, period, reasoning, "
-            "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "created_at, judge, judge_model, judge_version, prompt_sha256, confidence) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             judgement_rows,
         )
 

@@ -1,0 +1,271 @@
+"""The three judges behind one protocol: checks, a local NLI model built here, and a chat-completions server."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import os
+from pathlib import Path
+
+import pytest
+
+from citeaudit.errors import InvalidValue, JudgeError
+from citeaudit.judges import (
+    LABEL_ORDER,
+    ChecksJudge,
+    Judge,
+    JudgeRequest,
+    OpenAIJudge,
+    make_judge,
+    map_nli_label,
+    prompt_sha256,
+)
+from citeaudit.model import Label, Origin, review_outcome
+from judge_servers import chat_server
+from nli_models import build_nli_model
+
+HAS_MODELS = importlib.util.find_spec("transformers") is not None and importlib.util.find_spec("torch") is not None
+# Locally the model tests may skip without the extra; in CI (CI=true) they run, and fail if the extra is missing.
+needs_models = pytest.mark.skipif(
+    not HAS_MODELS and not os.environ.get("CI"), reason="needs pip install 'citeaudit[models]'"
+)
+
+CLAIM = "The AX220 has a 20 L tank"
+
+
+# --- checks -----------------------------------------------------------------------------------------------------
+
+
+def test_checks_judge_refutes_but_never_confirms() -> None:
+    judge = ChecksJudge()
+    assert isinstance(judge, Judge)
+    wrong = judge.judge(JudgeRequest(CLAIM, ("AX220 tank capacity: 20 mL",)))
+    assert wrong.label is Label.CONFLICTING
+    assert wrong.quote == "20 mL"
+    assert wrong.reasoning is not None
+    assert "thousandfold" in wrong.reasoning
+    right = judge.judge(JudgeRequest(CLAIM, ("AX220 tank capacity: 20 000 mL",)))
+    assert right.label is Label.UNKNOWN  # agreement on the number is not support
+    assert right.failure is None
+
+
+def test_checks_judge_finds_the_conflict_in_any_passage() -> None:
+    request = JudgeRequest(CLAIM, ("Colour: red", "The AX320 has a 20 L tank"))
+    assert ChecksJudge().judge(request).label is Label.CONFLICTING
+
+
+def test_suggestion_becomes_a_model_judgement_with_provenance_and_never_a_final_label() -> None:
+    suggestion = ChecksJudge().judge(JudgeRequest(CLAIM, ("AX220 tank capacity: 20 mL",)))
+    judgement = suggestion.to_judgement("2026-11-30T05:00:00Z")
+    assert judgement.origin is Origin.MODEL
+    assert (judgement.judge, judgement.judge_version, judgement.judge_model) == ("checks", "checks-v1", None)
+    assert judgement.label is Label.CONFLICTING
+    # a model judgement alone leaves the edge pending
+    assert review_outcome([judgement]) == (review_outcome([])[0], None)
+
+
+def test_make_judge_names_the_judges_that_exist() -> None:
+    assert make_judge("checks").name == "checks"
+    with pytest.raises(InvalidValue, match="unknown judge 'oracle'; judges: checks, nli, openai"):
+        make_judge("oracle")
+    with pytest.raises(InvalidValue, match="needs the folder of a local model"):
+        make_judge("nli")
+
+
+# --- nli --------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "label"),
+    [
+        ("entailment", Label.SUPPORTED),
+        ("ENTAILMENT", Label.SUPPORTED),
+        ("neutral", Label.IRRELEVANT),
+        ("contradiction", Label.CONFLICTING),
+        ("attributable", Label.SUPPORTED),
+        ("not attributable", Label.IRRELEVANT),
+        ("not_entailment", Label.IRRELEVANT),
+        ("supported", Label.SUPPORTED),
+        ("LABEL_0", None),
+    ],
+)
+def test_nli_class_names_map_to_labels(name: str, label: Label | None) -> None:
+    assert map_nli_label(name) is label
+
+
+@needs_models
+@pytest.mark.parametrize(
+    ("bias", "label"),
+    [
+        ((5.0, 0.0, 0.0), Label.SUPPORTED),  # entailment logit 5, the others 0
+        ((0.0, 5.0, 0.0), Label.IRRELEVANT),  # neutral
+        ((0.0, 0.0, 5.0), Label.CONFLICTING),  # contradiction
+    ],
+)
+def test_nli_judge_loads_a_local_model_and_reports_its_probability(
+    tmp_path: Path, bias: tuple[float, float, float], label: Label
+) -> None:
+    from citeaudit.judges import NliJudge
+
+    folder = build_nli_model(tmp_path / "nli", ["entailment", "neutral", "contradiction"], bias)
+    judge = NliJudge(folder)
+    suggestion = judge.judge(JudgeRequest(CLAIM, ("the ax220 has a 20 l tank",)))
+    assert suggestion.label is label
+    # softmax of (5, 0, 0): e^5 / (e^5 + 1 + 1) = 148.41 / 150.41 = 0.98670
+    assert suggestion.confidence == pytest.approx(math.exp(5) / (math.exp(5) + 2), rel=1e-5)
+    assert suggestion.judge == "nli"
+    assert suggestion.model is not None
+    assert suggestion.model.startswith(str(folder.resolve()))
+    assert suggestion.to_judgement().confidence == suggestion.confidence
+
+
+@needs_models
+def test_nli_judge_refuses_unmappable_classes_unless_told(tmp_path: Path) -> None:
+    from citeaudit.judges import NliJudge
+
+    folder = build_nli_model(tmp_path / "nli", ["LABEL_0", "LABEL_1"], (0.0, 3.0))
+    with pytest.raises(JudgeError, match=r"cannot map the NLI class 'LABEL_0'"):
+        NliJudge(folder)
+    judge = NliJudge(folder, label_map={"LABEL_0": Label.IRRELEVANT, "LABEL_1": Label.SUPPORTED})
+    suggestion = judge.judge(JudgeRequest(CLAIM, ("a", "b")))
+    assert suggestion.label is Label.SUPPORTED
+    # softmax of (0, 3): e^3 / (1 + e^3) = 20.09 / 21.09 = 0.95257
+    assert suggestion.confidence == pytest.approx(math.exp(3) / (1 + math.exp(3)), rel=1e-5)
+
+
+@needs_models
+def test_nli_judge_refuses_a_folder_without_a_model(tmp_path: Path) -> None:
+    from citeaudit.judges import NliJudge
+
+    with pytest.raises(JudgeError, match="no transformers model"):
+        NliJudge(tmp_path)
+
+
+# --- openai -----------------------------------------------------------------------------------------------------
+
+
+def _openai(base_url: str) -> OpenAIJudge:
+    return OpenAIJudge(base_url=base_url, model="test-model", api_key="sk-test", max_retries=0, timeout=10)
+
+
+def test_openai_judge_speaks_chat_completions_with_a_hashed_prompt() -> None:
+    with chat_server() as server:
+        server.reply_label("supported", quote="Tank capacity: 20 L", reasoning="the spec table says so")
+        judge = _openai(server.base_url)
+        suggestion = judge.judge(JudgeRequest(CLAIM, ("AX220. Tank capacity: 20 L.",)))
+    assert suggestion.label is Label.SUPPORTED
+    assert suggestion.quote == "Tank capacity: 20 L"
+    assert suggestion.prompt_sha256 == prompt_sha256()
+    assert suggestion.prompt_sha256.startswith("sha256:")
+    (body,) = server.requests
+    assert body["model"] == "test-model"
+    assert body["temperature"] == 0
+    assert body["response_format"]["type"] == "json_schema"
+    assert body["response_format"]["json_schema"]["schema"]["required"] == ["label", "quote", "reasoning"]
+    assert [m["role"] for m in body["messages"]] == ["system", "user"]
+    assert "[1] AX220. Tank capacity: 20 L." in body["messages"][1]["content"]
+    assert server.headers[0]["authorization"] == "Bearer sk-test"
+    judgement = suggestion.to_judgement()
+    assert (judgement.judge, judgement.judge_model, judgement.judge_version) == (
+        "openai",
+        "test-model",
+        "edge-label-v1",
+    )
+    assert judgement.reviewer == "openai:test-model"
+
+
+def test_openai_prompt_lists_labels_in_the_requested_order() -> None:
+    reversed_order = tuple(reversed(LABEL_ORDER))
+    with chat_server() as server:
+        server.reply_label("irrelevant")
+        _openai(server.base_url).judge(JudgeRequest(CLAIM, ("Colour: red",), label_order=reversed_order))
+    prompt = server.requests[0]["messages"][1]["content"]
+    positions = [prompt.index(f"- {label}:") for label in reversed_order]
+    assert positions == sorted(positions)
+
+
+@pytest.mark.parametrize(
+    ("reply", "failure"),
+    [
+        ({"content": "Supported, clearly."}, "malformed: content is not JSON"),
+        ({"content": json.dumps({"label": "supported"})}, "malformed: expected an object with label, quote"),
+        ({"content": json.dumps({"label": "yes", "quote": "", "reasoning": "x"})}, "malformed: unknown label 'yes'"),
+        ({"content": json.dumps({"label": 1, "quote": "", "reasoning": "x"})}, "malformed: label, quote and reasoning"),
+        ({"content": None, "refusal": "I can't help with that."}, "refused: I can't help with that."),
+        ({"content": "", "finish": "length"}, "malformed: empty content (finish_reason 'length')"),
+        (
+            {"content": json.dumps({"label": "supported", "quote": "Tank: 25 L", "reasoning": "x"})},
+            "quote not found in the passages",
+        ),
+    ],
+)
+def test_openai_unusable_answers_become_unknown_with_a_reason(reply: dict[str, str | None], failure: str) -> None:
+    with chat_server() as server:
+        server.reply_message(reply["content"], refusal=reply.get("refusal"), finish=reply.get("finish") or "stop")
+        suggestion = _openai(server.base_url).judge(JudgeRequest(CLAIM, ("AX220. Tank capacity: 20 L.",)))
+    assert suggestion.label is Label.UNKNOWN
+    assert suggestion.failure is not None
+    assert suggestion.failure.startswith(failure)
+    assert suggestion.to_judgement().reasoning is not None
+
+
+def test_openai_http_errors_raise_so_nothing_is_stored() -> None:
+    with chat_server() as server:
+        server.replies.append((500, {"error": {"message": "overloaded", "type": "server_error"}}))
+        judge = _openai(server.base_url)
+        with pytest.raises(JudgeError, match="the openai judge at"):
+            judge.judge(JudgeRequest(CLAIM, ("x",)))
+
+
+def test_openai_judge_reads_its_configuration_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.delenv("CITEAUDIT_OPENAI_BASE_URL", raising=False)
+    with pytest.raises(JudgeError, match="CITEAUDIT_OPENAI_BASE_URL"):
+        OpenAIJudge(model="m")
+    with chat_server() as server:
+        monkeypatch.setenv("CITEAUDIT_OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("CITEAUDIT_OPENAI_MODEL", "env-model")
+        monkeypatch.setenv("CITEAUDIT_OPENAI_API_KEY", "sk-env")
+        server.reply_label("irrelevant")
+        judge = make_judge("openai", max_retries=0)
+        assert judge.model == "env-model"
+        assert judge.judge(JudgeRequest(CLAIM, ("Colour: red",))).label is Label.IRRELEVANT
+    assert server.requests[0]["model"] == "env-model"
+    assert server.headers[0]["authorization"] == "Bearer sk-env"
+
+
+def test_prompt_hash_is_stable_and_pinned() -> None:
+    # The hash changes only when the prompt, labels or schema change; then PROMPT_VERSION must change too.
+    assert prompt_sha256() == prompt_sha256()
+    assert len(prompt_sha256()) == len("sha256:") + 64
+
+
+# --- one edge end to end ------------------------------------------------------------------------------------------
+
+
+def test_suggest_for_edge_ranks_then_judges_the_top_passages() -> None:
+    from citeaudit.judges import suggest_for_edge
+
+    document = "AX220 overview. The AX220 tank capacity is 20 mL. Colour: red. Delivery in two days."
+    result = suggest_for_edge(ChecksJudge(), CLAIM, document, k=2)
+    # "tank" and "ax220" make "The AX220 tank capacity is 20 mL." the best sentence; it starts at 16
+    assert result.passages[0].text == "The AX220 tank capacity is 20 mL."
+    assert document[result.passages[0].start : result.passages[0].end] == result.passages[0].text
+    assert len(result.passages) == 2
+    assert result.suggestion.label is Label.CONFLICTING  # 20 L vs 20 mL
+
+
+def test_suggest_for_edge_without_text_is_unknown_without_asking() -> None:
+    from citeaudit.judges import suggest_for_edge
+
+    class Refuses:
+        name, version, model = "refuses", "1", None
+
+        def judge(self, request: JudgeRequest) -> object:
+            raise AssertionError("must not be asked")
+
+    result = suggest_for_edge(Refuses(), CLAIM, "")  # type: ignore[arg-type]
+    assert result.passages == ()
+    assert result.suggestion.label is Label.UNKNOWN
+    assert result.suggestion.failure == "the source has no text to rank"
