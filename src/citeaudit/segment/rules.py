@@ -1,0 +1,508 @@
+"""``rules-v1``: deterministic segmentation of an answer into independently checkable claims.
+
+Pure and offline. The answer text is never changed: every claim carries an exact ``[start, end)`` span into
+it, and its claim text is that span with engine artefacts removed (a second conjunct of a coordinated
+predicate gets the shared subject put back in front). What the rules recognise:
+
+- sentence ends in English and German (``. ! ?``) and Chinese / Japanese (``。！？；``); abbreviations
+  (``e.g.``, ``z.B.``, ``ca.``), decimals and thousands separators (``3.5 bar``, ``1.200 €``, ``1,200``),
+  German day ordinals before a month (``3. Oktober``); a line break always ends a sentence;
+- list items (the bullet is not part of the claim), markdown headings and tables (a data row is one claim,
+  its text pairs each cell with its column header);
+- coordinated predicates sharing a subject (``X has A and can B`` → ``X has A`` / ``X can B``);
+- non-assertions (questions, greetings and sign-offs, disclaimers, headings and lead-ins) are skipped and
+  counted by reason.
+
+Claim spans exclude the closing punctuation and the markers after it. A marker belongs to the claim(s) of
+the sentence or clause it stands in; one right after the closing punctuation (``tank.[1]``) belongs to every
+claim of that sentence (:meth:`Segmented.claims_at`).
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from citeaudit.ingest.text import ARTEFACT, claim_text, trim_span
+from citeaudit.model import Segmentation
+
+__all__ = [
+    "METHOD",
+    "VERSION",
+    "ClaimSpan",
+    "Rules",
+    "Segmented",
+    "SkipReason",
+    "Skipped",
+    "segment",
+]
+
+METHOD = "rules-v1"
+"""Method name recorded in the protocol fingerprint."""
+VERSION = "1"
+"""Version of the rules; bump it whenever any output can change."""
+
+
+class SkipReason(StrEnum):
+    """Why a piece of answer text is not a claim."""
+
+    QUESTION = "question"
+    """A question (ends with ``?`` or ``？``)."""
+    GREETING = "greeting"
+    """A greeting, acknowledgement or sign-off (``Sure!``, ``I hope this helps``)."""
+    DISCLAIMER = "disclaimer"
+    """A disclaimer about the answer itself (``This is not legal advice``)."""
+    HEADING = "heading"
+    """A markdown heading, a bold-only line, a table header or a lead-in ending with a colon."""
+
+
+@dataclass(frozen=True, slots=True)
+class Rules:
+    """The parameters of ``rules-v1``; each enters the protocol fingerprint."""
+
+    split_coordination: bool = True
+    """Split coordinated predicates that share a subject into one claim each (English and German)."""
+    skip_non_assertions: bool = True
+    """Skip questions, greetings, disclaimers and headings (counted) instead of making them claims."""
+
+    def segmentation(self) -> Segmentation:
+        """The fingerprint component for these rules: method, version and sorted canonical parameters."""
+        parameters = (
+            ("skip_non_assertions", json.dumps(self.skip_non_assertions)),
+            ("split_coordination", json.dumps(self.split_coordination)),
+        )
+        return Segmentation(method=METHOD, version=VERSION, parameters=parameters)
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimSpan:
+    """One claim found in an answer."""
+
+    start: int
+    """Start of its span in the answer text."""
+    end: int
+    """End of its span (exclusive)."""
+    text: str
+    """Claim text: the span without artefacts, completed with the subject for a second conjunct."""
+    sentence: int
+    """Index of the sentence it comes from (in :attr:`Segmented.sentences`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A piece of answer text that is not a claim."""
+
+    start: int
+    """Start of the skipped span."""
+    end: int
+    """End of the skipped span (exclusive)."""
+    reason: SkipReason
+    """Why it was skipped."""
+
+
+@dataclass(frozen=True, slots=True)
+class Segmented:
+    """The claims of one answer, the sentences they come from and what was skipped."""
+
+    claims: tuple[ClaimSpan, ...]
+    """Claims in text order."""
+    sentences: tuple[tuple[int, int, int], ...]
+    """``(start, content_end, end)`` of each sentence that gave claims: ``content_end`` is after its closing
+    punctuation, ``end`` after the markers that follow it."""
+    skipped: tuple[Skipped, ...] = ()
+    """Non-assertions, in text order."""
+    _starts: list[int] = field(default_factory=list, repr=False, compare=False)
+
+    def skipped_counts(self) -> dict[str, int]:
+        """How many pieces were skipped, by reason."""
+        return dict(Counter(str(s.reason) for s in self.skipped))
+
+    def claims_at(self, position: int) -> tuple[int, ...]:
+        """Indexes of the claims a citation marker at ``position`` belongs to (empty when it stands in no
+        claim's sentence, e.g. in a skipped question)."""
+        if not self._starts:
+            self._starts.extend(s[0] for s in self.sentences)
+        index = bisect.bisect_right(self._starts, position) - 1
+        if index < 0:
+            return ()
+        _start, content_end, end = self.sentences[index]
+        if position >= end:
+            return ()
+        members = [i for i, claim in enumerate(self.claims) if claim.sentence == index]
+        if position >= content_end:
+            return tuple(members)
+        chosen = members[0]
+        for i in members:
+            if self.claims[i].start <= position:
+                chosen = i
+        return (chosen,)
+
+    def claims_overlapping(self, start: int, end: int) -> tuple[int, ...]:
+        """Indexes of the claims whose span overlaps ``[start, end)`` (for span-shaped citations)."""
+        return tuple(i for i, c in enumerate(self.claims) if c.start < end and start < c.end)
+
+
+_ABBREVIATIONS = frozenset(
+    [
+        "e.g",
+        "i.e",
+        "etc",
+        "vs",
+        "approx",
+        "ca",
+        "incl",
+        "excl",
+        "no",
+        "nr",
+        "fig",
+        "p",
+        "pp",
+        "dr",
+        "mr",
+        "mrs",
+        "ms",
+        "st",
+        "jr",
+        "sr",
+        "prof",
+        "inc",
+        "ltd",
+        "co",
+        "corp",
+        "z.b",
+        "bzw",
+        "usw",
+        "d.h",
+        "ggf",
+        "inkl",
+        "max",
+        "min",
+        "art",
+        "abs",
+        "u.a",
+        "s.o",
+        "vgl",
+        "evtl",
+        "sog",
+        "bspw",
+        "zzgl",
+        "z.t",
+        "mio",
+        "mrd",
+        "jan",
+        "feb",
+        "mar",
+        "apr",
+        "jun",
+        "jul",
+        "aug",
+        "sep",
+        "sept",
+        "oct",
+        "okt",
+        "nov",
+        "dec",
+        "dez",
+    ]
+)
+_MONTHS = frozenset(
+    [
+        "januar",
+        "februar",
+        "märz",
+        "april",
+        "mai",
+        "juni",
+        "juli",
+        "august",
+        "september",
+        "oktober",
+        "november",
+        "dezember",
+        "jan",
+        "feb",
+        "mär",
+        "apr",
+        "jun",
+        "jul",
+        "aug",
+        "sep",
+        "sept",
+        "okt",
+        "nov",
+        "dez",
+    ]
+)
+_STOP = re.compile(r"[.!?。！？；]")
+_CJK_STOP = "。！？；"
+_CLOSERS = "\"'”’»)」』"
+_TRAILING_ARTEFACTS = re.compile(r"(?:[ \t]*(?:" + ARTEFACT.pattern + r"))+", re.VERBOSE)
+_BULLET = re.compile(r"[ \t]*(?:[-*•·+]|\d{1,3}[.)])[ \t]+")
+_HEADING = re.compile(r"[ \t]*#{1,6}[ \t]")
+_BOLD_LINE = re.compile(r"[ \t]*(?:\*\*|__)[^*_\n]+(?:\*\*|__)[ \t]*:?[ \t]*$")
+_TABLE_SEPARATOR = re.compile(r"[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)*\|?[ \t]*$")
+_LINE = re.compile(r"[^\n]+")
+_GREETING = re.compile(
+    r"(?:hi|hello|hey|dear\b|sure|certainly|of course|absolutely|great question|good question|thanks|thank you|"
+    r"i hope (?:this|that) helps|hope (?:this|that) helps|let me know|feel free|happy to help|"
+    r"hallo|guten tag|gerne|natürlich|ich hoffe|您好|你好|当然|希望)",
+    re.IGNORECASE,
+)
+_DISCLAIMER = re.compile(
+    r"(?:disclaimer|please note|note that this|i am not a|i'm not a|as an ai|this is not (?:legal|medical|financial)|"
+    r"this does not constitute|consult (?:a|your) |please consult|always consult|"
+    r"hinweis:|bitte beachten|dies ist keine|keine rechts|以上内容仅供参考|仅供参考)",
+    re.IGNORECASE,
+)
+_SHORT_GREETING = 60
+_SUBORDINATORS = frozenset(
+    [
+        "whether",
+        "if",
+        "when",
+        "while",
+        "although",
+        "though",
+        "because",
+        "since",
+        "as",
+        "unless",
+        "wenn",
+        "ob",
+        "weil",
+        "obwohl",
+        "da",
+        "als",
+        "falls",
+    ]
+)
+_EN_VERBS = (
+    "is|are|was|were|has|have|had|can|could|may|might|must|shall|should|will|would|does|do|did|"
+    "offers|supports|includes|provides|comes|runs|uses|requires|weighs|costs|contains|features|holds|"
+    "reaches|delivers|needs|meets|works|operates|allows|lets|remains|becomes|makes|gives|helps|"
+    "lasts|measures|consumes|produces|carries"
+)
+_DE_VERBS = (
+    "ist|sind|war|waren|hat|haben|hatte|kann|können|konnte|darf|dürfen|muss|müssen|soll|sollte|wird|werden|"
+    "bietet|verfügt|eignet|lässt|wiegt|kostet|läuft|enthält|unterstützt|erreicht|benötigt|erfüllt|arbeitet|"
+    "besitzt|liefert|verbraucht|misst|fasst"
+)
+_VERB = re.compile(rf"\b(?:{_EN_VERBS}|{_DE_VERBS})\b")
+_CONJUNCTION = re.compile(rf",?[ \t]+(?:and|und|sowie)[ \t]+(?=(?:{_EN_VERBS}|{_DE_VERBS})\b)")
+_MAX_SUBJECT_WORDS = 6
+
+
+def segment(text: str, regions: Iterable[tuple[int, int]] = (), rules: Rules = Rules()) -> Segmented:
+    """Split ``text`` into claims.
+
+    ``regions`` are engine-given spans (e.g. the claim candidates ingest made from Gemini segments or
+    Anthropic cited blocks): their boundaries are kept, so no claim crosses one; the rules split only
+    within them. Deterministic: the same text, regions and rules always give the same result.
+    """
+    cuts = sorted({b for start, end in regions for b in (start, end) if 0 < b < len(text)})
+    builder = _Builder(text, cuts, rules)
+    lines = list(_LINE.finditer(text))
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        start, end = line.span()
+        if text.startswith("|", start) or text[start:end].lstrip().startswith("|"):
+            index = builder.table(lines, index)
+            continue
+        index += 1
+        if _HEADING.match(text, start) or _BOLD_LINE.match(text, start, end):
+            builder.skip(start, end, SkipReason.HEADING)
+            continue
+        bullet = _BULLET.match(text, start, end)
+        builder.paragraph(bullet.end() if bullet else start, end)
+    return Segmented(tuple(builder.claims), tuple(builder.sentences), tuple(builder.skipped))
+
+
+class _Builder:
+    """Collects claims, sentences and skipped pieces while :func:`segment` walks the lines."""
+
+    def __init__(self, text: str, cuts: Sequence[int], rules: Rules) -> None:
+        self.text = text
+        self.cuts = cuts
+        self.rules = rules
+        self.claims: list[ClaimSpan] = []
+        self.sentences: list[tuple[int, int, int]] = []
+        self.skipped: list[Skipped] = []
+
+    def skip(self, start: int, end: int, reason: SkipReason) -> None:
+        if self.rules.skip_non_assertions:
+            piece = _trim(self.text, start, end)
+            self.skipped.append(Skipped(piece[0], piece[1], reason))
+        else:
+            self.sentence(start, end, end)
+
+    def paragraph(self, start: int, end: int) -> None:
+        """Sentences of one line (after its bullet)."""
+        text = self.text
+        begin = start
+        for found in _STOP.finditer(text, start, end):
+            at = found.start()
+            if at < begin:
+                continue
+            char = text[at]
+            after = at + 1
+            if char not in _CJK_STOP:
+                nxt = text[after : after + 1]
+                if nxt.isalnum():
+                    continue  # 3.5 bar, 1.200 €, example.com, z.B.
+                if char == "." and self._not_a_stop(at, end):
+                    continue
+            while after < end and text[after] in _CLOSERS:
+                after += 1
+            content_end = after
+            trailing = _TRAILING_ARTEFACTS.match(text, after, end)
+            if trailing:
+                after = trailing.end()
+            if char not in _CJK_STOP and after < end and not text[after].isspace():
+                continue
+            self.sentence(begin, content_end, after)
+            begin = after
+        if begin < end:
+            self.sentence(begin, end, end)
+
+    def _not_a_stop(self, dot: int, end: int) -> bool:
+        """True when the dot at ``dot`` ends an abbreviation, an initial or a day ordinal (``3. Oktober``)."""
+        text = self.text
+        word_start = dot
+        while word_start > 0 and not text[word_start - 1].isspace() and dot - word_start < 12:
+            word_start -= 1
+        word = text[word_start:dot].lstrip("([\"'").lower()
+        if word in _ABBREVIATIONS or (len(word) == 1 and word.isalpha()):
+            return True
+        following = text[dot + 1 : min(end, dot + 16)].lstrip()
+        if word.isdigit() and len(word) <= 2:
+            next_word = following.split(" ", 1)[0].rstrip(".,").lower()
+            if next_word in _MONTHS:
+                return True
+        return following[:1].islower()
+
+    def sentence(self, start: int, content_end: int, end: int) -> None:
+        """One sentence: cut at engine-span boundaries, classify, split coordinated predicates."""
+        pieces = [start]
+        at = bisect.bisect_right(self.cuts, start)
+        while at < len(self.cuts) and self.cuts[at] < content_end:
+            pieces.append(self.cuts[at])
+            at += 1
+        pieces.append(content_end)
+        for i in range(len(pieces) - 1):
+            last = i == len(pieces) - 2
+            self._piece(pieces[i], pieces[i + 1], end if last else pieces[i + 1])
+
+    def _piece(self, start: int, content_end: int, end: int) -> None:
+        text = self.text
+        begin, stop = _trim(text, start, content_end)
+        if not any(ch.isalnum() for ch in text[begin:stop]):
+            return
+        if self.rules.skip_non_assertions:
+            reason = _non_assertion(text, begin, stop)
+            if reason is not None:
+                self.skipped.append(Skipped(begin, stop, reason))
+                return
+        while stop > begin and text[stop - 1] in ".!?。！？；" + _CLOSERS:
+            stop -= 1
+        begin, stop = trim_span(text, begin, stop)
+        clauses = _clauses(text, begin, stop) if self.rules.split_coordination else [(begin, stop, "")]
+        index = len(self.sentences)
+        found = False
+        for c_start, c_end, subject in clauses:
+            body = claim_text(text, c_start, c_end)
+            if c_end > c_start and any(ch.isalnum() for ch in body):
+                self.claims.append(ClaimSpan(c_start, c_end, f"{subject} {body}" if subject else body, index))
+                found = True
+        if found:
+            self.sentences.append((start, content_end, end))
+
+    def table(self, lines: Sequence[re.Match[str]], index: int) -> int:
+        """A markdown table starting at ``lines[index]``; returns the index of the first line after it."""
+        text = self.text
+        rows = []
+        while index < len(lines) and lines[index].group().lstrip().startswith("|"):
+            rows.append(lines[index])
+            index += 1
+        header: list[str] = []
+        if len(rows) >= 2 and _TABLE_SEPARATOR.match(rows[1].group()):
+            header = _cells(rows[0].group())
+            self.skip(*rows[0].span(), SkipReason.HEADING)
+            rows = rows[2:]
+        for row in rows:
+            if _TABLE_SEPARATOR.match(row.group()):
+                continue
+            cells = _cells(row.group())
+            start, end = _trim(text, row.start(), row.end())
+            start += 1 if text[start] == "|" else 0
+            end -= 1 if text[end - 1] == "|" else 0
+            start, end = _trim(text, start, end)
+            if not any(cells):
+                continue
+            pairs = [f"{h}: {c}" if h else c for h, c in zip(header + [""] * len(cells), cells, strict=False) if c]
+            self.sentences.append((start, end, row.end()))
+            self.claims.append(ClaimSpan(start, end, "; ".join(pairs), len(self.sentences) - 1))
+        return index
+
+
+def _cells(row: str) -> list[str]:
+    inner = row.strip()
+    inner = inner[1:] if inner.startswith("|") else inner
+    inner = inner[:-1] if inner.endswith("|") else inner
+    return [claim_text(cell, 0, len(cell)) for cell in inner.split("|")]
+
+
+def _trim(text: str, start: int, end: int) -> tuple[int, int]:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+def _non_assertion(text: str, start: int, end: int) -> SkipReason | None:
+    last = text[end - 1]
+    if last in "?？":
+        return SkipReason.QUESTION
+    if last == ":" or last == "：":
+        return SkipReason.HEADING
+    piece = text[start : min(end, start + 80)].lstrip("*_ ")
+    if _DISCLAIMER.match(piece):
+        return SkipReason.DISCLAIMER
+    if end - start <= _SHORT_GREETING and _GREETING.match(piece):
+        return SkipReason.GREETING
+    if piece.lower().startswith(("i hope this helps", "hope this helps", "let me know", "feel free")):
+        return SkipReason.GREETING
+    return None
+
+
+def _clauses(text: str, start: int, end: int) -> list[tuple[int, int, str]]:
+    """``(start, end, subject)`` of each conjunct of a coordinated predicate; one entry when nothing splits.
+
+    A split needs: a verb in the first conjunct with a short subject before it (no comma, not opened by a
+    subordinator such as *whether* or *wenn*), and ``and`` / ``und`` / ``sowie`` directly followed by a verb.
+    The subject is put in front of every later conjunct's text; spans still point into the answer.
+    """
+    conjunctions = [m for m in _CONJUNCTION.finditer(text, start, end) if "(" not in text[start : m.start()]]
+    if not conjunctions:
+        return [(start, end, "")]
+    verb = _VERB.search(text, start, conjunctions[0].start())
+    if verb is None:
+        return [(start, end, "")]
+    subject = claim_text(text, start, verb.start())
+    words = subject.split()
+    if not words or len(words) > _MAX_SUBJECT_WORDS or "," in subject or words[0].lower() in _SUBORDINATORS:
+        return [(start, end, "")]
+    clauses: list[tuple[int, int, str]] = []
+    begin = start
+    for conjunction in conjunctions:
+        clause = trim_span(text, begin, conjunction.start())
+        clauses.append((*clause, subject if begin != start else ""))
+        begin = conjunction.end()
+    clauses.append((*trim_span(text, begin, end), subject))
+    return clauses
