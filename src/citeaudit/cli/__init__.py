@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from citeaudit.cli import data, demo, protocol, report, score
+from citeaudit.cli import data, demo, protocol, report, score, segment
 
 __all__ = ["app", "main"]
 
@@ -20,6 +20,7 @@ data.register(app)
 score.register(app)
 app.add_typer(protocol.app, name="protocol")
 report.register(app)
+segment.register(app)
 demo.register(app)
 
 

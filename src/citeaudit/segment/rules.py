@@ -397,6 +397,10 @@ class _Builder:
         for i in range(len(pieces) - 1):
             last = i == len(pieces) - 2
             self._piece(pieces[i], pieces[i + 1], end if last else pieces[i + 1])
+        if len(pieces) > 2 and self.sentences and self.sentences[-1][0] >= start and self.sentences[-1][2] < end:
+            # later pieces gave no claim (e.g. only a marker): the markers after the sentence still belong to it
+            begin, _, _ = self.sentences[-1]
+            self.sentences[-1] = (begin, content_end, end)
 
     def _piece(self, start: int, content_end: int, end: int) -> None:
         text = self.text

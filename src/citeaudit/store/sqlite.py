@@ -12,28 +12,31 @@ import hashlib
 import json
 import sqlite3
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 
-from citeaudit.errors import DuplicateId, SchemaVersionMismatch, ScopeError, StoreError
+from citeaudit.errors import DuplicateId, SchemaVersionMismatch, ScopeError, StoreError, UnknownReference
 from citeaudit.interchange import ProtocolIn, protocol_from_mapping, protocol_to_mapping
 from citeaudit.model import (
     Audit,
     CitationKind,
     Judgement,
     Protocol,
+    Segmentation,
     review_outcome,
 )
 from citeaudit.protocol import fingerprint
 from citeaudit.scope import Scope
 from citeaudit.scoring import DISPUTED_CODE, LABEL_CODE, PENDING_CODE, ScoringColumns
+from citeaudit.segment.claimsets import SetPlan
 from citeaudit.sources.urls import url_location
+from citeaudit.store.claimsets import AnswerClaims, answer_claims, answers_in, claim_answer, write_claim_set
 from citeaudit.store.migrations import MIGRATIONS, SCHEMA_VERSION
-from citeaudit.store.reading import read_audit, read_scoring_columns
+from citeaudit.store.reading import read_audit, read_scoring_columns, read_segmentations
 
 __all__ = ["ImportReport", "ProtocolInfo", "Store"]
 
@@ -529,8 +532,70 @@ class Store:
         )
 
     def load_audit(self, protocol_pk: int) -> Audit:
-        """Everything measured under one protocol, as the canonical audit (for export)."""
-        return read_audit(self._db, self.protocol(protocol_pk), protocol_pk)
+        """Everything measured under one protocol, as the canonical audit (for export); claims are each
+        answer's current claims and the protocol's segmentation is the one they were made with."""
+        return read_audit(self._db, self.effective_protocol(protocol_pk, Scope()), protocol_pk)
+
+    def effective_protocol(self, protocol_pk: int, scope: Scope) -> Protocol:
+        """The protocol as the answers in ``scope`` were measured: its segmentation is the one their current
+        claim sets were made with. Answers segmented differently cannot be scored together (ScopeError)."""
+        protocol = self.protocol(protocol_pk)
+        found, unsegmented = read_segmentations(self._db, protocol_pk, scope)
+        if not found:
+            return protocol
+        if len(found) == 1 and not unsegmented:
+            return dataclasses.replace(protocol, segmentation=found.pop())
+        described = sorted(
+            f"{s.method}@{s.version}" + (f" {dict(s.parameters)}" if s.parameters else "") for s in found
+        )
+        if unsegmented:
+            described.append(f"{unsegmented} answer(s) as ingested ({protocol.segmentation.method})")
+        raise ScopeError(
+            f"the answers in scope were segmented in {len(described)} different ways: {'; '.join(described)}. "
+            "Segment them alike with `citeaudit segment` or narrow the scope (e.g. --run)"
+        )
+
+    def answers_for_claims(self, run: str | None = None) -> list[tuple[int, str, int]]:
+        """``(answer pk, answer id, protocol pk)`` of every answer, or of one run's."""
+        return answers_in(self._db, run)
+
+    def answer_pk(self, answer_id: str) -> int:
+        """Row id of an answer (UnknownReference when there is no such answer)."""
+        row = self._db.execute("SELECT pk FROM answers WHERE id = ?", (answer_id,)).fetchone()
+        if row is None:
+            raise UnknownReference("answer", "", f"no answer {answer_id!r} in {str(self.path)!r}")
+        return int(row[0])
+
+    def answer_of_claim(self, claim_id: str) -> int:
+        """Row id of the answer a claim belongs to (UnknownReference when there is no such claim)."""
+        return claim_answer(self._db, claim_id)
+
+    def answer_claims(self, answer_pk: int) -> AnswerClaims:
+        """An answer's current claims, edges, claim history and engine-given spans."""
+        return answer_claims(self._db, answer_pk)
+
+    def change_claims(
+        self,
+        answer_pk: int,
+        planner: Callable[[AnswerClaims, Segmentation], tuple[SetPlan, Segmentation] | None],
+        action: str,
+        actor: str | None,
+    ) -> SetPlan | None:
+        """Read an answer's claims, let ``planner`` decide its new claim set (``None``: leave it) and record
+        that set, all in one transaction. ``planner`` gets the current claims and their segmentation."""
+        with self._transaction() as db:
+            state = answer_claims(db, answer_pk)
+            (protocol_pk,) = db.execute(
+                "SELECT r.protocol_pk FROM answers a JOIN runs r ON r.pk = a.run_pk WHERE a.pk = ?", (answer_pk,)
+            ).fetchone()
+            ingested_as = self.protocol(protocol_pk).segmentation
+            current = state.current_set.segmentation if state.current_set else ingested_as
+            decided = planner(state, current)
+            if decided is None:
+                return None
+            plan, segmentation = decided
+            write_claim_set(db, state, plan, segmentation, ingested_as, action, actor, _now())
+            return plan
 
     def failed_answers(self, protocol_pk: int, scope: Scope) -> int:
         """How many answers the engines did not give in this protocol's runs of the scope's run kinds."""
@@ -545,7 +610,7 @@ class Store:
     def scoring_input(self, protocol_pk: int, scope: Scope) -> tuple[Protocol, ScoringColumns, int]:
         """Columns for scoring one protocol's answers in ``scope``, and how many answers the run-kind
         filter left out."""
-        protocol = self.protocol(protocol_pk)
+        protocol = self.effective_protocol(protocol_pk, scope)
         columns, excluded = read_scoring_columns(self._db, protocol, protocol_pk, scope)
         return protocol, columns, excluded
 
