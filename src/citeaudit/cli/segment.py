@@ -1,8 +1,10 @@
-"""``segment`` and ``claim split|merge|edit|list``: answers into claims, as versioned and reviewable claim sets."""
+"""``segment``, ``claim split|merge|edit|list`` and ``facts map|list|confirm|reject``: answers into claims, as
+versioned and reviewable claim sets, and claims mapped to the required facts."""
 
 from __future__ import annotations
 
 import json
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -14,11 +16,14 @@ from rich.text import Text
 from citeaudit.cli.common import DbOption, OutputFormat, console, err_console, handles_errors
 from citeaudit.errors import InputError
 from citeaudit.segment.claimsets import SetPlan
+from citeaudit.segment.facts import DEFAULT_THRESHOLD, load_embedder
+from citeaudit.segment.mapping import map_facts
 from citeaudit.segment.resegment import SegmentReport, edit_claim, merge_claims, resegment, split_claim
 from citeaudit.segment.rules import METHOD, Rules
 from citeaudit.store import Store
+from citeaudit.store.facts import MappingRow
 
-__all__ = ["claim_app", "register"]
+__all__ = ["claim_app", "facts_app", "register"]
 
 claim_app = typer.Typer(
     help="Look at and change an answer's claims by hand; every change is a new claim set, recorded with who "
@@ -181,7 +186,136 @@ def list_command(
     console.print(table)
 
 
+facts_app = typer.Typer(
+    help="Map claims to the required facts of their question: proposals from lexical similarity and entity "
+    "agreement (dense embeddings with the models extra), confirmed by a reviewer before coverage counts them.",
+    no_args_is_help=True,
+)
+
+
+class Dense(StrEnum):
+    """Whether ``facts map`` uses sentence embeddings."""
+
+    AUTO = "auto"
+    ON = "on"
+    OFF = "off"
+
+
+@facts_app.command("map")
+@handles_errors
+def facts_map_command(
+    db: DbOption = Path("citeaudit.db"),
+    run: Annotated[str | None, typer.Option("--run", help="Only this run's answers.")] = None,
+    threshold: Annotated[
+        float, typer.Option("--threshold", min=0.0, max=1.0, help="Minimum similarity for a proposal (0..1).")
+    ] = DEFAULT_THRESHOLD,
+    dense: Annotated[
+        Dense, typer.Option("--dense", help="Sentence embeddings: auto = when the models extra is installed.")
+    ] = Dense.AUTO,
+    fmt: Annotated[OutputFormat, typer.Option("--format", help="Output format of the summary.")] = OutputFormat.TABLE,
+) -> None:
+    """Propose claim → required-fact mappings for every answer's current claims (pending until confirmed).
+
+    A proposal needs the fact's model identifiers in the claim exactly and its numbers with units stated with
+    the same value (20 L = 20,000 mL), and a similarity at or above --threshold. Resumable: facts already
+    proposed or confirmed are left alone; rejected pairs are never proposed again.
+    """
+    embedder = None
+    if dense is not Dense.OFF:
+        embedder = load_embedder()
+        if embedder is None and dense is Dense.ON:
+            raise InputError(
+                "--dense on",
+                "",
+                "sentence embeddings need the models extra: pip install torch==2.13.0 'citeaudit[models]'",
+            )
+    with _open(db) as store:
+        total = len(store.answers_for_claims(run))
+        with Progress(
+            TextColumn("mapping facts"), BarColumn(), MofNCompleteColumn(), console=err_console, transient=True
+        ) as progress:
+            task = progress.add_task("map", total=total)
+            report = map_facts(store, run, threshold, embedder, lambda n: progress.advance(task, n))
+    body = {name: getattr(report, name) for name in report.__dataclass_fields__}
+    if fmt is OutputFormat.JSON:
+        console.out(json.dumps(body, indent=2), highlight=False)
+        return
+    console.print(
+        f"{report.answers} answers ({report.method}): {report.facts_open} required facts without a claim, "
+        f"{report.proposed} proposals recorded (pending until `citeaudit facts confirm`), "
+        f"{report.without_candidate} with no agreeing claim; {report.already} already proposed or confirmed",
+        soft_wrap=True,
+    )
+
+
+@facts_app.command("list")
+@handles_errors
+def facts_list_command(
+    db: DbOption = Path("citeaudit.db"),
+    state: Annotated[
+        str | None, typer.Option("--state", help="proposed, confirmed or rejected (default: all).")
+    ] = "proposed",
+    fmt: Annotated[OutputFormat, typer.Option("--format", help="Output format.")] = OutputFormat.TABLE,
+) -> None:
+    """List claim → fact mappings of current claims (by default the proposals awaiting review)."""
+    if state not in (None, "proposed", "confirmed", "rejected", "all"):
+        raise InputError("--state", "", f"{state!r} is not one of proposed, confirmed, rejected, all")
+    with _open(db) as store:
+        rows = store.fact_mappings(None if state == "all" else state)
+    if fmt is OutputFormat.JSON:
+        console.out(json.dumps([dict(zip(_MAPPING_FIELDS, _row(r), strict=True)) for r in rows], indent=2))
+        return
+    table = Table("id", "state", "answer", "claim", "fact", "score", "claim text", "fact text", header_style="bold")
+    for row in rows:
+        table.add_row(*(Text(str(v)) for v in _row(row)))
+    console.print(table)
+
+
+_MAPPING_FIELDS = ("id", "state", "answer", "claim", "fact", "score", "claim_text", "fact_text")
+
+
+def _row(row: MappingRow) -> tuple[object, ...]:
+    score = None if row.score is None else round(row.score, 3)
+    return (row.pk, row.state, row.answer_id, row.claim_id, row.fact_id, score, row.claim_text, row.fact_text)
+
+
+@facts_app.command("confirm")
+@handles_errors
+def facts_confirm_command(
+    reviewer: ReviewerOption,
+    mapping_ids: Annotated[list[int] | None, typer.Argument(help="Proposal ids (see `citeaudit facts list`).")] = None,
+    claim: Annotated[str | None, typer.Option("--claim", help="Map this claim directly (with --fact).")] = None,
+    fact: Annotated[str | None, typer.Option("--fact", help="Required fact id for --claim.")] = None,
+    db: DbOption = Path("citeaudit.db"),
+) -> None:
+    """Confirm proposals (or map --claim to --fact directly): coverage counts the fact from now on."""
+    if not mapping_ids and not (claim and fact):
+        raise InputError("facts confirm", "", "name proposal ids, or --claim and --fact")
+    with _open(db) as store:
+        for mapping in mapping_ids or []:
+            claim_id, fact_id = store.confirm_fact(mapping, None, None, reviewer)
+            console.print(f"confirmed: claim {claim_id} states fact {fact_id}")
+        if claim and fact:
+            claim_id, fact_id = store.confirm_fact(None, claim, fact, reviewer)
+            console.print(f"confirmed: claim {claim_id} states fact {fact_id}")
+
+
+@facts_app.command("reject")
+@handles_errors
+def facts_reject_command(
+    mapping_ids: Annotated[list[int], typer.Argument(help="Proposal ids (see `citeaudit facts list`).")],
+    reviewer: ReviewerOption,
+    db: DbOption = Path("citeaudit.db"),
+) -> None:
+    """Reject proposals: those claims are never proposed for those facts again."""
+    with _open(db) as store:
+        for mapping in mapping_ids:
+            claim_id, fact_id = store.reject_fact(mapping, reviewer)
+            console.print(f"rejected: claim {claim_id} for fact {fact_id}")
+
+
 def register(app: typer.Typer) -> None:
     """Add this group's commands to ``app``."""
     app.command()(segment)
     app.add_typer(claim_app, name="claim")
+    app.add_typer(facts_app, name="facts")

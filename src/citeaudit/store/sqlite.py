@@ -33,8 +33,18 @@ from citeaudit.protocol import fingerprint
 from citeaudit.scope import Scope
 from citeaudit.scoring import DISPUTED_CODE, LABEL_CODE, PENDING_CODE, ScoringColumns
 from citeaudit.segment.claimsets import SetPlan
+from citeaudit.segment.facts import Proposal
 from citeaudit.sources.urls import url_location
 from citeaudit.store.claimsets import AnswerClaims, answer_claims, answers_in, claim_answer, write_claim_set
+from citeaudit.store.facts import (
+    FactWork,
+    MappingRow,
+    confirm_mapping,
+    fact_work,
+    list_mappings,
+    record_proposals,
+    reject,
+)
 from citeaudit.store.migrations import MIGRATIONS, SCHEMA_VERSION
 from citeaudit.store.reading import read_audit, read_scoring_columns, read_segmentations
 
@@ -573,6 +583,31 @@ class Store:
     def answer_claims(self, answer_pk: int) -> AnswerClaims:
         """An answer's current claims, edges, claim history and engine-given spans."""
         return answer_claims(self._db, answer_pk)
+
+    def fact_work(self, answer_pk: int) -> FactWork:
+        """An answer's current claims and the required facts still to map."""
+        return fact_work(self._db, answer_pk)
+
+    def record_proposals(self, proposals: Sequence[Proposal], method: str) -> None:
+        """Store claim → fact proposals in one transaction."""
+        with self._transaction() as db:
+            record_proposals(db, proposals, method, _now())
+
+    def fact_mappings(self, state: str | None = None) -> list[MappingRow]:
+        """The latest decision on each (claim, fact) pair of current claims, optionally of one state."""
+        return list_mappings(self._db, state)
+
+    def confirm_fact(
+        self, mapping_pk: int | None, claim_id: str | None, fact_id: str | None, actor: str
+    ) -> tuple[str, str]:
+        """Confirm a proposal, or map a claim to a fact directly; coverage counts it from now on."""
+        with self._transaction() as db:
+            return confirm_mapping(db, mapping_pk, claim_id, fact_id, actor, _now())
+
+    def reject_fact(self, mapping_pk: int, actor: str) -> tuple[str, str]:
+        """Reject a proposal: that claim is never proposed for that fact again."""
+        with self._transaction() as db:
+            return reject(db, mapping_pk, actor, _now())
 
     def change_claims(
         self,
