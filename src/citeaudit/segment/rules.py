@@ -28,7 +28,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from citeaudit.ingest.text import ARTEFACT, claim_text, trim_span
+from citeaudit.ingest.text import ARTEFACT, claim_text, trim_claim
 from citeaudit.model import Segmentation
 
 __all__ = [
@@ -117,6 +117,7 @@ class Segmented:
     skipped: tuple[Skipped, ...] = ()
     """Non-assertions, in text order."""
     _starts: list[int] = field(default_factory=list, repr=False, compare=False)
+    _owners: list[int] = field(default_factory=list, repr=False, compare=False)
 
     def skipped_counts(self) -> dict[str, int]:
         """How many pieces were skipped, by reason."""
@@ -127,13 +128,14 @@ class Segmented:
         claim's sentence, e.g. in a skipped question)."""
         if not self._starts:
             self._starts.extend(s[0] for s in self.sentences)
+            self._owners.extend(c.sentence for c in self.claims)
         index = bisect.bisect_right(self._starts, position) - 1
         if index < 0:
             return ()
-        _start, content_end, end = self.sentences[index]
+        _, content_end, end = self.sentences[index]
         if position >= end:
             return ()
-        members = [i for i, claim in enumerate(self.claims) if claim.sentence == index]
+        members = range(bisect.bisect_left(self._owners, index), bisect.bisect_right(self._owners, index))
         if position >= content_end:
             return tuple(members)
         chosen = members[0]
@@ -239,10 +241,13 @@ _MONTHS = frozenset(
     ]
 )
 _STOP = re.compile(r"[.!?。！？；]")
+_ALNUM = re.compile(r"[^\W_]")
+_ARTEFACT_OPENERS = "[(【\ue200"
+_ARTEFACT_CLOSERS = "])】\ue201"
 _CJK_STOP = "。！？；"
 _CLOSERS = "\"'”’»)」』"
 _TRAILING_ARTEFACTS = re.compile(r"(?:[ \t]*(?:" + ARTEFACT.pattern + r"))+", re.VERBOSE)
-_BULLET = re.compile(r"[ \t]*(?:[-*•·+]|\d{1,3}[.)])[ \t]+")
+_BULLET = re.compile(r"[ \t]*(?:[-*•·+]|\d{1,3}(?:\[\d{1,4}\])*[.)])[ \t]+")
 _HEADING = re.compile(r"[ \t]*#{1,6}[ \t]")
 _BOLD_LINE = re.compile(r"[ \t]*(?:\*\*|__)[^*_\n]+(?:\*\*|__)[ \t]*:?[ \t]*$")
 _TABLE_SEPARATOR = re.compile(r"[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)*\|?[ \t]*$")
@@ -319,7 +324,12 @@ def segment(text: str, regions: Iterable[tuple[int, int]] = (), rules: Rules = R
             builder.skip(start, end, SkipReason.HEADING)
             continue
         bullet = _BULLET.match(text, start, end)
+        first = len(builder.sentences)
         builder.paragraph(bullet.end() if bullet else start, end)
+        if bullet and len(builder.sentences) > first:
+            # a marker in the bullet (``1[2]. Item``) belongs to the item's first sentence
+            _, content_end, stop = builder.sentences[first]
+            builder.sentences[first] = (start, content_end, stop)
     return Segmented(tuple(builder.claims), tuple(builder.sentences), tuple(builder.skipped))
 
 
@@ -373,13 +383,11 @@ class _Builder:
     def _not_a_stop(self, dot: int, end: int) -> bool:
         """True when the dot at ``dot`` ends an abbreviation, an initial or a day ordinal (``3. Oktober``)."""
         text = self.text
-        word_start = dot
-        while word_start > 0 and not text[word_start - 1].isspace() and dot - word_start < 12:
-            word_start -= 1
-        word = text[word_start:dot].lstrip("([\"'").lower()
+        words = text[max(0, dot - 12) : dot].split()
+        word = words[-1].lstrip("([\"'").lower() if words and not text[dot - 1].isspace() else ""
         if word in _ABBREVIATIONS or (len(word) == 1 and word.isalpha()):
             return True
-        following = text[dot + 1 : min(end, dot + 16)].lstrip()
+        following = text[dot + 1 : min(end, dot + 16)].lstrip(" \t" + _CLOSERS)
         if word.isdigit() and len(word) <= 2:
             next_word = following.split(" ", 1)[0].rstrip(".,").lower()
             if next_word in _MONTHS:
@@ -405,22 +413,22 @@ class _Builder:
     def _piece(self, start: int, content_end: int, end: int) -> None:
         text = self.text
         begin, stop = _trim(text, start, content_end)
-        if not any(ch.isalnum() for ch in text[begin:stop]):
+        if _ALNUM.search(text, begin, stop) is None:
             return
         if self.rules.skip_non_assertions:
             reason = _non_assertion(text, begin, stop)
             if reason is not None:
                 self.skipped.append(Skipped(begin, stop, reason))
                 return
-        while stop > begin and text[stop - 1] in ".!?。！？；" + _CLOSERS:
+        while stop > begin and text[stop - 1] in ".!?。！？；":
             stop -= 1
-        begin, stop = trim_span(text, begin, stop)
+        begin, stop = _trim_markers(text, begin, stop)
         clauses = _clauses(text, begin, stop) if self.rules.split_coordination else [(begin, stop, "")]
         index = len(self.sentences)
         found = False
         for c_start, c_end, subject in clauses:
             body = claim_text(text, c_start, c_end)
-            if c_end > c_start and any(ch.isalnum() for ch in body):
+            if c_end > c_start and _ALNUM.search(body) is not None:
                 self.claims.append(ClaimSpan(c_start, c_end, f"{subject} {body}" if subject else body, index))
                 found = True
         if found:
@@ -452,6 +460,14 @@ class _Builder:
             self.sentences.append((start, end, row.end()))
             self.claims.append(ClaimSpan(start, end, "; ".join(pairs), len(self.sentences) - 1))
         return index
+
+
+def _trim_markers(text: str, start: int, end: int) -> tuple[int, int]:
+    """``[start, end)`` without surrounding white space and engine artefacts (the cheap checks first)."""
+    start, end = _trim(text, start, end)
+    if start < end and (text[start] in _ARTEFACT_OPENERS or text[end - 1] in _ARTEFACT_CLOSERS):
+        return trim_claim(text, start, end)
+    return start, end
 
 
 def _cells(row: str) -> list[str]:
@@ -492,6 +508,9 @@ def _clauses(text: str, start: int, end: int) -> list[tuple[int, int, str]]:
     subordinator such as *whether* or *wenn*), and ``and`` / ``und`` / ``sowie`` directly followed by a verb.
     The subject is put in front of every later conjunct's text; spans still point into the answer.
     """
+    piece = text[start:end]
+    if " and " not in piece and " und " not in piece and " sowie " not in piece:
+        return [(start, end, "")]
     conjunctions = [m for m in _CONJUNCTION.finditer(text, start, end) if "(" not in text[start : m.start()]]
     if not conjunctions:
         return [(start, end, "")]
@@ -505,8 +524,8 @@ def _clauses(text: str, start: int, end: int) -> list[tuple[int, int, str]]:
     clauses: list[tuple[int, int, str]] = []
     begin = start
     for conjunction in conjunctions:
-        clause = trim_span(text, begin, conjunction.start())
+        clause = _trim_markers(text, begin, conjunction.start())
         clauses.append((*clause, subject if begin != start else ""))
         begin = conjunction.end()
-    clauses.append((*trim_span(text, begin, end), subject))
+    clauses.append((*_trim_markers(text, begin, end), subject))
     return clauses
