@@ -106,6 +106,13 @@ def test_markdown_headings_lists_tables_and_greetings() -> None:
     assert result.skipped_counts() == {"heading": 3, "greeting": 2}
 
 
+def test_etc_ends_a_sentence_before_a_capital_letter() -> None:
+    text = "It fits tanks, hoses, etc. The AX220 is rated IP54, filters etc. are extra."
+    # "It fits tanks, hoses, etc" = 2+1+4+1+6+1+6+1+3 = 25 → [0, 25); "." at 25, the next sentence starts at 27:
+    # "The AX220 is rated IP54, filters etc. are extra" = 3+1+5+1+2+1+5+1+5+1+7+1+4+1+3+1+5 = 47 → [27, 74)
+    assert [(c.start, c.end) for c in segment(text).claims] == [(0, 25), (27, 74)]
+
+
 def test_disclaimers_are_skipped() -> None:
     text = "The AX220 is rated IP54. This is not legal advice. Please consult a dealer."
     result = segment(text)

@@ -212,6 +212,8 @@ _ABBREVIATIONS = frozenset(
         "dez",
     ]
 )
+_FINAL_ABBREVIATIONS = frozenset(("etc", "usw", "inc", "ltd", "corp"))
+"""Abbreviations that often end a sentence: a capital letter after them starts the next one."""
 _MONTHS = frozenset(
     [
         "januar",
@@ -298,7 +300,8 @@ _DE_VERBS = (
     "besitzt|liefert|verbraucht|misst|fasst"
 )
 _VERB = re.compile(rf"\b(?:{_EN_VERBS}|{_DE_VERBS})\b")
-_CONJUNCTION = re.compile(rf",?[ \t]+(?:and|und|sowie)[ \t]+(?=(?:{_EN_VERBS}|{_DE_VERBS})\b)")
+_VERB_AT = re.compile(rf"(?:{_EN_VERBS}|{_DE_VERBS})\b")
+_CONJUNCTIONS = (" and ", " und ", " sowie ")
 _MAX_SUBJECT_WORDS = 6
 
 
@@ -385,9 +388,11 @@ class _Builder:
         text = self.text
         words = text[max(0, dot - 12) : dot].split()
         word = words[-1].lstrip("([\"'").lower() if words and not text[dot - 1].isspace() else ""
+        following = text[dot + 1 : min(end, dot + 16)].lstrip(" \t" + _CLOSERS)
+        if word in _FINAL_ABBREVIATIONS:
+            return not following[:1].isupper()  # "…, etc. The next sentence"
         if word in _ABBREVIATIONS or (len(word) == 1 and word.isalpha()):
             return True
-        following = text[dot + 1 : min(end, dot + 16)].lstrip(" \t" + _CLOSERS)
         if word.isdigit() and len(word) <= 2:
             next_word = following.split(" ", 1)[0].rstrip(".,").lower()
             if next_word in _MONTHS:
@@ -427,7 +432,7 @@ class _Builder:
         index = len(self.sentences)
         found = False
         for c_start, c_end, subject in clauses:
-            body = claim_text(text, c_start, c_end)
+            body = _claim_text(text, c_start, c_end)
             if c_end > c_start and _ALNUM.search(body) is not None:
                 self.claims.append(ClaimSpan(c_start, c_end, f"{subject} {body}" if subject else body, index))
                 found = True
@@ -460,6 +465,16 @@ class _Builder:
             self.sentences.append((start, end, row.end()))
             self.claims.append(ClaimSpan(start, end, "; ".join(pairs), len(self.sentences) - 1))
         return index
+
+
+_SLOW_TEXT = re.compile(r"[\[(【\ue200\n\t]|  ")
+
+
+def _claim_text(text: str, start: int, end: int) -> str:
+    """``claim_text`` of the span; the plain slice when it holds no artefact and no run of white space."""
+    if _SLOW_TEXT.search(text, start, end) is None:
+        return text[start:end]
+    return claim_text(text, start, end)
 
 
 def _trim_markers(text: str, start: int, end: int) -> tuple[int, int]:
@@ -508,13 +523,10 @@ def _clauses(text: str, start: int, end: int) -> list[tuple[int, int, str]]:
     subordinator such as *whether* or *wenn*), and ``and`` / ``und`` / ``sowie`` directly followed by a verb.
     The subject is put in front of every later conjunct's text; spans still point into the answer.
     """
-    piece = text[start:end]
-    if " and " not in piece and " und " not in piece and " sowie " not in piece:
-        return [(start, end, "")]
-    conjunctions = [m for m in _CONJUNCTION.finditer(text, start, end) if "(" not in text[start : m.start()]]
+    conjunctions = _conjunctions(text, start, end)
     if not conjunctions:
         return [(start, end, "")]
-    verb = _VERB.search(text, start, conjunctions[0].start())
+    verb = _VERB.search(text, start, conjunctions[0][0])
     if verb is None:
         return [(start, end, "")]
     subject = claim_text(text, start, verb.start())
@@ -523,9 +535,23 @@ def _clauses(text: str, start: int, end: int) -> list[tuple[int, int, str]]:
         return [(start, end, "")]
     clauses: list[tuple[int, int, str]] = []
     begin = start
-    for conjunction in conjunctions:
-        clause = _trim_markers(text, begin, conjunction.start())
+    for conjunction_start, conjunction_end in conjunctions:
+        clause = _trim_markers(text, begin, conjunction_start)
         clauses.append((*clause, subject if begin != start else ""))
-        begin = conjunction.end()
+        begin = conjunction_end
     clauses.append((*_trim_markers(text, begin, end), subject))
     return clauses
+
+
+def _conjunctions(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """``(start, end)`` of each ``and`` / ``und`` / ``sowie`` (with a comma before it) directly followed by a verb,
+    outside parentheses, in text order."""
+    found = []
+    for word in _CONJUNCTIONS:
+        at = text.find(word, start, end)
+        while at >= 0:
+            after = at + len(word)
+            if _VERB_AT.match(text, after, end) and text.find("(", start, at) < 0:
+                found.append((at - 1 if text[at - 1] == "," else at, after))
+            at = text.find(word, after, end)
+    return sorted(found)
