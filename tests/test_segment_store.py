@@ -219,3 +219,46 @@ def test_bad_manual_edits_are_refused_with_a_clear_message(cli: Cli, db: Path) -
     bad_method = cli("segment", "--db", db, "--method", "llm-v9")
     assert bad_method.exit_code == 2
     assert "unknown segmentation method 'llm-v9'" in bad_method.stderr
+
+
+def test_export_after_segmentation_round_trips_through_the_interchange_format(
+    cli: Cli, db: Path, tmp_path: Path
+) -> None:
+    _segment(cli, db)
+    out = tmp_path / "export.json"
+    exported = cli("export", "--db", db, "--out", out)
+    assert exported.exit_code == 0, exported.stderr
+    body = json.loads(out.read_text(encoding="utf-8"))
+    # the export holds the current claims only, under the segmentation they were made with
+    assert body["protocol"]["segmentation"]["method"] == "rules-v1"
+    assert [c["text"] for c in body["claims"]] == [
+        "It is CE certified",
+        "The AX220 has a 20 L tank",
+        "The AX220 can operate outdoors",
+    ]
+    again = tmp_path / "again.db"
+    assert cli("ingest", out, "--db", again).exit_code == 0
+    # same protocol fingerprint and the same numbers read back from the exported file
+    assert _score(cli, again)["fingerprint"] == _score(cli, db)["fingerprint"]
+    assert _score(cli, again)["precision"] == _score(cli, db)["precision"]
+
+
+def test_answers_segmented_differently_are_not_scored_together(
+    cli: Cli, db: Path, write_json: Callable[[Any, str], Path]
+) -> None:
+    other = _audit()
+    other["answers"][0]["id"] = "a2"
+    other["answers"][0]["run_id"] = "r2"
+    for claim in other["claims"]:
+        claim["id"] += "-2"
+        claim["answer_id"] = "a2"
+    for edge in other["edges"]:
+        edge["claim_id"] += "-2"
+    assert cli("ingest", write_json(other, "b.json"), "--db", db).exit_code == 0
+    _segment(cli, db, "--run", "r1")
+    mixed = cli("score", db, "--format", "json")
+    assert mixed.exit_code == 2
+    assert "segmented in 2 different ways" in mixed.stderr
+    assert "rules-v1@1" in mixed.stderr
+    only_r1 = cli("score", db, "--format", "json", "--where", "run=r1")
+    assert only_r1.exit_code == 0, only_r1.stderr

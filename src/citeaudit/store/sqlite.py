@@ -26,6 +26,7 @@ from citeaudit.model import (
     CitationKind,
     Judgement,
     Protocol,
+    RunKind,
     Segmentation,
     review_outcome,
 )
@@ -544,7 +545,8 @@ class Store:
     def load_audit(self, protocol_pk: int) -> Audit:
         """Everything measured under one protocol, as the canonical audit (for export); claims are each
         answer's current claims and the protocol's segmentation is the one they were made with."""
-        return read_audit(self._db, self.effective_protocol(protocol_pk, Scope()), protocol_pk)
+        every_answer = Scope(run_kinds=frozenset(RunKind))
+        return read_audit(self._db, self.effective_protocol(protocol_pk, every_answer), protocol_pk)
 
     def effective_protocol(self, protocol_pk: int, scope: Scope) -> Protocol:
         """The protocol as the answers in ``scope`` were measured: its segmentation is the one their current
