@@ -70,7 +70,11 @@ def _print_report(report: SegmentReport, fmt: OutputFormat) -> None:
     skipped = ", ".join(f"{n} {reason}" for reason, n in sorted(report.skipped.items())) or "none"
     console.print(f"skipped non-assertions: {skipped}", soft_wrap=True)
     if report.unattached:
-        console.print(f"citation locations on no claim (e.g. in a skipped question): {report.unattached}")
+        console.print(
+            f"citation locations that fell on no new claim: {report.unattached} (in skipped text, or on a replaced "
+            "claim that has no span in the answer); they stay with the replaced claims in the history",
+            soft_wrap=True,
+        )
 
 
 @handles_errors

@@ -102,7 +102,8 @@ class SetPlan:
     judgements_not_transferred: int
     """Judgements on the edges of retired claims: they stay with those claims, never move to new text."""
     unattached: int
-    """Citation locations that fell on no claim of the new set (e.g. in a skipped question): counted."""
+    """Citation locations of replaced claims that fell on no claim of the new set (in skipped text such as a
+    question, or on a replaced claim without a span in the answer): counted, kept in the history."""
     skipped: dict[str, int] = field(default_factory=dict)
     """Non-assertions skipped, by reason."""
 

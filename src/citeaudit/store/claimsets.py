@@ -207,6 +207,8 @@ def write_claim_set(
         "skipped": plan.skipped,
     }
     _insert_set(db, state.pk, ordinal, segmentation, action, actor, created_at, counts, members)
+    db.execute("UPDATE claims SET current = 0 WHERE answer_pk = ? AND current = 1", (state.pk,))
+    db.executemany("UPDATE claims SET current = 1 WHERE pk = ?", [(m,) for m in dict.fromkeys(members)])
     return ordinal
 
 

@@ -242,6 +242,11 @@ BEGIN SELECT RAISE(ABORT, 'a claim keeps its text and span: edit it into a new c
 -- The newest claim set of each answer that has one.
 CREATE VIEW current_claim_sets AS SELECT answer_pk, max(pk) AS set_pk FROM claim_sets GROUP BY answer_pk;
 
+-- 1 when the claim is in its answer's newest claim set (or the answer has none): derived from claim_sets and
+-- kept in step in the transaction that writes a set, so scoring filters claims without a join.
+ALTER TABLE claims ADD COLUMN current INTEGER NOT NULL DEFAULT 1 CHECK (current IN (0, 1));
+CREATE INDEX claims_current ON claims(answer_pk, current);
+
 -- Claim -> required-fact mappings: proposals, confirmations and rejections, one row each, never updated.
 -- A confirmation also sets claims.fact_pk, which coverage reads.
 CREATE TABLE fact_mappings (

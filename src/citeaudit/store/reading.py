@@ -40,10 +40,7 @@ from citeaudit.sources.urls import OfficialMatcher
 
 __all__ = ["CURRENT_CLAIM", "read_audit", "read_scoring_columns", "read_segmentations"]
 
-CURRENT_CLAIM = (
-    "(c.answer_pk NOT IN (SELECT answer_pk FROM claim_sets) OR c.pk IN (SELECT m.claim_pk FROM claim_set_members m "
-    "JOIN current_claim_sets s ON s.set_pk = m.set_pk))"
-)
+CURRENT_CLAIM = "c.current = 1"
 """SQL condition on a claim row ``c``: it belongs to its answer's newest claim set (or the answer has none)."""
 
 

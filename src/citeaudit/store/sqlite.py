@@ -406,7 +406,8 @@ class Store:
         self._insert_unique(
             db,
             "claims",
-            "INSERT INTO claims VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            'INSERT INTO claims (pk, id, answer_pk, text, start, "end", fact_pk, severity, entity) '
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             claim_rows,
             origin,
             "claims",
