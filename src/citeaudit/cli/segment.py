@@ -43,6 +43,14 @@ def _open(db: Path) -> Store:
     return Store(db)
 
 
+def _claims_line(report: SegmentReport) -> str:
+    return (
+        f"claims: {report.kept} kept (text and span unchanged, {report.judgements_kept} judgements kept), "
+        f"{report.new} new with {report.edges_pending} pending edges, {report.retired} retired "
+        f"({report.judgements_not_transferred} judgements stay with them, not transferred)"
+    )
+
+
 def _print_report(report: SegmentReport, fmt: OutputFormat) -> None:
     body = report.as_dict()
     if fmt is OutputFormat.JSON:
@@ -61,12 +69,7 @@ def _print_report(report: SegmentReport, fmt: OutputFormat) -> None:
         f"{report.answers} answers: {report.sets} new claim sets, {report.already} already segmented this way",
         soft_wrap=True,
     )
-    console.print(
-        f"claims: {report.kept} kept (text and span unchanged, {report.judgements_kept} judgements kept), "
-        f"{report.new} new with {report.edges_pending} pending edges, {report.retired} retired "
-        f"({report.judgements_not_transferred} judgements stay with them, not transferred)",
-        soft_wrap=True,
-    )
+    console.print(_claims_line(report), soft_wrap=True)
     skipped = ", ".join(f"{n} {reason}" for reason, n in sorted(report.skipped.items())) or "none"
     console.print(f"skipped non-assertions: {skipped}", soft_wrap=True)
     if report.unattached:
@@ -126,7 +129,9 @@ def segment(
 def _print_plan(plan: SetPlan) -> None:
     report = SegmentReport(answers=1)
     report.add(plan)
-    _print_report(report, OutputFormat.TABLE)
+    console.print("new claim set recorded; " + _claims_line(report), soft_wrap=True)
+    if report.unattached:
+        console.print(f"citation locations that fell on no claim: {report.unattached}")
 
 
 @claim_app.command("split")
