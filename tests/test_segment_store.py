@@ -18,9 +18,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from typer.testing import Result
 
 from builders import answer, document, protocol
+from citeaudit.ingest import read_files, store_prepared
+from citeaudit.segment import Rules
+from citeaudit.segment.resegment import merge_claims, resegment, split_claim
 from citeaudit.store import Store
 
 Cli = Callable[..., Result]
@@ -262,3 +267,50 @@ def test_answers_segmented_differently_are_not_scored_together(
     assert "rules-v1@1" in mixed.stderr
     only_r1 = cli("score", db, "--format", "json", "--where", "run=r1")
     assert only_r1.exit_code == 0, only_r1.stderr
+
+
+def _invariants(db: Path) -> tuple[int, set[tuple[int, int]]]:
+    """Check that claims.current matches the newest claim sets; return the judgement count and judged edges."""
+    with sqlite3.connect(db) as raw:
+        mismatched = raw.execute(
+            "SELECT count(*) FROM claims c WHERE c.current != (CASE "
+            "WHEN NOT EXISTS (SELECT 1 FROM claim_sets s WHERE s.answer_pk = c.answer_pk) THEN 1 "
+            "WHEN c.pk IN (SELECT m.claim_pk FROM claim_set_members m JOIN current_claim_sets s "
+            "ON s.set_pk = m.set_pk) THEN 1 ELSE 0 END)"
+        ).fetchone()
+        assert mismatched == (0,)
+        (judged,) = raw.execute("SELECT count(*) FROM judgements").fetchone()
+        edges = set(raw.execute("SELECT DISTINCT e.pk, e.claim_pk FROM edges e JOIN judgements j ON j.edge_pk = e.pk"))
+    return int(judged), edges
+
+
+_OPERATIONS = st.lists(st.sampled_from(["split-rules", "sentence-rules", "split", "merge"]), max_size=6)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(operations=_OPERATIONS)
+def test_any_sequence_of_changes_keeps_the_history_and_the_current_flag(
+    operations: list[str], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    folder = tmp_path_factory.mktemp("ops")
+    db = folder / "ops.db"
+    path = folder / "a.json"
+    path.write_text(json.dumps(_audit()), encoding="utf-8")
+    with Store(db) as store:
+        for item in read_files([path], None, None):
+            store_prepared(store, item)
+    judged, edges = _invariants(db)
+    for operation in operations:
+        with Store(db) as store:
+            claims = store.answer_claims(store.answer_pk("a1")).claims
+            if operation == "split-rules":
+                resegment(store, rules=Rules())
+            elif operation == "sentence-rules":
+                resegment(store, rules=Rules(split_coordination=False))
+            elif operation == "split" and claims[0].start is not None and claims[0].end is not None:
+                if claims[0].end - claims[0].start > 2:
+                    split_claim(store, claims[0].id, (claims[0].start + claims[0].end) // 2, "li")
+            elif operation == "merge" and len(claims) >= 2:
+                merge_claims(store, [claims[0].id, claims[1].id], "li")
+        # judgements are never added, removed or moved to another claim by re-segmenting or editing
+        assert _invariants(db) == (judged, edges)
