@@ -115,17 +115,22 @@ def answer_claims(db: sqlite3.Connection, answer_pk: int) -> AnswerClaims:
         )
     )
     regions = tuple(sorted({(c.start, c.end) for c in ingested if c.start is not None and c.end is not None}))
-    edges: list[CurrentEdge] = []
-    for claim in history:
-        for edge_pk, source_pk in db.execute(
-            "SELECT pk, source_pk FROM edges WHERE claim_pk = ? ORDER BY pk", (claim.pk,)
-        ).fetchall():
-            locations = tuple(
-                db.execute('SELECT marker, start, "end" FROM edge_locations WHERE edge_pk = ? ORDER BY pk', (edge_pk,))
-            )
-            (judged,) = db.execute("SELECT count(*) FROM judgements WHERE edge_pk = ?", (edge_pk,)).fetchone()
-            edges.append(CurrentEdge(claim.pk, int(source_pk), locations, int(judged)))
-    return AnswerClaims(answer_pk, aid, text, current_set, claims, tuple(edges), history, regions)
+    locations: dict[int, list[tuple[str | None, int | None, int | None]]] = {}
+    for edge_pk, marker, start, end in db.execute(
+        'SELECT l.edge_pk, l.marker, l.start, l."end" FROM edge_locations l JOIN edges e ON e.pk = l.edge_pk '
+        "JOIN claims c ON c.pk = e.claim_pk WHERE c.answer_pk = ? ORDER BY l.pk",
+        (answer_pk,),
+    ):
+        locations.setdefault(edge_pk, []).append((marker, start, end))
+    edges = tuple(
+        CurrentEdge(int(claim_pk), int(source_pk), tuple(locations.get(edge_pk, ())), int(judged))
+        for edge_pk, claim_pk, source_pk, judged in db.execute(
+            "SELECT e.pk, e.claim_pk, e.source_pk, (SELECT count(*) FROM judgements j WHERE j.edge_pk = e.pk) "
+            "FROM edges e JOIN claims c ON c.pk = e.claim_pk WHERE c.answer_pk = ? ORDER BY e.pk",
+            (answer_pk,),
+        )
+    )
+    return AnswerClaims(answer_pk, aid, text, current_set, claims, edges, history, regions)
 
 
 def _insert_set(

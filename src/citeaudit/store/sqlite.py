@@ -122,6 +122,7 @@ class Store:
         self.path = Path(path)
         try:
             self._db = sqlite3.connect(self.path, isolation_level=None)
+            self._protocols: dict[int, Protocol] = {}
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open database {str(self.path)!r}: {exc}") from None
         try:
@@ -510,9 +511,13 @@ class Store:
         return infos
 
     def protocol(self, pk: int) -> Protocol:
-        """The protocol stored under ``pk``."""
-        (body,) = self._db.execute("SELECT body FROM protocols WHERE pk = ?", (pk,)).fetchone()
-        return protocol_from_mapping(ProtocolIn.model_validate_json(body), str(self.path), path="")
+        """The protocol stored under ``pk`` (a protocol row never changes, so it is parsed once)."""
+        cached = self._protocols.get(pk)
+        if cached is None:
+            (body,) = self._db.execute("SELECT body FROM protocols WHERE pk = ?", (pk,)).fetchone()
+            cached = protocol_from_mapping(ProtocolIn.model_validate_json(body), str(self.path), path="")
+            self._protocols[pk] = cached
+        return cached
 
     def choose_protocol(self, selector: str | None, scope: Scope | None = None) -> int:
         """The protocol a command works on: the one named by ``selector`` (id, ``id@version`` or fingerprint
