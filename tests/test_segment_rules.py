@@ -123,6 +123,15 @@ def test_etc_ends_a_sentence_before_a_capital_letter() -> None:
     assert [(c.start, c.end) for c in segment(text).claims] == [(0, 25), (27, 74)]
 
 
+def test_plain_text_headings_before_a_blank_line_or_a_list_are_skipped() -> None:
+    text = "Key specifications\n- Tank: 20 litres.\n\nWarranty and service\n\nAxtorp gives 3 years.\nShort line"
+    result = segment(text)
+    # "Key specifications" precedes a list item and "Warranty and service" a blank line: headings; the last
+    # short line has nothing after it and stays a claim
+    assert [c.text for c in result.claims] == ["Tank: 20 litres", "Axtorp gives 3 years", "Short line"]
+    assert result.skipped_counts() == {"heading": 2}
+
+
 def test_disclaimers_are_skipped() -> None:
     text = "The AX220 is rated IP54. This is not legal advice. Please consult a dealer."
     result = segment(text)

@@ -7,8 +7,9 @@ predicate gets the shared subject put back in front). What the rules recognise:
 - sentence ends in English and German (``. ! ?``) and Chinese / Japanese (``。！？；``); abbreviations
   (``e.g.``, ``z.B.``, ``ca.``), decimals and thousands separators (``3.5 bar``, ``1.200 €``, ``1,200``),
   German day ordinals before a month (``3. Oktober``); a line break always ends a sentence;
-- list items (the bullet is not part of the claim), markdown headings and tables (a data row is one claim,
-  its text pairs each cell with its column header);
+- list items (the bullet is not part of the claim), markdown headings, plain-text headings (a short line
+  without closing punctuation before a blank line or a list) and tables (a data row is one claim, its text
+  pairs each cell with its column header);
 - coordinated predicates sharing a subject (``X has A and can B`` → ``X has A`` / ``X can B``);
 - non-assertions (questions, greetings and sign-offs, disclaimers, headings and lead-ins) are skipped and
   counted by reason.
@@ -305,6 +306,7 @@ _VERB = re.compile(rf"\b(?:{_EN_VERBS}|{_DE_VERBS})\b")
 _VERB_AT = re.compile(rf"(?:{_EN_VERBS}|{_DE_VERBS})\b")
 _CONJUNCTIONS = (" and ", " und ", " sowie ")
 _MAX_SUBJECT_WORDS = 6
+_MAX_TITLE_WORDS = 6
 
 
 def segment(text: str, regions: Iterable[tuple[int, int]] = (), rules: Rules = Rules()) -> Segmented:
@@ -325,10 +327,14 @@ def segment(text: str, regions: Iterable[tuple[int, int]] = (), rules: Rules = R
             index = builder.table(lines, index)
             continue
         index += 1
-        if _HEADING.match(text, start) or _BOLD_LINE.match(text, start, end):
+        bullet = _BULLET.match(text, start, end)
+        if (
+            _HEADING.match(text, start)
+            or _BOLD_LINE.match(text, start, end)
+            or (bullet is None and _is_title_line(text, start, end, lines[index] if index < len(lines) else None))
+        ):
             builder.skip(start, end, SkipReason.HEADING)
             continue
-        bullet = _BULLET.match(text, start, end)
         first = len(builder.sentences)
         builder.paragraph(bullet.end() if bullet else start, end)
         if bullet and len(builder.sentences) > first:
@@ -500,6 +506,18 @@ def _cells(row: str) -> list[str]:
     inner = inner[1:] if inner.startswith("|") else inner
     inner = inner[:-1] if inner.endswith("|") else inner
     return [claim_text(cell, 0, len(cell)) for cell in inner.split("|")]
+
+
+def _is_title_line(text: str, start: int, end: int, following: re.Match[str] | None) -> bool:
+    """A short line without closing punctuation right before a blank line or a list: a plain-text heading
+    ("Key specifications")."""
+    stripped = text[start:end].rstrip()
+    if not stripped or stripped[-1] in ".!?。！？；:：" or len(stripped.split()) > _MAX_TITLE_WORDS:
+        return False
+    if following is None:
+        return False
+    blank_line = "\n" in text[end + 1 : following.start()]
+    return blank_line or _BULLET.match(text, following.start(), following.end()) is not None
 
 
 def _trim(text: str, start: int, end: int) -> tuple[int, int]:
