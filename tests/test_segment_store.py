@@ -124,6 +124,9 @@ def test_resegmenting_keeps_unchanged_claims_and_sends_the_others_back_to_pendin
     assert again["already"] == 1
     assert again["sets"] == 0
     assert _score(cli, db)["fingerprint"] == after["fingerprint"]
+    # --force segments again: the same claims come out, all kept with their edges
+    forced = _segment(cli, db, "--force")
+    assert (forced["sets"], forced["kept"], forced["new"], forced["retired"]) == (1, 3, 0, 0)
 
 
 def test_the_judgement_history_is_kept_and_never_moves_to_other_text(cli: Cli, db: Path) -> None:

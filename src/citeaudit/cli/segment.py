@@ -102,6 +102,10 @@ def segment(
     reviewer: Annotated[
         str | None, typer.Option("--reviewer", envvar="CITEAUDIT_REVIEWER", help="Recorded as who segmented.")
     ] = None,
+    force: Annotated[
+        bool,
+        typer.Option("--force", help="Segment answers already segmented this way again (replaces manual edits)."),
+    ] = False,
     fmt: Annotated[OutputFormat, typer.Option("--format", help="Output format of the summary.")] = OutputFormat.TABLE,
 ) -> None:
     """Split every answer into claims with exact spans, as a new claim set per answer.
@@ -122,7 +126,7 @@ def segment(
             transient=True,
         ) as progress:
             task = progress.add_task("segment", total=total)
-            report = resegment(store, method, rules, run, reviewer, lambda n: progress.advance(task, n))
+            report = resegment(store, method, rules, run, reviewer, lambda n: progress.advance(task, n), force)
     _print_report(report, fmt)
 
 

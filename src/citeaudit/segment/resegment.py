@@ -81,12 +81,14 @@ def resegment(
     run: str | None = None,
     actor: str | None = None,
     advance: Callable[[int], None] | None = None,
+    force: bool = False,
 ) -> SegmentReport:
     """Segment every answer (or one run's) with ``method`` into a new claim set.
 
     Engine-given spans (the claims as ingested) are the starting point: no new claim crosses one. A claim
     whose text and span are unchanged keeps its edges and judgements; every other claim is new and pending.
-    ``advance(n)`` is called after each answer (for a progress bar).
+    ``advance(n)`` is called after each answer (for a progress bar). Answers already segmented this way are
+    left alone unless ``force`` (which also replaces manual edits made on top of that segmentation).
     """
     if method not in METHODS:
         raise InvalidValue("--method", "", f"unknown segmentation method {method!r}; known: {', '.join(METHODS)}")
@@ -94,7 +96,7 @@ def resegment(
     report = SegmentReport()
 
     def planner(state: AnswerClaims, current: Segmentation) -> tuple[SetPlan, Segmentation] | None:
-        if state.current_set is not None and current == segmentation:
+        if state.current_set is not None and current == segmentation and not force:
             report.already += 1
             return None
         segmented = segment(state.text, state.regions, rules)
