@@ -170,6 +170,15 @@ def test_only_confirmed_mappings_count_for_coverage(
         assert states == [("proposed", None), ("confirmed", "li"), ("confirmed", "li")]
         with pytest.raises(sqlite3.IntegrityError, match="immutable"):
             raw.execute("UPDATE fact_mappings SET state = 'rejected'")
+    # editing c1 makes a new claim: the mapping stays with the retired c1, so f1 is without a claim again
+    edited = cli("claim", "edit", "c1", "--text", "The AX220 tank holds 20 L", "--reviewer", "li", "--db", db)
+    assert edited.exit_code == 0, edited.stderr
+    assert "required-fact mappings of retired claims: 1" in edited.stdout
+    # f2 (c2) still covered: 1 of 3; f1 and f3 without a claim
+    assert _coverage(cli, db) == (
+        {"value": 1 / 3, "numerator": 1, "denominator": 3},
+        {"pairs": 3, "covered": 1, "without_claim": 2, "without_edge": 0},
+    )
 
 
 def test_a_rejected_proposal_is_not_made_again(

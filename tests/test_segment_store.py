@@ -104,6 +104,7 @@ def test_resegmenting_keeps_unchanged_claims_and_sends_the_others_back_to_pendin
         "edges_pending": 2,
         "judgements_kept": 1,
         "judgements_not_transferred": 1,
+        "facts_not_transferred": 0,
         "unattached": 0,
         "skipped": {"question": 1},
     }

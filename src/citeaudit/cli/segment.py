@@ -70,6 +70,7 @@ def _print_report(report: SegmentReport, fmt: OutputFormat) -> None:
         soft_wrap=True,
     )
     console.print(_claims_line(report), soft_wrap=True)
+    _print_facts_not_transferred(report)
     skipped = ", ".join(f"{n} {reason}" for reason, n in sorted(report.skipped.items())) or "none"
     console.print(f"skipped non-assertions: {skipped}", soft_wrap=True)
     if report.unattached:
@@ -130,10 +131,20 @@ def segment(
     _print_report(report, fmt)
 
 
+def _print_facts_not_transferred(report: SegmentReport) -> None:
+    if report.facts_not_transferred:
+        console.print(
+            f"required-fact mappings of retired claims: {report.facts_not_transferred} (not moved to the new "
+            "claims; map them again with `citeaudit facts map` and `citeaudit facts confirm`)",
+            soft_wrap=True,
+        )
+
+
 def _print_plan(plan: SetPlan) -> None:
     report = SegmentReport(answers=1)
     report.add(plan)
     console.print("new claim set recorded; " + _claims_line(report), soft_wrap=True)
+    _print_facts_not_transferred(report)
     if report.unattached:
         console.print(f"citation locations that fell on no claim: {report.unattached}")
 

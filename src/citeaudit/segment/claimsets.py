@@ -47,6 +47,8 @@ class CurrentClaim:
     """Span start (``None`` when the claim came without a span)."""
     end: int | None
     """Span end (exclusive)."""
+    fact_pk: int | None = None
+    """Row id of the required fact it is confirmed to state, if any."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +103,9 @@ class SetPlan:
     """Judgements on the edges of kept claims."""
     judgements_not_transferred: int
     """Judgements on the edges of retired claims: they stay with those claims, never move to new text."""
+    facts_not_transferred: int
+    """Retired claims that were confirmed to state a required fact: the mapping stays with them; the new
+    claims need confirming again (``facts map`` / ``facts confirm``)."""
     unattached: int
     """Citation locations of replaced claims that fell on no claim of the new set (in skipped text such as a
     question, or on a replaced claim without a span in the answer): counted, kept in the history."""
@@ -163,6 +168,7 @@ def _plan(
         edges_pending=sum(len(m.edges) for m in new_claims),
         judgements_kept=sum(e.judgements for e in kept_edges),
         judgements_not_transferred=sum(e.judgements for e in retired_edges),
+        facts_not_transferred=sum(1 for c in current if c.pk not in kept_pks and c.fact_pk is not None),
         unattached=unattached,
     )
     return members, summary

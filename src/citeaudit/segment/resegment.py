@@ -48,6 +48,8 @@ class SegmentReport:
     """Judgements that stay in force (on kept claims)."""
     judgements_not_transferred: int = 0
     """Judgements on retired claims: not moved to any new text."""
+    facts_not_transferred: int = 0
+    """Confirmed fact mappings of retired claims: not moved to any new text."""
     unattached: int = 0
     """Citation locations that fell on no claim (e.g. a marker in a skipped question)."""
     skipped: Counter[str] = field(default_factory=Counter)
@@ -63,6 +65,7 @@ class SegmentReport:
         self.edges_pending += plan.edges_pending
         self.judgements_kept += plan.judgements_kept
         self.judgements_not_transferred += plan.judgements_not_transferred
+        self.facts_not_transferred += plan.facts_not_transferred
         self.unattached += plan.unattached
         self.skipped.update(plan.skipped)
 

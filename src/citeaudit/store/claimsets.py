@@ -87,7 +87,7 @@ def answer_claims(db: sqlite3.Connection, answer_pk: int) -> AnswerClaims:
         (answer_pk,),
     ).fetchone()
     current_set = None if row is None else SetInfo(row[0], row[1], _segmentation(row[2], row[3], row[4]), row[5])
-    columns = 'c.pk, c.id, c.text, c.start, c."end"'
+    columns = 'c.pk, c.id, c.text, c.start, c."end", c.fact_pk'
     claims = tuple(
         CurrentClaim(*r)
         for r in db.execute(
@@ -208,6 +208,7 @@ def write_claim_set(
         "edges_pending": plan.edges_pending,
         "judgements_kept": plan.judgements_kept,
         "judgements_not_transferred": plan.judgements_not_transferred,
+        "facts_not_transferred": plan.facts_not_transferred,
         "unattached_locations": plan.unattached,
         "skipped": plan.skipped,
     }
