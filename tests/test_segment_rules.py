@@ -132,6 +132,26 @@ def test_plain_text_headings_before_a_blank_line_or_a_list_are_skipped() -> None
     assert result.skipped_counts() == {"heading": 2}
 
 
+def test_blocks_joined_without_a_space_narration_and_pieces_of_engine_spans() -> None:
+    # Anthropic answers are text blocks joined as they come; cited blocks are the engine spans
+    text = "I'll look up the specifications.Based on the results, the AX220 has a 20-litre tank and weighs 38 kg."
+    # "I'll look up the specifications." = 4+1+4+1+2+1+3+1+15 = 32 → [0, 32); "Based on the results," [32, 53);
+    # "the AX220 has a 20-litre tank" = 3+1+5+1+3+1+1+1+8+1+4 = 29 → [54, 83); "and" [84, 87);
+    # "weighs 38 kg" [88, 100)
+    assert text[54:83] == "the AX220 has a 20-litre tank"
+    assert text[88:100] == "weighs 38 kg"
+    result = segment(text, regions=[(54, 83), (88, 100)])
+    # the narration is skipped, so is the lead-in cut off by the engine span and the lone "and"; the last
+    # block continues the sentence's predicate and gets its subject
+    assert [(c.start, c.end, c.text) for c in result.claims] == [
+        (54, 83, "the AX220 has a 20-litre tank"),
+        (88, 100, "the AX220 weighs 38 kg"),
+    ]
+    assert result.skipped_counts() == {"greeting": 1, "fragment": 1}
+    # a dot between a version number and a capital is no sentence end
+    assert len(segment("Use AX220 v2.Final checks apply.").claims) == 1
+
+
 def test_disclaimers_are_skipped() -> None:
     text = "The AX220 is rated IP54. This is not legal advice. Please consult a dealer."
     result = segment(text)

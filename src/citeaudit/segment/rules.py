@@ -56,11 +56,14 @@ class SkipReason(StrEnum):
     QUESTION = "question"
     """A question (ends with ``?`` or ``？``)."""
     GREETING = "greeting"
-    """A greeting, acknowledgement or sign-off (``Sure!``, ``I hope this helps``)."""
+    """A greeting, acknowledgement, narration or sign-off (``Sure!``, ``I'll look that up``, ``I hope this
+    helps``)."""
     DISCLAIMER = "disclaimer"
     """A disclaimer about the answer itself (``This is not legal advice``)."""
     HEADING = "heading"
     """A markdown heading, a bold-only line, a table header or a lead-in ending with a colon."""
+    FRAGMENT = "fragment"
+    """A piece an engine span cut off a sentence that asserts nothing by itself (``Based on the results,``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -247,6 +250,7 @@ _MONTHS = frozenset(
 )
 _STOP = re.compile(r"[.!?。！？；]")
 _ALNUM = re.compile(r"[^\W_]")
+_GLUED = re.compile(r"[a-zäöüß]{3}\.[A-ZÄÖÜ][a-zäöüß]{2}")
 _ARTEFACT_OPENERS = "[(【\ue200"
 _ARTEFACT_CLOSERS = "])】\ue201"
 _CJK_STOP = "。！？；"
@@ -260,7 +264,8 @@ _LINE = re.compile(r"[^\n]+")
 _GREETING = re.compile(
     r"(?:hi|hello|hey|dear\b|sure|certainly|of course|absolutely|great question|good question|thanks|thank you|"
     r"i hope (?:this|that) helps|hope (?:this|that) helps|let me know|feel free|happy to help|"
-    r"hallo|guten tag|gerne|natürlich|ich hoffe|您好|你好|当然|希望)",
+    r"i'll (?:look|search|check|find)|i will (?:look|search|check)|let me (?:look|search|check|find)|"
+    r"hallo|guten tag|gerne|natürlich|ich hoffe|ich suche|您好|你好|当然|希望)",
     re.IGNORECASE,
 )
 _DISCLAIMER = re.compile(
@@ -295,7 +300,7 @@ _EN_VERBS = (
     "is|are|was|were|has|have|had|can|could|may|might|must|shall|should|will|would|does|do|did|"
     "offers|supports|includes|provides|comes|runs|uses|requires|weighs|costs|contains|features|holds|"
     "reaches|delivers|needs|meets|works|operates|allows|lets|remains|becomes|makes|gives|helps|"
-    "lasts|measures|consumes|produces|carries"
+    "lasts|measures|consumes|produces|carries|suits|fits|ships|stores|lacks|exceeds|matches|complies|charges"
 )
 _DE_VERBS = (
     "ist|sind|war|waren|hat|haben|hatte|kann|können|konnte|darf|dürfen|muss|müssen|soll|sollte|wird|werden|"
@@ -304,6 +309,8 @@ _DE_VERBS = (
 )
 _VERB = re.compile(rf"\b(?:{_EN_VERBS}|{_DE_VERBS})\b")
 _VERB_AT = re.compile(rf"(?:{_EN_VERBS}|{_DE_VERBS})\b")
+_LONE_CONJUNCTION = re.compile(r"(?:and|or|but|und|oder|sowie|aber|和|及|并且|而且)", re.IGNORECASE)
+_LEADING_CONJUNCTION = re.compile(r"(?:,\s*)?(?:and|und|sowie)\s+")
 _CONJUNCTIONS = (" and ", " und ", " sowie ")
 _MAX_SUBJECT_WORDS = 6
 _MAX_TITLE_WORDS = 6
@@ -354,6 +361,8 @@ class _Builder:
         self.claims: list[ClaimSpan] = []
         self.sentences: list[tuple[int, int, int]] = []
         self.skipped: list[Skipped] = []
+        self._subject: str | None = None
+        self._cut = False
 
     def skip(self, start: int, end: int, reason: SkipReason) -> None:
         if self.rules.skip_non_assertions:
@@ -375,6 +384,10 @@ class _Builder:
             if char not in _CJK_STOP:
                 nxt = text[after : after + 1]
                 if nxt.isalnum():
+                    if char == "." and _GLUED.match(text, at - 3, at + 4):
+                        # answer blocks joined without a space ("…specifications.Based on…")
+                        self.sentence(begin, after, after)
+                        begin = after
                     continue  # 3.5 bar, 1.200 €, example.com, z.B.
                 if char == "." and self._not_a_stop(at, end):
                     continue
@@ -415,6 +428,8 @@ class _Builder:
             pieces.append(self.cuts[at])
             at += 1
         pieces.append(content_end)
+        self._subject = None  # the subject of the sentence's first piece, for later pieces
+        self._cut = len(pieces) > 2
         for i in range(len(pieces) - 1):
             last = i == len(pieces) - 2
             self._piece(pieces[i], pieces[i + 1], end if last else pieces[i + 1])
@@ -436,7 +451,22 @@ class _Builder:
         while stop > begin and text[stop - 1] in ".!?。！？；":
             stop -= 1
         begin, stop = _trim_markers(text, begin, stop)
-        clauses = _clauses(text, begin, stop) if self.rules.split_coordination else [(begin, stop, "")]
+        if _LONE_CONJUNCTION.fullmatch(text, begin, stop):
+            return  # an engine span cut "A [1] and B [2]" into pieces: the "and" between them asserts nothing
+        if text[stop - 1 : stop] in ",，" and _VERB.search(text, begin, stop) is None:
+            self.skipped.append(Skipped(begin, stop, SkipReason.FRAGMENT))
+            return
+        if self.rules.split_coordination:
+            clauses = _clauses(text, begin, stop)
+            opening = _LEADING_CONJUNCTION.match(text, begin, stop)
+            verb_at = opening.end() if opening else begin
+            if self._subject and len(clauses) == 1 and _VERB_AT.match(text, verb_at, stop):
+                # a piece that continues the sentence's predicate ("… tank" | "and weighs 38 kg")
+                clauses = [(verb_at, stop, self._subject)]
+            elif self._subject is None and self._cut:
+                self._subject = _subject(text, begin, stop)
+        else:
+            clauses = [(begin, stop, "")]
         index = len(self.sentences)
         first = len(self.claims)
         for c_start, c_end, subject in clauses:
@@ -554,12 +584,8 @@ def _clauses(text: str, start: int, end: int) -> list[tuple[int, int, str]]:
     conjunctions = _conjunctions(text, start, end)
     if not conjunctions:
         return [(start, end, "")]
-    verb = _VERB.search(text, start, conjunctions[0][0])
-    if verb is None:
-        return [(start, end, "")]
-    subject = claim_text(text, start, verb.start())
-    words = subject.split()
-    if not words or len(words) > _MAX_SUBJECT_WORDS or "," in subject or words[0].lower() in _SUBORDINATORS:
+    subject = _subject(text, start, conjunctions[0][0])
+    if subject is None:
         return [(start, end, "")]
     clauses: list[tuple[int, int, str]] = []
     begin = start
@@ -569,6 +595,19 @@ def _clauses(text: str, start: int, end: int) -> list[tuple[int, int, str]]:
         begin = conjunction_end
     clauses.append((*_trim_markers(text, begin, end), subject))
     return clauses
+
+
+def _subject(text: str, start: int, end: int) -> str | None:
+    """The short subject before the first verb in ``[start, end)``: at most six words, no comma, not opened
+    by a subordinator such as *whether* or *wenn*; ``None`` when there is no such subject."""
+    verb = _VERB.search(text, start, end)
+    if verb is None:
+        return None
+    subject = claim_text(text, start, verb.start())
+    words = subject.split()
+    if not words or len(words) > _MAX_SUBJECT_WORDS or "," in subject or words[0].lower() in _SUBORDINATORS:
+        return None
+    return subject
 
 
 def _conjunctions(text: str, start: int, end: int) -> list[tuple[int, int]]:
