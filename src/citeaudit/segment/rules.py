@@ -6,13 +6,16 @@ predicate gets the shared subject put back in front). What the rules recognise:
 
 - sentence ends in English and German (``. ! ?``) and Chinese / Japanese (``。！？；``); abbreviations
   (``e.g.``, ``z.B.``, ``ca.``), decimals and thousands separators (``3.5 bar``, ``1.200 €``, ``1,200``),
-  German day ordinals before a month (``3. Oktober``); a line break always ends a sentence;
+  German day ordinals before a month (``3. Oktober``), ``etc.`` before a capital ends one, and so does a full
+  stop glued to the next sentence (``specifications.Based``, answer blocks joined as they came); a line break
+  always ends a sentence;
 - list items (the bullet is not part of the claim), markdown headings, plain-text headings (a short line
   without closing punctuation before a blank line or a list) and tables (a data row is one claim, its text
   pairs each cell with its column header);
-- coordinated predicates sharing a subject (``X has A and can B`` → ``X has A`` / ``X can B``);
-- non-assertions (questions, greetings and sign-offs, disclaimers, headings and lead-ins) are skipped and
-  counted by reason.
+- coordinated predicates sharing a subject (``X has A and can B`` → ``X has A`` / ``X can B``), also across
+  engine spans (``X has A`` | ``and`` | ``weighs B``: the lone conjunction is no claim, ``X weighs B`` is);
+- non-assertions (questions, greetings, narration and sign-offs, disclaimers, headings and lead-ins, lead-in
+  fragments cut off by an engine span) are skipped and counted by reason.
 
 Claim spans exclude the closing punctuation and the markers after it. A marker belongs to the claim(s) of
 the sentence or clause it stands in; one right after the closing punctuation (``tank.[1]``) belongs to every
