@@ -191,7 +191,8 @@ def test_row_order_never_matters(doc: dict[str, Any], rng: random.Random) -> Non
     shuffled = json.loads(json.dumps(doc))
     for key in ("answers", "claims", "edges"):
         rng.shuffle(shuffled[key])
-    assert scores(shuffled, by=("platform", "question")) == scores(doc, by=("platform", "question"))
+    # equal up to float rounding: the repeat variances sum in row order, so the last bits may differ
+    assert_close(scores(shuffled, by=("platform", "question")), scores(doc, by=("platform", "question")))
 
 
 @FAST

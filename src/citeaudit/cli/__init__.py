@@ -4,7 +4,20 @@ from __future__ import annotations
 
 import typer
 
-from citeaudit.cli import agreement, checks, collect, copies, data, demo, protocol, report, review, score, sources
+from citeaudit.cli import (
+    agreement,
+    checks,
+    collect,
+    copies,
+    data,
+    demo,
+    protocol,
+    report,
+    review,
+    score,
+    segment,
+    sources,
+)
 
 __all__ = ["app", "main"]
 
@@ -26,6 +39,7 @@ sources.register(app)
 copies.register(app, sources.app)
 # `citeaudit sources …` is the same group as `citeaudit source …`.
 app.add_typer(sources.app, name="sources")
+segment.register(app)
 demo.register(app)
 app.add_typer(review.review_app, name="review")
 app.add_typer(review.reviewer_app, name="reviewer")

@@ -37,7 +37,7 @@ class SentenceEncoder:
             raise JudgeError(f"no sentence-transformers model at {str(folder)!r} (config.json missing)")
         self.path = folder
         self.batch_size = batch_size
-        transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+        transformers_logging.disable_progress_bar()
         self._model: Any = SentenceTransformer(str(folder), device="cpu", local_files_only=True)
 
     def encode(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:

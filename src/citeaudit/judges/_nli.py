@@ -65,7 +65,7 @@ class NliJudge:
         folder = Path(path)
         if not (folder / "config.json").is_file():
             raise JudgeError(f"no transformers model at {str(folder)!r} (config.json missing)")
-        transformers_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+        transformers_logging.disable_progress_bar()
         self._torch: Any = torch
         self._tokenizer: Any = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
         self._model: Any = AutoModelForSequenceClassification.from_pretrained(str(folder), local_files_only=True)

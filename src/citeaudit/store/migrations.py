@@ -471,6 +471,72 @@ ALTER TABLE judgements ADD COLUMN prompt_sha256 TEXT;
 ALTER TABLE judgements ADD COLUMN confidence REAL CHECK (confidence IS NULL OR (confidence >= 0 AND confidence <= 1));
 """
 
+_SEGMENTATION = """
+-- Claim sets: every segmentation or manual edit of an answer is a new set; the newest set of an answer holds
+-- its current claims (an answer without a set uses every claim it has). Claims shared by several sets are
+-- the same rows, so their edges and judgements stay with them; nothing here is updated or deleted.
+CREATE TABLE claim_sets (
+    pk          INTEGER PRIMARY KEY,
+    answer_pk   INTEGER NOT NULL REFERENCES answers(pk),
+    ordinal     INTEGER NOT NULL,
+    method      TEXT NOT NULL,
+    version     TEXT,
+    parameters  TEXT NOT NULL,  -- JSON list of [name, canonical JSON value] pairs
+    action      TEXT NOT NULL CHECK (action IN ('ingest', 'segment', 'split', 'merge', 'edit')),
+    actor       TEXT,
+    created_at  TEXT NOT NULL,
+    counts      TEXT NOT NULL,  -- JSON: kept, new, retired claims, pending edges, skipped pieces...
+    UNIQUE (answer_pk, ordinal)
+);
+CREATE INDEX claim_sets_answer ON claim_sets(answer_pk);
+
+CREATE TABLE claim_set_members (
+    set_pk    INTEGER NOT NULL REFERENCES claim_sets(pk),
+    claim_pk  INTEGER NOT NULL REFERENCES claims(pk),
+    PRIMARY KEY (set_pk, claim_pk)
+) WITHOUT ROWID;
+
+CREATE TRIGGER claim_sets_immutable BEFORE UPDATE ON claim_sets
+BEGIN SELECT RAISE(ABORT, 'claim sets are immutable: record a new set'); END;
+
+CREATE TRIGGER claim_sets_kept BEFORE DELETE ON claim_sets
+BEGIN SELECT RAISE(ABORT, 'claim sets are kept as history'); END;
+
+CREATE TRIGGER claim_set_members_kept BEFORE DELETE ON claim_set_members
+BEGIN SELECT RAISE(ABORT, 'claim set members are kept as history'); END;
+
+CREATE TRIGGER claims_text_immutable BEFORE UPDATE OF answer_pk, text, start, "end" ON claims
+BEGIN SELECT RAISE(ABORT, 'a claim keeps its text and span: edit it into a new claim set'); END;
+
+-- The newest claim set of each answer that has one.
+CREATE VIEW current_claim_sets AS SELECT answer_pk, max(pk) AS set_pk FROM claim_sets GROUP BY answer_pk;
+
+-- 1 when the claim is in its answer's newest claim set (or the answer has none): derived from claim_sets and
+-- kept in step in the transaction that writes a set, so scoring filters claims without a join.
+ALTER TABLE claims ADD COLUMN current INTEGER NOT NULL DEFAULT 1 CHECK (current IN (0, 1));
+CREATE INDEX claims_current ON claims(answer_pk, current);
+
+-- Claim -> required-fact mappings: proposals, confirmations and rejections, one row each, never updated.
+-- A confirmation also sets claims.fact_pk, which coverage reads.
+CREATE TABLE fact_mappings (
+    pk          INTEGER PRIMARY KEY,
+    claim_pk    INTEGER NOT NULL REFERENCES claims(pk),
+    fact_pk     INTEGER NOT NULL REFERENCES required_facts(pk),
+    state       TEXT NOT NULL CHECK (state IN ('proposed', 'confirmed', 'rejected')),
+    score       REAL,
+    lexical     REAL,
+    dense       REAL,
+    entities    TEXT,  -- JSON: what the entity check compared
+    method      TEXT NOT NULL,
+    actor       TEXT,
+    created_at  TEXT NOT NULL
+);
+CREATE INDEX fact_mappings_claim ON fact_mappings(claim_pk);
+
+CREATE TRIGGER fact_mappings_immutable BEFORE UPDATE ON fact_mappings
+BEGIN SELECT RAISE(ABORT, 'fact mappings are immutable: record a new decision'); END;
+"""
+
 MIGRATIONS: tuple[str, ...] = (
     _V1,
     _COLLECTION,
@@ -479,6 +545,7 @@ MIGRATIONS: tuple[str, ...] = (
     _REVIEW_WORKFLOW,
     _COPY_GROUPS,
     _JUDGEMENT_PROVENANCE,
+    _SEGMENTATION,
 )
 """``MIGRATIONS[n]`` upgrades schema version ``n`` to ``n + 1``."""
 

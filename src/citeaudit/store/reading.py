@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -27,6 +28,7 @@ from citeaudit.model import (
     RetrievalStatus,
     Run,
     RunKind,
+    Segmentation,
     Severity,
     Source,
     SourceStatus,
@@ -36,7 +38,10 @@ from citeaudit.scope import Scope
 from citeaudit.scoring import NO_SEVERITY, SEVERITIES, ScoringColumns
 from citeaudit.sources.urls import OfficialMatcher
 
-__all__ = ["read_audit", "read_scoring_columns"]
+__all__ = ["CURRENT_CLAIM", "read_audit", "read_scoring_columns", "read_segmentations"]
+
+CURRENT_CLAIM = "c.current = 1"
+"""SQL condition on a claim row ``c``: it belongs to its answer's newest claim set (or the answer has none)."""
 
 
 def _int_rows(db: sqlite3.Connection, sql: str, params: Sequence[object], width: int) -> npt.NDArray[np.int64]:
@@ -103,7 +108,7 @@ def read_audit(db: sqlite3.Connection, protocol: Protocol, protocol_pk: int) -> 
             (protocol_pk,),
         )
     ]
-    claim_scope = f"FROM claims c WHERE c.answer_pk IN (SELECT a.pk {answer_scope})"
+    claim_scope = f"FROM claims c WHERE c.answer_pk IN (SELECT a.pk {answer_scope}) AND {CURRENT_CLAIM}"
     claims = [
         Claim(cid, aid, text, start, end, fid, Severity(sev) if sev else None, entity)
         for cid, aid, text, start, end, fid, sev, entity in db.execute(
@@ -190,28 +195,70 @@ def read_scoring_columns(
     """Columns for scoring one protocol's answers in ``scope``, and how many answers the run-kind
     filter left out. Reads only integer columns; no model objects are built."""
     kinds = sorted(str(k) for k in scope.run_kinds)
+    answers_sql, params = _answers_in_scope(protocol_pk, scope)
+    expressions = _DIMENSIONS
+    rows = db.execute(
+        f"SELECT a.pk, q.ordinal, {', '.join(expressions[d] for d in expressions)} {answers_sql} ORDER BY a.pk",
+        params,
+    ).fetchall()
+    return _columns(db, protocol, protocol_pk, kinds, answers_sql, params, rows)
+
+
+_DIMENSIONS = {
+    "platform": "coalesce(a.platform, r.platform)",
+    "run": "r.id",
+    "question": "q.id",
+    "model": "coalesce(a.model, r.model)",
+    "locale": "coalesce(a.locale, q.locale)",
+    "sample": "CAST(r.sample AS TEXT)",
+}
+
+
+def _answers_in_scope(protocol_pk: int, scope: Scope) -> tuple[str, list[object]]:
+    """``FROM … WHERE …`` selecting the answers ``a`` of one protocol in ``scope``, and its parameters."""
+    kinds = sorted(str(k) for k in scope.run_kinds)
     conditions = [f"r.kind IN ({', '.join('?' * len(kinds))})"]
     params: list[object] = [protocol_pk, *kinds]
-    expressions = {
-        "platform": "coalesce(a.platform, r.platform)",
-        "run": "r.id",
-        "question": "q.id",
-        "model": "coalesce(a.model, r.model)",
-        "locale": "coalesce(a.locale, q.locale)",
-        "sample": "CAST(r.sample AS TEXT)",
-    }
     for name, values in sorted(scope.where.items()):
-        conditions.append(f"{expressions[name]} IN ({', '.join('?' * len(values))})")
+        conditions.append(f"{_DIMENSIONS[name]} IN ({', '.join('?' * len(values))})")
         params.extend(sorted(values))
     where = " AND ".join(conditions)
     answers_sql = (
         "FROM answers a JOIN runs r ON r.pk = a.run_pk JOIN questions q ON q.pk = a.question_pk "
         f"WHERE r.protocol_pk = ? AND {where}"
     )
-    rows = db.execute(
-        f"SELECT a.pk, q.ordinal, {', '.join(expressions[d] for d in expressions)} {answers_sql} ORDER BY a.pk",
-        params,
-    ).fetchall()
+    return answers_sql, params
+
+
+def read_segmentations(db: sqlite3.Connection, protocol_pk: int, scope: Scope) -> tuple[set[Segmentation], int]:
+    """The segmentations of the newest claim sets of the answers in ``scope``, and how many answers in scope
+    have no claim set (their claims are as ingested)."""
+    answers_sql, params = _answers_in_scope(protocol_pk, scope)
+    found = {
+        Segmentation(method, version, tuple((str(n), str(v)) for n, v in json.loads(parameters)))
+        for method, version, parameters in db.execute(
+            "SELECT DISTINCT s.method, s.version, s.parameters FROM claim_sets s "
+            f"JOIN current_claim_sets c ON c.set_pk = s.pk WHERE s.answer_pk IN (SELECT a.pk {answers_sql})",
+            params,
+        )
+    }
+    (unsegmented,) = db.execute(
+        f"SELECT count(*) {answers_sql} AND a.pk NOT IN (SELECT answer_pk FROM claim_sets)", params
+    ).fetchone()
+    return found, int(unsegmented)
+
+
+def _columns(
+    db: sqlite3.Connection,
+    protocol: Protocol,
+    protocol_pk: int,
+    kinds: list[str],
+    answers_sql: str,
+    params: list[object],
+    rows: list[Any],
+) -> tuple[ScoringColumns, int]:
+    """Integer columns for the answers ``rows`` selected by ``answers_sql``."""
+    expressions = _DIMENSIONS
     (excluded,) = db.execute(
         "SELECT count(*) FROM answers a JOIN runs r ON r.pk = a.run_pk WHERE r.protocol_pk = ? AND "
         f"r.kind NOT IN ({', '.join('?' * len(kinds))})",
@@ -242,7 +289,7 @@ def read_scoring_columns(
         db,
         f"SELECT c.pk, c.answer_pk, coalesce(c.fact_pk, -1), CASE coalesce(c.severity, f.severity) "
         f"{severity_case} ELSE {NO_SEVERITY} END FROM claims c LEFT JOIN required_facts f ON f.pk = c.fact_pk "
-        f"WHERE c.answer_pk IN (SELECT a.pk {answers_sql}) ORDER BY c.pk",
+        f"WHERE c.answer_pk IN (SELECT a.pk {answers_sql}) AND {CURRENT_CLAIM} ORDER BY c.pk",
         params,
         width=4,
     )
@@ -255,7 +302,8 @@ def read_scoring_columns(
     edge_rows = _int_rows(
         db,
         "SELECT e.claim_pk, e.source_pk, e.final_code, e.n_locations FROM edges e "
-        f"WHERE e.claim_pk IN (SELECT c.pk FROM claims c WHERE c.answer_pk IN (SELECT a.pk {answers_sql}))",
+        "WHERE e.claim_pk IN (SELECT c.pk FROM claims c WHERE c.answer_pk IN "
+        f"(SELECT a.pk {answers_sql}) AND {CURRENT_CLAIM})",
         params,
         width=4,
     )

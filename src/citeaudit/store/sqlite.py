@@ -12,7 +12,7 @@ import hashlib
 import json
 import sqlite3
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -20,7 +20,7 @@ from pathlib import Path
 from types import TracebackType
 
 from citeaudit.agreement import Rater, SidedLabel
-from citeaudit.errors import DuplicateId, SchemaVersionMismatch, ScopeError, StoreError
+from citeaudit.errors import DuplicateId, SchemaVersionMismatch, ScopeError, StoreError, UnknownReference
 from citeaudit.interchange import ProtocolIn, protocol_from_mapping, protocol_to_mapping
 from citeaudit.model import (
     Audit,
@@ -28,17 +28,30 @@ from citeaudit.model import (
     Judgement,
     Protocol,
     RunKind,
+    Segmentation,
     review_outcome,
 )
 from citeaudit.protocol import fingerprint, fingerprint_components
 from citeaudit.scope import Scope
 from citeaudit.scoring import DISPUTED_CODE, LABEL_CODE, PENDING_CODE, ScoringColumns
+from citeaudit.segment.claimsets import SetPlan
+from citeaudit.segment.facts import Proposal
 from citeaudit.sources.records import FetchOutcome, Passage, Snapshot
 from citeaudit.sources.urls import url_location
 from citeaudit.store import resolution
+from citeaudit.store.claimsets import AnswerClaims, answer_claims, answers_in, claim_answer, write_claim_set
+from citeaudit.store.facts import (
+    FactWork,
+    MappingRow,
+    confirm_mapping,
+    fact_work,
+    list_mappings,
+    record_proposals,
+    reject,
+)
 from citeaudit.store.judgements import read_raters, read_sided_labels
 from citeaudit.store.migrations import MIGRATIONS, SCHEMA_VERSION
-from citeaudit.store.reading import read_audit, read_scoring_columns
+from citeaudit.store.reading import read_audit, read_scoring_columns, read_segmentations
 
 __all__ = ["REVIEW_POLICIES", "ImportReport", "ProtocolInfo", "Store"]
 
@@ -116,6 +129,7 @@ class Store:
         self.path = Path(path)
         try:
             self._db = sqlite3.connect(self.path, isolation_level=None)
+            self._protocols: dict[int, Protocol] = {}
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open database {str(self.path)!r}: {exc}") from None
         try:
@@ -424,7 +438,8 @@ class Store:
         self._insert_unique(
             db,
             "claims",
-            "INSERT INTO claims VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            'INSERT INTO claims (pk, id, answer_pk, text, start, "end", fact_pk, severity, entity) '
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             claim_rows,
             origin,
             "claims",
@@ -582,9 +597,13 @@ class Store:
         return infos
 
     def protocol(self, pk: int) -> Protocol:
-        """The protocol stored under ``pk``."""
-        (body,) = self._db.execute("SELECT body FROM protocols WHERE pk = ?", (pk,)).fetchone()
-        return protocol_from_mapping(ProtocolIn.model_validate_json(body), str(self.path), path="")
+        """The protocol stored under ``pk`` (a protocol row never changes, so it is parsed once)."""
+        cached = self._protocols.get(pk)
+        if cached is None:
+            (body,) = self._db.execute("SELECT body FROM protocols WHERE pk = ?", (pk,)).fetchone()
+            cached = protocol_from_mapping(ProtocolIn.model_validate_json(body), str(self.path), path="")
+            self._protocols[pk] = cached
+        return cached
 
     def choose_protocol(self, selector: str | None, scope: Scope | None = None) -> int:
         """The protocol a command works on: the one named by ``selector`` (id, ``id@version`` or fingerprint
@@ -616,8 +635,96 @@ class Store:
         )
 
     def load_audit(self, protocol_pk: int) -> Audit:
-        """Everything measured under one protocol, as the canonical audit (for export)."""
-        return read_audit(self._db, self.protocol(protocol_pk), protocol_pk)
+        """Everything measured under one protocol, as the canonical audit (for export); claims are each
+        answer's current claims and the protocol's segmentation is the one they were made with."""
+        every_answer = Scope(run_kinds=frozenset(RunKind))
+        return read_audit(self._db, self.effective_protocol(protocol_pk, every_answer), protocol_pk)
+
+    def effective_protocol(self, protocol_pk: int, scope: Scope) -> Protocol:
+        """The protocol as the answers in ``scope`` were measured: its segmentation is the one their current
+        claim sets were made with. Answers segmented differently cannot be scored together (ScopeError)."""
+        protocol = self.protocol(protocol_pk)
+        found, unsegmented = read_segmentations(self._db, protocol_pk, scope)
+        if not found:
+            return protocol
+        if len(found) == 1 and not unsegmented:
+            return dataclasses.replace(protocol, segmentation=found.pop())
+        described = sorted(
+            f"{s.method}@{s.version}" + (f" {dict(s.parameters)}" if s.parameters else "") for s in found
+        )
+        if unsegmented:
+            described.append(f"{unsegmented} answer(s) as ingested ({protocol.segmentation.method})")
+        raise ScopeError(
+            f"the answers in scope were segmented in {len(described)} different ways: {'; '.join(described)}. "
+            "Segment them alike with `citeaudit segment` or narrow the scope (e.g. --run)"
+        )
+
+    def answers_for_claims(self, run: str | None = None) -> list[tuple[int, str, int]]:
+        """``(answer pk, answer id, protocol pk)`` of every answer, or of one run's."""
+        return answers_in(self._db, run)
+
+    def answer_pk(self, answer_id: str) -> int:
+        """Row id of an answer (UnknownReference when there is no such answer)."""
+        row = self._db.execute("SELECT pk FROM answers WHERE id = ?", (answer_id,)).fetchone()
+        if row is None:
+            raise UnknownReference("answer", "", f"no answer {answer_id!r} in {str(self.path)!r}")
+        return int(row[0])
+
+    def answer_of_claim(self, claim_id: str) -> int:
+        """Row id of the answer a claim belongs to (UnknownReference when there is no such claim)."""
+        return claim_answer(self._db, claim_id)
+
+    def answer_claims(self, answer_pk: int) -> AnswerClaims:
+        """An answer's current claims, edges, claim history and engine-given spans."""
+        return answer_claims(self._db, answer_pk)
+
+    def fact_work(self, answer_pk: int) -> FactWork:
+        """An answer's current claims and the required facts still to map."""
+        return fact_work(self._db, answer_pk)
+
+    def record_proposals(self, proposals: Sequence[Proposal], method: str) -> None:
+        """Store claim → fact proposals in one transaction."""
+        with self._transaction() as db:
+            record_proposals(db, proposals, method, _now())
+
+    def fact_mappings(self, state: str | None = None) -> list[MappingRow]:
+        """The latest decision on each (claim, fact) pair of current claims, optionally of one state."""
+        return list_mappings(self._db, state)
+
+    def confirm_fact(
+        self, mapping_pk: int | None, claim_id: str | None, fact_id: str | None, actor: str
+    ) -> tuple[str, str]:
+        """Confirm a proposal, or map a claim to a fact directly; coverage counts it from now on."""
+        with self._transaction() as db:
+            return confirm_mapping(db, mapping_pk, claim_id, fact_id, actor, _now())
+
+    def reject_fact(self, mapping_pk: int, actor: str) -> tuple[str, str]:
+        """Reject a proposal: that claim is never proposed for that fact again."""
+        with self._transaction() as db:
+            return reject(db, mapping_pk, actor, _now())
+
+    def change_claims(
+        self,
+        answer_pk: int,
+        planner: Callable[[AnswerClaims, Segmentation], tuple[SetPlan, Segmentation] | None],
+        action: str,
+        actor: str | None,
+    ) -> SetPlan | None:
+        """Read an answer's claims, let ``planner`` decide its new claim set (``None``: leave it) and record
+        that set, all in one transaction. ``planner`` gets the current claims and their segmentation."""
+        with self._transaction() as db:
+            state = answer_claims(db, answer_pk)
+            (protocol_pk,) = db.execute(
+                "SELECT r.protocol_pk FROM answers a JOIN runs r ON r.pk = a.run_pk WHERE a.pk = ?", (answer_pk,)
+            ).fetchone()
+            ingested_as = self.protocol(protocol_pk).segmentation
+            current = state.current_set.segmentation if state.current_set else ingested_as
+            decided = planner(state, current)
+            if decided is None:
+                return None
+            plan, segmentation = decided
+            write_claim_set(db, state, plan, segmentation, ingested_as, action, actor, _now())
+            return plan
 
     def failed_answers(self, protocol_pk: int, scope: Scope) -> int:
         """How many answers the engines did not give in this protocol's runs of the scope's run kinds."""
@@ -632,7 +739,7 @@ class Store:
     def scoring_input(self, protocol_pk: int, scope: Scope) -> tuple[Protocol, ScoringColumns, int]:
         """Columns for scoring one protocol's answers in ``scope``, and how many answers the run-kind
         filter left out."""
-        protocol = self.protocol(protocol_pk)
+        protocol = self.effective_protocol(protocol_pk, scope)
         columns, excluded = read_scoring_columns(self._db, protocol, protocol_pk, scope)
         return protocol, columns, excluded
 

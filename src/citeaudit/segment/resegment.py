@@ -1,0 +1,178 @@
+"""Segmenting the answers in a database, and manual split / merge / edit, as new claim sets.
+
+Each answer is one transaction, so an interrupted run keeps what it finished; re-running skips answers whose
+current claims were already made with the same method, version and parameters (manual edits made on top of
+them are kept).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from citeaudit.errors import InvalidValue
+from citeaudit.model import Segmentation
+from citeaudit.segment.claimsets import SetPlan, plan_edit, plan_merge, plan_segmentation, plan_split
+from citeaudit.segment.rules import METHOD, Rules, segment
+from citeaudit.store import Store
+from citeaudit.store.claimsets import AnswerClaims
+
+__all__ = ["METHODS", "SegmentReport", "edit_claim", "merge_claims", "resegment", "split_claim"]
+
+METHODS = (METHOD,)
+"""Segmentation methods ``citeaudit segment`` knows."""
+
+
+@dataclass(slots=True)
+class SegmentReport:
+    """What one ``segment`` run or manual edit did, summed over answers."""
+
+    answers: int = 0
+    """Answers looked at."""
+    already: int = 0
+    """Answers whose current claims were already made this way (left as they are)."""
+    sets: int = 0
+    """New claim sets recorded."""
+    kept: int = 0
+    """Claims unchanged in text and span: they keep their edges and judgements."""
+    new: int = 0
+    """New claims (their edges are pending)."""
+    retired: int = 0
+    """Claims no longer current (kept in the history with their judgements)."""
+    edges_kept: int = 0
+    """Edges of kept claims."""
+    edges_pending: int = 0
+    """New edges, pending review."""
+    judgements_kept: int = 0
+    """Judgements that stay in force (on kept claims)."""
+    judgements_not_transferred: int = 0
+    """Judgements on retired claims: not moved to any new text."""
+    facts_not_transferred: int = 0
+    """Confirmed fact mappings of retired claims: not moved to any new text."""
+    unattached: int = 0
+    """Citation locations that fell on no claim (e.g. a marker in a skipped question)."""
+    skipped: Counter[str] = field(default_factory=Counter)
+    """Non-assertions skipped, by reason."""
+
+    def add(self, plan: SetPlan) -> None:
+        """Count one recorded claim set."""
+        self.sets += 1
+        self.kept += plan.kept
+        self.new += plan.new
+        self.retired += plan.retired
+        self.edges_kept += plan.edges_kept
+        self.edges_pending += plan.edges_pending
+        self.judgements_kept += plan.judgements_kept
+        self.judgements_not_transferred += plan.judgements_not_transferred
+        self.facts_not_transferred += plan.facts_not_transferred
+        self.unattached += plan.unattached
+        self.skipped.update(plan.skipped)
+
+    def as_dict(self) -> dict[str, object]:
+        """Plain mapping for JSON output."""
+        return {
+            name: dict(sorted(value.items())) if isinstance(value, Counter) else value
+            for name, value in ((n, getattr(self, n)) for n in self.__dataclass_fields__)
+        }
+
+
+def resegment(
+    store: Store,
+    method: str = METHOD,
+    rules: Rules = Rules(),
+    run: str | None = None,
+    actor: str | None = None,
+    advance: Callable[[int], None] | None = None,
+    force: bool = False,
+) -> SegmentReport:
+    """Segment every answer (or one run's) with ``method`` into a new claim set.
+
+    Engine-given spans (the claims as ingested) are the starting point: no new claim crosses one. A claim
+    whose text and span are unchanged keeps its edges and judgements; every other claim is new and pending.
+    ``advance(n)`` is called after each answer (for a progress bar). Answers already segmented this way are
+    left alone unless ``force`` (which also replaces manual edits made on top of that segmentation).
+    """
+    if method not in METHODS:
+        raise InvalidValue("--method", "", f"unknown segmentation method {method!r}; known: {', '.join(METHODS)}")
+    segmentation = rules.segmentation()
+    report = SegmentReport()
+
+    def planner(state: AnswerClaims, current: Segmentation) -> tuple[SetPlan, Segmentation] | None:
+        if state.current_set is not None and current == segmentation and not force:
+            report.already += 1
+            return None
+        segmented = segment(state.text, state.regions, rules)
+        return plan_segmentation(segmented, state.claims, state.edges, state.history), segmentation
+
+    for answer_pk, _, _ in store.answers_for_claims(run):
+        report.answers += 1
+        plan = store.change_claims(answer_pk, planner, "segment", actor)
+        if plan is not None:
+            report.add(plan)
+        if advance is not None:
+            advance(1)
+    return report
+
+
+def _claims_of(state: AnswerClaims, claim_ids: Sequence[str]) -> list[int]:
+    current = {c.id: i for i, c in enumerate(state.claims)}
+    missing = [cid for cid in claim_ids if cid not in current]
+    if missing:
+        raise InvalidValue(
+            state.id, "claims", f"{missing[0]!r} is not a current claim of answer {state.id!r} (edited before?)"
+        )
+    return [current[cid] for cid in claim_ids]
+
+
+def _manual(store: Store, claim_ids: Sequence[str], action: str, actor: str, make: Callable[..., SetPlan]) -> SetPlan:
+    if not actor:
+        raise InvalidValue("--reviewer", "", "manual claim changes are recorded with who made them: pass --reviewer")
+    answers = {store.answer_of_claim(cid) for cid in claim_ids}
+    if len(answers) != 1:
+        raise InvalidValue("claims", "", f"claims {list(claim_ids)!r} belong to {len(answers)} different answers")
+
+    def planner(state: AnswerClaims, current: Segmentation) -> tuple[SetPlan, Segmentation]:
+        chosen = [state.claims[i] for i in _claims_of(state, claim_ids)]
+        return make(state, chosen), current
+
+    plan = store.change_claims(answers.pop(), planner, action, actor)
+    assert plan is not None  # the planner always decides
+    return plan
+
+
+def split_claim(store: Store, claim_id: str, at: int, actor: str) -> SetPlan:
+    """Split a current claim at answer offset ``at``."""
+    return _manual(
+        store,
+        [claim_id],
+        "split",
+        actor,
+        lambda s, chosen: plan_split(s.id, s.text, s.claims, s.edges, s.history, chosen[0], at),
+    )
+
+
+def merge_claims(store: Store, claim_ids: Sequence[str], actor: str) -> SetPlan:
+    """Merge current claims of one answer into one."""
+    return _manual(
+        store,
+        claim_ids,
+        "merge",
+        actor,
+        lambda s, chosen: plan_merge(s.id, s.text, s.claims, s.edges, s.history, chosen),
+    )
+
+
+def edit_claim(
+    store: Store, claim_id: str, actor: str, text: str | None = None, start: int | None = None, end: int | None = None
+) -> SetPlan:
+    """Change a current claim's text and/or span."""
+    if text is None and start is None and end is None:
+        raise InvalidValue("claim edit", "", "nothing to change: pass --text, --start and/or --end")
+    return _manual(
+        store,
+        [claim_id],
+        "edit",
+        actor,
+        lambda s, chosen: plan_edit(s.id, s.text, s.claims, s.edges, s.history, chosen[0], text, start, end),
+    )

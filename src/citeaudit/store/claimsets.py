@@ -1,0 +1,242 @@
+"""Claim sets and fact mappings in SQLite: reading an answer's current claims and writing a new set.
+
+Every write here runs inside the caller's transaction; nothing is updated or deleted except
+``claims.fact_pk`` when a mapping to a required fact is confirmed.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from citeaudit.errors import UnknownReference
+from citeaudit.model import Segmentation
+from citeaudit.scoring import PENDING_CODE
+from citeaudit.segment.claimsets import CurrentClaim, CurrentEdge, NewClaim, SetPlan
+from citeaudit.store.reading import CURRENT_CLAIM
+
+__all__ = ["AnswerClaims", "SetInfo", "answer_claims", "answers_in", "claim_answer", "write_claim_set"]
+
+
+@dataclass(frozen=True, slots=True)
+class SetInfo:
+    """The newest claim set of an answer."""
+
+    pk: int
+    """Row id."""
+    ordinal: int
+    """Its number among the answer's sets (0 = the claims as ingested)."""
+    segmentation: Segmentation
+    """Method, version and parameters it was made with."""
+    action: str
+    """``ingest``, ``segment``, ``split``, ``merge`` or ``edit``."""
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerClaims:
+    """One answer with its current claims, their edges and every claim it ever had."""
+
+    pk: int
+    """Answer row id."""
+    id: str
+    """Answer id."""
+    text: str
+    """Answer text."""
+    current_set: SetInfo | None
+    """Newest claim set (``None`` when the answer still has its ingested claims only)."""
+    claims: tuple[CurrentClaim, ...]
+    """Current claims in text order."""
+    edges: tuple[CurrentEdge, ...]
+    """Edges of every claim in ``history`` (a claim brought back from an older set brings its edges)."""
+    history: tuple[CurrentClaim, ...]
+    """Every claim of the answer, any set, oldest first."""
+    regions: tuple[tuple[int, int], ...]
+    """Engine-given spans: the spans of the claims as ingested."""
+
+
+def answers_in(db: sqlite3.Connection, run: str | None) -> list[tuple[int, str, int]]:
+    """``(answer pk, answer id, protocol pk)`` of every answer, or of one run's, in import order."""
+    if run is not None and db.execute("SELECT 1 FROM runs WHERE id = ?", (run,)).fetchone() is None:
+        known = [r for (r,) in db.execute("SELECT id FROM runs ORDER BY pk LIMIT 20")]
+        raise UnknownReference("--run", "", f"no run {run!r} in the database; runs: {', '.join(known) or 'none'}")
+    sql = "SELECT a.pk, a.id, r.protocol_pk FROM answers a JOIN runs r ON r.pk = a.run_pk"
+    rows = db.execute(sql + (" WHERE r.id = ?" if run else "") + " ORDER BY a.pk", (run,) if run else ())
+    return [(int(pk), str(aid), int(ppk)) for pk, aid, ppk in rows]
+
+
+def claim_answer(db: sqlite3.Connection, claim_id: str) -> int:
+    """Row id of the answer a claim belongs to."""
+    row = db.execute("SELECT answer_pk FROM claims WHERE id = ?", (claim_id,)).fetchone()
+    if row is None:
+        raise UnknownReference("claim", "", f"no claim {claim_id!r} in the database")
+    return int(row[0])
+
+
+def _segmentation(method: str, version: str | None, parameters: str) -> Segmentation:
+    return Segmentation(method, version, tuple((str(n), str(v)) for n, v in json.loads(parameters)))
+
+
+def answer_claims(db: sqlite3.Connection, answer_pk: int) -> AnswerClaims:
+    """An answer's current claims, their edges, its claim history and its engine-given spans."""
+    aid, text = db.execute("SELECT id, text FROM answers WHERE pk = ?", (answer_pk,)).fetchone()
+    row = db.execute(
+        "SELECT pk, ordinal, method, version, parameters, action FROM claim_sets WHERE answer_pk = ? "
+        "ORDER BY pk DESC LIMIT 1",
+        (answer_pk,),
+    ).fetchone()
+    current_set = None if row is None else SetInfo(row[0], row[1], _segmentation(row[2], row[3], row[4]), row[5])
+    columns = 'c.pk, c.id, c.text, c.start, c."end", c.fact_pk'
+    claims = tuple(
+        CurrentClaim(*r)
+        for r in db.execute(
+            f"SELECT {columns} FROM claims c WHERE c.answer_pk = ? AND {CURRENT_CLAIM} "
+            "ORDER BY coalesce(c.start, -1), c.pk",
+            (answer_pk,),
+        )
+    )
+    history = tuple(
+        CurrentClaim(*r)
+        for r in db.execute(f"SELECT {columns} FROM claims c WHERE c.answer_pk = ? ORDER BY c.pk", (answer_pk,))
+    )
+    first = db.execute(
+        "SELECT pk FROM claim_sets WHERE answer_pk = ? ORDER BY ordinal LIMIT 1", (answer_pk,)
+    ).fetchone()
+    ingested = (
+        claims
+        if first is None
+        else tuple(
+            CurrentClaim(*r)
+            for r in db.execute(
+                f"SELECT {columns} FROM claims c JOIN claim_set_members m ON m.claim_pk = c.pk WHERE m.set_pk = ?",
+                (first[0],),
+            )
+        )
+    )
+    regions = tuple(sorted({(c.start, c.end) for c in ingested if c.start is not None and c.end is not None}))
+    locations: dict[int, list[tuple[str | None, int | None, int | None]]] = {}
+    for edge_pk, marker, start, end in db.execute(
+        'SELECT l.edge_pk, l.marker, l.start, l."end" FROM edge_locations l JOIN edges e ON e.pk = l.edge_pk '
+        "JOIN claims c ON c.pk = e.claim_pk WHERE c.answer_pk = ? ORDER BY l.pk",
+        (answer_pk,),
+    ):
+        locations.setdefault(edge_pk, []).append((marker, start, end))
+    edges = tuple(
+        CurrentEdge(int(claim_pk), int(source_pk), tuple(locations.get(edge_pk, ())), int(judged))
+        for edge_pk, claim_pk, source_pk, judged in db.execute(
+            "SELECT e.pk, e.claim_pk, e.source_pk, (SELECT count(*) FROM judgements j WHERE j.edge_pk = e.pk) "
+            "FROM edges e JOIN claims c ON c.pk = e.claim_pk WHERE c.answer_pk = ? ORDER BY e.pk",
+            (answer_pk,),
+        )
+    )
+    return AnswerClaims(answer_pk, aid, text, current_set, claims, edges, history, regions)
+
+
+def _insert_set(
+    db: sqlite3.Connection,
+    answer_pk: int,
+    ordinal: int,
+    segmentation: Segmentation,
+    action: str,
+    actor: str | None,
+    created_at: str,
+    counts: dict[str, object],
+    members: Sequence[int],
+) -> int:
+    pk = db.execute(
+        "INSERT INTO claim_sets (answer_pk, ordinal, method, version, parameters, action, actor, created_at, counts) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            answer_pk,
+            ordinal,
+            segmentation.method,
+            segmentation.version,
+            json.dumps([list(p) for p in segmentation.parameters]),
+            action,
+            actor,
+            created_at,
+            json.dumps(counts, sort_keys=True),
+        ),
+    ).lastrowid
+    assert pk is not None
+    db.executemany("INSERT INTO claim_set_members VALUES (?, ?)", [(pk, m) for m in dict.fromkeys(members)])
+    return pk
+
+
+def write_claim_set(
+    db: sqlite3.Connection,
+    state: AnswerClaims,
+    plan: SetPlan,
+    segmentation: Segmentation,
+    ingested_as: Segmentation,
+    action: str,
+    actor: str | None,
+    created_at: str,
+) -> int:
+    """Record ``plan`` as the answer's newest claim set: new claims with pending edges, kept claims as they
+    are. An answer's first set is preceded by set 0 holding the claims as ingested, so the history starts
+    there. Returns the new set's ordinal."""
+    ordinal = 1
+    if state.current_set is None:
+        _insert_set(
+            db,
+            state.pk,
+            0,
+            ingested_as,
+            "ingest",
+            None,
+            created_at,
+            {"claims": len(state.claims)},
+            [c.pk for c in state.claims],
+        )
+    else:
+        ordinal = state.current_set.ordinal + 1
+    taken = {c.id for c in state.history}
+    members: list[int] = []
+    number = 0
+    for member in plan.members:
+        if isinstance(member, int):
+            members.append(member)
+            continue
+        members.append(_insert_claim(db, state, member, ordinal, taken, number := number + 1))
+    counts = {
+        "kept": plan.kept,
+        "new": plan.new,
+        "retired": plan.retired,
+        "edges_kept": plan.edges_kept,
+        "edges_pending": plan.edges_pending,
+        "judgements_kept": plan.judgements_kept,
+        "judgements_not_transferred": plan.judgements_not_transferred,
+        "facts_not_transferred": plan.facts_not_transferred,
+        "unattached_locations": plan.unattached,
+        "skipped": plan.skipped,
+    }
+    _insert_set(db, state.pk, ordinal, segmentation, action, actor, created_at, counts, members)
+    db.execute("UPDATE claims SET current = 0 WHERE answer_pk = ? AND current = 1", (state.pk,))
+    db.executemany("UPDATE claims SET current = 1 WHERE pk = ?", [(m,) for m in dict.fromkeys(members)])
+    return ordinal
+
+
+def _insert_claim(
+    db: sqlite3.Connection, state: AnswerClaims, claim: NewClaim, ordinal: int, taken: set[str], number: int
+) -> int:
+    claim_id = f"{state.id}-s{ordinal}c{number}"
+    while claim_id in taken or db.execute("SELECT 1 FROM claims WHERE id = ?", (claim_id,)).fetchone():
+        claim_id += "x"
+    taken.add(claim_id)
+    pk = db.execute(
+        'INSERT INTO claims (id, answer_pk, text, start, "end") VALUES (?, ?, ?, ?, ?)',
+        (claim_id, state.pk, claim.text, claim.start, claim.end),
+    ).lastrowid
+    assert pk is not None
+    for source_pk, locations in claim.edges.items():
+        edge_pk = db.execute(
+            "INSERT INTO edges (claim_pk, source_pk, review_state, final_code, n_locations) VALUES (?, ?, ?, ?, ?)",
+            (pk, source_pk, "pending", PENDING_CODE, len(locations)),
+        ).lastrowid
+        db.executemany(
+            'INSERT INTO edge_locations (edge_pk, marker, start, "end") VALUES (?, ?, ?, ?)',
+            [(edge_pk, *location) for location in locations],
+        )
+    return pk
