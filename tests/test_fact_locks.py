@@ -102,6 +102,9 @@ def test_revision_after_answers_moves_every_run_and_warns_everywhere(db_path: Pa
     assert report.exit_code == 0, report.stderr
     assert out.read_text(encoding="utf-8").count('class="warning"') == 3
 
+    (logged,) = rows(db_path, "SELECT actor, action, before, after FROM audit_log WHERE action = 'protocol.revise'")
+    assert logged[:2] == ("marta", "protocol.revise")
+    assert json.loads(logged[3])["changes"]["facts_changed"][0]["id"] == "f02"
     history = json.loads(cli("protocol", "history", "--db", db_path, "--format", "json").stdout)
     assert [e["event"] for e in history] == ["locked"] * 3 + ["revised"] * 3
     revised = history[-1]

@@ -126,6 +126,18 @@ def revise_protocol(store: Store, old_pk: int, new: Protocol, *, by: str, reason
             [(pk, old_pk, new_pk, by, now, reason, changes) for pk in run_pks],
         )
         (locked,) = db.execute(f"SELECT count(*) FROM fact_locks WHERE run_pk IN ({marks})", run_pks).fetchone()
+        # The same record in the audit log every review action goes to (who, when, what, before and after).
+        db.execute(
+            "INSERT INTO audit_log (at, actor, action, target, before, after) VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                now,
+                by,
+                "protocol.revise",
+                f"protocol {old.id}",
+                json.dumps({"protocol": f"{old.id}@{old.version}", "runs": [r for _, r in runs]}),
+                json.dumps({"protocol": f"{new.id}@{new.version}", "reason": reason, "changes": json.loads(changes)}),
+            ),
+        )
     return Revision(
         from_protocol=f"{old.id}@{old.version}",
         to_protocol=f"{new.id}@{new.version}",
