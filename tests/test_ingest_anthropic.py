@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import Result
 
 import citeaudit
 from citeaudit import InvalidValue
@@ -26,6 +27,8 @@ from citeaudit.ingest import Attachment, read_file, store_prepared
 from citeaudit.ingest.anthropic import READER
 from citeaudit.ingest.base import ParsedAnswer
 from citeaudit.model import AnswerStatus, CitationKind, RetrievalStatus
+
+Cli = Callable[..., Result]
 
 FIXTURES = Path(__file__).parent / "fixtures"
 ANTHROPIC = FIXTURES / "anthropic"
@@ -169,6 +172,18 @@ def test_search_tool_error_is_a_retrieval_failure() -> None:
     assert answer.status is AnswerStatus.COMPLETE  # the model still answered
     assert (answer.claims, answer.citations) == ((), ())
     assert answer.queries == ("Axtorp AX220 tank capacity",)
+    # the tool's error_code in the fixture is kept as the reason
+    assert answer.retrieval_reason == "web_search_tool_result_error: unavailable"
+
+
+def test_retrieval_reason_survives_the_database_and_the_export(cli: Cli, tmp_path: Path) -> None:
+    db = tmp_path / "a.db"
+    protocol = tmp_path / "p.yaml"
+    protocol.write_text("id: p\nversion: '1'\nquestions: [{id: q1, text: 'Tank size'}]\n", encoding="utf-8")
+    assert cli("ingest", ANTHROPIC / "tool-error.json", "--db", db, "--questions", protocol).exit_code == 0
+    exported = json.loads(cli("export", "--db", db, "--format", "audit-json").stdout)
+    (answer,) = exported["answers"]
+    assert (answer["retrieval"], answer["retrieval_reason"]) == ("failed", "web_search_tool_result_error: unavailable")
 
 
 @pytest.mark.parametrize(

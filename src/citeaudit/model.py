@@ -310,6 +310,8 @@ class Answer:
     """Whether the engine's web retrieval ran, when the payload says."""
     queries: tuple[str, ...] = ()
     """Search queries the engine issued for this answer, as the payload lists them."""
+    retrieval_reason: str | None = None
+    """Why retrieval is ``failed`` or ``unknown`` (e.g. the search tool's ``error_code``), when the payload says."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -65,6 +65,7 @@ class _Reading:
     searches: int = 0
     answered: int = 0
     errors: int = 0
+    error_codes: list[str] = field(default_factory=list)
 
     def retrieval(self) -> RetrievalStatus:
         """Used when any search returned results, failed when searches returned only errors."""
@@ -75,6 +76,15 @@ class _Reading:
         if self.searches:
             return RetrievalStatus.UNKNOWN
         return RetrievalStatus.NOT_USED
+
+
+def _retrieval_reason(reading: _Reading) -> str | None:
+    status = reading.retrieval()
+    if status is RetrievalStatus.FAILED:
+        return "web_search_tool_result_error: " + ", ".join(dict.fromkeys(reading.error_codes))
+    if status is RetrievalStatus.UNKNOWN:
+        return "a search was issued (server_tool_use) but no result is in the payload"
+    return None
 
 
 def _citation(raw: Any, start: int, end: int, source: str, where: str) -> ParsedCitation | None:
@@ -128,6 +138,8 @@ def _search_result(block: dict[str, Any], source: str, where: str, reading: _Rea
         # An error object instead of results: the search failed, which is not the same as citing nothing.
         if content.get("type") == "web_search_tool_result_error":
             reading.errors += 1
+            code = content.get("error_code")
+            reading.error_codes.append(code if isinstance(code, str) and code else "unspecified")
         return
     reading.answered += 1
     for i, raw in enumerate(content):
@@ -191,6 +203,7 @@ def _read_message(payload: Any, source: str, location: str) -> ParsedAnswer:
         status=status,
         failure=failure,
         retrieval=reading.retrieval(),
+        retrieval_reason=_retrieval_reason(reading),
         model=model,
         question_id=question_id,
         answer_id=answer_id,

@@ -125,6 +125,7 @@ def assemble(
                 payload_sha256=sha256,
                 retrieval=record.retrieval,
                 queries=record.queries,
+                retrieval_reason=record.retrieval_reason,
             )
         )
         for k, candidate in enumerate(record.claims):

@@ -102,6 +102,8 @@ class ParsedAnswer:
     """Answer id given in the payload (JSON Lines)."""
     queries: tuple[str, ...] = field(default=())
     """Search queries the engine issued (kept for the record)."""
+    retrieval_reason: str | None = None
+    """Why retrieval failed or is unknown (e.g. the search tool's error code)."""
 
 
 class _CanRead(Protocol):

@@ -302,13 +302,19 @@ def _read_payload(payload: Any, reading: _Reading) -> ParsedAnswer:
     grounded = _supports(metadata, path, chunks, parts, text, reading)
     queries = reading.get(metadata, "webSearchQueries", list, path) or []
     cut_off = reading.get(candidate, "finishReason", str, "candidates[0]") == "MAX_TOKENS"
+    retrieval = _retrieval(body, metadata, path, reading)
     return ParsedAnswer(
         status=AnswerStatus.INCOMPLETE if cut_off else AnswerStatus.COMPLETE,
         failure=CUT_OFF.format(reason="finishReason MAX_TOKENS") if cut_off else None,
         text=text,
         citations=tuple(grounded.citations),
         claims=candidates(text, grounded.spans),
-        retrieval=_retrieval(body, metadata, path, reading),
+        retrieval=retrieval,
+        retrieval_reason=(
+            "usageMetadata.toolUsePromptTokenCount shows a search, but no grounding metadata came back"
+            if retrieval is RetrievalStatus.UNKNOWN
+            else None
+        ),
         model=model,
         question_id=question_id,
         answer_id=answer_id,

@@ -341,6 +341,7 @@ def audit_from_document(document: AuditDocument, source: str) -> Audit:
                 a.payload_sha256,
                 a.retrieval,
                 tuple(a.queries),
+                a.retrieval_reason,
             )
         )
         answer_text[a.id] = a.text

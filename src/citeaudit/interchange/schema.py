@@ -155,6 +155,7 @@ class AnswerIn(_In):
     citations: list[CitationIn] = Field(default_factory=list)
     payload_sha256: str | None = None
     retrieval: RetrievalStatus | None = None
+    retrieval_reason: str | None = None
     queries: list[str] = Field(default_factory=list)
 
 

@@ -117,6 +117,7 @@ def audit_to_document(audit: Audit) -> dict[str, object]:
                     "text": a.text,
                     "payload_sha256": a.payload_sha256,
                     "retrieval": a.retrieval,
+                    "retrieval_reason": a.retrieval_reason,
                     "queries": list(a.queries) or None,
                     "citations": [
                         _compact(

@@ -40,6 +40,7 @@ def _answers(audit: Audit) -> list[Row]:
             "model": a.model or (runs[a.run_id].model if a.run_id in runs else None),
             "locale": a.locale,
             "retrieval": str(a.retrieval) if a.retrieval else None,
+            "retrieval_reason": a.retrieval_reason,
             "citations_cited": sum(1 for c in a.citations if c.kind == "cited"),
             "citations_retrieved": sum(1 for c in a.citations if c.kind == "retrieved"),
             "citations_dangling": sum(1 for c in a.citations if c.kind == "dangling"),

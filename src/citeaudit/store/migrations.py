@@ -537,6 +537,11 @@ CREATE TRIGGER fact_mappings_immutable BEFORE UPDATE ON fact_mappings
 BEGIN SELECT RAISE(ABORT, 'fact mappings are immutable: record a new decision'); END;
 """
 
+_RETRIEVAL_REASON = """
+-- Why an answer's retrieval failed or is unknown (e.g. the search tool's error code).
+ALTER TABLE answers ADD COLUMN retrieval_reason TEXT;
+"""
+
 MIGRATIONS: tuple[str, ...] = (
     _V1,
     _COLLECTION,
@@ -546,6 +551,7 @@ MIGRATIONS: tuple[str, ...] = (
     _COPY_GROUPS,
     _JUDGEMENT_PROVENANCE,
     _SEGMENTATION,
+    _RETRIEVAL_REASON,
 )
 """``MIGRATIONS[n]`` upgrades schema version ``n`` to ``n + 1``."""
 

@@ -100,10 +100,11 @@ def read_audit(db: sqlite3.Connection, protocol: Protocol, protocol_pk: int) -> 
             payload,
             RetrievalStatus(retrieval) if retrieval else None,
             tuple(json.loads(queries)) if queries else (),
+            reason,
         )
-        for pk, aid, qid, rid, text, platform, model, locale, payload, retrieval, queries in db.execute(
+        for pk, aid, qid, rid, text, platform, model, locale, payload, retrieval, queries, reason in db.execute(
             "SELECT a.pk, a.id, q.id, r.id, a.text, a.platform, a.model, a.locale, a.payload_sha256, a.retrieval, "
-            f"a.queries "
+            f"a.queries, a.retrieval_reason "
             f"{answer_scope.replace('WHERE', 'JOIN questions q ON q.pk = a.question_pk WHERE')} ORDER BY a.pk",
             (protocol_pk,),
         )

@@ -383,6 +383,7 @@ class Store:
                     import_pk,
                     answer.retrieval,
                     json.dumps(list(answer.queries), ensure_ascii=False) if answer.queries else None,
+                    answer.retrieval_reason,
                 )
             )
             citation_rows.extend(
@@ -403,7 +404,8 @@ class Store:
         self._insert_unique(
             db,
             "answers",
-            "INSERT INTO answers VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO answers (pk, id, run_pk, question_pk, text, platform, model, locale, payload_sha256, "
+            "import_pk, retrieval, queries, retrieval_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             answer_rows,
             origin,
             "answers",
