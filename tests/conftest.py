@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
@@ -57,3 +59,13 @@ def cli() -> Callable[..., Result]:
         return runner.invoke(app, [str(a) for a in args], env=env, catch_exceptions=False)
 
     return invoke
+
+
+def chromium_path() -> str:
+    """Debian's Chromium binary; in CI a missing browser fails the run instead of skipping the test."""
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found:
+        return found
+    if os.environ.get("CI"):
+        pytest.fail("Chromium is not installed: .ci/run installs Debian's chromium; browser tests never skip in CI")
+    pytest.skip("Chromium is not installed (apt-get install chromium); CI installs it")

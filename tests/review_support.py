@@ -179,18 +179,3 @@ def edge_pk(path: Path, claim_id: str, url_or_title: str) -> int:
         ).fetchone()
     assert row is not None, (claim_id, url_or_title)
     return int(row[0])
-
-
-def chromium_path() -> str:
-    """Debian's Chromium binary; in CI a missing browser fails the run instead of skipping the test."""
-    import os
-    import shutil
-
-    import pytest
-
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    if found:
-        return found
-    if os.environ.get("CI"):
-        pytest.fail("Chromium is not installed: .ci/run installs Debian's chromium; browser tests never skip in CI")
-    pytest.skip("Chromium is not installed (apt-get install chromium); CI installs it")

@@ -3,28 +3,17 @@
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
 from typer.testing import Result
+
+from conftest import chromium_path
 
 Cli = Callable[..., Result]
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
-
-
-def chromium() -> str:
-    """The Chromium binary; in CI a missing browser fails the run instead of skipping the test."""
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    if found:
-        return found
-    if os.environ.get("CI"):
-        pytest.fail("Chromium is not installed: .ci/run installs Debian's chromium; browser tests never skip in CI")
-    pytest.skip("Chromium is not installed (apt-get install chromium); CI installs it")
 
 
 def render(cli: Cli, source: Path, out: Path, *extra: str) -> str:
@@ -79,7 +68,7 @@ def test_report_with_comparison(cli: Cli, exporter_path: Path, tmp_path: Path) -
 
 
 def test_chromium_renders_the_report(cli: Cli, exporter_path: Path, tmp_path: Path) -> None:
-    browser = chromium()
+    browser = chromium_path()
     page = tmp_path / "report.html"
     render(cli, exporter_path, page)
     flags = [

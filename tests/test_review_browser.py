@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from citeaudit.review.app import ReviewConfig
-from review_support import PASSWORD, add_account, chromium_path, edge_pk, make_db, serve, set_policy
+from conftest import chromium_path
+from review_support import PASSWORD, add_account, edge_pk, make_db, serve, set_policy
 
 pytest.importorskip("playwright.sync_api")
 

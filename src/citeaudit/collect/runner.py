@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import email.utils
 import json
 import os
 import random
@@ -25,7 +24,6 @@ import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -41,7 +39,7 @@ from citeaudit.ingest import READERS
 from citeaudit.ingest.assemble import Attachment, assemble
 from citeaudit.model import AnswerStatus, Audit, FailedAnswer, RetrievalStatus, Run
 from citeaudit.sources.extract import require_extra
-from citeaudit.sources.fetch import ResolveSettings
+from citeaudit.sources.fetch import ResolveSettings, retry_after
 from citeaudit.sources.resolver import resolve_sources_async
 from citeaudit.store import Store
 
@@ -129,22 +127,6 @@ class _Limiter:
             self.next_start = max(now, self.next_start) + self.interval
         if delay > 0:
             await asyncio.sleep(delay)
-
-
-def _retry_after(value: str | None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` header (delta-seconds or an HTTP date)."""
-    if value is None:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
 def _json(body: bytes) -> Mapping[str, Any] | None:
@@ -278,7 +260,7 @@ class _Collector:
                     self.ledger.error(row.pk, reason)
                     self.report.errors[(spec.id, reason)] += 1
                     return None
-                wait = _retry_after(response.headers.get("retry-after"))
+                wait = retry_after(response.headers.get("retry-after"))
                 if wait is not None and wait > self.settings.max_wait:
                     reason = f"{reason} (Retry-After {wait:.0f} s exceeds --max-wait)"
                     break

@@ -32,7 +32,7 @@ from citeaudit.sources.records import Document, FetchOutcome, Hop
 from citeaudit.sources.redirects import unwrap
 from citeaudit.sources.security import AddressBlocked, NameNotResolved, PerOriginTransport
 
-__all__ = ["USER_AGENT", "Fetcher", "ResolveSettings"]
+__all__ = ["USER_AGENT", "Fetcher", "ResolveSettings", "retry_after"]
 
 USER_AGENT = "citeaudit/0.1 (citation audit; reads each cited page once; no cookies)"
 """User-Agent sent with every request."""
@@ -121,7 +121,7 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def _retry_after(value: str | None) -> float | None:
+def retry_after(value: str | None) -> float | None:
     """Seconds to wait from a ``Retry-After`` value (delta-seconds or HTTP date), ``None`` when absent or bad."""
     if not value:
         return None
@@ -283,7 +283,7 @@ class Fetcher:
             response = await self._get(url)
             if response.status not in _RETRY_STATUSES or attempt == self.settings.retries:
                 return response
-            wait = _retry_after(response.headers.get("retry-after"))
+            wait = retry_after(response.headers.get("retry-after"))
             if wait is None:
                 wait = self.settings.backoff * 2**attempt
             if wait > self.settings.max_retry_wait:
