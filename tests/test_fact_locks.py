@@ -184,3 +184,24 @@ def test_revisions_are_append_only(db_path: Path, tmp_path: Path, cli: Cli) -> N
     cli("protocol", "revise", revised_protocol(tmp_path), "--db", db_path, "--by", "li")
     with sqlite3.connect(db_path) as connection, pytest.raises(sqlite3.IntegrityError, match="append"):
         connection.execute("UPDATE protocol_revisions SET changed_by = 'someone else'")
+
+
+def test_ingesting_a_locked_run_under_changed_facts_points_to_revise(db_path: Path, tmp_path: Path, cli: Cli) -> None:
+    with Store(db_path) as store:
+        ingest_file(store, EXAMPLES / "exporter.audit.json")
+    document = example_document()
+    document["protocol"]["questions"][0]["required_facts"][0]["text"] = "AX220 tank is 24 L"
+    document["answers"] = document["answers"][:1]
+    kept = {document["answers"][0]["id"]}
+    document["claims"] = [c for c in document["claims"] if c["answer_id"] in kept]
+    claims = {c["id"] for c in document["claims"]}
+    document["edges"] = [e for e in document["edges"] if e["claim_id"] in claims]
+    document["answers"][0]["id"] = "late-answer"
+    for claim in document["claims"]:
+        claim["answer_id"] = "late-answer"
+    document.pop("evidence_groups", None)
+    path = tmp_path / "changed.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    result = cli("ingest", path, "--db", db_path)
+    assert result.exit_code == 2
+    assert "citeaudit protocol revise" in result.stderr

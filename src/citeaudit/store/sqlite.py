@@ -303,16 +303,18 @@ class Store:
                 assert pk is not None
                 run_pk[run.id] = pk
                 new_runs += 1
-            elif (
-                row[1] != protocol_pk
-                or row[2] != str(run.kind)
-                or any(given is not None and given != stored for given, stored in zip(values[2:], row[3:], strict=True))
-            ):
+            elif row[1] != protocol_pk:
                 raise DuplicateId(
                     origin,
                     "runs",
-                    f"run {run.id!r} is already in the database with other settings or under another protocol",
+                    f"run {run.id!r} is already in the database under another protocol (its required facts were "
+                    "locked when its first answers arrived); to change the protocol of a run, use "
+                    "`citeaudit protocol revise`, which records the change",
                 )
+            elif row[2] != str(run.kind) or any(
+                given is not None and given != stored for given, stored in zip(values[2:], row[3:], strict=True)
+            ):
+                raise DuplicateId(origin, "runs", f"run {run.id!r} is already in the database with other settings")
             else:
                 run_pk[run.id] = int(row[0])
 
