@@ -135,3 +135,15 @@ def test_migrations_run_forward_and_keep_data(
     assert edges == 3
     with Store(db_path) as store:  # reopening applies nothing twice
         assert store.schema_version == migrations.SCHEMA_VERSION + 1
+
+
+def test_a_moved_judgement_keeps_every_column(db_path: Path, four_claim_path: Path) -> None:
+    with Store(db_path) as store:
+        ingest_file(store, four_claim_path)
+    with sqlite3.connect(db_path) as db:
+        (pk, edge) = db.execute("SELECT pk, edge_pk FROM judgements ORDER BY pk LIMIT 1").fetchone()
+        (other,) = db.execute("SELECT pk FROM edges WHERE pk != ? LIMIT 1", (edge,)).fetchone()
+        db.execute("UPDATE judgements SET edge_pk = ? WHERE pk = ?", (other, pk))  # a merge's move is allowed
+        for column, value in (("confidence", 0.5), ("judge", "x"), ("severity", "high")):
+            with pytest.raises(sqlite3.IntegrityError, match="immutable"):
+                db.execute(f"UPDATE judgements SET edge_pk = ?, {column} = ? WHERE pk = ?", (edge, value, pk))

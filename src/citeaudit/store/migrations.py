@@ -542,6 +542,23 @@ _RETRIEVAL_REASON = """
 ALTER TABLE answers ADD COLUMN retrieval_reason TEXT;
 """
 
+_JUDGEMENT_MOVE_GUARD = """
+-- A merge may move a judgement to the merged edge and change nothing else: the guard now covers the columns
+-- added after it (severity, submission, model provenance).
+DROP TRIGGER judgements_move_only;
+
+CREATE TRIGGER judgements_move_only BEFORE UPDATE ON judgements
+WHEN NEW.edge_pk IS NOT OLD.edge_pk AND (
+    NEW.pk IS NOT OLD.pk OR NEW.label IS NOT OLD.label OR NEW.reviewer IS NOT OLD.reviewer
+    OR NEW.origin IS NOT OLD.origin OR NEW.stage IS NOT OLD.stage OR NEW.passage IS NOT OLD.passage
+    OR NEW.period IS NOT OLD.period OR NEW.reasoning IS NOT OLD.reasoning OR NEW.created_at IS NOT OLD.created_at
+    OR NEW.severity IS NOT OLD.severity OR NEW.submission IS NOT OLD.submission OR NEW.judge IS NOT OLD.judge
+    OR NEW.judge_model IS NOT OLD.judge_model OR NEW.judge_version IS NOT OLD.judge_version
+    OR NEW.prompt_sha256 IS NOT OLD.prompt_sha256 OR NEW.confidence IS NOT OLD.confidence
+)
+BEGIN SELECT RAISE(ABORT, 'judgements are immutable: a merge may only move one to the merged edge'); END;
+"""
+
 MIGRATIONS: tuple[str, ...] = (
     _V1,
     _COLLECTION,
@@ -552,6 +569,7 @@ MIGRATIONS: tuple[str, ...] = (
     _JUDGEMENT_PROVENANCE,
     _SEGMENTATION,
     _RETRIEVAL_REASON,
+    _JUDGEMENT_MOVE_GUARD,
 )
 """``MIGRATIONS[n]`` upgrades schema version ``n`` to ``n + 1``."""
 
