@@ -231,3 +231,15 @@ def test_openai_failure_stops_with_exit_2_and_nothing_half_written(
     assert rows(
         db_path, "SELECT count(*) FROM suggested_passages sp JOIN suggestions s ON s.pk = sp.suggestion_pk"
     ) == [(3,)]
+
+
+def test_run_filter_and_unknown_run(db_path: Path, site: str, cli: Callable[..., Result]) -> None:
+    resolved_db(db_path, site)
+    result = cli("suggest", "--db", db_path, "--run", "r9")
+    assert result.exit_code == 2
+    assert "no run 'r9'" in result.stderr
+    assert rows(db_path, "SELECT count(*) FROM judgements") == [(0,)]
+    # every answer of the fixture is in run r1: the same 3 suggestions and 1 edge without snapshot as without --run
+    result = cli("suggest", "--db", db_path, "--run", "r1", "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    assert (json.loads(result.stdout)["suggested"], json.loads(result.stdout)["no_snapshot"]) == (3, 1)

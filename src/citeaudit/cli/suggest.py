@@ -105,7 +105,7 @@ def suggest(
 ) -> None:
     """Rank each unlabelled edge's snapshot passages for its claim and store the judge's suggestion.
 
-    A suggestion is a ``model`` judgement with its provenance (judge, model, version, prompt hash, confidence) and
+    A suggestion is a model judgement with its provenance (judge, model, version, prompt hash, confidence) and
     the top passages it read; it never sets a final label. Reruns skip edges this judge already suggested for.
     """
     path = _existing(db)
