@@ -4,10 +4,12 @@ from the test site (tests/site.py's /manual.txt) and passages stored by ``sugges
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from tests.test_judges import needs_models
 from tests.test_suggest import edge_pk, resolved_db, rows, site  # noqa: F401  (site is a fixture)
 from typer.testing import Result
 
@@ -16,6 +18,7 @@ from citeaudit.model import Judgement, Label
 from citeaudit.store.review import ReviewStore
 from citeaudit.store.review import now as review_now
 from citeaudit.suggest import judge_audit, suggest_edges
+from nli_models import build_nli_model
 
 MATCH = "The AX220 has a 20 L tank."  # the manual says exactly this: the checks find nothing to refute (unknown)
 
@@ -108,3 +111,52 @@ def test_cli_unknown_gold_reviewer(db_path: Path, site: str, cli: Callable[..., 
     assert result.exit_code == 2
     assert "reviewer 'marta' labelled no edge" in result.stderr
     assert "reviewers: li" in result.stderr
+
+
+@needs_models
+def test_nli_judge_suggests_with_confidence_and_is_calibrated(
+    db_path: Path,
+    site: str,  # noqa: F811
+    tmp_path: Path,
+    cli: Callable[..., Result],
+) -> None:
+    # A model whose logits are its bias (5, 0, 0) whatever the input: always entailment → supported, with
+    # confidence c = e^5 / (e^5 + 2) = 0.98670.
+    folder = build_nli_model(tmp_path / "nli", ["entailment", "neutral", "contradiction"], (5.0, 0.0, 0.0))
+    confidence = math.exp(5) / (math.exp(5) + 2)
+    gold_db(db_path, site, suggest_first=False)
+    audit = cli(
+        "judge", "audit", "--db", db_path, "--judge", "nli", "--model", folder, "--gold", "li", "--top", "1",
+        "--resamples", "200", "--format", "json",
+    )  # fmt: skip
+    assert audit.exit_code == 0, audit.stderr
+    body = json.loads(audit.stdout)
+    # 4 tested edges, all "supported" at confidence c; li says supported on c3 and c5 only: accuracy 1/2.
+    # One confidence bin: ECE = |1/2 − c|; Brier = ((1 − c)² + (1 − c)² + c² + c²) / 4.
+    assert body["baseline_labels"]["supported"] == 4
+    assert body["calibration"]["edges"] == 4
+    assert body["calibration"]["ece"] == pytest.approx(confidence - 0.5, rel=1e-5)
+    assert body["calibration"]["brier"] == pytest.approx(((1 - confidence) ** 2 + confidence**2) / 2, rel=1e-5)
+    assert body["judge"]["model"].startswith(str(folder.resolve()))
+
+
+@needs_models
+def test_nli_suggestions_store_their_confidence(
+    db_path: Path,
+    site: str,  # noqa: F811
+    tmp_path: Path,
+    cli: Callable[..., Result],
+) -> None:
+    folder = build_nli_model(tmp_path / "nli", ["entailment", "neutral", "contradiction"], (5.0, 0.0, 0.0))
+    resolved_db(db_path, site)
+    result = cli("suggest", "--db", db_path, "--judge", "nli", "--model", folder, "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["labels"]["supported"] == 3  # c1–c3 have the snapshot; c4 has none
+    stored = rows(db_path, "SELECT judge, judge_model, confidence, origin FROM judgements")
+    assert len(stored) == 3
+    for judge, model, stored_confidence, origin in stored:
+        assert (judge, origin) == ("nli", "model")
+        assert str(model).startswith(str(folder.resolve()))
+        assert stored_confidence == pytest.approx(math.exp(5) / (math.exp(5) + 2), rel=1e-5)
+    # model "supported" is no final label: all four edges stay pending
+    assert rows(db_path, "SELECT DISTINCT review_state FROM edges") == [("pending",)]
