@@ -13,6 +13,7 @@ import pytest
 from tests.builders import answer, claim, document
 from tests.judge_servers import chat_server
 from tests.site import Site, start_site
+from tests.test_judges import needs_models
 from typer.testing import Result
 
 from citeaudit.interchange import parse_audit_bytes
@@ -243,3 +244,27 @@ def test_run_filter_and_unknown_run(db_path: Path, site: str, cli: Callable[...,
     result = cli("suggest", "--db", db_path, "--run", "r1", "--format", "json")
     assert result.exit_code == 0, result.stderr
     assert (json.loads(result.stdout)["suggested"], json.loads(result.stdout)["no_snapshot"]) == (3, 1)
+
+
+@needs_models
+def test_hybrid_ranking_stores_both_scores_and_their_fusion(db_path: Path, site: str) -> None:
+    resolved_db(db_path, site)
+    report = suggest_edges(db_path, ChecksJudge(), k=4, method="hybrid")
+    assert report.suggested == 3
+    stored = rows(
+        db_path,
+        "SELECT sp.rank, sp.score, sp.bm25, sp.dense, s.method FROM suggested_passages sp "
+        "JOIN suggestions s ON s.pk = sp.suggestion_pk WHERE s.edge_pk = ? ORDER BY sp.rank",
+        edge_pk(db_path, "c1"),
+    )
+    # k = 4 keeps all four passages, so each one's BM25 and dense ranks can be read from the stored scores;
+    # the hybrid score is the reciprocal-rank fusion 1/(60 + BM25 rank) + 1/(60 + dense rank).
+    assert [r[0] for r in stored] == [1, 2, 3, 4]
+    assert {r[4] for r in stored} == {"hybrid"}
+    bm25_order = sorted(range(4), key=lambda i: (-stored[i][2], i))
+    dense_order = sorted(range(4), key=lambda i: (-stored[i][3], i))
+    for i, row in enumerate(stored):
+        fused = 1 / (60 + bm25_order.index(i) + 1) + 1 / (60 + dense_order.index(i) + 1)
+        assert row[1] == pytest.approx(fused)
+    # the pump paragraph is first by both scores, so it leads the fusion: 2/61
+    assert stored[0][1] == pytest.approx(2 / 61)
