@@ -160,3 +160,10 @@ def test_nli_suggestions_store_their_confidence(
         assert stored_confidence == pytest.approx(math.exp(5) / (math.exp(5) + 2), rel=1e-5)
     # model "supported" is no final label: all four edges stay pending
     assert rows(db_path, "SELECT DISTINCT review_state FROM edges") == [("pending",)]
+
+
+def test_gold_edges_without_text_are_refused(db_path: Path, site: str, cli: Callable[..., Result]) -> None:  # noqa: F811
+    resolved_db(db_path, site, labels={"c4": "unknown"})  # li labelled only c4, whose source has no snapshot
+    result = cli("judge", "audit", "--db", db_path, "--judge", "checks", "--gold", "li")
+    assert result.exit_code == 2
+    assert "none of the 1 edge(s) reviewer 'li' labelled has text to judge" in result.stderr

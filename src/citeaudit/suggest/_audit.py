@@ -131,6 +131,13 @@ def judge_audit(
                 continue
             edges.append(BatteryEdge(str(edge.pk), edge.claim, passages, Label(item.gold), edge.question_id))
             answers[str(edge.pk)] = item.answer_id
+    if not edges:
+        raise InvalidValue(
+            "--gold",
+            gold,
+            f"none of the {len(chosen)} edge(s) reviewer {gold!r} labelled has text to judge (no stored suggestion, "
+            "no snapshot of the source): run `citeaudit resolve` first",
+        )
     battery = run_battery(judge, edges, resamples=resamples, seed=seed, progress=progress)
     gold_rater, judge_rater = Rater(gold), Rater(judge.name, RaterKind.MODEL)
     rated = [RatedJudgement(e.id, answers[e.id], gold_rater, e.gold) for e in edges if e.gold is not None]
