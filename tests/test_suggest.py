@@ -20,6 +20,8 @@ from citeaudit.interchange import parse_audit_bytes
 from citeaudit.judges import ChecksJudge, OpenAIJudge
 from citeaudit.sources import ResolveSettings, resolve_sources
 from citeaudit.store import Store
+from citeaudit.store.resolution import merge_sources
+from citeaudit.store.suggestions import latest_passages
 from citeaudit.suggest import suggest_edges
 
 HOSTS = (("site.test", "127.0.0.1"),)
@@ -268,3 +270,29 @@ def test_hybrid_ranking_stores_both_scores_and_their_fusion(db_path: Path, site:
         assert row[1] == pytest.approx(fused)
     # the pump paragraph is first by both scores, so it leads the fusion: 2/61
     assert stored[0][1] == pytest.approx(2 / 61)
+
+
+def test_a_suggestion_follows_its_edge_into_a_merge(db_path: Path, site: str) -> None:
+    # c1 cites the manual and /missing: two edges. After suggest, the manual's source is merged into the other
+    # (as resolve does when two links turn out to be one page): the edges of c1 merge, and the suggestion, its
+    # judgement and its passages move to the surviving edge.
+    doc = document(
+        [answer("a1")],
+        [claim("c1", "a1", text=PUMP)],
+        [{"claim_id": "c1", "url": f"{site}/manual.txt"}, {"claim_id": "c1", "url": f"{site}/missing"}],
+    )
+    payload = json.dumps(doc).encode()
+    with Store(db_path) as store:
+        store.import_audit(parse_audit_bytes(payload, "test.json"), payload, "test.json")
+    resolve_sources(db_path, ResolveSettings(host_map=HOSTS, timeout=2.0, backoff=0.05))
+    assert suggest_edges(db_path, ChecksJudge(), k=2).suggested == 1
+    ((manual,),) = rows(db_path, "SELECT pk FROM sources WHERE url LIKE '%manual.txt'")
+    ((missing,),) = rows(db_path, "SELECT pk FROM sources WHERE url LIKE '%missing'")
+    with Store(db_path) as store, store.transaction() as tx:
+        merge_sources(tx, manual, missing)
+        (survivor,) = tx.execute("SELECT pk FROM edges").fetchone()
+        ranked = latest_passages(tx, survivor)
+    assert [p.text.split(".")[0] for p in ranked] == ["Pump", "Tank"]
+    assert rows(db_path, "SELECT edge_pk FROM suggestions") == [(survivor,)]
+    assert rows(db_path, "SELECT edge_pk, origin FROM judgements") == [(survivor, "model")]
+    assert rows(db_path, "SELECT review_state FROM edges") == [("pending",)]
