@@ -19,6 +19,14 @@ ARTICLE = (
     "gardens and small yards without an extension.</p></article><footer>© Brand</footer></body></html>"
 )
 
+MANUAL = (
+    "AX220 user manual. This manual covers installation, safe use and care of the AX220 pressure washer at home.\n\n"
+    "Tank. The AX220 has a 20 L tank made of impact-resistant plastic, filled through the cap on top of the unit.\n\n"
+    "Pump. Its pump delivers 12 bar of pressure at the nozzle, measured with the standard lance and the hose.\n\n"
+    "Outdoor use. The AX220 is rated for outdoor use between minus ten and forty degrees Celsius out of the rain.\n"
+)
+"""A plain-text page of four paragraphs: the resolver stores it as four passages."""
+
 
 def pdf_with_text(text: str) -> bytes:
     """A one-page PDF whose content stream shows ``text`` (Helvetica), with a correct cross-reference table."""
@@ -87,6 +95,8 @@ class Site(BaseHTTPRequestHandler):
             self._redirect(f"http://site.test:{self.port}/article?id=7&utm_medium=chat&fbclid=abc", 301)
         elif route == "/article":
             self._send(200, ARTICLE.encode())
+        elif route == "/manual.txt":
+            self._send(200, MANUAL.encode(), "text/plain; charset=utf-8")
         elif route == "/canon":
             page = ARTICLE.replace("<head>", "<head><link rel='canonical' href='/canonical-page'>")
             self._send(200, page.encode())

@@ -42,8 +42,9 @@ def test_review_packages_export_a_complete_all() -> None:
     import citeaudit.checks
     import citeaudit.evidence
     import citeaudit.judges
+    import citeaudit.suggest
 
-    for package in (citeaudit.checks, citeaudit.evidence, citeaudit.judges):
+    for package in (citeaudit.checks, citeaudit.evidence, citeaudit.judges, citeaudit.suggest):
         public = {
             n
             for n in dir(package)

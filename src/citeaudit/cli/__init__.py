@@ -17,6 +17,7 @@ from citeaudit.cli import (
     score,
     segment,
     sources,
+    suggest,
 )
 
 __all__ = ["app", "main"]
@@ -45,6 +46,7 @@ app.add_typer(review.review_app, name="review")
 app.add_typer(review.reviewer_app, name="reviewer")
 app.add_typer(review.audit_log_app, name="audit-log")
 checks.register(app)
+suggest.register(app)
 
 
 def main() -> None:

@@ -70,7 +70,8 @@ class NliJudge:
         self._tokenizer: Any = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
         self._model: Any = AutoModelForSequenceClassification.from_pretrained(str(folder), local_files_only=True)
         self._model.eval()
-        self.max_length = max_length
+        # A model with fewer positions than max_length would fail on a long passage: truncate to what it can read.
+        self.max_length = min(max_length, int(getattr(self._model.config, "max_position_embeddings", max_length)))
         names: dict[int, str] = {int(i): str(n) for i, n in self._model.config.id2label.items()}
         mapping: dict[int, Label] = {}
         for index, class_name in names.items():

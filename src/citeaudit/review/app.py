@@ -321,6 +321,7 @@ def create_app(config: ReviewConfig) -> FastAPI:
             edge=edge,
             highlight=highlight(edge.answer_text, edge.claim_text, edge.claim_start, edge.claim_end),
             passages=db.passages(edge.source_pk),
+            ranked_passages=db.suggested_passages(edge_pk),
             attachments=db.url_attachments(edge.source_pk),
             own=[j for j in shown if j.judgement.origin is Origin.HUMAN and j.judgement.reviewer == reviewer.name],
             suggestions=[j for j in shown if j.judgement.origin is Origin.MODEL],

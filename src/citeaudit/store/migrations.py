@@ -559,6 +559,37 @@ WHEN NEW.edge_pk IS NOT OLD.edge_pk AND (
 BEGIN SELECT RAISE(ABORT, 'judgements are immutable: a merge may only move one to the merged edge'); END;
 """
 
+_SUGGESTED_PASSAGES = """
+-- One row per model suggestion made by `citeaudit suggest`: the judgement it stored (origin model, with its
+-- provenance), the snapshot it read and how the passages were ranked. Never updated.
+CREATE TABLE suggestions (
+    pk               INTEGER PRIMARY KEY,
+    edge_pk          INTEGER NOT NULL REFERENCES edges(pk),
+    judgement_pk     INTEGER NOT NULL UNIQUE REFERENCES judgements(pk),
+    document_sha256  TEXT NOT NULL REFERENCES documents(sha256),
+    method           TEXT NOT NULL CHECK (method IN ('bm25', 'dense', 'hybrid')),
+    created_at       TEXT NOT NULL
+);
+CREATE INDEX suggestions_edge ON suggestions(edge_pk);
+
+CREATE TRIGGER suggestions_immutable BEFORE UPDATE OF
+    pk, judgement_pk, document_sha256, method, created_at ON suggestions
+BEGIN SELECT RAISE(ABORT, 'suggestions are immutable: run suggest --refresh for a new one'); END;
+
+-- The top passages shown to the judge, best first: passage `ordinal` of the document, text[start:end].
+CREATE TABLE suggested_passages (
+    suggestion_pk  INTEGER NOT NULL REFERENCES suggestions(pk),
+    rank           INTEGER NOT NULL CHECK (rank >= 1),
+    ordinal        INTEGER NOT NULL,
+    start          INTEGER NOT NULL,
+    "end"          INTEGER NOT NULL,
+    score          REAL NOT NULL,
+    bm25           REAL,
+    dense          REAL,
+    PRIMARY KEY (suggestion_pk, rank)
+) WITHOUT ROWID;
+"""
+
 MIGRATIONS: tuple[str, ...] = (
     _V1,
     _COLLECTION,
@@ -570,6 +601,7 @@ MIGRATIONS: tuple[str, ...] = (
     _SEGMENTATION,
     _RETRIEVAL_REASON,
     _JUDGEMENT_MOVE_GUARD,
+    _SUGGESTED_PASSAGES,
 )
 """``MIGRATIONS[n]`` upgrades schema version ``n`` to ``n + 1``."""
 

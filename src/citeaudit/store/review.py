@@ -31,6 +31,7 @@ from citeaudit.store.review_records import (
     StoredJudgement,
 )
 from citeaudit.store.sqlite import REVIEW_POLICIES, Store
+from citeaudit.store.suggestions import StoredPassage, latest_passages
 
 __all__ = [
     "POLICIES",
@@ -44,6 +45,7 @@ __all__ = [
     "ReviewStore",
     "Reviewer",
     "StoredJudgement",
+    "StoredPassage",
 ]
 
 POLICIES: Mapping[str, int] = REVIEW_POLICIES
@@ -381,12 +383,12 @@ class ReviewStore:
         return [
             StoredJudgement(
                 pk,
-                Judgement(Label(label), reviewer, Origin(origin), Stage(stage), passage, period, reasoning, created_at),
+                Judgement(Label(label), reviewer, Origin(origin), Stage(stage), *rest),
                 severity,
             )
-            for pk, label, reviewer, origin, stage, passage, period, reasoning, created_at, severity in db.execute(
-                "SELECT pk, label, reviewer, origin, stage, passage, period, reasoning, created_at, severity "
-                "FROM judgements WHERE edge_pk = ? ORDER BY pk",
+            for pk, label, reviewer, origin, stage, severity, *rest in db.execute(
+                "SELECT pk, label, reviewer, origin, stage, severity, passage, period, reasoning, created_at, judge, "
+                "judge_model, judge_version, prompt_sha256, confidence FROM judgements WHERE edge_pk = ? ORDER BY pk",
                 (edge_pk,),
             )
         ]
@@ -482,6 +484,11 @@ class ReviewStore:
         ).fetchone()
         found += [Passage(origin, text) for origin, text in (("title", title), ("publisher", publisher)) if text]
         return found
+
+    def suggested_passages(self, edge_pk: int) -> list[StoredPassage]:
+        """The passages of the edge's latest model suggestion, ranked best first with their scores (evidence, not
+        labels: shown to every viewer)."""
+        return latest_passages(self._db, edge_pk)
 
     def attach_url(self, source_pk: int, url: str, reviewer: str) -> None:
         """Give a title-only source the link a reviewer found (logged with who and when). The source stays

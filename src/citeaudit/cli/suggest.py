@@ -1,0 +1,223 @@
+"""``suggest`` and ``judge audit``: model suggestions stored beside the edges, and how far a judge can be trusted."""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from citeaudit.cli.common import DbOption, console, err_console, handles_errors
+from citeaudit.errors import InputError
+from citeaudit.evidence import RankMethod
+from citeaudit.judges import Judge, make_judge
+from citeaudit.model import Label
+from citeaudit.stats import Interval
+from citeaudit.suggest import JudgeAuditReport, SuggestReport, judge_audit, suggest_edges
+
+__all__ = ["judge_app", "register"]
+
+judge_app = typer.Typer(help="Model judges: how far their suggestions can be trusted.", no_args_is_help=True)
+
+
+class JudgeName(StrEnum):
+    """Judges the commands accept."""
+
+    CHECKS = "checks"
+    NLI = "nli"
+    OPENAI = "openai"
+
+
+class ReportFormat(StrEnum):
+    """Output formats of these commands."""
+
+    TABLE = "table"
+    JSON = "json"
+
+
+JudgeOption = Annotated[JudgeName, typer.Option("--judge", help="The judge: checks, nli or openai.")]
+ModelOption = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        help="nli: folder of a local model; openai: model name (else CITEAUDIT_OPENAI_MODEL).",
+    ),
+]
+MethodOption = Annotated[RankMethod, typer.Option("--method", help="How passages are ranked for the claim.")]
+TopOption = Annotated[int, typer.Option("--top", min=1, help="Passages shown to the judge (best first).")]
+FormatOption = Annotated[ReportFormat, typer.Option("--format", help="Output format.")]
+
+
+def _existing(db: Path) -> Path:
+    if not db.exists():
+        raise InputError(str(db), "", "no such database; import answers first with `citeaudit ingest`")
+    return db
+
+
+def _judge(name: JudgeName, model: str | None) -> Judge:
+    if name is JudgeName.NLI:
+        return make_judge("nli", model_path=model)
+    if name is JudgeName.OPENAI:
+        return make_judge("openai", model=model)
+    return make_judge(str(name))
+
+
+def _progress(label: str) -> Progress:
+    return Progress(
+        TextColumn(label),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=False,
+    )
+
+
+def _suggest_lines(report: SuggestReport) -> list[str]:
+    labels = ", ".join(f"{report.labels[label]} {label}" for label in Label if report.labels[label])
+    return [
+        f"{report.suggested} edge(s) suggested" + (f" ({labels})" if labels else ""),
+        f"{report.already_suggested} already suggested by this judge (skipped; --refresh to redo)",
+        f"{report.no_snapshot} without a snapshot of their source (run `citeaudit resolve` first)",
+        f"{report.empty_snapshot} whose snapshot has no text",
+        f"{report.over_limit} left by --limit",
+        f"{report.edges} edge(s) without a final label in scope",
+    ]
+
+
+@handles_errors
+def suggest(
+    db: DbOption,
+    judge: JudgeOption = JudgeName.CHECKS,
+    method: MethodOption = RankMethod.BM25,
+    top: TopOption = 3,
+    model: ModelOption = None,
+    run: Annotated[str | None, typer.Option("--run", help="Only edges of answers in this run.")] = None,
+    limit: Annotated[int | None, typer.Option("--limit", min=0, help="Suggest for at most N edges this time.")] = None,
+    refresh: Annotated[
+        bool, typer.Option("--refresh", help="Suggest again for edges this judge already suggested for.")
+    ] = False,
+    fmt: FormatOption = ReportFormat.TABLE,
+) -> None:
+    """Rank each unlabelled edge's snapshot passages for its claim and store the judge's suggestion.
+
+    A suggestion is a model judgement with its provenance (judge, model, version, prompt hash, confidence) and
+    the top passages it read; it never sets a final label. Reruns skip edges this judge already suggested for.
+    """
+    path = _existing(db)
+    chosen = _judge(judge, model)
+    with _progress(f"suggesting ({chosen.name})") as progress:
+        task = progress.add_task("suggest", total=None)
+
+        def advance(done: int, total: int) -> None:
+            progress.update(task, completed=done, total=total)
+
+        report = suggest_edges(
+            path, chosen, method=method, k=top, run=run, limit=limit, refresh=refresh, progress=advance
+        )
+    if fmt is ReportFormat.JSON:
+        body = {
+            "judge": {"name": chosen.name, "model": chosen.model, "version": chosen.version},
+            "method": str(method),
+            "top": top,
+            **report.to_dict(),
+        }
+        console.out(json.dumps(body, indent=2, ensure_ascii=False), highlight=False)
+        return
+    for line in _suggest_lines(report):
+        console.print(line)
+
+
+def _rate(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f}"
+
+
+def _interval(ci: Interval | None) -> str:
+    if ci is None or ci.low is None or ci.high is None:
+        return "—"
+    return f"[{ci.low:.3f}, {ci.high:.3f}]"
+
+
+def _print_audit(report: JudgeAuditReport) -> None:
+    battery = report.battery
+    console.print(
+        f"judge {battery.judge} {battery.version}"
+        + (f" ({battery.model})" if battery.model else "")
+        + f" against gold reviewer {report.gold}: {report.tested} edge(s) tested of {report.gold_edges} gold "
+        f"({report.from_suggestions} with stored passages, {report.ranked_now} ranked now, "
+        f"{report.without_text} without text, {report.over_limit} left by --limit)"
+    )
+    table = Table("perturbation", "edges", "flips", "flip rate", "95% CI", "excess over repeat", "Δ P(supported)")
+    for result in battery.results:
+        table.add_row(
+            str(result.perturbation),
+            str(result.edges),
+            str(result.flips),
+            _rate(result.flip_rate),
+            _interval(result.flip_ci),
+            _rate(result.excess_over_repeat) + (f" {_interval(result.excess_ci)}" if result.excess_ci else ""),
+            _rate(result.supported_delta),
+        )
+    console.print(table)
+    agreement = report.agreement
+    figures = Table("agreement with gold", "value", "95% CI")
+    for name, coefficient in (
+        ("observed", agreement.observed),
+        ("Cohen's kappa", agreement.cohen_kappa),
+        ("Krippendorff's alpha", agreement.krippendorff_alpha),
+        ("Gwet's AC1", agreement.gwet_ac1),
+    ):
+        figures.add_row(name, _rate(coefficient.value), _interval(coefficient.ci))
+    console.print(figures)
+    calibration = battery.calibration
+    if calibration is None:
+        console.print("calibration: — (the judge gives no confidences)")
+    else:
+        console.print(
+            f"calibration on {calibration.edges} edge(s): ECE {calibration.ece:.3f}, Brier {calibration.brier:.3f}"
+        )
+
+
+@handles_errors
+def audit(
+    db: DbOption,
+    judge: JudgeOption,
+    gold: Annotated[str, typer.Option("--gold", help="The reviewer whose latest review labels are the gold.")],
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="Test at most N gold edges.")] = None,
+    method: MethodOption = RankMethod.BM25,
+    top: TopOption = 3,
+    model: ModelOption = None,
+    resamples: Annotated[int, typer.Option("--resamples", min=2, help="Bootstrap resamples for the intervals.")] = 9999,
+    fmt: FormatOption = ReportFormat.TABLE,
+) -> None:
+    """Run the judge-bias battery on the edges a gold reviewer labelled: flip rates with paired intervals,
+    agreement with the reviewer and calibration. Writes nothing."""
+    path = _existing(db)
+    chosen = _judge(judge, model)
+    with _progress(f"asking {chosen.name}") as progress:
+        task = progress.add_task("audit", total=None)
+        report = judge_audit(
+            path,
+            chosen,
+            gold,
+            limit=limit,
+            k=top,
+            method=method,
+            resamples=resamples,
+            progress=lambda calls: progress.advance(task, calls),
+        )
+    if fmt is ReportFormat.JSON:
+        console.out(json.dumps(report.to_dict(), indent=2, ensure_ascii=False), highlight=False)
+        return
+    _print_audit(report)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``suggest`` and the ``judge`` group to the application."""
+    app.command("suggest")(suggest)
+    judge_app.command("audit")(audit)
+    app.add_typer(judge_app, name="judge")
