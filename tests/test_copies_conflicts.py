@@ -102,7 +102,7 @@ def resolved_db(db_path: Path, port: int) -> Path:
     doc = document(
         [answer("a1")],
         [
-            claim("c1", "a1", text="The AX220 has a 20 L tank"),
+            claim("c1", "a1", fact="q1f1", text="The AX220 has a 20 L tank"),
             claim("c2", "a1", text="The AX220 runs on 230 V"),
             claim("c3", "a1", text="The AX220 is rated IP54"),
         ],
@@ -180,6 +180,10 @@ def test_report_counts_independent_sources(db_path: Path, port: int, cli: Cli, t
         "<td><strong>yes</strong></td></tr>"
     )
     assert row in page
+    fact_row = (
+        '<tr><td>q1f1: fact f1</td><td class="num">2</td><td class="num">1</td><td><strong>yes</strong></td></tr>'
+    )
+    assert fact_row in page
 
 
 def test_review_page_shows_conflict_side_by_side_only_to_those_who_see_every_label(
@@ -205,6 +209,11 @@ def test_review_page_shows_conflict_side_by_side_only_to_those_who_see_every_lab
             reviewer.login("ann")
             page = admin.get(f"/edges/{edge}").text
             assert "support rests on copies of one origin only" in page
+            # c1 is mapped to required fact q1f1: the fact's support is the same two sources, one origin
+            assert (
+                "Required fact q1f1 (fact f1), over every claim mapped to it: 2 supporting source(s), 1 independent"
+                in page
+            )
             assert "suggested: newer version" in page
             assert "rev 2" in page
             blind = reviewer.get(f"/edges/{edge}").text

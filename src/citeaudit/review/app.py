@@ -33,7 +33,7 @@ from citeaudit.review.auth import (
 from citeaudit.review.blind import can_adjudicate, visible_judgements
 from citeaudit.review.queue import decode_cursor, encode_cursor, page_order, start_key
 from citeaudit.store import Store
-from citeaudit.store.copies import ClaimSupport, Conflict, claim_support, conflicts
+from citeaudit.store.copies import ClaimSupport, Conflict, SupportRow, claim_support, conflicts, fact_support
 from citeaudit.store.review import QueueFilter, Reviewer, ReviewStore, code_label, now
 
 __all__ = ["ReviewConfig", "create_app", "highlight", "safe_href"]
@@ -108,6 +108,7 @@ class EvidenceView:
     """Independent support and the conflict (if any) of one claim, for those who see every label."""
 
     support: ClaimSupport | None
+    fact: SupportRow | None
     conflict: Conflict | None
 
 
@@ -115,8 +116,9 @@ def evidence_view(db: Path, claim_id: str) -> EvidenceView:
     """Copy-group support and supported-vs-conflicting sources of ``claim_id``."""
     with Store(db) as store:
         support = claim_support(store, [claim_id]).get(claim_id)
+        fact = fact_support(store, claim_id)
         conflict = next(iter(conflicts(store, claim_id)), None)
-    return EvidenceView(support, conflict)
+    return EvidenceView(support, fact, conflict)
 
 
 def _lines(text: str) -> list[str]:

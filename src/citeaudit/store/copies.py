@@ -18,6 +18,7 @@ from citeaudit.scoring import LABEL_CODE
 from citeaudit.sources.copies import CopyResult, CopySettings, Page, copy_groups, independent_support
 from citeaudit.sources.documents import ConflictSide, DocumentFacts, describe, suggest_reason
 from citeaudit.sources.urls import OfficialMatcher
+from citeaudit.store.reading import CURRENT_CLAIM
 from citeaudit.store.sqlite import Store
 
 __all__ = [
@@ -154,7 +155,7 @@ def claim_support(store: Store, claim_ids: list[str] | None = None) -> dict[str,
     supporting: dict[str, list[str]] = {}
     for claim_id, key in db.execute(
         "SELECT c.id, s.key FROM edges e JOIN claims c ON c.pk = e.claim_pk JOIN sources s ON s.pk = e.source_pk "
-        "WHERE e.final_code = ? ORDER BY c.pk, s.pk",
+        f"WHERE e.final_code = ? AND {CURRENT_CLAIM} ORDER BY c.pk, s.pk",
         (SUPPORTED,),
     ):
         if claim_ids is None or claim_id in claim_ids:
@@ -177,6 +178,30 @@ class SupportRow:
     copies_only: bool
 
 
+def fact_support(store: Store, claim_id: str) -> SupportRow | None:
+    """Independent support of the required fact ``claim_id`` is mapped to, over every current claim mapped to it
+    (``None`` when the claim is mapped to no fact)."""
+    db = store.connection
+    row = db.execute(
+        "SELECT f.pk, f.id, f.text FROM claims c JOIN required_facts f ON f.pk = c.fact_pk WHERE c.id = ?",
+        (claim_id,),
+    ).fetchone()
+    if row is None:
+        return None
+    fact_pk, fact_id, fact_text = row
+    keys = [
+        str(key)
+        for (key,) in db.execute(
+            "SELECT DISTINCT s.key FROM edges e JOIN claims c ON c.pk = e.claim_pk "
+            "JOIN sources s ON s.pk = e.source_pk WHERE c.fact_pk = ? AND e.final_code = ? "
+            f"AND {CURRENT_CLAIM} ORDER BY s.key",
+            (fact_pk, SUPPORTED),
+        )
+    ]
+    independent, copies_only = independent_support(keys, _group_of(db))
+    return SupportRow(str(fact_id), str(fact_text), len(keys), independent, copies_only)
+
+
 def copies_computed(store: Store) -> str | None:
     """When copy groups were last computed (``None``: never)."""
     row = store.connection.execute("SELECT max(computed_at) FROM copy_group_computations").fetchone()
@@ -193,7 +218,8 @@ def support_rows(store: Store, answer_ids: set[str]) -> tuple[list[SupportRow], 
     for answer_id, claim_id, claim_text, fact_id, fact_text, key in db.execute(
         "SELECT a.id, c.id, c.text, f.id, f.text, s.key FROM edges e JOIN claims c ON c.pk = e.claim_pk "
         "JOIN answers a ON a.pk = c.answer_pk JOIN sources s ON s.pk = e.source_pk "
-        "LEFT JOIN required_facts f ON f.pk = c.fact_pk WHERE e.final_code = ? ORDER BY c.pk, s.pk",
+        f"LEFT JOIN required_facts f ON f.pk = c.fact_pk WHERE e.final_code = ? AND {CURRENT_CLAIM} "
+        "ORDER BY c.pk, s.pk",
         (SUPPORTED,),
     ):
         if answer_id not in answer_ids:
@@ -289,7 +315,8 @@ def conflicts(store: Store, claim_id: str | None = None) -> list[Conflict]:
     edges = db.execute(
         "SELECT c.id, c.text, c.fact_pk, e.final_code, s.pk, s.key, coalesce(s.resolved_url, s.url), s.title "
         "FROM edges e JOIN claims c ON c.pk = e.claim_pk JOIN sources s ON s.pk = e.source_pk "
-        f"WHERE e.final_code IN (?, ?) {'' if claim_id is None else 'AND c.id = ?'} ORDER BY c.pk, s.pk",
+        f"WHERE e.final_code IN (?, ?) AND {CURRENT_CLAIM} {'' if claim_id is None else 'AND c.id = ?'} "
+        "ORDER BY c.pk, s.pk",
         (SUPPORTED, CONFLICTING) if claim_id is None else (SUPPORTED, CONFLICTING, claim_id),
     ).fetchall()
     by_claim: dict[str, list[tuple[object, ...]]] = {}
