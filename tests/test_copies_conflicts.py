@@ -16,7 +16,7 @@ from builders import answer, claim, document, protocol
 from citeaudit.interchange import parse_audit_bytes
 from citeaudit.sources import ResolveSettings, resolve_sources
 from citeaudit.store import Store
-from citeaudit.store.copies import claim_support
+from citeaudit.store.copies import claim_support, conflicts
 
 Cli = Callable[..., Result]
 
@@ -163,6 +163,12 @@ def test_conflicts_list_old_revision_and_other_model(db_path: Path, port: int, c
     assert "AX320" in found["c2"]["detail"]
     table = cli("conflicts", "--db", db)
     assert "2 conflict(s)" in table.stdout
+    # the edge page's one-claim search finds exactly what the whole-database search finds for that claim
+    with Store(db) as store:
+        everything = conflicts(store)
+        for claim_id in ("c1", "c2", "c3"):
+            assert conflicts(store, claim_id) == [c for c in everything if c.kind == "claim" and c.subject == claim_id]
+        assert claim_support(store, ["c1"]) == {"c1": claim_support(store)["c1"]}
 
 
 def test_report_counts_independent_sources(db_path: Path, port: int, cli: Cli, tmp_path: Path) -> None:

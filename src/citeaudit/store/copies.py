@@ -35,16 +35,17 @@ SUPPORTED = LABEL_CODE[Label.SUPPORTED]
 CONFLICTING = LABEL_CODE[Label.CONFLICTING]
 
 
-def _is_official(store: Store) -> dict[int, bool]:
-    """``{source pk: official under any protocol that uses it}``."""
+def _is_official(store: Store, source_pks: list[int] | None = None) -> dict[int, bool]:
+    """``{source pk: official under any protocol that uses it}`` for every source, or for ``source_pks``."""
     db = store.connection
     official: dict[int, bool] = {}
+    only = "" if source_pks is None else f"AND ps.source_pk IN ({', '.join('?' * len(source_pks))})"
     for (protocol_pk,) in db.execute("SELECT pk FROM protocols").fetchall():
         matcher = OfficialMatcher(store.protocol(int(protocol_pk)).official_domains)
         for pk, host, path in db.execute(
             "SELECT s.pk, s.host, s.path FROM protocol_sources ps JOIN sources s ON s.pk = ps.source_pk "
-            "WHERE ps.protocol_pk = ?",
-            (protocol_pk,),
+            f"WHERE ps.protocol_pk = ? {only}",
+            (protocol_pk, *(source_pks or ())),
         ):
             official[int(pk)] = official.get(int(pk), False) or matcher.match_location(host, path)
     return official
@@ -126,13 +127,19 @@ def read_copy_groups(store: Store) -> list[CopyGroupRow]:
     return sorted(found, key=lambda g: (-len(g.members), g.origin))
 
 
-def _group_of(db: sqlite3.Connection) -> dict[str, int]:
-    return {
-        str(key): int(group)
-        for key, group in db.execute(
-            "SELECT s.key, m.group_pk FROM copy_group_members m JOIN sources s ON s.pk = m.source_pk"
+def _group_of(db: sqlite3.Connection, keys: list[str] | None = None) -> dict[str, int]:
+    """``{source key: copy group}`` for every grouped source, or for ``keys`` only."""
+    sql = "SELECT s.key, m.group_pk FROM copy_group_members m JOIN sources s ON s.pk = m.source_pk"
+    if keys is None:
+        return {str(key): int(group) for key, group in db.execute(sql)}
+    found: dict[str, int] = {}
+    for start in range(0, len(keys), 500):
+        batch = keys[start : start + 500]
+        found.update(
+            (str(key), int(group))
+            for key, group in db.execute(f"{sql} WHERE s.key IN ({', '.join('?' * len(batch))})", batch)
         )
-    }
+    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,15 +158,16 @@ class ClaimSupport:
 def claim_support(store: Store, claim_ids: list[str] | None = None) -> dict[str, ClaimSupport]:
     """Per claim with supported edges: supporting sources, independent ones, and the copies-only flag."""
     db = store.connection
-    group_of = _group_of(db)
     supporting: dict[str, list[str]] = {}
+    # With claim ids (the edge page: one claim), the search starts from those claims, never from every edge.
+    only = "" if claim_ids is None else f"AND c.id IN ({', '.join('?' * len(claim_ids))})"
     for claim_id, key in db.execute(
         "SELECT c.id, s.key FROM edges e JOIN claims c ON c.pk = e.claim_pk JOIN sources s ON s.pk = e.source_pk "
-        f"WHERE e.final_code = ? AND {CURRENT_CLAIM} ORDER BY c.pk, s.pk",
-        (SUPPORTED,),
+        f"WHERE e.final_code = ? AND {CURRENT_CLAIM} {only} ORDER BY c.pk, s.pk",
+        (SUPPORTED, *(claim_ids or ())),
     ):
-        if claim_ids is None or claim_id in claim_ids:
-            supporting.setdefault(str(claim_id), []).append(str(key))
+        supporting.setdefault(str(claim_id), []).append(str(key))
+    group_of = _group_of(db, [key for keys in supporting.values() for key in keys] if claim_ids else None)
     found = {}
     for claim_id, keys in supporting.items():
         independent, copies_only = independent_support(keys, group_of)
@@ -198,7 +206,7 @@ def fact_support(store: Store, claim_id: str) -> SupportRow | None:
             (fact_pk, SUPPORTED),
         )
     ]
-    independent, copies_only = independent_support(keys, _group_of(db))
+    independent, copies_only = independent_support(keys, _group_of(db, keys))
     return SupportRow(str(fact_id), str(fact_text), len(keys), independent, copies_only)
 
 
@@ -278,14 +286,22 @@ def conflicts(store: Store, claim_id: str | None = None) -> list[Conflict]:
     contradicted in another, with each source's date, version, models, scope, official flag and copy group,
     and a suggested reason. ``claim_id`` narrows the search to that claim's own conflict."""
     db = store.connection
-    official = _is_official(store)
-    group_of = _group_of(db)
-    origin_of = {
-        int(group): (str(key), official.get(int(pk), False))
-        for group, key, pk in db.execute(
-            "SELECT g.pk, s.key, s.pk FROM copy_groups g JOIN sources s ON s.pk = g.origin_source_pk"
-        )
-    }
+    edges = db.execute(
+        "SELECT c.id, c.text, c.fact_pk, e.final_code, s.pk, s.key, coalesce(s.resolved_url, s.url), s.title "
+        "FROM edges e JOIN claims c ON c.pk = e.claim_pk JOIN sources s ON s.pk = e.source_pk "
+        f"WHERE e.final_code IN (?, ?) AND {CURRENT_CLAIM} {'' if claim_id is None else 'AND c.id = ?'} "
+        "ORDER BY c.pk, s.pk",
+        (SUPPORTED, CONFLICTING) if claim_id is None else (SUPPORTED, CONFLICTING, claim_id),
+    ).fetchall()
+    # One claim (the edge page) reads only its own sources' groups and official flags.
+    group_of = _group_of(db, None if claim_id is None else [str(r[5]) for r in edges])
+    origins = db.execute(
+        "SELECT g.pk, s.key, s.pk FROM copy_groups g JOIN sources s ON s.pk = g.origin_source_pk"
+        + ("" if claim_id is None else f" WHERE g.pk IN ({', '.join(str(g) for g in set(group_of.values()))})")
+    ).fetchall()
+    wanted = None if claim_id is None else sorted({int(r[4]) for r in edges} | {int(r[2]) for r in origins})
+    official = _is_official(store, wanted)
+    origin_of = {int(group): (str(key), official.get(int(pk), False)) for group, key, pk in origins}
     documents: dict[int, tuple[str, str | None]] = {}
 
     def side(pk: int, key: str, url: str | None, title: str | None, code: int) -> ConflictSource:
@@ -312,13 +328,6 @@ def conflicts(store: Store, claim_id: str | None = None) -> list[Conflict]:
         )
 
     found: list[Conflict] = []
-    edges = db.execute(
-        "SELECT c.id, c.text, c.fact_pk, e.final_code, s.pk, s.key, coalesce(s.resolved_url, s.url), s.title "
-        "FROM edges e JOIN claims c ON c.pk = e.claim_pk JOIN sources s ON s.pk = e.source_pk "
-        f"WHERE e.final_code IN (?, ?) AND {CURRENT_CLAIM} {'' if claim_id is None else 'AND c.id = ?'} "
-        "ORDER BY c.pk, s.pk",
-        (SUPPORTED, CONFLICTING) if claim_id is None else (SUPPORTED, CONFLICTING, claim_id),
-    ).fetchall()
     by_claim: dict[str, list[tuple[object, ...]]] = {}
     by_fact: dict[int, list[tuple[object, ...]]] = {}
     for row in edges:
