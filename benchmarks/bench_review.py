@@ -59,7 +59,8 @@ def build(path: Path, n_edges: int, rng: random.Random) -> None:
     )
     text = "The AX220 has a 20 L tank. It is rated IP54 and can run outdoors. " * 8
     db.executemany(
-        "INSERT INTO answers VALUES (?, ?, ?, ?, ?, ?, 'm', 'en-GB', NULL, 1, 'used', NULL)",
+        "INSERT INTO answers (pk, id, run_pk, question_pk, text, platform, model, locale, payload_sha256, import_pk, "
+        "retrieval, queries) VALUES (?, ?, ?, ?, ?, ?, 'm', 'en-GB', NULL, 1, 'used', NULL)",
         (
             (a, f"a{a}", a % 8 + 1, 11 if a % 200 == 0 else a % 10 + 1, text, PLATFORMS[(a % 8 + 1) % 4])
             for a in range(1, n_answers + 1)

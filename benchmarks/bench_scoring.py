@@ -86,7 +86,11 @@ def run_citeaudit(data: dict[str, Any]) -> dict[str, list[int]]:
     )
     n_facts = N_QUESTIONS * FACTS_PER_QUESTION
     columns = ScoringColumns(
-        answer_dims={"platform": [PLATFORMS[p] for p in data["answer_platform"]]},
+        answer_dims={
+            "platform": [PLATFORMS[p] for p in data["answer_platform"]],
+            # repeats are looked for in (question, platform) cells
+            "question": [f"q{q}" for q in data["answer_question"].tolist()],
+        },
         answer_question=data["answer_question"],
         question_facts=[np.arange(q * FACTS_PER_QUESTION, (q + 1) * FACTS_PER_QUESTION) for q in range(N_QUESTIONS)],
         fact_severity=np.full(n_facts, 4, dtype=np.int64),

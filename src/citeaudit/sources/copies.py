@@ -25,7 +25,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from datasketch import MinHash, MinHashLSH
 
 __all__ = ["CopyGroup", "CopyResult", "CopySettings", "Page", "copy_groups", "independent_support", "shingles"]
 
@@ -137,6 +136,9 @@ def _origin(members: Sequence[Page]) -> tuple[Page, str]:
 
 def copy_groups(pages: Iterable[Page], settings: CopySettings = CopySettings()) -> CopyResult:
     """Group near-identical pages (see the module docstring for the method and the default threshold)."""
+    # datasketch pulls in scipy (about 0.4 s): loaded when copies are grouped, not with every command.
+    from datasketch import MinHash, MinHashLSH
+
     listed = list(pages)
     keys = [page.key for page in listed]
     if len(set(keys)) != len(keys):
