@@ -6,9 +6,9 @@ import hashlib
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
+from citeaudit.clock import utc_now
 from citeaudit.collect.plan import NO_LOCALE, Task
 from citeaudit.errors import InvalidValue
 from citeaudit.model import Protocol
@@ -16,10 +16,6 @@ from citeaudit.protocol import fingerprint
 from citeaudit.store import Store
 
 __all__ = ["Ledger", "TaskRow"]
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +40,7 @@ class Ledger:
         with store.transaction() as db:
             row = db.execute("SELECT pk, protocol_pk, created_at FROM collections WHERE name = ?", (name,)).fetchone()
             if row is None:
-                created = _now()
+                created = utc_now()
                 pk = db.execute(
                     "INSERT INTO collections (name, protocol_pk, created_at) VALUES (?, ?, ?)",
                     (name, protocol_pk, created),
@@ -66,7 +62,7 @@ class Ledger:
 
     def add(self, tasks: Iterable[Task]) -> int:
         """Record tasks not yet in the ledger as pending; returns how many were new."""
-        now = _now()
+        now = utc_now()
         with self.store.transaction() as db:
             before = db.total_changes
             db.executemany(
@@ -96,7 +92,7 @@ class Ledger:
         sha = hashlib.sha256(body).hexdigest()
         with self.store.transaction() as db:
             db.execute(
-                "INSERT OR IGNORE INTO payloads VALUES (?, ?, ?, ?, ?)", (sha, media_type, len(body), body, _now())
+                "INSERT OR IGNORE INTO payloads VALUES (?, ?, ?, ?, ?)", (sha, media_type, len(body), body, utc_now())
             )
         return sha
 
@@ -108,11 +104,11 @@ class Ledger:
             db.execute(
                 "INSERT INTO collection_responses (task_pk, attempt, url, http_status, error, payload_sha256, "
                 "received_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (task_pk, attempt, url, status, error, sha, _now()),
+                (task_pk, attempt, url, status, error, sha, utc_now()),
             )
             db.execute(
                 "UPDATE collection_tasks SET attempts = attempts + 1, http_status = ?, updated_at = ? WHERE pk = ?",
-                (status, _now(), task_pk),
+                (status, utc_now(), task_pk),
             )
 
     def fetched(self, task_pk: int, sha: str) -> None:
@@ -169,5 +165,5 @@ class Ledger:
         with self.store.transaction() as db:
             db.execute(
                 f"UPDATE collection_tasks SET {columns}, updated_at = ? WHERE pk = ?",
-                (*values.values(), _now(), task_pk),
+                (*values.values(), utc_now(), task_pk),
             )

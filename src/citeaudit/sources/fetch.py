@@ -25,6 +25,7 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 
 import httpx
 
+from citeaudit.clock import utc_now
 from citeaudit.errors import InvalidValue
 from citeaudit.model import SourceStatus
 from citeaudit.sources.extract import UnreadableDocument, read_document, read_document_text
@@ -115,10 +116,6 @@ class _Failure(Exception):
     def __init__(self, reason: str, status: int | None = None) -> None:
         self.reason, self.status = reason, status
         super().__init__(reason)
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def retry_after(value: str | None) -> float | None:
@@ -300,7 +297,7 @@ class Fetcher:
             return await self._follow(url, current, chain)
         except _Failure as failure:
             return FetchOutcome(
-                url, SourceStatus.FAILED, failure.reason, tuple(chain), _now(), http_status=failure.status
+                url, SourceStatus.FAILED, failure.reason, tuple(chain), utc_now(), http_status=failure.status
             )
 
     async def _follow(self, url: str, current: str, chain: list[Hop]) -> FetchOutcome:
@@ -342,7 +339,7 @@ class Fetcher:
             SourceStatus.FAILED,
             f"http_{response.status}",
             tuple(chain),
-            _now(),
+            utc_now(),
             final_url=response.url,
             canonical_url=canonical,
             http_status=response.status,

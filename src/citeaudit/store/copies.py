@@ -11,8 +11,8 @@ import json
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
 
+from citeaudit.clock import utc_now
 from citeaudit.model import Label
 from citeaudit.scoring import LABEL_CODE
 from citeaudit.sources.copies import CopyResult, CopySettings, Page, copy_groups, independent_support
@@ -84,7 +84,7 @@ def recompute_copy_groups(store: Store, settings: CopySettings = CopySettings())
     pages = [Page(key, text, date, official.get(int(pk), False)) for pk, key, text, date in rows]
     result = copy_groups(pages, settings)
     pk_of = {key: int(pk) for pk, key, _, _ in rows}
-    now = datetime.now(UTC).isoformat(timespec="seconds")
+    now = utc_now()
     with store.transaction() as tx:
         tx.execute("DELETE FROM copy_group_members")
         tx.execute("DELETE FROM copy_groups")

@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
+from citeaudit.clock import utc_now
 from citeaudit.errors import UnknownReference
 from citeaudit.model import Judgement, Label, Origin, ReviewState, SourceStatus, Stage, review_outcome
 from citeaudit.scoring import DISPUTED_CODE, LABEL_CODE, PENDING_CODE
@@ -69,10 +69,6 @@ class MergeCounts:
     """Edges merged into an edge of the same claim."""
     disputed: int = 0
     """Merged edges whose labels differed (now ``disputed``)."""
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def select_sources(
@@ -193,7 +189,7 @@ def record_fetch(db: sqlite3.Connection, source_pk: int, outcome: FetchOutcome) 
         holder = db.execute("SELECT pk FROM sources WHERE key = ?", (new_key,)).fetchone()
         if holder is None:
             db.execute(
-                "INSERT OR REPLACE INTO source_keys VALUES (?, ?, ?, ?, 'resolved')", (key, source_pk, url, _now())
+                "INSERT OR REPLACE INTO source_keys VALUES (?, ?, ?, ?, 'resolved')", (key, source_pk, url, utc_now())
             )
             fields["key"] = new_key
         else:
@@ -262,7 +258,7 @@ def _merge_edge(db: sqlite3.Connection, loser: int, survivor: int, loser_key: st
     db.execute(
         "INSERT INTO edge_merges (from_edge_pk, into_edge_pk, from_source_key, from_state, into_state, merged_state, "
         "merged_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (loser, survivor, loser_key, from_state, into_state, str(state), _now()),
+        (loser, survivor, loser_key, from_state, into_state, str(state), utc_now()),
     )
     return state is ReviewState.DISPUTED and differing
 
@@ -281,7 +277,7 @@ def merge_sources(db: sqlite3.Connection, loser: int, survivor: int) -> MergeCou
         edges += 1
         disputed += _merge_edge(db, edge_pk, int(twin[0]), key)
     _repoint(db, "sources", loser, survivor, skip=frozenset({"edges"}))
-    db.execute("INSERT OR REPLACE INTO source_keys VALUES (?, ?, ?, ?, 'merged')", (key, survivor, url, _now()))
+    db.execute("INSERT OR REPLACE INTO source_keys VALUES (?, ?, ?, ?, 'merged')", (key, survivor, url, utc_now()))
     db.execute("DELETE FROM sources WHERE pk = ?", (loser,))
     return MergeCounts(1, edges, disputed)
 
@@ -289,7 +285,9 @@ def merge_sources(db: sqlite3.Connection, loser: int, survivor: int) -> MergeCou
 def set_link(db: sqlite3.Connection, key: str, url: str, who: str) -> int:
     """Attach ``url`` to the source known as ``key`` (recorded with who and when); it becomes pending again."""
     pk = source_pk_of(db, key)
-    db.execute("INSERT INTO source_links (source_pk, url, set_by, set_at) VALUES (?, ?, ?, ?)", (pk, url, who, _now()))
+    db.execute(
+        "INSERT INTO source_links (source_pk, url, set_by, set_at) VALUES (?, ?, ?, ?)", (pk, url, who, utc_now())
+    )
     host, path = url_location(url)
     db.execute(
         "UPDATE sources SET url = ?, status = 'pending', reason = NULL, host = ?, path = ? WHERE pk = ?",

@@ -11,10 +11,10 @@ import json
 import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 
+from citeaudit.clock import utc_now
 from citeaudit.errors import DuplicateId, InvalidValue, StoreError, UnknownReference
 from citeaudit.model import Judgement, Label, Origin, ReviewState, Stage, review_outcome
 from citeaudit.scoring import DISPUTED_CODE, LABEL_CODE, LABELS, PENDING_CODE
@@ -86,7 +86,7 @@ def _state_codes(state: ReviewState, reviews_required: int) -> frozenset[int]:
 
 def now() -> str:
     """The current UTC time, ISO-8601 with microseconds (judgements are ordered by it)."""
-    return datetime.now(UTC).isoformat(timespec="microseconds")
+    return utc_now("microseconds")
 
 
 def code_label(code: int) -> Label | None:

@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from collections.abc import Collection
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
+from citeaudit.clock import utc_now
 from citeaudit.errors import InvalidValue
 from citeaudit.model import Protocol
 from citeaudit.protocol import differing_components
@@ -65,7 +65,7 @@ def revise_protocol(store: Store, old_pk: int, new: Protocol, *, by: str, reason
     added = tuple(sorted(after.keys() - before.keys()))
     removed = tuple(sorted(before.keys() - after.keys()))
     changed = tuple(sorted(k for k in before.keys() & after.keys() if before[k] != after[k]))
-    now = datetime.now(UTC).isoformat(timespec="seconds")
+    now = utc_now()
     with store.transaction() as db:
         runs = db.execute("SELECT pk, id FROM runs WHERE protocol_pk = ? ORDER BY pk", (old_pk,)).fetchall()
         if not runs:

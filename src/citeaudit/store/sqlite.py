@@ -15,11 +15,11 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 
 from citeaudit.agreement import Rater, SidedLabel
+from citeaudit.clock import utc_now
 from citeaudit.errors import DuplicateId, SchemaVersionMismatch, ScopeError, StoreError, UnknownReference
 from citeaudit.interchange import ProtocolIn, protocol_from_mapping, protocol_to_mapping
 from citeaudit.model import (
@@ -109,10 +109,6 @@ class ProtocolInfo:
     """Protocol version."""
     answers: dict[str, int]
     """Answers per run kind."""
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def _edge_code(judgements: Sequence[Judgement], reviews_required: int) -> tuple[str, int]:
@@ -215,11 +211,11 @@ class Store:
                 return ImportReport(origin=origin, sha256=sha, already_imported=True)
             db.execute(
                 "INSERT OR IGNORE INTO payloads VALUES (?, ?, ?, ?, ?)",
-                (sha, media_type, len(payload), payload, _now()),
+                (sha, media_type, len(payload), payload, utc_now()),
             )
             import_pk = db.execute(
                 "INSERT INTO imports (payload_sha256, origin, format, imported_at, counts) VALUES (?, ?, ?, ?, '{}')",
-                (sha, origin, fmt, _now()),
+                (sha, origin, fmt, utc_now()),
             ).lastrowid
             assert import_pk is not None
             report = self._write_audit(db, audit, import_pk, origin, sha)
@@ -535,7 +531,7 @@ class Store:
             facts_hash = fingerprint_components(audit.protocol)["required_facts"]
             db.executemany(
                 "INSERT OR IGNORE INTO fact_locks (run_pk, protocol_pk, facts_hash, locked_at) VALUES (?, ?, ?, ?)",
-                [(pk, protocol_pk, facts_hash, _now()) for pk in sorted(answered)],
+                [(pk, protocol_pk, facts_hash, utc_now()) for pk in sorted(answered)],
             )
 
     def _insert_unique(
@@ -689,7 +685,7 @@ class Store:
     def record_proposals(self, proposals: Sequence[Proposal], method: str) -> None:
         """Store claim → fact proposals in one transaction."""
         with self._transaction() as db:
-            record_proposals(db, proposals, method, _now())
+            record_proposals(db, proposals, method, utc_now())
 
     def fact_mappings(self, state: str | None = None) -> list[MappingRow]:
         """The latest decision on each (claim, fact) pair of current claims, optionally of one state."""
@@ -700,12 +696,12 @@ class Store:
     ) -> tuple[str, str]:
         """Confirm a proposal, or map a claim to a fact directly; coverage counts it from now on."""
         with self._transaction() as db:
-            return confirm_mapping(db, mapping_pk, claim_id, fact_id, actor, _now())
+            return confirm_mapping(db, mapping_pk, claim_id, fact_id, actor, utc_now())
 
     def reject_fact(self, mapping_pk: int, actor: str) -> tuple[str, str]:
         """Reject a proposal: that claim is never proposed for that fact again."""
         with self._transaction() as db:
-            return reject(db, mapping_pk, actor, _now())
+            return reject(db, mapping_pk, actor, utc_now())
 
     def change_claims(
         self,
@@ -727,7 +723,7 @@ class Store:
             if decided is None:
                 return None
             plan, segmentation = decided
-            write_claim_set(db, state, plan, segmentation, ingested_as, action, actor, _now())
+            write_claim_set(db, state, plan, segmentation, ingested_as, action, actor, utc_now())
             return plan
 
     def failed_answers(self, protocol_pk: int, scope: Scope) -> int:

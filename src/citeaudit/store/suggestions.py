@@ -12,8 +12,8 @@ import json
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
+from citeaudit.clock import utc_now
 from citeaudit.model import Judgement
 from citeaudit.scoring import LABELS
 
@@ -102,10 +102,6 @@ class StoredPassage:
     """``bm25``, ``dense`` or ``hybrid``."""
     text: str
     """The passage: the snapshot text from ``start`` to ``end``."""
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
 def _edge_rows(db: sqlite3.Connection, where: str, params: Sequence[object]) -> list[tuple[object, ...]]:
@@ -204,7 +200,7 @@ def record_suggestion(
             judgement.passage,
             judgement.period,
             judgement.reasoning,
-            judgement.created_at or _now(),
+            judgement.created_at or utc_now("microseconds"),
             judgement.judge,
             judgement.judge_model,
             judgement.judge_version,
@@ -212,7 +208,7 @@ def record_suggestion(
             judgement.confidence,
         ),
     ).lastrowid
-    at = _now()
+    at = utc_now("microseconds")
     suggestion_pk = db.execute(
         "INSERT INTO suggestions (edge_pk, judgement_pk, document_sha256, method, created_at) VALUES (?, ?, ?, ?, ?)",
         (edge_pk, judgement_pk, document_sha256, method, at),
