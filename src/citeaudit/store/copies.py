@@ -19,6 +19,7 @@ from citeaudit.sources.copies import CopyResult, CopySettings, Page, copy_groups
 from citeaudit.sources.documents import ConflictSide, DocumentFacts, describe, suggest_reason
 from citeaudit.sources.urls import OfficialMatcher
 from citeaudit.store.reading import CURRENT_CLAIM
+from citeaudit.store.resolution import latest_document
 from citeaudit.store.sqlite import Store
 
 __all__ = [
@@ -306,12 +307,8 @@ def conflicts(store: Store, claim_id: str | None = None) -> list[Conflict]:
 
     def side(pk: int, key: str, url: str | None, title: str | None, code: int) -> ConflictSource:
         if pk not in documents:
-            row = db.execute(
-                "SELECT d.text, coalesce(d.updated, d.published) FROM fetches f JOIN documents d "
-                "ON d.sha256 = f.document_sha256 WHERE f.source_pk = ? ORDER BY f.pk DESC LIMIT 1",
-                (pk,),
-            ).fetchone()
-            documents[pk] = ("", None) if row is None else (str(row[0]), row[1])
+            latest = latest_document(db, pk)
+            documents[pk] = ("", None) if latest is None else (latest[1], latest[2])
         text, date = documents[pk]
         group = group_of.get(key)
         origin, origin_official = origin_of.get(group, (None, False)) if group is not None else (None, False)

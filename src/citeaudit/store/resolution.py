@@ -325,20 +325,28 @@ def snapshots_of(db: sqlite3.Connection, key: str) -> list[Snapshot]:
     return snapshots
 
 
-def passages_of(db: sqlite3.Connection, key: str) -> list[Passage]:
-    """Passages of a source's latest snapshot (empty when it has none)."""
-    pk = source_pk_of(db, key)
+def latest_document(db: sqlite3.Connection, source_pk: int) -> tuple[str, str, str | None] | None:
+    """``(sha256, text, date)`` of the document a source's latest snapshot read (``None`` before it has one);
+    the date is the page's update date, else its publication date."""
     row = db.execute(
-        "SELECT d.sha256, d.text FROM fetches f JOIN documents d ON d.sha256 = f.document_sha256 "
-        "WHERE f.source_pk = ? ORDER BY f.pk DESC LIMIT 1",
-        (pk,),
+        "SELECT d.sha256, d.text, coalesce(d.updated, d.published) FROM fetches f "
+        "JOIN documents d ON d.sha256 = f.document_sha256 WHERE f.source_pk = ? ORDER BY f.pk DESC LIMIT 1",
+        (source_pk,),
     ).fetchone()
-    if row is None:
-        return []
-    sha, text = row
+    return None if row is None else (str(row[0]), str(row[1]), row[2])
+
+
+def document_passages(db: sqlite3.Connection, sha256: str, text: str) -> list[Passage]:
+    """The passages of one document's ``text``, in order."""
     return [
         Passage(ordinal, start, end, text[start:end])
         for ordinal, start, end in db.execute(
-            'SELECT ordinal, start, "end" FROM passages WHERE document_sha256 = ? ORDER BY ordinal', (sha,)
+            'SELECT ordinal, start, "end" FROM passages WHERE document_sha256 = ? ORDER BY ordinal', (sha256,)
         )
     ]
+
+
+def passages_of(db: sqlite3.Connection, key: str) -> list[Passage]:
+    """Passages of a source's latest snapshot (empty when it has none)."""
+    document = latest_document(db, source_pk_of(db, key))
+    return [] if document is None else document_passages(db, document[0], document[1])

@@ -20,6 +20,7 @@ from citeaudit.model import Judgement, Label, Origin, ReviewState, Stage, review
 from citeaudit.scoring import DISPUTED_CODE, LABEL_CODE, LABELS, PENDING_CODE
 from citeaudit.sources.urls import url_location
 from citeaudit.store.migrations import SCHEMA_VERSION
+from citeaudit.store.resolution import document_passages, latest_document
 from citeaudit.store.review_records import (
     AuditLogEntry,
     EdgeView,
@@ -460,19 +461,10 @@ class ReviewStore:
         The passages of the source's latest snapshot (``citeaudit resolve``); before it has one, the text the
         database holds: the engine's quotes of the source, its title and publisher.
         """
-        snapshot = self._db.execute(
-            "SELECT d.sha256, d.text FROM fetches f JOIN documents d ON d.sha256 = f.document_sha256 "
-            "WHERE f.source_pk = ? ORDER BY f.pk DESC LIMIT 1",
-            (source_pk,),
-        ).fetchone()
+        snapshot = latest_document(self._db, source_pk)
         if snapshot is not None:
-            sha, text = snapshot
-            return [
-                Passage("snapshot", text[start:end])
-                for start, end in self._db.execute(
-                    'SELECT start, "end" FROM passages WHERE document_sha256 = ? ORDER BY ordinal', (sha,)
-                )
-            ]
+            sha, text, _ = snapshot
+            return [Passage("snapshot", passage.text) for passage in document_passages(self._db, sha, text)]
         found = [
             Passage("engine quote", quote)
             for (quote,) in self._db.execute(
