@@ -35,6 +35,7 @@ from citeaudit.review.queue import decode_cursor, encode_cursor, page_order, sta
 from citeaudit.store import Store
 from citeaudit.store.copies import ClaimSupport, Conflict, SupportRow, claim_support, conflicts, fact_support
 from citeaudit.store.review import QueueFilter, Reviewer, ReviewStore, code_label, now
+from citeaudit.store.review_records import EdgeView
 
 __all__ = ["ReviewConfig", "create_app", "highlight", "safe_href"]
 
@@ -119,6 +120,14 @@ def evidence_view(db: Path, claim_id: str) -> EvidenceView:
         fact = fact_support(store, claim_id)
         conflict = next(iter(conflicts(store, claim_id)), None)
     return EvidenceView(support, fact, conflict)
+
+
+def edge_or_404(db: ReviewStore, edge_pk: int) -> EdgeView:
+    """The edge, or a 404 naming it."""
+    edge = db.edge(edge_pk)
+    if edge is None:
+        raise _Denied(404, f"no edge {edge_pk}")
+    return edge
 
 
 def _lines(text: str) -> list[str]:
@@ -307,9 +316,7 @@ def create_app(config: ReviewConfig) -> FastAPI:
     @app.get("/edges/{edge_pk}")
     def edge_page(edge_pk: int, db: Db, current: Current) -> Response:
         reviewer = require(current, "reviewer", "adjudicator", "admin")
-        edge = db.edge(edge_pk)
-        if edge is None:
-            raise _Denied(404, f"no edge {edge_pk}")
+        edge = edge_or_404(db, edge_pk)
         settings = db.settings()
         shown = visible_judgements(
             reviewer, edge.review_state, db.judgements(edge_pk), settings["show_model_suggestions"] == "true"
@@ -364,9 +371,7 @@ def create_app(config: ReviewConfig) -> FastAPI:
     ) -> Response:
         check_csrf(current, csrf)
         reviewer = require(current, "reviewer", "adjudicator")
-        edge = db.edge(edge_pk)
-        if edge is None:
-            raise _Denied(404, f"no edge {edge_pk}")
+        edge = edge_or_404(db, edge_pk)
         if can_adjudicate(reviewer, edge.review_state):
             raise _Denied(409, "this edge is disputed: record an adjudication instead of a review")
         judgement = Judgement(
@@ -396,9 +401,7 @@ def create_app(config: ReviewConfig) -> FastAPI:
     ) -> Response:
         check_csrf(current, csrf)
         reviewer = require(current, "adjudicator", "admin")
-        edge = db.edge(edge_pk)
-        if edge is None:
-            raise _Denied(404, f"no edge {edge_pk}")
+        edge = edge_or_404(db, edge_pk)
         if not can_adjudicate(reviewer, edge.review_state):
             raise _Denied(409, f"only disputed edges are adjudicated; this one is {edge.review_state}")
         rationale = text_or_none(reasoning)
