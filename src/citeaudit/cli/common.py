@@ -13,9 +13,9 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from citeaudit.errors import CiteauditError
+from citeaudit.errors import CiteauditError, InputError
 
-__all__ = ["DbOption", "OutputFormat", "console", "err_console", "handles_errors"]
+__all__ = ["DbOption", "OutputFormat", "console", "err_console", "existing_database", "handles_errors"]
 
 # Piped output (files, CI logs, `make demo | tee`) gets a readable width instead of rich's 80-column default.
 console = Console(highlight=False, width=None if sys.stdout.isatty() else 110)
@@ -39,6 +39,18 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 EXIT_BAD_INPUT = 2
+
+
+def existing_database(db: Path) -> Path:
+    """``db`` when the file exists: a command that reads a database never creates an empty one."""
+    if not db.exists():
+        raise InputError(
+            str(db),
+            "",
+            f"no such database: there is no database at this path; import answers first with "
+            f"`citeaudit ingest FILE --db {db}`",
+        )
+    return db
 
 
 def handles_errors(command: Callable[P, R]) -> Callable[P, R]:

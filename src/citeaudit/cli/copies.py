@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from citeaudit.cli.common import DbOption, OutputFormat, console, handles_errors
+from citeaudit.cli.common import DbOption, OutputFormat, console, existing_database, handles_errors
 from citeaudit.errors import ScopeError
 from citeaudit.sources.copies import CopySettings
 from citeaudit.store import Store
@@ -18,12 +18,6 @@ from citeaudit.store.copies import conflicts, read_copy_groups, recompute_copy_g
 __all__ = ["copies_command", "register"]
 
 _DEFAULTS = CopySettings()
-
-
-def _existing(db: Path) -> Path:
-    if not db.exists():
-        raise ScopeError(f"no database at {str(db)!r}")
-    return db
 
 
 @handles_errors
@@ -44,7 +38,7 @@ def copies_command(
     """
     if fmt is OutputFormat.CSV:
         raise ScopeError("sources copies prints table or json")
-    with Store(_existing(db)) as store:
+    with Store(existing_database(db)) as store:
         result, without_text = recompute_copy_groups(store, CopySettings(threshold=threshold, min_words=min_words))
         groups = read_copy_groups(store)
     if fmt is OutputFormat.JSON:
@@ -81,7 +75,7 @@ def conflicts_command(
     with a suggested reason (newer version, other model, other market, copy of a third party, unresolved)."""
     if fmt is OutputFormat.CSV:
         raise ScopeError("conflicts prints table or json")
-    with Store(_existing(db)) as store:
+    with Store(existing_database(db)) as store:
         found = conflicts(store)
     if fmt is OutputFormat.JSON:
         console.out(json.dumps([c.to_dict() for c in found], indent=2, ensure_ascii=False), highlight=False)

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from citeaudit.cli.common import DbOption, OutputFormat, console, err_console, handles_errors
+from citeaudit.cli.common import DbOption, OutputFormat, console, err_console, existing_database, handles_errors
 from citeaudit.interchange import load_protocol
 from citeaudit.protocol import fingerprint, fingerprint_components
 from citeaudit.store import Store
@@ -79,7 +79,7 @@ def revise_command(
     report: their results were not measured against a list fixed in advance.
     """
     new = load_protocol(path)
-    with Store(db) as store:
+    with Store(existing_database(db)) as store:
         revision = revise_protocol(store, protocol_to_revise(store, new.id, source), new, by=by, reason=reason)
     console.print(
         f"revised {revision.from_protocol} -> {revision.to_protocol}: {len(revision.runs)} run(s) moved "
@@ -103,7 +103,7 @@ def history_command(
     fmt: Annotated[OutputFormat, typer.Option("--format", help="table or json.")] = OutputFormat.TABLE,
 ) -> None:
     """List when each run's required facts were locked and every revision since (who, when, what)."""
-    with Store(db) as store:
+    with Store(existing_database(db)) as store:
         events = history(store)
     if fmt is OutputFormat.JSON:
         console.out(json.dumps(events, indent=2, ensure_ascii=False), highlight=False)

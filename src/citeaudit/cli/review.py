@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from citeaudit.cli.common import DbOption, console, err_console, handles_errors
+from citeaudit.cli.common import DbOption, console, err_console, existing_database, handles_errors
 from citeaudit.errors import InvalidValue, StoreError
 from citeaudit.report.files import write_atomically
 from citeaudit.store.review import ReviewStore
@@ -130,9 +130,7 @@ def export(
     out: Annotated[Path | None, typer.Option("--out", help="File to write (default: standard output).")] = None,
 ) -> None:
     """Export the audit log of review actions: who, when, what, and the state before and after."""
-    if not db.exists():
-        raise StoreError(f"no database at {str(db)!r}")
-    ReviewStore.prepare(db)
+    ReviewStore.prepare(existing_database(db))
     with ReviewStore(db) as store:
         entries = [entry.to_dict() for entry in store.audit_log()]
     if fmt is LogFormat.JSONL:

@@ -13,7 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-from citeaudit.cli.common import DbOption, OutputFormat, console, err_console, handles_errors
+from citeaudit.cli.common import DbOption, OutputFormat, console, err_console, existing_database, handles_errors
 from citeaudit.errors import InputError
 from citeaudit.segment.claimsets import SetPlan
 from citeaudit.segment.facts import DEFAULT_THRESHOLD, load_embedder
@@ -38,9 +38,7 @@ ReviewerOption = Annotated[
 
 
 def _open(db: Path) -> Store:
-    if not db.exists():
-        raise InputError(str(db), "", "no such database; import answers first with `citeaudit ingest`")
-    return Store(db)
+    return Store(existing_database(db))
 
 
 def _claims_line(report: SegmentReport) -> str:

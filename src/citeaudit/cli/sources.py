@@ -12,8 +12,8 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from citeaudit.cli.common import DbOption, OutputFormat, console, err_console, handles_errors
-from citeaudit.errors import InvalidValue, StoreError
+from citeaudit.cli.common import DbOption, OutputFormat, console, err_console, existing_database, handles_errors
+from citeaudit.errors import InvalidValue
 from citeaudit.sources import (
     FetchOutcome,
     ResolveReport,
@@ -86,12 +86,6 @@ def _settings(
         host_map=_host_map(map_host),
         extract_workers=extract_workers,
     )
-
-
-def _existing(db: Path) -> Path:
-    if not db.exists():
-        raise StoreError(f"no database at {str(db)!r}; import answers first with `citeaudit ingest FILE --db {db}`")
-    return db
 
 
 def _print_report(report: ResolveReport, fmt: OutputFormat) -> None:
@@ -173,7 +167,7 @@ def resolve(
         refresh=refresh,
         extract_workers=extract_workers,
     )
-    _print_report(_run(_existing(db), settings), fmt)
+    _print_report(_run(existing_database(db), settings), fmt)
 
 
 @app.command("set-url")
@@ -199,7 +193,7 @@ def set_url(
         require_extra()
     who = by or getpass.getuser()
     settings = _settings(concurrency, per_host, timeout, max_bytes, allow_private, map_host)
-    report = set_source_url(_existing(db), key, url.strip(), who, settings, resolve=not no_resolve)
+    report = set_source_url(existing_database(db), key, url.strip(), who, settings, resolve=not no_resolve)
     console.print(f"link of {key!r} set to {url.strip()!r} by {who!r}", soft_wrap=True)
     if report is not None:
         _print_report(report, fmt)
@@ -213,7 +207,7 @@ def passages(
     fmt: Annotated[OutputFormat, typer.Option("--format", help="Output format.")] = OutputFormat.TABLE,
 ) -> None:
     """Print the passages of a source's latest snapshot with their character offsets."""
-    found = source_passages(_existing(db), key)
+    found = source_passages(existing_database(db), key)
     if fmt is OutputFormat.JSON:
         console.print_json(json.dumps([dataclasses.asdict(p) for p in found]))
         return

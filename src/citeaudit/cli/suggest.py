@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import json
 from enum import StrEnum
-from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from citeaudit.cli.common import DbOption, console, err_console, handles_errors
-from citeaudit.errors import InputError
+from citeaudit.cli.common import DbOption, console, err_console, existing_database, handles_errors
 from citeaudit.evidence import RankMethod
 from citeaudit.judges import Judge, make_judge
 from citeaudit.model import Label
@@ -50,12 +48,6 @@ ModelOption = Annotated[
 MethodOption = Annotated[RankMethod, typer.Option("--method", help="How passages are ranked for the claim.")]
 TopOption = Annotated[int, typer.Option("--top", min=1, help="Passages shown to the judge (best first).")]
 FormatOption = Annotated[ReportFormat, typer.Option("--format", help="Output format.")]
-
-
-def _existing(db: Path) -> Path:
-    if not db.exists():
-        raise InputError(str(db), "", "no such database; import answers first with `citeaudit ingest`")
-    return db
 
 
 def _judge(name: JudgeName, model: str | None) -> Judge:
@@ -108,7 +100,7 @@ def suggest(
     A suggestion is a model judgement with its provenance (judge, model, version, prompt hash, confidence) and
     the top passages it read; it never sets a final label. Reruns skip edges this judge already suggested for.
     """
-    path = _existing(db)
+    path = existing_database(db)
     chosen = _judge(judge, model)
     with _progress(f"suggesting ({chosen.name})") as progress:
         task = progress.add_task("suggest", total=None)
@@ -196,7 +188,7 @@ def audit(
 ) -> None:
     """Run the judge-bias battery on the edges a gold reviewer labelled: flip rates with paired intervals,
     agreement with the reviewer and calibration. Writes nothing."""
-    path = _existing(db)
+    path = existing_database(db)
     chosen = _judge(judge, model)
     with _progress(f"asking {chosen.name}") as progress:
         task = progress.add_task("audit", total=None)
