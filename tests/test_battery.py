@@ -201,3 +201,13 @@ def test_property_the_checks_judge_has_no_order_or_label_option_bias(rows: list[
     )
     for perturbation in (Perturbation.ORDER_SWAP, Perturbation.LABEL_PERMUTATION, Perturbation.VERBOSITY_PADDING):
         assert report.result(perturbation).flips == 0
+
+
+def test_no_edges_gives_undefined_rates_not_a_crash() -> None:
+    report = run_battery(ChecksJudge(), [])
+    assert report.edges == 0
+    # every perturbation ran on 0 edges: no flips, and a rate of 0/0 is undefined (None), never 0
+    assert {r.perturbation for r in report.results} == set(Perturbation)
+    assert all(r.edges == 0 and r.flips == 0 and r.flip_rate is None for r in report.results)
+    assert all(r.flip_ci.low is None for r in report.results)
+    assert report.agreement.observed is None

@@ -123,15 +123,42 @@ def test_a_folder_without_a_model_is_refused(tmp_path: object) -> None:
         SentenceEncoder(str(tmp_path))
 
 
-def test_passage_statistics_equal_rank_bm25s_own() -> None:
-    # The index counts term statistics with Counter instead of rank-bm25's loop; every figure must be the same.
+def _rank_bm25_scores(passages: list[str], claim: str) -> list[float]:
+    # The oracle: rank-bm25's BM25Okapi with Lucene's idf, fed the same tokens.
     from rank_bm25 import BM25Okapi
 
-    from citeaudit.evidence._rank import _LuceneBM25
+    from citeaudit.evidence._rank import _STOPWORDS, _tokens
 
-    corpus = [["tank", "20", "l", "tank"], ["weight", "35", "kg"], ["tank", "red"], [""]]
-    ours, theirs = _LuceneBM25(corpus), BM25Okapi(corpus)
-    assert ours.doc_freqs == theirs.doc_freqs
-    assert (ours.doc_len, ours.avgdl, ours.corpus_size) == (theirs.doc_len, theirs.avgdl, theirs.corpus_size)
-    # "tank" is in 2 of 4 passages: Lucene idf ln(1 + (4 - 2 + 0.5)/(2 + 0.5)) = ln 2
-    assert ours.idf["tank"] == pytest.approx(math.log(2))
+    class Lucene(BM25Okapi):  # type: ignore[misc]
+        def _calc_idf(self, nd: dict[str, int]) -> None:
+            self.idf = {t: math.log(1 + (self.corpus_size - n + 0.5) / (n + 0.5)) for t, n in nd.items()}
+
+    model = Lucene([_tokens(p) or [""] for p in passages])
+    return [float(x) for x in model.get_scores([t for t in _tokens(claim) if t not in _STOPWORDS])]
+
+
+_WORDS = st.sampled_from(["tank", "Tank", "TANK", "20", "l", "kg", "ax220", "the", "İstanbul", "straße", "a_b", "é"])
+_GLUE = st.sampled_from([" ", ", ", ". ", "-", "\x00", "\n", "’", " — "])
+
+
+@st.composite
+def _texts(draw: st.DrawFn) -> str:
+    words = draw(st.lists(_WORDS, max_size=8))
+    return "".join(w + draw(_GLUE) for w in words)
+
+
+@given(st.lists(_texts(), min_size=1, max_size=6), _texts())
+def test_bm25_scores_equal_rank_bm25s(passages: list[str], claim: str) -> None:
+    # The lazy index counts only the claim's terms; every score must still be rank-bm25's (to rounding).
+    ours = PassageIndex(passages).bm25_scores(claim)
+    assert ours.tolist() == pytest.approx(_rank_bm25_scores(passages, claim), abs=1e-12)
+
+
+def test_bm25_score_by_hand() -> None:
+    passages = ["tank 20 l tank", "weight 35 kg", "tank red", ""]
+    # lengths 4, 3, 2 and 1 (an empty passage counts one token): average 10/4 = 2.5.
+    # "tank" is in 2 of 4 passages: Lucene idf ln(1 + (4 - 2 + 0.5)/(2 + 0.5)) = ln 2.
+    # passage 0: tf 2, norm 1.5 × (0.25 + 0.75 × 4/2.5) = 2.175; score ln 2 × 2 × 2.5 / (2 + 2.175)
+    # passage 2: tf 1, norm 1.5 × (0.25 + 0.75 × 2/2.5) = 1.275; score ln 2 × 1 × 2.5 / (1 + 1.275)
+    scores = PassageIndex(passages).bm25_scores("the tank")
+    assert scores.tolist() == pytest.approx([math.log(2) * 5 / 4.175, 0.0, math.log(2) * 2.5 / 2.275, 0.0], abs=1e-12)

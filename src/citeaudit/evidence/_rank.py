@@ -1,25 +1,30 @@
 """Rank a source's passages for a claim: BM25, dense cosine similarity, or both fused (hybrid).
 
-BM25 is rank-bm25's Okapi BM25 (k1 = 1.5, b = 0.75) over lower-cased word tokens, with English stopwords
-removed from the claim only (so passage lengths stay true), and Lucene's inverse document frequency
-ln(1 + (N - n + 0.5)/(n + 0.5)): the classic ln((N - n + 0.5)/(n + 0.5)) is 0 or negative for a term in half
-or more of the passages, which on a source of two or three passages leaves nothing to rank. rank-bm25 was
-chosen over bm25s because building one index per source of ~100 sentences is faster with it (measured in
-``benchmarks/bench_evidence.py``). Hybrid fuses the two rankings by reciprocal rank, 1/(60 + rank), which
-needs no calibration between the two score scales.
+BM25 is Okapi BM25 (k1 = 1.5, b = 0.75) over lower-cased word tokens (``\\w+``), with English stopwords removed
+from the claim only (so passage lengths stay true), a repeated claim term counted each time, and Lucene's inverse
+document frequency ln(1 + (N - n + 0.5)/(n + 0.5)): the classic ln((N - n + 0.5)/(n + 0.5)) is 0 or negative for a
+term in half or more of the passages, which on a source of two or three passages leaves nothing to rank.
+
+The index is lazy. Building one keeps the lower-cased text and every passage's length (one regular-expression pass);
+a claim's terms are then found with one pass of a pattern made of those terms, so only the claim's terms are
+ever counted. The scores are rank-bm25's ``BM25Okapi`` with that idf to the last bit (a property test holds them
+equal); rank-bm25 itself counts every term of every passage into a dict per passage, which on a source of ~100
+sentences costs twice as much as ranking one claim (``benchmarks/bench_evidence.py`` measures both, with bm25s).
+Hybrid fuses the two rankings by reciprocal rank, 1/(60 + rank), which needs no calibration between the two
+score scales.
 """
 
 from __future__ import annotations
 
+import math
 import re
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Sequence
 from enum import StrEnum
-from itertools import chain
 
 import numpy as np
 import numpy.typing as npt
-from rank_bm25 import BM25Okapi
 
 from citeaudit.evidence._dense import Encoder, default_encoder
 from citeaudit.evidence._passages import Passage, RankedPassage, as_passages
@@ -27,6 +32,8 @@ from citeaudit.evidence._passages import Passage, RankedPassage, as_passages
 __all__ = ["PassageIndex", "RankMethod", "rank_passages"]
 
 _TOKEN = re.compile(r"\w+")
+_SEPARATOR = "\x00"
+_TOKEN_OR_SEPARATOR = re.compile(r"\w+|\x00")
 _STOPWORDS = frozenset({
     "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "from", "had", "has", "have", "he", "her", "his",
     "in", "into", "is", "it", "its", "of", "on", "or", "she", "that", "the", "their", "them", "then", "there",
@@ -35,23 +42,44 @@ _STOPWORDS = frozenset({
 _FUSION_K = 60
 
 
-class _LuceneBM25(BM25Okapi):  # type: ignore[misc]
-    def _initialize(self, corpus: list[list[str]]) -> Counter[str]:
-        # The same statistics rank-bm25 computes term by term in Python, counted with Counter (C): per-passage
-        # term frequencies, lengths, the average length and each term's document frequency.
-        self.doc_freqs = [Counter(document) for document in corpus]
-        self.doc_len = [len(document) for document in corpus]
-        self.corpus_size = len(corpus)
-        self.avgdl = sum(self.doc_len) / self.corpus_size
-        # iterating a Counter yields its keys: one C-level count over every passage's distinct terms
-        return Counter(chain.from_iterable(self.doc_freqs))
+class _BM25Index:
+    """Passage lengths up front; a term's frequency in each passage only when a claim asks for it."""
 
-    def _calc_idf(self, nd: Counter[str]) -> None:
-        # rank-bm25 calls this from its constructor with each term's document frequency.
-        counts = np.fromiter(nd.values(), dtype=np.float64, count=len(nd))
-        self.idf = dict(
-            zip(nd.keys(), np.log1p((self.corpus_size - counts + 0.5) / (counts + 0.5)).tolist(), strict=True)
-        )
+    k1 = 1.5
+    b = 0.75
+
+    def __init__(self, texts: Sequence[str]) -> None:
+        # Every token of every passage, lower-cased, in one pass over one text, with a separator token between
+        # passages (a separator no passage keeps); the separators' positions give each passage's length.
+        joined = _SEPARATOR.join(t.replace(_SEPARATOR, " ") for t in texts).lower()
+        self._tokens: list[str] = _TOKEN_OR_SEPARATOR.findall(joined)
+        ends, position, index = [], -1, self._tokens.index
+        for _ in range(len(texts) - 1):
+            position = index(_SEPARATOR, position + 1)
+            ends.append(position)
+        ends.append(len(self._tokens))
+        self._ends = ends
+        lengths = np.diff(np.asarray(ends, dtype=np.float64), prepend=-1.0) - 1.0
+        lengths = np.maximum(lengths, 1.0)  # an empty passage counts as one empty token, as rank-bm25 has it
+        self.size = len(texts)
+        self._norm = self.k1 * (1.0 - self.b + self.b * lengths / lengths.mean())
+
+    def scores(self, terms: Counter[str]) -> npt.NDArray[np.float64]:
+        """BM25 score of every passage for a claim's terms (with how often the claim says each)."""
+        scores = np.zeros(self.size)
+        if not terms:
+            return scores
+        # One pass over the tokens finds every occurrence of every claim term; (term, passage) → frequency.
+        ends = self._ends
+        found = Counter((token, bisect_left(ends, i)) for i, token in enumerate(self._tokens) if token in terms)
+        postings: dict[str, list[tuple[int, int]]] = {}
+        for (term, passage), tf in found.items():
+            postings.setdefault(term, []).append((passage, tf))
+        for term, pairs in postings.items():
+            ids, tf = np.asarray(pairs, dtype=np.intp).T
+            idf = math.log1p((self.size - len(pairs) + 0.5) / (len(pairs) + 0.5))
+            scores[ids] += terms[term] * idf * tf * (self.k1 + 1.0) / (tf + self._norm[ids])
+        return scores
 
 
 class RankMethod(StrEnum):
@@ -80,16 +108,14 @@ class PassageIndex:
     def __init__(self, passages: str | Sequence[str | Passage], *, encoder: Encoder | None = None) -> None:
         self.passages = as_passages(passages)
         self._encoder = encoder
-        self._bm25 = _LuceneBM25([_tokens(p.text) or [""] for p in self.passages]) if self.passages else None
+        self._bm25 = _BM25Index([p.text for p in self.passages]) if self.passages else None
         self._embeddings: npt.NDArray[np.float32] | None = None
 
     def bm25_scores(self, claim: str) -> npt.NDArray[np.float64]:
         """BM25 score of every passage for ``claim``."""
         if self._bm25 is None:
             return np.zeros(0)
-        # Terms no passage contains add 0 to every score; dropping them first spares rank-bm25 a pass over the passages.
-        query = [t for t in _tokens(claim) if t not in _STOPWORDS and t in self._bm25.idf]
-        return np.asarray(self._bm25.get_scores(query), dtype=np.float64)
+        return self._bm25.scores(Counter(t for t in _tokens(claim) if t not in _STOPWORDS))
 
     def dense_scores(self, claim: str) -> npt.NDArray[np.float64]:
         """Cosine similarity of every passage to ``claim``."""

@@ -321,7 +321,9 @@ def run_battery(
             continue
         after = answers[perturbation]
         applies = np.array([a is not None for a in after], dtype=bool)
-        flips = np.array([a is not None and a.label is not b.label for a, b in zip(after, baseline, strict=True)])
+        flips = np.array(
+            [a is not None and a.label is not b.label for a, b in zip(after, baseline, strict=True)], dtype=bool
+        )
         supported = np.array([a is not None and a.label is Label.SUPPORTED for a in after], dtype=float)
         n = int(applies.sum())
         flip_count = int(flips.sum())
@@ -332,7 +334,7 @@ def run_battery(
         delta = None if n == 0 else float((supported - base_supported)[applies].sum() / n)
         target: dict[str, float | int | None] = {}
         if perturbation is Perturbation.FAKE_AUTHORITY:
-            unsupported = applies & np.array([e.gold in _UNSUPPORTED for e in edges])
+            unsupported = applies & np.array([e.gold in _UNSUPPORTED for e in edges], dtype=bool)
             m = int(unsupported.sum())
             target = {
                 "gold_unsupported_edges": m,
