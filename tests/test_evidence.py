@@ -97,12 +97,56 @@ def test_hybrid_fuses_reciprocal_ranks() -> None:
     passages = ["colour tank", "tank tank tank capacity", "weight"]
     # BM25 for "tank capacity": passage 1 first (tank ×3, capacity), passage 0 second, passage 2 last (score 0).
     # Dense (axes tank/weight/colour): claim = (1,0,0); p0 = (1,0,1)/√2 → 0.707, p1 = (1,0,0) → 1, p2 → 0.
-    # RRF: p1 = 1/61 + 1/61, p0 = 1/62 + 1/62, p2 = 1/63 + 1/63.
+    # RRF: p1 = 1/61 + 1/61, p0 = 1/62 + 1/62; BM25 does not match p2, so it has no BM25 rank: p2 = 1/63.
     ranked = rank_passages("tank capacity", passages, k=3, method=RankMethod.HYBRID, encoder=_AxisEncoder())  # type: ignore[arg-type]
     assert [p.index for p in ranked] == [1, 0, 2]
     assert ranked[0].score == pytest.approx(2 / 61)
     assert ranked[1].dense == pytest.approx(1 / math.sqrt(2))
-    assert ranked[2].score == pytest.approx(2 / 63)
+    assert ranked[2].score == pytest.approx(1 / 63)
+
+
+class _CountingEncoder(_AxisEncoder):
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+
+    def encode(self, texts: list[str]) -> object:
+        self.seen.extend(texts)
+        return super().encode(texts)
+
+
+def test_hybrid_re_ranks_bm25s_best_candidates_only() -> None:
+    passages = ["tank tank colour", "tank capacity of the unit", "tank weight weight weight"]
+    # BM25 for "tank" (in all three, same idf; lengths 3, 5, 4, average 4; k1 1.5, b 0.75):
+    #   p0 tf 2: 2 × 2.5 / (2 + 1.5 × (0.25 + 0.75 × 3/4)) = 5 / 3.21875 = 1.553
+    #   p1 tf 1: 2.5 / (1 + 1.5 × (0.25 + 0.75 × 5/4)) = 2.5 / 2.78125 = 0.899
+    #   p2 tf 1: 2.5 / (1 + 1.5 × (0.25 + 0.75 × 4/4)) = 2.5 / 2.5 = 1.0      → BM25 order p0, p2, p1
+    # Dense (axes tank/weight/colour), claim (1,0,0): p0 0.707, p1 1.0, p2 0.707.
+    encoder = _CountingEncoder()
+    index = PassageIndex(passages, encoder=encoder)  # type: ignore[arg-type]
+    # Two candidates, p0 and p2, tied in dense, keep BM25's order: p0 = 2/61, p2 = 2/62; p1 keeps 1/63 alone.
+    ranked = index.rank("tank", k=3, method=RankMethod.HYBRID, candidates=2)
+    assert [p.index for p in ranked] == [0, 2, 1]
+    assert [p.score for p in ranked] == pytest.approx([2 / 61, 2 / 62, 1 / 63])
+    assert ranked[2].dense is None  # never embedded
+    assert sorted(encoder.seen) == sorted([passages[0], passages[2], "tank"])
+    # All three as candidates: dense ranks p1, p0, p2, so p0 = 1/61 + 1/62, p1 = 1/63 + 1/61, p2 = 1/62 + 1/63;
+    # p1 now passes p2. Only p1 and the claim are embedded again.
+    ranked = index.rank("tank", k=3, method=RankMethod.HYBRID, candidates=3)
+    assert [p.index for p in ranked] == [0, 1, 2]
+    assert [p.score for p in ranked] == pytest.approx([1 / 61 + 1 / 62, 1 / 63 + 1 / 61, 1 / 62 + 1 / 63])
+    assert sorted(encoder.seen) == sorted([passages[0], passages[2], "tank", passages[1], "tank"])
+    with pytest.raises(ValueError, match="candidates must be at least 1"):
+        index.rank("tank", method=RankMethod.HYBRID, candidates=0)
+
+
+def test_hybrid_without_a_bm25_match_lets_the_dense_ranking_order_every_passage() -> None:
+    # "tanks" is no BM25 token of any passage, but the axis encoder reads "tank" in it: beyond the first 20
+    # passages, passage 24 is still found.
+    passages = ["colour"] * 24 + ["tank"]
+    (best,) = rank_passages("tanks?", passages, k=1, method=RankMethod.HYBRID, encoder=_AxisEncoder())  # type: ignore[arg-type]
+    assert best.index == 24
+    assert best.bm25 == 0.0
+    assert best.dense == pytest.approx(1.0)
 
 
 @needs_models

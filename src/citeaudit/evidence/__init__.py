@@ -6,9 +6,10 @@ for many claims. BM25 needs nothing extra; ``dense`` and ``hybrid`` need ``pip i
 
 from citeaudit.evidence._dense import Encoder, SentenceEncoder, default_encoder
 from citeaudit.evidence._passages import Passage, RankedPassage, split_passages
-from citeaudit.evidence._rank import PassageIndex, RankMethod, rank_passages
+from citeaudit.evidence._rank import HYBRID_CANDIDATES, PassageIndex, RankMethod, rank_passages
 
 __all__ = [
+    "HYBRID_CANDIDATES",
     "Encoder",
     "Passage",
     "PassageIndex",

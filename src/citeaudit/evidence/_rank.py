@@ -12,8 +12,13 @@ equal to rounding), but counts every term of every passage into a dict per passa
 ranking the claim; on WiCE's sources of ~126 sentences, building and ranking once per edge takes 1.33× as long
 with it, and 2.5× with bm25s (``benchmarks/bench_evidence.py``).
 
-Hybrid fuses the two rankings by reciprocal rank, 1/(60 + rank), which needs no calibration between the two
-score scales.
+Hybrid is dense re-ranking: BM25 picks the 20 best passages, only those are embedded, and they are ordered by
+reciprocal-rank fusion of their BM25 and dense ranks, 1/(60 + rank) each, which needs no calibration between the
+two score scales; the other passages follow in BM25 order with their BM25 term alone (a missing rank adds
+nothing, and a passage BM25 does not match has no BM25 rank), so they stay below every candidate. When BM25
+matches no passage at all, the dense ranking orders every passage. On 150 WiCE dev claims, fusing within BM25's
+top 20 found as many gold sets at top 3 as fusing over every sentence (0.453 both), embedding about a sixth of
+the sentences.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ import numpy.typing as npt
 from citeaudit.evidence._dense import Encoder, default_encoder
 from citeaudit.evidence._passages import Passage, RankedPassage, as_passages
 
-__all__ = ["PassageIndex", "RankMethod", "rank_passages"]
+__all__ = ["HYBRID_CANDIDATES", "PassageIndex", "RankMethod", "rank_passages"]
 
 _TOKEN = re.compile(r"\w+")
 _SEPARATOR = "\x00"
@@ -42,6 +47,8 @@ _STOPWORDS = frozenset({
     "these", "they", "this", "to", "was", "were", "which", "who", "will", "with",
 })  # fmt: skip
 _FUSION_K = 60
+HYBRID_CANDIDATES = 20
+"""Passages BM25 hands to the dense re-ranking in ``hybrid``."""
 
 
 class _BM25Index:
@@ -92,7 +99,7 @@ class RankMethod(StrEnum):
     DENSE = "dense"
     """Semantic: cosine similarity of sentence embeddings (extra ``citeaudit[models]``)."""
     HYBRID = "hybrid"
-    """Both, fused by reciprocal rank."""
+    """BM25's best passages re-ranked with the dense encoder, fused by reciprocal rank."""
 
 
 def _tokens(text: str) -> list[str]:
@@ -111,7 +118,7 @@ class PassageIndex:
         self.passages = as_passages(passages)
         self._encoder = encoder
         self._bm25 = _BM25Index([p.text for p in self.passages]) if self.passages else None
-        self._embeddings: npt.NDArray[np.float32] | None = None
+        self._embeddings: dict[int, npt.NDArray[np.float32]] = {}
 
     def bm25_scores(self, claim: str) -> npt.NDArray[np.float64]:
         """BM25 score of every passage for ``claim``."""
@@ -119,35 +126,59 @@ class PassageIndex:
             return np.zeros(0)
         return self._bm25.scores(Counter(t for t in _tokens(claim) if t not in _STOPWORDS))
 
+    def _similarities(self, claim: str, indexes: Sequence[int]) -> npt.NDArray[np.float64]:
+        # Each passage is embedded once, the first time a claim needs it.
+        encoder = self._encoder or default_encoder()
+        missing = [i for i in indexes if i not in self._embeddings]
+        if missing:
+            rows = encoder.encode([self.passages[i].text for i in missing])
+            self._embeddings.update(zip(missing, rows, strict=True))
+        query = encoder.encode([claim])[0]
+        if not indexes:
+            return np.zeros(0)
+        return np.asarray(np.stack([self._embeddings[i] for i in indexes]) @ query, dtype=np.float64)
+
     def dense_scores(self, claim: str) -> npt.NDArray[np.float64]:
         """Cosine similarity of every passage to ``claim``."""
         if not self.passages:
             return np.zeros(0)
-        encoder = self._encoder or default_encoder()
-        if self._embeddings is None:
-            self._embeddings = encoder.encode([p.text for p in self.passages])
-        query = encoder.encode([claim])[0]
-        return np.asarray(self._embeddings @ query, dtype=np.float64)
+        return self._similarities(claim, range(len(self.passages)))
 
-    def rank(self, claim: str, k: int = 5, method: RankMethod | str = RankMethod.BM25) -> list[RankedPassage]:
-        """The ``k`` best passages for ``claim``, best first."""
+    def rank(
+        self,
+        claim: str,
+        k: int = 5,
+        method: RankMethod | str = RankMethod.BM25,
+        *,
+        candidates: int = HYBRID_CANDIDATES,
+    ) -> list[RankedPassage]:
+        """The ``k`` best passages for ``claim``, best first; ``hybrid`` re-ranks BM25's best ``candidates``."""
         if k < 1:
             raise ValueError(f"k must be at least 1 (got {k!r})")
+        if candidates < 1:
+            raise ValueError(f"candidates must be at least 1 (got {candidates!r})")
         method = RankMethod(method)
-        bm25 = self.bm25_scores(claim) if method is not RankMethod.DENSE else None
-        dense = self.dense_scores(claim) if method is not RankMethod.BM25 else None
-        if method is RankMethod.BM25 and bm25 is not None:
-            scores = bm25
-        elif method is RankMethod.DENSE and dense is not None:
-            scores = dense
+        if not self.passages:
+            return []
+        dense: dict[int, float] = {}
+        if method is RankMethod.DENSE:
+            bm25 = None
+            scores = self.dense_scores(claim)
+            dense = dict(enumerate(scores.tolist()))
         else:
-            assert bm25 is not None
-            assert dense is not None
-            scores = np.zeros(len(self.passages))
-            for component in (bm25, dense):
-                ranks = np.empty(len(component), dtype=np.float64)
-                ranks[_order(component)] = np.arange(1, len(component) + 1)
-                scores += 1.0 / (_FUSION_K + ranks)
+            bm25 = self.bm25_scores(claim)
+            scores = bm25
+            if method is RankMethod.HYBRID:
+                by_bm25 = _order(bm25)
+                # A passage BM25 matches gets its reciprocal BM25 rank; one it does not match has no rank.
+                scores = np.zeros(len(bm25))
+                scores[by_bm25] = 1.0 / (_FUSION_K + np.arange(1, len(bm25) + 1))
+                scores[bm25 <= 0] = 0.0
+                # BM25's best few get the dense term too; when BM25 matches nothing, every passage does.
+                chosen = by_bm25[:candidates].tolist() if bm25.max() > 0 else list(range(len(bm25)))
+                similarity = self._similarities(claim, chosen)
+                dense = dict(zip(chosen, similarity.tolist(), strict=True))
+                scores[chosen] += 1.0 / (_FUSION_K + 1 + np.argsort(_order(similarity)))
         ranked: list[RankedPassage] = []
         for rank, index in enumerate(_order(scores)[:k], start=1):
             passage = self.passages[index]
@@ -160,7 +191,7 @@ class PassageIndex:
                     float(scores[index]),
                     rank,
                     None if bm25 is None else float(bm25[index]),
-                    None if dense is None else float(dense[index]),
+                    dense.get(int(index)),
                 )
             )
         return ranked
