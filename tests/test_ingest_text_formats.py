@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import Result
 
-from citeaudit import InvalidValue, Label, load_protocol, score_path
+from citeaudit import InvalidValue, Label, MalformedInput, load_protocol, score_path
 from citeaudit.ingest import Attachment, read_file
 from citeaudit.ingest import jsonl as jsonl_reader
 from citeaudit.ingest import markdown as markdown_reader
@@ -105,6 +105,21 @@ def test_jsonl_answers(cli: Cli, tmp_path: Path) -> None:
     # q01 requires f01: two answers to q01 → 2 pairs, none covered; q02 requires nothing
     assert body["coverage"] == {"value": 0.0, "numerator": 0, "denominator": 2}
     assert [g["by"]["platform"] for g in body["groups"]] == ["chatgpt", "gemini", "perplexity"]
+
+
+def test_json_lines_split_at_line_feeds_only() -> None:
+    # JSON may carry U+2028 and U+0085 raw inside a string; str.splitlines would cut such a line in two.
+    first = '{"id": "a1", "platform": "p", "text": "Tank: 20\u2028L and\u0085more."}'
+    second = '{"id": "a2", "platform": "p", "text": "Weight: 35 kg."}'
+    data = (first + "\r\n\n" + second + "\n").encode()
+    answers = jsonl_reader.read_answers(data, "raw.jsonl")
+    assert [a.text for a in answers] == ["Tank: 20\u2028L and\u0085more.", "Weight: 35 kg."]
+    # line 1, a blank line 2, then line 3 broken: the location counts line feeds, the blank line included;
+    # line 3 is 21 characters long and ends where a value is expected, so the error is at column 22
+    broken = (first + "\n\n" + '{"id": "a3", "text": ' + "\n").encode()
+    with pytest.raises(MalformedInput) as raised:
+        jsonl_reader.read_answers(broken, "broken.jsonl")
+    assert raised.value.location == "line 3 column 22"
 
 
 def test_jsonl_unknown_key_is_refused(tmp_path: Path) -> None:

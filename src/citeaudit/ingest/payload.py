@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from itertools import chain
 from typing import Any
 
 from citeaudit.errors import InvalidValue, MalformedInput
@@ -21,10 +23,12 @@ VENDOR_MODEL = re.compile(rb'"model"\s*:\s*"[^"/]+/')
 """A ``vendor/model`` model name: Perplexity's Agent API presets; OpenAI's own names have no slash."""
 
 
-def load_payloads(data: bytes, source: str) -> list[tuple[str, Any]]:
+def load_payloads(data: bytes, source: str) -> Iterator[tuple[str, Any]]:
     """``(location, payload)`` pairs: ``("$", doc)`` for one JSON document, ``("line N", doc)`` for JSON Lines.
 
-    A JSON document that is a list yields one payload per element (``"[i]"``).
+    A JSON document that is a list yields one payload per element (``"[i]"``). JSON Lines are split at line
+    feeds only (a JSON string may hold U+2028 and other characters ``str.splitlines`` breaks at) and parsed one
+    at a time as they are read, so a large file never holds every parsed payload at once.
     """
     try:
         text = data.decode("utf-8-sig")
@@ -33,22 +37,50 @@ def load_payloads(data: bytes, source: str) -> list[tuple[str, Any]]:
     try:
         whole = json.loads(text)
     except json.JSONDecodeError as first_error:
-        lines = [(n, line) for n, line in enumerate(text.splitlines(), start=1) if line.strip()]
-        if len(lines) < 2 or not _parses(lines[0][1]):
-            # Not JSON Lines either: report the error where the whole document broke.
-            raise MalformedInput(
-                source, f"line {first_error.lineno} column {first_error.colno}", f"invalid JSON: {first_error.msg}"
-            ) from None
-        payloads = []
-        for number, line in lines:
-            try:
-                payloads.append((f"line {number}", json.loads(line)))
-            except json.JSONDecodeError as exc:
-                raise MalformedInput(source, f"line {number} column {exc.colno}", f"invalid JSON: {exc.msg}") from None
-        return payloads
+        yield from _json_lines(text, source, first_error)
+        return
     if isinstance(whole, list):
-        return [(f"[{i}]", item) for i, item in enumerate(whole)]
-    return [("$", whole)]
+        yield from ((f"[{i}]", item) for i, item in enumerate(whole))
+        return
+    yield ("$", whole)
+
+
+_NOT_JSON = object()
+
+
+def _lines(text: str) -> Iterator[tuple[int, str]]:
+    """``(line number, line)`` of the lines that are not blank, split at line feeds."""
+    start, number, length = 0, 0, len(text)
+    while start < length:
+        end = text.find("\n", start)
+        if end < 0:
+            end = length
+        number += 1
+        line = text[start:end]
+        if line.strip():
+            yield number, line
+        start = end + 1
+
+
+def _json_lines(text: str, source: str, first_error: json.JSONDecodeError) -> Iterator[tuple[str, Any]]:
+    lines = _lines(text)
+    first, second = next(lines, None), next(lines, None)
+    parsed: Any = _NOT_JSON
+    if first is not None and second is not None:
+        with contextlib.suppress(json.JSONDecodeError):
+            parsed = json.loads(first[1])
+    if first is None or second is None or parsed is _NOT_JSON:
+        # Not JSON Lines either: report the error where the whole document broke.
+        raise MalformedInput(
+            source, f"line {first_error.lineno} column {first_error.colno}", f"invalid JSON: {first_error.msg}"
+        )
+    yield f"line {first[0]}", parsed
+    for number, line in chain((second,), lines):
+        try:
+            payload = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise MalformedInput(source, f"line {number} column {exc.colno}", f"invalid JSON: {exc.msg}") from None
+        yield f"line {number}", payload
 
 
 def retrieved_only(retrieved: Iterable[ParsedCitation], cited: Iterable[ParsedCitation]) -> list[ParsedCitation]:
@@ -61,14 +93,6 @@ def retrieved_only(retrieved: Iterable[ParsedCitation], cited: Iterable[ParsedCi
             seen.add(key)
             found.append(citation)
     return found
-
-
-def _parses(line: str) -> bool:
-    try:
-        json.loads(line)
-    except json.JSONDecodeError:
-        return False
-    return True
 
 
 def expect(value: Any, kind: type | tuple[type, ...], source: str, location: str) -> Any:
