@@ -260,7 +260,9 @@ def test_hybrid_ranking_stores_both_scores_and_their_fusion(db_path: Path, site:
         edge_pk(db_path, "c1"),
     )
     # k = 4 keeps all four passages, so each one's BM25 and dense ranks can be read from the stored scores;
-    # the hybrid score is the reciprocal-rank fusion 1/(60 + BM25 rank) + 1/(60 + dense rank).
+    # all four match BM25 and are among its best 20, so each hybrid score is the reciprocal-rank fusion
+    # 1/(60 + BM25 rank) + 1/(60 + dense rank).
+    assert all(r[2] > 0 and r[3] is not None for r in stored)
     assert [r[0] for r in stored] == [1, 2, 3, 4]
     assert {r[4] for r in stored} == {"hybrid"}
     bm25_order = sorted(range(4), key=lambda i: (-stored[i][2], i))
