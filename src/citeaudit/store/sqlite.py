@@ -12,7 +12,7 @@ import hashlib
 import json
 import sqlite3
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -360,16 +360,18 @@ class Store:
             [(protocol_pk, pk) for pk in source_pk.values()],
         )
 
-        answer_pk: dict[str, int] = {}
+        # Rows go to executemany as generators: a large import never holds a second copy of itself as row tuples.
         next_answer = self._next_pk(db, "answers")
-        answer_rows: list[tuple[object, ...]] = []
-        citation_rows: list[tuple[object, ...]] = []
-        for i, answer in enumerate(audit.answers):
-            pk = next_answer + i
-            answer_pk[answer.id] = pk
-            answer_rows.append(
+        answer_pk = {answer.id: next_answer + i for i, answer in enumerate(audit.answers)}
+        self._insert_unique(
+            db,
+            "answers",
+            "INSERT INTO answers (pk, id, run_pk, question_pk, text, platform, model, locale, payload_sha256, "
+            "import_pk, retrieval, queries, retrieval_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [answer.id for answer in audit.answers],
+            (
                 (
-                    pk,
+                    next_answer + i,
                     answer.id,
                     run_pk[answer.run_id],
                     question_pk[answer.question_id],
@@ -383,10 +385,19 @@ class Store:
                     json.dumps(list(answer.queries), ensure_ascii=False) if answer.queries else None,
                     answer.retrieval_reason,
                 )
-            )
-            citation_rows.extend(
+                for i, answer in enumerate(audit.answers)
+            ),
+            origin,
+            "answers",
+        )
+        self._lock_facts(db, audit, protocol_pk, run_pk)
+        kinds = Counter(c.kind for answer in audit.answers for c in answer.citations)
+        db.executemany(
+            'INSERT INTO citations (answer_pk, ordinal, source_pk, url, title, marker, kind, start, "end", quote) '
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
                 (
-                    pk,
+                    answer_pk[answer.id],
                     ci,
                     None if c.source_key is None else source_pk[c.source_key],
                     c.url,
@@ -397,34 +408,22 @@ class Store:
                     c.end,
                     c.quote,
                 )
+                for answer in audit.answers
                 for ci, c in enumerate(answer.citations)
-            )
-        self._insert_unique(
-            db,
-            "answers",
-            "INSERT INTO answers (pk, id, run_pk, question_pk, text, platform, model, locale, payload_sha256, "
-            "import_pk, retrieval, queries, retrieval_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            answer_rows,
-            origin,
-            "answers",
-        )
-        self._lock_facts(db, audit, protocol_pk, run_pk)
-        kinds = Counter(c.kind for answer in audit.answers for c in answer.citations)
-        db.executemany(
-            'INSERT INTO citations (answer_pk, ordinal, source_pk, url, title, marker, kind, start, "end", quote) '
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            citation_rows,
+            ),
         )
 
-        claim_pk: dict[str, int] = {}
         next_claim = self._next_pk(db, "claims")
-        claim_rows: list[tuple[object, ...]] = []
-        for i, claim in enumerate(audit.claims):
-            pk = next_claim + i
-            claim_pk[claim.id] = pk
-            claim_rows.append(
+        claim_pk = {claim.id: next_claim + i for i, claim in enumerate(audit.claims)}
+        self._insert_unique(
+            db,
+            "claims",
+            'INSERT INTO claims (pk, id, answer_pk, text, start, "end", fact_pk, severity, entity) '
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [claim.id for claim in audit.claims],
+            (
                 (
-                    pk,
+                    next_claim + i,
                     claim.id,
                     answer_pk[claim.answer_id],
                     claim.text,
@@ -434,13 +433,8 @@ class Store:
                     claim.severity,
                     claim.entity,
                 )
-            )
-        self._insert_unique(
-            db,
-            "claims",
-            'INSERT INTO claims (pk, id, answer_pk, text, start, "end", fact_pk, severity, entity) '
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            claim_rows,
+                for i, claim in enumerate(audit.claims)
+            ),
             origin,
             "claims",
         )
@@ -449,19 +443,34 @@ class Store:
         # imported judgements are weighed under the database's review policy, as the review UI weighs them
         policy = db.execute("SELECT value FROM review_settings WHERE key = 'policy'").fetchone()
         reviews_required = REVIEW_POLICIES[policy[0]] if policy else 1
-        edge_rows: list[tuple[object, ...]] = []
-        location_rows: list[tuple[object, ...]] = []
-        judgement_rows: list[tuple[object, ...]] = []
-        for i, edge in enumerate(audit.edges):
-            pk = next_edge + i
-            state, code = _edge_code(edge.judgements, reviews_required)
-            edge_rows.append(
-                (pk, claim_pk[edge.claim_id], source_pk[edge.source_key], state, code, len(edge.locations))
-            )
-            location_rows.extend((pk, loc.marker, loc.start, loc.end) for loc in edge.locations)
-            judgement_rows.extend(
+        db.executemany(
+            "INSERT INTO edges VALUES (?, ?, ?, ?, ?, ?)",
+            (
                 (
-                    pk,
+                    next_edge + i,
+                    claim_pk[edge.claim_id],
+                    source_pk[edge.source_key],
+                    *_edge_code(edge.judgements, reviews_required),
+                    len(edge.locations),
+                )
+                for i, edge in enumerate(audit.edges)
+            ),
+        )
+        db.executemany(
+            'INSERT INTO edge_locations (edge_pk, marker, start, "end") VALUES (?, ?, ?, ?)',
+            (
+                (next_edge + i, loc.marker, loc.start, loc.end)
+                for i, edge in enumerate(audit.edges)
+                for loc in edge.locations
+            ),
+        )
+        db.executemany(
+            "INSERT INTO judgements (edge_pk, label, reviewer, origin, stage, passage, period, reasoning, "
+            "created_at, judge, judge_model, judge_version, prompt_sha256, confidence) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                (
+                    next_edge + i,
                     str(j.label),
                     j.reviewer,
                     str(j.origin),
@@ -476,15 +485,9 @@ class Store:
                     j.prompt_sha256,
                     j.confidence,
                 )
+                for i, edge in enumerate(audit.edges)
                 for j in edge.judgements
-            )
-        db.executemany("INSERT INTO edges VALUES (?, ?, ?, ?, ?, ?)", edge_rows)
-        db.executemany('INSERT INTO edge_locations (edge_pk, marker, start, "end") VALUES (?, ?, ?, ?)', location_rows)
-        db.executemany(
-            "INSERT INTO judgements (edge_pk, label, reviewer, origin, stage, passage, period, reasoning, "
-            "created_at, judge, judge_model, judge_version, prompt_sha256, confidence) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            judgement_rows,
+            ),
         )
 
         for group in audit.evidence_groups:
@@ -511,11 +514,11 @@ class Store:
             sha256=sha,
             already_imported=False,
             runs=new_runs,
-            answers=len(answer_rows),
-            claims=len(claim_rows),
-            edges=len(edge_rows),
-            locations=len(location_rows),
-            judgements=len(judgement_rows),
+            answers=len(audit.answers),
+            claims=len(audit.claims),
+            edges=len(audit.edges),
+            locations=sum(len(edge.locations) for edge in audit.edges),
+            judgements=sum(len(edge.judgements) for edge in audit.edges),
             sources_new=new_sources,
             sources_known=known_sources,
             evidence_groups=len(audit.evidence_groups),
@@ -535,10 +538,16 @@ class Store:
             )
 
     def _insert_unique(
-        self, db: sqlite3.Connection, table: str, sql: str, rows: list[tuple[object, ...]], origin: str, path: str
+        self,
+        db: sqlite3.Connection,
+        table: str,
+        sql: str,
+        ids: list[str],
+        rows: Iterable[tuple[object, ...]],
+        origin: str,
+        path: str,
     ) -> None:
-        """Insert rows whose second column is a database-wide id; an id already stored is a DuplicateId."""
-        ids = [str(row[1]) for row in rows]
+        """Insert rows whose database-wide ids are ``ids`` (in row order); an id already stored is a DuplicateId."""
         clash = self._existing(db, table, "id", ids)
         if clash:
             position, first = min((i, item) for i, item in enumerate(ids) if item in clash)
