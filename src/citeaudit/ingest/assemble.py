@@ -73,6 +73,7 @@ def assemble(
     interchange reader uses, spans are checked against each answer's text, ids are checked for clashes.
     """
     registry = SourceRegistry()
+    url_keys = registry.url_keys
     answers: list[Answer] = []
     claims: list[Claim] = []
     locations: dict[tuple[str, str], list[Location]] = {}
@@ -108,7 +109,8 @@ def assemble(
                 check_span(source, f"{where}.citations[{ci}]", start, end, length)
             key = None
             if cited.kind is not CitationKind.DANGLING:
-                key = registry.key_for(
+                # a URL seen before has its key already; the location is only spelled out for a new one
+                key = (url_keys.get(cited.url) if cited.url else None) or registry.key_for(
                     source, f"{where}.citations[{ci}]", answer_id, cited.url, cited.title, None, cited.publisher
                 )
             keys.append(key)

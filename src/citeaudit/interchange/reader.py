@@ -232,6 +232,8 @@ class SourceRegistry:
     def __init__(self, declared: Sequence[Source] = ()) -> None:
         self.sources: dict[str, Source] = {}
         self._by_url: dict[str, str] = {}
+        self.url_keys: dict[str, str] = {}
+        """The key each URL given as is was assigned (engines cite the same pages again and again)."""
         for entry in declared:
             self.sources[entry.key] = entry
             for url in (entry.url, entry.resolved_url):
@@ -252,8 +254,12 @@ class SourceRegistry:
         if source_key is not None:
             key = source_key
         elif url:
+            known = self.url_keys.get(url)
+            if known is not None:
+                return known
             normalized = identity_url(url)
             key = self._by_url.get(normalized, normalized) if self._by_url else normalized
+            self.url_keys[url] = key
         elif title and title.strip():
             key = title_key(answer_id, title)
         else:
