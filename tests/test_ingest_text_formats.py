@@ -89,7 +89,7 @@ def test_engine_answers_need_a_protocol(cli: Cli, tmp_path: Path) -> None:
 
 def test_jsonl_answers(cli: Cli, tmp_path: Path) -> None:
     path = FIXTURES / "jsonl" / "answers.jsonl"
-    answers = jsonl_reader.read_answers(path.read_bytes(), str(path))
+    answers = list(jsonl_reader.read_answers(path.read_bytes(), str(path)))
     assert [a.answer_id for a in answers] == ["pp-q01", "cg-q01", "gm-q02"]
     # line 1: "[1]" closes sentence 1, "[2][2]" sentence 2 → two claims; line 2 has no markers → no claims
     assert [c.text for c in answers[0].claims] == ["The AX220 has a 20 L tank.", "It is rated IP54."]
@@ -112,20 +112,20 @@ def test_json_lines_split_at_line_feeds_only() -> None:
     first = '{"id": "a1", "platform": "p", "text": "Tank: 20\u2028L and\u0085more."}'
     second = '{"id": "a2", "platform": "p", "text": "Weight: 35 kg."}'
     data = (first + "\r\n\n" + second + "\n").encode()
-    answers = jsonl_reader.read_answers(data, "raw.jsonl")
+    answers = list(jsonl_reader.read_answers(data, "raw.jsonl"))
     assert [a.text for a in answers] == ["Tank: 20\u2028L and\u0085more.", "Weight: 35 kg."]
     # line 1, a blank line 2, then line 3 broken: the location counts line feeds, the blank line included;
     # line 3 is 21 characters long and ends where a value is expected, so the error is at column 22
     broken = (first + "\n\n" + '{"id": "a3", "text": ' + "\n").encode()
     with pytest.raises(MalformedInput) as raised:
-        jsonl_reader.read_answers(broken, "broken.jsonl")
+        list(jsonl_reader.read_answers(broken, "broken.jsonl"))
     assert raised.value.location == "line 3 column 22"
 
 
 def test_jsonl_unknown_key_is_refused(tmp_path: Path) -> None:
     path = FIXTURES / "jsonl" / "unknown-key.jsonl"
     with pytest.raises(InvalidValue) as raised:
-        jsonl_reader.read_answers(path.read_bytes(), str(path))
+        list(jsonl_reader.read_answers(path.read_bytes(), str(path)))
     assert raised.value.location == "$: plattform"
 
 

@@ -25,6 +25,7 @@ answer. A top-level ``question_id`` / ``answer_id`` string (added by whoever col
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -211,9 +212,9 @@ def _read_message(payload: Any, source: str, location: str) -> ParsedAnswer:
     )
 
 
-def read_answers(data: bytes, source: str) -> list[ParsedAnswer]:
+def read_answers(data: bytes, source: str) -> Iterator[ParsedAnswer]:
     """One answer per Messages API payload (one JSON document, a JSON list or JSON Lines)."""
-    return [_read_message(payload, source, location) for location, payload in load_payloads(data, source)]
+    return (_read_message(payload, source, location) for location, payload in load_payloads(data, source))
 
 
 _MESSAGE = re.compile(rb'"type"\s*:\s*"message"')

@@ -7,9 +7,10 @@ keys come from the registry the interchange reader uses, so both paths identify 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from itertools import chain, islice
 
 from citeaudit.errors import DuplicateId, InvalidValue, UnknownReference
 from citeaudit.ingest.base import ParsedAnswer
@@ -28,7 +29,7 @@ from citeaudit.model import (
     Run,
 )
 
-__all__ = ["Attachment", "assemble"]
+__all__ = ["CHUNK", "Attachment", "assemble", "assemble_chunks"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,24 +65,68 @@ def _question_for(parsed: ParsedAnswer, attachment: Attachment, source: str, ind
     return question
 
 
+CHUNK = 5_000
+"""Answers per chunk when a payload is assembled and written a piece at a time."""
+
+
 def assemble(
-    parsed: Sequence[ParsedAnswer], attachment: Attachment, source: str, sha256: str, default_platform: str | None
+    parsed: Iterable[ParsedAnswer], attachment: Attachment, source: str, sha256: str, default_platform: str | None
 ) -> Audit:
     """The audit that these answers make under ``attachment``, failed answers included.
 
     Builds the model objects directly (no second parse): source keys come from the same registry the
     interchange reader uses, spans are checked against each answer's text, ids are checked for clashes.
     """
+    (audit,) = assemble_chunks(parsed, attachment, source, sha256, default_platform, size=None)
+    return audit
+
+
+def assemble_chunks(
+    parsed: Iterable[ParsedAnswer],
+    attachment: Attachment,
+    source: str,
+    sha256: str,
+    default_platform: str | None,
+    *,
+    size: int | None = CHUNK,
+) -> Iterator[Audit]:
+    """:func:`assemble`, a chunk of at most ``size`` answer records at a time (``None``: one chunk), read lazily.
+
+    Every chunk is an audit of its own answers, claims and edges, with every run and source they refer to (a
+    source first seen in an earlier chunk comes again, so each chunk can be written on its own, in order). Ids,
+    source keys and failure ordinals are those the whole payload gets in one piece. At least one chunk comes.
+    """
+    records = iter(parsed)
+    head = list(islice(records, 2))
+    single = len(head) == 1  # one answer in the payload: its id needs no index
     registry = SourceRegistry()
     url_keys = registry.url_keys
+    runs: dict[str, Run] = {}
+    seen_ids: set[str] = set()
+    today = datetime.now(UTC).date().isoformat()
     answers: list[Answer] = []
     claims: list[Claim] = []
     locations: dict[tuple[str, str], list[Location]] = {}
-    runs: dict[str, Run] = {}
     failures: list[FailedAnswer] = []
-    seen_ids: set[str] = set()
-    today = datetime.now(UTC).date().isoformat()
-    for index, record in enumerate(parsed):
+    referenced: dict[str, None] = {}
+    taken = 0
+
+    def chunk() -> Audit:
+        return Audit(
+            protocol=attachment.protocol,
+            runs=tuple(runs.values()),
+            answers=tuple(answers),
+            claims=tuple(claims),
+            sources=tuple(registry.sources[key] for key in referenced),
+            edges=tuple(Edge(claim, key, tuple(found)) for (claim, key), found in locations.items()),
+            failed_answers=tuple(failures),
+        )
+
+    for index, record in enumerate(chain(head, records)):
+        if size is not None and taken == size:
+            yield chunk()
+            answers, claims, locations, failures, referenced, taken = [], [], {}, [], {}, 0
+        taken += 1
         where = f"answer {index}"
         platform = attachment.platform or record.platform or default_platform
         if platform is None:
@@ -93,7 +138,7 @@ def assemble(
             failures.append(FailedAnswer(index, record.status, record.failure, run_id, question_id, platform))
             continue
         answer_id = record.answer_id or (
-            f"{platform}-{sha256[:12]}" if len(parsed) == 1 else f"{platform}-{sha256[:12]}-{index}"
+            f"{platform}-{sha256[:12]}" if single else f"{platform}-{sha256[:12]}-{index}"
         )
         if answer_id in seen_ids:
             raise DuplicateId(source, f"{where}.id", f"duplicate answer id {answer_id!r}")
@@ -113,6 +158,7 @@ def assemble(
                 key = (url_keys.get(cited.url) if cited.url else None) or registry.key_for(
                     source, f"{where}.citations[{ci}]", answer_id, cited.url, cited.title, None, cited.publisher
                 )
+                referenced[key] = None
             keys.append(key)
             citations.append(Citation(key, cited.url, cited.title, cited.marker, cited.kind, start, end, cited.quote))
         answers.append(
@@ -142,13 +188,4 @@ def assemble(
                 locations.setdefault((claim_id, key), []).append(
                     Location(location.marker, location.start, location.end)
                 )
-    audit = Audit(
-        protocol=attachment.protocol,
-        runs=tuple(runs.values()),
-        answers=tuple(answers),
-        claims=tuple(claims),
-        sources=tuple(registry.sources.values()),
-        edges=tuple(Edge(claim, key, tuple(found)) for (claim, key), found in locations.items()),
-        failed_answers=tuple(failures),
-    )
-    return audit
+    yield chunk()

@@ -8,7 +8,7 @@ candidates; the ingest service attaches them to a protocol question, a run and a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Protocol
@@ -115,7 +115,7 @@ class _ReadAudit(Protocol):
 
 
 class _ReadAnswers(Protocol):
-    def __call__(self, data: bytes, source: str) -> Sequence[ParsedAnswer]: ...
+    def __call__(self, data: bytes, source: str) -> Iterable[ParsedAnswer]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +131,8 @@ class Reader:
     read_audit: _ReadAudit | None = None
     """Document readers: parse and check a whole audit; ``source`` names the file in errors."""
     read_answers: _ReadAnswers | None = None
-    """Answer readers: parse the payload's answers; ``source`` names the file in errors."""
+    """Answer readers: parse the payload's answers (JSON payloads one at a time, as they are iterated);
+    ``source`` names the file in errors."""
     generic: bool = False
     """True when answers of this format do not say which engine produced them (``--platform`` needed)."""
     media_type: str = "application/json"

@@ -29,6 +29,7 @@ Decisions where the documentation is silent:
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -322,9 +323,9 @@ def _read_payload(payload: Any, reading: _Reading) -> ParsedAnswer:
     )
 
 
-def read_answers(data: bytes, source: str) -> list[ParsedAnswer]:
+def read_answers(data: bytes, source: str) -> Iterator[ParsedAnswer]:
     """Every answer in a Gemini payload file (one response, a JSON list, or JSON Lines)."""
-    return [_read_payload(payload, _Reading(source, where)) for where, payload in load_payloads(data, source)]
+    return (_read_payload(payload, _Reading(source, where)) for where, payload in load_payloads(data, source))
 
 
 READER = Reader(

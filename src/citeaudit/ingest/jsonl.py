@@ -8,6 +8,7 @@ misspelt field is an error rather than a silently dropped value.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from citeaudit.errors import InvalidValue
@@ -55,9 +56,8 @@ def _optional_text(line: dict[str, Any], key: str, source: str, where: str) -> s
     return None if value is None else str(expect(value, str, source, f"{where}.{key}"))
 
 
-def read_answers(data: bytes, source: str) -> list[ParsedAnswer]:
-    """One answer per line."""
-    answers = []
+def read_answers(data: bytes, source: str) -> Iterator[ParsedAnswer]:
+    """One answer per line, read as the lines are."""
     for where, line in load_payloads(data, source):
         line = expect(line, dict, source, where)
         unknown = set(line) - _KEYS
@@ -73,19 +73,16 @@ def read_answers(data: bytes, source: str) -> list[ParsedAnswer]:
         for number, (url, title) in enumerate(entries, start=1):
             if number not in referenced:
                 citations.append(ParsedCitation(url, title, None, CitationKind.CITED))
-        answers.append(
-            ParsedAnswer(
-                text=text,
-                citations=tuple(citations),
-                claims=claims,
-                retrieval=RetrievalStatus.UNKNOWN,
-                platform=_optional_text(line, "platform", source, where),
-                model=_optional_text(line, "model", source, where),
-                question_id=_optional_text(line, "question_id", source, where),
-                answer_id=_optional_text(line, "id", source, where),
-            )
+        yield ParsedAnswer(
+            text=text,
+            citations=tuple(citations),
+            claims=claims,
+            retrieval=RetrievalStatus.UNKNOWN,
+            platform=_optional_text(line, "platform", source, where),
+            model=_optional_text(line, "model", source, where),
+            question_id=_optional_text(line, "question_id", source, where),
+            answer_id=_optional_text(line, "id", source, where),
         )
-    return answers
 
 
 READER = Reader(

@@ -35,7 +35,7 @@ Annotations of other types (``file_citation``, ``file_path``, …) name no web s
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -386,9 +386,9 @@ def _read_response(payload: Any, source: str, location: str) -> ParsedAnswer:
     )
 
 
-def read_responses(data: bytes, source: str) -> list[ParsedAnswer]:
+def read_responses(data: bytes, source: str) -> Iterator[ParsedAnswer]:
     """One answer per Responses API payload (one JSON document, a JSON list or JSON Lines)."""
-    return [_read_response(payload, source, location) for location, payload in load_payloads(data, source)]
+    return (_read_response(payload, source, location) for location, payload in load_payloads(data, source))
 
 
 _OUTPUT_LIST = re.compile(rb'"output"\s*:\s*\[')
@@ -466,13 +466,13 @@ def _read_completion(payload: Any, source: str, location: str) -> list[ParsedAns
     return answers
 
 
-def read_chat(data: bytes, source: str) -> list[ParsedAnswer]:
+def read_chat(data: bytes, source: str) -> Iterator[ParsedAnswer]:
     """One answer per choice of every Chat Completions payload (one JSON document, a JSON list or JSON Lines)."""
-    return [
+    return (
         answer
         for location, payload in load_payloads(data, source)
         for answer in _read_completion(payload, source, location)
-    ]
+    )
 
 
 _CHAT_OBJECT = re.compile(rb'"object"\s*:\s*"chat\.completion"')

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -393,9 +393,9 @@ def _read_payload(payload: Any, reading: _Reading) -> ParsedAnswer:
     return _read_sonar(body, reading)
 
 
-def read_answers(data: bytes, source: str) -> list[ParsedAnswer]:
+def read_answers(data: bytes, source: str) -> Iterator[ParsedAnswer]:
     """Every answer in a Perplexity payload file (one response, a JSON list, or JSON Lines)."""
-    return [_read_payload(payload, _Reading(source, where)) for where, payload in load_payloads(data, source)]
+    return (_read_payload(payload, _Reading(source, where)) for where, payload in load_payloads(data, source))
 
 
 READER = Reader(

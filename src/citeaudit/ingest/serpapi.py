@@ -27,6 +27,7 @@ Decisions where the documentation is silent:
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -269,9 +270,9 @@ def _read_payload(payload: Any, source: str, where: str) -> ParsedAnswer:
     )
 
 
-def read_answers(data: bytes, source: str) -> list[ParsedAnswer]:
+def read_answers(data: bytes, source: str) -> Iterator[ParsedAnswer]:
     """Every AI Overview in a SerpApi payload file (one response, a JSON list, or JSON Lines)."""
-    return [_read_payload(payload, source, where) for where, payload in load_payloads(data, source)]
+    return (_read_payload(payload, source, where) for where, payload in load_payloads(data, source))
 
 
 READER = Reader(
