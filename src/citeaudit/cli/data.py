@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from enum import StrEnum
 from importlib import resources
 from pathlib import Path
@@ -15,7 +19,7 @@ from rich.text import Text
 from citeaudit.api import is_database
 from citeaudit.cli.common import DbOption, console, err_console, handles_errors
 from citeaudit.errors import InputError
-from citeaudit.ingest import READERS, Attachment, PreparedImport, needs_attachment, read_files, store_prepared
+from citeaudit.ingest import READERS, Attachment, ingest_files, needs_attachment
 from citeaudit.interchange import audit_to_document, load_protocol
 from citeaudit.report.exports import export_tables
 from citeaudit.report.files import write_atomically
@@ -57,19 +61,42 @@ def ingest(
         str | None, typer.Option("--protocol", help="Protocol already in the database to attach answers to.")
     ] = None,
 ) -> None:
-    """Import files into the database: each file in one transaction; the same file twice is a no-op.
+    """Import files into the database, each as an import of its own; the same file twice is a no-op.
 
-    Every file is read and checked before anything is written. Engine payloads (see `citeaudit formats`)
-    are attached to a protocol question: the protocol comes from --questions or from the database.
+    All the files are imported in one transaction: a problem in any of them, wherever it is found, leaves the
+    database as it was. Engine payloads (see `citeaudit formats`) are read, checked and written a few thousand
+    answers at a time, so a large file needs little memory; they are attached to a protocol question: the
+    protocol comes from --questions or from the database.
     """
     attachment = _attachment(db, questions, protocol, run, platform, question_id, paths, fmt)
-    with err_console.status(f"reading and checking {len(paths)} file(s)…"):
-        prepared = read_files(paths, fmt, attachment)
-    with Store(db) as store:
-        for item in prepared:
-            with err_console.status(f"writing {item.source} ({len(item.audit.answers):,} answers)…"):
-                report = store_prepared(store, item)
-            _print_report(report, item)
+    stored: Counter[str] = Counter()
+    with err_console.status(f"importing {len(paths)} file(s)…") as status:
+
+        def advanced(name: str, n: int) -> None:
+            stored[name] += n
+            status.update(f"importing {name}: {stored[name]:,} answers read, checked and written…")
+
+        with _new_or_existing(db) as target, Store(target) as store:
+            results = ingest_files(store, paths, fmt, attachment, progress=advanced)
+    for name, reader, report in results:
+        _print_report(report, name, reader.name)
+
+
+@contextmanager
+def _new_or_existing(db: Path) -> Iterator[Path]:
+    """The database to write: ``db`` itself when it exists; otherwise a file beside it that becomes ``db`` only
+    when everything succeeded, so a failed first import leaves no database behind (not even an empty one)."""
+    if db.exists():
+        yield db
+        return
+    partial = db.with_name(f".{db.name}.{os.getpid()}.partial")
+    try:
+        yield partial
+    except BaseException:
+        for leftover in (partial, *(partial.with_name(partial.name + end) for end in ("-wal", "-shm", "-journal"))):
+            leftover.unlink(missing_ok=True)
+        raise
+    partial.replace(db)
 
 
 def _attachment(
@@ -104,14 +131,12 @@ def _head(path: Path) -> bytes:
         return handle.read(8192)
 
 
-def _print_report(report: ImportReport, item: PreparedImport) -> None:
+def _print_report(report: ImportReport, source: str, reader: str) -> None:
     if report.already_imported:
-        console.print(
-            f"{item.source}: already imported (sha256 {report.sha256[:12]}…), nothing written", soft_wrap=True
-        )
+        console.print(f"{source}: already imported (sha256 {report.sha256[:12]}…), nothing written", soft_wrap=True)
         return
     console.print(
-        f"{item.source} ({item.reader.name}): {report.answers} answers, {report.claims} claims, {report.edges} edges "
+        f"{source} ({reader}): {report.answers} answers, {report.claims} claims, {report.edges} edges "
         f"from {report.locations} locations, {report.judgements} judgements, {report.sources_new} new sources "
         f"({report.sources_known} already known), {report.evidence_groups} evidence groups, {report.runs} new runs",
         soft_wrap=True,

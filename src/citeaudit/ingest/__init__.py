@@ -6,17 +6,18 @@ Document readers return a whole audit; answer readers return engine answers that
 
 from __future__ import annotations
 
+import functools
 import gc
 import hashlib
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from citeaudit.errors import InputError, UnknownFormat
 from citeaudit.ingest import anthropic, audit_json, expertqa, gemini, jsonl, markdown, openai, perplexity, serpapi
-from citeaudit.ingest.assemble import Attachment, assemble
+from citeaudit.ingest.assemble import CHUNK, Attachment, assemble_chunks
 from citeaudit.ingest.base import Reader, ReaderKind
 from citeaudit.model import Audit
 from citeaudit.store import ImportReport, Store
@@ -28,6 +29,7 @@ __all__ = [
     "Reader",
     "detect_reader",
     "ingest_file",
+    "ingest_files",
     "needs_attachment",
     "read_file",
     "read_files",
@@ -133,8 +135,17 @@ def _prepare(source: str, data: bytes, reader: Reader, attachment: Attachment | 
 
 
 def _prepare_now(source: str, data: bytes, reader: Reader, attachment: Attachment | None) -> PreparedImport:
+    (audit,) = _audits(source, data, reader, attachment, size=None)
+    return PreparedImport(source, data, reader, audit)
+
+
+def _audits(
+    source: str, data: bytes, reader: Reader, attachment: Attachment | None, *, size: int | None = CHUNK
+) -> Iterator[Audit]:
+    """What the file holds, as audits of at most ``size`` answers each (a whole audit for document readers)."""
     if reader.read_audit is not None:
-        return PreparedImport(source, data, reader, reader.read_audit(data, source))
+        yield reader.read_audit(data, source)
+        return
     assert reader.read_answers is not None
     if attachment is None:
         raise InputError(
@@ -146,7 +157,7 @@ def _prepare_now(source: str, data: bytes, reader: Reader, attachment: Attachmen
     parsed = reader.read_answers(data, source)
     sha = hashlib.sha256(data).hexdigest()
     default_platform = None if reader.generic else reader.name.split("-")[0]
-    return PreparedImport(source, data, reader, assemble(parsed, attachment, source, sha, default_platform))
+    yield from assemble_chunks(parsed, attachment, source, sha, default_platform, size=size)
 
 
 def read_files(
@@ -173,8 +184,65 @@ def read_files(
 def ingest_file(
     store: Store, path: str | Path, fmt: str | None = None, attachment: Attachment | None = None
 ) -> ImportReport:
-    """Read, check and store one file in one transaction; the same bytes twice is a no-op."""
-    return store_prepared(store, read_file(path, fmt, attachment))
+    """Read, check and store one file in one transaction, a chunk at a time; the same bytes twice is a no-op."""
+    ((_, _, report),) = ingest_files(store, [path], fmt, attachment)
+    return report
+
+
+def ingest_files(
+    store: Store,
+    paths: Sequence[str | Path],
+    fmt: str | Reader | None = None,
+    attachment: Attachment | None = None,
+    *,
+    progress: Callable[[str, int], None] | None = None,
+    chunk: int = CHUNK,
+) -> list[tuple[str, Reader, ImportReport]]:
+    """Import files in one transaction, each as an import of its own: ``(file, reader, report)`` per file.
+
+    Engine payloads are read, checked and written a chunk of answers at a time, so memory stays bounded
+    whatever the file's size; a problem in any file, found at any point, leaves the database as it was. Every
+    file's format is recognised before anything is read in full. ExpertQA files given together form one dataset
+    (as in :func:`read_files`). ``progress(file, n)`` is told each time ``n`` more answer records are stored;
+    ``chunk`` is how many answer records are written at a time.
+    """
+    plan: list[tuple[str, Reader]] = []
+    expertqa_files: list[str] = []
+    for path in paths:
+        name = str(path)
+        reader = detect_reader(_read_head(path), name, fmt)
+        if reader is expertqa.READER:
+            expertqa_files.append(name)
+        else:
+            plan.append((name, reader))
+    results: list[tuple[str, Reader, ImportReport]] = []
+    with store.transaction(), _collector_paused():
+        if expertqa_files:
+            plan.insert(0, (" + ".join(expertqa_files), expertqa.READER))
+        for name, reader in plan:
+            if reader is expertqa.READER:
+                data = expertqa.combine([_read_bytes(part) for part in expertqa_files])
+            else:
+                data = _read_bytes(name)
+            told = None if progress is None else functools.partial(progress, name)
+            report = store.import_chunks(
+                _audits(name, data, reader, attachment, size=chunk),
+                data,
+                origin=name,
+                fmt=reader.name,
+                media_type=reader.media_type,
+                progress=told,
+            )
+            results.append((name, reader, report))
+    return results
+
+
+def _read_head(path: str | Path) -> bytes:
+    try:
+        with Path(path).open("rb") as handle:
+            return handle.read(_HEAD_BYTES)
+    except OSError as exc:
+        raise InputError(str(path), "", f"cannot read: {exc.strerror}") from None
 
 
 def store_prepared(store: Store, prepared: PreparedImport) -> ImportReport:

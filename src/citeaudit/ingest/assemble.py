@@ -137,9 +137,7 @@ def assemble_chunks(
         if record.status is not AnswerStatus.COMPLETE:
             failures.append(FailedAnswer(index, record.status, record.failure, run_id, question_id, platform))
             continue
-        answer_id = record.answer_id or (
-            f"{platform}-{sha256[:12]}" if single else f"{platform}-{sha256[:12]}-{index}"
-        )
+        answer_id = record.answer_id or (f"{platform}-{sha256[:12]}" if single else f"{platform}-{sha256[:12]}-{index}")
         if answer_id in seen_ids:
             raise DuplicateId(source, f"{where}.id", f"duplicate answer id {answer_id!r}")
         seen_ids.add(answer_id)

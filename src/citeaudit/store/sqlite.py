@@ -111,6 +111,21 @@ class ProtocolInfo:
     """Answers per run kind."""
 
 
+_SUMMED = (
+    "runs",
+    "answers",
+    "claims",
+    "edges",
+    "locations",
+    "judgements",
+    "evidence_groups",
+    "dangling",
+    "retrieved",
+    "failures",
+)
+"""ImportReport counts that add up over the chunks of one import (the source counts are reckoned over all)."""
+
+
 def _edge_code(judgements: Sequence[Judgement], reviews_required: int) -> tuple[str, int]:
     state, label = review_outcome(judgements, reviews_required)
     if label is not None:
@@ -126,6 +141,7 @@ class Store:
         try:
             self._db = sqlite3.connect(self.path, isolation_level=None)
             self._protocols: dict[int, Protocol] = {}
+            self._savepoints = 0
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open database {str(self.path)!r}: {exc}") from None
         try:
@@ -171,6 +187,19 @@ class Store:
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
+        if self._db.in_transaction:
+            # Inside another transaction: a savepoint, so this part can fail alone while the outer one decides.
+            self._savepoints += 1
+            name = f"part_{self._savepoints}"
+            self._db.execute(f"SAVEPOINT {name}")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute(f"ROLLBACK TO {name}")
+                self._db.execute(f"RELEASE {name}")
+                raise
+            self._db.execute(f"RELEASE {name}")
+            return
         self._db.execute("BEGIN IMMEDIATE")
         try:
             yield self._db
@@ -180,7 +209,8 @@ class Store:
         self._db.execute("COMMIT")
 
     def transaction(self) -> AbstractContextManager[sqlite3.Connection]:
-        """One write transaction (``BEGIN IMMEDIATE`` … ``COMMIT``, rolled back on any error)."""
+        """One write transaction (``BEGIN IMMEDIATE`` … ``COMMIT``, rolled back on any error). Inside another,
+        a savepoint: its writes are kept or rolled back with the outer transaction."""
         return self._transaction()
 
     @property
@@ -205,6 +235,22 @@ class Store:
     ) -> ImportReport:
         """Store an audit, its raw payload and the answers that failed, in one transaction; the same payload
         twice is a no-op."""
+        return self.import_chunks((audit,), payload, origin, fmt, media_type)
+
+    def import_chunks(
+        self,
+        chunks: Iterable[Audit],
+        payload: bytes,
+        origin: str,
+        fmt: str = "audit-json",
+        media_type: str = "application/json",
+        *,
+        progress: Callable[[int], None] | None = None,
+    ) -> ImportReport:
+        """:meth:`import_audit` for a payload read a chunk at a time (see ``ingest.assemble_chunks``): every
+        chunk is written as it comes, all in one transaction, so an error in any chunk leaves nothing. The
+        chunks are not read at all when the payload is already imported. ``progress`` is told how many answer
+        records each chunk held."""
         sha = hashlib.sha256(payload).hexdigest()
         with self._transaction() as db:
             if db.execute("SELECT 1 FROM imports WHERE payload_sha256 = ?", (sha,)).fetchone():
@@ -218,16 +264,26 @@ class Store:
                 (sha, origin, fmt, utc_now()),
             ).lastrowid
             assert import_pk is not None
-            report = self._write_audit(db, audit, import_pk, origin, sha)
-            db.executemany(
-                "INSERT INTO ingest_failures (import_pk, ordinal, status, reason, run_id, question_id, platform) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (import_pk, f.ordinal, str(f.status), f.reason, f.run_id, f.question_id, f.platform)
-                    for f in audit.failed_answers
-                ],
-            )
-            report = dataclasses.replace(report, failures=len(audit.failed_answers))
+            report = ImportReport(origin=origin, sha256=sha, already_imported=False)
+            new_keys: set[str] = set()
+            known_keys: set[str] = set()
+            for audit in chunks:
+                part = self._write_audit(db, audit, import_pk, origin, sha, new_keys, known_keys)
+                db.executemany(
+                    "INSERT INTO ingest_failures (import_pk, ordinal, status, reason, run_id, question_id, platform) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    [
+                        (import_pk, f.ordinal, str(f.status), f.reason, f.run_id, f.question_id, f.platform)
+                        for f in audit.failed_answers
+                    ],
+                )
+                part = dataclasses.replace(part, failures=len(audit.failed_answers))
+                report = dataclasses.replace(
+                    report, **{name: getattr(report, name) + getattr(part, name) for name in _SUMMED}
+                )
+                if progress is not None:
+                    progress(len(audit.answers) + len(audit.failed_answers))
+            report = dataclasses.replace(report, sources_new=len(new_keys), sources_known=len(known_keys))
             counts = {k: v for k, v in dataclasses.asdict(report).items() if k not in ("origin", "sha256")}
             db.execute("UPDATE imports SET counts = ? WHERE pk = ?", (json.dumps(counts), import_pk))
             return report
@@ -269,7 +325,18 @@ class Store:
     def _next_pk(self, db: sqlite3.Connection, table: str) -> int:
         return int(db.execute(f"SELECT coalesce(max(pk), 0) + 1 FROM {table}").fetchone()[0])
 
-    def _write_audit(self, db: sqlite3.Connection, audit: Audit, import_pk: int, origin: str, sha: str) -> ImportReport:
+    def _write_audit(
+        self,
+        db: sqlite3.Connection,
+        audit: Audit,
+        import_pk: int,
+        origin: str,
+        sha: str,
+        new_keys: set[str],
+        known_keys: set[str],
+    ) -> ImportReport:
+        """Write one audit (or one chunk of a payload); ``new_keys`` gathers the source keys this import added
+        and ``known_keys`` those it found stored before it."""
         protocol_pk = self._protocol_pk(db, audit.protocol)
         question_pk = dict(db.execute("SELECT id, pk FROM questions WHERE protocol_pk = ?", (protocol_pk,)))
         fact_pk = dict(db.execute("SELECT id, pk FROM required_facts WHERE protocol_pk = ?", (protocol_pk,)))
@@ -324,7 +391,7 @@ class Store:
                     f"SELECT key, source_pk FROM source_keys WHERE key IN ({', '.join('?' * len(batch))})", batch
                 )
             )
-        known_sources = len(source_pk)
+        known_keys.update(key for key in source_pk if key not in new_keys)
         next_source = self._next_pk(db, "sources")
         source_rows: list[tuple[object, ...]] = []
         for source in audit.sources:
@@ -349,7 +416,7 @@ class Store:
                 )
             )
             next_source += 1
-        new_sources = len(source_rows)
+        new_keys.update(str(row[1]) for row in source_rows)
         db.executemany(
             "INSERT INTO sources (pk, key, url, resolved_url, title, publisher, status, reason, fetched_at, "
             "content_hash, host, path) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -519,8 +586,6 @@ class Store:
             edges=len(audit.edges),
             locations=sum(len(edge.locations) for edge in audit.edges),
             judgements=sum(len(edge.judgements) for edge in audit.edges),
-            sources_new=new_sources,
-            sources_known=known_sources,
             evidence_groups=len(audit.evidence_groups),
             dangling=kinds[CitationKind.DANGLING],
             retrieved=kinds[CitationKind.RETRIEVED],
