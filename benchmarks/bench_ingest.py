@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import resource
 import sqlite3
 import statistics
 import tempfile
@@ -24,7 +25,7 @@ import time
 from pathlib import Path
 
 from citeaudit import Protocol, Question, Store
-from citeaudit.ingest import READERS, Attachment, read_file, store_prepared
+from citeaudit.ingest import READERS, Attachment, ingest_files
 
 SITES = [f"https://www.site{n}.example.org" for n in range(400)] + ["https://www.axtorp-machines.com"]
 PAGES_PER_SITE = 50
@@ -147,10 +148,12 @@ def main() -> None:
         for attempt in range(args.repeat):
             db = Path(folder) / f"bench-{attempt}.db"
             start = time.perf_counter()
-            prepared = read_file(payloads, READERS["perplexity"], Attachment(protocol, run_id="bench"))
             with Store(db) as store:
-                report = store_prepared(store, prepared)
+                ((_, _, report),) = ingest_files(
+                    store, [payloads], READERS["perplexity"], Attachment(protocol, run_id="bench")
+                )
             ingest_times.append(time.perf_counter() - start)
+        peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # before the floors load every row
         floors = [sqlite_floors(db, Path(folder), attempt) for attempt in range(args.repeat)]
         floor, schema_floor = statistics.median(f[0] for f in floors), statistics.median(f[1] for f in floors)
         rows = floors[0][2]
@@ -174,6 +177,7 @@ def main() -> None:
             f"  the same rows into citeaudit's schema (its keys, checks and indexes) {schema_floor:6.2f} s "
             f"({args.answers / schema_floor:,.0f} answers/s at most for any writer of this schema)"
         )
+        print(f"  peak RSS of the benchmark process after the imports: {peak_mib:,.0f} MiB ({size_mb:.0f} MB payload)")
         budget = args.answers / 5000
         print(
             f"  target (>= 5 000 answers/s): {'met' if rate >= 5000 else 'NOT met'}; its budget of {budget:.0f} s is "
