@@ -1,14 +1,48 @@
-"""Reading review judgements for agreement: who rated what, and two raters' review-stage judgements (or the edges'
-final labels) marked with their side."""
+"""Judgement rows: the one way a judgement is written, and reading review judgements for agreement (who rated
+what, and two raters' review-stage judgements or the edges' final labels, marked with their side)."""
 
 from __future__ import annotations
 
 import sqlite3
 
 from citeaudit.agreement import FINAL, Rater, SidedLabel, rank_raters, rater_of
+from citeaudit.model import Judgement
 from citeaudit.scoring import LABELS
 
-__all__ = ["read_raters", "read_sided_labels"]
+__all__ = ["INSERT_JUDGEMENT", "judgement_row", "read_raters", "read_sided_labels"]
+
+INSERT_JUDGEMENT = (
+    "INSERT INTO judgements (edge_pk, label, reviewer, origin, stage, passage, period, reasoning, created_at, "
+    "judge, judge_model, judge_version, prompt_sha256, confidence, severity, submission) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+"""Every column of a judgement row; :func:`judgement_row` gives the values."""
+
+
+def judgement_row(
+    edge_pk: int, judgement: Judgement, severity: str | None = None, submission: str | None = None
+) -> tuple[object, ...]:
+    """The values of :data:`INSERT_JUDGEMENT` for ``judgement`` on edge ``edge_pk`` (model provenance is NULL on a
+    human judgement; severity and the form submission id come from the review UI only)."""
+    return (
+        edge_pk,
+        str(judgement.label),
+        judgement.reviewer,
+        str(judgement.origin),
+        str(judgement.stage),
+        judgement.passage,
+        judgement.period,
+        judgement.reasoning,
+        judgement.created_at,
+        judgement.judge,
+        judgement.judge_model,
+        judgement.judge_version,
+        judgement.prompt_sha256,
+        judgement.confidence,
+        severity,
+        submission,
+    )
+
 
 # edges → claims → answers → runs (for the answer id and the protocol filter)
 _PATH = "JOIN claims c ON c.pk = e.claim_pk JOIN answers a ON a.pk = c.answer_pk JOIN runs r ON r.pk = a.run_pk"

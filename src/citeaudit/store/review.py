@@ -19,6 +19,7 @@ from citeaudit.errors import DuplicateId, InvalidValue, StoreError, UnknownRefer
 from citeaudit.model import Judgement, Label, Origin, ReviewState, Stage, review_outcome
 from citeaudit.scoring import DISPUTED_CODE, LABEL_CODE, LABELS, PENDING_CODE
 from citeaudit.sources.urls import url_location
+from citeaudit.store.judgements import INSERT_JUDGEMENT, judgement_row
 from citeaudit.store.migrations import SCHEMA_VERSION
 from citeaudit.store.resolution import document_passages, latest_document
 from citeaudit.store.review_records import (
@@ -424,23 +425,7 @@ class ReviewStore:
                 return False, ReviewState(state)
             if db.execute("SELECT 1 FROM edges WHERE pk = ?", (edge_pk,)).fetchone() is None:
                 raise UnknownReference("review", f"edge {edge_pk}", f"no edge {edge_pk!r}")
-            pk = db.execute(
-                "INSERT INTO judgements (edge_pk, label, reviewer, origin, stage, passage, period, reasoning, "
-                "created_at, severity, submission) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    edge_pk,
-                    str(judgement.label),
-                    judgement.reviewer,
-                    str(judgement.origin),
-                    str(judgement.stage),
-                    judgement.passage,
-                    judgement.period,
-                    judgement.reasoning,
-                    judgement.created_at,
-                    severity,
-                    submission,
-                ),
-            ).lastrowid
+            pk = db.execute(INSERT_JUDGEMENT, judgement_row(edge_pk, judgement, severity, submission)).lastrowid
             before, after, _ = self._recompute(db, edge_pk, self.reviews_required())
             assert isinstance(after, dict)
             self._log(

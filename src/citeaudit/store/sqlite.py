@@ -49,7 +49,7 @@ from citeaudit.store.facts import (
     record_proposals,
     reject,
 )
-from citeaudit.store.judgements import read_raters, read_sided_labels
+from citeaudit.store.judgements import INSERT_JUDGEMENT, judgement_row, read_raters, read_sided_labels
 from citeaudit.store.migrations import MIGRATIONS, SCHEMA_VERSION
 from citeaudit.store.reading import read_audit, read_scoring_columns, read_segmentations
 
@@ -532,29 +532,8 @@ class Store:
             ),
         )
         db.executemany(
-            "INSERT INTO judgements (edge_pk, label, reviewer, origin, stage, passage, period, reasoning, "
-            "created_at, judge, judge_model, judge_version, prompt_sha256, confidence) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                (
-                    next_edge + i,
-                    str(j.label),
-                    j.reviewer,
-                    str(j.origin),
-                    str(j.stage),
-                    j.passage,
-                    j.period,
-                    j.reasoning,
-                    j.created_at,
-                    j.judge,
-                    j.judge_model,
-                    j.judge_version,
-                    j.prompt_sha256,
-                    j.confidence,
-                )
-                for i, edge in enumerate(audit.edges)
-                for j in edge.judgements
-            ),
+            INSERT_JUDGEMENT,
+            (judgement_row(next_edge + i, j) for i, edge in enumerate(audit.edges) for j in edge.judgements),
         )
 
         for group in audit.evidence_groups:

@@ -8,6 +8,7 @@ writers run inside the caller's transaction.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
 from collections.abc import Sequence
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from citeaudit.clock import utc_now
 from citeaudit.model import Judgement
 from citeaudit.scoring import LABELS
+from citeaudit.store.judgements import INSERT_JUDGEMENT, judgement_row
 
 __all__ = [
     "EdgeToSuggest",
@@ -187,27 +189,9 @@ def record_suggestion(
 ) -> int:
     """Store a model judgement with its provenance, the suggestion row and its ranked passages
     ``(rank, ordinal, start, end, score, bm25, dense)``, and an audit-log row; returns the suggestion's pk."""
-    judgement_pk = db.execute(
-        "INSERT INTO judgements (edge_pk, label, reviewer, origin, stage, passage, period, reasoning, created_at, "
-        "judge, judge_model, judge_version, prompt_sha256, confidence) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            edge_pk,
-            str(judgement.label),
-            judgement.reviewer,
-            str(judgement.origin),
-            str(judgement.stage),
-            judgement.passage,
-            judgement.period,
-            judgement.reasoning,
-            judgement.created_at or utc_now("microseconds"),
-            judgement.judge,
-            judgement.judge_model,
-            judgement.judge_version,
-            judgement.prompt_sha256,
-            judgement.confidence,
-        ),
-    ).lastrowid
+    if judgement.created_at is None:
+        judgement = dataclasses.replace(judgement, created_at=utc_now("microseconds"))
+    judgement_pk = db.execute(INSERT_JUDGEMENT, judgement_row(edge_pk, judgement)).lastrowid
     at = utc_now("microseconds")
     suggestion_pk = db.execute(
         "INSERT INTO suggestions (edge_pk, judgement_pk, document_sha256, method, created_at) VALUES (?, ?, ?, ?, ?)",
