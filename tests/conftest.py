@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.site import Site, start_site
 from typer.testing import CliRunner, Result
 
 from citeaudit.cli import app
@@ -18,6 +19,16 @@ from citeaudit.cli import app
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
 EXAMPLES = Path(str(resources.files("citeaudit").joinpath("examples")))
+
+
+@pytest.fixture
+def site() -> Iterator[str]:
+    """Base URL of a fresh test site on 127.0.0.1 (hits and log reset), shut down after the test."""
+    server, thread = start_site()
+    yield f"http://site.test:{Site.port}"
+    server.shutdown()
+    server.server_close()
+    thread.join(timeout=5)
 
 
 @pytest.fixture

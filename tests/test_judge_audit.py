@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from tests.test_judges import needs_models
-from tests.test_suggest import edge_pk, resolved_db, rows, site  # noqa: F401  (site is a fixture)
+from tests.test_suggest import edge_pk, resolved_db, rows
 from typer.testing import Result
 
 from citeaudit.judges import ChecksJudge
@@ -39,7 +39,7 @@ def gold_db(db_path: Path, site_url: str, *, suggest_first: bool) -> Path:
 
 
 @pytest.mark.parametrize("suggest_first", [True, False], ids=["stored-passages", "ranked-now"])
-def test_battery_against_the_gold_reviewer(db_path: Path, site: str, suggest_first: bool) -> None:  # noqa: F811
+def test_battery_against_the_gold_reviewer(db_path: Path, site: str, suggest_first: bool) -> None:
     gold_db(db_path, site, suggest_first=suggest_first)
     report = judge_audit(db_path, ChecksJudge(), "li", k=1, resamples=200)
     # 5 gold edges: c4 has no text, 4 tested, with stored passages (suggest ran, top 1) or ranked now (top 1).
@@ -70,7 +70,7 @@ def test_battery_against_the_gold_reviewer(db_path: Path, site: str, suggest_fir
     assert report.battery.calibration is None  # the checks give no confidence
 
 
-def test_limit_and_nothing_written(db_path: Path, site: str) -> None:  # noqa: F811
+def test_limit_and_nothing_written(db_path: Path, site: str) -> None:
     gold_db(db_path, site, suggest_first=False)
     before = rows(db_path, "SELECT (SELECT count(*) FROM judgements), (SELECT count(*) FROM suggestions)")
     report = judge_audit(db_path, ChecksJudge(), "li", limit=2, k=1, resamples=200)
@@ -79,7 +79,7 @@ def test_limit_and_nothing_written(db_path: Path, site: str) -> None:  # noqa: F
     assert rows(db_path, "SELECT (SELECT count(*) FROM judgements), (SELECT count(*) FROM suggestions)") == before
 
 
-def test_cli_judge_audit_json_and_table(db_path: Path, site: str, cli: Callable[..., Result]) -> None:  # noqa: F811
+def test_cli_judge_audit_json_and_table(db_path: Path, site: str, cli: Callable[..., Result]) -> None:
     gold_db(db_path, site, suggest_first=True)
     result = cli(
         "judge", "audit", "--db", db_path, "--judge", "checks", "--gold", "li", "--top", "1",
@@ -105,7 +105,7 @@ def test_cli_judge_audit_json_and_table(db_path: Path, site: str, cli: Callable[
     assert "calibration: —" in table.stdout
 
 
-def test_cli_unknown_gold_reviewer(db_path: Path, site: str, cli: Callable[..., Result]) -> None:  # noqa: F811
+def test_cli_unknown_gold_reviewer(db_path: Path, site: str, cli: Callable[..., Result]) -> None:
     gold_db(db_path, site, suggest_first=False)
     result = cli("judge", "audit", "--db", db_path, "--judge", "checks", "--gold", "marta")
     assert result.exit_code == 2
@@ -116,7 +116,7 @@ def test_cli_unknown_gold_reviewer(db_path: Path, site: str, cli: Callable[..., 
 @needs_models
 def test_nli_judge_suggests_with_confidence_and_is_calibrated(
     db_path: Path,
-    site: str,  # noqa: F811
+    site: str,
     tmp_path: Path,
     cli: Callable[..., Result],
 ) -> None:
@@ -143,7 +143,7 @@ def test_nli_judge_suggests_with_confidence_and_is_calibrated(
 @needs_models
 def test_nli_suggestions_store_their_confidence(
     db_path: Path,
-    site: str,  # noqa: F811
+    site: str,
     tmp_path: Path,
     cli: Callable[..., Result],
 ) -> None:
@@ -162,7 +162,7 @@ def test_nli_suggestions_store_their_confidence(
     assert rows(db_path, "SELECT DISTINCT review_state FROM edges") == [("pending",)]
 
 
-def test_gold_edges_without_text_are_refused(db_path: Path, site: str, cli: Callable[..., Result]) -> None:  # noqa: F811
+def test_gold_edges_without_text_are_refused(db_path: Path, site: str, cli: Callable[..., Result]) -> None:
     resolved_db(db_path, site, labels={"c4": "unknown"})  # li labelled only c4, whose source has no snapshot
     result = cli("judge", "audit", "--db", db_path, "--judge", "checks", "--gold", "li")
     assert result.exit_code == 2

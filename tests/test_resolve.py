@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from tests.builders import answer, claim, document
-from tests.site import Site, start_site
+from tests.site import Site
 from typer.testing import Result
 
 from citeaudit.interchange import parse_audit_bytes
@@ -19,16 +19,6 @@ from citeaudit.sources import USER_AGENT, ResolveSettings, resolve_sources, sour
 from citeaudit.store import Store
 
 HOSTS = (("site.test", "127.0.0.1"),)
-
-
-@pytest.fixture
-def site() -> Iterator[str]:
-    """Base URL of a fresh test site (hits and log reset)."""
-    server, thread = start_site()
-    yield f"http://site.test:{Site.port}"
-    server.shutdown()
-    server.server_close()
-    thread.join(timeout=5)
 
 
 def settings(**changes: Any) -> ResolveSettings:

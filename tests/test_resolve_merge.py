@@ -9,24 +9,15 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from tests.site import Site, start_site
+from tests.site import Site
 from tests.test_resolve import make_db, rows, settings
 from typer.testing import Result
 
 from citeaudit.sources import resolve_sources
-
-
-@pytest.fixture
-def site() -> Iterator[str]:
-    server, thread = start_site()
-    yield f"http://site.test:{Site.port}"
-    server.shutdown()
-    server.server_close()
-    thread.join(timeout=5)
 
 
 def test_edges_of_one_claim_merge_when_their_sources_are_one_page(

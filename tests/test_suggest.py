@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from tests.builders import answer, claim, document
 from tests.judge_servers import chat_server
-from tests.site import Site, start_site
 from tests.test_judges import needs_models
 from typer.testing import Result
 
@@ -32,15 +31,6 @@ PUMP = "The AX220 pump delivers 20 bar of pressure."  # 20 bar against the page'
 TANK = "The AX220 has a 30 L tank."  # 30 L against the page's 20 L: conflicting
 OUTDOOR = "The AX220 is rated for outdoor use."  # no quantity to compare: the checks decide nothing (unknown)
 MISSING = "The AX220 weighs 9 kg."  # cites /missing (404): no snapshot, counted
-
-
-@pytest.fixture
-def site() -> Iterator[str]:
-    server, thread = start_site()
-    yield f"http://site.test:{Site.port}"
-    server.shutdown()
-    server.server_close()
-    thread.join(timeout=5)
 
 
 def rows(db_path: Path, sql: str, *params: object) -> list[tuple[Any, ...]]:

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
-from tests.test_suggest import PUMP, edge_pk, resolved_db, site  # noqa: F401  (site is a fixture)
+from tests.test_suggest import PUMP, edge_pk, resolved_db
 
 from citeaudit.judges import ChecksJudge
 from citeaudit.review.app import ReviewConfig
@@ -22,7 +22,7 @@ _RANKED = re.compile(r'<li data-rank="(\d+)" data-start="(\d+)" data-end="(\d+)"
 
 
 @pytest.fixture
-def suggested_db(tmp_path: Path, site: str) -> Path:  # noqa: F811
+def suggested_db(tmp_path: Path, site: str) -> Path:
     db = resolved_db(tmp_path / "suggest-review.db", site)
     suggest_edges(db, ChecksJudge(), k=2)
     for name, role in (("bob", "reviewer"), ("root", "admin")):
