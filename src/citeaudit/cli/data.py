@@ -110,7 +110,7 @@ def _attachment(
     fmt: str | None,
 ) -> Attachment | None:
     """Where engine answers go; ``None`` when every file is a whole audit."""
-    if not any(needs_attachment(_head(path), str(path), fmt) for path in paths if path.is_file()):
+    if not any(needs_attachment(path, fmt) for path in paths if path.is_file()):
         return None
     if questions is not None:
         chosen = load_protocol(questions)
@@ -124,11 +124,6 @@ def _attachment(
             "engine answers need a protocol: pass --questions PROTOCOL.yaml (or --db a database that holds one)",
         )
     return Attachment(protocol=chosen, run_id=run, platform=platform, question_id=question_id)
-
-
-def _head(path: Path) -> bytes:
-    with path.open("rb") as handle:
-        return handle.read(8192)
 
 
 def _print_report(report: ImportReport, source: str, reader: str) -> None:

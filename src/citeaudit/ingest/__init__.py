@@ -257,6 +257,7 @@ def store_prepared(store: Store, prepared: PreparedImport) -> ImportReport:
         )
 
 
-def needs_attachment(data: bytes, source: str, fmt: str | Reader | None = None) -> bool:
-    """Whether the file's format is an answer format (so it needs a protocol to attach to)."""
-    return detect_reader(data, source, fmt).kind is ReaderKind.ANSWERS
+def needs_attachment(path: str | Path, fmt: str | Reader | None = None) -> bool:
+    """Whether the file's format (recognised from its first bytes) is an answer format, so it needs a protocol
+    to attach to."""
+    return detect_reader(_read_head(path), str(path), fmt).kind is ReaderKind.ANSWERS
