@@ -127,15 +127,13 @@ class PassageIndex:
         return self._bm25.scores(Counter(t for t in _tokens(claim) if t not in _STOPWORDS))
 
     def _similarities(self, claim: str, indexes: Sequence[int]) -> npt.NDArray[np.float64]:
-        # Each passage is embedded once, the first time a claim needs it.
+        # Each passage is embedded once, the first time a claim needs it; callers never pass no passage.
         encoder = self._encoder or default_encoder()
         missing = [i for i in indexes if i not in self._embeddings]
         if missing:
             rows = encoder.encode([self.passages[i].text for i in missing])
             self._embeddings.update(zip(missing, rows, strict=True))
         query = encoder.encode([claim])[0]
-        if not indexes:
-            return np.zeros(0)
         return np.asarray(np.stack([self._embeddings[i] for i in indexes]) @ query, dtype=np.float64)
 
     def dense_scores(self, claim: str) -> npt.NDArray[np.float64]:
