@@ -7,6 +7,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from citeaudit import SchemaVersionMismatch, Store, StoreError, load_audit, score
 from citeaudit.api import score_path
@@ -147,3 +149,57 @@ def test_a_moved_judgement_keeps_every_column(db_path: Path, four_claim_path: Pa
         for column, value in (("confidence", 0.5), ("judge", "x"), ("severity", "high")):
             with pytest.raises(sqlite3.IntegrityError, match="immutable"):
                 db.execute(f"UPDATE judgements SET edge_pk = ?, {column} = ? WHERE pk = ?", (edge, value, pk))
+
+
+def test_check_lists_become_comparisons_and_an_older_database_keeps_its_rows(
+    db_path: Path, four_claim_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from citeaudit.store import migrations, sqlite
+
+    rewrite = migrations.MIGRATIONS.index(migrations._check_lists_as_comparisons)
+    # a database written by the release before the rewrite, with rows in it
+    monkeypatch.setattr(sqlite, "MIGRATIONS", migrations.MIGRATIONS[:rewrite])
+    monkeypatch.setattr(sqlite, "SCHEMA_VERSION", rewrite)
+    with Store(db_path) as store:
+        ingest_file(store, four_claim_path)
+        before = {t: store._db.execute(f"SELECT * FROM {t} ORDER BY 1").fetchall() for t in ("citations", "edges")}
+        assert "kind IN ('cited', 'retrieved', 'dangling')" in store._db.execute(
+            "SELECT sql FROM sqlite_schema WHERE name = 'citations'"
+        ).fetchone()[0]
+    monkeypatch.undo()
+    with Store(db_path) as store:
+        assert store.schema_version == SCHEMA_VERSION
+        tables = dict(store._db.execute("SELECT name, sql FROM sqlite_schema WHERE type = 'table'"))
+        assert store._db.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+        assert {t: store._db.execute(f"SELECT * FROM {t} ORDER BY 1").fetchall() for t in before} == before
+    assert "(kind = 'cited' OR kind = 'retrieved' OR kind = 'dangling')" in tables["citations"]
+    assert not [name for name, sql in tables.items() if migrations._IN_LIST.search(sql)]
+    # a second connection reads the edited schema: the constraint still rejects what it always rejected
+    with sqlite3.connect(db_path) as db, pytest.raises(sqlite3.IntegrityError, match="kind = 'cited'"):
+        db.execute("UPDATE citations SET kind = 'quoted' WHERE pk = (SELECT min(pk) FROM citations)")
+
+
+@given(
+    values=st.lists(st.text(alphabet="ab', )", max_size=4), min_size=3, max_size=6, unique=True),
+    probes=st.lists(st.one_of(st.none(), st.text(alphabet="ab', )", max_size=4)), max_size=20),
+)
+def test_a_rewritten_check_accepts_exactly_what_the_list_accepted(values: list[str], probes: list[str | None]) -> None:
+    from citeaudit.store.migrations import comparisons
+
+    listed = ", ".join("'" + v.replace("'", "''") + "'" for v in values)
+    original = f"CREATE TABLE t (kind TEXT CHECK (kind IN ({listed})))"
+    rewritten = comparisons(original)
+    assert " IN (" not in rewritten
+    db = sqlite3.connect(":memory:")
+    db.execute(original)
+    db.execute(rewritten.replace("TABLE t", "TABLE u"))
+
+    def accepts(table: str, value: str | None) -> bool:
+        try:
+            db.execute(f"INSERT INTO {table} VALUES (?)", (value,))
+        except sqlite3.IntegrityError:
+            return False
+        return True
+
+    for value in [*values, *probes]:
+        assert accepts("t", value) == accepts("u", value)

@@ -3,7 +3,14 @@ schema version lives in ``PRAGMA user_version``. Never edit a released migration
 
 from __future__ import annotations
 
-__all__ = ["MIGRATIONS", "SCHEMA_VERSION"]
+import re
+import sqlite3
+from collections.abc import Callable
+
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "Migration"]
+
+Migration = str | Callable[[sqlite3.Connection], None]
+"""An SQL script, or a function given the connection inside the migration's transaction."""
 
 _V1 = """
 CREATE TABLE payloads (
@@ -590,7 +597,37 @@ CREATE TABLE suggested_passages (
 ) WITHOUT ROWID;
 """
 
-MIGRATIONS: tuple[str, ...] = (
+_TEXT = r"'(?:[^']|'')*'"
+_IN_LIST = re.compile(rf"(\w+) IN \(((?:{_TEXT}\s*,\s*){{2,}}{_TEXT})\)")
+"""``column IN ('a', 'b', 'c', ...)``: a list of three or more text constants."""
+
+
+def comparisons(sql: str) -> str:
+    """``sql`` with every ``column IN ('a', 'b', 'c', ...)`` written ``(column = 'a' OR column = 'b' OR ...)``."""
+    return _IN_LIST.sub(
+        lambda m: "(" + " OR ".join(f"{m[1]} = {value}" for value in re.findall(_TEXT, m[2])) + ")", sql
+    )
+
+
+def _check_lists_as_comparisons(db: sqlite3.Connection) -> None:
+    """Rewrite the CHECK constraints that test a column against a list of three or more values as a chain of
+    comparisons, which accepts and rejects exactly the same values. SQLite evaluates ``IN (list)`` through a
+    temporary table built again for every execution of a statement, and ``executemany`` executes the statement
+    once per row: the imports spent about as long on those checks as on writing the rows. A CHECK constraint
+    is not part of the stored records, so the table definitions are edited in place as SQLite documents for
+    such changes (writable_schema, then a new schema_version so every connection reads the edited schema)."""
+    tables = db.execute("SELECT name, sql FROM sqlite_schema WHERE type = 'table' AND sql LIKE '% IN (%'").fetchall()
+    edited = [(comparisons(sql), name) for name, sql in tables if comparisons(sql) != sql]
+    version = int(db.execute("PRAGMA schema_version").fetchone()[0])
+    db.execute("PRAGMA writable_schema = ON")
+    try:
+        db.executemany("UPDATE sqlite_schema SET sql = ? WHERE type = 'table' AND name = ?", edited)
+        db.execute(f"PRAGMA schema_version = {version + 1}")
+    finally:
+        db.execute("PRAGMA writable_schema = OFF")
+
+
+MIGRATIONS: tuple[Migration, ...] = (
     _V1,
     _COLLECTION,
     _FACT_LOCKS,
@@ -602,6 +639,7 @@ MIGRATIONS: tuple[str, ...] = (
     _RETRIEVAL_REASON,
     _JUDGEMENT_MOVE_GUARD,
     _SUGGESTED_PASSAGES,
+    _check_lists_as_comparisons,
 )
 """``MIGRATIONS[n]`` upgrades schema version ``n`` to ``n + 1``."""
 

@@ -181,8 +181,12 @@ class Store:
             )
         for target in range(version, SCHEMA_VERSION):
             with self._transaction():
-                for statement in _statements(MIGRATIONS[target]):
-                    self._db.execute(statement)
+                migration = MIGRATIONS[target]
+                if callable(migration):
+                    migration(self._db)
+                else:
+                    for statement in _statements(migration):
+                        self._db.execute(statement)
                 self._db.execute(f"PRAGMA user_version = {target + 1}")
 
     @contextmanager
