@@ -178,3 +178,47 @@ def test_the_command_imports_every_file_or_none(cli: Callable[..., Result], tmp_
     assert result.exit_code == 0, result.stderr
     assert "7 answers, 18 claims, 17 edges" in result.stdout
     assert sorted(p.name for p in tmp_path.iterdir()) == ["audit.db", "broken.jsonl", "good.jsonl", "protocol.yaml"]
+
+
+def _edge_indexes(db: Path) -> list[tuple[str, str]]:
+    with sqlite3.connect(db) as connection:
+        return connection.execute(
+            "SELECT name, sql FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'edges' ORDER BY name"
+        ).fetchall()
+
+
+def test_an_import_into_an_empty_database_ends_with_every_queue_index(tmp_path: Path) -> None:
+    # the queue indexes are dropped while the first rows go in and built again at the end of the transaction
+    Store(tmp_path / "empty.db").close()
+    expected = _edge_indexes(tmp_path / "empty.db")
+    assert [name for name, _ in expected if name.startswith("edges_queue")] == [
+        "edges_queue",
+        "edges_queue_all",
+        "edges_queue_state",
+    ]
+    first = write_jsonl(tmp_path / "first.jsonl", payloads())
+    second = write_jsonl(tmp_path / "second.jsonl", [sonar(40, [1, 9])])
+    with Store(tmp_path / "a.db") as store:
+        ingest_files(store, [first, second], READERS["perplexity"], ATTACHMENT, chunk=2)
+        # every index entry matches its row; the queue reads through the rebuilt index
+        assert store.connection.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+        plan = " ".join(
+            row[3]
+            for row in store.connection.execute(
+                "EXPLAIN QUERY PLAN SELECT pk FROM edges WHERE final_code = 5 "
+                "ORDER BY ((pk * 2654435761) % 4294967296) LIMIT 10"
+            )
+        )
+        assert "edges_queue" in plan
+    assert _edge_indexes(tmp_path / "a.db") == expected
+
+
+def test_a_failed_import_into_an_empty_database_keeps_its_queue_indexes(tmp_path: Path) -> None:
+    db = tmp_path / "a.db"
+    Store(db).close()
+    before = state(db)
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text(json.dumps(sonar(0, [1])) + "\n" + '{"id": "x", \n', encoding="utf-8")
+    with Store(db) as store, pytest.raises(MalformedInput):
+        ingest_files(store, [broken], READERS["perplexity"], ATTACHMENT, chunk=1)
+    assert state(db) == before

@@ -271,6 +271,7 @@ class Store:
             report = ImportReport(origin=origin, sha256=sha, already_imported=False)
             new_keys: set[str] = set()
             known_keys: set[str] = set()
+            deferred = self._drop_edge_indexes_while_empty(db)
             for audit in chunks:
                 part = self._write_audit(db, audit, import_pk, origin, sha, new_keys, known_keys)
                 db.executemany(
@@ -287,10 +288,29 @@ class Store:
                 )
                 if progress is not None:
                     progress(len(audit.answers) + len(audit.failed_answers))
+            for statement in deferred:
+                db.execute(statement)
             report = dataclasses.replace(report, sources_new=len(new_keys), sources_known=len(known_keys))
             counts = {k: v for k, v in dataclasses.asdict(report).items() if k not in ("origin", "sha256")}
             db.execute("UPDATE imports SET counts = ? WHERE pk = ?", (json.dumps(counts), import_pk))
             return report
+
+    def _drop_edge_indexes_while_empty(self, db: sqlite3.Connection) -> list[str]:
+        """When the edges table is empty, drop its queue indexes and return the statements that make them again,
+        to be run once the import's rows are in (inside the same transaction, so an error restores them).
+
+        The queue indexes order edges by a hash of their key, so each new edge lands at a random place in
+        them; building them once from all the rows sorts instead, in about half the time.
+        """
+        if db.execute("SELECT 1 FROM edges LIMIT 1").fetchone():
+            return []
+        indexes = db.execute(
+            "SELECT name, sql FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'edges' AND sql IS NOT NULL "
+            "AND name LIKE 'edges_queue%' ORDER BY name"
+        ).fetchall()
+        for name, _ in indexes:
+            db.execute(f"DROP INDEX {name}")
+        return [sql for _, sql in indexes]
 
     def _protocol_pk(self, db: sqlite3.Connection, protocol: Protocol) -> int:
         fp = fingerprint(protocol)
