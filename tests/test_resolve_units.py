@@ -146,3 +146,32 @@ def test_missing_extra_names_the_install_line(
     result = cli("resolve", "--db", tmp_path / "none.db")
     assert result.exit_code == 2
     assert "pip install 'citeaudit[resolve]'" in result.stderr
+
+
+ARTICLE = (
+    "<html><head><title>AX220 data sheet | Axtorp</title>"
+    '<meta property="og:title" content="AX220 data sheet">'
+    '<meta property="article:published_time" content="2024-05-14T09:00:00Z">'
+    '<meta property="article:modified_time" content="2026-03-12T10:00:00Z">'
+    '<link rel="canonical" href="/en/ax220"></head><body><nav><a href="/">Home</a> <a href="/shop">Shop</a></nav>'
+    "<article><h1>AX220</h1>"
+    + "".join(
+        f"<p>Paragraph {n}: the AX220 portable compressor has a 20 L tank and a maximum pressure of 10 bar.</p>"
+        for n in range(12)
+    )
+    + "</article><footer>Axtorp Maschinen GmbH, Hamburg</footer></body></html>"
+)
+
+
+def test_an_html_page_gives_its_title_dates_canonical_link_and_main_text() -> None:
+    from citeaudit.sources.extract import read_document
+
+    document = read_document(ARTICLE.encode(), "text/html; charset=utf-8", "https://www.axtorp.example/ax220?x=1")
+    assert document.title == "AX220 data sheet"  # og:title, not the <title> with the site name
+    # the publication date is the original one, the update date the modification time
+    assert (document.published, document.updated) == ("2024-05-14", "2026-03-12")
+    assert document.canonical_url == "https://www.axtorp.example/en/ax220"  # relative href, joined to the page URL
+    lines = document.text.splitlines()
+    # the 12 article paragraphs are the text; navigation and footer are not
+    assert sum(line.startswith("Paragraph ") for line in lines) == 12
+    assert "Shop" not in document.text and "Hamburg" not in document.text

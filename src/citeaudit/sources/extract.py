@@ -131,8 +131,10 @@ def _html(body: bytes, charset: str | None, url: str) -> tuple[str, str | None, 
             canonical = urljoin(url, href)
             break
     head_title = tree.findtext(".//title")
+    # The page is parsed once, here: trafilatura and htmldate both take the tree and work on copies of it.
+    updated = _iso_date(find_date(tree, original_date=False, extensive_search=False))
     extracted = trafilatura.bare_extraction(
-        markup,
+        tree,
         url=url,
         # trafilatura's own extractor only: the justext fallback costs several times more per page.
         fast=True,
@@ -148,7 +150,6 @@ def _html(body: bytes, charset: str | None, url: str) -> tuple[str, str | None, 
         head_title.strip() if head_title and head_title.strip() else None
     )
     published = _iso_date(getattr(extracted, "date", None) if extracted is not None else None)
-    updated = _iso_date(find_date(markup, original_date=False, extensive_search=False))
     return text, title, published, updated, canonical
 
 
