@@ -323,3 +323,40 @@ def test_click_wrapper_is_unwrapped_without_a_request(db_path: Path, site: str) 
 def test_links_that_are_not_http_fail_as_bad_url(db_path: Path, url: str) -> None:
     found = resolve_one(db_path, url)
     assert (found["status"], found["reason"]) == ("failed", "bad_url")
+
+
+def test_extraction_workers_are_chosen_by_pages_and_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    from citeaudit.sources import fetch
+
+    monkeypatch.setattr(fetch, "_cores", lambda: 2)
+    auto = settings()
+    assert auto.extract_workers is None
+    assert fetch.extract_workers_for(auto, fetch.AUTO_WORKER_PAGES - 1) == 0  # too few pages to pay for a process
+    assert fetch.extract_workers_for(auto, fetch.AUTO_WORKER_PAGES) == 1
+    assert fetch.extract_workers_for(settings(extract_workers=0), 10**6) == 0  # a choice given is kept
+    assert fetch.extract_workers_for(settings(extract_workers=3), 1) == 3
+    monkeypatch.setattr(fetch, "_cores", lambda: 1)
+    assert fetch.extract_workers_for(auto, 10**6) == 0  # no second core to run it on
+
+
+def test_a_large_run_extracts_in_a_worker_process_by_default(
+    db_path: Path, site: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import multiprocessing
+
+    from citeaudit.sources import fetch
+
+    monkeypatch.setattr(fetch, "_cores", lambda: 2)
+    monkeypatch.setattr(fetch, "AUTO_WORKER_PAGES", 3)
+    make_db(db_path, [{"claim_id": "c1", "url": f"{site}/paced/AX{n}"} for n in range(3)])
+    workers: list[int] = []
+    report = resolve_sources(
+        db_path, settings(), progress=lambda _: workers.append(len(multiprocessing.active_children()))
+    )
+    assert report.resolved == 3
+    # the three pages were extracted while one worker process was running
+    assert workers == [1, 1, 1]
+    for n in range(3):  # each page's text came back from the worker whole
+        (snapshot,) = source_snapshots(db_path, source(db_path, f"{site}/paced/AX{n}")["key"])
+        assert f"AX{n}" in snapshot.text
+        assert "AX220" not in snapshot.text

@@ -174,4 +174,5 @@ def test_an_html_page_gives_its_title_dates_canonical_link_and_main_text() -> No
     lines = document.text.splitlines()
     # the 12 article paragraphs are the text; navigation and footer are not
     assert sum(line.startswith("Paragraph ") for line in lines) == 12
-    assert "Shop" not in document.text and "Hamburg" not in document.text
+    assert "Shop" not in document.text
+    assert "Hamburg" not in document.text

@@ -163,9 +163,10 @@ def test_check_lists_become_comparisons_and_an_older_database_keeps_its_rows(
     with Store(db_path) as store:
         ingest_file(store, four_claim_path)
         before = {t: store._db.execute(f"SELECT * FROM {t} ORDER BY 1").fetchall() for t in ("citations", "edges")}
-        assert "kind IN ('cited', 'retrieved', 'dangling')" in store._db.execute(
-            "SELECT sql FROM sqlite_schema WHERE name = 'citations'"
-        ).fetchone()[0]
+        assert (
+            "kind IN ('cited', 'retrieved', 'dangling')"
+            in store._db.execute("SELECT sql FROM sqlite_schema WHERE name = 'citations'").fetchone()[0]
+        )
     monkeypatch.undo()
     with Store(db_path) as store:
         assert store.schema_version == SCHEMA_VERSION

@@ -23,6 +23,7 @@ from citeaudit.sources import (
     source_passages,
 )
 from citeaudit.sources.extract import require_extra
+from citeaudit.sources.fetch import AUTO_WORKER_PAGES
 
 __all__ = ["app", "register"]
 
@@ -39,9 +40,13 @@ AllowPrivateOption = Annotated[
     typer.Option("--allow-private", help="Allow loopback, private, link-local, multicast and reserved addresses."),
 ]
 ExtractWorkersOption = Annotated[
-    int,
+    int | None,
     typer.Option(
-        "--extract-workers", min=0, help="Processes extracting text beside the fetching one (0: a thread in it)."
+        "--extract-workers",
+        min=0,
+        show_default=False,
+        help="Processes extracting text beside the fetching one; 0 extracts in it. Default: 1 when a second core "
+        f"is free and at least {AUTO_WORKER_PAGES} pages are to be read, else 0.",
     ),
 ]
 MapHostOption = Annotated[
@@ -73,7 +78,7 @@ def _settings(
     *,
     retry_failed: bool = False,
     refresh: bool = False,
-    extract_workers: int = 0,
+    extract_workers: int | None = None,
 ) -> ResolveSettings:
     return ResolveSettings(
         concurrency=concurrency,
@@ -149,7 +154,7 @@ def resolve(
         bool, typer.Option("--refresh", help="Read resolved sources again (a new snapshot; old ones are kept).")
     ] = False,
     map_host: MapHostOption = None,
-    extract_workers: ExtractWorkersOption = 0,
+    extract_workers: ExtractWorkersOption = None,
     fmt: Annotated[OutputFormat, typer.Option("--format", help="Output format of the counts.")] = OutputFormat.TABLE,
 ) -> None:
     """Follow every cited link to its page and keep a snapshot: redirects and wrappers followed and recorded,

@@ -14,6 +14,7 @@ import dataclasses
 import email.utils
 import http.cookiejar
 import multiprocessing
+import os
 import ssl
 import zlib
 from collections.abc import AsyncIterator
@@ -83,9 +84,11 @@ class ResolveSettings:
     """Name-resolution overrides ``(host name, IP address)``, used before DNS and trusted as declared."""
     user_agent: str = USER_AGENT
     """User-Agent header."""
-    extract_workers: int = 0
-    """Processes that extract text (HTML, PDF) beside the one that fetches; 0 extracts in a thread of this process.
-    Extraction is CPU work: on a machine with a free core, 1 keeps the fetching loop from waiting on it."""
+    extract_workers: int | None = None
+    """Processes that extract text (HTML, PDF) beside the one that fetches; 0 extracts in this process. ``None``
+    chooses (:func:`extract_workers_for`): 1 when this machine has a second core and at least
+    ``AUTO_WORKER_PAGES`` pages are to be read, else 0. Extraction is CPU work: a worker process keeps the
+    fetching loop from waiting on it, and costs about a second to start."""
 
     def __post_init__(self) -> None:
         def bad(name: str, rule: str) -> InvalidValue:
@@ -95,11 +98,29 @@ class ResolveSettings:
             if getattr(self, name) < 1:
                 raise bad(name, "must be at least 1")
         for name in ("retries", "extract_workers"):
-            if getattr(self, name) < 0:
+            if (getattr(self, name) or 0) < 0:
                 raise bad(name, "must be 0 or more")
         for name in ("timeout", "backoff", "max_retry_wait"):
             if not getattr(self, name) > 0:
                 raise bad(name, "must be a positive number of seconds")
+
+
+AUTO_WORKER_PAGES = 200
+"""Pages to read from which ``extract_workers=None`` starts a worker process (on a machine with a second core)."""
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - platforms without CPU affinity
+        return os.cpu_count() or 1
+
+
+def extract_workers_for(settings: ResolveSettings, pages: int) -> int:
+    """The extraction processes a run that reads ``pages`` pages uses under ``settings``."""
+    if settings.extract_workers is not None:
+        return settings.extract_workers
+    return 1 if pages >= AUTO_WORKER_PAGES and _cores() >= 2 else 0
 
 
 class _NoCookies(http.cookiejar.DefaultCookiePolicy):
@@ -232,7 +253,7 @@ class Fetcher:
             self._extractors.shutdown(wait=True, cancel_futures=True)
 
     async def _extract(self, body: bytes, content_type: str | None, url: str) -> Document:
-        if self.settings.extract_workers == 0:
+        if not self.settings.extract_workers:
             if len(body) <= _INLINE_BYTES and not body.lstrip()[:5].startswith(b"%PDF-"):
                 # A small page is read in a few milliseconds: handing it to a thread costs more than that.
                 return read_document(body, content_type, url)

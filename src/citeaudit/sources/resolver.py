@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from citeaudit.sources.fetch import Fetcher, ResolveSettings
+from citeaudit.sources.fetch import Fetcher, ResolveSettings, extract_workers_for
 from citeaudit.sources.records import FetchOutcome, Passage, ResolveReport, Snapshot
 
 __all__ = [
@@ -104,13 +104,14 @@ async def resolve_sources_async(
                     flush()
 
         if selection.todo:
-            async with Fetcher(settings) as fetcher:
+            workers = extract_workers_for(settings, len(selection.todo))
+            async with Fetcher(dataclasses.replace(settings, extract_workers=workers)) as fetcher:
                 # More workers than request slots: a worker waiting on a busy host holds no global slot, so the
                 # other hosts keep the global cap busy.
-                workers = min(len(selection.todo), 4 * settings.concurrency)
+                tasks = min(len(selection.todo), 4 * settings.concurrency)
                 tick = asyncio.create_task(ticker())
                 try:
-                    await asyncio.gather(*(worker(fetcher) for _ in range(workers)))
+                    await asyncio.gather(*(worker(fetcher) for _ in range(tasks)))
                 finally:
                     tick.cancel()
                     if batch:
@@ -132,9 +133,13 @@ def resolve_urls(urls: Iterable[str], settings: ResolveSettings | None = None) -
     """Resolve URLs without a database (e.g. engine grounding redirects right after collection, before they
     expire): one outcome per URL, in order."""
 
+    wanted = list(urls)
+    chosen = settings or ResolveSettings()
+    chosen = dataclasses.replace(chosen, extract_workers=extract_workers_for(chosen, len(wanted)))
+
     async def run() -> list[FetchOutcome]:
-        async with Fetcher(settings or ResolveSettings()) as fetcher:
-            return list(await asyncio.gather(*(fetcher.fetch(url) for url in urls)))
+        async with Fetcher(chosen) as fetcher:
+            return list(await asyncio.gather(*(fetcher.fetch(url) for url in wanted)))
 
     return asyncio.run(run())
 
