@@ -612,8 +612,8 @@ def comparisons(sql: str) -> str:
 def _check_lists_as_comparisons(db: sqlite3.Connection) -> None:
     """Rewrite the CHECK constraints that test a column against a list of three or more values as a chain of
     comparisons, which accepts and rejects exactly the same values. SQLite evaluates ``IN (list)`` through a
-    temporary table built again for every execution of a statement, and ``executemany`` executes the statement
-    once per row: the imports spent about as long on those checks as on writing the rows. A CHECK constraint
+    temporary lookup table made once per execution of a statement, and ``executemany`` executes the statement
+    once per row: with the list, writing a citation row took twice as long as without it. A CHECK constraint
     is not part of the stored records, so the table definitions are edited in place as SQLite documents for
     such changes (writable_schema, then a new schema_version so every connection reads the edited schema)."""
     tables = db.execute("SELECT name, sql FROM sqlite_schema WHERE type = 'table' AND sql LIKE '% IN (%'").fetchall()
