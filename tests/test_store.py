@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -204,3 +205,25 @@ def test_a_rewritten_check_accepts_exactly_what_the_list_accepted(values: list[s
 
     for value in [*values, *probes]:
         assert accepts("t", value) == accepts("u", value)
+
+
+def test_an_sqlite_that_refuses_schema_edits_keeps_the_lists(tmp_path: Path) -> None:
+    from citeaudit.store import migrations
+
+    class Defensive(sqlite3.Connection):
+        """Refuses writes to sqlite_schema as SQLite does in defensive mode."""
+
+        def executemany(self, sql: str, rows: Any, /) -> sqlite3.Cursor:
+            if "sqlite_schema" in sql:
+                raise sqlite3.OperationalError("table sqlite_master may not be modified")
+            return super().executemany(sql, rows)
+
+    db = sqlite3.connect(tmp_path / "d.db", isolation_level=None, factory=Defensive)
+    db.execute("CREATE TABLE t (kind TEXT CHECK (kind IN ('a', 'b', 'c')))")
+    db.execute("BEGIN")
+    migrations._check_lists_as_comparisons(db)  # no error: the lists stay, the migration completes
+    db.execute("COMMIT")
+    assert "kind IN ('a', 'b', 'c')" in db.execute("SELECT sql FROM sqlite_schema WHERE name = 't'").fetchone()[0]
+    with pytest.raises(sqlite3.IntegrityError):
+        db.execute("INSERT INTO t VALUES ('z')")
+    db.close()

@@ -615,16 +615,23 @@ def _check_lists_as_comparisons(db: sqlite3.Connection) -> None:
     temporary lookup table made once per execution of a statement, and ``executemany`` executes the statement
     once per row: with the list, writing a citation row took twice as long as without it. A CHECK constraint
     is not part of the stored records, so the table definitions are edited in place as SQLite documents for
-    such changes (writable_schema, then a new schema_version so every connection reads the edited schema)."""
+    such changes (writable_schema, then a new schema_version so every connection reads the edited schema).
+
+    An SQLite built to refuse schema edits (defensive mode) keeps the lists: they accept the same values, and
+    only writing is slower."""
     tables = db.execute("SELECT name, sql FROM sqlite_schema WHERE type = 'table' AND sql LIKE '% IN (%'").fetchall()
     edited = [(comparisons(sql), name) for name, sql in tables if comparisons(sql) != sql]
     version = int(db.execute("PRAGMA schema_version").fetchone()[0])
+    db.execute("SAVEPOINT check_lists")
     db.execute("PRAGMA writable_schema = ON")
     try:
         db.executemany("UPDATE sqlite_schema SET sql = ? WHERE type = 'table' AND name = ?", edited)
         db.execute(f"PRAGMA schema_version = {version + 1}")
+    except sqlite3.DatabaseError:
+        db.execute("ROLLBACK TO check_lists")
     finally:
         db.execute("PRAGMA writable_schema = OFF")
+        db.execute("RELEASE check_lists")
 
 
 MIGRATIONS: tuple[Migration, ...] = (
