@@ -227,3 +227,34 @@ def test_an_sqlite_that_refuses_schema_edits_keeps_the_lists(tmp_path: Path) -> 
     with pytest.raises(sqlite3.IntegrityError):
         db.execute("INSERT INTO t VALUES ('z')")
     db.close()
+
+
+@given(
+    rows=st.lists(
+        st.tuples(
+            st.one_of(st.none(), st.integers(-(2**63), 2**63 - 1), st.text(max_size=3)),
+            st.one_of(st.none(), st.floats(allow_nan=False)),
+        ),
+        max_size=200,
+    )
+)
+def test_batched_inserts_store_what_executemany_stores(rows: list[tuple[object, object]]) -> None:
+    from citeaudit.store.sqlite import ROWS_PER_STATEMENT, insert_rows
+
+    assert ROWS_PER_STATEMENT < 200  # the lists cover full batches, a remainder, and no rows at all
+    db = sqlite3.connect(":memory:")
+    for table in ("batched", "one_by_one"):
+        db.execute(f"CREATE TABLE {table} (pk INTEGER PRIMARY KEY, a, b)")
+    insert_rows(db, "INSERT INTO batched (a, b) VALUES (?, ?)", iter(rows))
+    db.executemany("INSERT INTO one_by_one (a, b) VALUES (?, ?)", rows)
+    # the same rows with the same keys, in the same order
+    assert db.execute("SELECT * FROM batched").fetchall() == db.execute("SELECT * FROM one_by_one").fetchall()
+
+
+def test_batched_inserts_need_a_one_row_insert() -> None:
+    from citeaudit.store.sqlite import insert_rows
+
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE TABLE t (a)")
+    with pytest.raises(ValueError, match="one-row INSERT"):
+        insert_rows(db, "INSERT INTO t SELECT 1", [(1,)])
