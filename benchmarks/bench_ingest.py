@@ -126,7 +126,7 @@ def sqlite_floors(db: Path, folder: Path, attempt: int) -> tuple[float, float, i
         _insert(schema, _rows(db, PREREQUISITES))
         # as the importer does into an empty database: the queue indexes are built once, after the rows
         queue = schema.execute(
-            "SELECT name, sql FROM sqlite_schema WHERE type = 'index' AND name LIKE 'edges_queue%'"
+            "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND name LIKE 'edges_queue%'"
         ).fetchall()
         for name, _ in queue:
             schema.execute(f"DROP INDEX {name}")

@@ -183,7 +183,7 @@ def test_the_command_imports_every_file_or_none(cli: Callable[..., Result], tmp_
 def _edge_indexes(db: Path) -> list[tuple[str, str]]:
     with sqlite3.connect(db) as connection:
         return connection.execute(
-            "SELECT name, sql FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'edges' ORDER BY name"
+            "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'edges' ORDER BY name"
         ).fetchall()
 
 

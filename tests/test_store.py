@@ -166,12 +166,12 @@ def test_check_lists_become_comparisons_and_an_older_database_keeps_its_rows(
         before = {t: store._db.execute(f"SELECT * FROM {t} ORDER BY 1").fetchall() for t in ("citations", "edges")}
         assert (
             "kind IN ('cited', 'retrieved', 'dangling')"
-            in store._db.execute("SELECT sql FROM sqlite_schema WHERE name = 'citations'").fetchone()[0]
+            in store._db.execute("SELECT sql FROM sqlite_master WHERE name = 'citations'").fetchone()[0]
         )
     monkeypatch.undo()
     with Store(db_path) as store:
         assert store.schema_version == SCHEMA_VERSION
-        tables = dict(store._db.execute("SELECT name, sql FROM sqlite_schema WHERE type = 'table'"))
+        tables = dict(store._db.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'"))
         assert store._db.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
         assert {t: store._db.execute(f"SELECT * FROM {t} ORDER BY 1").fetchall() for t in before} == before
     assert "(kind = 'cited' OR kind = 'retrieved' OR kind = 'dangling')" in tables["citations"]
@@ -211,10 +211,10 @@ def test_an_sqlite_that_refuses_schema_edits_keeps_the_lists(tmp_path: Path) -> 
     from citeaudit.store import migrations
 
     class Defensive(sqlite3.Connection):
-        """Refuses writes to sqlite_schema as SQLite does in defensive mode."""
+        """Refuses writes to sqlite_master as SQLite does in defensive mode."""
 
         def executemany(self, sql: str, rows: Any, /) -> sqlite3.Cursor:
-            if "sqlite_schema" in sql:
+            if "sqlite_master" in sql:
                 raise sqlite3.OperationalError("table sqlite_master may not be modified")
             return super().executemany(sql, rows)
 
@@ -223,7 +223,7 @@ def test_an_sqlite_that_refuses_schema_edits_keeps_the_lists(tmp_path: Path) -> 
     db.execute("BEGIN")
     migrations._check_lists_as_comparisons(db)  # no error: the lists stay, the migration completes
     db.execute("COMMIT")
-    assert "kind IN ('a', 'b', 'c')" in db.execute("SELECT sql FROM sqlite_schema WHERE name = 't'").fetchone()[0]
+    assert "kind IN ('a', 'b', 'c')" in db.execute("SELECT sql FROM sqlite_master WHERE name = 't'").fetchone()[0]
     with pytest.raises(sqlite3.IntegrityError):
         db.execute("INSERT INTO t VALUES ('z')")
     db.close()

@@ -619,13 +619,13 @@ def _check_lists_as_comparisons(db: sqlite3.Connection) -> None:
 
     An SQLite built to refuse schema edits (defensive mode) keeps the lists: they accept the same values, and
     only writing is slower."""
-    tables = db.execute("SELECT name, sql FROM sqlite_schema WHERE type = 'table' AND sql LIKE '% IN (%'").fetchall()
+    tables = db.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table' AND sql LIKE '% IN (%'").fetchall()
     edited = [(comparisons(sql), name) for name, sql in tables if comparisons(sql) != sql]
     version = int(db.execute("PRAGMA schema_version").fetchone()[0])
     db.execute("SAVEPOINT check_lists")
     db.execute("PRAGMA writable_schema = ON")
     try:
-        db.executemany("UPDATE sqlite_schema SET sql = ? WHERE type = 'table' AND name = ?", edited)
+        db.executemany("UPDATE sqlite_master SET sql = ? WHERE type = 'table' AND name = ?", edited)
         db.execute(f"PRAGMA schema_version = {version + 1}")
     except sqlite3.DatabaseError:
         db.execute("ROLLBACK TO check_lists")

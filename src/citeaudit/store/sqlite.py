@@ -306,7 +306,7 @@ class Store:
         if db.execute("SELECT 1 FROM edges LIMIT 1").fetchone():
             return []
         indexes = db.execute(
-            "SELECT name, sql FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'edges' AND sql IS NOT NULL "
+            "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'edges' AND sql IS NOT NULL "
             "AND name LIKE 'edges_queue%' ORDER BY name"
         ).fetchall()
         for name, _ in indexes:
