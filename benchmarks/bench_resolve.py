@@ -133,13 +133,15 @@ async def bare_httpx(urls: list[str], port: int) -> None:
     global_slots = asyncio.Semaphore(GLOBAL)
     limits = httpx.Limits(max_connections=PER_HOST, max_keepalive_connections=PER_HOST)
     clients: dict[str, httpx.AsyncClient] = {}
+    hosts: dict[str, asyncio.Semaphore] = {}
 
     async def get(url: str) -> None:
         host, _, path = url.removeprefix("http://").partition("/")
         client = clients.get(host)
         if client is None:
             client = clients[host] = httpx.AsyncClient(limits=limits, trust_env=False, timeout=30)
-        async with global_slots:
+        # host slot first, as the resolver takes them: a request waiting for a busy host holds no global slot
+        async with hosts.setdefault(host, asyncio.Semaphore(PER_HOST)), global_slots:
             response = await client.get(f"http://127.0.0.1:{port}/{path}", headers={"Host": host})
             response.raise_for_status()
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import time
 from collections.abc import Callable
@@ -14,6 +15,7 @@ from tests.builders import answer, claim, document
 from tests.site import Site
 from typer.testing import Result
 
+from citeaudit.errors import ResolveStopped
 from citeaudit.interchange import parse_audit_bytes
 from citeaudit.sources import USER_AGENT, ResolveSettings, resolve_sources, source_passages, source_snapshots
 from citeaudit.store import Store
@@ -329,8 +331,8 @@ def test_extraction_workers_are_chosen_by_pages_and_cores(monkeypatch: pytest.Mo
     from citeaudit.sources import fetch
 
     monkeypatch.setattr(fetch, "_cores", lambda: 2)
-    auto = settings()
-    assert auto.extract_workers is None
+    assert settings().extract_workers == 0  # the library reads in the fetching process unless asked
+    auto = settings(extract_workers=None)
     assert fetch.extract_workers_for(auto, fetch.AUTO_WORKER_PAGES - 1) == 0  # too few pages to pay for a process
     assert fetch.extract_workers_for(auto, fetch.AUTO_WORKER_PAGES) == 1
     assert fetch.extract_workers_for(settings(extract_workers=0), 10**6) == 0  # a choice given is kept
@@ -339,7 +341,7 @@ def test_extraction_workers_are_chosen_by_pages_and_cores(monkeypatch: pytest.Mo
     assert fetch.extract_workers_for(auto, 10**6) == 0  # no second core to run it on
 
 
-def test_a_large_run_extracts_in_a_worker_process_by_default(
+def test_a_large_run_extracts_in_a_worker_process_when_asked_to_choose(
     db_path: Path, site: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import multiprocessing
@@ -350,9 +352,8 @@ def test_a_large_run_extracts_in_a_worker_process_by_default(
     monkeypatch.setattr(fetch, "AUTO_WORKER_PAGES", 3)
     make_db(db_path, [{"claim_id": "c1", "url": f"{site}/paced/AX{n}"} for n in range(3)])
     workers: list[int] = []
-    report = resolve_sources(
-        db_path, settings(), progress=lambda _: workers.append(len(multiprocessing.active_children()))
-    )
+    chosen = settings(extract_workers=None)  # as the command line asks
+    report = resolve_sources(db_path, chosen, progress=lambda _: workers.append(len(multiprocessing.active_children())))
     assert report.resolved == 3
     # the three pages were extracted while one worker process was running
     assert workers == [1, 1, 1]
@@ -360,3 +361,43 @@ def test_a_large_run_extracts_in_a_worker_process_by_default(
         (snapshot,) = source_snapshots(db_path, source(db_path, f"{site}/paced/AX{n}")["key"])
         assert f"AX{n}" in snapshot.text
         assert "AX220" not in snapshot.text
+
+
+def _stop_worker(body: bytes, content_type: str | None, url: str) -> None:
+    """Stands in for the worker's reader: the worker process dies as an out-of-memory kill would end it."""
+    os._exit(9)
+
+
+def test_a_worker_that_dies_stops_the_run_and_loses_nothing(
+    db_path: Path, site: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from citeaudit.sources import fetch
+
+    urls = [f"{site}/paced/AX{n}" for n in range(3)]
+    make_db(db_path, [{"claim_id": "c1", "url": url} for url in urls])
+    monkeypatch.setattr(fetch, "read_document_text", _stop_worker)
+    with pytest.raises(ResolveStopped, match=r"worker process stopped .* after 0 of 3 sources"):
+        resolve_sources(db_path, settings(extract_workers=1))
+    # no page was marked unreadable for it: every source is still pending, and a new run reads them all
+    assert [source(db_path, url)["status"] for url in urls] == ["pending"] * 3
+    monkeypatch.undo()
+    assert resolve_sources(db_path, settings(extract_workers=1)).resolved == 3
+
+
+def test_the_command_chooses_the_extraction_workers_unless_told(
+    db_path: Path, site: str, cli: Callable[..., Result], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from citeaudit.sources import fetch, resolver
+
+    asked: list[int | None] = []
+
+    def recording(settings: ResolveSettings, pages: int) -> int:
+        asked.append(settings.extract_workers)
+        return fetch.extract_workers_for(settings, pages)
+
+    monkeypatch.setattr(resolver, "extract_workers_for", recording)
+    make_db(db_path, [{"claim_id": "c1", "url": f"{site}/article"}])
+    for given in ([], ["--extract-workers", "0", "--refresh"], ["--extract-workers", "1", "--refresh"]):
+        result = cli("resolve", "--db", db_path, "--map-host", "site.test=127.0.0.1", *given)
+        assert result.exit_code == 0, result.stderr
+    assert asked == [None, 0, 1]  # None: the resolver chooses by pages and cores

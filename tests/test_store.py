@@ -258,3 +258,19 @@ def test_batched_inserts_need_a_one_row_insert() -> None:
     db.execute("CREATE TABLE t (a)")
     with pytest.raises(ValueError, match="one-row INSERT"):
         insert_rows(db, "INSERT INTO t SELECT 1", [(1,)])
+
+
+@pytest.mark.parametrize(
+    "check",
+    [
+        "CHECK (kind NOT IN ('a', 'b', 'c'))",  # a negated list
+        "CHECK (t.kind IN ('a', 'b', 'c'))",  # a qualified column
+        "CHECK (CASE WHEN kind = 'x' THEN 'a' END IN ('a', 'b', 'c'))",  # an expression, not a column
+        "CHECK (kind IN ('a', 'b', 'c') OR kind IS NULL)",  # the list is not the whole constraint
+        "CHECK (kind IN ('a', 'b'))",  # two values: SQLite compares them directly already
+    ],
+)
+def test_only_a_whole_check_on_one_column_and_three_values_is_rewritten(check: str) -> None:
+    from citeaudit.store.migrations import comparisons
+
+    assert comparisons(f"CREATE TABLE u (kind TEXT {check})") == f"CREATE TABLE u (kind TEXT {check})"

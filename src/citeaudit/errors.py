@@ -32,6 +32,7 @@ __all__ = [
     "MalformedInput",
     "MissingExtra",
     "ProtocolError",
+    "ResolveStopped",
     "SchemaVersionMismatch",
     "ScopeError",
     "StoreError",
@@ -118,6 +119,10 @@ class MissingExtra(CiteauditError):
             super().__init__(extra)
         else:
             super().__init__(f"{purpose} needs the optional dependencies: pip install 'citeaudit[{extra}]'")
+
+
+class ResolveStopped(CiteauditError):
+    """A resolver run could not go on (its text-extraction worker process stopped); what it recorded is kept."""
 
 
 class JudgeError(CiteauditError):

@@ -45,8 +45,8 @@ ExtractWorkersOption = Annotated[
         "--extract-workers",
         min=0,
         show_default=False,
-        help="Processes extracting text beside the fetching one; 0 extracts in it. Default: 1 when a second core "
-        f"is free and at least {AUTO_WORKER_PAGES} pages are to be read, else 0.",
+        help="Processes extracting text beside the fetching one; 0 extracts in it. Default: 1 when the machine "
+        f"has a second core and at least {AUTO_WORKER_PAGES} pages are to be read, else 0.",
     ),
 ]
 MapHostOption = Annotated[

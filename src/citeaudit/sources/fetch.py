@@ -19,6 +19,7 @@ import ssl
 import zlib
 from collections.abc import AsyncIterator
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -84,11 +85,13 @@ class ResolveSettings:
     """Name-resolution overrides ``(host name, IP address)``, used before DNS and trusted as declared."""
     user_agent: str = USER_AGENT
     """User-Agent header."""
-    extract_workers: int | None = None
+    extract_workers: int | None = 0
     """Processes that extract text (HTML, PDF) beside the one that fetches; 0 extracts in this process. ``None``
-    chooses (:func:`extract_workers_for`): 1 when this machine has a second core and at least
-    ``AUTO_WORKER_PAGES`` pages are to be read, else 0. Extraction is CPU work: a worker process keeps the
-    fetching loop from waiting on it, and costs about a second to start."""
+    chooses (:func:`extract_workers_for`; the command line's default): 1 when this machine has a second core and
+    at least ``AUTO_WORKER_PAGES`` pages are to be read, else 0. Extraction is CPU work: a worker process keeps
+    the fetching loop from waiting on it, and costs about a second to start. Worker processes are started fresh
+    (spawn) and import the main module of the program again: a script that uses them must keep its own work
+    under ``if __name__ == "__main__":``."""
 
     def __post_init__(self) -> None:
         def bad(name: str, rule: str) -> InvalidValue:
@@ -97,9 +100,10 @@ class ResolveSettings:
         for name in ("concurrency", "per_host", "max_bytes", "max_redirects"):
             if getattr(self, name) < 1:
                 raise bad(name, "must be at least 1")
-        for name in ("retries", "extract_workers"):
-            if (getattr(self, name) or 0) < 0:
-                raise bad(name, "must be 0 or more")
+        if self.retries < 0:
+            raise bad("retries", "must be 0 or more")
+        if self.extract_workers is not None and self.extract_workers < 0:
+            raise bad("extract_workers", "must be 0 or more (or None to choose)")
         for name in ("timeout", "backoff", "max_retry_wait"):
             if not getattr(self, name) > 0:
                 raise bad(name, "must be a positive number of seconds")
@@ -372,6 +376,10 @@ class Fetcher:
             document = await self._extract(response.body, response.headers.get("content-type"), response.url)
         except UnreadableDocument as exc:
             return _replace(base, reason=exc.reason)
+        except BrokenProcessPool:
+            # The worker process died (killed, out of memory): no later page could be read either, so the run
+            # stops here; what it recorded so far stays, and the next run reads the rest.
+            raise
         except Exception:
             # A body that breaks a parser (or its worker) is an unreadable page, not the end of the run.
             return _replace(base, reason="unreadable")

@@ -11,8 +11,10 @@ import asyncio
 import dataclasses
 from collections import Counter
 from collections.abc import Callable, Iterable
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
+from citeaudit.errors import ResolveStopped
 from citeaudit.sources.fetch import Fetcher, ResolveSettings, extract_workers_for
 from citeaudit.sources.records import FetchOutcome, Passage, ResolveReport, Snapshot
 
@@ -104,14 +106,25 @@ async def resolve_sources_async(
                     flush()
 
         if selection.todo:
-            workers = extract_workers_for(settings, len(selection.todo))
-            async with Fetcher(dataclasses.replace(settings, extract_workers=workers)) as fetcher:
+            extractors = extract_workers_for(settings, len(selection.todo))
+            async with Fetcher(dataclasses.replace(settings, extract_workers=extractors)) as fetcher:
                 # More workers than request slots: a worker waiting on a busy host holds no global slot, so the
                 # other hosts keep the global cap busy.
                 tasks = min(len(selection.todo), 4 * settings.concurrency)
                 tick = asyncio.create_task(ticker())
+                running = [asyncio.create_task(worker(fetcher)) for _ in range(tasks)]
                 try:
-                    await asyncio.gather(*(worker(fetcher) for _ in range(tasks)))
+                    await asyncio.gather(*running)
+                except BrokenProcessPool:
+                    for task in running:
+                        task.cancel()
+                    await asyncio.gather(*running, return_exceptions=True)
+                    flush()
+                    raise ResolveStopped(
+                        f"the text-extraction worker process stopped (killed, or out of memory) after "
+                        f"{resolved + sum(failed.values())} of {len(selection.todo)} sources were recorded; run "
+                        "again to read the rest (--extract-workers 0 extracts in the fetching process)"
+                    ) from None
                 finally:
                     tick.cancel()
                     if batch:
