@@ -34,7 +34,7 @@ def gold_db(db_path: Path, site_url: str, *, suggest_first: bool) -> Path:
     with ReviewStore(db_path) as review:
         for number, (claim_id, label) in enumerate(GOLD.items()):
             judgement = Judgement(Label(label), "li", created_at=review_now())
-            review.record_judgement(edge_pk(db_path, claim_id), judgement, None, f"gold-{number}")
+            review.record_judgement(edge_pk(db_path, claim_id), judgement, f"gold-{number}")
     return db_path
 
 

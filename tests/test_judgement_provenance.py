@@ -10,9 +10,9 @@ import pytest
 
 from builders import answer, claim, document, edge
 from citeaudit import Store, audit_to_document, load_audit
-from citeaudit.errors import InvalidValue
+from citeaudit.errors import InvalidValue, StoreError
 from citeaudit.ingest import ingest_file
-from citeaudit.model import Label, Origin
+from citeaudit.model import Label, Origin, Severity
 from citeaudit.store import migrations
 
 PROVENANCE = {
@@ -93,3 +93,45 @@ def test_the_database_refuses_a_confidence_above_one(db_path: Path, four_claim_p
                 "INSERT INTO judgements (edge_pk, label, origin, stage, confidence) "
                 "SELECT pk, 'supported', 'model', 'review', 1.5 FROM edges LIMIT 1"
             )
+
+
+def test_a_judgements_severity_survives_file_database_and_export(tmp_path: Path) -> None:
+    human = {"label": "conflicting", "reviewer": "li", "severity": "critical", "reasoning": "wrong pressure"}
+    doc = document(
+        [answer("a1", citations=["https://brand.com/ax220"])],
+        [claim("c1", "a1")],
+        [edge("c1", "https://brand.com/ax220", judgements=[human])],
+    )
+    path = tmp_path / "audit.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    (judgement,) = load_audit(path).edges[0].judgements
+    assert judgement.severity is Severity.CRITICAL
+    with Store(tmp_path / "audit.db") as store:
+        ingest_file(store, path)
+        (protocol_pk,) = store._db.execute("SELECT pk FROM protocols").fetchone()
+        stored = store.load_audit(protocol_pk)
+    (again,) = stored.edges[0].judgements
+    assert again == judgement
+    (row,) = audit_to_document(stored)["edges"][0]["judgements"]  # type: ignore[index]
+    assert row["severity"] == "critical"
+
+
+def test_a_severity_that_is_none_of_the_four_is_refused(tmp_path: Path) -> None:
+    doc = _audit_with_a_model_judgement()
+    doc["edges"][0]["judgements"][0]["severity"] = "extreme"  # type: ignore[index]
+    path = tmp_path / "audit.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(InvalidValue, match=r"edges\[0\]\.judgements\[0\]\.severity"):
+        load_audit(path)
+
+
+def test_a_stored_severity_that_is_none_of_the_four_is_named(db_path: Path, four_claim_path: Path) -> None:
+    with Store(db_path) as store:
+        ingest_file(store, four_claim_path)
+    with sqlite3.connect(db_path) as db:
+        (pk,) = db.execute("SELECT min(pk) FROM judgements").fetchone()
+        # written by hand, as no citeaudit writer can: reading it back names the row and the value
+        db.execute("DROP TRIGGER judgements_immutable")
+        db.execute("UPDATE judgements SET severity = 'extreme' WHERE pk = ?", (pk,))
+    with Store(db_path) as store, pytest.raises(StoreError, match=f"judgement {pk} has severity 'extreme'"):
+        store.load_audit(store.choose_protocol(None))

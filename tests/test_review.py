@@ -3,6 +3,7 @@ adjudication, attached URLs, evidence groups, the audit log and a score page tha
 
 from __future__ import annotations
 
+import csv
 import html
 import json
 import re
@@ -333,6 +334,40 @@ def test_a_retried_submission_records_one_judgement(client: Callable[[str], Revi
     for _ in range(3):
         assert ann.post("/edges/2/judgements", {"label": "partial", "submission": "same-form"}).status_code == 303
     assert [row[:3] for row in judgement_rows(review_db) if row[3] == "human"] == [(2, "partial", "ann")]
+
+
+def test_the_severity_given_with_a_label_is_kept_shown_and_exported(
+    client: Callable[[str], ReviewClient], review_db: Path, cli: Cli, tmp_path: Path
+) -> None:
+    edge = edge_pk(review_db, "c3", "https://brand.com/ax220")
+    ann = client("ann")
+    assert ann.judge(edge, "conflicting", severity="extreme").status_code == 400  # not a severity: nothing stored
+    assert [row for row in judgement_rows(review_db) if row[0] == edge and row[3] == "human"] == []
+    assert ann.judge(edge, "conflicting", severity="critical").status_code == 303
+    assert "; severity critical" in ann.get(f"/edges/{edge}").text  # her own judgement, on her page
+    # the export carries it with the judgement, and importing the export keeps it
+    exported = tmp_path / "export.json"
+    result = cli("export", "--db", review_db, "--format", "audit-json", "--out", exported)
+    assert result.exit_code == 0, result.stderr
+    judgements = [
+        j
+        for e in json.loads(exported.read_text())["edges"]
+        for j in e.get("judgements", [e])
+        if j.get("reviewer") == "ann"
+    ]
+    assert [(j["label"], j["severity"]) for j in judgements] == [("conflicting", "critical")]
+    tables = tmp_path / "tables"
+    assert cli("export", "--db", review_db, "--format", "csv", "--out", tables).exit_code == 0
+    with (tables / "judgements.csv").open(encoding="utf-8") as handle:
+        assert [(r["label"], r["severity"]) for r in csv.DictReader(handle) if r["reviewer"] == "ann"] == [
+            ("conflicting", "critical")
+        ]
+    again = tmp_path / "again.db"
+    assert cli("ingest", exported, "--db", again).exit_code == 0
+    with sqlite3.connect(again) as conn:
+        assert conn.execute("SELECT label, severity FROM judgements WHERE reviewer = 'ann'").fetchall() == [
+            ("conflicting", "critical")
+        ]
 
 
 # -- inert markup -----------------------------------------------------------------------------------------

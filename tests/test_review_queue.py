@@ -101,7 +101,6 @@ def judge(store: ReviewStore, edge: int, name: str, label: Label, submission: st
     store.record_judgement(
         edge,
         Judgement(label, name, Origin.HUMAN, Stage.REVIEW, created_at=f"2026-11-30T00:00:0{len(name)}"),
-        None,
         submission,
     )
 
@@ -226,7 +225,7 @@ def test_imports_into_a_double_review_database_follow_the_policy(tmp_path: Path)
 
 judgement_strategy = st.builds(
     lambda label, who, origin, stage: StoredJudgement(
-        0, Judgement(label, who, origin, stage if origin is Origin.HUMAN else Stage.REVIEW), None
+        0, Judgement(label, who, origin, stage if origin is Origin.HUMAN else Stage.REVIEW)
     ),
     st.sampled_from(list(Label)),
     st.sampled_from(["ann", "bob", "ada", "nli-judge"]),

@@ -402,6 +402,8 @@ class Judgement:
     """For a model judgement: hash of the prompt, label options and output schema."""
     confidence: float | None = None
     """For a model judgement: the probability the judge gave its label, when it gives one."""
+    severity: Severity | None = None
+    """How much the claim matters, as the reviewer judged it with the label (the review page asks for it)."""
 
 
 def _latest_labels(judgements: Iterable[Judgement]) -> set[Label]:

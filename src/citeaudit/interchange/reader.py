@@ -292,6 +292,7 @@ def _judgement(row: EdgeIn | JudgementIn) -> Judgement:
         judge_version=row.judge_version,
         prompt_sha256=row.prompt_sha256,
         confidence=row.confidence,
+        severity=row.severity,
     )
 
 

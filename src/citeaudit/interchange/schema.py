@@ -187,6 +187,7 @@ class _JudgementFields(_In):
     judge_version: str | None = None
     prompt_sha256: str | None = None
     confidence: float | None = Field(default=None, ge=0, le=1)
+    severity: Severity | None = None
 
 
 class JudgementIn(_JudgementFields):

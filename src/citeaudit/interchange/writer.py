@@ -68,6 +68,7 @@ def _judgement_to_mapping(judgement: Judgement) -> dict[str, object]:
             "judge_version": judgement.judge_version,
             "prompt_sha256": judgement.prompt_sha256,
             "confidence": judgement.confidence,
+            "severity": None if judgement.severity is None else str(judgement.severity),
         }
     )
 

@@ -110,6 +110,7 @@ def _judgements(audit: Audit) -> list[Row]:
             "judge_version": j.judge_version,
             "prompt_sha256": j.prompt_sha256,
             "confidence": j.confidence,
+            "severity": None if j.severity is None else str(j.severity),
         }
         for e in audit.edges
         for j in e.judgements

@@ -20,7 +20,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from citeaudit.agreement import Rater, agreement
 from citeaudit.api import label_pairs_from_store, score_path
 from citeaudit.errors import CiteauditError
-from citeaudit.model import Judgement, Label, Origin, ReviewState, Stage
+from citeaudit.model import Judgement, Label, Origin, ReviewState, Severity, Stage
 from citeaudit.review.auth import (
     SESSION_COOKIE,
     LoginLimiter,
@@ -356,6 +356,13 @@ def create_app(config: ReviewConfig) -> FastAPI:
     def text_or_none(value: str) -> str | None:
         return value.strip() or None
 
+    def severity_of(value: str) -> Severity | None:
+        if not value.strip():
+            return None
+        if value not in {severity.value for severity in Severity}:
+            raise _Denied(400, f"severity {value!r} is not one of {', '.join(s.value for s in Severity)}")
+        return Severity(value)
+
     @app.post("/edges/{edge_pk}/judgements")
     def judge(
         edge_pk: int,
@@ -383,8 +390,9 @@ def create_app(config: ReviewConfig) -> FastAPI:
             text_or_none(period),
             text_or_none(reasoning),
             now(),
+            severity=severity_of(severity),
         )
-        db.record_judgement(edge_pk, judgement, text_or_none(severity), submission)
+        db.record_judgement(edge_pk, judgement, submission)
         return redirect("/queue/next")
 
     @app.post("/edges/{edge_pk}/adjudication")
@@ -417,7 +425,7 @@ def create_app(config: ReviewConfig) -> FastAPI:
             rationale,
             now(),
         )
-        db.record_judgement(edge_pk, judgement, None, submission)
+        db.record_judgement(edge_pk, judgement, submission)
         return redirect(f"/edges/{edge_pk}")
 
     @app.post("/sources/{source_pk}/url")

@@ -4,12 +4,22 @@ what, and two raters' review-stage judgements or the edges' final labels, marked
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
+from typing import Any
 
 from citeaudit.agreement import FINAL, Rater, SidedLabel, rank_raters, rater_of
-from citeaudit.model import Judgement
+from citeaudit.errors import StoreError
+from citeaudit.model import Judgement, Label, Origin, Severity, Stage
 from citeaudit.scoring import LABELS
 
-__all__ = ["INSERT_JUDGEMENT", "judgement_row", "read_raters", "read_sided_labels"]
+__all__ = [
+    "INSERT_JUDGEMENT",
+    "JUDGEMENT_COLUMNS",
+    "judgement_from_row",
+    "judgement_row",
+    "read_raters",
+    "read_sided_labels",
+]
 
 INSERT_JUDGEMENT = (
     "INSERT INTO judgements (edge_pk, label, reviewer, origin, stage, passage, period, reasoning, created_at, "
@@ -19,11 +29,9 @@ INSERT_JUDGEMENT = (
 """Every column of a judgement row; :func:`judgement_row` gives the values."""
 
 
-def judgement_row(
-    edge_pk: int, judgement: Judgement, severity: str | None = None, submission: str | None = None
-) -> tuple[object, ...]:
+def judgement_row(edge_pk: int, judgement: Judgement, submission: str | None = None) -> tuple[object, ...]:
     """The values of :data:`INSERT_JUDGEMENT` for ``judgement`` on edge ``edge_pk`` (model provenance is NULL on a
-    human judgement; severity and the form submission id come from the review UI only)."""
+    human judgement; the form submission id comes from the review UI only)."""
     return (
         edge_pk,
         str(judgement.label),
@@ -39,9 +47,49 @@ def judgement_row(
         judgement.judge_version,
         judgement.prompt_sha256,
         judgement.confidence,
-        severity,
+        None if judgement.severity is None else str(judgement.severity),
         submission,
     )
+
+
+JUDGEMENT_COLUMNS = (
+    "j.pk, j.label, j.reviewer, j.origin, j.stage, j.passage, j.period, j.reasoning, j.created_at, j.judge, "
+    "j.judge_model, j.judge_version, j.prompt_sha256, j.confidence, j.severity"
+)
+"""What :func:`judgement_from_row` reads, in a query over ``judgements j``."""
+
+
+def judgement_from_row(row: Sequence[Any]) -> Judgement:
+    """The judgement in a row of :data:`JUDGEMENT_COLUMNS`."""
+    pk, label, reviewer, origin, stage, passage, period, reasoning, created_at, *provenance, severity = row
+    judge, judge_model, judge_version, prompt_sha256, confidence = provenance
+    return Judgement(
+        Label(label),
+        reviewer,
+        Origin(origin),
+        Stage(stage),
+        passage,
+        period,
+        reasoning,
+        created_at,
+        judge,
+        judge_model,
+        judge_version,
+        prompt_sha256,
+        confidence,
+        _stored_severity(severity, pk),
+    )
+
+
+def _stored_severity(value: str | None, judgement_pk: int) -> Severity | None:
+    """The severity stored with judgement ``judgement_pk``; a value that is no severity is an error naming it."""
+    if value is None:
+        return None
+    try:
+        return Severity(value)
+    except ValueError:
+        allowed = ", ".join(s.value for s in Severity)
+        raise StoreError(f"judgement {judgement_pk} has severity {value!r}, which is not one of {allowed}") from None
 
 
 # edges → claims → answers → runs (for the answer id and the protocol filter)

@@ -23,7 +23,6 @@ from citeaudit.model import (
     Judgement,
     Label,
     Location,
-    Origin,
     Protocol,
     RetrievalStatus,
     Run,
@@ -32,11 +31,11 @@ from citeaudit.model import (
     Severity,
     Source,
     SourceStatus,
-    Stage,
 )
 from citeaudit.scope import Scope
 from citeaudit.scoring import NO_SEVERITY, SEVERITIES, ScoringColumns
 from citeaudit.sources.urls import OfficialMatcher
+from citeaudit.store.judgements import JUDGEMENT_COLUMNS, judgement_from_row
 
 __all__ = ["CURRENT_CLAIM", "read_audit", "read_scoring_columns", "read_segmentations"]
 
@@ -128,17 +127,12 @@ def read_audit(db: sqlite3.Connection, protocol: Protocol, protocol_pk: int) -> 
     ):
         locations.setdefault(edge_pk, []).append(Location(marker, start, end))
     judgements: dict[int, list[Judgement]] = {}
-    for edge_pk, label, reviewer, origin, stage, passage, period, reasoning, created, *provenance in db.execute(
-        "SELECT j.edge_pk, j.label, j.reviewer, j.origin, j.stage, j.passage, j.period, j.reasoning, j.created_at, "
-        "j.judge, j.judge_model, j.judge_version, j.prompt_sha256, j.confidence "
-        f"FROM judgements j JOIN edges e ON e.pk = j.edge_pk WHERE {edge_filter} ORDER BY j.pk",
+    for edge_pk, *row in db.execute(
+        f"SELECT j.edge_pk, {JUDGEMENT_COLUMNS} FROM judgements j JOIN edges e ON e.pk = j.edge_pk "
+        f"WHERE {edge_filter} ORDER BY j.pk",
         (protocol_pk,),
     ):
-        judgements.setdefault(edge_pk, []).append(
-            Judgement(
-                Label(label), reviewer, Origin(origin), Stage(stage), passage, period, reasoning, created, *provenance
-            )
-        )
+        judgements.setdefault(edge_pk, []).append(judgement_from_row(row))
     edges = [
         Edge(cid, sources[spk].key, tuple(locations[pk]), tuple(judgements.get(pk, ())))
         for pk, cid, spk in db.execute(

@@ -16,10 +16,10 @@ from types import TracebackType
 
 from citeaudit.clock import utc_now
 from citeaudit.errors import DuplicateId, InvalidValue, StoreError, UnknownReference
-from citeaudit.model import Judgement, Label, Origin, ReviewState, Stage, review_outcome
+from citeaudit.model import Judgement, Label, ReviewState, Stage, review_outcome
 from citeaudit.scoring import DISPUTED_CODE, LABEL_CODE, LABELS, PENDING_CODE
 from citeaudit.sources.urls import url_location
-from citeaudit.store.judgements import INSERT_JUDGEMENT, judgement_row
+from citeaudit.store.judgements import INSERT_JUDGEMENT, JUDGEMENT_COLUMNS, judgement_from_row, judgement_row
 from citeaudit.store.migrations import SCHEMA_VERSION
 from citeaudit.store.resolution import document_passages, latest_document
 from citeaudit.store.review_records import (
@@ -383,15 +383,9 @@ class ReviewStore:
     @staticmethod
     def _judgements(db: sqlite3.Connection, edge_pk: int) -> list[StoredJudgement]:
         return [
-            StoredJudgement(
-                pk,
-                Judgement(Label(label), reviewer, Origin(origin), Stage(stage), *rest),
-                severity,
-            )
-            for pk, label, reviewer, origin, stage, severity, *rest in db.execute(
-                "SELECT pk, label, reviewer, origin, stage, severity, passage, period, reasoning, created_at, judge, "
-                "judge_model, judge_version, prompt_sha256, confidence FROM judgements WHERE edge_pk = ? ORDER BY pk",
-                (edge_pk,),
+            StoredJudgement(row[0], judgement_from_row(row))
+            for row in db.execute(
+                f"SELECT {JUDGEMENT_COLUMNS} FROM judgements j WHERE j.edge_pk = ? ORDER BY j.pk", (edge_pk,)
             )
         ]
 
@@ -412,7 +406,6 @@ class ReviewStore:
         self,
         edge_pk: int,
         judgement: Judgement,
-        severity: str | None,
         submission: str,
     ) -> tuple[bool, ReviewState]:
         """Append a human judgement and bring the edge's state in step, in one transaction with its audit-log row.
@@ -425,7 +418,7 @@ class ReviewStore:
                 return False, ReviewState(state)
             if db.execute("SELECT 1 FROM edges WHERE pk = ?", (edge_pk,)).fetchone() is None:
                 raise UnknownReference("review", f"edge {edge_pk}", f"no edge {edge_pk!r}")
-            pk = db.execute(INSERT_JUDGEMENT, judgement_row(edge_pk, judgement, severity, submission)).lastrowid
+            pk = db.execute(INSERT_JUDGEMENT, judgement_row(edge_pk, judgement, submission)).lastrowid
             before, after, _ = self._recompute(db, edge_pk, self.reviews_required())
             assert isinstance(after, dict)
             self._log(

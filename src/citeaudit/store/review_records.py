@@ -69,14 +69,12 @@ class QueueRow:
 
 @dataclass(frozen=True, slots=True)
 class StoredJudgement:
-    """A judgement row with its id and the severity the reviewer gave."""
+    """A judgement row with its id."""
 
     pk: int
     """Row id."""
     judgement: Judgement
     """The judgement."""
-    severity: str | None
-    """Severity given with it."""
 
 
 @dataclass(frozen=True, slots=True)
