@@ -12,7 +12,7 @@ from builders import answer, claim, document, edge
 from citeaudit import Store, audit_to_document, load_audit
 from citeaudit.errors import InvalidValue, StoreError
 from citeaudit.ingest import ingest_file
-from citeaudit.model import Label, Origin, Severity
+from citeaudit.model import Audit, Label, Origin, Severity
 from citeaudit.store import migrations
 
 PROVENANCE = {
@@ -24,13 +24,24 @@ PROVENANCE = {
 }
 
 
-def _audit_with_a_model_judgement() -> dict[str, object]:
-    model_row = {"label": "supported", "origin": "model", "reviewer": "openai:test-model", **PROVENANCE}
+def _audit_with(judgement: dict[str, object]) -> dict[str, object]:
     return document(
         [answer("a1", citations=["https://brand.com/ax220"])],
         [claim("c1", "a1")],
-        [edge("c1", "https://brand.com/ax220", judgements=[model_row])],
+        [edge("c1", "https://brand.com/ax220", judgements=[judgement])],
     )
+
+
+def _audit_with_a_model_judgement() -> dict[str, object]:
+    return _audit_with({"label": "supported", "origin": "model", "reviewer": "openai:test-model", **PROVENANCE})
+
+
+def _stored(tmp_path: Path, path: Path) -> Audit:
+    """The audit in file ``path`` as a new database stores it."""
+    with Store(tmp_path / "audit.db") as store:
+        ingest_file(store, path)
+        (protocol_pk,) = store._db.execute("SELECT pk FROM protocols").fetchone()
+        return store.load_audit(protocol_pk)
 
 
 def test_provenance_survives_file_database_and_export(tmp_path: Path) -> None:
@@ -47,10 +58,7 @@ def test_provenance_survives_file_database_and_export(tmp_path: Path) -> None:
     assert judgement.confidence == 0.75
     # a model judgement alone leaves the edge pending: no final label
     assert audit.edges[0].final_label is None
-    with Store(tmp_path / "audit.db") as store:
-        ingest_file(store, path)
-        (protocol_pk,) = store._db.execute("SELECT pk FROM protocols").fetchone()
-        stored = store.load_audit(protocol_pk)
+    stored = _stored(tmp_path, path)
     (again,) = stored.edges[0].judgements
     assert again == judgement
     exported = audit_to_document(stored)
@@ -97,19 +105,11 @@ def test_the_database_refuses_a_confidence_above_one(db_path: Path, four_claim_p
 
 def test_a_judgements_severity_survives_file_database_and_export(tmp_path: Path) -> None:
     human = {"label": "conflicting", "reviewer": "li", "severity": "critical", "reasoning": "wrong pressure"}
-    doc = document(
-        [answer("a1", citations=["https://brand.com/ax220"])],
-        [claim("c1", "a1")],
-        [edge("c1", "https://brand.com/ax220", judgements=[human])],
-    )
     path = tmp_path / "audit.json"
-    path.write_text(json.dumps(doc), encoding="utf-8")
+    path.write_text(json.dumps(_audit_with(human)), encoding="utf-8")
     (judgement,) = load_audit(path).edges[0].judgements
     assert judgement.severity is Severity.CRITICAL
-    with Store(tmp_path / "audit.db") as store:
-        ingest_file(store, path)
-        (protocol_pk,) = store._db.execute("SELECT pk FROM protocols").fetchone()
-        stored = store.load_audit(protocol_pk)
+    stored = _stored(tmp_path, path)
     (again,) = stored.edges[0].judgements
     assert again == judgement
     (row,) = audit_to_document(stored)["edges"][0]["judgements"]  # type: ignore[index]
