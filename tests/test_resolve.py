@@ -401,3 +401,13 @@ def test_the_command_chooses_the_extraction_workers_unless_told(
         result = cli("resolve", "--db", db_path, "--map-host", "site.test=127.0.0.1", *given)
         assert result.exit_code == 0, result.stderr
     assert asked == [None, 0, 1]  # None: the resolver chooses by pages and cores
+
+
+def test_resolving_links_without_a_database_stops_cleanly_when_the_worker_dies(
+    site: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from citeaudit.sources import fetch, resolve_urls
+
+    monkeypatch.setattr(fetch, "read_document_text", _stop_worker)
+    with pytest.raises(ResolveStopped, match="while 2 links were being resolved"):
+        resolve_urls([f"{site}/paced/AX1", f"{site}/paced/AX2"], settings(extract_workers=1))

@@ -152,7 +152,13 @@ def resolve_urls(urls: Iterable[str], settings: ResolveSettings | None = None) -
 
     async def run() -> list[FetchOutcome]:
         async with Fetcher(chosen) as fetcher:
-            return list(await asyncio.gather(*(fetcher.fetch(url) for url in wanted)))
+            try:
+                return list(await asyncio.gather(*(fetcher.fetch(url) for url in wanted)))
+            except BrokenProcessPool:
+                raise ResolveStopped(
+                    f"the text-extraction worker process stopped (killed, or out of memory) while {len(wanted)} "
+                    "links were being resolved; none of their outcomes is kept"
+                ) from None
 
     return asyncio.run(run())
 
