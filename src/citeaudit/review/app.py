@@ -9,8 +9,9 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import timedelta
+from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from fastapi import Depends, FastAPI, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -38,6 +39,8 @@ from citeaudit.store.review import QueueFilter, Reviewer, ReviewStore, code_labe
 from citeaudit.store.review_records import EdgeView
 
 __all__ = ["ReviewConfig", "create_app", "highlight", "safe_href"]
+
+E = TypeVar("E", bound=StrEnum)
 
 LOGIN_CSRF_COOKIE = "citeaudit_login_csrf"
 PAGE_SIZE = 50
@@ -348,20 +351,20 @@ def create_app(config: ReviewConfig) -> FastAPI:
             policy=settings["policy"],
         )
 
+    def one_of(kind: type[E], what: str, value: str) -> E:
+        """The member of ``kind`` a form sent, or a 400 naming the field, the value and the choices."""
+        if value not in {member.value for member in kind}:
+            raise _Denied(400, f"{what} {value!r} is not one of {', '.join(member.value for member in kind)}")
+        return kind(value)
+
     def label_of(value: str) -> Label:
-        if value not in {label.value for label in Label}:
-            raise _Denied(400, f"label {value!r} is not one of {', '.join(label.value for label in Label)}")
-        return Label(value)
+        return one_of(Label, "label", value)
 
     def text_or_none(value: str) -> str | None:
         return value.strip() or None
 
     def severity_of(value: str) -> Severity | None:
-        if not value.strip():
-            return None
-        if value not in {severity.value for severity in Severity}:
-            raise _Denied(400, f"severity {value!r} is not one of {', '.join(s.value for s in Severity)}")
-        return Severity(value)
+        return one_of(Severity, "severity", value) if value.strip() else None
 
     @app.post("/edges/{edge_pk}/judgements")
     def judge(
