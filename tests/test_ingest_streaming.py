@@ -222,3 +222,17 @@ def test_a_failed_import_into_an_empty_database_keeps_its_queue_indexes(tmp_path
     with Store(db) as store, pytest.raises(MalformedInput):
         ingest_files(store, [broken], READERS["perplexity"], ATTACHMENT, chunk=1)
     assert state(db) == before
+
+
+def test_reading_files_without_writing_gives_one_import_a_file(tmp_path: Path) -> None:
+    from citeaudit.ingest import read_files
+
+    first = write_jsonl(tmp_path / "first.jsonl", payloads())
+    second = write_jsonl(tmp_path / "second.jsonl", [sonar(40, [1, 9])])
+    imports = read_files([first, second], attachment=ATTACHMENT)  # formats recognised from the content
+    assert [(item.source, item.reader.name) for item in imports] == [
+        (str(first), "perplexity"),
+        (str(second), "perplexity"),
+    ]
+    assert imports[0] == read_file(first, READERS["perplexity"], ATTACHMENT)
+    assert imports[1].data == second.read_bytes()

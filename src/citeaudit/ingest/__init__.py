@@ -165,20 +165,32 @@ def read_files(
 ) -> list[PreparedImport]:
     """Read and check several files; nothing is written. ExpertQA files given together form one dataset
     (one import whose payload is their lines in the given order)."""
-    prepared: list[PreparedImport] = []
-    combined: list[tuple[str, bytes]] = []
+    return [_prepare(name, _payload(reader, files), reader, attachment) for name, reader, files in _imports(paths, fmt)]
+
+
+def _imports(paths: Sequence[str | Path], fmt: str | Reader | None) -> list[tuple[str, Reader, tuple[str, ...]]]:
+    """``(name, reader, files)`` of each import the files make, their formats recognised from their first bytes:
+    one a file, except that ExpertQA files given together form one dataset, first, named after all of them."""
+    plan: list[tuple[str, Reader, tuple[str, ...]]] = []
+    expertqa_files: list[str] = []
     for path in paths:
-        data = _read_bytes(path)
-        reader = detect_reader(data, str(path), fmt)
+        name = str(path)
+        reader = detect_reader(_read_head(path), name, fmt)
         if reader is expertqa.READER:
-            combined.append((str(path), data))
-            continue
-        prepared.append(_prepare(str(path), data, reader, attachment))
-    if combined:
-        source = " + ".join(name for name, _ in combined)
-        data = expertqa.combine([payload for _, payload in combined])
-        prepared.insert(0, _prepare(source, data, expertqa.READER, attachment))
-    return prepared
+            expertqa_files.append(name)
+        else:
+            plan.append((name, reader, (name,)))
+    if expertqa_files:
+        plan.insert(0, (" + ".join(expertqa_files), expertqa.READER, tuple(expertqa_files)))
+    return plan
+
+
+def _payload(reader: Reader, files: Sequence[str]) -> bytes:
+    """The bytes one import stores: its file's, or the ExpertQA files' lines in order."""
+    if reader is expertqa.READER:
+        return expertqa.combine([_read_bytes(part) for part in files])
+    (file,) = files
+    return _read_bytes(file)
 
 
 def ingest_file(
@@ -206,24 +218,11 @@ def ingest_files(
     (as in :func:`read_files`). ``progress(file, n)`` is told each time ``n`` more answer records are stored;
     ``chunk`` is how many answer records are written at a time.
     """
-    plan: list[tuple[str, Reader]] = []
-    expertqa_files: list[str] = []
-    for path in paths:
-        name = str(path)
-        reader = detect_reader(_read_head(path), name, fmt)
-        if reader is expertqa.READER:
-            expertqa_files.append(name)
-        else:
-            plan.append((name, reader))
+    plan = _imports(paths, fmt)
     results: list[tuple[str, Reader, ImportReport]] = []
     with store.transaction(), _collector_paused():
-        if expertqa_files:
-            plan.insert(0, (" + ".join(expertqa_files), expertqa.READER))
-        for name, reader in plan:
-            if reader is expertqa.READER:
-                data = expertqa.combine([_read_bytes(part) for part in expertqa_files])
-            else:
-                data = _read_bytes(name)
+        for name, reader, files in plan:
+            data = _payload(reader, files)
             told = None if progress is None else functools.partial(progress, name)
             report = store.import_chunks(
                 _audits(name, data, reader, attachment, size=chunk),
