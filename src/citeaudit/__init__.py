@@ -26,6 +26,7 @@ from citeaudit.errors import (
     UnknownFormat,
     UnknownReference,
 )
+from citeaudit.identity import OfficialMatcher, normalize_url, registrable_domain
 from citeaudit.interchange import audit_to_document, load_audit, load_protocol, parse_audit_bytes
 from citeaudit.model import (
     Answer,
@@ -57,7 +58,6 @@ from citeaudit.protocol import differing_components, fingerprint, fingerprint_co
 from citeaudit.results import Metric, ScopeScore, ScoreResult
 from citeaudit.scope import Scope
 from citeaudit.scoring import IntervalSettings, score, score_reference
-from citeaudit.sources.urls import OfficialMatcher, normalize_url, registrable_domain
 from citeaudit.stats import Interval, cluster_bootstrap_ratio
 from citeaudit.store import ImportReport, Store
 

@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from citeaudit.errors import ProtocolError
+from citeaudit.identity import registrable_domain
 from citeaudit.model import Label, Protocol
-from citeaudit.sources.urls import registrable_domain
 
 __all__ = [
     "CONVENTIONS",

@@ -19,6 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from citeaudit.errors import ScopeError
+from citeaudit.identity import OfficialMatcher
 from citeaudit.model import Audit, Label, ReviewState, Severity, review_outcome
 from citeaudit.protocol import convention_for, fingerprint
 from citeaudit.results import (
@@ -31,7 +32,6 @@ from citeaudit.results import (
     SeverityScore,
     WeightedMetric,
 )
-from citeaudit.sources.urls import OfficialMatcher
 from citeaudit.stats import Interval, RepeatVariance, cluster_bootstrap_ratio, repeat_variance
 
 __all__ = [

@@ -13,8 +13,9 @@ from datetime import UTC, datetime
 from itertools import chain, islice
 
 from citeaudit.errors import DuplicateId, InvalidValue, UnknownReference
+from citeaudit.identity import SourceRegistry
 from citeaudit.ingest.base import ParsedAnswer
-from citeaudit.interchange.reader import SourceRegistry, check_span
+from citeaudit.interchange.reader import check_span
 from citeaudit.model import (
     Answer,
     AnswerStatus,

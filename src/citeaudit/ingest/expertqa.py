@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from citeaudit.errors import InvalidValue, MalformedInput
+from citeaudit.identity import identity_url
 from citeaudit.ingest.base import Reader
 from citeaudit.ingest.payload import expect
 from citeaudit.model import (
@@ -42,7 +43,6 @@ from citeaudit.model import (
     Segmentation,
     Source,
 )
-from citeaudit.sources.urls import identity_url
 
 __all__ = ["LABELS", "READER", "read_audit"]
 

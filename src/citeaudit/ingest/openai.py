@@ -40,11 +40,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from citeaudit.errors import InvalidValue
+from citeaudit.identity import host_of
 from citeaudit.ingest.base import CUT_OFF, ClaimCandidate, ParsedAnswer, ParsedCitation, Reader
 from citeaudit.ingest.payload import AGENT_ITEM, RESPONSE_OBJECT, VENDOR_MODEL, expect, load_payloads, retrieved_only
 from citeaudit.ingest.text import SentenceIndex, candidates, claim_text, trim_span
 from citeaudit.model import AnswerStatus, CitationKind, RetrievalStatus
-from citeaudit.sources.urls import host_of
 
 __all__ = ["CHAT_READER", "RESPONSES_READER", "can_read_chat", "can_read_responses", "read_chat", "read_responses"]
 

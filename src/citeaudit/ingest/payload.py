@@ -10,8 +10,8 @@ from itertools import chain
 from typing import Any
 
 from citeaudit.errors import InvalidValue, MalformedInput
+from citeaudit.identity import identity_url
 from citeaudit.ingest.base import ParsedCitation
-from citeaudit.sources.urls import identity_url
 
 __all__ = ["AGENT_ITEM", "RESPONSE_OBJECT", "VENDOR_MODEL", "expect", "load_payloads", "retrieved_only"]
 

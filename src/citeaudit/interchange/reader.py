@@ -14,6 +14,7 @@ import yaml
 from pydantic import ValidationError
 
 from citeaudit.errors import DuplicateId, InvalidValue, MalformedInput, ProtocolError, UnknownReference
+from citeaudit.identity import SourceRegistry, registrable_domain
 from citeaudit.interchange.schema import (
     AUDIT_FORMAT,
     AuditDocument,
@@ -40,13 +41,10 @@ from citeaudit.model import (
     Run,
     Segmentation,
     Source,
-    SourceStatus,
 )
 from citeaudit.protocol import check_protocol, convention_for
-from citeaudit.sources.urls import identity_url, registrable_domain, title_key
 
 __all__ = [
-    "SourceRegistry",
     "audit_from_document",
     "check_span",
     "load_audit",
@@ -224,56 +222,6 @@ def check_span(source: str, where: str, start: int | None, end: int | None, text
         raise InvalidValue(source, where, f"a span needs both start and end (got start={start!r}, end={end!r})")
     if start is not None and end is not None and not 0 <= start <= end <= text_length:
         raise InvalidValue(source, where, f"span {start}..{end} is outside the answer text (0..{text_length})")
-
-
-class SourceRegistry:
-    """Assigns source keys (DESIGN §3) and collects one Source per key, first sighting wins."""
-
-    def __init__(self, declared: Sequence[Source] = ()) -> None:
-        self.sources: dict[str, Source] = {}
-        self._by_url: dict[str, str] = {}
-        self.url_keys: dict[str, str] = {}
-        """The key each URL given as is was assigned (engines cite the same pages again and again)."""
-        for entry in declared:
-            self.sources[entry.key] = entry
-            for url in (entry.url, entry.resolved_url):
-                if url:
-                    self._by_url.setdefault(identity_url(url), entry.key)
-
-    def key_for(
-        self,
-        source: str,
-        where: str,
-        answer_id: str,
-        url: str | None,
-        title: str | None,
-        source_key: str | None,
-        publisher: str | None = None,
-    ) -> str:
-        """The source key of a citation or edge row, registering a pending source on first sight."""
-        if source_key is not None:
-            key = source_key
-        elif url:
-            known = self.url_keys.get(url)
-            if known is not None:
-                return known
-            normalized = identity_url(url)
-            key = self._by_url.get(normalized, normalized) if self._by_url else normalized
-            self.url_keys[url] = key
-        elif title and title.strip():
-            key = title_key(answer_id, title)
-        else:
-            raise InvalidValue(source, where, "needs a url, a title or a source_key (got none)")
-        if key not in self.sources:
-            self.sources[key] = Source(
-                key=key,
-                url=url or None,
-                title=title,
-                publisher=publisher,
-                status=SourceStatus.PENDING,
-                reason=None if url else "no_link",
-            )
-        return key
 
 
 def _judgement(row: EdgeIn | JudgementIn) -> Judgement:

@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from citeaudit.errors import CiteauditError
+from citeaudit.identity import OfficialMatcher
 from citeaudit.model import Audit, review_outcome
 from citeaudit.report.files import write_atomically
 from citeaudit.report.formats import score_row
 from citeaudit.results import ScoreResult
-from citeaudit.sources.urls import OfficialMatcher
 
 __all__ = ["TABLES", "export_tables", "table_rows"]
 

@@ -17,10 +17,10 @@ from typing import Any
 from jinja2 import Environment, select_autoescape
 
 from citeaudit.errors import CiteauditError
+from citeaudit.identity import OfficialMatcher
 from citeaudit.model import Audit, Label, review_outcome
 from citeaudit.report.tables import diagnostics, fraction
 from citeaudit.results import Metric, ScopeScore, ScoreResult
-from citeaudit.sources.urls import OfficialMatcher
 
 __all__ = ["ReportInput", "render_report"]
 

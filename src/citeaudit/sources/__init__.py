@@ -1,7 +1,6 @@
-"""Sources: URL identity and official matching (pure), and the resolver that reads each cited page.
+"""Sources: the resolver that reads each cited page. URL identity is pure and lives in :mod:`citeaudit.identity`.
 
-The resolver's names are loaded on first use: URL identity is needed by every command, the HTTP stack only
-by ``resolve`` and ``collect``.
+The resolver's names are loaded on first use: the HTTP stack is needed only by ``resolve`` and ``collect``.
 """
 
 from __future__ import annotations

@@ -29,10 +29,10 @@ import httpx
 
 from citeaudit.clock import utc_now
 from citeaudit.errors import InvalidValue
+from citeaudit.identity import unwrap
 from citeaudit.model import SourceStatus
 from citeaudit.sources.extract import UnreadableDocument, read_document, read_document_text
 from citeaudit.sources.records import Document, FetchOutcome, Hop
-from citeaudit.sources.redirects import unwrap
 from citeaudit.sources.security import AddressBlocked, NameNotResolved, PerOriginTransport
 
 __all__ = ["USER_AGENT", "Fetcher", "ResolveSettings", "retry_after"]

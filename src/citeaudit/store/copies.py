@@ -13,11 +13,11 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 
 from citeaudit.clock import utc_now
+from citeaudit.identity import OfficialMatcher
 from citeaudit.model import Label
 from citeaudit.scoring import LABEL_CODE
 from citeaudit.sources.copies import CopyResult, CopySettings, Page, copy_groups, independent_support
 from citeaudit.sources.documents import ConflictSide, DocumentFacts, describe, suggest_reason
-from citeaudit.sources.urls import OfficialMatcher
 from citeaudit.store.reading import CURRENT_CLAIM
 from citeaudit.store.resolution import latest_document
 from citeaudit.store.sqlite import Store

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from citeaudit.identity import OfficialMatcher
 from citeaudit.model import (
     Answer,
     AnswerStatus,
@@ -34,7 +35,6 @@ from citeaudit.model import (
 )
 from citeaudit.scope import Scope
 from citeaudit.scoring import NO_SEVERITY, SEVERITIES, ScoringColumns
-from citeaudit.sources.urls import OfficialMatcher
 from citeaudit.store.judgements import JUDGEMENT_COLUMNS, judgement_from_row
 
 __all__ = ["CURRENT_CLAIM", "read_audit", "read_scoring_columns", "read_segmentations"]

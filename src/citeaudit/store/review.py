@@ -16,9 +16,9 @@ from types import TracebackType
 
 from citeaudit.clock import utc_now
 from citeaudit.errors import DuplicateId, InvalidValue, StoreError, UnknownReference
+from citeaudit.identity import url_location
 from citeaudit.model import Judgement, Label, ReviewState, Stage, review_outcome
 from citeaudit.scoring import DISPUTED_CODE, LABEL_CODE, LABELS, PENDING_CODE
-from citeaudit.sources.urls import url_location
 from citeaudit.store.judgements import INSERT_JUDGEMENT, JUDGEMENT_COLUMNS, judgement_from_row, judgement_row
 from citeaudit.store.migrations import SCHEMA_VERSION
 from citeaudit.store.resolution import document_passages, latest_document

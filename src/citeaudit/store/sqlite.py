@@ -22,6 +22,7 @@ from types import TracebackType
 from citeaudit.agreement import Rater, SidedLabel
 from citeaudit.clock import utc_now
 from citeaudit.errors import DuplicateId, SchemaVersionMismatch, ScopeError, StoreError, UnknownReference
+from citeaudit.identity import url_location
 from citeaudit.interchange import ProtocolIn, protocol_from_mapping, protocol_to_mapping
 from citeaudit.model import (
     Audit,
@@ -38,7 +39,6 @@ from citeaudit.scoring import DISPUTED_CODE, LABEL_CODE, PENDING_CODE, ScoringCo
 from citeaudit.segment.claimsets import SetPlan
 from citeaudit.segment.facts import Proposal
 from citeaudit.sources.records import FetchOutcome, Passage, Snapshot
-from citeaudit.sources.urls import url_location
 from citeaudit.store import resolution
 from citeaudit.store.claimsets import AnswerClaims, answer_claims, answers_in, claim_answer, write_claim_set
 from citeaudit.store.facts import (

@@ -1,0 +1,380 @@
+"""URL identity (DESIGN §3): normalisation, redirect wrappers, registrable domains, official matching, source keys.
+
+Pure: no network, no database. Scoring, the protocol, ingest and the resolver all identify sources through this
+module, so two paths can never disagree on whether two citations point to the same page.
+
+The Public Suffix List is the snapshot bundled with ``publicsuffixlist``, private suffixes on, so
+``brand.github.io`` is its own registrable domain. The list's algorithm is followed to the letter: a top-level
+domain the snapshot does not know follows the default ``*`` rule (``shop.brand.newtld`` → ``brand.newtld``), so a
+brand on a TLD newer than the snapshot is still matched. Matching is by registrable domain, exact host or
+segment-aligned path prefix; never by substring.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import ipaddress
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+from urllib.parse import parse_qs, urlsplit
+
+from publicsuffixlist import PublicSuffixList
+
+from citeaudit.errors import InvalidValue
+from citeaudit.model import OfficialDomain, Source, SourceStatus
+
+__all__ = [
+    "MAX_UNWRAP",
+    "TRACKING_PARAMETERS",
+    "OfficialMatcher",
+    "SourceRegistry",
+    "document_key",
+    "effective_url",
+    "host_of",
+    "identity_url",
+    "normalize_url",
+    "registrable_domain",
+    "title_key",
+    "unwrap",
+    "url_location",
+]
+
+TRACKING_PARAMETERS = frozenset(
+    {
+        "gclid",
+        "gclsrc",
+        "dclid",
+        "gbraid",
+        "wbraid",
+        "fbclid",
+        "msclkid",
+        "yclid",
+        "twclid",
+        "ttclid",
+        "li_fat_id",
+        "igshid",
+        "mc_cid",
+        "mc_eid",
+        "_ga",
+        "_gl",
+        "srsltid",
+        "ref_src",
+    }
+)
+"""Query parameters that identify a click, not a document (``utm_*`` is dropped as a prefix)."""
+
+_SPACES = re.compile(r"\s+")
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+# --- Redirect wrappers written in the URL itself ---------------------------------------------------------------
+#
+# Covered: Google's ``/url?q=`` (or ``url=``) click wrapper, Bing's ``/ck/a?…&u=a1<base64url>`` click wrapper, the
+# AMP cache (``<dashed-host>.cdn.ampproject.org/c/s/<host>/<path>``) and Google's AMP viewer
+# (``google.<tld>/amp/s/<host>/<path>``). Engine grounding redirects (e.g. Vertex AI Search) carry an opaque
+# token and can only be followed over HTTP; they are left to the resolver.
+
+_GOOGLE = re.compile(r"(?:www\.)?google\.(?:[a-z]{2,3}|co\.[a-z]{2}|com\.[a-z]{2})")
+_BING = re.compile(r"(?:www\.)?bing\.com")
+
+MAX_UNWRAP = 5
+"""Nested wrappers unwrapped at most (a wrapper around a wrapper around a page is still unwrapped)."""
+
+
+def _google(path: str, query: str) -> str | None:
+    if path == "/url":
+        values = parse_qs(query)
+        for name in ("q", "url"):
+            target = values.get(name, [""])[0]
+            if target.startswith(("http://", "https://")):
+                return target
+    if path.startswith("/amp/s/"):
+        return "https://" + path[len("/amp/s/") :]
+    return None
+
+
+def _bing(path: str, query: str) -> str | None:
+    if path != "/ck/a":
+        return None
+    encoded = parse_qs(query).get("u", [""])[0]
+    if not encoded.startswith("a1"):
+        return None
+    payload = encoded[2:]
+    try:
+        target = base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+    return target if target.startswith(("http://", "https://")) else None
+
+
+def _amp_cache(path: str) -> str | None:
+    for prefix, scheme in (("/c/s/", "https://"), ("/v/s/", "https://"), ("/c/", "http://"), ("/v/", "http://")):
+        if path.startswith(prefix) and len(path) > len(prefix):
+            return scheme + path[len(prefix) :]
+    return None
+
+
+def unwrap(url: str) -> str | None:
+    """The URL a known wrapper or cache URL points to, or ``None`` when ``url`` is not one."""
+    parts = urlsplit(url.strip())
+    host = (parts.hostname or "").lower()
+    if not host:
+        return None
+    if _GOOGLE.fullmatch(host):
+        return _google(parts.path, parts.query)
+    if _BING.fullmatch(host):
+        return _bing(parts.path, parts.query)
+    if host.endswith(".cdn.ampproject.org"):
+        return _amp_cache(parts.path)
+    return None
+
+
+def effective_url(url: str) -> str:
+    """``url`` with every known wrapper around it removed (at most :data:`MAX_UNWRAP` levels)."""
+    current = url
+    for _ in range(MAX_UNWRAP):
+        target = unwrap(current)
+        if target is None:
+            return current
+        current = target
+    return current
+
+
+# --- Normalisation ---------------------------------------------------------------------------------------------
+
+
+def _is_tracking(name: str) -> bool:
+    lowered = name.lower()
+    return lowered.startswith("utm_") or lowered in TRACKING_PARAMETERS
+
+
+_URL = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*)://([^/?#]*)([^?#]*)(?:\?([^#]*))?")
+
+
+def _host_and_port(netloc: str) -> tuple[str, str]:
+    netloc = netloc.rpartition("@")[2]
+    if netloc.startswith("["):
+        close = netloc.find("]")
+        if close > 0:
+            rest = netloc[close + 1 :]
+            return netloc[: close + 1], rest[1:] if rest.startswith(":") else ""
+    host, _, port = netloc.partition(":")
+    return host, port
+
+
+@lru_cache(maxsize=262144)
+def identity_url(url: str) -> str:
+    """The normalized URL of the page ``url`` leads to, known redirect wrappers removed: a source's key."""
+    return normalize_url(effective_url(url))
+
+
+@lru_cache(maxsize=262144)
+def normalize_url(url: str) -> str:
+    """The normalized form of ``url`` used for source identity.
+
+    Lower-cases scheme and host, drops default ports, the fragment, user info and tracking parameters,
+    sorts the remaining query parameters (kept as written, never re-encoded) and gives an empty path as
+    ``/``. A string without scheme and host is returned stripped but otherwise unchanged.
+    """
+    stripped = url.strip()
+    match = _URL.match(stripped)
+    if match is None or not match.group(2):
+        return stripped
+    scheme = match.group(1).lower()
+    host, port = _host_and_port(match.group(2))
+    host = host.lower().rstrip(".")
+    if not host:
+        return stripped
+    netloc = host
+    if port.isdigit() and _DEFAULT_PORTS.get(scheme) != int(port):
+        netloc = f"{host}:{int(port)}"
+    normalized = f"{scheme}://{netloc}{match.group(3) or '/'}"
+    query = match.group(4)
+    if query:
+        kept = sorted(pair for pair in query.split("&") if pair and not _is_tracking(pair.partition("=")[0]))
+        if kept:
+            normalized += "?" + "&".join(kept)
+    return normalized
+
+
+def host_of(url: str) -> str | None:
+    """Lower-case host of ``url`` without a trailing dot, or ``None`` when it has none."""
+    parts = urlsplit(url.strip())
+    host = parts.hostname
+    return host.rstrip(".") if host else None
+
+
+def url_location(url: str | None) -> tuple[str | None, str]:
+    """``(host, path)`` of the page a URL leads to (known redirect wrappers removed): host lower-cased without a
+    trailing dot (``None`` when absent), path ``/`` when empty."""
+    match = _URL.match(effective_url(url.strip())) if url else None
+    if match is None:
+        return None, "/"
+    host = _host_and_port(match.group(2))[0].lower().rstrip(".").strip("[]")
+    return host or None, match.group(3) or "/"
+
+
+# --- Registrable domains (Public Suffix List) ------------------------------------------------------------------
+
+
+@lru_cache(maxsize=1)
+def _suffix_list() -> PublicSuffixList:
+    # The bundled snapshot, read once on first use; the library never downloads anything by itself.
+    return PublicSuffixList(only_icann=False, accept_unknown=True)
+
+
+def _is_address(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name.strip("[]"))
+    except ValueError:
+        return False
+    return True
+
+
+@lru_cache(maxsize=65536)
+def registrable_domain(host: str) -> str | None:
+    """Registrable domain of ``host`` (e.g. ``shop.brand.co.uk`` → ``brand.co.uk``), by the Public Suffix List.
+
+    The host is lower-cased and a trailing dot (the DNS root) dropped. An unlisted top-level domain follows the
+    list's default rule ``*`` (``b.example.example`` → ``example.example``). Unicode and punycode labels are
+    both understood; the answer keeps the form the host was written in.
+
+    Notes: ``None`` when the host is itself a public suffix, an IP address, empty, or has an empty label
+    (``.example.com``: a leading dot is not a host name).
+    """
+    name = host.lower()
+    if name.endswith(".") and not name.endswith(".."):
+        name = name[:-1]
+    if not name or _is_address(name) or "" in name.split("."):
+        return None
+    found: str | None = _suffix_list().privatesuffix(name)
+    return found
+
+
+def _ascii_form(domain: str) -> str:
+    """``domain`` in its ASCII (punycode) form, so ``bücher.de`` and ``xn--bcher-kva.de`` compare equal."""
+    try:
+        return domain.encode("idna").decode("ascii")
+    except UnicodeError:
+        return domain
+
+
+# --- Official matching -----------------------------------------------------------------------------------------
+
+
+def _path_under(path: str, prefix: str) -> bool:
+    if prefix in ("", "/"):
+        return True
+    if prefix.endswith("/"):
+        return path.startswith(prefix)
+    return path == prefix or path.startswith(prefix + "/")
+
+
+class OfficialMatcher:
+    """Decides whether a URL belongs to one of the brand's official presences."""
+
+    def __init__(self, official: Iterable[OfficialDomain]) -> None:
+        self._domains = frozenset(_ascii_form(d.domain.lower()) for d in official if d.domain)
+        self._hosts = tuple((d.host.lower().rstrip("."), d.path_prefix or "/") for d in official if d.host is not None)
+        self._cache: dict[str, bool] = {}
+
+    def __call__(self, url: str | None) -> bool:
+        """True when ``url``'s registrable domain, or its host and path, is declared official."""
+        if not url:
+            return False
+        cached = self._cache.get(url)
+        if cached is None:
+            cached = self._match(url)
+            self._cache[url] = cached
+        return cached
+
+    def _match(self, url: str) -> bool:
+        host, path = url_location(url)
+        return self.match_location(host, path)
+
+    def match_location(self, host: str | None, path: str) -> bool:
+        """The same decision from a URL's host and path (as the store keeps them per source)."""
+        if not host:
+            return False
+        if self._domains:
+            domain = registrable_domain(host)
+            if domain is not None and (domain in self._domains or _ascii_form(domain) in self._domains):
+                return True
+        return any(host == h and _path_under(path, prefix) for h, prefix in self._hosts)
+
+
+# --- Source keys -----------------------------------------------------------------------------------------------
+
+
+def title_key(answer_id: str, title: str) -> str:
+    """Source key for a title-only card: scoped to its answer, since titles are not identities."""
+    folded = _SPACES.sub(" ", unicodedata.normalize("NFKC", title).casefold()).strip()
+    return f"title:{answer_id}:{folded}"
+
+
+def document_key(identifier: str) -> str:
+    """Source key for a document without a URL that an engine searched or cited (an uploaded file, a chunk of a
+    file-search store): ``document:`` and what identifies it in the engine's own terms (a file id, a document
+    name, or an answer-scoped position when the payload gives nothing else)."""
+    return f"document:{identifier.strip()}"
+
+
+class SourceRegistry:
+    """Assigns source keys and collects one :class:`Source` per key, first sighting wins.
+
+    A key given outright is used as is; a URL is keyed by :func:`identity_url` (or by the declared source it
+    identifies); a title-only card by :func:`title_key`. Both the interchange reader and engine ingest key
+    sources here, so the two paths identify sources the same way.
+    """
+
+    def __init__(self, declared: Sequence[Source] = ()) -> None:
+        self.sources: dict[str, Source] = {}
+        self._by_url: dict[str, str] = {}
+        self.url_keys: dict[str, str] = {}
+        """The key each URL given as is was assigned (engines cite the same pages again and again)."""
+        for entry in declared:
+            self.sources[entry.key] = entry
+            for url in (entry.url, entry.resolved_url):
+                if url:
+                    self._by_url.setdefault(identity_url(url), entry.key)
+
+    def key_for(
+        self,
+        source: str,
+        where: str,
+        answer_id: str,
+        url: str | None,
+        title: str | None,
+        source_key: str | None,
+        publisher: str | None = None,
+    ) -> str:
+        """The source key of a citation or edge row, registering a pending source on first sight.
+
+        ``source`` and ``where`` name the file and location in the error raised when the row identifies nothing.
+        """
+        if source_key is not None:
+            key = source_key
+        elif url:
+            known = self.url_keys.get(url)
+            if known is not None:
+                return known
+            normalized = identity_url(url)
+            key = self._by_url.get(normalized, normalized) if self._by_url else normalized
+            self.url_keys[url] = key
+        elif title and title.strip():
+            key = title_key(answer_id, title)
+        else:
+            raise InvalidValue(source, where, "needs a url, a title or a source_key (got none)")
+        if key not in self.sources:
+            self.sources[key] = Source(
+                key=key,
+                url=url or None,
+                title=title,
+                publisher=publisher,
+                status=SourceStatus.PENDING,
+                reason=None if url else "no_link",
+            )
+        return key
