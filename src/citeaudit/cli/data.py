@@ -19,7 +19,7 @@ from rich.text import Text
 from citeaudit.api import is_database
 from citeaudit.cli.common import DbOption, console, err_console, handles_errors
 from citeaudit.errors import InputError
-from citeaudit.ingest import READERS, Attachment, ingest_files, needs_attachment
+from citeaudit.ingest import READERS, Attachment, PlannedImport, ingest_files, plan_imports
 from citeaudit.interchange import audit_to_document, load_protocol
 from citeaudit.report.exports import export_tables
 from citeaudit.report.files import write_atomically
@@ -68,7 +68,8 @@ def ingest(
     answers at a time, so a large file needs little memory; they are attached to a protocol question: the
     protocol comes from --questions or from the database.
     """
-    attachment = _attachment(db, questions, protocol, run, platform, question_id, paths, fmt)
+    plan = plan_imports(paths, fmt)  # every file's format is recognised here, once
+    attachment = _attachment(db, questions, protocol, run, platform, question_id, paths, plan)
     stored: Counter[str] = Counter()
     with err_console.status(f"importing {len(paths)} file(s)…") as status:
 
@@ -77,7 +78,7 @@ def ingest(
             status.update(f"importing {name}: {stored[name]:,} answers read, checked and written…")
 
         with _new_or_existing(db) as target, Store(target) as store:
-            results = ingest_files(store, paths, fmt, attachment, progress=advanced)
+            results = ingest_files(store, plan, fmt, attachment, progress=advanced)
     for name, reader, report in results:
         _print_report(report, name, reader.name)
 
@@ -107,10 +108,10 @@ def _attachment(
     platform: str | None,
     question_id: str | None,
     paths: list[Path],
-    fmt: str | None,
+    plan: list[PlannedImport],
 ) -> Attachment | None:
     """Where engine answers go; ``None`` when every file is a whole audit."""
-    if not any(needs_attachment(path, fmt) for path in paths if path.is_file()):
+    if not any(planned.needs_attachment for planned in plan):
         return None
     if questions is not None:
         chosen = load_protocol(questions)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import functools
 import gc
 import hashlib
-import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -19,18 +18,21 @@ from citeaudit.errors import InputError, UnknownFormat
 from citeaudit.ingest import anthropic, audit_json, expertqa, gemini, jsonl, markdown, openai, perplexity, serpapi
 from citeaudit.ingest.assemble import CHUNK, Attachment, assemble_chunks
 from citeaudit.ingest.base import Reader, ReaderKind
+from citeaudit.ingest.shape import Shape, shape_of, shape_of_file
 from citeaudit.model import Audit
 from citeaudit.store import ImportReport, Store
 
 __all__ = [
     "READERS",
     "Attachment",
+    "PlannedImport",
     "PreparedImport",
     "Reader",
     "detect_reader",
     "ingest_file",
     "ingest_files",
     "needs_attachment",
+    "plan_imports",
     "read_file",
     "read_files",
     "store_prepared",
@@ -54,12 +56,10 @@ READERS: dict[str, Reader] = {
 }
 """Every reader by format name, in detection order."""
 
-_HEAD_BYTES = 8192
-_DECLARED_FORMAT = re.compile(rb'"format"\s*:\s*"([^"]*)"')
 
-
-def detect_reader(data: bytes, source: str, fmt: str | Reader | None = None) -> Reader:
-    """The reader named ``fmt`` (or given as ``fmt``), or the one that recognises the content."""
+def detect_reader(data: bytes | Shape, source: str, fmt: str | Reader | None = None) -> Reader:
+    """The reader named ``fmt`` (or given as ``fmt``), or the one that recognises the content: decided from the
+    structure of its first JSON value (see :mod:`citeaudit.ingest.shape`), the first bytes for text formats."""
     known = ", ".join(sorted(READERS))
     if isinstance(fmt, Reader):
         return fmt
@@ -68,15 +68,13 @@ def detect_reader(data: bytes, source: str, fmt: str | Reader | None = None) -> 
             return READERS[fmt]
         except KeyError:
             raise UnknownFormat(source, "--format", f"no reader for {fmt!r}; known formats: {known}") from None
-    head = data[:_HEAD_BYTES]
+    shape = shape_of(data)
     for reader in READERS.values():
-        if reader.can_read(head):
+        if reader.can_read(shape):
             return reader
-    declared = _DECLARED_FORMAT.search(head)
+    declared = sorted(shape.values("format")) if not shape.listed else []
     if declared:
-        raise UnknownFormat(
-            source, "format", f"no reader for format {declared.group(1).decode(errors='replace')!r}; known: {known}"
-        )
+        raise UnknownFormat(source, "format", f"no reader for format {declared[0]!r}; known: {known}")
     raise UnknownFormat(source, "", f"no reader recognises this content; known formats: {known} (or pass --format)")
 
 
@@ -110,7 +108,8 @@ def read_file(
     """
     source = str(path)
     data = _read_bytes(path)
-    return _prepare(source, data, detect_reader(data, source, fmt), attachment)
+    reader = detect_reader(b"", source, fmt) if fmt is not None else detect_reader(_read_shape(path), source)
+    return _prepare(source, data, reader, attachment)
 
 
 @contextmanager
@@ -161,35 +160,95 @@ def _audits(
 
 
 def read_files(
-    paths: Sequence[str | Path], fmt: str | Reader | None = None, attachment: Attachment | None = None
+    paths: Sequence[str | Path] | Sequence[PlannedImport],
+    fmt: str | Reader | None = None,
+    attachment: Attachment | None = None,
 ) -> list[PreparedImport]:
-    """Read and check several files; nothing is written. ExpertQA files given together form one dataset
-    (one import whose payload is their lines in the given order)."""
-    return [_prepare(name, _payload(reader, files), reader, attachment) for name, reader, files in _imports(paths, fmt)]
+    """Read and check several files (or the imports :func:`plan_imports` planned); nothing is written. Files
+    that belong together form one import (see :func:`plan_imports`)."""
+    return [_prepare(planned.name, _payload(planned), planned.reader, attachment) for planned in _planned(paths, fmt)]
 
 
-def _imports(paths: Sequence[str | Path], fmt: str | Reader | None) -> list[tuple[str, Reader, tuple[str, ...]]]:
-    """``(name, reader, files)`` of each import the files make, their formats recognised from their first bytes:
-    one a file, except that ExpertQA files given together form one dataset, first, named after all of them."""
-    plan: list[tuple[str, Reader, tuple[str, ...]]] = []
+@dataclass(frozen=True, slots=True)
+class PlannedImport:
+    """One import that files make: their format recognised once, from their content."""
+
+    name: str
+    """What the import is called (the file name, or the names of the files joined with ``+``)."""
+    reader: Reader
+    """The reader that reads it."""
+    files: tuple[str, ...]
+    """The files whose bytes it stores, in order."""
+
+    @property
+    def needs_attachment(self) -> bool:
+        """Whether it holds engine answers, which need a protocol to attach to."""
+        return self.reader.kind is ReaderKind.ANSWERS
+
+
+def plan_imports(paths: Sequence[str | Path], fmt: str | Reader | None = None) -> list[PlannedImport]:
+    """The imports the files make, each file's format recognised once, from the structure of its first JSON
+    value (read as a stream, in bounded memory). One import a file, except:
+
+    - ExpertQA files given together form one dataset, first, named after all of them (its payload is their
+      lines in the given order);
+    - an Anthropic response that stopped with ``pause_turn``, given right before the next Anthropic response
+      file, forms one import with it (its payload is the two responses as a JSON list, in the given order),
+      since a paused turn and its continuation are one answer.
+    """
+    plan: list[PlannedImport] = []
     expertqa_files: list[str] = []
+    paused: list[str] = []
     for path in paths:
         name = str(path)
-        reader = detect_reader(_read_head(path), name, fmt)
+        shape = _read_shape(path) if not isinstance(fmt, Reader) and fmt is None else None
+        reader = detect_reader(shape, name) if shape is not None else detect_reader(b"", name, fmt)
         if reader is expertqa.READER:
             expertqa_files.append(name)
-        else:
-            plan.append((name, reader, (name,)))
+            continue
+        if paused and reader is not anthropic.READER:
+            plan.append(_joined(paused))
+            paused = []
+        if reader is anthropic.READER:
+            shape = shape if shape is not None else _read_shape(path)
+            single = shape.json and not shape.listed and not shape.more
+            if paused and not single:
+                plan.append(_joined(paused))
+                paused = []
+            if single and (paused or shape.value_is("stop_reason", "pause_turn")):
+                paused.append(name)
+                if not shape.value_is("stop_reason", "pause_turn"):
+                    plan.append(_joined(paused))
+                    paused = []
+                continue
+        plan.append(PlannedImport(name, reader, (name,)))
+    if paused:
+        plan.append(_joined(paused))
     if expertqa_files:
-        plan.insert(0, (" + ".join(expertqa_files), expertqa.READER, tuple(expertqa_files)))
+        plan.insert(0, PlannedImport(" + ".join(expertqa_files), expertqa.READER, tuple(expertqa_files)))
     return plan
 
 
-def _payload(reader: Reader, files: Sequence[str]) -> bytes:
-    """The bytes one import stores: its file's, or the ExpertQA files' lines in order."""
-    if reader is expertqa.READER:
-        return expertqa.combine([_read_bytes(part) for part in files])
-    (file,) = files
+def _joined(files: Sequence[str]) -> PlannedImport:
+    return PlannedImport(" + ".join(files), anthropic.READER, tuple(files))
+
+
+def _planned(
+    paths: Sequence[str | Path] | Sequence[PlannedImport], fmt: str | Reader | None
+) -> Sequence[PlannedImport]:
+    if all(isinstance(item, PlannedImport) for item in paths) and paths:
+        return [item for item in paths if isinstance(item, PlannedImport)]
+    return plan_imports([item for item in paths if not isinstance(item, PlannedImport)], fmt)
+
+
+def _payload(planned: PlannedImport) -> bytes:
+    """The bytes one import stores: its file's, the ExpertQA files' lines in order, or a paused Anthropic turn
+    and its continuation as a JSON list."""
+    if planned.reader is expertqa.READER:
+        return expertqa.combine([_read_bytes(part) for part in planned.files])
+    if len(planned.files) > 1:
+        return b"[\n" + b",\n".join(_read_bytes(part).strip() for part in planned.files) + b"\n]\n"
+    (file,) = planned.files
     return _read_bytes(file)
 
 
@@ -203,7 +262,7 @@ def ingest_file(
 
 def ingest_files(
     store: Store,
-    paths: Sequence[str | Path],
+    paths: Sequence[str | Path] | Sequence[PlannedImport],
     fmt: str | Reader | None = None,
     attachment: Attachment | None = None,
     *,
@@ -214,15 +273,16 @@ def ingest_files(
 
     Engine payloads are read, checked and written a chunk of answers at a time, so memory stays bounded
     whatever the file's size; a problem in any file, found at any point, leaves the database as it was. Every
-    file's format is recognised before anything is read in full. ExpertQA files given together form one dataset
-    (as in :func:`read_files`). ``progress(file, n)`` is told each time ``n`` more answer records are stored;
+    file's format is recognised once, before anything is read in full; ``paths`` may be the plan
+    :func:`plan_imports` made (so the files are not read twice). Files that belong together form one import (as
+    in :func:`plan_imports`). ``progress(file, n)`` is told each time ``n`` more answer records are stored;
     ``chunk`` is how many answer records are written at a time.
     """
-    plan = _imports(paths, fmt)
+    plan = _planned(paths, fmt)
     results: list[tuple[str, Reader, ImportReport]] = []
     with store.transaction(), _collector_paused():
-        for name, reader, files in plan:
-            data = _payload(reader, files)
+        for name, reader, files in ((p.name, p.reader, p.files) for p in plan):
+            data = _payload(PlannedImport(name, reader, files))
             told = None if progress is None else functools.partial(progress, name)
             report = store.import_chunks(
                 _audits(name, data, reader, attachment, size=chunk),
@@ -236,10 +296,9 @@ def ingest_files(
     return results
 
 
-def _read_head(path: str | Path) -> bytes:
+def _read_shape(path: str | Path) -> Shape:
     try:
-        with Path(path).open("rb") as handle:
-            return handle.read(_HEAD_BYTES)
+        return shape_of_file(path)
     except OSError as exc:
         raise InputError(str(path), "", f"cannot read: {exc.strerror}") from None
 
@@ -257,6 +316,8 @@ def store_prepared(store: Store, prepared: PreparedImport) -> ImportReport:
 
 
 def needs_attachment(path: str | Path, fmt: str | Reader | None = None) -> bool:
-    """Whether the file's format (recognised from its first bytes) is an answer format, so it needs a protocol
-    to attach to."""
-    return detect_reader(_read_head(path), str(path), fmt).kind is ReaderKind.ANSWERS
+    """Whether the file's format (recognised from its content) is an answer format, so it needs a protocol to
+    attach to. To import files, plan them once with :func:`plan_imports` and ask the plan instead."""
+    if fmt is not None:
+        return detect_reader(b"", str(path), fmt).kind is ReaderKind.ANSWERS
+    return detect_reader(_read_shape(path), str(path)).kind is ReaderKind.ANSWERS

@@ -24,13 +24,13 @@ answer. A top-level ``question_id`` / ``answer_id`` string (added by whoever col
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from citeaudit.ingest.base import CUT_OFF, ParsedAnswer, ParsedCitation, Reader
 from citeaudit.ingest.payload import expect, load_payloads, retrieved_only
+from citeaudit.ingest.shape import Shape, shape_of
 from citeaudit.ingest.text import candidates, trim_span
 from citeaudit.model import AnswerStatus, CitationKind, RetrievalStatus
 
@@ -217,19 +217,31 @@ def read_answers(data: bytes, source: str) -> Iterator[ParsedAnswer]:
     return (_read_message(payload, source, location) for location, payload in load_payloads(data, source))
 
 
-_MESSAGE = re.compile(rb'"type"\s*:\s*"message"')
-_ANTHROPIC_MARK = re.compile(
-    rb'"(?:stop_reason|server_tool_use|web_search_tool_result|web_search_result_location)"'
-    rb'|"model"\s*:\s*"[^"]*claude'
+_BLOCK_TYPES = frozenset(
+    {
+        "text",
+        "thinking",
+        "redacted_thinking",
+        "tool_use",
+        "server_tool_use",
+        "web_search_tool_result",
+        "web_fetch_tool_result",
+    }
 )
-_OTHER_SHAPE = re.compile(rb'"object"\s*:|"output_text"|"choices"\s*:')
+_OTHER_SHAPE = frozenset({"object", "choices", "output", "candidates"})
 
 
-def can_read(head: bytes) -> bool:
-    """A Messages API object (``"type": "message"`` with an Anthropic field such as ``stop_reason``,
-    ``web_search_tool_result`` or a ``claude`` model), and none of OpenAI's ``object``/``output_text``/``choices``
-    (a Responses ``message`` item looks alike)."""
-    return bool(_MESSAGE.search(head) and _ANTHROPIC_MARK.search(head) and not _OTHER_SHAPE.search(head))
+def can_read(content: bytes | Shape) -> bool:
+    """A Messages API object: ``"type": "message"`` at the top with an Anthropic trait (a ``stop_reason`` key, a
+    ``claude`` model or Anthropic content block types), none of OpenAI's ``object``/``choices``/``output`` keys
+    and no ``output_text`` part (a Responses ``message`` item looks alike)."""
+    shape = shape_of(content)
+    if not shape.value_is("type", "message") or shape.fields() & _OTHER_SHAPE:
+        return False
+    if shape.value_is("content[].type", "output_text"):
+        return False
+    claude = any(model.startswith("claude") for model in shape.values("model"))
+    return shape.has("stop_reason") or claude or bool(shape.values("content[].type") & _BLOCK_TYPES)
 
 
 READER = Reader(

@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import re
-
 from citeaudit.ingest.base import Reader
+from citeaudit.ingest.shape import Shape, shape_of
 from citeaudit.interchange import parse_audit_bytes
 
 __all__ = ["READER"]
 
-_FORMAT = re.compile(rb'"format"\s*:\s*"citeaudit\.audit/')
 
-
-def can_read(head: bytes) -> bool:
-    """True when the document declares a ``citeaudit.audit/…`` format near its start."""
-    return bool(_FORMAT.search(head))
+def can_read(content: bytes | Shape) -> bool:
+    """True when the document declares a ``citeaudit.audit/…`` format."""
+    shape = shape_of(content)
+    return not shape.listed and any(value.startswith("citeaudit.audit/") for value in shape.values("format"))
 
 
 READER = Reader(

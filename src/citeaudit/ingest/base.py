@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Protocol
 
+from citeaudit.ingest.shape import Shape
 from citeaudit.model import AnswerStatus, Audit, CitationKind, RetrievalStatus
 
 __all__ = [
@@ -107,7 +108,7 @@ class ParsedAnswer:
 
 
 class _CanRead(Protocol):
-    def __call__(self, head: bytes) -> bool: ...
+    def __call__(self, shape: Shape, /) -> bool: ...
 
 
 class _ReadAudit(Protocol):
@@ -127,7 +128,8 @@ class Reader:
     description: str
     """One line for ``citeaudit formats``."""
     can_read: _CanRead
-    """Whether the first bytes of a file look like this format (detection by content)."""
+    """Whether a file's content is this format, decided from the structure of its first JSON value (its first
+    bytes for text formats)."""
     read_audit: _ReadAudit | None = None
     """Document readers: parse and check a whole audit; ``source`` names the file in errors."""
     read_answers: _ReadAnswers | None = None

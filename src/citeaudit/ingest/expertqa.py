@@ -27,6 +27,7 @@ from citeaudit.errors import InvalidValue, MalformedInput
 from citeaudit.identity import identity_url
 from citeaudit.ingest.base import Reader
 from citeaudit.ingest.payload import expect
+from citeaudit.ingest.shape import Shape, shape_of
 from citeaudit.model import (
     Answer,
     Audit,
@@ -58,9 +59,15 @@ _EVIDENCE = re.compile(r"^\s*\[(\d{1,4})\]\s+(\S+)(?:\s+(.*))?$", re.DOTALL)
 _ATTRIBUTION = re.compile(r"^\s*\[(\d{1,4})\]\s+(\S+)")
 
 
-def can_read(head: bytes) -> bool:
-    """ExpertQA lines carry ``"question"``, ``"answers"`` and per-system ``"claim_string"`` entries."""
-    return b'"answers"' in head and b'"question"' in head and (b'"claim_string"' in head or b'"answer_string"' in head)
+def can_read(content: bytes | Shape) -> bool:
+    """ExpertQA lines are objects with ``question`` and ``answers``, the answers per system holding
+    ``claim_string`` / ``answer_string`` entries."""
+    shape = shape_of(content)
+    if not {"question", "answers"} <= shape.fields():
+        return False
+    return shape.any_path(
+        lambda path: path.startswith("answers.") and path.endswith((".claim_string", ".answer_string"))
+    )
 
 
 def _digest(*parts: str) -> str:

@@ -37,25 +37,25 @@ from typing import Any
 from citeaudit.errors import InvalidValue
 from citeaudit.ingest.base import CUT_OFF, ParsedAnswer, ParsedCitation, Reader
 from citeaudit.ingest.payload import expect, load_payloads
+from citeaudit.ingest.shape import Shape, shape_of
 from citeaudit.ingest.text import candidates, trim_span
 from citeaudit.model import AnswerStatus, CitationKind, RetrievalStatus
 
 __all__ = ["READER", "can_read", "read_answers"]
 
-_CANDIDATES_KEY = re.compile(rb'"candidates"\s*:')
-_GROUNDING_KEY = re.compile(rb'"(?:groundingMetadata|grounding_metadata)"\s*:')
-_CONTENT_KEY = re.compile(rb'"content"\s*:')
-_PARTS_KEY = re.compile(rb'"parts"\s*:')
 _CAMEL_HUMP = re.compile(r"(?<!^)(?=[A-Z])")
 _ANSWERED = frozenset({"STOP", "MAX_TOKENS", "FINISH_REASON_UNSPECIFIED"})
 _CHUNK_KINDS = ("web", "retrievedContext")
 
 
-def can_read(head: bytes) -> bool:
-    """A ``candidates`` list next to ``groundingMetadata``, or next to ``content`` and ``parts``."""
-    if not _CANDIDATES_KEY.search(head):
+def can_read(content: bytes | Shape) -> bool:
+    """A ``candidates`` list whose candidates carry ``groundingMetadata`` (or ``grounding_metadata``) or
+    ``content.parts``."""
+    shape = shape_of(content)
+    if "candidates" not in shape.fields():
         return False
-    return bool(_GROUNDING_KEY.search(head) or (_CONTENT_KEY.search(head) and _PARTS_KEY.search(head)))
+    candidate = shape.fields("candidates[]")
+    return bool(candidate & {"groundingMetadata", "grounding_metadata"}) or shape.has("candidates[].content.parts")
 
 
 # -- field access ---------------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from citeaudit.errors import InvalidValue
 from citeaudit.ingest.base import ParsedAnswer, ParsedCitation, Reader
 from citeaudit.ingest.markers import SourceEntry, cite_markers, numbered
 from citeaudit.ingest.payload import expect, load_payloads
+from citeaudit.ingest.shape import Shape, shape_of
 from citeaudit.model import CitationKind, RetrievalStatus
 
 __all__ = ["READER", "read_answers"]
@@ -22,16 +23,13 @@ __all__ = ["READER", "read_answers"]
 _KEYS = frozenset({"id", "question_id", "platform", "model", "text", "citations"})
 
 
-def can_read(head: bytes) -> bool:
-    """A line that is a JSON object with ``"text"`` and ``"citations"`` keys."""
-    first = head.lstrip().split(b"\n", 1)[0]
-    return (
-        first.startswith(b"{")
-        and b'"text"' in first
-        and b'"citations"' in first
-        and b'"format"' not in first
-        and b'"type"' not in first  # engine payloads (e.g. Anthropic messages) carry typed blocks
-    )
+def can_read(content: bytes | Shape) -> bool:
+    """A first line that is a JSON object with ``text`` and ``citations`` keys, no ``format`` and no ``type`` at
+    any depth (engine payloads, e.g. Anthropic messages, carry typed blocks)."""
+    shape = shape_of(content)
+    if shape.listed or not {"text", "citations"} <= shape.fields() or "format" in shape.fields():
+        return False
+    return not shape.any_path(lambda path: path == "type" or path.endswith(".type"))
 
 
 def _entry(value: Any, source: str, where: str) -> SourceEntry:

@@ -12,6 +12,7 @@ import re
 from citeaudit.errors import InvalidValue, MalformedInput
 from citeaudit.ingest.base import ParsedAnswer, ParsedCitation, Reader
 from citeaudit.ingest.markers import cite_markers
+from citeaudit.ingest.shape import Shape, shape_of
 from citeaudit.model import CitationKind, RetrievalStatus
 
 __all__ = ["READER", "read_answers"]
@@ -24,12 +25,12 @@ _REFERENCE = re.compile(
 )
 
 
-def can_read(head: bytes) -> bool:
-    """Markdown answers are text, not JSON, with at least one reference line."""
-    stripped = head.lstrip()
-    if stripped[:1] == b"{" or stripped[:2] in (b"[{", b"[]", b'["'):
+def can_read(content: bytes | Shape) -> bool:
+    """Markdown answers are text, not JSON, with at least one reference line in their first bytes."""
+    shape = shape_of(content)
+    if shape.json:
         return False
-    return _REFERENCE.search(head.decode("utf-8", "replace")) is not None
+    return _REFERENCE.search(shape.head.decode("utf-8", "replace")) is not None
 
 
 def read_answers(data: bytes, source: str) -> list[ParsedAnswer]:

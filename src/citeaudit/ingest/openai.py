@@ -42,7 +42,8 @@ from typing import Any
 from citeaudit.errors import InvalidValue
 from citeaudit.identity import host_of
 from citeaudit.ingest.base import CUT_OFF, ClaimCandidate, ParsedAnswer, ParsedCitation, Reader
-from citeaudit.ingest.payload import AGENT_ITEM, RESPONSE_OBJECT, VENDOR_MODEL, expect, load_payloads, retrieved_only
+from citeaudit.ingest.payload import agent_response, expect, load_payloads, retrieved_only, sonar_traits, vendor_model
+from citeaudit.ingest.shape import Shape, shape_of
 from citeaudit.ingest.text import SentenceIndex, candidates, claim_text, trim_span
 from citeaudit.model import AnswerStatus, CitationKind, RetrievalStatus
 
@@ -391,21 +392,18 @@ def read_responses(data: bytes, source: str) -> Iterator[ParsedAnswer]:
     return (_read_response(payload, source, location) for location, payload in load_payloads(data, source))
 
 
-_OUTPUT_LIST = re.compile(rb'"output"\s*:\s*\[')
-_MESSAGE_ITEM = re.compile(rb'"type"\s*:\s*"message"')
-_OUTPUT_TEXT = re.compile(rb'"type"\s*:\s*"output_text"')
-_STREAM_EVENT = re.compile(rb'"type"\s*:\s*"response\.')
-
-
-def can_read_responses(head: bytes) -> bool:
+def can_read_responses(content: bytes | Shape) -> bool:
     """A Responses API object (``"object": "response"``, or an ``output`` list holding an ``output_text``
-    message), but not a stream of events nor a Perplexity Agent API response, which has the same envelope but
+    message), but not a stream event nor a Perplexity Agent API response, which has the same envelope but
     ``search_results`` items and ``vendor/model`` model names (OpenAI's own model names have no slash)."""
-    if _STREAM_EVENT.search(head) or AGENT_ITEM.search(head) or VENDOR_MODEL.search(head):
+    shape = shape_of(content)
+    if any(kind.startswith("response.") for kind in shape.values("type")):
         return False
-    if RESPONSE_OBJECT.search(head):
+    if agent_response(shape) or vendor_model(shape):
+        return False
+    if shape.value_is("object", "response"):
         return True
-    return bool(_OUTPUT_LIST.search(head) and _MESSAGE_ITEM.search(head) and _OUTPUT_TEXT.search(head))
+    return shape.value_is("output[].type", "message") and shape.value_is("output[].content[].type", "output_text")
 
 
 # -- Chat Completions --------------------------------------------------------------------------------------
@@ -475,18 +473,18 @@ def read_chat(data: bytes, source: str) -> Iterator[ParsedAnswer]:
     )
 
 
-_CHAT_OBJECT = re.compile(rb'"object"\s*:\s*"chat\.completion"')
-_URL_CITATION = re.compile(rb'"url_citation"')
-_SEARCH_MODEL = re.compile(rb'"model"\s*:\s*"gpt-[^"]*search')
-_PERPLEXITY_KEY = re.compile(rb'"(?:search_results|citations)"\s*:')
+_PERPLEXITY_KEYS = frozenset({"search_results", "citations"})
 
 
-def can_read_chat(head: bytes) -> bool:
+def can_read_chat(content: bytes | Shape) -> bool:
     """A ``chat.completion`` object with ``url_citation`` annotations or from a ``gpt-…search…`` model, but not
-    Perplexity Sonar (same envelope, with top-level ``search_results`` / ``citations``)."""
-    if not _CHAT_OBJECT.search(head) or _PERPLEXITY_KEY.search(head):
+    Perplexity Sonar (same envelope, with top-level ``search_results`` / ``citations`` or Sonar's own traits)."""
+    shape = shape_of(content)
+    if not shape.value_is("object", "chat.completion") or shape.fields() & _PERPLEXITY_KEYS or sonar_traits(shape):
         return False
-    return bool(_URL_CITATION.search(head) or _SEARCH_MODEL.search(head))
+    if shape.value_is("choices[].message.annotations[].type", "url_citation"):
+        return True
+    return any(model.startswith("gpt-") and "search" in model for model in shape.values("model"))
 
 
 RESPONSES_READER = Reader(

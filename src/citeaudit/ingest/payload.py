@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import re
 from collections.abc import Iterable, Iterator
 from itertools import chain
 from typing import Any
@@ -12,15 +11,36 @@ from typing import Any
 from citeaudit.errors import InvalidValue, MalformedInput
 from citeaudit.identity import identity_url
 from citeaudit.ingest.base import ParsedCitation
+from citeaudit.ingest.shape import Shape
 
-__all__ = ["AGENT_ITEM", "RESPONSE_OBJECT", "VENDOR_MODEL", "expect", "load_payloads", "retrieved_only"]
+__all__ = ["agent_response", "expect", "load_payloads", "retrieved_only", "sonar_traits", "vendor_model"]
 
-RESPONSE_OBJECT = re.compile(rb'"object"\s*:\s*"response"')
-"""A Responses-shaped body (OpenAI's, and Perplexity's Agent API)."""
-AGENT_ITEM = re.compile(rb'"type"\s*:\s*"(?:search_results|fetch_url_results)"')
-"""An output item only Perplexity's Agent API writes."""
-VENDOR_MODEL = re.compile(rb'"model"\s*:\s*"[^"/]+/')
-"""A ``vendor/model`` model name: Perplexity's Agent API presets; OpenAI's own names have no slash."""
+_AGENT_ITEMS = frozenset({"search_results", "fetch_url_results"})
+"""Output items only Perplexity's Agent API writes."""
+
+
+def vendor_model(shape: Shape) -> bool:
+    """A ``vendor/model`` model name: Perplexity's Agent API presets; OpenAI's own names have no slash."""
+    return any("/" in model for model in shape.values("model"))
+
+
+_SONAR_USAGE = ("usage.search_context_size", "usage.citation_tokens", "usage.num_search_queries")
+
+
+def sonar_traits(shape: Shape) -> bool:
+    """A Perplexity Sonar chat completion even without ``search_results`` or ``citations`` (an answer that cites
+    nothing): a ``sonar…`` model name, or the search fields only Sonar writes into ``usage``."""
+    if any(model.startswith("sonar") for model in shape.values("model")):
+        return True
+    return any(shape.has(path) for path in _SONAR_USAGE)
+
+
+def agent_response(shape: Shape) -> bool:
+    """A Perplexity Agent API response: an output item only it writes, or a ``response`` object (the Responses
+    envelope) from a ``vendor/model`` model (a failed run has no output items)."""
+    if shape.values("output[].type") & _AGENT_ITEMS:
+        return True
+    return shape.value_is("object", "response") and vendor_model(shape)
 
 
 def load_payloads(data: bytes, source: str) -> Iterator[tuple[str, Any]]:

@@ -33,34 +33,31 @@ from typing import Any
 
 from citeaudit.errors import InvalidValue
 from citeaudit.ingest.base import CUT_OFF, ParsedAnswer, ParsedCitation, Reader
-from citeaudit.ingest.payload import AGENT_ITEM, RESPONSE_OBJECT, VENDOR_MODEL, expect, load_payloads
+from citeaudit.ingest.payload import agent_response, expect, load_payloads, sonar_traits
+from citeaudit.ingest.shape import Shape, shape_of
 from citeaudit.ingest.text import MARKER, SentenceIndex, candidates
 from citeaudit.model import AnswerStatus, CitationKind, RetrievalStatus
 
 __all__ = ["READER", "can_read", "read_answers"]
-
-_SEARCH_RESULTS_KEY = re.compile(rb'"search_results"\s*:')
-_CITATIONS_KEY = re.compile(rb'"citations"\s*:')
-_CHOICES_KEY = re.compile(rb'"choices"\s*:')
-_OUTPUT_KEY = re.compile(rb'"output"\s*:')
 
 _THINK_OPEN = re.compile(r"\s*<think>")
 _THINK_CLOSE = "</think>"
 _AGENT_DONE = ("completed", "incomplete")
 
 
-def can_read(head: bytes) -> bool:
-    """Sonar: a ``search_results`` key, or ``citations`` next to ``choices`` (OpenAI chat completions have
-    neither); Agent API: an ``output`` list with a ``search_results`` / ``fetch_url_results`` item, or a
-    ``response`` object from a ``vendor/model`` model (a failed run has no output items; OpenAI's own model
-    names have no slash)."""
-    if _OUTPUT_KEY.search(head) and (
-        AGENT_ITEM.search(head) or (RESPONSE_OBJECT.search(head) and VENDOR_MODEL.search(head))
-    ):
+def can_read(content: bytes | Shape) -> bool:
+    """Sonar: a top-level ``search_results`` key, ``citations`` next to ``choices`` (OpenAI chat completions have
+    neither), or a chat completion with Sonar's own traits (a ``sonar…`` model, Sonar's search fields in
+    ``usage``), which is how an answer citing nothing is recognised; Agent API: an ``output`` list with a
+    ``search_results`` / ``fetch_url_results`` item, or a ``response`` object from a ``vendor/model`` model (a
+    failed run has no output items; OpenAI's own model names have no slash)."""
+    shape = shape_of(content)
+    keys = shape.fields()
+    if "output" in keys and agent_response(shape):
         return True
-    if _SEARCH_RESULTS_KEY.search(head):
+    if "search_results" in keys or {"citations", "choices"} <= keys:
         return True
-    return bool(_CITATIONS_KEY.search(head) and _CHOICES_KEY.search(head))
+    return "choices" in keys and shape.value_is("object", "chat.completion") and sonar_traits(shape)
 
 
 # -- reading payloads -----------------------------------------------------------------------------------------

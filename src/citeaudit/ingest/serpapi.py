@@ -26,7 +26,6 @@ Decisions where the documentation is silent:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,6 +33,7 @@ from typing import Any
 from citeaudit.errors import InvalidValue
 from citeaudit.ingest.base import ParsedAnswer, ParsedCitation, Reader
 from citeaudit.ingest.payload import expect, load_payloads
+from citeaudit.ingest.shape import Shape, shape_of
 from citeaudit.ingest.text import candidates, trim_span
 from citeaudit.model import AnswerStatus, CitationKind, RetrievalStatus
 
@@ -45,24 +45,24 @@ PLATFORM = "google-ai-overview"
 PAGE_TOKEN_ONLY = "page_token only: fetch engine=google_ai_overview within 4 minutes"
 """Failure recorded for an AI Overview that Google loads lazily (only its page token is in the payload)."""
 
-_OVERVIEW_KEY = re.compile(rb'"ai_overview"\s*:')
-_TEXT_BLOCKS_KEY = re.compile(rb'"text_blocks"\s*:')
-_REFERENCE_INDEXES_KEY = re.compile(rb'"reference_indexes"\s*:')
-_ENGINE = re.compile(rb'"engine"\s*:\s*"([^"]*)"')
-_GOOGLE_ENGINES = frozenset({b"google", b"google_ai_overview"})
+_GOOGLE_ENGINES = frozenset({"google", "google_ai_overview"})
+_ENGINE_PATHS = ("search_parameters.engine", "search_metadata.engine", "engine")
 _CELL_SEPARATOR = " | "
 
 
-def can_read(head: bytes) -> bool:
+def can_read(content: bytes | Shape) -> bool:
     """A SerpApi ``engine=google`` / ``google_ai_overview`` response (one without an AI Overview records that
     none was shown), an ``ai_overview`` key, or ``text_blocks`` with ``reference_indexes``; never a SerpApi
     response of another engine (Bing Copilot and Google AI Mode answers have text blocks too)."""
-    engine = _ENGINE.search(head)
-    if engine is not None:
-        return engine.group(1) in _GOOGLE_ENGINES
-    if _OVERVIEW_KEY.search(head):
+    shape = shape_of(content)
+    engines = frozenset().union(*(shape.values(path) for path in _ENGINE_PATHS))
+    if engines:
+        return bool(engines & _GOOGLE_ENGINES)
+    if "ai_overview" in shape.fields():
         return True
-    return bool(_TEXT_BLOCKS_KEY.search(head) and _REFERENCE_INDEXES_KEY.search(head))
+    return shape.any_path(lambda path: "text_blocks" in path) and shape.any_path(
+        lambda path: path.endswith("reference_indexes")
+    )
 
 
 def _at(where: str, path: str) -> str:
