@@ -307,7 +307,9 @@ def test_responses_parts_join_without_separator_and_claims_stay_in_their_part(wr
     ]
 
 
-def test_responses_other_annotations_skipped_and_urlless_citation_dangles(write_json: Write) -> None:
+def test_responses_file_citation_is_an_answer_level_document_and_urlless_citation_dangles(
+    write_json: Write,
+) -> None:
     text = "The AX220 has a 20 L tank [1]. See the manual [2]."
     annotations = [
         {"type": "file_citation", "file_id": "file-abc", "filename": "manual.pdf", "index": 3},
@@ -316,9 +318,11 @@ def test_responses_other_annotations_skipped_and_urlless_citation_dangles(write_
         {"type": "url_citation", "start_index": 46, "end_index": 49, "url": None, "title": "AX220 manual"},
     ]
     (answer,) = read(RESPONSES_READER, write_json(response(text, annotations), "r.json"))
-    assert [(c.kind, c.marker, c.title) for c in answer.citations] == [
-        (CitationKind.DANGLING, "[1]", None),
-        (CitationKind.CITED, "[2]", "AX220 manual"),  # a title-only card is still a citation
+    assert [(c.kind, c.marker, c.title, c.document, c.start) for c in answer.citations] == [
+        (CitationKind.DANGLING, "[1]", None, None, 26),
+        (CitationKind.CITED, "[2]", "AX220 manual", None, 46),  # a title-only card is still a citation
+        # the uploaded file: a document source, cited by the answer as a whole (its index is a point, no chip)
+        (CitationKind.CITED, None, "manual.pdf", "file-abc", None),
     ]
     assert [(c.text, c.citations) for c in answer.claims] == [
         ("The AX220 has a 20 L tank", (0,)),

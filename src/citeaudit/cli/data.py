@@ -141,6 +141,13 @@ def _print_report(report: ImportReport, source: str, reader: str) -> None:
         f"{report.dangling} dangling marker(s) pointing past the source list" if report.dangling else "",
         f"{report.retrieved} retrieved-only source(s) (not cited)" if report.retrieved else "",
         f"{report.failures} failed or incomplete answer(s) recorded" if report.failures else "",
+        f"{report.unplaced} cited source(s) without a position in the text (answer-level: they count for the "
+        "official-domain rate, no claim edge)"
+        if report.unplaced
+        else "",
+        f"{report.partial} answer(s) only partly understood (the payload holds parts this reader does not know)"
+        if report.partial
+        else "",
     ]
     if any(extras):
         console.print("  also: " + "; ".join(e for e in extras if e), soft_wrap=True)

@@ -6,10 +6,11 @@ Document readers return a whole audit; answer readers return engine answers that
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import gc
 import hashlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +18,7 @@ from pathlib import Path
 from citeaudit.errors import InputError, UnknownFormat
 from citeaudit.ingest import anthropic, audit_json, expertqa, gemini, jsonl, markdown, openai, perplexity, serpapi
 from citeaudit.ingest.assemble import CHUNK, Attachment, assemble_chunks
-from citeaudit.ingest.base import Reader, ReaderKind
+from citeaudit.ingest.base import ParsedAnswer, Reader, ReaderKind
 from citeaudit.ingest.shape import Shape, shape_of, shape_of_file
 from citeaudit.model import Audit
 from citeaudit.store import ImportReport, Store
@@ -90,6 +91,8 @@ class PreparedImport:
     """The reader used."""
     audit: Audit
     """What it contains, canonical."""
+    partial: int = 0
+    """Answers the reader only partly understood (see :attr:`~citeaudit.ingest.base.ParsedAnswer.notes`)."""
 
 
 def _read_bytes(path: str | Path) -> bytes:
@@ -134,12 +137,32 @@ def _prepare(source: str, data: bytes, reader: Reader, attachment: Attachment | 
 
 
 def _prepare_now(source: str, data: bytes, reader: Reader, attachment: Attachment | None) -> PreparedImport:
-    (audit,) = _audits(source, data, reader, attachment, size=None)
-    return PreparedImport(source, data, reader, audit)
+    partial = _Partial()
+    (audit,) = _audits(source, data, reader, attachment, size=None, partial=partial)
+    return PreparedImport(source, data, reader, audit, partial.answers)
+
+
+@dataclass(slots=True)
+class _Partial:
+    """Counts the answers a reader only partly understood, as they stream past."""
+
+    answers: int = 0
+
+    def count(self, parsed: Iterable[ParsedAnswer]) -> Iterator[ParsedAnswer]:
+        for answer in parsed:
+            if answer.notes:
+                self.answers += 1
+            yield answer
 
 
 def _audits(
-    source: str, data: bytes, reader: Reader, attachment: Attachment | None, *, size: int | None = CHUNK
+    source: str,
+    data: bytes,
+    reader: Reader,
+    attachment: Attachment | None,
+    *,
+    size: int | None = CHUNK,
+    partial: _Partial | None = None,
 ) -> Iterator[Audit]:
     """What the file holds, as audits of at most ``size`` answers each (a whole audit for document readers)."""
     if reader.read_audit is not None:
@@ -153,7 +176,9 @@ def _audits(
             f"{reader.name} answers need a protocol to attach to: pass --questions PROTOCOL.yaml "
             "or import a protocol into the database first",
         )
-    parsed = reader.read_answers(data, source)
+    parsed: Iterable[ParsedAnswer] = reader.read_answers(data, source)
+    if partial is not None:
+        parsed = partial.count(parsed)
     sha = hashlib.sha256(data).hexdigest()
     default_platform = None if reader.generic else reader.name.split("-")[0]
     yield from assemble_chunks(parsed, attachment, source, sha, default_platform, size=size)
@@ -284,14 +309,17 @@ def ingest_files(
         for name, reader, files in ((p.name, p.reader, p.files) for p in plan):
             data = _payload(PlannedImport(name, reader, files))
             told = None if progress is None else functools.partial(progress, name)
+            partial = _Partial()
             report = store.import_chunks(
-                _audits(name, data, reader, attachment, size=chunk),
+                _audits(name, data, reader, attachment, size=chunk, partial=partial),
                 data,
                 origin=name,
                 fmt=reader.name,
                 media_type=reader.media_type,
                 progress=told,
             )
+            if partial.answers:
+                report = dataclasses.replace(report, partial=partial.answers)
             results.append((name, reader, report))
     return results
 
@@ -306,13 +334,16 @@ def _read_shape(path: str | Path) -> Shape:
 def store_prepared(store: Store, prepared: PreparedImport) -> ImportReport:
     """Write a prepared import in one transaction."""
     with _collector_paused():
-        return store.import_audit(
+        report = store.import_audit(
             prepared.audit,
             prepared.data,
             origin=prepared.source,
             fmt=prepared.reader.name,
             media_type=prepared.reader.media_type,
         )
+    if prepared.partial and not report.already_imported:
+        report = dataclasses.replace(report, partial=prepared.partial)
+    return report
 
 
 def needs_attachment(path: str | Path, fmt: str | Reader | None = None) -> bool:

@@ -11,15 +11,21 @@ Citation types: ``web_search_result_location`` (``url``, ``title``, ``cited_text
 ``content_block_location`` (title-only: ``document_title``, else ``document N``). A web citation with neither URL
 nor title is dangling; other citation types name no source and are skipped.
 
-``web_search_tool_result`` blocks give the retrieved set (``web_search_result`` entries; each URL once, URLs
-also cited left out, compared by normalized URL) and the retrieval status: ``used`` when any search returned
-results, ``failed`` when the searches returned only ``web_search_tool_result_error`` objects, ``unknown`` when
-a search was issued (``server_tool_use``) but no result is in the payload, ``not_used`` when the model did not
-search. ``server_tool_use`` inputs of the ``web_search`` tool give the queries.
+``web_search_tool_result`` blocks (``web_search_result`` entries) and ``web_fetch_tool_result`` blocks (the
+fetched ``url`` of a ``web_fetch_result``, both versions of the web fetch tool) give the retrieved set (each URL
+once, URLs also cited left out, compared by normalized URL) and the retrieval status: ``used`` when any search
+or fetch returned something, ``failed`` when they returned only error objects (``web_search_tool_result_error``,
+``web_fetch_tool_error``), ``unknown`` when one was issued (``server_tool_use``) but no result is in the payload,
+``not_used`` when the model neither searched nor fetched. ``server_tool_use`` inputs of the ``web_search`` tool
+give the queries. Content blocks and citation types this reader does not know are noted: the answer counts as
+partly understood in the import summary.
 
-Answer status: ``stop_reason`` ``max_tokens``, ``pause_turn`` or ``model_context_window_exceeded`` leave the
-answer incomplete; ``refusal`` is a complete answer recorded as it is. A body of ``"type": "error"`` is a failed
-answer. A top-level ``question_id`` / ``answer_id`` string (added by whoever collected the payload) is passed on.
+Answer status: ``stop_reason`` ``max_tokens`` or ``model_context_window_exceeded`` leave the answer incomplete;
+``refusal`` is a complete answer recorded as it is. A response that stopped with ``pause_turn`` and the response
+after it in the same payload (the answer to the continuation request; ``citeaudit ingest`` given the two files in
+order makes them one payload) are one answer, their text, citations, queries and results read in order; a paused
+turn with nothing after it is incomplete. A body of ``"type": "error"`` is a failed answer. A top-level
+``question_id`` / ``answer_id`` string (added by whoever collected the payload) is passed on.
 """
 
 from __future__ import annotations
@@ -39,6 +45,22 @@ __all__ = ["READER", "can_read", "read_answers"]
 _OPTIONAL_TEXT = (str, type(None))
 _INCOMPLETE_STOP = frozenset({"max_tokens", "pause_turn", "model_context_window_exceeded"})
 _DOCUMENT_LOCATIONS = frozenset({"char_location", "page_location", "content_block_location"})
+_RETRIEVAL_TOOLS = frozenset({"web_search", "web_fetch"})
+_FETCH_ERRORS = frozenset({"web_fetch_tool_error", "web_fetch_tool_result_error"})
+_IGNORED_BLOCKS = frozenset(
+    {
+        # reasoning and tool traffic that holds neither answer text nor web sources
+        "thinking",
+        "redacted_thinking",
+        "tool_use",
+        "code_execution_tool_result",
+        "bash_code_execution_tool_result",
+        "text_editor_code_execution_tool_result",
+        "mcp_tool_use",
+        "mcp_tool_result",
+        "container_upload",
+    }
+)
 
 
 def _at(location: str, path: str) -> str:
@@ -66,7 +88,10 @@ class _Reading:
     searches: int = 0
     answered: int = 0
     errors: int = 0
-    error_codes: list[str] = field(default_factory=list)
+    error_codes: dict[str, list[str]] = field(default_factory=dict)
+    """Error codes by the type of error object (``web_search_tool_result_error``, ``web_fetch_tool_error``)."""
+    notes: list[str] = field(default_factory=list)
+    """What was seen but not understood (unknown block or citation types)."""
 
     def retrieval(self) -> RetrievalStatus:
         """Used when any search returned results, failed when searches returned only errors."""
@@ -82,9 +107,9 @@ class _Reading:
 def _retrieval_reason(reading: _Reading) -> str | None:
     status = reading.retrieval()
     if status is RetrievalStatus.FAILED:
-        return "web_search_tool_result_error: " + ", ".join(dict.fromkeys(reading.error_codes))
+        return "; ".join(f"{kind}: {', '.join(dict.fromkeys(codes))}" for kind, codes in reading.error_codes.items())
     if status is RetrievalStatus.UNKNOWN:
-        return "a search was issued (server_tool_use) but no result is in the payload"
+        return "a search or fetch was issued (server_tool_use) but no result is in the payload"
     return None
 
 
@@ -106,6 +131,11 @@ def _citation(raw: Any, start: int, end: int, source: str, where: str) -> Parsed
     return None
 
 
+def _note(reading: _Reading, what: str) -> None:
+    if what not in reading.notes:
+        reading.notes.append(what)
+
+
 def _text_block(block: dict[str, Any], source: str, where: str, reading: _Reading) -> None:
     text = expect(block.get("text"), str, source, f"{where}.text")
     start = reading.length
@@ -118,19 +148,43 @@ def _text_block(block: dict[str, Any], source: str, where: str, reading: _Readin
     for i, raw in enumerate(entries):
         cited = _citation(raw, start, reading.length, source, f"{where}.citations[{i}]")
         if cited is None:
+            _note(reading, f"citation type {raw.get('type')!r} names no source this reader knows")
             continue
         reading.citations.append(cited)
         reading.spans.append((start + claim_start, start + claim_end, len(reading.citations) - 1))
 
 
 def _tool_use(block: dict[str, Any], source: str, where: str, reading: _Reading) -> None:
-    if block.get("name") != "web_search":
+    if block.get("name") not in _RETRIEVAL_TOOLS:
         return
     reading.searches += 1
+    if block.get("name") != "web_search":
+        return
     tool_input = expect(block.get("input") or {}, dict, source, f"{where}.input")
     query = expect(tool_input.get("query"), _OPTIONAL_TEXT, source, f"{where}.input.query")
     if query:
         reading.queries.append(query)
+
+
+def _fetch_result(block: dict[str, Any], source: str, where: str, reading: _Reading) -> None:
+    """A ``web_fetch_tool_result``: the fetched page is retrieved (cited only where a text block cites it)."""
+    content = expect(block.get("content"), dict, source, f"{where}.content")
+    kind = content.get("type")
+    if kind in _FETCH_ERRORS:
+        reading.errors += 1
+        code = content.get("error_code")
+        reading.error_codes.setdefault(kind, []).append(code if isinstance(code, str) and code else "unspecified")
+        return
+    if kind != "web_fetch_result":
+        _note(reading, f"web_fetch_tool_result content of type {kind!r}")
+        return
+    reading.answered += 1
+    url = expect(content.get("url"), _OPTIONAL_TEXT, source, f"{where}.content.url")
+    document = content.get("content")
+    title = document.get("title") if isinstance(document, dict) else None
+    title = expect(title, _OPTIONAL_TEXT, source, f"{where}.content.content.title")
+    if url:
+        reading.results.append(ParsedCitation(url=url, title=title or None, kind=CitationKind.RETRIEVED))
 
 
 def _search_result(block: dict[str, Any], source: str, where: str, reading: _Reading) -> None:
@@ -140,7 +194,8 @@ def _search_result(block: dict[str, Any], source: str, where: str, reading: _Rea
         if content.get("type") == "web_search_tool_result_error":
             reading.errors += 1
             code = content.get("error_code")
-            reading.error_codes.append(code if isinstance(code, str) and code else "unspecified")
+            codes = reading.error_codes.setdefault("web_search_tool_result_error", [])
+            codes.append(code if isinstance(code, str) and code else "unspecified")
         return
     reading.answered += 1
     for i, raw in enumerate(content):
@@ -169,8 +224,30 @@ def _failure(body: dict[str, Any]) -> str:
     return ": ".join(str(details[name]) for name in ("type", "message") if details.get(name)) or "error"
 
 
-def _read_message(payload: Any, source: str, location: str) -> ParsedAnswer:
-    body = expect(payload, dict, source, location)
+def _read_content(body: dict[str, Any], source: str, location: str, reading: _Reading) -> None:
+    content = [] if body.get("content") is None else expect(body["content"], list, source, _at(location, "content"))
+    for i, raw in enumerate(content):
+        where = _at(location, f"content[{i}]")
+        block = expect(raw, dict, source, where)
+        kind = block.get("type")
+        if kind == "text":
+            _text_block(block, source, where, reading)
+        elif kind == "server_tool_use":
+            _tool_use(block, source, where, reading)
+        elif kind == "web_search_tool_result":
+            _search_result(block, source, where, reading)
+        elif kind == "web_fetch_tool_result":
+            _fetch_result(block, source, where, reading)
+        elif kind not in _IGNORED_BLOCKS:
+            _note(reading, f"content block of type {kind!r}")
+
+
+def _read_message(turns: list[tuple[str, Any]], source: str) -> ParsedAnswer:
+    """One answer from one message, or from a paused turn and its continuation(s) (``turns`` in order): their
+    content is read as one message; status, model and ids are those of the last."""
+    reading = _Reading()
+    bodies = [(location, expect(payload, dict, source, location)) for location, payload in turns]
+    location, body = bodies[-1]
     question_id = expect(body.get("question_id"), _OPTIONAL_TEXT, source, _at(location, "question_id")) or None
     answer_id = expect(body.get("answer_id"), _OPTIONAL_TEXT, source, _at(location, "answer_id")) or None
     model = expect(body.get("model"), _OPTIONAL_TEXT, source, _at(location, "model"))
@@ -183,18 +260,8 @@ def _read_message(payload: Any, source: str, location: str) -> ParsedAnswer:
             question_id=question_id,
             answer_id=answer_id,
         )
-    reading = _Reading()
-    content = [] if body.get("content") is None else expect(body["content"], list, source, _at(location, "content"))
-    for i, raw in enumerate(content):
-        where = _at(location, f"content[{i}]")
-        block = expect(raw, dict, source, where)
-        kind = block.get("type")
-        if kind == "text":
-            _text_block(block, source, where, reading)
-        elif kind == "server_tool_use":
-            _tool_use(block, source, where, reading)
-        elif kind == "web_search_tool_result":
-            _search_result(block, source, where, reading)
+    for where, turn in bodies:
+        _read_content(turn, source, where, reading)
     text = "".join(reading.pieces)
     status, failure = _status(body)
     return ParsedAnswer(
@@ -209,12 +276,29 @@ def _read_message(payload: Any, source: str, location: str) -> ParsedAnswer:
         question_id=question_id,
         answer_id=answer_id,
         queries=tuple(dict.fromkeys(reading.queries)),
+        notes=tuple(reading.notes),
     )
 
 
+def _paused(payload: Any) -> bool:
+    return isinstance(payload, dict) and payload.get("type") == "message" and payload.get("stop_reason") == "pause_turn"
+
+
 def read_answers(data: bytes, source: str) -> Iterator[ParsedAnswer]:
-    """One answer per Messages API payload (one JSON document, a JSON list or JSON Lines)."""
-    return (_read_message(payload, source, location) for location, payload in load_payloads(data, source))
+    """One answer per Messages API payload (one JSON document, a JSON list or JSON Lines).
+
+    A response that stopped with ``stop_reason: pause_turn`` and the response right after it (the answer to the
+    continuation request, which sends the paused turn back) are one answer; a paused turn with nothing after it
+    is an incomplete answer.
+    """
+    turns: list[tuple[str, Any]] = []
+    for location, payload in load_payloads(data, source):
+        turns.append((location, payload))
+        if not _paused(payload):
+            yield _read_message(turns, source)
+            turns = []
+    if turns:
+        yield _read_message(turns, source)
 
 
 _BLOCK_TYPES = frozenset(

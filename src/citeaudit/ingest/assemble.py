@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from itertools import chain, islice
 
 from citeaudit.errors import DuplicateId, InvalidValue, UnknownReference
-from citeaudit.identity import SourceRegistry
+from citeaudit.identity import SourceRegistry, document_key
 from citeaudit.ingest.base import ParsedAnswer
 from citeaudit.interchange.reader import check_span
 from citeaudit.model import (
@@ -154,8 +154,11 @@ def assemble_chunks(
             key = None
             if cited.kind is not CitationKind.DANGLING:
                 # a URL seen before has its key already; the location is only spelled out for a new one
+                document = None
+                if cited.document is not None:
+                    document = document_key(f"{answer_id}:{cited.document}" if cited.answer_scoped else cited.document)
                 key = (url_keys.get(cited.url) if cited.url else None) or registry.key_for(
-                    source, f"{where}.citations[{ci}]", answer_id, cited.url, cited.title, None, cited.publisher
+                    source, f"{where}.citations[{ci}]", answer_id, cited.url, cited.title, document, cited.publisher
                 )
                 referenced[key] = None
             keys.append(key)

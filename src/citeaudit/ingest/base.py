@@ -61,6 +61,12 @@ class ParsedCitation:
     """Evidence quote the engine attached (e.g. Anthropic ``cited_text``)."""
     publisher: str | None = None
     """Publisher / site name when the payload gives one."""
+    document: str | None = None
+    """What identifies a source that has no URL in the engine's own terms (an uploaded file's id, a file-search
+    document name): the source is keyed ``document:<document>`` (see :func:`citeaudit.identity.document_key`)."""
+    answer_scoped: bool = False
+    """``document`` identifies the source only within its answer (e.g. a retrieved chunk known only by its
+    position): the key is then ``document:<answer id>:<document>``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +111,9 @@ class ParsedAnswer:
     """Search queries the engine issued (kept for the record)."""
     retrieval_reason: str | None = None
     """Why retrieval failed or is unknown (e.g. the search tool's error code)."""
+    notes: tuple[str, ...] = ()
+    """What the reader saw in the payload but did not understand (e.g. a content block type it does not know):
+    such an answer is *partly understood*, and the import summary counts it."""
 
 
 class _CanRead(Protocol):

@@ -157,6 +157,48 @@ class _Chunk:
     url: str | None
     title: str | None
     publisher: str | None
+    document: str | None = None
+    """What identifies a retrieved document without a URL (see :attr:`ParsedCitation.document`)."""
+    answer_scoped: bool = False
+    quote: str | None = None
+    """The retrieved passage, when the chunk carries it (File Search)."""
+
+    def citation(self, kind: CitationKind = CitationKind.CITED, span: tuple[int, int] | None = None) -> ParsedCitation:
+        start, end = span if span is not None else (None, None)
+        return ParsedCitation(
+            self.url,
+            self.title,
+            kind=kind,
+            start=start,
+            end=end,
+            quote=self.quote,
+            publisher=self.publisher,
+            document=self.document,
+            answer_scoped=self.answer_scoped,
+        )
+
+
+def _retrieved_context(body: dict[str, Any], index: int, here: str, reading: _Reading) -> _Chunk:
+    """A ``retrievedContext`` chunk (Vertex AI Search, RAG Engine, Gemini File Search).
+
+    With a ``uri`` it is that page or file; without one it is a document of its own, keyed by what identifies it:
+    its ``documentName``, else its file-search store and title, else (neither ``uri`` nor ``title``, as File
+    Search answers give it) its position among the answer's chunks.
+    """
+    uri = reading.get(body, "uri", str, here) or None
+    title = reading.get(body, "title", str, here) or None
+    store = reading.get(body, "fileSearchStore", str, here) or None
+    passage = reading.get(body, "text", str, here) or None
+    if uri is not None:
+        return _Chunk(uri, title, None, quote=passage)
+    name = reading.get(body, "documentName", str, here) or None
+    if name is not None:
+        return _Chunk(None, title, store, document=name, quote=passage)
+    if title is not None and store is not None:
+        return _Chunk(None, title, store, document=f"{store}/{title}", quote=passage)
+    if title is not None:
+        return _Chunk(None, title, None, quote=passage)
+    return _Chunk(None, title, store, document=f"chunk{index}", answer_scoped=True, quote=passage)
 
 
 def _chunks(metadata: dict[str, Any], path: str, reading: _Reading) -> list[_Chunk]:
@@ -168,12 +210,15 @@ def _chunks(metadata: dict[str, Any], path: str, reading: _Reading) -> list[_Chu
         if kind is None:
             raise reading.invalid(here, f"expected one of {', '.join(_CHUNK_KINDS)} (got keys {sorted(chunk)!r})")
         body = reading.get(chunk, kind, dict, here)
+        if kind == "retrievedContext":
+            found.append(_retrieved_context(body, i, f"{here}.{kind}", reading))
+            continue
         uri = reading.get(body, "uri", str, f"{here}.{kind}") or None
         title = reading.get(body, "title", str, f"{here}.{kind}") or None
         if uri is None and title is None:
             raise reading.invalid(f"{here}.{kind}", "has neither uri nor title")
-        # web.title is the publisher's domain, not the page title; a retrieved document's title is its own.
-        found.append(_Chunk(uri, title, title if kind == "web" else None))
+        # web.title is the publisher's domain, not the page title
+        found.append(_Chunk(uri, title, title))
     return found
 
 
@@ -203,8 +248,16 @@ def _by_offsets(segment: dict[str, Any], part: _Part, here: str, reading: _Readi
 def _segment_span(
     segment: dict[str, Any], parts: dict[int, _Part], text: str, floor: int, here: str, reading: _Reading
 ) -> tuple[int, int]:
-    """Character span of a support's segment in the whole answer text."""
-    index = reading.get(segment, "partIndex", int, here) or 0
+    """Character span of a support's segment in the whole answer text.
+
+    Without ``partIndex`` the segment is in part 0; when part 0 holds no text (Gemini 3 writes ``toolCall`` /
+    ``toolResponse`` parts before the text) it is read against the first text part, and found by its text in
+    the answer when its offsets do not fit there.
+    """
+    given = reading.get(segment, "partIndex", int, here)
+    index = given or 0
+    if given is None and index not in parts and parts:
+        index = min(parts)
     part = parts.get(index)
     if part is None:
         raise reading.invalid(f"{here}.partIndex", f"no answer text part {index!r} (text parts: {sorted(parts)})")
@@ -255,18 +308,15 @@ def _supports(
         for k, value in enumerate(indices):
             index = reading.check(value, int, f"{here}.groundingChunkIndices[{k}]")
             if 0 <= index < len(chunks):
-                chunk = chunks[index]
                 cited.add(index)
-                citation = ParsedCitation(chunk.url, chunk.title, start=start, end=end, publisher=chunk.publisher)
+                citation = chunks[index].citation(span=(start, end))
             else:
                 citation = ParsedCitation(None, kind=CitationKind.DANGLING, start=start, end=end)
             grounded.spans.append((start, end, len(grounded.citations)))
             grounded.citations.append(citation)
     for index, chunk in enumerate(chunks):
         if index not in cited:
-            grounded.citations.append(
-                ParsedCitation(chunk.url, chunk.title, kind=CitationKind.RETRIEVED, publisher=chunk.publisher)
-            )
+            grounded.citations.append(chunk.citation(CitationKind.RETRIEVED))
     return grounded
 
 

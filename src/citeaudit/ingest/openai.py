@@ -34,6 +34,7 @@ Annotations of other types (``file_citation``, ``file_path``, …) name no web s
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -72,14 +73,24 @@ def _at(location: str, path: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class _Annotation:
-    """A ``url_citation`` as given, with offsets into the text of its own part."""
+    """A ``url_citation`` as given, with offsets into the text of its own part (``None``: no position given)."""
 
-    start: int
-    end: int
+    start: int | None
+    end: int | None
     url: str | None
     title: str | None
     where: str
     """JSON path of the annotation, for errors."""
+    quote: str | None = None
+    """Source text the annotation carries (OpenRouter's ``content``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _FileCitation:
+    """A ``file_citation``: an uploaded file the answer cites (no URL; ``index`` is a point, not a chip)."""
+
+    file_id: str
+    filename: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +99,9 @@ class _Part:
 
     text: str
     annotations: tuple[_Annotation, ...] = ()
+    files: tuple[_FileCitation, ...] = ()
+    unknown: tuple[str, ...] = ()
+    """Annotation types this reader does not know."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,27 +122,50 @@ def _offset(value: Any, source: str, where: str) -> int:
     return value
 
 
-def _annotation(raw: Any, source: str, where: str) -> _Annotation | None:
-    """A ``url_citation`` annotation, nested (Chat Completions) or flat (Responses); ``None`` for other types."""
-    entry = expect(raw, dict, source, where)
-    if entry.get("type") != "url_citation":
-        return None
+def _annotation(entry: dict[str, Any], source: str, where: str) -> _Annotation:
+    """A ``url_citation`` annotation, nested (Chat Completions) or flat (Responses).
+
+    Without ``start_index``/``end_index`` (xAI), or with both 0 (OpenRouter writes ``0/0`` for every one) it has
+    no position: an answer-level citation.
+    """
     if "url_citation" in entry:
         where = f"{where}.url_citation"
         entry = expect(entry["url_citation"], dict, source, where)
-    start = _offset(entry.get("start_index"), source, f"{where}.start_index")
-    end = _offset(entry.get("end_index"), source, f"{where}.end_index")
+    raw_start, raw_end = entry.get("start_index"), entry.get("end_index")
+    start = None if raw_start is None and raw_end is None else _offset(raw_start, source, f"{where}.start_index")
+    end = None if start is None else _offset(raw_end, source, f"{where}.end_index")
+    if start == 0 and end == 0:
+        start = end = None
     url = expect(entry.get("url"), _OPTIONAL_TEXT, source, f"{where}.url")
     title = expect(entry.get("title"), _OPTIONAL_TEXT, source, f"{where}.title")
-    return _Annotation(start, end, url or None, title or None, where)
+    quote = expect(entry.get("content"), _OPTIONAL_TEXT, source, f"{where}.content")
+    return _Annotation(start, end, url or None, title or None, where, quote or None)
 
 
-def _annotations(raw: Any, source: str, where: str) -> tuple[_Annotation, ...]:
+_IGNORED_ANNOTATIONS = frozenset({"file_path", "container_file_citation"})
+"""Annotation types that cite no source (a file the model wrote, a file in a code container)."""
+
+
+def _part(text: str, raw: Any, source: str, where: str) -> _Part:
+    """A text part with its ``url_citation`` and ``file_citation`` annotations; other types are noted."""
     if raw is None:
-        return ()
-    entries = expect(raw, list, source, where)
-    found = (_annotation(entry, source, f"{where}[{i}]") for i, entry in enumerate(entries))
-    return tuple(annotation for annotation in found if annotation is not None)
+        return _Part(text)
+    annotations: list[_Annotation] = []
+    files: list[_FileCitation] = []
+    unknown: list[str] = []
+    for i, item in enumerate(expect(raw, list, source, where)):
+        at = f"{where}[{i}]"
+        entry = expect(item, dict, source, at)
+        kind = entry.get("type")
+        if kind == "url_citation":
+            annotations.append(_annotation(entry, source, at))
+        elif kind == "file_citation":
+            file_id = expect(entry.get("file_id"), str, source, f"{at}.file_id")
+            filename = expect(entry.get("filename"), _OPTIONAL_TEXT, source, f"{at}.filename")
+            files.append(_FileCitation(file_id, filename or None))
+        elif kind not in _IGNORED_ANNOTATIONS:
+            unknown.append(f"annotation type {kind!r}")
+    return _Part(text, tuple(annotations), tuple(files), tuple(unknown))
 
 
 def _host_names(url: str | None) -> list[str]:
@@ -172,9 +209,23 @@ def _fits(text: str, start: int, end: int, annotation: _Annotation) -> bool:
     return 0 <= start <= end <= len(text) and (start == end or _looks_like_chip(text[start:end], annotation))
 
 
+def _markdown_chip(text: str, url: str | None, taken: set[int]) -> tuple[int, int] | None:
+    """The first markdown link to ``url`` in ``text`` not already taken by another citation: where an
+    annotation without a position is written, if it is written at all."""
+    if not url:
+        return None
+    link = re.compile(r"\(?\[[^\]\n]*\]\(\s*<?" + re.escape(url) + r">?\s*\)\)?")
+    for match in link.finditer(text):
+        if match.start() not in taken:
+            return match.start(), match.end()
+    return None
+
+
 def _locate(text: str, annotation: _Annotation, source: str) -> tuple[int, int]:
     """Code-point offsets of the annotation's chip in ``text``."""
     start, end = annotation.start, annotation.end
+    assert start is not None
+    assert end is not None
     if _fits(text, start, end, annotation):
         return start, end
     if len(text.encode("utf-16-le", "surrogatepass")) != 2 * len(text):  # characters outside the BMP
@@ -236,9 +287,19 @@ def _cited(parts: Sequence[_Part], source: str) -> tuple[str, list[ParsedCitatio
     citations: list[ParsedCitation] = []
     chips: list[_Chip] = []
     offset = 0
+    taken: set[int] = set()
     for part in parts:
         for annotation in part.annotations:
-            first, last = _locate(part.text, annotation, source)
+            if annotation.start is None:
+                located = _markdown_chip(part.text, annotation.url, taken)
+                if located is None:
+                    # No position and no chip written for it: cited by the answer as a whole, no claim edge.
+                    citations.append(ParsedCitation(annotation.url, annotation.title, quote=annotation.quote))
+                    continue
+                first, last = located
+            else:
+                first, last = _locate(part.text, annotation, source)
+            taken.add(first)
             start, end = first + offset, last + offset
             kind = CitationKind.CITED if annotation.url or annotation.title else CitationKind.DANGLING
             citations.append(
@@ -249,9 +310,14 @@ def _cited(parts: Sequence[_Part], source: str) -> tuple[str, list[ParsedCitatio
                     kind=kind,
                     start=start,
                     end=end,
+                    quote=annotation.quote,
                 )
             )
             chips.append(_Chip(start, end, offset, len(citations) - 1))
+        for file in part.files:
+            # An uploaded file: a document source of its own kind, cited by the answer as a whole (its ``index``
+            # is a point where a chip would go, written nowhere in the text).
+            citations.append(ParsedCitation(None, file.filename, document=file.file_id))
         offset += len(part.text)
     return text, citations, candidates(text, _claim_spans(text, chips))
 
@@ -284,11 +350,13 @@ _RESPONSE_STATUS = {
 
 @dataclass(slots=True)
 class _Searches:
-    """What the ``web_search_call`` items of one response say."""
+    """What the ``web_search_call`` and ``file_search_call`` items of one response say."""
 
     statuses: list[str] = field(default_factory=list)
     queries: list[str] = field(default_factory=list)
     urls: list[str] = field(default_factory=list)
+    files: list[ParsedCitation] = field(default_factory=list)
+    """Files a ``file_search_call`` returned (when its results were included)."""
 
     def retrieval(self) -> RetrievalStatus:
         """Used when any search completed, failed when one failed, not used without any search call."""
@@ -323,6 +391,7 @@ def _search_call(item: dict[str, Any], source: str, where: str, searches: _Searc
     status = expect(item.get("status"), _OPTIONAL_TEXT, source, f"{where}.status")
     searches.statuses.append(status or "")
     if item.get("action") is None:
+        _arguments_query(item, source, where, searches)
         return
     action = expect(item["action"], dict, source, f"{where}.action")
     queries = expect(action.get("queries") or [], list, source, f"{where}.action.queries")
@@ -340,6 +409,53 @@ def _search_call(item: dict[str, Any], source: str, where: str, searches: _Searc
         searches.urls.append(page)
 
 
+def _arguments_query(item: dict[str, Any], source: str, where: str, searches: _Searches) -> None:
+    """The query of a search call written as function-call ``arguments`` (xAI's Responses-compatible API)."""
+    arguments = expect(item.get("arguments"), _OPTIONAL_TEXT, source, f"{where}.arguments")
+    try:
+        parsed = json.loads(arguments) if arguments else None
+    except json.JSONDecodeError:
+        return  # not structured: nothing to read a query from, and nothing the answer depends on
+    query = parsed.get("query") if isinstance(parsed, dict) else None
+    if isinstance(query, str) and query:
+        searches.queries.append(query)
+
+
+def _file_search_call(item: dict[str, Any], source: str, where: str, searches: _Searches) -> None:
+    """A ``file_search_call``: retrieval over uploaded files; its ``results`` (when included) are retrieved."""
+    status = expect(item.get("status"), _OPTIONAL_TEXT, source, f"{where}.status")
+    searches.statuses.append(status or "")
+    for i, query in enumerate(expect(item.get("queries") or [], list, source, f"{where}.queries")):
+        searches.queries.append(expect(query, str, source, f"{where}.queries[{i}]"))
+    for i, raw in enumerate(expect(item.get("results") or [], list, source, f"{where}.results")):
+        at = f"{where}.results[{i}]"
+        entry = expect(raw, dict, source, at)
+        file_id = expect(entry.get("file_id"), _OPTIONAL_TEXT, source, f"{at}.file_id")
+        filename = expect(entry.get("filename"), _OPTIONAL_TEXT, source, f"{at}.filename")
+        quote = expect(entry.get("text"), _OPTIONAL_TEXT, source, f"{at}.text")
+        if file_id:
+            searches.files.append(
+                ParsedCitation(None, filename or None, kind=CitationKind.RETRIEVED, quote=quote, document=file_id)
+            )
+
+
+_IGNORED_ITEMS = frozenset(
+    {
+        # reasoning and tool traffic that holds neither answer text nor sources
+        "reasoning",
+        "function_call",
+        "custom_tool_call",
+        "code_interpreter_call",
+        "image_generation_call",
+        "computer_call",
+        "local_shell_call",
+        "mcp_call",
+        "mcp_list_tools",
+        "mcp_approval_request",
+    }
+)
+
+
 def _message_parts(item: dict[str, Any], source: str, where: str) -> list[_Part]:
     if item.get("content") is None:
         return []
@@ -349,9 +465,11 @@ def _message_parts(item: dict[str, Any], source: str, where: str) -> list[_Part]
         part = expect(raw, dict, source, at)
         if part.get("type") == "output_text":
             text = expect(part.get("text"), str, source, f"{at}.text")
-            parts.append(_Part(text, _annotations(part.get("annotations"), source, f"{at}.annotations")))
+            parts.append(_part(text, part.get("annotations"), source, f"{at}.annotations"))
         elif part.get("type") == "refusal":
             parts.append(_Part(expect(part.get("refusal"), str, source, f"{at}.refusal")))
+        else:
+            parts.append(_Part("", unknown=(f"message content part of type {part.get('type')!r}",)))
     return parts
 
 
@@ -361,20 +479,33 @@ def _read_response(payload: Any, source: str, location: str) -> ParsedAnswer:
     output = [] if body.get("output") is None else expect(body["output"], list, source, _at(location, "output"))
     parts: list[_Part] = []
     searches = _Searches()
+    notes: list[str] = []
     for i, raw in enumerate(output):
         where = _at(location, f"output[{i}]")
         item = expect(raw, dict, source, where)
-        if item.get("type") == "message":
+        kind = item.get("type")
+        if kind == "message":
             parts.extend(_message_parts(item, source, where))
-        elif item.get("type") == "web_search_call":
+        elif kind == "web_search_call":
             _search_call(item, source, where, searches)
+        elif kind == "file_search_call":
+            _file_search_call(item, source, where, searches)
+        elif kind not in _IGNORED_ITEMS:
+            notes.append(f"output item of type {kind!r}")
+    notes.extend(note for part in parts for note in part.unknown)
     text, citations, claims = _cited(parts, source)
     question_id, answer_id = _payload_ids(body, source, location)
     return ParsedAnswer(
         text=text,
         citations=(
             *citations,
-            *retrieved_only((ParsedCitation(url=url, kind=CitationKind.RETRIEVED) for url in searches.urls), citations),
+            *retrieved_only(
+                (
+                    *(ParsedCitation(url=url, kind=CitationKind.RETRIEVED) for url in searches.urls),
+                    *searches.files,
+                ),
+                citations,
+            ),
         ),
         claims=claims,
         status=status,
@@ -384,6 +515,7 @@ def _read_response(payload: Any, source: str, location: str) -> ParsedAnswer:
         question_id=question_id,
         answer_id=answer_id,
         queries=tuple(dict.fromkeys(searches.queries)),
+        notes=tuple(dict.fromkeys(notes)),
     )
 
 
@@ -420,9 +552,8 @@ def _choice_text(message: dict[str, Any], source: str, where: str) -> str:
 def _read_choice(raw: Any, source: str, where: str) -> ParsedAnswer:
     choice = expect(raw, dict, source, where)
     message = expect(choice.get("message"), dict, source, f"{where}.message")
-    part = _Part(
-        _choice_text(message, source, where),
-        _annotations(message.get("annotations"), source, f"{where}.message.annotations"),
+    part = _part(
+        _choice_text(message, source, where), message.get("annotations"), source, f"{where}.message.annotations"
     )
     text, citations, claims = _cited([part], source)
     finish = choice.get("finish_reason")
@@ -435,7 +566,8 @@ def _read_choice(raw: Any, source: str, where: str) -> ParsedAnswer:
         failure=(CUT_OFF if finish == "length" else "{reason}").format(reason=f"finish_reason {finish!r}")
         if incomplete
         else None,
-        retrieval=RetrievalStatus.USED if part.annotations else RetrievalStatus.UNKNOWN,
+        retrieval=RetrievalStatus.USED if part.annotations or part.files else RetrievalStatus.UNKNOWN,
+        notes=tuple(dict.fromkeys(part.unknown)),
     )
 
 

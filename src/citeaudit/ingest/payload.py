@@ -9,7 +9,7 @@ from itertools import chain
 from typing import Any
 
 from citeaudit.errors import InvalidValue, MalformedInput
-from citeaudit.identity import identity_url
+from citeaudit.identity import document_key, identity_url
 from citeaudit.ingest.base import ParsedCitation
 from citeaudit.ingest.shape import Shape
 
@@ -103,12 +103,19 @@ def _json_lines(text: str, source: str, first_error: json.JSONDecodeError) -> It
         yield f"line {number}", payload
 
 
+def _identity(citation: ParsedCitation) -> str:
+    if citation.document is not None and not citation.answer_scoped:
+        return document_key(citation.document)
+    return identity_url(citation.url or "")
+
+
 def retrieved_only(retrieved: Iterable[ParsedCitation], cited: Iterable[ParsedCitation]) -> list[ParsedCitation]:
-    """Retrieved-only citations: each page once, pages also cited left out (compared by source identity)."""
-    seen = {identity_url(citation.url) for citation in cited if citation.url}
+    """Retrieved-only citations: each page (or document) once, those also cited left out (compared by source
+    identity)."""
+    seen = {_identity(citation) for citation in cited if citation.url or citation.document}
     found = []
     for citation in retrieved:
-        key = identity_url(citation.url or "")
+        key = _identity(citation)
         if key and key not in seen:
             seen.add(key)
             found.append(citation)

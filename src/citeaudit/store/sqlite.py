@@ -94,6 +94,12 @@ class ImportReport:
     """Sources the engine consulted but did not cite."""
     failures: int = 0
     """Answers the engine did not give (failed or incomplete), recorded in ``ingest_failures``."""
+    unplaced: int = 0
+    """Cited sources without a position in the answer text: answer-level citations (they count for the
+    official-domain rate and make no claim edge)."""
+    partial: int = 0
+    """Answers the reader only partly understood (it saw parts of the payload it does not know); set by the
+    ingest service, which reads the payload."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +129,7 @@ _SUMMED = (
     "dangling",
     "retrieved",
     "failures",
+    "unplaced",
 )
 """ImportReport counts that add up over the chunks of one import (the source counts are reckoned over all)."""
 
@@ -590,6 +597,12 @@ class Store:
             evidence_groups=len(audit.evidence_groups),
             dangling=kinds[CitationKind.DANGLING],
             retrieved=kinds[CitationKind.RETRIEVED],
+            unplaced=sum(
+                1
+                for answer in audit.answers
+                for c in answer.citations
+                if c.kind is CitationKind.CITED and c.start is None
+            ),
         )
 
     def _lock_facts(self, db: sqlite3.Connection, audit: Audit, protocol_pk: int, run_pk: dict[str, int]) -> None:
