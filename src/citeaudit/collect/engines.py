@@ -8,6 +8,7 @@ never enter the archive (responses are archived, requests are not).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -69,6 +70,9 @@ class Engine:
     """Whether the model declined to answer (an answer recorded as given, counted as a refusal)."""
     follow_up: Callable[[Mapping[str, Any], Task, str, str], Request | None] = lambda body, task, key, base: None
     """A second request the first response asks for (SerpApi's lazily loaded AI Overview)."""
+    continuation: Callable[[Request, Mapping[str, Any]], Request | None] = lambda request, body: None
+    """The request that continues a turn the response paused (Anthropic's ``pause_turn``): given the request
+    just sent and its response. The paused response and its continuation are one answer, archived together."""
 
     def usage(self, body: Mapping[str, Any]) -> tuple[dict[str, Any] | None, float | None]:
         """Usage counts and, when the engine reports it, the cost in USD."""
@@ -162,6 +166,22 @@ def _anthropic_refused(body: Mapping[str, Any]) -> bool:
     return body.get("stop_reason") == "refusal"
 
 
+def _anthropic_continuation(request: Request, body: Mapping[str, Any]) -> Request | None:
+    """After ``stop_reason: pause_turn`` (a long server-tool turn the API paused), the same request with the
+    paused response appended as the assistant turn, as the Messages API documents; Claude then continues where
+    it stopped. A turn paused again is continued with its whole content so far."""
+    content = body.get("content")
+    if body.get("stop_reason") != "pause_turn" or not isinstance(content, list) or request.json is None:
+        return None
+    messages = list(request.json.get("messages") or [])
+    if messages and isinstance(messages[-1], dict) and messages[-1].get("role") == "assistant":
+        earlier = messages[-1].get("content")
+        messages[-1] = {"role": "assistant", "content": [*(earlier if isinstance(earlier, list) else []), *content]}
+    else:
+        messages.append({"role": "assistant", "content": content})
+    return dataclasses.replace(request, json={**request.json, "messages": messages})
+
+
 def _serpapi(spec: EngineSpec, task: Task, key: str, base: str) -> Request:
     language, country = split_locale(task.locale)
     params = {"engine": "google", "q": task.question, "no_cache": "true"}
@@ -230,6 +250,7 @@ ANTHROPIC = Engine(
     _anthropic,
     "web_search user_location.country",
     refused=_anthropic_refused,
+    continuation=_anthropic_continuation,
 )
 SERPAPI = Engine(
     "serpapi",

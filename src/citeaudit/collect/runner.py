@@ -49,6 +49,8 @@ USER_AGENT = f"citeaudit/{__version__} (+collect)"
 RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
 """Statuses worth asking again: rate limits, overload and transient server errors."""
 AUTH_STATUSES = frozenset({401, 403})
+MAX_CONTINUATIONS = 8
+"""Paused turns continued at most for one task (a turn that keeps pausing is recorded as incomplete)."""
 """Statuses that stop an engine for the rest of the run (a wrong key fails every request the same way)."""
 
 AnswerHook = Callable[[Store, Audit], None]
@@ -127,6 +129,31 @@ class _Limiter:
             self.next_start = max(now, self.next_start) + self.interval
         if delay > 0:
             await asyncio.sleep(delay)
+
+
+def _usage(body: bytes, engine: Engine) -> tuple[Mapping[str, Any] | None, dict[str, Any] | None, float | None]:
+    """The response that ends the answer, and the usage and cost of the whole answer: for a paused turn and its
+    continuation (a JSON list of responses) the numbers of every response are added up."""
+    parsed = _json(body)
+    if parsed is not None:
+        usage, cost = engine.usage(parsed)
+        return parsed, usage, cost
+    try:
+        parts = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        return None, None, None
+    if not isinstance(parts, list) or not parts or not all(isinstance(part, dict) for part in parts):
+        return None, None, None
+    total: dict[str, Any] = {}
+    spent: float | None = None
+    for part in parts:
+        usage, cost = engine.usage(part)
+        for name, value in (usage or {}).items():
+            if isinstance(value, int) and not isinstance(value, bool):
+                total[name] = total.get(name, 0) + value
+        if cost is not None:
+            spent = (spent or 0.0) + cost
+    return parts[-1], total or None, spent
 
 
 def _json(body: bytes) -> Mapping[str, Any] | None:
@@ -213,14 +240,25 @@ class _Collector:
         request: Request | None = engine.build(spec, row.task, key, base)
         attempt = row.attempts
         sha: str | None = None
+        paused: list[bytes] = []
         while request is not None:
             result = await self.send(row, spec, request, attempt)
             if result is None:
                 return None
             attempt, sha, body = result
             parsed = _json(body)
+            continued = None if parsed is None else engine.continuation(request, parsed)
+            if continued is not None and len(paused) < MAX_CONTINUATIONS:
+                paused.append(body)
+                request = continued
+                continue
             request = None if parsed is None else engine.follow_up(parsed, row.task, key, base)
         assert sha is not None
+        if paused:
+            # The paused turn(s) and the continuation are one answer: archived as one payload, a JSON list in
+            # order, which the engine's reader reads as one answer (each response stays archived on its own too).
+            joined = b"[" + b",\n".join(part.strip() for part in (*paused, body)) + b"]"
+            sha = self.ledger.archive(joined, "application/json")
         self.ledger.fetched(row.pk, sha)
         return sha
 
@@ -294,8 +332,7 @@ class _Collector:
             sample=task.repeat,
         )
         body = self.ledger.payload(sha)
-        parsed_body = _json(body)
-        usage, cost = (None, None) if parsed_body is None else engine.usage(parsed_body)
+        parsed_body, usage, cost = _usage(body, engine)
         assert reader.read_answers is not None
         try:
             parsed = list(reader.read_answers(body, source))
