@@ -30,6 +30,8 @@ _MAX_PATHS = 4096
 """Distinct key paths recorded at most (keys that are data, e.g. one per system, must not grow it unbounded)."""
 _LIST_ELEMENTS = 16
 """Elements of a list of payloads that are read (a failed answer first must not hide the format)."""
+_MAX_KEYS = 256
+"""Distinct keys recorded per object path."""
 _MAX_VALUES = 16
 """Distinct short string values kept per path."""
 _SHORT = 96
@@ -166,12 +168,28 @@ class _Stream:
 @dataclass(slots=True)
 class _Recorder:
     paths: dict[str, set[str]] = field(default_factory=dict)
+    children: dict[str, set[str]] = field(default_factory=dict)
+
+    def child(self, path: str, key: str | None) -> str:
+        """The path of ``key`` under the object at ``path``; keys past the first few of one object (keys that
+        are data, one per system or per id) share one path, so they cannot crowd out the keys that decide."""
+        known = self.children.get(path)
+        if known is None:
+            if len(self.children) >= _MAX_PATHS:
+                return f"{path}.…" if path else "…"
+            known = self.children[path] = set()
+        name = key if key is not None else "…"
+        if name not in known:
+            if len(known) >= _MAX_KEYS:
+                name = "…"
+            known.add(name)
+        return f"{path}.{name}" if path else name
 
     def note(self, path: str, fact: str) -> None:
         facts = self.paths.get(path)
         if facts is None:
-            if len(self.paths) >= _MAX_PATHS:
-                return
+            if len(self.paths) >= _MAX_PATHS and "." in path:
+                return  # top-level keys are always recorded (at most _MAX_KEYS of them)
             facts = self.paths[path] = set()
         if len(facts) < _MAX_VALUES + 6:  # six kinds of value, then a bounded number of strings
             facts.add(fact)
@@ -195,8 +213,7 @@ def _value(stream: _Stream, recorder: _Recorder, path: str, depth: int) -> None:
                 raise _Truncated if stream.peek() is None else _NotJson
             key = stream.string(_SHORT)
             stream.expect(b":")
-            child = key if key is not None else "…"
-            _value(stream, recorder, f"{path}.{child}" if path else child, depth + 1)
+            _value(stream, recorder, recorder.child(path, key), depth + 1)
             after = stream.peek()
             if after is None:
                 raise _Truncated
