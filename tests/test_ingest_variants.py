@@ -255,3 +255,21 @@ def test_uncited_sonar_answer_is_recognised_and_read() -> None:
     assert answer.text == "The AX220 pressure washer has a 20 L detergent tank."
     assert answer.citations == ()
     assert prepared.audit.claims == ()
+
+
+# -- documentation --------------------------------------------------------------------------------------------
+
+
+def test_every_answer_reader_says_what_it_reads_and_does_with_position_less_citations(cli: Cli) -> None:
+    listing = cli("formats", env={"COLUMNS": "400"}).stdout
+    for name, reader in READERS.items():
+        assert reader.reads, name
+        assert reader.positionless, name
+        assert name in listing
+    assert "answer-level" in listing
+
+
+def test_the_formats_page_covers_every_reader() -> None:
+    page = (Path(__file__).parent.parent / "docs" / "formats.md").read_text(encoding="utf-8")
+    for name in READERS:
+        assert f"| `{name}` |" in page, name

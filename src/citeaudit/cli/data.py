@@ -189,11 +189,12 @@ def export(
 
 
 def formats() -> None:
-    """List the readers `citeaudit ingest` knows."""
-    table = Table("format", "gives", "description", header_style="bold")
+    """List the readers `citeaudit ingest` knows: what each reads (API versions, payload variants) and what it
+    does with citations that have no position in the answer text."""
+    table = Table("format", "gives", "reads", "citations without a position", header_style="bold", show_lines=True)
     for name, reader in sorted(READERS.items()):
         gives = "whole audit" if reader.read_audit is not None else "engine answers"
-        table.add_row(name, gives, Text(reader.description))
+        table.add_row(name, gives, Text(reader.reads or reader.description), Text(reader.positionless or "-"))
     console.print(table)
 
 

@@ -333,4 +333,11 @@ READER = Reader(
     description="Anthropic Messages API with web search (cited text blocks, web_search_tool_result)",
     can_read=can_read,
     read_answers=read_answers,
+    reads=(
+        "Messages API responses (anthropic-version 2023-06-01): web_search_20250305 results and errors, "
+        "web_fetch_20250910 and web_fetch_20260209 results and errors, text-block citations "
+        "(web_search_result_location, search_result_location, char/page/content_block locations); a pause_turn "
+        "response and its continuation as one answer; the SDK's sorted-key dumps and reassembled streams"
+    ),
+    positionless="none occur: every citation is located at the text block that carries it",
 )

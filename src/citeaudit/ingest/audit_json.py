@@ -20,4 +20,6 @@ READER = Reader(
     description="citeaudit.audit/v1 interchange JSON (answers, claims, edges, judgements)",
     can_read=can_read,
     read_audit=parse_audit_bytes,
+    reads="citeaudit.audit/v1 documents (the interchange format; its JSON Schema: citeaudit schema)",
+    positionless="answers[].citations without start/end are answer-level; claims and edges are given explicitly",
 )

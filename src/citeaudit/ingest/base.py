@@ -17,6 +17,7 @@ from citeaudit.ingest.shape import Shape
 from citeaudit.model import AnswerStatus, Audit, CitationKind, RetrievalStatus
 
 __all__ = [
+    "ANSWER_LEVEL",
     "CUT_OFF",
     "ClaimCandidate",
     "ParsedAnswer",
@@ -30,6 +31,14 @@ CUT_OFF = "{reason}: cut off at the token limit"
 """Why an answer that stopped at the engine's token limit is incomplete. The rule is the same for every engine:
 its last claim may be cut and a required fact may be missing through truncation, not through what the engine
 chose to say, so it is recorded and counted but not scored."""
+
+
+ANSWER_LEVEL = (
+    "answer-level: cited by the answer (they count for the official-domain rate), no claim edge; counted in the "
+    "import summary"
+)
+"""What every reader does with a cited source it cannot place in the answer text: the answer cites it (so it
+counts for the official-domain rate), but no claim is attached to it unless a marker for it can be located."""
 
 
 class ReaderKind(StrEnum):
@@ -148,6 +157,10 @@ class Reader:
     """True when answers of this format do not say which engine produced them (``--platform`` needed)."""
     media_type: str = "application/json"
     """Media type the raw payload is archived under."""
+    reads: str = ""
+    """Which API versions and payload variants it reads (for ``citeaudit formats``)."""
+    positionless: str = ""
+    """What it does with citations that have no position in the answer text (for ``citeaudit formats``)."""
 
     @property
     def kind(self) -> ReaderKind:

@@ -229,4 +229,6 @@ READER = Reader(
     description="ExpertQA JSON Lines (claims with expert support judgements); several files form one dataset",
     can_read=can_read,
     read_audit=read_audit,
+    reads="ExpertQA r2 JSON Lines: per system answer_string, claims with evidence and expert judgements",
+    positionless="evidence listed for a claim makes its edges; claims carry no span in the answer",
 )

@@ -1,11 +1,15 @@
 """Reader for Gemini API answers grounded with Google Search (``generateContent`` responses).
 
 The answer is ``candidates[0].content.parts[].text`` joined in order. ``groundingMetadata`` lists the
-sources (``groundingChunks[].web{uri, title}``, or ``retrievedContext`` for Vertex AI Search) and the cited
-spans (``groundingSupports[]``: a ``segment`` and the ``groundingChunkIndices`` that support it).
+sources (``groundingChunks[].web{uri, title}``, or ``retrievedContext`` for Vertex AI Search, RAG Engine and
+File Search) and the cited spans (``groundingSupports[]``: a ``segment`` and the ``groundingChunkIndices`` that
+support it). A ``retrievedContext`` chunk without ``uri`` is a document source keyed by its ``documentName``,
+else its ``fileSearchStore`` and ``title``, else its position among the answer's chunks; its ``text`` is kept as
+the quote.
 
-Segment offsets are UTF-8 *byte* offsets into ``parts[partIndex].text``; they are turned into character
-offsets into the whole answer. When they do not land on character boundaries, run past the part, or slice
+Segment offsets are UTF-8 *byte* offsets into ``parts[partIndex].text`` (part 0 without ``partIndex``; the first
+text part when part 0 holds none, as Gemini 3's ``toolCall``/``toolResponse`` parts do); they are turned into
+character offsets into the whole answer. When they do not land on character boundaries, run past the part, or slice
 out something other than the given ``segment.text``, the segment is found by its text instead (first
 occurrence at or after the previous support). Each support is one claim candidate with one citation per
 chunk index; an index past ``groundingChunks`` is a dangling citation; chunks no support cites are
@@ -383,4 +387,11 @@ READER = Reader(
     description="Gemini API generateContent responses grounded with Google Search (groundingMetadata)",
     can_read=can_read,
     read_answers=read_answers,
+    reads=(
+        "generateContent responses of the Gemini API and Vertex AI (and reassembled streamGenerateContent): "
+        "groundingChunks web and retrievedContext (Vertex AI Search, RAG Engine, File Search: a chunk without uri "
+        "is a document source), groundingSupports with or without partIndex (Gemini 3 toolCall / toolResponse "
+        "parts before the text), thought parts left out, REST camelCase and SDK snake_case field names"
+    ),
+    positionless="none occur: every support has a segment; chunks no support cites are retrieved, not cited",
 )

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from citeaudit.errors import InvalidValue
-from citeaudit.ingest.base import ParsedAnswer, ParsedCitation, Reader
+from citeaudit.ingest.base import ANSWER_LEVEL, ParsedAnswer, ParsedCitation, Reader
 from citeaudit.ingest.markers import SourceEntry, cite_markers, numbered
 from citeaudit.ingest.payload import expect, load_payloads
 from citeaudit.ingest.shape import Shape, shape_of
@@ -90,4 +90,6 @@ READER = Reader(
     can_read=can_read,
     read_answers=read_answers,
     generic=True,
+    reads='one {"text", "citations"} object per line, [n] markers into citations',
+    positionless=f"citations no [n] marker points to are {ANSWER_LEVEL}",
 )

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from citeaudit.errors import InvalidValue, MalformedInput
-from citeaudit.ingest.base import ParsedAnswer, ParsedCitation, Reader
+from citeaudit.ingest.base import ANSWER_LEVEL, ParsedAnswer, ParsedCitation, Reader
 from citeaudit.ingest.markers import cite_markers
 from citeaudit.ingest.shape import Shape, shape_of
 from citeaudit.model import CitationKind, RetrievalStatus
@@ -75,4 +75,6 @@ READER = Reader(
     read_answers=read_answers,
     generic=True,
     media_type="text/markdown",
+    reads="a Markdown answer with [n] markers and a numbered reference list",
+    positionless=f"listed references no marker points to are {ANSWER_LEVEL}",
 )

@@ -27,9 +27,15 @@ the content is null). Retrieval is ``used`` when the choice has ``url_citation``
 otherwise (the payload does not say whether a search ran). ``finish_reason`` ``length`` or ``content_filter``
 make the answer incomplete. A body that is only an ``error`` object is a failed answer.
 
-Annotations of other types (``file_citation``, ``file_path``, …) name no web source and are skipped; a
-``url_citation`` without URL or title is a dangling citation. A top-level ``question_id`` / ``answer_id`` string
-(added by whoever collected the payload, e.g. in JSON Lines) is passed on.
+A ``url_citation`` without ``start_index``/``end_index`` (xAI's Responses-compatible API) or at ``0/0``
+(OpenRouter writes that for every one) has no position: it is located at a markdown link to its URL when the text
+has one, and is otherwise an answer-level citation (cited, no claim). ``file_citation`` annotations and
+``file_search_call`` results are document sources (``document:<file id>``): a cited file is answer-level (its
+``index`` is a point where no chip is written), files only searched are retrieved, and a completed file search
+makes retrieval ``used``. ``file_path`` and ``container_file_citation`` cite no source and are skipped; other
+annotation, content part and output item types are noted (the answer is partly understood). A ``url_citation``
+without URL or title is a dangling citation. A top-level ``question_id`` / ``answer_id`` string (added by whoever
+collected the payload, e.g. in JSON Lines) is passed on.
 """
 
 from __future__ import annotations
@@ -42,7 +48,7 @@ from typing import Any
 
 from citeaudit.errors import InvalidValue
 from citeaudit.identity import host_of
-from citeaudit.ingest.base import CUT_OFF, ClaimCandidate, ParsedAnswer, ParsedCitation, Reader
+from citeaudit.ingest.base import ANSWER_LEVEL, CUT_OFF, ClaimCandidate, ParsedAnswer, ParsedCitation, Reader
 from citeaudit.ingest.payload import agent_response, expect, load_payloads, retrieved_only, sonar_traits, vendor_model
 from citeaudit.ingest.shape import Shape, shape_of
 from citeaudit.ingest.text import SentenceIndex, candidates, claim_text, trim_span
@@ -624,6 +630,15 @@ RESPONSES_READER = Reader(
     description="OpenAI Responses API with web search (url_citation annotations, web_search_call sources)",
     can_read=can_read_responses,
     read_answers=read_responses,
+    reads=(
+        "Responses API responses of OpenAI and of Responses-compatible APIs (xAI): message output_text and "
+        "refusal parts, flat url_citation and file_citation annotations, web_search_call (search, open_page, "
+        "find_in_page; action.sources; xAI's arguments) and file_search_call (queries, results) items"
+    ),
+    positionless=(
+        "url_citation without start_index/end_index (xAI) or at 0/0 (OpenRouter), and file_citation (a document "
+        f"source): {ANSWER_LEVEL}; a markdown link to the cited URL written in the text is taken as its chip"
+    ),
 )
 
 CHAT_READER = Reader(
@@ -631,4 +646,12 @@ CHAT_READER = Reader(
     description="OpenAI Chat Completions search models (nested url_citation annotations)",
     can_read=can_read_chat,
     read_answers=read_chat,
+    reads=(
+        "Chat Completions search models (gpt-4o-search-preview, gpt-5-search-api) and OpenAI-compatible gateways "
+        "(OpenRouter): nested url_citation annotations, one answer per choice"
+    ),
+    positionless=(
+        "url_citation without start_index/end_index or at 0/0 (OpenRouter): "
+        f"{ANSWER_LEVEL}; a markdown link to the cited URL written in the text is taken as its chip"
+    ),
 )

@@ -6,6 +6,9 @@ Sonar returns an OpenAI-style chat completion plus top-level ``search_results`` 
 (``results[{id, url, title}]``, ``queries[]``), ``fetch_url_results`` and ``message`` items whose
 ``output_text`` parts hold the text; there the markers name a result's ``id``.
 
+A Sonar answer that cites nothing carries neither list; it is recognised by its ``sonar…`` model name or the
+search fields Sonar writes into ``usage``.
+
 Every marker is a citation location; its claim is the sentence it closes, markers stripped. A marker with no
 source behind it is *dangling*: counted, never an edge. Sources no marker points to are *retrieved*.
 
@@ -400,4 +403,10 @@ READER = Reader(
     description="Perplexity Sonar chat completions and Agent API responses ([n] markers, search results)",
     can_read=can_read,
     read_answers=read_answers,
+    reads=(
+        "Sonar chat completions (search_results, citations, or neither: an uncited answer; sonar-reasoning "
+        "<think> blocks left out) and Agent API (/v1/agent) responses (search_results and fetch_url_results items, "
+        "[n] markers naming result ids, url_citation annotations)"
+    ),
+    positionless="none occur: each [n] marker is a position; listed sources no marker names are retrieved",
 )

@@ -280,4 +280,10 @@ READER = Reader(
     description="Google AI Overviews from SerpApi (engine=google ai_overview, or engine=google_ai_overview)",
     can_read=can_read,
     read_answers=read_answers,
+    reads=(
+        "SerpApi engine=google responses with ai_overview (no overview: a failed answer; page_token only: "
+        "incomplete) and engine=google_ai_overview responses: paragraphs, headings, nested lists, tables, "
+        "expandable blocks"
+    ),
+    positionless="none occur: references no text block points to are retrieved",
 )
