@@ -24,8 +24,9 @@ HEAD_BYTES = 8192
 """Bytes kept as they are for readers of text formats (Markdown), which have no JSON structure."""
 
 _CHUNK = 1 << 16
-_MAX_DEPTH = 10
-"""Nesting levels whose keys are recorded; deeper values are skipped (no payload shape needs more)."""
+_MAX_DEPTH = 7
+"""Nesting levels whose keys are recorded; deeper values are skipped. The deepest key detection reads is
+``choices[].message.annotations[].type`` (level 6), one more inside a JSON list of payloads."""
 _MAX_PATHS = 4096
 """Distinct key paths recorded at most (keys that are data, e.g. one per system, must not grow it unbounded)."""
 _LIST_ELEMENTS = 16
@@ -125,6 +126,8 @@ class _Stream:
         if too_long or len(kept) > keep:
             return None
         try:
+            if b"\\" not in kept:  # no escapes (nearly every key and short value): the bytes are the text
+                return kept.decode("utf-8")
             value: str = json.loads(b'"' + bytes(kept) + b'"')
         except (json.JSONDecodeError, UnicodeDecodeError):
             raise _NotJson from None
@@ -141,28 +144,34 @@ class _Stream:
                 return "number" if token[:1] not in (b"t", b"f", b"n") else ("null" if token == b"null" else "bool")
 
     def skip(self) -> None:
-        """Skip one value without recording anything (iteratively: nesting depth costs no stack)."""
+        """Skip one value without recording anything (iteratively: nesting depth costs no stack). Inside a
+        container only brackets and strings matter, so the scan jumps from one to the next."""
+        found = self.peek()
+        if found is None:
+            raise _Truncated
+        if found == ord('"'):
+            self.string(0)
+            return
+        if found not in b"[{":
+            self.literal()
+            return
         depth = 0
         while True:
-            found = self.peek()
-            if found is None:
-                raise _Truncated
-            if found == ord('"'):
+            match = _BRACKETS.search(self.buf, self.pos)
+            if match is None:
+                self.pos = len(self.buf)
+                if not self.more():
+                    raise _Truncated
+                continue
+            self.pos = match.start()
+            mark = self.buf[self.pos]
+            if mark == ord('"'):
                 self.string(0)
-            elif found in b"[{":
-                depth += 1
-                self.pos += 1
-            elif found in b"]}":
-                depth -= 1
-                self.pos += 1
-            elif found in b",:":
-                self.pos += 1
-            else:
-                self.literal()
+                continue
+            self.pos += 1
+            depth += 1 if mark in b"[{" else -1
             if depth == 0:
                 return
-            if depth < 0:
-                raise _NotJson
 
 
 @dataclass(slots=True)
