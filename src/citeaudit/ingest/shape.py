@@ -272,7 +272,8 @@ class Shape:
     more: bool = False
     """Another value follows the first (JSON Lines)."""
     complete: bool = True
-    """The first value was read to its end (``False`` for a truncated document)."""
+    """The first value was read to its end (``False`` for a truncated or broken document, whose shape is what was
+    read before it ended or broke)."""
 
     def has(self, path: str) -> bool:
         """Whether ``path`` occurs."""
@@ -337,7 +338,10 @@ def _scan(read: Callable[[int], bytes]) -> Shape:
     except _Truncated:
         complete = False
     except _NotJson:
-        return Shape(False, {}, head)
+        if len(recorder.paths) <= 1:
+            return Shape(False, {}, head)
+        # JSON that breaks further on: what was read before the break still says which reader should report it
+        complete = False
     return Shape(True, {k: frozenset(v) for k, v in recorder.paths.items()}, head, listed, more, complete)
 
 
