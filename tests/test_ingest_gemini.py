@@ -180,12 +180,13 @@ def test_part_index_must_name_an_answer_part(
     assert caught.value.message.startswith(message)
 
 
-def test_chunk_without_a_known_kind_is_refused(tmp_path: Path) -> None:
-    document = grounded([{"text": "Tank: 20 l."}], [{"image": {"uri": "https://a.example/x.png"}}], [])
-    with pytest.raises(InvalidValue) as caught:
-        read(write_payload(tmp_path, document))
-    assert caught.value.location == "candidates[0].groundingMetadata.groundingChunks[0]"
-    assert caught.value.message == "expected one of web, retrievedContext (got keys ['image'])"
+def test_chunk_of_an_unknown_kind_is_read_and_noted(tmp_path: Path) -> None:
+    chunks = [{"image": {"uri": "https://a.example/x.png"}}, {"hologram": {"id": 7}}]
+    support = {"segment": {"endIndex": 11, "text": "Tank: 20 l."}, "groundingChunkIndices": [0, 1]}
+    (answer,) = read(write_payload(tmp_path, grounded([{"text": "Tank: 20 l."}], chunks, [support])))
+    # the image chunk names a page: a cited source; the other names nothing: no citation, but noted
+    assert [(c.url, c.kind) for c in answer.citations] == [("https://a.example/x.png", CitationKind.CITED)]
+    assert answer.notes == ("grounding chunk of kind image", "grounding chunk of kind hologram")
 
 
 def test_retrieved_context_chunks_keep_their_title_without_publisher(tmp_path: Path) -> None:

@@ -49,7 +49,7 @@ __all__ = ["READER", "can_read", "read_answers"]
 
 _CAMEL_HUMP = re.compile(r"(?<!^)(?=[A-Z])")
 _ANSWERED = frozenset({"STOP", "MAX_TOKENS", "FINISH_REASON_UNSPECIFIED"})
-_CHUNK_KINDS = ("web", "retrievedContext")
+_CHUNK_KINDS = ("web", "retrievedContext", "maps")
 
 
 def can_read(content: bytes | Shape) -> bool:
@@ -205,14 +205,24 @@ def _retrieved_context(body: dict[str, Any], index: int, here: str, reading: _Re
     return _Chunk(None, title, store, document=f"chunk{index}", answer_scoped=True, quote=passage)
 
 
-def _chunks(metadata: dict[str, Any], path: str, reading: _Reading) -> list[_Chunk]:
-    found = []
+def _chunks(metadata: dict[str, Any], path: str, reading: _Reading, notes: list[str]) -> list[_Chunk | None]:
+    """The grounding chunks in order; ``None`` for one of a kind this reader does not know and that names no
+    page (noted: the answer is partly understood)."""
+    found: list[_Chunk | None] = []
     for i, item in enumerate(reading.get(metadata, "groundingChunks", list, path) or []):
         here = f"{path}.groundingChunks[{i}]"
         chunk = reading.check(item, dict, here)
         kind = next((k for k in _CHUNK_KINDS if _field(chunk, k) is not None), None)
         if kind is None:
-            raise reading.invalid(here, f"expected one of {', '.join(_CHUNK_KINDS)} (got keys {sorted(chunk)!r})")
+            kinds = sorted(chunk)
+            note = f"grounding chunk of kind {', '.join(kinds) if kinds else 'none'}"
+            if note not in notes:
+                notes.append(note)
+            # a kind not known yet that still names a page (``{"image": {"uri": …}}``) is that page
+            other = next((chunk[k] for k in kinds if isinstance(chunk[k], dict) and chunk[k].get("uri")), None)
+            uri = other.get("uri") if other is not None else None
+            found.append(_Chunk(uri, None, None) if isinstance(uri, str) and uri else None)
+            continue
         body = reading.get(chunk, kind, dict, here)
         if kind == "retrievedContext":
             found.append(_retrieved_context(body, i, f"{here}.{kind}", reading))
@@ -221,8 +231,8 @@ def _chunks(metadata: dict[str, Any], path: str, reading: _Reading) -> list[_Chu
         title = reading.get(body, "title", str, f"{here}.{kind}") or None
         if uri is None and title is None:
             raise reading.invalid(f"{here}.{kind}", "has neither uri nor title")
-        # web.title is the publisher's domain, not the page title
-        found.append(_Chunk(uri, title, title))
+        # web.title is the publisher's domain, not the page title; a maps place's title is the place's name
+        found.append(_Chunk(uri, title, title if kind == "web" else None))
     return found
 
 
@@ -294,7 +304,12 @@ class _Grounded:
 
 
 def _supports(
-    metadata: dict[str, Any], path: str, chunks: list[_Chunk], parts: dict[int, _Part], text: str, reading: _Reading
+    metadata: dict[str, Any],
+    path: str,
+    chunks: list[_Chunk | None],
+    parts: dict[int, _Part],
+    text: str,
+    reading: _Reading,
 ) -> _Grounded:
     grounded = _Grounded([], [])
     cited: set[int] = set()
@@ -313,14 +328,17 @@ def _supports(
             index = reading.check(value, int, f"{here}.groundingChunkIndices[{k}]")
             if 0 <= index < len(chunks):
                 cited.add(index)
-                citation = chunks[index].citation(span=(start, end))
+                chunk = chunks[index]
+                if chunk is None:
+                    continue  # a chunk of an unknown kind that names no page (noted)
+                citation = chunk.citation(span=(start, end))
             else:
                 citation = ParsedCitation(None, kind=CitationKind.DANGLING, start=start, end=end)
             grounded.spans.append((start, end, len(grounded.citations)))
             grounded.citations.append(citation)
-    for index, chunk in enumerate(chunks):
-        if index not in cited:
-            grounded.citations.append(chunk.citation(CitationKind.RETRIEVED))
+    for index, unused in enumerate(chunks):
+        if index not in cited and unused is not None:
+            grounded.citations.append(unused.citation(CitationKind.RETRIEVED))
     return grounded
 
 
@@ -353,7 +371,8 @@ def _read_payload(payload: Any, reading: _Reading) -> ParsedAnswer:
     assert candidate is not None
     path = "candidates[0].groundingMetadata"
     metadata = reading.get(candidate, "groundingMetadata", dict, "candidates[0]") or {}
-    chunks = _chunks(metadata, path, reading)
+    notes: list[str] = []
+    chunks = _chunks(metadata, path, reading, notes)
     grounded = _supports(metadata, path, chunks, parts, text, reading)
     queries = reading.get(metadata, "webSearchQueries", list, path) or []
     cut_off = reading.get(candidate, "finishReason", str, "candidates[0]") == "MAX_TOKENS"
@@ -374,6 +393,7 @@ def _read_payload(payload: Any, reading: _Reading) -> ParsedAnswer:
         question_id=question_id,
         answer_id=answer_id,
         queries=tuple(reading.check(q, str, f"{path}.webSearchQueries[{k}]") for k, q in enumerate(queries)),
+        notes=tuple(notes),
     )
 
 
