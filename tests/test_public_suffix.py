@@ -7,6 +7,8 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from builders import answer, document, protocol
 from citeaudit import OfficialDomain, OfficialMatcher, parse_audit_bytes, registrable_domain, score
@@ -107,3 +109,24 @@ def test_leading_dot_url_has_no_registrable_domain_and_is_never_official() -> No
     matcher = OfficialMatcher([OfficialDomain(domain="example.com")])
     assert not matcher("https://.example.com/x")
     assert identity_url("HTTPS://.Example.COM/x") == "https://.example.com/x"
+
+
+_LABEL = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789-", min_size=1, max_size=12).filter(
+    lambda label: not label.startswith("-") and not label.endswith("-")
+)
+_SUFFIXES = ["com", "co.uk", "github.io", "kobe.jp", "ck", "mm", "newtld", "公司.cn", "k12.ak.us", "us"]
+
+
+@settings(max_examples=300)
+@given(labels=st.lists(_LABEL, min_size=0, max_size=4), suffix=st.sampled_from(_SUFFIXES))
+def test_registrable_domain_is_a_tail_of_the_host_and_its_own_registrable_domain(
+    labels: list[str], suffix: str
+) -> None:
+    host = ".".join([*labels, suffix])
+    domain = registrable_domain(host)
+    if domain is None:
+        return
+    # a whole number of trailing labels of the host, one label more than its public suffix at least
+    assert host == domain or host.endswith("." + domain)
+    assert registrable_domain(domain) == domain
+    assert OfficialMatcher([OfficialDomain(domain=domain)])(f"https://{host}/page")
