@@ -31,6 +31,8 @@ _MAX_PATHS = 4096
 """Distinct key paths recorded at most (keys that are data, e.g. one per system, must not grow it unbounded)."""
 _LIST_ELEMENTS = 16
 """Elements of a list of payloads that are read (a failed answer first must not hide the format)."""
+_MAX_ELEMENTS = 64
+"""Elements of each list whose structure is recorded; later ones are skipped."""
 _MAX_KEYS = 256
 """Distinct keys recorded per object path."""
 _MAX_VALUES = 16
@@ -41,7 +43,8 @@ _SHORT = 96
 _WHITESPACE = re.compile(rb"[ \t\r\n]*")
 _STRING_END = re.compile(rb'["\\]')
 _LITERAL = re.compile(rb"-?[0-9][0-9.eE+\-]*|true|false|null")
-_BRACKETS = re.compile(rb'["\[\]{}]')
+_SKIP_RUN = re.compile(rb'(?:[^"\[\]{}]+|"[^"\\]*(?:\\.[^"\\]*)*")*', re.DOTALL)
+"""Everything up to the next bracket, whole strings included (matched in one go, not token by token)."""
 
 
 class _NotJson(Exception):
@@ -157,15 +160,15 @@ class _Stream:
             return
         depth = 0
         while True:
-            match = _BRACKETS.search(self.buf, self.pos)
-            if match is None:
-                self.pos = len(self.buf)
+            run = _SKIP_RUN.match(self.buf, self.pos)
+            assert run is not None  # the pattern matches the empty string
+            self.pos = run.end()
+            if self.pos >= len(self.buf):
                 if not self.more():
                     raise _Truncated
                 continue
-            self.pos = match.start()
             mark = self.buf[self.pos]
-            if mark == ord('"'):
+            if mark == ord('"'):  # a string the chunk cuts: read on into the next chunk
                 self.string(0)
                 continue
             self.pos += 1
@@ -237,8 +240,13 @@ def _value(stream: _Stream, recorder: _Recorder, path: str, depth: int) -> None:
         if stream.peek() == ord("]"):
             stream.pos += 1
             return
+        element = 0
         while True:
-            _value(stream, recorder, f"{path}[]", depth + 1)
+            if element < _MAX_ELEMENTS:
+                _value(stream, recorder, f"{path}[]", depth + 1)
+            else:
+                stream.skip()  # the first elements of a list show its shape; the rest only cost time
+            element += 1
             after = stream.peek()
             if after is None:
                 raise _Truncated
