@@ -226,8 +226,8 @@ def plan_imports(paths: Sequence[str | Path], fmt: str | Reader | None = None) -
     paused: list[str] = []
     for path in paths:
         name = str(path)
-        shape = _read_shape(path) if not isinstance(fmt, Reader) and fmt is None else None
-        reader = detect_reader(shape, name) if shape is not None else detect_reader(b"", name, fmt)
+        shape = _read_shape(path) if fmt is None else None  # a named format needs no recognition
+        reader = detect_reader(shape if shape is not None else b"", name, fmt)
         if reader is expertqa.READER:
             expertqa_files.append(name)
             continue
