@@ -273,3 +273,12 @@ def test_the_formats_page_covers_every_reader() -> None:
     page = (Path(__file__).parent.parent / "docs" / "formats.md").read_text(encoding="utf-8")
     for name in READERS:
         assert f"| `{name}` |" in page, name
+
+
+def test_an_agent_output_item_not_known_yet_is_noted(write_json: Write) -> None:
+    agent = json.loads((FIXTURES / "perplexity" / "agent.json").read_text(encoding="utf-8"))
+    agent["output"].insert(0, {"type": "map_results", "places": []})
+    agent["output"].insert(0, {"type": "reasoning", "summary": []})  # holds no text and no sources: not noted
+    (answer,) = parse("perplexity", write_json(agent, "agent.json"))
+    assert answer.notes == ("output item of type 'map_results'",)
+    assert answer.text  # the rest is read as before

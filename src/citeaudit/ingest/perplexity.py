@@ -268,6 +268,8 @@ class _AgentOutput:
     parts: list[tuple[int, str, list[Any], tuple[str | int, ...]]] = field(default_factory=list)
     searched: bool = False
     length: int = 0
+    notes: list[str] = field(default_factory=list)
+    """Output item types this reader does not know (the answer is then partly understood)."""
 
 
 def _marker_number(result_id: int | str) -> int | None:
@@ -313,6 +315,8 @@ def _agent_message(item: dict[str, Any], here: tuple[str | int, ...], found: _Ag
         found.length += len(text)
 
 
+_AGENT_IGNORED = frozenset({"reasoning", "function_call", "function_call_output"})
+"""Output items that hold neither answer text nor sources."""
 _AGENT_ITEMS = {"search_results": _agent_search, "fetch_url_results": _agent_fetch, "message": _agent_message}
 
 
@@ -324,6 +328,8 @@ def _agent_output(body: dict[str, Any], reading: _Reading) -> _AgentOutput:
         read = _AGENT_ITEMS.get(kind) if isinstance(kind, str) else None
         if read is not None:
             read(entry, ("output", i), found, reading)
+        elif kind not in _AGENT_IGNORED and f"output item of type {kind!r}" not in found.notes:
+            found.notes.append(f"output item of type {kind!r}")
     return found
 
 
@@ -380,7 +386,8 @@ def _read_agent(body: dict[str, Any], reading: _Reading) -> ParsedAnswer:
     _add_annotations(found, output, sentences, reading)
     found.add_retrieved(output.sources + output.fetched)
     retrieval = RetrievalStatus.USED if output.searched else RetrievalStatus.UNKNOWN
-    return found.answer(body, reading, retrieval, tuple(output.queries))
+    answer = found.answer(body, reading, retrieval, tuple(output.queries))
+    return dataclasses.replace(answer, notes=tuple(output.notes)) if output.notes else answer
 
 
 # -- reader ---------------------------------------------------------------------------------------------------
