@@ -282,3 +282,14 @@ def test_an_agent_output_item_not_known_yet_is_noted(write_json: Write) -> None:
     (answer,) = parse("perplexity", write_json(agent, "agent.json"))
     assert answer.notes == ("output item of type 'map_results'",)
     assert answer.text  # the rest is read as before
+
+
+def test_an_agent_annotation_without_a_position_is_answer_level(write_json: Write) -> None:
+    agent = json.loads((FIXTURES / "perplexity" / "agent.json").read_text(encoding="utf-8"))
+    message = next(item for item in agent["output"] if item["type"] == "message")
+    part = next(p for p in message["content"] if p["type"] == "output_text")
+    part["annotations"] = [{"type": "url_citation", "url": "https://unlisted.example/ax220", "title": "AX220"}]
+    (answer,) = parse("perplexity", write_json(agent, "agent.json"))
+    unplaced = [c for c in answer.citations if c.url == "https://unlisted.example/ax220"]
+    assert [(c.kind, c.start, c.title) for c in unplaced] == [(CitationKind.CITED, None, "AX220")]
+    assert all(unplaced[0] is not answer.citations[i] for claim in answer.claims for i in claim.citations)

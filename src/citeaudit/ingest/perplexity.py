@@ -21,7 +21,8 @@ Decisions where the documentation is silent:
 - markers inside a leading ``<think>…</think>`` block (``sonar-reasoning`` models) are reasoning, not
   citations shown to the reader, so they are not read;
 - Agent ``url_citation`` annotations add a citation only where no ``[n]`` marker already sits at their
-  start (they usually locate the same marker);
+  start (they usually locate the same marker); one without ``start_index``/``end_index`` is an answer-level
+  citation of its URL, unless a marker already cites that URL;
 - optional top-level ``question_id`` / ``answer_id`` strings (written by a collector into JSON Lines) are
   passed on.
 """
@@ -140,6 +141,12 @@ class _Citations:
         self.spans.append((claim[0], claim[1], len(self.citations)))
         self.citations.append(ParsedCitation(url, title, self.text[start:end] or None, CitationKind.CITED, start, end))
         self.cited_urls.add(url)
+
+    def add_unplaced(self, url: str, title: str | None) -> None:
+        """A citation without a position: cited by the answer as a whole (once per URL no marker cites)."""
+        if url not in self.cited_urls:
+            self.citations.append(ParsedCitation(url, title))
+            self.cited_urls.add(url)
 
     def add_retrieved(self, sources: Iterable[_Source]) -> None:
         """Sources whose URL no location cites, as retrieved citations (each URL once)."""
@@ -344,6 +351,9 @@ def _add_annotations(found: _Citations, output: _AgentOutput, sentences: Sentenc
             # Responses-style annotations are flat; chat-completions-style ones nest the fields.
             cited = reading.check(entry.get("url_citation", entry), dict, *at, "url_citation")
             url = reading.check(cited.get("url"), str, *at, "url")
+            if cited.get("start_index") is None and cited.get("end_index") is None:
+                found.add_unplaced(url, reading.get(cited, str, *at, "title") or None)
+                continue
             start = reading.check(cited.get("start_index"), int, *at, "start_index")
             end = reading.check(cited.get("end_index"), int, *at, "end_index")
             if not 0 <= start <= end <= len(part):
