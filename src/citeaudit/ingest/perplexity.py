@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from citeaudit.errors import InvalidValue
-from citeaudit.ingest.base import CUT_OFF, ParsedAnswer, ParsedCitation, Reader
+from citeaudit.ingest.base import ANSWER_LEVEL, CUT_OFF, ParsedAnswer, ParsedCitation, Reader
 from citeaudit.ingest.payload import agent_response, expect, load_payloads, sonar_traits
 from citeaudit.ingest.shape import Shape, shape_of
 from citeaudit.ingest.text import MARKER, SentenceIndex, candidates
@@ -425,5 +425,8 @@ READER = Reader(
         "<think> blocks left out) and Agent API (/v1/agent) responses (search_results and fetch_url_results items, "
         "[n] markers naming result ids, url_citation annotations)"
     ),
-    positionless="none occur: each [n] marker is a position; listed sources no marker names are retrieved",
+    positionless=(
+        "each [n] marker is a position (listed sources no marker names are retrieved); an Agent url_citation "
+        f"without offsets is {ANSWER_LEVEL}"
+    ),
 )
