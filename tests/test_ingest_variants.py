@@ -293,3 +293,20 @@ def test_an_agent_annotation_without_a_position_is_answer_level(write_json: Writ
     unplaced = [c for c in answer.citations if c.url == "https://unlisted.example/ax220"]
     assert [(c.kind, c.start, c.title) for c in unplaced] == [(CitationKind.CITED, None, "AX220")]
     assert all(unplaced[0] is not answer.citations[i] for claim in answer.claims for i in claim.citations)
+
+
+def test_an_x_search_call_is_a_search(write_json: Write) -> None:
+    # xAI's X search: a function-call-shaped item whose arguments hold the query; its citations have no offsets
+    call = {
+        "type": "x_search_call",
+        "name": "x_semantic_search",
+        "arguments": '{"query": "AX220 reviews", "limit": 20}',
+        "call_id": "",
+        "status": "completed",
+    }
+    notes = [{"type": "url_citation", "url": "https://x.com/i/status/1"}]
+    (answer,) = parse("openai-responses", write_json(_response("People like the AX220.", notes, call), "x.json"))
+    assert answer.retrieval is RetrievalStatus.USED
+    assert answer.queries == ("AX220 reviews",)
+    assert answer.notes == ()
+    assert [(c.url, c.start) for c in answer.citations] == [("https://x.com/i/status/1", None)]

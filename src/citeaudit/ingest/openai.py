@@ -492,10 +492,14 @@ def _read_response(payload: Any, source: str, location: str) -> ParsedAnswer:
         kind = item.get("type")
         if kind == "message":
             parts.extend(_message_parts(item, source, where))
-        elif kind == "web_search_call":
+        elif kind in ("web_search_call", "x_search_call"):  # xAI searches X posts with the same kind of call
             _search_call(item, source, where, searches)
         elif kind == "file_search_call":
             _file_search_call(item, source, where, searches)
+        elif isinstance(kind, str) and kind.endswith("_search_call"):
+            # a search tool not known yet: retrieval ran, though what it found is not read
+            _search_call(item, source, where, searches)
+            notes.append(f"output item of type {kind!r}")
         elif kind not in _IGNORED_ITEMS:
             notes.append(f"output item of type {kind!r}")
     notes.extend(note for part in parts for note in part.unknown)
