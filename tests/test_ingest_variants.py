@@ -310,3 +310,17 @@ def test_an_x_search_call_is_a_search(write_json: Write) -> None:
     assert answer.queries == ("AX220 reviews",)
     assert answer.notes == ()
     assert [(c.url, c.start) for c in answer.citations] == [("https://x.com/i/status/1", None)]
+
+
+def test_searches_counted_only_in_usage_make_retrieval_unknown(write_json: Write) -> None:
+    body = {
+        "object": "response",
+        "model": "grok-4",
+        "status": "completed",
+        "output": [],
+        "usage": {"total_tokens": 15, "server_side_tool_usage_details": {"web_search_calls": 1, "x_search_calls": 0}},
+    }
+    (answer,) = parse("openai-responses", write_json(body, "empty.json"))
+    # one web search counted, none listed: unknown, never "not used"
+    assert answer.retrieval is RetrievalStatus.UNKNOWN
+    assert answer.retrieval_reason is not None

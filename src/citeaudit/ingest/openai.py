@@ -427,6 +427,17 @@ def _arguments_query(item: dict[str, Any], source: str, where: str, searches: _S
         searches.queries.append(query)
 
 
+def _searches_counted(body: dict[str, Any]) -> bool:
+    """Whether ``usage.server_side_tool_usage_details`` (xAI) counts any search call."""
+    usage = body.get("usage")
+    details = usage.get("server_side_tool_usage_details") if isinstance(usage, dict) else None
+    if not isinstance(details, dict):
+        return False
+    return any(
+        name.endswith("search_calls") and isinstance(count, int) and count > 0 for name, count in details.items()
+    )
+
+
 def _file_search_call(item: dict[str, Any], source: str, where: str, searches: _Searches) -> None:
     """A ``file_search_call``: retrieval over uploaded files; its ``results`` (when included) are retrieved."""
     status = expect(item.get("status"), _OPTIONAL_TEXT, source, f"{where}.status")
@@ -504,6 +515,10 @@ def _read_response(payload: Any, source: str, location: str) -> ParsedAnswer:
             notes.append(f"output item of type {kind!r}")
     notes.extend(note for part in parts for note in part.unknown)
     text, citations, claims = _cited(parts, source)
+    retrieval, reason = searches.retrieval(), None
+    if retrieval is RetrievalStatus.NOT_USED and _searches_counted(body):
+        # no search item in the output, but the usage counts searches (xAI): never read as "did not search"
+        retrieval, reason = RetrievalStatus.UNKNOWN, "usage counts server-side searches, but no search call is listed"
     question_id, answer_id = _payload_ids(body, source, location)
     return ParsedAnswer(
         text=text,
@@ -520,7 +535,8 @@ def _read_response(payload: Any, source: str, location: str) -> ParsedAnswer:
         claims=claims,
         status=status,
         failure=failure,
-        retrieval=searches.retrieval(),
+        retrieval=retrieval,
+        retrieval_reason=reason,
         model=expect(body.get("model"), _OPTIONAL_TEXT, source, _at(location, "model")),
         question_id=question_id,
         answer_id=answer_id,
