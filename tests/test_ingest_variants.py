@@ -324,3 +324,18 @@ def test_searches_counted_only_in_usage_make_retrieval_unknown(write_json: Write
     # one web search counted, none listed: unknown, never "not used"
     assert answer.retrieval is RetrievalStatus.UNKNOWN
     assert answer.retrieval_reason is not None
+
+
+def test_url_context_pages_are_retrieved_and_offsets_count_across_text_parts() -> None:
+    (answer,) = parse("gemini", FIXTURES / "gemini" / "url-context.json")
+    lead = '\nThe first sentence of the AX220 page is "The AX220 has a 20 L tank.".'
+    # the support has no partIndex and offsets 70..96: bytes of the two text parts joined (part 0 is 70 bytes),
+    # so the claim is part 1, not the same words quoted inside part 0
+    assert [(c.text, c.start, c.end) for c in answer.claims] == [
+        ("The AX220 has a 20 L tank.", len(lead), len(lead) + 26)
+    ]
+    assert [(c.url, c.kind) for c in answer.citations] == [
+        ("https://axtorp-machines.com/ax220", CitationKind.CITED),
+        ("https://axtorp-machines.com/manual", CitationKind.RETRIEVED),  # fetched, not cited; the cited page once
+    ]
+    assert answer.retrieval is RetrievalStatus.USED

@@ -7,9 +7,12 @@ support it). A ``retrievedContext`` chunk without ``uri`` is a document source k
 else its ``fileSearchStore`` and ``title``, else its position among the answer's chunks; its ``text`` is kept as
 the quote.
 
-Segment offsets are UTF-8 *byte* offsets into ``parts[partIndex].text`` (part 0 without ``partIndex``; the first
-text part when part 0 holds none, as Gemini 3's ``toolCall``/``toolResponse`` parts do); they are turned into
-character offsets into the whole answer. When they do not land on character boundaries, run past the part, or slice
+Segment offsets are UTF-8 *byte* offsets into ``parts[partIndex].text`` (without ``partIndex``: into the text
+parts joined when there are several, else part 0, or the first text part when part 0 holds none, as Gemini 3's
+``toolCall``/``toolResponse`` parts do); they are turned into character offsets into the whole answer. Pages the
+URL context tool fetched (``urlContextMetadata``) are retrieved.
+
+When offsets do not land on character boundaries, run past the part, or slice
 out something other than the given ``segment.text``, the segment is found by its text instead (first
 occurrence at or after the previous support). Each support is one claim candidate with one citation per
 chunk index; an index past ``groundingChunks`` is a dangling citation; chunks no support cites are
@@ -40,7 +43,7 @@ from typing import Any
 
 from citeaudit.errors import InvalidValue
 from citeaudit.ingest.base import CUT_OFF, ParsedAnswer, ParsedCitation, Reader
-from citeaudit.ingest.payload import expect, load_payloads
+from citeaudit.ingest.payload import expect, load_payloads, retrieved_only
 from citeaudit.ingest.shape import Shape, shape_of
 from citeaudit.ingest.text import candidates, trim_span
 from citeaudit.model import AnswerStatus, CitationKind, RetrievalStatus
@@ -260,15 +263,26 @@ def _by_offsets(segment: dict[str, Any], part: _Part, here: str, reading: _Readi
 
 
 def _segment_span(
-    segment: dict[str, Any], parts: dict[int, _Part], text: str, floor: int, here: str, reading: _Reading
+    segment: dict[str, Any],
+    parts: dict[int, _Part],
+    whole: _Part,
+    floor: int,
+    here: str,
+    reading: _Reading,
 ) -> tuple[int, int]:
-    """Character span of a support's segment in the whole answer text.
+    """Character span of a support's segment in the whole answer text (``whole``: all text parts joined).
 
-    Without ``partIndex`` the segment is in part 0; when part 0 holds no text (Gemini 3 writes ``toolCall`` /
-    ``toolResponse`` parts before the text) it is read against the first text part, and found by its text in
-    the answer when its offsets do not fit there.
+    Without ``partIndex`` the offsets are read against the joined text first (where an answer has several text
+    parts, Gemini counts them so), then against part 0, or the first text part when part 0 holds no text
+    (Gemini 3 writes ``toolCall`` / ``toolResponse`` parts before the text); the segment is found by its text in
+    the answer when its offsets fit nowhere.
     """
+    text = whole.text
     given = reading.get(segment, "partIndex", int, here)
+    if given is None and len(parts) > 1:
+        joined = _by_offsets(segment, whole, here, reading)
+        if joined is not None:
+            return joined
     index = given or 0
     if given is None and index not in parts and parts:
         index = min(parts)
@@ -314,13 +328,14 @@ def _supports(
     grounded = _Grounded([], [])
     cited: set[int] = set()
     floor = 0
+    whole = _Part(0, text, text.encode("utf-8"))
     for i, item in enumerate(reading.get(metadata, "groundingSupports", list, path) or []):
         here = f"{path}.groundingSupports[{i}]"
         support = reading.check(item, dict, here)
         segment = reading.get(support, "segment", dict, here)
         if segment is None:
             raise reading.invalid(f"{here}.segment", "is missing")
-        start, end = _segment_span(segment, parts, text, floor, f"{here}.segment", reading)
+        start, end = _segment_span(segment, parts, whole, floor, f"{here}.segment", reading)
         floor = start
         start, end = trim_span(text, start, end)
         indices = reading.get(support, "groundingChunkIndices", list, here) or []
@@ -340,6 +355,28 @@ def _supports(
         if index not in cited and unused is not None:
             grounded.citations.append(unused.citation(CitationKind.RETRIEVED))
     return grounded
+
+
+_URL_FETCHED = "URL_RETRIEVAL_STATUS_SUCCESS"
+
+
+def _url_context(candidate: dict[str, Any], reading: _Reading) -> tuple[list[str], list[str]]:
+    """Pages the URL context tool fetched (``urlContextMetadata.urlMetadata``), and the statuses of those it could
+    not fetch."""
+    path = "candidates[0].urlContextMetadata"
+    found = reading.get(candidate, "urlContextMetadata", dict, "candidates[0]") or {}
+    fetched: list[str] = []
+    failed: list[str] = []
+    for k, item in enumerate(reading.get(found, "urlMetadata", list, path) or []):
+        here = f"{path}.urlMetadata[{k}]"
+        entry = reading.check(item, dict, here)
+        url = reading.get(entry, "retrievedUrl", str, here)
+        status = reading.get(entry, "urlRetrievalStatus", str, here)
+        if url and status in (None, _URL_FETCHED):
+            fetched.append(url)
+        elif url:
+            failed.append(status or "unspecified")
+    return fetched, failed
 
 
 def _retrieval(body: dict[str, Any], metadata: dict[str, Any], path: str, reading: _Reading) -> RetrievalStatus:
@@ -376,19 +413,26 @@ def _read_payload(payload: Any, reading: _Reading) -> ParsedAnswer:
     grounded = _supports(metadata, path, chunks, parts, text, reading)
     queries = reading.get(metadata, "webSearchQueries", list, path) or []
     cut_off = reading.get(candidate, "finishReason", str, "candidates[0]") == "MAX_TOKENS"
+    fetched, failed = _url_context(candidate, reading)
     retrieval = _retrieval(body, metadata, path, reading)
+    reason = (
+        "usageMetadata.toolUsePromptTokenCount shows a search, but no grounding metadata came back"
+        if retrieval is RetrievalStatus.UNKNOWN
+        else None
+    )
+    if fetched and retrieval is not RetrievalStatus.USED:
+        retrieval, reason = RetrievalStatus.USED, None
+    elif failed and retrieval is not RetrievalStatus.USED:
+        retrieval, reason = RetrievalStatus.FAILED, "urlContextMetadata: " + ", ".join(dict.fromkeys(failed))
+    pages = (ParsedCitation(url, kind=CitationKind.RETRIEVED) for url in fetched)
     return ParsedAnswer(
         status=AnswerStatus.INCOMPLETE if cut_off else AnswerStatus.COMPLETE,
         failure=CUT_OFF.format(reason="finishReason MAX_TOKENS") if cut_off else None,
         text=text,
-        citations=tuple(grounded.citations),
+        citations=(*grounded.citations, *retrieved_only(pages, grounded.citations)),
         claims=candidates(text, grounded.spans),
         retrieval=retrieval,
-        retrieval_reason=(
-            "usageMetadata.toolUsePromptTokenCount shows a search, but no grounding metadata came back"
-            if retrieval is RetrievalStatus.UNKNOWN
-            else None
-        ),
+        retrieval_reason=reason,
         model=model,
         question_id=question_id,
         answer_id=answer_id,
@@ -410,8 +454,9 @@ READER = Reader(
     reads=(
         "generateContent responses of the Gemini API and Vertex AI (and reassembled streamGenerateContent): "
         "groundingChunks web and retrievedContext (Vertex AI Search, RAG Engine, File Search: a chunk without uri "
-        "is a document source), groundingSupports with or without partIndex (Gemini 3 toolCall / toolResponse "
-        "parts before the text), thought parts left out, REST camelCase and SDK snake_case field names"
+        "is a document source) and maps, groundingSupports with or without partIndex (Gemini 3 toolCall / "
+        "toolResponse parts before the text; offsets across several text parts), urlContextMetadata (pages the "
+        "URL context tool fetched are retrieved), thought parts left out, REST camelCase and SDK snake_case names"
     ),
     positionless="none occur: every support has a segment; chunks no support cites are retrieved, not cited",
 )
