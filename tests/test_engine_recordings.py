@@ -476,3 +476,14 @@ def test_cli_summary_counts_position_less_citations(cli: Cli, tmp_path: Path) ->
     # five url_citation annotations without start_index/end_index: five answer-level citations, no claim
     assert "1 answers, 0 claims, 0 edges" in result.stdout
     assert "5 cited source(s) without a position" in result.stdout
+
+
+def test_cli_imports_a_paused_turn_and_its_continuation_as_one_answer(cli: Cli, tmp_path: Path) -> None:
+    first = _data() / "anthropic" / "pydantic-pause-turn-first.json"
+    continued = _data() / "anthropic" / "pydantic-pause-turn-continued.json"
+    args = ["--db", tmp_path / "p.db", "--questions", PROTOCOL, "--question-id", "q01"]
+    result = cli("ingest", first, continued, *args)
+    assert result.exit_code == 0, result.output
+    # one import named after both files: the continuation's 15 cited blocks (17 citation locations), no failure
+    assert f"{first} + {continued} (anthropic): 1 answers, 15 claims, 15 edges from 17 locations" in result.stdout
+    assert "failed or incomplete" not in result.stdout
