@@ -2,7 +2,13 @@
 
 Two scopes are compared only when their protocol fingerprints match and they cover the same question ids.
 For each headline metric and slice the difference B − A gets a paired cluster-bootstrap interval over
-questions, a sign-flip permutation p-value (Holm-adjusted across slices) and a minimum detectable effect.
+questions, a sign-flip permutation p-value and a minimum detectable effect.
+
+The overall row is always the comparison of the whole scopes per question, whatever ``by`` asks for: it equals
+the comparison without ``by``. The groups form one family of tests (every group × every metric) whose p-values
+are Holm-adjusted together, and a group's wording follows its adjusted p-value: under the null the chance that
+any group reads "associated" stays at or below ``1 - level``. A group with too few differing questions for the
+sign-flip test ever to reach that level says so instead.
 """
 
 from __future__ import annotations
@@ -18,9 +24,9 @@ from citeaudit.errors import IncomparableRuns
 from citeaudit.protocol import differing_components
 from citeaudit.results import Metric, ScopeScore
 from citeaudit.scope import Scope
-from citeaudit.stats import Difference, holm, paired_ratio_difference
+from citeaudit.stats import Difference, holm, paired_ratio_difference, reading
 
-__all__ = ["METRICS", "Comparison", "SliceComparison", "compare_paths"]
+__all__ = ["METRICS", "Comparison", "SliceComparison", "compare_groups", "compare_paths"]
 
 METRICS = ("official_rate", "precision", "coverage")
 """The headline metrics compared."""
@@ -35,13 +41,19 @@ class SliceComparison:
     metrics: dict[str, Difference]
     """B − A per metric."""
     adjusted_p: dict[str, float | None]
-    """Holm-adjusted p-values across the groups (equal to the raw p-value for the whole scope)."""
+    """Holm-adjusted p-values across every group and metric (equal to the raw p-value for the whole scope)."""
+
+    @property
+    def wording(self) -> dict[str, str]:
+        """How each metric's difference may be described, from its adjusted p-value and its interval."""
+        return {name: reading(difference, self.adjusted_p[name]) for name, difference in self.metrics.items()}
 
     def to_dict(self) -> dict[str, object]:
         """JSON form: per metric ``{a, b, delta, ci, p_value, p_value_holm, mde, wording}``."""
         body: dict[str, object] = {"by": dict(self.by)} if self.by else {}
+        wording = self.wording
         body["metrics"] = {
-            name: {**difference.to_dict(), "p_value_holm": self.adjusted_p[name]}
+            name: {**difference.described(wording[name]), "p_value_holm": self.adjusted_p[name]}
             for name, difference in self.metrics.items()
         }
         return body
@@ -80,14 +92,32 @@ def _pair(metric: Metric | None) -> tuple[float, float]:
 def _per_question(
     scored: ScoredPath, slice_by: tuple[tuple[str, str | None], ...], questions: list[str], metric: str
 ) -> tuple[np.ndarray, np.ndarray]:
+    """Per-question totals of one slice; ``scored`` must be grouped by the slice's dimensions and ``question``,
+    so that each question has at most one group in the slice."""
     wanted = dict(slice_by)
     found: dict[str, ScopeScore] = {}
     for group in scored.result.groups:
         values = dict(group.by)
         if all(values[name] == value for name, value in wanted.items()):
-            found[str(values["question"])] = group
+            question = str(values["question"])
+            if question in found:
+                raise ValueError(f"question {question!r} has more than one group in slice {wanted!r}")
+            found[question] = group
     totals = [_pair(getattr(found[q], metric)) if q in found else (0.0, 0.0) for q in questions]
     return np.array([t[0] for t in totals]), np.array([t[1] for t in totals])
+
+
+def compare_groups(
+    keys: Sequence[tuple[tuple[str, str | None], ...]], raw: Sequence[dict[str, Difference]]
+) -> tuple[SliceComparison, ...]:
+    """The groups' comparisons as one family: p-values Holm-adjusted across every group and metric together."""
+    flat = holm([difference.p_value for metrics in raw for difference in metrics.values()])
+    groups, position = [], 0
+    for key, metrics in zip(keys, raw, strict=True):
+        adjusted = dict(zip(metrics, flat[position : position + len(metrics)], strict=True))
+        position += len(metrics)
+        groups.append(SliceComparison(key, metrics, adjusted))
+    return tuple(groups)
 
 
 def compare_paths(
@@ -123,14 +153,22 @@ def compare_paths(
             }
         )
     questions = sorted(questions_a)
+    if by:
+        # The overall row pairs whole questions: scored by question alone, never from one group per question.
+        whole_a = score_path(a, scope=scope_a, by=("question",), protocol=protocol_a)
+        whole_b = score_path(b, scope=scope_b, by=("question",), protocol=protocol_b)
+    else:
+        whole_a, whole_b = left, right
     shown_a = score_path(a, scope=scope_a, by=by, protocol=protocol_a)
     shown_b = score_path(b, scope=scope_b, by=by, protocol=protocol_b)
 
-    def compare_slice(slice_by: tuple[tuple[str, str | None], ...]) -> dict[str, Difference]:
+    def compare_slice(
+        slice_by: tuple[tuple[str, str | None], ...], in_a: ScoredPath, in_b: ScoredPath
+    ) -> dict[str, Difference]:
         return {
             metric: paired_ratio_difference(
-                _per_question(left, slice_by, questions, metric),
-                _per_question(right, slice_by, questions, metric),
+                _per_question(in_a, slice_by, questions, metric),
+                _per_question(in_b, slice_by, questions, metric),
                 level=level,
                 resamples=resamples,
                 seed=seed,
@@ -138,16 +176,11 @@ def compare_paths(
             for metric in METRICS
         }
 
-    overall_metrics = compare_slice(())
+    overall_metrics = compare_slice((), whole_a, whole_b)
     overall = SliceComparison((), overall_metrics, {m: d.p_value for m, d in overall_metrics.items()})
     keys = sorted(
         {g.by for g in (*shown_a.result.groups, *shown_b.result.groups)},
         key=lambda k: tuple((v is not None, v or "") for _, v in k),
     )
-    raw = [compare_slice(key) for key in keys]
-    adjusted = {metric: holm([r[metric].p_value for r in raw]) for metric in METRICS}
-    groups = tuple(
-        SliceComparison(key, metrics, {metric: adjusted[metric][i] for metric in METRICS})
-        for i, (key, metrics) in enumerate(zip(keys, raw, strict=True))
-    )
-    return Comparison(shown_a, shown_b, overall, groups)
+    raw = [compare_slice(key, left, right) for key in keys]
+    return Comparison(shown_a, shown_b, overall, compare_groups(keys, raw))

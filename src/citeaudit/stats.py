@@ -21,6 +21,8 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = [
+    "ASSOCIATED",
+    "NOISE",
     "CountStatistic",
     "Difference",
     "Interval",
@@ -29,6 +31,7 @@ __all__ = [
     "cluster_bootstrap_ratio",
     "holm",
     "paired_ratio_difference",
+    "reading",
     "repeat_variance",
 ]
 
@@ -265,18 +268,26 @@ class Difference:
     """Questions paired."""
     resamples: int
     """Bootstrap resamples and permutations drawn (each)."""
+    informative: int = 0
+    """Clusters whose A and B totals differ: the only ones a sign flip can move."""
+
+    @property
+    def smallest_p(self) -> float:
+        """The smallest p-value the sign-flip test can reach, ``2 / 2**informative`` (capped at 1): the observed
+        pattern and its mirror image are always at least as extreme."""
+        return min(1.0, 2.0 ** (1 - self.informative))
 
     @property
     def wording(self) -> str:
-        """How the difference may be described: never causal."""
-        if self.low is None or self.high is None:
-            return "undefined"
-        if self.low <= 0 <= self.high:
-            return "not distinguishable from noise"
-        return "associated with the run (B vs A), not a measured effect of any one change"
+        """How the difference may be described on its own (one test, no adjustment): never causal."""
+        return reading(self, self.p_value)
 
     def to_dict(self) -> dict[str, object]:
         """JSON form ``{a, b, delta, ci: {low, high}, p_value, mde}`` plus the method details."""
+        return self.described(self.wording)
+
+    def described(self, wording: str) -> dict[str, object]:
+        """JSON form with a wording decided by the caller (e.g. from a Holm-adjusted p-value)."""
         return {
             "a": self.a,
             "b": self.b,
@@ -291,8 +302,37 @@ class Difference:
             },
             "p_value": self.p_value,
             "mde": self.mde,
-            "wording": self.wording,
+            "informative_clusters": self.informative,
+            "wording": wording,
         }
+
+
+NOISE = "not distinguishable from noise"
+"""Wording of a difference the test cannot tell from zero."""
+ASSOCIATED = "associated with the run (B vs A), not a measured effect of any one change"
+"""Wording of a difference the test tells from zero (never causal)."""
+
+
+def reading(difference: Difference, p_value: float | None) -> str:
+    """How a difference may be described, given the p-value that governs it (raw for one test, Holm-adjusted for
+    one of several).
+
+    ``associated …`` needs both the p-value at or below ``1 - level`` and an interval that excludes 0, so the
+    printed p-value and the words never disagree. When even the most extreme sign pattern could not reach that
+    p-value (too few clusters where A and B differ), the comparison says it is too small to say anything; when
+    no cluster differs at all there is nothing to tell from noise.
+    """
+    if difference.low is None or difference.high is None or difference.delta is None:
+        return "undefined"
+    alpha = 1 - difference.level
+    if difference.informative and difference.smallest_p > alpha:
+        return (
+            f"too few questions to say anything ({difference.informative} differ between A and B; "
+            f"the smallest reachable p-value is {difference.smallest_p:.3f})"
+        )
+    if p_value is None or p_value > alpha or difference.low <= 0 <= difference.high:
+        return NOISE
+    return ASSOCIATED
 
 
 def _ratio_rows(numerators: npt.NDArray[np.float64], denominators: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
@@ -322,8 +362,9 @@ def paired_ratio_difference(
     keep = (ea > 0) | (eb > 0)
     sa, ea, sb, eb = sa[keep], ea[keep], sb[keep], eb[keep]
     clusters = len(sa)
+    informative = int(np.count_nonzero((sa != sb) | (ea != eb)))
     if ea.sum() == 0 or eb.sum() == 0:
-        return Difference(None, None, None, None, None, None, None, level, clusters, 0)
+        return Difference(None, None, None, None, None, None, None, level, clusters, 0, informative)
     ratio_a, ratio_b = float(sa.sum() / ea.sum()), float(sb.sum() / eb.sum())
     delta = ratio_b - ratio_a
     rng = np.random.default_rng(seed)
@@ -346,7 +387,7 @@ def paired_ratio_difference(
     p_value = (1 + int(extreme)) / (1 + int(np.isfinite(flipped).sum()))
     spread = float(np.std(valid, ddof=1)) if len(valid) > 1 else 0.0
     mde = (_NORMAL.inv_cdf(1 - alpha) + _NORMAL.inv_cdf(0.8)) * spread
-    return Difference(ratio_a, ratio_b, delta, low, high, p_value, mde, level, clusters, resamples)
+    return Difference(ratio_a, ratio_b, delta, low, high, p_value, mde, level, clusters, resamples, informative)
 
 
 def holm(p_values: list[float | None]) -> list[float | None]:

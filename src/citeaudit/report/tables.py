@@ -216,6 +216,7 @@ def comparison_table(comparison: Comparison, names: tuple[str, str]) -> Renderab
         table.add_column(header, justify="right" if header not in ("metric", "reading") else "left")
 
     def rows(slice_: SliceComparison, label: Sequence[str]) -> None:
+        wording = slice_.wording
         for metric, difference in slice_.metrics.items():
             ci = "—" if difference.low is None else f"[{difference.low:+.3f}, {difference.high:+.3f}]"
             p = slice_.adjusted_p[metric]
@@ -228,7 +229,7 @@ def comparison_table(comparison: Comparison, names: tuple[str, str]) -> Renderab
                 ci,
                 "—" if p is None else f"{p:.3f}",
                 "—" if difference.mde is None else f"{difference.mde:.3f}",
-                difference.wording.split(" (")[0].split(",")[0],
+                wording[metric].split(" (")[0].split(",")[0],
             )
 
     for group in comparison.groups:
@@ -238,7 +239,8 @@ def comparison_table(comparison: Comparison, names: tuple[str, str]) -> Renderab
     rows(comparison.overall, (["all"] + [""] * (len(group_by) - 1)) if group_by else [])
     note = Text(
         f"Paired over {first.clusters} question(s): cluster bootstrap of B − A ({first.resamples} resamples), "
-        "sign-flip permutation p-value, Holm-adjusted across groups, MDE at 80 % power. Differences are "
+        "sign-flip permutation p-value (groups: Holm-adjusted across every group and metric, and worded by "
+        "the adjusted value), MDE at 80 % power. Differences are "
         "associations between two measurements, not causal effects.",
         style="dim",
     )
