@@ -60,6 +60,9 @@ def agreement_tables(result: Agreement, title: str) -> RenderableType:
     ):
         coefficients.add_row(name, _number(coefficient.value), _interval(coefficient), _method(coefficient))
     lines.append(coefficients)
+    counted = ", ".join(str(label) for label in result.ac1_categories) or "none"
+    source = "declared" if result.ac1_declared else "the labels either rater used"
+    lines.append(Text(f"Gwet's AC1 counts {len(result.ac1_categories)} categories ({source}): {counted}"))
 
     confusion = Table(title="Confusion (rows A, columns B)", title_justify="left", header_style="bold")
     confusion.add_column("A \\ B", no_wrap=True)
