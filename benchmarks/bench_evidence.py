@@ -228,7 +228,11 @@ def attributionbench() -> None:
         ci = result.flip_ci
         interval = "n/a" if ci.low is None else f"[{ci.low:.3f}, {ci.high:.3f}]"
         rate = "n/a" if result.flip_rate is None else f"{result.flip_rate:.3f}"
-        print(f"    {result.perturbation:<22} {result.flips:>3} of {result.edges:>3} flip  rate {rate} {interval}")
+        print(
+            f"    {result.perturbation:<22} {result.flips:>3} of {result.edges:>3} flip  rate {rate} {interval}  "
+            f"{result.reading}"
+        )
+    print(f"    agreement with gold: {report.agreement.verdict} ({report.agreement.why})")
 
 
 def main() -> None:
