@@ -146,6 +146,7 @@ def _print_audit(report: JudgeAuditReport) -> None:
     table = Table(
         "perturbation", "edges", "flips", "flip rate", "95% CI", "excess over repeat", "Δ P(supported)", "verdict"
     )
+    table.columns[0].no_wrap = True  # the perturbation names are looked up as written
     for result in battery.results:
         table.add_row(
             str(result.perturbation),
