@@ -182,3 +182,69 @@ def test_five_differing_questions_are_too_few_and_six_are_enough() -> None:
     six = paired_ratio_difference(([0] * 6, [4] * 6), ([4] * 6, [4] * 6), resamples=999)
     assert five.wording.startswith("too few")
     assert six.wording == ASSOCIATED
+
+
+def _side(labels: list[str], facts: list[bool], fetched: str, content: str, claims_per_answer: int) -> dict[str, Any]:
+    """Two questions, one answer each, claims citing brand.com/a; ``labels`` per claim, ``facts`` whether each
+    claim states its question's required fact."""
+    proto = {
+        "id": "p",
+        "version": "1",
+        "official_domains": ["brand.com"],
+        "questions": [
+            {"id": f"q{q}", "text": "Q?", "locale": "en-GB", "required_facts": [{"id": f"q{q}f1", "text": "f"}]}
+            for q in range(2)
+        ],
+    }
+    answers = [
+        {
+            "id": f"a{q}",
+            "question_id": f"q{q}",
+            "run_id": "r1",
+            "platform": "p1",
+            "text": "t" * 50,
+            "citations": [{"url": "https://brand.com/a"}],
+        }
+        for q in range(2)
+    ]
+    claims, edges = [], []
+    for i, (label, states) in enumerate(zip(labels, facts, strict=True)):
+        q = i // claims_per_answer
+        claims.append(
+            {
+                "id": f"c{i}",
+                "answer_id": f"a{q}",
+                "text": f"c{i}",
+                **({"required_fact_id": f"q{q}f1"} if states else {}),
+            }
+        )
+        edges.append({"claim_id": f"c{i}", "url": "https://brand.com/a", "label": label, "reviewer": "li"})
+    sources = [{"key": "https://brand.com/a", "url": "https://brand.com/a", "status": "resolved",
+                "fetched_at": fetched, "content_hash": content}]  # fmt: skip
+    return {"format": "citeaudit.audit/v1", "protocol": proto, "answers": answers, "claims": claims,
+            "edges": edges, "sources": sources}  # fmt: skip
+
+
+def test_both_lower_says_first_what_changed_in_segmentation_and_documents(tmp_path: Path, cli: Any) -> None:
+    # A: 1 claim per answer, both supported and both stating their fact: precision 2/2, coverage 2/2.
+    # B: 2 claims per answer, 1 of 4 supported, 1 stating its fact: precision 1/4, coverage 1/2. Both lower.
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text(json.dumps(_side(["supported"] * 2, [True, True], "2026-01-05T10:00:00Z", "sha256:aaa", 1)))
+    b.write_text(json.dumps(_side(["supported", "irrelevant", "irrelevant", "irrelevant"],
+                                  [True, False, False, False], "2026-03-09T10:00:00Z", "sha256:bbb", 2)))  # fmt: skip
+    comparison = compare_paths(a, b, resamples=100)
+    assert comparison.overall.metrics["precision"].delta == pytest.approx(1 / 4 - 1)
+    assert comparison.overall.metrics["coverage"].delta == pytest.approx(1 / 2 - 1)
+    first, segmentation, documents = comparison.diagnosis
+    assert "both lower" in first
+    assert "claims per answer A 1.00 (2/2), B 2.00 (4/2)" in segmentation
+    assert "snapshots 2026-01-05" in documents
+    assert "snapshots 2026-03-09" in documents
+    assert "1 of them with a different snapshot" in documents
+    assert next(iter(comparison.to_dict())) == "diagnosis"
+    table = cli("compare", a, b, "--resamples", "100")
+    assert table.exit_code == 0, table.stderr
+    # the diagnosis opens the output, before the table and every note
+    assert table.stdout.lstrip().startswith("precision and coverage are both lower in B")
+    # the other way round both rise: nothing to diagnose
+    assert compare_paths(b, a, resamples=100).diagnosis == ()

@@ -9,6 +9,11 @@ the comparison without ``by``. The groups form one family of tests (every group 
 are Holm-adjusted together, and a group's wording follows its adjusted p-value: under the null the chance that
 any group reads "associated" stays at or below ``1 - level``. A group with too few differing questions for the
 sign-flip test ever to reach that level says so instead.
+
+When precision and coverage are both lower in B, the first thing to rule out is that the two sides were cut up
+or cited differently rather than answered worse: the comparison then opens with what changed between the sides
+in segmentation (method, version, claims per answer) and in the cited documents (snapshot dates, sources cited on
+both sides whose snapshot content differs), before any other note.
 """
 
 from __future__ import annotations
@@ -19,14 +24,15 @@ from pathlib import Path
 
 import numpy as np
 
-from citeaudit.api import ScoredPath, score_path
+from citeaudit.api import ScoredPath, load_scope, score_path
 from citeaudit.errors import IncomparableRuns
+from citeaudit.model import Audit
 from citeaudit.protocol import differing_components
 from citeaudit.results import Metric, ScopeScore
 from citeaudit.scope import Scope
 from citeaudit.stats import Difference, holm, paired_ratio_difference, reading
 
-__all__ = ["METRICS", "Comparison", "SliceComparison", "compare_groups", "compare_paths"]
+__all__ = ["METRICS", "Comparison", "SliceComparison", "both_lower", "compare_groups", "compare_paths", "diagnose"]
 
 METRICS = ("official_rate", "precision", "coverage")
 """The headline metrics compared."""
@@ -71,10 +77,14 @@ class Comparison:
     """The whole scopes."""
     groups: tuple[SliceComparison, ...]
     """One comparison per group present in A or B."""
+    diagnosis: tuple[str, ...] = ()
+    """When precision and coverage are both lower in B: what changed between the sides in segmentation and in the
+    cited documents, to read before anything else (empty otherwise)."""
 
     def to_dict(self) -> dict[str, object]:
         """JSON form."""
         return {
+            "diagnosis": list(self.diagnosis),
             "fingerprint": self.a.result.fingerprint,
             "a": self.a.result.to_dict(),
             "b": self.b.result.to_dict(),
@@ -183,4 +193,53 @@ def compare_paths(
         key=lambda k: tuple((v is not None, v or "") for _, v in k),
     )
     raw = [compare_slice(key, left, right) for key in keys]
-    return Comparison(shown_a, shown_b, overall, compare_groups(keys, raw))
+    diagnosis: tuple[str, ...] = ()
+    if both_lower(overall):
+        diagnosis = diagnose(
+            load_scope(a, scope=scope_a, protocol=protocol_a), load_scope(b, scope=scope_b, protocol=protocol_b)
+        )
+    return Comparison(shown_a, shown_b, overall, compare_groups(keys, raw), diagnosis)
+
+
+def both_lower(overall: SliceComparison) -> bool:
+    """Precision and coverage both lower in B than in A (point estimates)."""
+    deltas = [overall.metrics[name].delta for name in ("precision", "coverage")]
+    return all(delta is not None and delta < 0 for delta in deltas)
+
+
+def _claims_per_answer(audit: Audit) -> str:
+    answers = len(audit.answers)
+    return "no answers" if not answers else f"{len(audit.claims) / answers:.2f} ({len(audit.claims)}/{answers})"
+
+
+def _dates(audit: Audit, keys: set[str]) -> str:
+    dates = sorted(s.fetched_at[:10] for s in audit.sources if s.key in keys and s.fetched_at)
+    undated = len(keys) - len(dates)
+    span = "none dated" if not dates else dates[0] if dates[0] == dates[-1] else f"{dates[0]} to {dates[-1]}"
+    return span + (f", {undated} undated" if dates and undated else "")
+
+
+def diagnose(a: Audit, b: Audit) -> tuple[str, ...]:
+    """What changed between two scopes whose precision and coverage both fell: segmentation (method, version,
+    claims per answer) and cited documents (snapshot dates, sources cited on both sides with different snapshot
+    content)."""
+    seg_a, seg_b = a.protocol.segmentation, b.protocol.segmentation
+    method_a = f"{seg_a.method} {seg_a.version or '(no version)'}"
+    method_b = f"{seg_b.method} {seg_b.version or '(no version)'}"
+    cited_a = {e.source_key for e in a.edges}
+    cited_b = {e.source_key for e in b.edges}
+    content_a = {s.key: s.content_hash for s in a.sources if s.content_hash}
+    content_b = {s.key: s.content_hash for s in b.sources if s.content_hash}
+    shared = cited_a & cited_b
+    revised = sorted(k for k in shared if k in content_a and k in content_b and content_a[k] != content_b[k])
+    lines = [
+        "precision and coverage are both lower in B: check segmentation and document versions first",
+        "segmentation: "
+        + (f"{method_a} on both sides" if method_a == method_b else f"A {method_a}, B {method_b}")
+        + f"; claims per answer A {_claims_per_answer(a)}, B {_claims_per_answer(b)}",
+        f"cited documents: A {len(cited_a)} sources (snapshots {_dates(a, cited_a)}), B {len(cited_b)} sources "
+        f"(snapshots {_dates(b, cited_b)}); {len(shared)} cited on both sides, "
+        f"{len(revised)} of them with a different snapshot (revisions of the same source)"
+        + (f": {', '.join(revised[:3])}{' …' if len(revised) > 3 else ''}" if revised else ""),
+    ]
+    return tuple(lines)
