@@ -34,6 +34,7 @@ bench: $(STAMP_DEV)
 	$(BIN)/python benchmarks/bench_scoring.py
 	$(BIN)/python benchmarks/bench_ingest.py
 	$(BIN)/python benchmarks/bench_stats.py
+	$(BIN)/python benchmarks/bench_coverage.py
 	$(BIN)/python benchmarks/bench_copies.py
 	$(BIN)/python benchmarks/bench_agreement.py
 	$(BIN)/python benchmarks/bench_resolve.py

@@ -159,6 +159,9 @@ def _print_audit(report: JudgeAuditReport) -> None:
             result.reading,
         )
     console.print(table)
+    caution = next((r.flip_ci.caution for r in battery.results if r.flip_ci.caution), None)
+    if caution:
+        console.print(f"caution: {caution}")
     console.print(f"agreement with gold (Cohen's kappa above 0): {battery.agreement.verdict} ({battery.agreement.why})")
     agreement = report.agreement
     figures = Table("agreement with gold", "value", "95% CI")

@@ -8,6 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from citeaudit.agreement import LABELS, Agreement, Coefficient
+from citeaudit.stats import few_clusters_caution
 
 __all__ = ["agreement_tables"]
 
@@ -115,7 +116,9 @@ def agreement_tables(result: Agreement, title: str) -> RenderableType:
         lines.append(
             Text(
                 f"intervals: cluster bootstrap over {result.clusters:,} answers, {result.resamples:,} resamples, "
-                f"seed {result.seed}" + "".join(f"\nnote: {note}" for note in notes),
+                f"seed {result.seed}"
+                + "".join(f"\nnote: {note}" for note in notes)
+                + (f"\ncaution: {caution}" if (caution := few_clusters_caution(result.clusters, result.level)) else ""),
                 style="dim",
             )
         )
