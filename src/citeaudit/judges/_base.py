@@ -88,6 +88,8 @@ class JudgeTraits:
     """The label can depend on the order of the passages (``False``: each passage is read on its own)."""
     reads_label_order: bool = True
     """The judge is shown the label options, so their order can matter."""
+    says_supported: bool = True
+    """The judge can propose ``supported`` (``False``: it only refutes, so rows about P(supported) cannot move)."""
 
 
 @runtime_checkable

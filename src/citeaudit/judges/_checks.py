@@ -18,8 +18,10 @@ class ChecksJudge:
 
     name = "checks"
     version = CHECKS_VERSION
-    battery_traits = JudgeTraits(deterministic=True, reads_passage_order=False, reads_label_order=False)
-    """Same request, same label; each passage is read on its own; no label options are shown."""
+    battery_traits = JudgeTraits(
+        deterministic=True, reads_passage_order=False, reads_label_order=False, says_supported=False
+    )
+    """Same request, same label; each passage is read on its own; no label options are shown; never supported."""
     model: str | None = None
 
     def judge(self, request: JudgeRequest) -> Suggestion:

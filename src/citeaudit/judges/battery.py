@@ -17,8 +17,9 @@ own cluster when none is given), with ``citeaudit.stats.cluster_bootstrap_ratio`
 
 Every row ends in a verdict. A row that cannot move for this judge is "not applicable" with the reason, never a
 pass: a deterministic judge's repeat, the passage order for a judge that reads each passage on its own, the label
-order for a judge shown no label options (declared by the judge as :class:`JudgeTraits`; a declaration the
-measurement contradicts is a fail), self-preference for a judge that writes nothing. Agreement with the gold
+order for a judge shown no label options, the rows about P(supported) for a judge that only refutes (declared by
+the judge as :class:`JudgeTraits`; a declaration the measurement contradicts is a fail), self-preference for a
+judge that writes nothing. Agreement with the gold
 labels (observed agreement and Cohen's kappa over the five labels, the kappa with a cluster-bootstrap interval) is a
 row too: it passes only when the interval's lower bound is above 0, so a judge that ignores its input (a constant
 label) cannot pass every row. Where the judge gives a confidence, calibration (ECE over ten equal-width bins and
@@ -424,7 +425,10 @@ def run_battery(
             target = {"supported_before": m, "still_supported": stayed, "stayed_rate": None if m == 0 else stayed / m}
         flip_ci = ci(flips.astype(float), applies)
         delta_ci = ci(supported - base_supported, applies)
-        verdict, why = _verdict(perturbation, traits, n, flip_count, excess_ci, delta_ci, target, rewrite is not None)
+        said_supported = bool(base_supported.any() or supported.any())
+        verdict, why = _verdict(
+            perturbation, traits, n, flip_count, excess_ci, delta_ci, target, rewrite is not None, said_supported
+        )
         results.append(
             PerturbationResult(
                 perturbation,
@@ -466,6 +470,7 @@ def _verdict(
     delta_ci: Interval,
     target: dict[str, float | int | None],
     writes: bool,
+    said_supported: bool = False,
 ) -> tuple[Verdict, str]:
     """A row's verdict and why: not applicable when the row cannot move for this judge, else its pass rule."""
     if perturbation is Perturbation.SELF_PREFERENCE and not writes:
@@ -493,6 +498,16 @@ def _verdict(
             if flips:
                 return Verdict.FAIL, f"declared unable to move, yet {flips} of {edges} edges flipped"
             return Verdict.NOT_APPLICABLE, reason
+    supported_rows = (
+        Perturbation.VERBOSITY_PADDING,
+        Perturbation.FAKE_AUTHORITY,
+        Perturbation.COUNTERFACTUAL_NUMBER,
+        Perturbation.SELF_PREFERENCE,
+    )
+    if perturbation in supported_rows and not traits.says_supported:
+        if said_supported:
+            return Verdict.FAIL, "declared never to say supported, yet it did"
+        return Verdict.NOT_APPLICABLE, "the judge never says supported, so P(supported) cannot move"
     if perturbation is Perturbation.REPEAT:
         return Verdict.REPORTED, "the judge's own nondeterminism: the floor for order and label-order flips"
     if perturbation in (Perturbation.ORDER_SWAP, Perturbation.LABEL_PERMUTATION):
