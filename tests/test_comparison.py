@@ -144,16 +144,15 @@ def _null_groups(rng: np.random.Generator, groups: int, questions: int) -> list[
 
 def test_under_the_null_any_group_reads_associated_at_most_at_the_level() -> None:
     # 300 null comparisons of 3 groups × 12 questions at level 0.95. With raw p-values the family-wise chance of
-    # at least one "associated" is about 1 − 0.95³ ≈ 0.14; Holm keeps it at or below 0.05. The binomial SE of a
-    # share near 0.05 over 300 comparisons is √(0.05·0.95/300) ≈ 0.0126, so 0.05 + 2 SE ≈ 0.075 is the bound
-    # that a correct procedure passes and the unadjusted wording (≈ 0.14) fails. Fixed seed: deterministic.
+    # at least one "associated" is about 1 − 0.95³ ≈ 0.14 (this draw: 0.11); Holm keeps it at or below 0.05.
+    # Fixed seed, so the share is deterministic and is held to the level itself.
     rng = np.random.default_rng(20)
     keys = [(("platform", f"p{g}"),) for g in range(3)]
     any_associated = 0
     for _ in range(300):
         groups = compare_groups(keys, _null_groups(rng, 3, 12))
         any_associated += any(w == ASSOCIATED for group in groups for w in group.wording.values())
-    assert any_associated / 300 <= 0.075
+    assert any_associated / 300 <= 0.05
 
 
 def test_wording_follows_the_adjusted_p_value() -> None:
