@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter
+from collections.abc import Sequence
 
 import krippendorff
 import numpy as np
@@ -84,8 +85,13 @@ def test_kappa_paradox_of_stats_md_is_flagged() -> None:
     assert result.observed.value == pytest.approx(0.90)
     # p_e = .95² + .05² = .905; κ = (.90 - .905) / .095 = -1/19
     assert result.cohen_kappa.value == pytest.approx(-0.005 / 0.095)
-    # five labels declared (q = 5): p_e = (.95·.05 + .05·.95) / 4 = .02375; AC1 = (.90 - .02375) / .97625
-    assert result.gwet_ac1.value == pytest.approx(0.87625 / 0.97625)
+    # the two labels in use (q = 2): p_e = (.95·.05 + .05·.95) / 1 = .095; AC1 = (.90 - .095) / .905 ≈ 0.89
+    assert result.gwet_ac1.value == pytest.approx(0.805 / 0.905)
+    assert result.ac1_categories == (S, P)
+    # five labels declared (q = 5): p_e = .095 / 4 = .02375; AC1 = (.90 - .02375) / .97625
+    five = agreement(pairs(rows), resamples=0, ac1_categories=LABELS)
+    assert five.gwet_ac1.value == pytest.approx(0.87625 / 0.97625)
+    assert five.to_dict()["gwet_ac1"]["categories_from"] == "declared"  # type: ignore[index]
     assert result.kappa_paradox is not None
     assert "95%" in result.kappa_paradox
     assert "'supported'" in result.kappa_paradox
@@ -106,8 +112,10 @@ def test_one_label_throughout_leaves_kappa_and_alpha_undefined() -> None:
         None,
         "none",
     )
-    # AC1: π_S = 1 → p_e = 0 → AC1 = p_o = 1
-    assert result.gwet_ac1.value == 1.0
+    # AC1 over the labels in use: q = 1, so p_e = Σπ(1-π)/(q - 1) is 0/0 and AC1 is undefined
+    assert result.gwet_ac1.value is None
+    # over five declared labels: π_S = 1 → p_e = 0 → AC1 = p_o = 1
+    assert agreement(pairs(rows), resamples=0, ac1_categories=LABELS).gwet_ac1.value == 1.0
     assert result.observed.value == 1.0
     assert result.kappa_paradox is not None
     assert "undefined" in result.kappa_paradox
@@ -274,7 +282,8 @@ def test_invariants(rows: list[tuple[Label, Label, str]]) -> None:
     assert 0 <= result.observed.value <= 1
     for coefficient in (result.cohen_kappa, result.krippendorff_alpha, result.gwet_ac1):
         assert coefficient.value is None or coefficient.value <= 1 + 1e-12
-    assert result.gwet_ac1.value is not None  # defined whenever n > 0
+    # defined exactly when the raters used at least two labels between them
+    assert (result.gwet_ac1.value is not None) == (len({x for row in rows for x in row[:2]}) >= 2)
     s = result.supported
     assert s.tp + s.fp + s.fn + s.tn == n
     json.dumps(result.to_dict(), allow_nan=False)
@@ -300,11 +309,12 @@ def test_symmetric_coefficients_do_not_depend_on_who_is_a(rows: list[tuple[Label
 def test_identical_labelings_agree_perfectly(rows: list[tuple[Label, str]]) -> None:
     result = agreement(pairs([(label, label, answer) for label, answer in rows]), resamples=0)
     assert result.observed.value == 1.0
-    assert result.gwet_ac1.value == pytest.approx(1.0)
     if len({label for label, _ in rows}) > 1:  # defined exactly when more than one label is used
+        assert result.gwet_ac1.value == pytest.approx(1.0)
         assert result.cohen_kappa.value == pytest.approx(1.0)
         assert result.krippendorff_alpha.value == pytest.approx(1.0)
     else:
+        assert result.gwet_ac1.value is None
         assert result.cohen_kappa.value is None
         assert result.krippendorff_alpha.value is None
     assert all(c.specific in (None, 1.0) for c in result.per_class)
@@ -340,20 +350,46 @@ def test_bootstrap_interval_covers_the_estimate_and_is_by_answer() -> None:
         assert (coefficient.ci.method, coefficient.ci.clusters) == ("bca", 100)  # 400 edges, 4 per answer
 
 
-def ac1_by_definition(a: list[Label], b: list[Label]) -> float:
+def ac1_by_definition(a: list[Label], b: list[Label], categories: Sequence[Label]) -> float | None:
     """Gwet's AC1 for two raters as Gwet writes it: p_a, π_k over both raters' ratings, p_e = Σπ(1-π)/(q-1)."""
-    n = len(a)
+    n, q = len(a), len(categories)
+    if q < 2:
+        return None
     p_a = sum(x == y for x, y in zip(a, b, strict=True)) / n
     pooled = Counter(a) + Counter(b)
-    p_e = sum((pooled[k] / (2 * n)) * (1 - pooled[k] / (2 * n)) for k in LABELS) / (len(LABELS) - 1)
+    p_e = sum((pooled[k] / (2 * n)) * (1 - pooled[k] / (2 * n)) for k in categories) / (q - 1)
     return (p_a - p_e) / (1 - p_e)
 
 
 @settings(max_examples=150, deadline=None)
 @given(label_rows)
 def test_gwet_ac1_matches_the_definition(rows: list[tuple[Label, Label, str]]) -> None:
-    expected = ac1_by_definition([a for a, _, _ in rows], [b for _, b, _ in rows])
-    assert agreement(pairs(rows), resamples=0).gwet_ac1.value == pytest.approx(expected, abs=1e-12)
+    a, b = [x for x, _, _ in rows], [y for _, y, _ in rows]
+    used = [label for label in LABELS if label in set(a) | set(b)]
+    expected = ac1_by_definition(a, b, used)
+    value = agreement(pairs(rows), resamples=0).gwet_ac1.value
+    assert value == (None if expected is None else pytest.approx(expected, abs=1e-12))
+    five = ac1_by_definition(a, b, LABELS)
+    assert agreement(pairs(rows), resamples=0, ac1_categories=LABELS).gwet_ac1.value == pytest.approx(five, abs=1e-12)
+
+
+def test_ac1_counts_only_the_labels_in_use() -> None:
+    # A constant judge (always supported) against balanced binary gold: 50 supported, 50 irrelevant.
+    # p_o = 50/100 = .5; pooled π_S = (50 + 100)/200 = .75, π_I = .25; Cohen's κ: p_e = .5·1 + .5·0 = .5 → 0.
+    rows = [(S, S, f"a{i}") for i in range(50)] + [(R, S, f"b{i}") for i in range(50)]
+    result = agreement(pairs(rows), resamples=0)
+    assert result.cohen_kappa.value == pytest.approx(0.0)
+    # q = 2 in use: p_e = (.75·.25 + .25·.75)/1 = .375; AC1 = (.5 - .375)/.625 = 0.2
+    assert result.ac1_categories == (S, R)
+    assert result.gwet_ac1.value == pytest.approx(0.2)
+    body = result.to_dict()["gwet_ac1"]
+    assert body["categories"] == ["supported", "irrelevant"]  # type: ignore[index]
+    assert body["categories_from"] == "used by either rater"  # type: ignore[index]
+    # five labels: p_e = .375/4 = .09375; AC1 = (.5 - .09375)/.90625 ≈ 0.448 — the inflated figure
+    five = agreement(pairs(rows), resamples=0, ac1_categories=LABELS)
+    assert five.gwet_ac1.value == pytest.approx(0.40625 / 0.90625)
+    with pytest.raises(ValueError, match="'irrelevant'"):
+        agreement(pairs(rows), resamples=0, ac1_categories=[S, P])
 
 
 judgement_rows = st.lists(

@@ -290,3 +290,26 @@ def test_a_lower_level_gives_a_narrower_interval_from_the_same_resamples(
     narrow = run_json(cli, path, *args, "--level", "0.8")["gwet_ac1"]["ci"]
     assert (wide["level"], narrow["level"]) == (0.95, 0.8)
     assert wide["low"] < narrow["low"] < narrow["high"] < wide["high"]
+
+
+def test_ac1_categories_are_reported_and_can_be_declared(cli: Cli, write_json: Callable[..., Path]) -> None:
+    path = write_json(two_reviewers())
+    # li vs mo pair on c1 (partial/partial), c2 (supported/supported), c3 (conflicting/irrelevant):
+    # p_o = 2/3; used labels: supported, partial, conflicting, irrelevant (q = 4); pooled π = 2/6, 2/6, 1/6, 1/6
+    # Σπ(1-π) = 2·(2/6·4/6) + 2·(1/6·5/6) = 16/36 + 10/36 = 26/36; p_e = (26/36)/3 = 26/108
+    # AC1 = (2/3 - 26/108) / (1 - 26/108) = (72 - 26)/(108 - 26) = 46/82
+    used = run_json(cli, path, "--between", "li", "mo", "--resamples", "0")["gwet_ac1"]
+    assert used["value"] == pytest.approx(46 / 82)
+    assert used["categories"] == ["supported", "partial", "conflicting", "irrelevant"]
+    # all five: p_e = (26/36)/4 = 26/144; AC1 = (96 - 26)/(144 - 26) = 70/118
+    five = run_json(cli, path, "--between", "li", "mo", "--resamples", "0", "--ac1-categories", "all")["gwet_ac1"]
+    assert five["value"] == pytest.approx(70 / 118)
+    assert five["categories_from"] == "declared"
+    table = cli("agreement", path, "--between", "li", "mo", "--resamples", "0")
+    assert "Gwet's AC1 counts 4 categories" in " ".join(table.stdout.split())
+    refused = cli("agreement", path, "--between", "li", "mo", "--ac1-categories", "supported,partial")
+    assert refused.exit_code == 2
+    assert "'conflicting'" in refused.stderr
+    unknown = cli("agreement", path, "--between", "li", "mo", "--ac1-categories", "maybe")
+    assert unknown.exit_code == 2
+    assert "'maybe'" in unknown.stderr

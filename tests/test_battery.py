@@ -8,11 +8,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from citeaudit.judges import ChecksJudge, JudgeRequest, Suggestion
+from citeaudit.judges import ChecksJudge, JudgeRequest, JudgeTraits, Suggestion
 from citeaudit.judges.battery import (
     BatteryEdge,
     BatteryReport,
     Perturbation,
+    Verdict,
     change_first_number,
     run_battery,
 )
@@ -211,3 +212,75 @@ def test_no_edges_gives_undefined_rates_not_a_crash() -> None:
     assert all(r.edges == 0 and r.flips == 0 and r.flip_rate is None for r in report.results)
     assert all(r.flip_ci.low is None for r in report.results)
     assert report.agreement.observed is None
+
+
+class ConstantJudge:
+    """Always ``supported``, whatever it is shown, and declares itself deterministic and blind to both orders."""
+
+    name = "constant"
+    version = "1"
+    model: str | None = None
+    battery_traits = JudgeTraits(deterministic=True, reads_passage_order=False, reads_label_order=False)
+
+    def judge(self, request: JudgeRequest) -> Suggestion:
+        return Suggestion(Label.SUPPORTED, self.name, self.version)
+
+
+# Balanced gold over two clusters per label: half supported, half irrelevant, each edge with two passages.
+BALANCED = tuple(
+    BatteryEdge(f"e{i}", f"Claim {i}", ("first passage", "second passage"), gold, cluster=f"q{i}")
+    for i, gold in enumerate([Label.SUPPORTED, Label.IRRELEVANT] * 10)
+)
+
+
+def test_rows_that_cannot_move_are_not_applicable_and_a_constant_judge_fails() -> None:
+    report = run_battery(ConstantJudge(), BALANCED, resamples=999, seed=2)
+    verdicts = {r.perturbation: r.verdict for r in report.results}
+    for perturbation in (Perturbation.REPEAT, Perturbation.ORDER_SWAP, Perturbation.LABEL_PERMUTATION):
+        assert verdicts[perturbation] is Verdict.NOT_APPLICABLE
+        assert report.result(perturbation).reading.startswith("not applicable (")
+    assert verdicts[Perturbation.SELF_PREFERENCE] is Verdict.NOT_APPLICABLE  # writes no text
+    # "Claim 3" has a number; every such claim is called supported and stays so: 10 → 100 still supported, a fail
+    assert verdicts[Perturbation.COUNTERFACTUAL_NUMBER] is Verdict.FAIL
+    # judge always supported, gold half supported: p_o = .5, p_e = .5·1 + .5·0 = .5, kappa = 0 → cannot lie above 0
+    assert report.agreement.kappa == pytest.approx(0.0)
+    assert report.agreement.verdict is Verdict.FAIL
+    every = [*verdicts.values(), report.agreement.verdict]
+    assert not all(v in (Verdict.PASS, Verdict.NOT_APPLICABLE, Verdict.REPORTED) for v in every)
+
+
+def test_a_declared_trait_the_measurement_contradicts_is_a_fail() -> None:
+    class Liar(CoinJudge):
+        battery_traits = JudgeTraits(deterministic=True)
+
+    report = run_battery(Liar(), BALANCED[:3], resamples=200)
+    # the coin alternates: baseline calls 1-3 give S I S, the repeat's calls 4-6 give I S I, so all 3 flip
+    assert report.result(Perturbation.REPEAT).flips == 3
+    assert report.result(Perturbation.REPEAT).verdict is Verdict.FAIL
+
+
+class SelfLovingJudge:
+    """Supported exactly when a passage is in its own house style (starts with "In summary,"); it rewrites
+    passages into that style."""
+
+    name = "writer"
+    version = "1"
+    model: str | None = "writer-1"
+
+    def judge(self, request: JudgeRequest) -> Suggestion:
+        own = any(p.startswith("In summary,") for p in request.passages)
+        return Suggestion(Label.SUPPORTED if own else Label.IRRELEVANT, self.name, self.version)
+
+    def rewrite(self, passage: str) -> str:
+        return f"In summary, {passage}"
+
+
+def test_self_preference_is_measured_for_a_judge_that_writes() -> None:
+    report = run_battery(SelfLovingJudge(), BALANCED, resamples=999, seed=3)
+    row = report.result(Perturbation.SELF_PREFERENCE)
+    # baseline: nothing in its style → all 20 irrelevant; rewritten: all 20 supported → Δ P(supported) = 20/20 = 1
+    assert (row.edges, row.flips, row.supported_delta) == (20, 20, 1.0)
+    assert row.verdict is Verdict.FAIL
+    plain = run_battery(BiasedJudge(), EDGES, resamples=200, rewrite=lambda p: p)
+    # an identity rewrite changes nothing: Δ = 0 with a [0, 0] interval, which includes 0
+    assert plain.result(Perturbation.SELF_PREFERENCE).verdict is Verdict.PASS

@@ -206,3 +206,45 @@ def test_bm25_score_by_hand() -> None:
     # passage 2: tf 1, norm 1.5 × (0.25 + 0.75 × 2/2.5) = 1.275; score ln 2 × 1 × 2.5 / (1 + 1.275)
     scores = PassageIndex(passages).bm25_scores("the tank")
     assert scores.tolist() == pytest.approx([math.log(2) * 5 / 4.175, 0.0, math.log(2) * 2.5 / 2.275, 0.0], abs=1e-12)
+
+
+# An article in passages: the claim's support is split over passages 2 and 3 (the name, then the date).
+ARTICLE = [
+    "The company was founded in a small workshop.",  # 0: no claim term
+    "Its first product was a hand pump.",  # 1: no claim term
+    "Marta Klein designed the AX220 pump.",  # 2: Klein, AX220
+    "The AX220 went on sale in 1998.",  # 3: AX220, 1998
+    "Sales offices opened in three countries.",  # 4: no claim term
+    "Colour options are listed in the brochure.",  # 5: no claim term
+]
+
+
+def test_window_units_show_adjacent_support_together_and_trim_what_does_not_match() -> None:
+    index = PassageIndex(ARTICLE)
+    claim = "Klein's AX220 went on sale in 1998"
+    # Single passages: 3 (AX220, sale, 1998) and 2 (Klein, AX220) are separate units.
+    assert [p.index for p in index.rank(claim, k=2, method=RankMethod.BM25)] == [3, 2]
+    # Windows of 3: the window starting at 2 holds passages 2, 3, 4 and matches every claim term; passage 4 matches
+    # none (BM25 score 0 ≤ 0.2 × best), so the unit is trimmed to passages 2-3.
+    best = index.rank(claim, k=3, method=RankMethod.WINDOW)
+    first = best[0]
+    assert first.index == 2
+    assert (first.start, first.end) == (index.passages[2].start, index.passages[3].end)
+    assert first.text == f"{ARTICLE[2]}\n{ARTICLE[3]}"
+    # Units never overlap: the windows starting at 1 and 3 both share passages with 2-3 after trimming.
+    spans = [(u.start, u.end) for u in best]
+    assert all(a_end <= b_start or b_end <= a_start for i, (a_start, a_end) in enumerate(spans)
+               for (b_start, b_end) in spans[i + 1 :])  # fmt: skip
+    assert [u.rank for u in best] == list(range(1, len(best) + 1))
+
+
+def test_window_hybrid_re_ranks_windows_with_the_encoder() -> None:
+    encoder = _CountingEncoder()
+    index = PassageIndex(["tank colour", "weight", "tank capacity", "weight weight"], encoder=encoder)  # type: ignore[arg-type]
+    ranked = index.rank("tank", k=2, method=RankMethod.WINDOW_HYBRID, candidates=2)
+    # besides the claim, only BM25's best 2 windows were embedded, never a lone passage. BM25 for "tank" over the
+    # windows: w0 "tank colour|weight|tank capacity" (tf 2, 5 tokens) first; w2 "tank capacity|weight weight"
+    # (tf 1, 4 tokens) beats w1 "weight|tank capacity|weight weight" (tf 1, 5 tokens) on length; w3 has no "tank".
+    embedded = {text for text in encoder.seen if text != "tank"}
+    assert embedded == {"tank colour\nweight\ntank capacity", "tank capacity\nweight weight"}
+    assert ranked[0].dense is not None

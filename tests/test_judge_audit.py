@@ -57,7 +57,15 @@ def test_battery_against_the_gold_reviewer(db_path: Path, site: str, suggest_fir
         "verbosity_padding": (4, 0),
         "fake_authority": (4, 0),
         "counterfactual_number": (3, 1),
+        "self_preference": (0, 0),  # the checks write no text
     }
+    verdicts = {str(r.perturbation): str(r.verdict) for r in report.battery.results}
+    # deterministic, order-blind and shown no labels: those rows cannot move and are not applicable, never passes
+    assert verdicts["repeat"] == verdicts["order_swap"] == verdicts["label_permutation"] == "not applicable"
+    assert verdicts["self_preference"] == "not applicable"
+    # the checks only refute: the rows about P(supported) cannot move either
+    assert verdicts["verbosity_padding"] == verdicts["fake_authority"] == "not applicable"
+    assert verdicts["counterfactual_number"] == "not applicable"
     assert report.battery.result("counterfactual_number").flip_rate == pytest.approx(1 / 3)
     assert report.battery.result("order_swap").flip_rate is None
     # Agreement with li on 4 edges: c1, c2 agree (conflicting), c3, c5 do not (supported vs unknown): 2/4.

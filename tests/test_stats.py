@@ -171,3 +171,24 @@ def test_all_supported_run_has_a_finite_interval_end_to_end(
     # 3 of 3 supported in every question: every resample is 1.0 → percentile interval [1, 1], said so, no NaN
     assert (interval["low"], interval["high"], interval["method"]) == (1.0, 1.0, "percentile")
     assert "degenerate" in interval["note"]
+
+
+def test_intervals_over_few_clusters_carry_a_caution(cli: Callable[..., Result], exporter_path: Path) -> None:
+    from citeaudit.stats import FEW_CLUSTERS, cluster_bootstrap_ratio
+
+    # 49 clusters: below the 50 where simulated 95 % coverage holds, so the interval says so; 50: no caution
+    few = cluster_bootstrap_ratio([1] * 25 + [2] * 24, [3] * 49, resamples=200)
+    enough = cluster_bootstrap_ratio([1] * 25 + [2] * 25, [3] * 50, resamples=200)
+    assert FEW_CLUSTERS == 50
+    assert few.caution is not None
+    assert "only 49 clusters" in few.caution
+    assert "caution" in few.to_dict()
+    assert enough.caution is None
+    assert "caution" not in enough.to_dict()
+    # the bundled exporter audit has 12 questions: every printed interval is cautioned, in JSON and in the table
+    body = json.loads(cli("score", exporter_path, "--ci", "--resamples", "200", "--format", "json").stdout)
+    assert "only 12 clusters" in body["precision"]["ci"]["caution"]
+    table = " ".join(cli("score", exporter_path, "--ci", "--resamples", "200").stdout.split())
+    assert "caution: only 12 clusters" in table
+    compared = " ".join(cli("compare", exporter_path, exporter_path, "--resamples", "200").stdout.split())
+    assert "caution: only 12 clusters" in compared

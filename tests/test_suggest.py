@@ -288,3 +288,25 @@ def test_a_suggestion_follows_its_edge_into_a_merge(db_path: Path, site: str) ->
     assert rows(db_path, "SELECT edge_pk FROM suggestions") == [(survivor,)]
     assert rows(db_path, "SELECT edge_pk, origin FROM judgements") == [(survivor, "model")]
     assert rows(db_path, "SELECT review_state FROM edges") == [("pending",)]
+
+
+def test_window_units_are_stored_with_their_span_and_method(db_path: Path, site: str) -> None:
+    resolved_db(db_path, site)
+    report = suggest_edges(db_path, ChecksJudge(), k=3, method="window")
+    assert report.suggested == 3
+    stored = rows(
+        db_path,
+        'SELECT sp.ordinal, sp.start, sp."end", s.method, s.document_sha256 FROM suggested_passages sp '
+        "JOIN suggestions s ON s.pk = sp.suggestion_pk ORDER BY s.pk, sp.rank",
+    )
+    assert {r[3] for r in stored} == {"window"}
+    for ordinal, start, end, _, sha in stored:
+        # a unit starts where its first passage starts and ends at the end of a passage at or after it
+        ((first_start,),) = rows(
+            db_path, "SELECT start FROM passages WHERE document_sha256 = ? AND ordinal = ?", sha, ordinal
+        )
+        assert start == first_start
+        assert rows(
+            db_path, 'SELECT count(*) FROM passages WHERE document_sha256 = ? AND "end" = ? AND ordinal >= ?',
+            sha, end, ordinal,
+        ) == [(1,)]  # fmt: skip

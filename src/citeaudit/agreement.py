@@ -2,6 +2,11 @@
 alpha (nominal), Gwet's AC1, per-class agreement, the confusion matrix, label prevalence, a kappa-paradox flag and
 supported-vs-rest precision / recall / F1 / accuracy taking rater A as gold.
 
+Gwet's AC1 divides its chance agreement by ``q - 1``, so it depends on how many categories count. Counting
+labels neither rater ever used inflates it (a constant judge on balanced binary gold reads 0.448 over five labels,
+0.2 over the two in use), so by default AC1 counts the labels either rater used, the categories are reported with
+the figure, and a study can declare its categories (e.g. all five) instead.
+
 Every coefficient is a function of the 5 × 5 confusion matrix alone (all five labels declared, fixed order), so
 the cluster bootstrap over answers pools per-answer confusion matrices
 (:func:`citeaudit.stats.cluster_bootstrap_counts`) instead of recomputing from edges: one matrix product per batch
@@ -60,7 +65,7 @@ LABELS: tuple[Label, ...] = tuple(Label)
 """Row and column order of the confusion matrix: all five labels, always declared."""
 
 _K = len(LABELS)
-_CODE = {label: i for i, label in enumerate(LABELS)}
+_CODE: dict[Label | str, int] = {label: i for i, label in enumerate(LABELS)}
 _SUPPORTED = _CODE[Label.SUPPORTED]
 
 PARADOX_OBSERVED_AT_LEAST = 0.80
@@ -388,7 +393,8 @@ class Agreement:
     Notes: with ``n`` paired edges, row marginals ``r_k`` (A) and column marginals ``c_k`` (B):
     observed is undefined when ``n == 0``; Cohen's kappa when ``Σ r_k c_k == n²`` (both raters used one and the
     same label throughout, so chance agreement is 1); Krippendorff's alpha when every one of the ``2n`` labels is
-    the same (or ``n == 0``); Gwet's AC1 only when ``n == 0``. Undefined values are ``None``.
+    the same (or ``n == 0``); Gwet's AC1 when ``n == 0`` or fewer than two categories count. Undefined values are
+    ``None``.
     """
 
     n: int
@@ -402,7 +408,8 @@ class Agreement:
     krippendorff_alpha: Coefficient
     """Nominal alpha ``(A_o - A_e) / (1 - A_e)``, ``A_e = Σ_k n_k(n_k - 1) / (2n(2n - 1))``, ``n_k = r_k + c_k``."""
     gwet_ac1: Coefficient
-    """``(p_o - p_e) / (1 - p_e)`` with ``p_e = Σ_k π_k(1 - π_k) / (q - 1)``, ``π_k = n_k / 2n``, ``q = 5``."""
+    """``(p_o - p_e) / (1 - p_e)`` with ``p_e = Σ_k π_k(1 - π_k) / (q - 1)``, ``π_k = n_k / 2n``, over the
+    ``q`` labels of :attr:`ac1_categories`; undefined when ``q < 2``."""
     confusion: tuple[tuple[int, ...], ...]
     """5 × 5 counts, rows = A's label, columns = B's label, both in :data:`LABELS` order."""
     per_class: tuple[ClassAgreement, ...]
@@ -420,6 +427,10 @@ class Agreement:
     """Bootstrap resamples (0 = no intervals)."""
     seed: int
     """Random seed of the bootstrap."""
+    ac1_categories: tuple[Label, ...] = LABELS
+    """The categories Gwet's AC1 counts (its ``q``), in :data:`LABELS` order."""
+    ac1_declared: bool = False
+    """Whether :attr:`ac1_categories` were declared by the caller (else: the labels either rater used)."""
 
     def to_dict(self) -> dict[str, object]:
         """JSON form: ``n``, ``observed``, ``cohen_kappa``, ``krippendorff_alpha``, ``gwet_ac1``, ``confusion``,
@@ -432,7 +443,11 @@ class Agreement:
             "observed": self.observed.to_dict(),
             "cohen_kappa": self.cohen_kappa.to_dict(),
             "krippendorff_alpha": self.krippendorff_alpha.to_dict(),
-            "gwet_ac1": self.gwet_ac1.to_dict(),
+            "gwet_ac1": {
+                **self.gwet_ac1.to_dict(),
+                "categories": [str(label) for label in self.ac1_categories],
+                "categories_from": "declared" if self.ac1_declared else "used by either rater",
+            },
             "confusion": {
                 "rows": "a",
                 "columns": "b",
@@ -503,11 +518,22 @@ def _alpha(flat: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     return _divide((values - 1) * 2 * agreed - expected, values * (values - 1) - expected)
 
 
-def _gwet(flat: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-    n, agreed, rows, cols = _parts(flat)
-    share = _divide(rows + cols, (2 * n)[:, None])
-    chance = (share * (1 - share)).sum(axis=1) / (_K - 1)
-    return _divide(_divide(agreed, n) - chance, 1 - chance)
+def _gwet_over(categories: npt.NDArray[np.bool_]) -> CountStatistic:
+    """Gwet's AC1 counting only ``categories`` (a mask over :data:`LABELS`); NaN when fewer than two count."""
+    q = int(categories.sum())
+
+    def gwet(flat: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        n, agreed, rows, cols = _parts(flat)
+        if q < 2:
+            return np.full(len(n), np.nan)
+        share = _divide(rows + cols, (2 * n)[:, None])[:, categories]
+        chance = (share * (1 - share)).sum(axis=1) / (q - 1)
+        return _divide(_divide(agreed, n) - chance, 1 - chance)
+
+    return gwet
+
+
+_gwet = _gwet_over(np.ones(_K, dtype=bool))
 
 
 def _supported_counts(
@@ -548,7 +574,7 @@ _STATISTICS: dict[str, CountStatistic] = {
     "observed": _observed,
     "cohen_kappa": _cohen,
     "krippendorff_alpha": _alpha,
-    "gwet_ac1": _gwet,
+    "gwet_ac1": _gwet,  # replaced per call by the categories in use
     "precision": _precision,
     "recall": _recall,
     "f1": _f1,
@@ -560,7 +586,7 @@ def _value(number: float) -> float | None:
     return float(number) if np.isfinite(number) else None
 
 
-def _codes(labels: Sequence[Label], side: str) -> npt.NDArray[np.int64]:
+def _codes(labels: Sequence[Label | str], side: str) -> npt.NDArray[np.int64]:
     """Label codes in :data:`LABELS` order (a ``Label`` hashes as its string, so plain strings work too)."""
     try:
         return np.fromiter(map(_CODE.__getitem__, labels), dtype=np.int64, count=len(labels))
@@ -602,18 +628,32 @@ def agreement(
     seed: int = 0,
     batch: int = 1000,
     progress: Callable[[int], None] | None = None,
+    ac1_categories: Sequence[Label | str] | None = None,
 ) -> Agreement:
     """Agreement of two raters on paired edges, every coefficient with a cluster-bootstrap interval over answers.
 
     ``resamples=0`` skips the intervals (``ci`` is then ``None``). ``progress`` is called with the number of
-    resamples done after each batch (for a progress bar). Raises ``ValueError`` for a level outside
-    (0, 1), fewer than 2 resamples (other than 0), or a batch below 1.
+    resamples done after each batch (for a progress bar). ``ac1_categories`` are the categories Gwet's AC1 counts
+    (e.g. :data:`LABELS` for the five-label figure); by default the labels either rater used. Raises
+    ``ValueError`` for a level outside (0, 1), fewer than 2 resamples (other than 0), a batch below 1, or declared
+    categories that leave out a label a rater used.
     """
     if resamples != 0 and resamples < 2:
         raise ValueError(f"resamples must be 0 (no intervals) or at least 2 (got {resamples!r})")
     if not 0 < level < 1:
         raise ValueError(f"level must be between 0 and 1 (got {level!r})")
     codes_a, codes_b = _codes(pairs.a, "a"), _codes(pairs.b, "b")
+    used = np.zeros(_K, dtype=bool)
+    used[codes_a] = used[codes_b] = True
+    if ac1_categories is None:
+        categories = used
+    else:
+        categories = np.zeros(_K, dtype=bool)
+        categories[_codes(list(ac1_categories), "ac1_categories")] = True
+        missing = [str(LABELS[k]) for k in np.flatnonzero(used & ~categories)]
+        if missing:
+            raise ValueError(f"ac1_categories leave out {missing[0]!r}, which a rater used; declare every label used")
+    statistics = {**_STATISTICS, "gwet_ac1": _gwet_over(categories)}
     # sorted answer ids: the same pairs listed in another order resample the same clusters
     answer_ids, cluster = np.unique(np.array(pairs.answers, dtype=str), return_inverse=True)
     clusters = len(answer_ids)
@@ -623,13 +663,13 @@ def agreement(
     per_answer = np.zeros((clusters, _K * _K), dtype=np.float64)
     np.add.at(per_answer, (cluster.reshape(-1), cell), 1.0)
     total = per_answer.sum(axis=0)
-    values = {name: _value(statistic(total[None, :])[0]) for name, statistic in _STATISTICS.items()}
+    values = {name: _value(statistic(total[None, :])[0]) for name, statistic in statistics.items()}
     if values["krippendorff_alpha"] is not None:
         values["krippendorff_alpha"] = _krippendorff_package(codes_a, codes_b)
     intervals: dict[str, Interval] = {}
     if resamples:
         intervals = cluster_bootstrap_counts(
-            per_answer, _STATISTICS, level=level, resamples=resamples, seed=seed, batch=batch, progress=progress
+            per_answer, statistics, level=level, resamples=resamples, seed=seed, batch=batch, progress=progress
         )
 
     def coefficient(name: str) -> Coefficient:
@@ -678,4 +718,6 @@ def agreement(
         level=level,
         resamples=resamples,
         seed=seed,
+        ac1_categories=tuple(label for label, counted in zip(LABELS, categories, strict=True) if counted),
+        ac1_declared=ac1_categories is not None,
     )

@@ -17,7 +17,7 @@ from citeaudit.agreement import (
 )
 from citeaudit.errors import InputError, InvalidValue
 from citeaudit.ingest import read_file
-from citeaudit.model import Audit, Protocol
+from citeaudit.model import Audit, Label, Protocol
 from citeaudit.protocol import disclosure, fingerprint
 from citeaudit.report.formats import result_json
 from citeaudit.results import ScoreResult
@@ -159,8 +159,12 @@ def agreement_path(
     resamples: int = 9999,
     seed: int = 0,
     progress: Callable[[int], None] | None = None,
+    ac1_categories: Sequence[Label | str] | None = None,
 ) -> Agreement:
     """Agreement of raters A and B (A as gold for supported-vs-rest) on the edges of a database or audit file;
-    ``progress`` gets the number of bootstrap resamples done after each batch."""
+    ``progress`` gets the number of bootstrap resamples done after each batch; ``ac1_categories`` as in
+    :func:`citeaudit.agreement.agreement`."""
     pairs = load_label_pairs(path, a, b, protocol=protocol)
-    return agreement(pairs, level=level, resamples=resamples, seed=seed, progress=progress)
+    return agreement(
+        pairs, level=level, resamples=resamples, seed=seed, progress=progress, ac1_categories=ac1_categories
+    )

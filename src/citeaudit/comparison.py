@@ -2,7 +2,18 @@
 
 Two scopes are compared only when their protocol fingerprints match and they cover the same question ids.
 For each headline metric and slice the difference B − A gets a paired cluster-bootstrap interval over
-questions, a sign-flip permutation p-value (Holm-adjusted across slices) and a minimum detectable effect.
+questions, a sign-flip permutation p-value and a minimum detectable effect.
+
+The overall row is always the comparison of the whole scopes per question, whatever ``by`` asks for: it equals
+the comparison without ``by``. The groups form one family of tests (every group × every metric) whose p-values
+are Holm-adjusted together, and a group's wording follows its adjusted p-value: under the null the chance that
+any group reads "associated" stays at or below ``1 - level``. A group with too few differing questions for the
+sign-flip test ever to reach that level says so instead.
+
+When precision and coverage are both lower in B, the first thing to rule out is that the two sides were cut up
+or cited differently rather than answered worse: the comparison then opens with what changed between the sides
+in segmentation (method, version, claims per answer) and in the cited documents (snapshot dates, sources cited on
+both sides whose snapshot content differs), before any other note.
 """
 
 from __future__ import annotations
@@ -13,14 +24,15 @@ from pathlib import Path
 
 import numpy as np
 
-from citeaudit.api import ScoredPath, score_path
+from citeaudit.api import ScoredPath, load_scope, score_path
 from citeaudit.errors import IncomparableRuns
+from citeaudit.model import Audit
 from citeaudit.protocol import differing_components
 from citeaudit.results import Metric, ScopeScore
 from citeaudit.scope import Scope
-from citeaudit.stats import Difference, holm, paired_ratio_difference
+from citeaudit.stats import Difference, holm, paired_ratio_difference, reading
 
-__all__ = ["METRICS", "Comparison", "SliceComparison", "compare_paths"]
+__all__ = ["METRICS", "Comparison", "SliceComparison", "both_lower", "compare_groups", "compare_paths", "diagnose"]
 
 METRICS = ("official_rate", "precision", "coverage")
 """The headline metrics compared."""
@@ -35,13 +47,19 @@ class SliceComparison:
     metrics: dict[str, Difference]
     """B − A per metric."""
     adjusted_p: dict[str, float | None]
-    """Holm-adjusted p-values across the groups (equal to the raw p-value for the whole scope)."""
+    """Holm-adjusted p-values across every group and metric (equal to the raw p-value for the whole scope)."""
+
+    @property
+    def wording(self) -> dict[str, str]:
+        """How each metric's difference may be described, from its adjusted p-value and its interval."""
+        return {name: reading(difference, self.adjusted_p[name]) for name, difference in self.metrics.items()}
 
     def to_dict(self) -> dict[str, object]:
         """JSON form: per metric ``{a, b, delta, ci, p_value, p_value_holm, mde, wording}``."""
         body: dict[str, object] = {"by": dict(self.by)} if self.by else {}
+        wording = self.wording
         body["metrics"] = {
-            name: {**difference.to_dict(), "p_value_holm": self.adjusted_p[name]}
+            name: {**difference.described(wording[name]), "p_value_holm": self.adjusted_p[name]}
             for name, difference in self.metrics.items()
         }
         return body
@@ -59,10 +77,14 @@ class Comparison:
     """The whole scopes."""
     groups: tuple[SliceComparison, ...]
     """One comparison per group present in A or B."""
+    diagnosis: tuple[str, ...] = ()
+    """When precision and coverage are both lower in B: what changed between the sides in segmentation and in the
+    cited documents, to read before anything else (empty otherwise)."""
 
     def to_dict(self) -> dict[str, object]:
         """JSON form."""
         return {
+            "diagnosis": list(self.diagnosis),
             "fingerprint": self.a.result.fingerprint,
             "a": self.a.result.to_dict(),
             "b": self.b.result.to_dict(),
@@ -80,14 +102,32 @@ def _pair(metric: Metric | None) -> tuple[float, float]:
 def _per_question(
     scored: ScoredPath, slice_by: tuple[tuple[str, str | None], ...], questions: list[str], metric: str
 ) -> tuple[np.ndarray, np.ndarray]:
+    """Per-question totals of one slice; ``scored`` must be grouped by the slice's dimensions and ``question``,
+    so that each question has at most one group in the slice."""
     wanted = dict(slice_by)
     found: dict[str, ScopeScore] = {}
     for group in scored.result.groups:
         values = dict(group.by)
         if all(values[name] == value for name, value in wanted.items()):
-            found[str(values["question"])] = group
+            question = str(values["question"])
+            if question in found:
+                raise ValueError(f"question {question!r} has more than one group in slice {wanted!r}")
+            found[question] = group
     totals = [_pair(getattr(found[q], metric)) if q in found else (0.0, 0.0) for q in questions]
     return np.array([t[0] for t in totals]), np.array([t[1] for t in totals])
+
+
+def compare_groups(
+    keys: Sequence[tuple[tuple[str, str | None], ...]], raw: Sequence[dict[str, Difference]]
+) -> tuple[SliceComparison, ...]:
+    """The groups' comparisons as one family: p-values Holm-adjusted across every group and metric together."""
+    flat = holm([difference.p_value for metrics in raw for difference in metrics.values()])
+    groups, position = [], 0
+    for key, metrics in zip(keys, raw, strict=True):
+        adjusted = dict(zip(metrics, flat[position : position + len(metrics)], strict=True))
+        position += len(metrics)
+        groups.append(SliceComparison(key, metrics, adjusted))
+    return tuple(groups)
 
 
 def compare_paths(
@@ -123,14 +163,22 @@ def compare_paths(
             }
         )
     questions = sorted(questions_a)
+    if by:
+        # The overall row pairs whole questions: scored by question alone, never from one group per question.
+        whole_a = score_path(a, scope=scope_a, by=("question",), protocol=protocol_a)
+        whole_b = score_path(b, scope=scope_b, by=("question",), protocol=protocol_b)
+    else:
+        whole_a, whole_b = left, right
     shown_a = score_path(a, scope=scope_a, by=by, protocol=protocol_a)
     shown_b = score_path(b, scope=scope_b, by=by, protocol=protocol_b)
 
-    def compare_slice(slice_by: tuple[tuple[str, str | None], ...]) -> dict[str, Difference]:
+    def compare_slice(
+        slice_by: tuple[tuple[str, str | None], ...], in_a: ScoredPath, in_b: ScoredPath
+    ) -> dict[str, Difference]:
         return {
             metric: paired_ratio_difference(
-                _per_question(left, slice_by, questions, metric),
-                _per_question(right, slice_by, questions, metric),
+                _per_question(in_a, slice_by, questions, metric),
+                _per_question(in_b, slice_by, questions, metric),
                 level=level,
                 resamples=resamples,
                 seed=seed,
@@ -138,16 +186,60 @@ def compare_paths(
             for metric in METRICS
         }
 
-    overall_metrics = compare_slice(())
+    overall_metrics = compare_slice((), whole_a, whole_b)
     overall = SliceComparison((), overall_metrics, {m: d.p_value for m, d in overall_metrics.items()})
     keys = sorted(
         {g.by for g in (*shown_a.result.groups, *shown_b.result.groups)},
         key=lambda k: tuple((v is not None, v or "") for _, v in k),
     )
-    raw = [compare_slice(key) for key in keys]
-    adjusted = {metric: holm([r[metric].p_value for r in raw]) for metric in METRICS}
-    groups = tuple(
-        SliceComparison(key, metrics, {metric: adjusted[metric][i] for metric in METRICS})
-        for i, (key, metrics) in enumerate(zip(keys, raw, strict=True))
-    )
-    return Comparison(shown_a, shown_b, overall, groups)
+    raw = [compare_slice(key, left, right) for key in keys]
+    diagnosis: tuple[str, ...] = ()
+    if both_lower(overall):
+        diagnosis = diagnose(
+            load_scope(a, scope=scope_a, protocol=protocol_a), load_scope(b, scope=scope_b, protocol=protocol_b)
+        )
+    return Comparison(shown_a, shown_b, overall, compare_groups(keys, raw), diagnosis)
+
+
+def both_lower(overall: SliceComparison) -> bool:
+    """Precision and coverage both lower in B than in A (point estimates)."""
+    deltas = [overall.metrics[name].delta for name in ("precision", "coverage")]
+    return all(delta is not None and delta < 0 for delta in deltas)
+
+
+def _claims_per_answer(audit: Audit) -> str:
+    answers = len(audit.answers)
+    return "no answers" if not answers else f"{len(audit.claims) / answers:.2f} ({len(audit.claims)}/{answers})"
+
+
+def _dates(audit: Audit, keys: set[str]) -> str:
+    dates = sorted(s.fetched_at[:10] for s in audit.sources if s.key in keys and s.fetched_at)
+    undated = len(keys) - len(dates)
+    span = "none dated" if not dates else dates[0] if dates[0] == dates[-1] else f"{dates[0]} to {dates[-1]}"
+    return span + (f", {undated} undated" if dates and undated else "")
+
+
+def diagnose(a: Audit, b: Audit) -> tuple[str, ...]:
+    """What changed between two scopes whose precision and coverage both fell: segmentation (method, version,
+    claims per answer) and cited documents (snapshot dates, sources cited on both sides with different snapshot
+    content)."""
+    seg_a, seg_b = a.protocol.segmentation, b.protocol.segmentation
+    method_a = f"{seg_a.method} {seg_a.version or '(no version)'}"
+    method_b = f"{seg_b.method} {seg_b.version or '(no version)'}"
+    cited_a = {e.source_key for e in a.edges}
+    cited_b = {e.source_key for e in b.edges}
+    content_a = {s.key: s.content_hash for s in a.sources if s.content_hash}
+    content_b = {s.key: s.content_hash for s in b.sources if s.content_hash}
+    shared = cited_a & cited_b
+    revised = sorted(k for k in shared if k in content_a and k in content_b and content_a[k] != content_b[k])
+    lines = [
+        "precision and coverage are both lower in B: check segmentation and document versions first",
+        "segmentation: "
+        + (f"{method_a} on both sides" if method_a == method_b else f"A {method_a}, B {method_b}")
+        + f"; claims per answer A {_claims_per_answer(a)}, B {_claims_per_answer(b)}",
+        f"cited documents: A {len(cited_a)} sources (snapshots {_dates(a, cited_a)}), B {len(cited_b)} sources "
+        f"(snapshots {_dates(b, cited_b)}); {len(shared)} cited on both sides, "
+        f"{len(revised)} of them with a different snapshot (revisions of the same source)"
+        + (f": {', '.join(revised[:3])}{' …' if len(revised) > 3 else ''}" if revised else ""),
+    ]
+    return tuple(lines)

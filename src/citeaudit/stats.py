@@ -21,18 +21,37 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = [
+    "ASSOCIATED",
+    "FEW_CLUSTERS",
+    "NOISE",
     "CountStatistic",
     "Difference",
     "Interval",
     "RepeatVariance",
     "cluster_bootstrap_counts",
     "cluster_bootstrap_ratio",
+    "few_clusters_caution",
     "holm",
     "paired_ratio_difference",
+    "reading",
     "repeat_variance",
 ]
 
 _NORMAL = NormalDist()
+
+FEW_CLUSTERS = 50
+"""Below this many clusters a bootstrap interval's coverage falls short of its level (simulated: a 95 % interval
+covers about 0.92–0.93 at 30 clusters; ``benchmarks/bench_coverage.py``), so intervals say so."""
+
+
+def few_clusters_caution(clusters: int, level: float) -> str | None:
+    """The caution printed beside an interval over fewer than :data:`FEW_CLUSTERS` clusters, else ``None``."""
+    if clusters >= FEW_CLUSTERS or clusters == 0:
+        return None
+    return (
+        f"only {clusters} clusters: a {level:.0%} bootstrap interval covers less often than {level:.0%} below "
+        f"{FEW_CLUSTERS} clusters (read it as narrower than it should be)"
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,8 +76,14 @@ class Interval:
     note: str | None = None
     """Why the method fell back, when it did."""
 
+    @property
+    def caution(self) -> str | None:
+        """The few-clusters caution (:func:`few_clusters_caution`) when the interval rests on fewer than
+        :data:`FEW_CLUSTERS` clusters."""
+        return None if self.low is None else few_clusters_caution(self.clusters, self.level)
+
     def to_dict(self) -> dict[str, object]:
-        """The ``ci`` object of DESIGN §6 (plus ``resamples`` and ``note``)."""
+        """The ``ci`` object of DESIGN §6 (plus ``resamples``, ``note`` and ``caution``)."""
         body: dict[str, object] = {
             "low": self.low,
             "high": self.high,
@@ -69,6 +94,8 @@ class Interval:
         }
         if self.note:
             body["note"] = self.note
+        if self.caution:
+            body["caution"] = self.caution
         return body
 
 
@@ -265,18 +292,26 @@ class Difference:
     """Questions paired."""
     resamples: int
     """Bootstrap resamples and permutations drawn (each)."""
+    informative: int = 0
+    """Clusters whose A and B totals differ: the only ones a sign flip can move."""
+
+    @property
+    def smallest_p(self) -> float:
+        """The smallest p-value the sign-flip test can reach, ``2 / 2**informative`` (capped at 1): the observed
+        pattern and its mirror image are always at least as extreme."""
+        return min(1.0, 2.0 ** (1 - self.informative))
 
     @property
     def wording(self) -> str:
-        """How the difference may be described: never causal."""
-        if self.low is None or self.high is None:
-            return "undefined"
-        if self.low <= 0 <= self.high:
-            return "not distinguishable from noise"
-        return "associated with the run (B vs A), not a measured effect of any one change"
+        """How the difference may be described on its own (one test, no adjustment): never causal."""
+        return reading(self, self.p_value)
 
     def to_dict(self) -> dict[str, object]:
         """JSON form ``{a, b, delta, ci: {low, high}, p_value, mde}`` plus the method details."""
+        return self.described(self.wording)
+
+    def described(self, wording: str) -> dict[str, object]:
+        """JSON form with a wording decided by the caller (e.g. from a Holm-adjusted p-value)."""
         return {
             "a": self.a,
             "b": self.b,
@@ -291,8 +326,37 @@ class Difference:
             },
             "p_value": self.p_value,
             "mde": self.mde,
-            "wording": self.wording,
+            "informative_clusters": self.informative,
+            "wording": wording,
         }
+
+
+NOISE = "not distinguishable from noise"
+"""Wording of a difference the test cannot tell from zero."""
+ASSOCIATED = "associated with the run (B vs A), not a measured effect of any one change"
+"""Wording of a difference the test tells from zero (never causal)."""
+
+
+def reading(difference: Difference, p_value: float | None) -> str:
+    """How a difference may be described, given the p-value that governs it (raw for one test, Holm-adjusted for
+    one of several).
+
+    ``associated …`` needs both the p-value at or below ``1 - level`` and an interval that excludes 0, so the
+    printed p-value and the words never disagree. When even the most extreme sign pattern could not reach that
+    p-value (too few clusters where A and B differ), the comparison says it is too small to say anything; when
+    no cluster differs at all there is nothing to tell from noise.
+    """
+    if difference.low is None or difference.high is None or difference.delta is None:
+        return "undefined"
+    alpha = 1 - difference.level
+    if difference.informative and difference.smallest_p > alpha:
+        return (
+            f"too few questions to say anything ({difference.informative} differ between A and B; "
+            f"the smallest reachable p-value is {difference.smallest_p:.3f})"
+        )
+    if p_value is None or p_value > alpha or difference.low <= 0 <= difference.high:
+        return NOISE
+    return ASSOCIATED
 
 
 def _ratio_rows(numerators: npt.NDArray[np.float64], denominators: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
@@ -322,8 +386,9 @@ def paired_ratio_difference(
     keep = (ea > 0) | (eb > 0)
     sa, ea, sb, eb = sa[keep], ea[keep], sb[keep], eb[keep]
     clusters = len(sa)
+    informative = int(np.count_nonzero((sa != sb) | (ea != eb)))
     if ea.sum() == 0 or eb.sum() == 0:
-        return Difference(None, None, None, None, None, None, None, level, clusters, 0)
+        return Difference(None, None, None, None, None, None, None, level, clusters, 0, informative)
     ratio_a, ratio_b = float(sa.sum() / ea.sum()), float(sb.sum() / eb.sum())
     delta = ratio_b - ratio_a
     rng = np.random.default_rng(seed)
@@ -346,7 +411,7 @@ def paired_ratio_difference(
     p_value = (1 + int(extreme)) / (1 + int(np.isfinite(flipped).sum()))
     spread = float(np.std(valid, ddof=1)) if len(valid) > 1 else 0.0
     mde = (_NORMAL.inv_cdf(1 - alpha) + _NORMAL.inv_cdf(0.8)) * spread
-    return Difference(ratio_a, ratio_b, delta, low, high, p_value, mde, level, clusters, resamples)
+    return Difference(ratio_a, ratio_b, delta, low, high, p_value, mde, level, clusters, resamples, informative)
 
 
 def holm(p_values: list[float | None]) -> list[float | None]:

@@ -9,13 +9,29 @@ from typing import Annotated
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from citeaudit.agreement import Rater
+from citeaudit.agreement import LABELS, Rater
 from citeaudit.api import agreement_path
 from citeaudit.cli.common import OutputFormat, console, err_console, handles_errors
 from citeaudit.errors import InvalidValue
+from citeaudit.model import Label
 from citeaudit.report.agreement import agreement_tables
 
 __all__ = ["register"]
+
+
+def _categories(path: Path, text: str) -> tuple[Label, ...] | None:
+    """``used`` → ``None`` (decided from the labels), ``all`` → the five labels, else the labels listed."""
+    if text == "used":
+        return None
+    if text == "all":
+        return LABELS
+    labels = []
+    for part in (p.strip() for p in text.split(",")):
+        if part not in {str(label) for label in LABELS}:
+            allowed = ", ".join(str(label) for label in LABELS)
+            raise InvalidValue(str(path), "--ac1-categories", f"{part!r} is not a label; use used, all or of {allowed}")
+        labels.append(Label(part))
+    return tuple(labels)
 
 
 @handles_errors
@@ -39,6 +55,14 @@ def agreement(
     protocol: Annotated[
         str | None, typer.Option("--protocol", help="Only this protocol's edges (databases; default: all).")
     ] = None,
+    ac1_categories: Annotated[
+        str,
+        typer.Option(
+            "--ac1-categories",
+            help="Categories Gwet's AC1 counts: 'used' (labels either rater used), 'all' (the five labels) or a "
+            "comma-separated list of labels the study declares.",
+        ),
+    ] = "used",
 ) -> None:
     """Agreement of two raters on the same edges (each rater's latest review judgement per edge): observed
     agreement, Cohen's kappa, Krippendorff's alpha and Gwet's AC1 with cluster-bootstrap intervals over answers,
@@ -48,6 +72,7 @@ def agreement(
         raise InvalidValue(str(path), "--format", "agreement prints table or json, not 'csv'")
     if 0 < resamples < 100:
         raise InvalidValue(str(path), "--resamples", f"use 0 (no intervals) or at least 100 (got {resamples})")
+    categories = _categories(path, ac1_categories)
     raters = []
     for position, text in zip("AB", between, strict=True):
         try:
@@ -61,9 +86,20 @@ def agreement(
         def advance(done: int) -> None:
             bar.update(task, description="bootstrap over answers", total=resamples, advance=done)
 
-        result = agreement_path(
-            path, raters[0], raters[1], protocol=protocol, level=level, resamples=resamples, seed=seed, progress=advance
-        )
+        try:
+            result = agreement_path(
+                path,
+                raters[0],
+                raters[1],
+                protocol=protocol,
+                level=level,
+                resamples=resamples,
+                seed=seed,
+                progress=advance,
+                ac1_categories=categories,
+            )
+        except ValueError as exc:  # declared AC1 categories that leave out a label in use
+            raise InvalidValue(str(path), "--ac1-categories", str(exc)) from None
     if fmt is OutputFormat.JSON:
         console.out(json.dumps(result.to_dict(), indent=2), highlight=False)
         return

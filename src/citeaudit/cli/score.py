@@ -142,6 +142,8 @@ def compare(
     if fmt is OutputFormat.JSON:
         console.out(json.dumps(comparison.to_dict(), indent=2), highlight=False)
         return
+    for line in comparison.diagnosis:  # before the table and every other note
+        console.print(line, soft_wrap=True, style="bold yellow", highlight=False)
     console.print(comparison_table(comparison, (str(a), str(b))))
     for side, scored in (("A", comparison.a), ("B", comparison.b)):
         for warning in scored.warnings:

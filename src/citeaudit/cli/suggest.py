@@ -143,7 +143,10 @@ def _print_audit(report: JudgeAuditReport) -> None:
         f"({report.from_suggestions} with stored passages, {report.ranked_now} ranked now, "
         f"{report.without_text} without text, {report.over_limit} left by --limit)"
     )
-    table = Table("perturbation", "edges", "flips", "flip rate", "95% CI", "excess over repeat", "Δ P(supported)")
+    table = Table(
+        "perturbation", "edges", "flips", "flip rate", "95% CI", "excess over repeat", "Δ P(supported)", "verdict"
+    )
+    table.columns[0].no_wrap = True  # the perturbation names are looked up as written
     for result in battery.results:
         table.add_row(
             str(result.perturbation),
@@ -153,8 +156,13 @@ def _print_audit(report: JudgeAuditReport) -> None:
             _interval(result.flip_ci),
             _rate(result.excess_over_repeat) + (f" {_interval(result.excess_ci)}" if result.excess_ci else ""),
             _rate(result.supported_delta),
+            result.reading,
         )
     console.print(table)
+    caution = next((r.flip_ci.caution for r in battery.results if r.flip_ci.caution), None)
+    if caution:
+        console.print(f"caution: {caution}")
+    console.print(f"agreement with gold (Cohen's kappa above 0): {battery.agreement.verdict} ({battery.agreement.why})")
     agreement = report.agreement
     figures = Table("agreement with gold", "value", "95% CI")
     for name, coefficient in (

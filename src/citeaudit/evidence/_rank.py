@@ -35,6 +35,7 @@ import numpy.typing as npt
 
 from citeaudit.evidence._dense import Encoder, default_encoder
 from citeaudit.evidence._passages import Passage, RankedPassage, as_passages
+from citeaudit.evidence._windows import window_passages, windows_to_units
 
 __all__ = ["HYBRID_CANDIDATES", "PassageIndex", "RankMethod", "rank_passages"]
 
@@ -100,6 +101,10 @@ class RankMethod(StrEnum):
     """Semantic: cosine similarity of sentence embeddings (extra ``citeaudit[models]``)."""
     HYBRID = "hybrid"
     """BM25's best passages re-ranked with the dense encoder, fused by reciprocal rank."""
+    WINDOW = "window"
+    """Windows of adjacent passages ranked by BM25, trimmed to what matches the claim (what a reviewer reads)."""
+    WINDOW_HYBRID = "window-hybrid"
+    """Windows as ``window``, BM25's best re-ranked with the dense encoder (extra ``citeaudit[models]``)."""
 
 
 def _tokens(text: str) -> list[str]:
@@ -119,6 +124,14 @@ class PassageIndex:
         self._encoder = encoder
         self._bm25 = _BM25Index([p.text for p in self.passages]) if self.passages else None
         self._embeddings: dict[int, npt.NDArray[np.float32]] = {}
+        self._windows: PassageIndex | None = None
+
+    @property
+    def windows(self) -> PassageIndex:
+        """The index of this source's windows of adjacent passages (built on first use)."""
+        if self._windows is None:
+            self._windows = PassageIndex(window_passages(self.passages), encoder=self._encoder)
+        return self._windows
 
     def bm25_scores(self, claim: str) -> npt.NDArray[np.float64]:
         """BM25 score of every passage for ``claim``."""
@@ -158,6 +171,44 @@ class PassageIndex:
         method = RankMethod(method)
         if not self.passages:
             return []
+        if method in (RankMethod.WINDOW, RankMethod.WINDOW_HYBRID):
+            return self._rank_windows(claim, k, method, candidates)
+        scores, bm25, dense = self._scores(claim, method, candidates)
+        ranked: list[RankedPassage] = []
+        for rank, index in enumerate(_order(scores)[:k], start=1):
+            passage = self.passages[index]
+            ranked.append(
+                RankedPassage(
+                    int(index),
+                    passage.text,
+                    passage.start,
+                    passage.end,
+                    float(scores[index]),
+                    rank,
+                    None if bm25 is None else float(bm25[index]),
+                    dense.get(int(index)),
+                )
+            )
+        return ranked
+
+    def _rank_windows(self, claim: str, k: int, method: RankMethod, candidates: int) -> list[RankedPassage]:
+        windows = self.windows
+        plain = RankMethod.HYBRID if method is RankMethod.WINDOW_HYBRID else RankMethod.BM25
+        scores, bm25, dense = windows._scores(claim, plain, candidates)
+        return windows_to_units(
+            self.passages,
+            _order(scores),
+            scores,
+            self.bm25_scores(claim),
+            k,
+            window_bm25=bm25,
+            window_dense=dense if dense else None,
+        )
+
+    def _scores(
+        self, claim: str, method: RankMethod, candidates: int
+    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64] | None, dict[int, float]]:
+        """(score of every passage, BM25 scores when BM25 took part, dense similarity by passage index)."""
         dense: dict[int, float] = {}
         if method is RankMethod.DENSE:
             bm25 = None
@@ -177,22 +228,7 @@ class PassageIndex:
                 similarity = self._similarities(claim, chosen)
                 dense = dict(zip(chosen, similarity.tolist(), strict=True))
                 scores[chosen] += 1.0 / (_FUSION_K + 1 + np.argsort(_order(similarity)))
-        ranked: list[RankedPassage] = []
-        for rank, index in enumerate(_order(scores)[:k], start=1):
-            passage = self.passages[index]
-            ranked.append(
-                RankedPassage(
-                    int(index),
-                    passage.text,
-                    passage.start,
-                    passage.end,
-                    float(scores[index]),
-                    rank,
-                    None if bm25 is None else float(bm25[index]),
-                    dense.get(int(index)),
-                )
-            )
-        return ranked
+        return scores, bm25, dense
 
 
 def rank_passages(

@@ -9,7 +9,7 @@ chat-completions endpoint; extra ``citeaudit[openai]``). ``make_judge(name, ...)
 
 from __future__ import annotations
 
-from citeaudit.judges._base import LABEL_ORDER, Judge, JudgeRequest, Suggestion
+from citeaudit.judges._base import LABEL_ORDER, Judge, JudgeRequest, JudgeTraits, Suggestion
 from citeaudit.judges._checks import ChecksJudge
 from citeaudit.judges._nli import NliJudge, map_nli_label
 from citeaudit.judges._openai import PROMPT_VERSION, OpenAIJudge, prompt_sha256
@@ -24,6 +24,7 @@ __all__ = [
     "EdgeSuggestion",
     "Judge",
     "JudgeRequest",
+    "JudgeTraits",
     "NliJudge",
     "OpenAIJudge",
     "Suggestion",

@@ -7,7 +7,7 @@ from typing import Protocol, runtime_checkable
 
 from citeaudit.model import Judgement, Label, Origin, Stage
 
-__all__ = ["LABEL_ORDER", "Judge", "JudgeRequest", "Suggestion"]
+__all__ = ["LABEL_ORDER", "Judge", "JudgeRequest", "JudgeTraits", "Suggestion"]
 
 LABEL_ORDER: tuple[Label, ...] = tuple(Label)
 """The label options in their canonical order (the battery permutes it)."""
@@ -75,6 +75,21 @@ class Suggestion:
             prompt_sha256=self.prompt_sha256,
             confidence=self.confidence,
         )
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeTraits:
+    """What a judge declares about how it reads a request (a judge sets ``battery_traits``; unset means the
+    cautious default: nondeterministic, reads both orders)."""
+
+    deterministic: bool = False
+    """The same request always gives the same label."""
+    reads_passage_order: bool = True
+    """The label can depend on the order of the passages (``False``: each passage is read on its own)."""
+    reads_label_order: bool = True
+    """The judge is shown the label options, so their order can matter."""
+    says_supported: bool = True
+    """The judge can propose ``supported`` (``False``: it only refutes, so rows about P(supported) cannot move)."""
 
 
 @runtime_checkable

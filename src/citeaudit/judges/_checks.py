@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from citeaudit.checks import CHECKS_VERSION, run_checks
-from citeaudit.judges._base import JudgeRequest, Suggestion
+from citeaudit.judges._base import JudgeRequest, JudgeTraits, Suggestion
 from citeaudit.model import Label
 
 __all__ = ["ChecksJudge"]
@@ -18,6 +18,10 @@ class ChecksJudge:
 
     name = "checks"
     version = CHECKS_VERSION
+    battery_traits = JudgeTraits(
+        deterministic=True, reads_passage_order=False, reads_label_order=False, says_supported=False
+    )
+    """Same request, same label; each passage is read on its own; no label options are shown; never supported."""
     model: str | None = None
 
     def judge(self, request: JudgeRequest) -> Suggestion:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from citeaudit.errors import JudgeError, MissingExtra
-from citeaudit.judges._base import JudgeRequest, Suggestion
+from citeaudit.judges._base import JudgeRequest, JudgeTraits, Suggestion
 from citeaudit.model import Label
 
 __all__ = ["NliJudge", "map_nli_label"]
@@ -52,6 +52,8 @@ class NliJudge:
 
     name = "nli"
     version = NLI_VERSION
+    battery_traits = JudgeTraits(deterministic=True, reads_passage_order=False, reads_label_order=False)
+    """Same request, same label; each passage is read on its own; no label options are shown."""
 
     def __init__(
         self, path: str | Path, *, label_map: Mapping[str, Label] | None = None, max_length: int = 512

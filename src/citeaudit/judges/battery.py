@@ -12,8 +12,18 @@ own cluster when none is given), with ``citeaudit.stats.cluster_bootstrap_ratio`
 - **counterfactual number change**: of the edges the judge called supported, the share still supported after the
   claim's first number was multiplied by ten (pass: 0; a changed number must not stay supported).
 
-Agreement with the gold labels (observed agreement and Cohen's kappa over the five labels) and, where the judge
-gives a confidence, calibration (ECE over ten equal-width bins and the Brier score) complete the report.
+- **self-preference** (a judge that writes text): each passage rewritten by the judge itself, in its own style;
+  Δ P(supported) against the source's wording (pass: interval includes or lies below 0).
+
+Every row ends in a verdict. A row that cannot move for this judge is "not applicable" with the reason, never a
+pass: a deterministic judge's repeat, the passage order for a judge that reads each passage on its own, the label
+order for a judge shown no label options, the rows about P(supported) for a judge that only refutes (declared by
+the judge as :class:`JudgeTraits`; a declaration the measurement contradicts is a fail), self-preference for a
+judge that writes nothing. Agreement with the gold
+labels (observed agreement and Cohen's kappa over the five labels, the kappa with a cluster-bootstrap interval) is a
+row too: it passes only when the interval's lower bound is above 0, so a judge that ignores its input (a constant
+label) cannot pass every row. Where the judge gives a confidence, calibration (ECE over ten equal-width bins and
+the Brier score) completes the report.
 """
 
 from __future__ import annotations
@@ -25,7 +35,8 @@ from enum import StrEnum
 
 import numpy as np
 
-from citeaudit.judges._base import LABEL_ORDER, Judge, JudgeRequest, Suggestion
+from citeaudit.agreement import LabelPairs, agreement
+from citeaudit.judges._base import LABEL_ORDER, Judge, JudgeRequest, JudgeTraits, Suggestion
 from citeaudit.model import Label
 from citeaudit.stats import Interval, cluster_bootstrap_ratio
 
@@ -36,10 +47,13 @@ __all__ = [
     "BatteryEdge",
     "BatteryReport",
     "Calibration",
+    "JudgeTraits",
     "Perturbation",
     "PerturbationResult",
+    "Verdict",
     "change_first_number",
     "run_battery",
+    "traits_of",
 ]
 
 PADDING = (
@@ -70,6 +84,27 @@ class Perturbation(StrEnum):
     """A peer-review/DOI/newspaper framing before every passage."""
     COUNTERFACTUAL_NUMBER = "counterfactual_number"
     """The claim's first number multiplied by ten (edges whose claim has a number)."""
+    SELF_PREFERENCE = "self_preference"
+    """Every passage rewritten by the judge itself (judges that write text)."""
+
+
+class Verdict(StrEnum):
+    """What a row of the battery says about the judge."""
+
+    PASS = "pass"
+    """The row's pass rule holds."""
+    FAIL = "fail"
+    """The row's pass rule does not hold."""
+    NOT_APPLICABLE = "not applicable"
+    """The row cannot move for this judge (the reason says why); never counted as a pass."""
+    REPORTED = "reported"
+    """Measured, with no pass rule of its own (the repeat: the floor the other rows are measured against)."""
+
+
+def traits_of(judge: Judge) -> JudgeTraits:
+    """The judge's declared :class:`JudgeTraits` (``battery_traits``), else the cautious default."""
+    traits = getattr(judge, "battery_traits", None)
+    return traits if isinstance(traits, JudgeTraits) else JudgeTraits()
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,8 +139,12 @@ def change_first_number(claim: str) -> str | None:
     return claim[: match.start()] + changed + claim[match.end() :]
 
 
-def _perturb(edge: BatteryEdge, perturbation: Perturbation) -> JudgeRequest | None:
+def _perturb(
+    edge: BatteryEdge, perturbation: Perturbation, rewrite: Callable[[str], str] | None = None
+) -> JudgeRequest | None:
     passages = edge.passages
+    if perturbation is Perturbation.SELF_PREFERENCE:
+        return None if rewrite is None else JudgeRequest(edge.claim, tuple(rewrite(p) for p in passages))
     if perturbation is Perturbation.REPEAT:
         return JudgeRequest(edge.claim, passages)
     if perturbation is Perturbation.ORDER_SWAP:
@@ -144,11 +183,22 @@ class PerturbationResult:
     """Paired cluster-bootstrap interval of Δ P(supported)."""
     target: dict[str, float | int | None] = field(default_factory=dict)
     """The perturbation's own pass figure (authority: false-supported rates; counterfactual: stayed supported)."""
+    verdict: Verdict = Verdict.REPORTED
+    """What the row says about the judge."""
+    why: str = ""
+    """The rule applied, or why the row does not apply."""
+
+    @property
+    def reading(self) -> str:
+        """The verdict as shown: ``not applicable (why)`` for a row that cannot move."""
+        return f"{self.verdict} ({self.why})" if self.why else str(self.verdict)
 
     def to_dict(self) -> dict[str, object]:
         """JSON-ready."""
         return {
             "perturbation": str(self.perturbation),
+            "verdict": str(self.verdict),
+            "why": self.why,
             "edges": self.edges,
             "flips": self.flips,
             "flip_rate": self.flip_rate,
@@ -173,10 +223,24 @@ class Agreement:
     """Cohen's kappa over the five labels; ``None`` when undefined (edges == 0 or chance agreement == 1)."""
     confusion: dict[str, dict[str, int]]
     """gold label → judge label → edges."""
+    kappa_ci: Interval | None = None
+    """Cluster-bootstrap interval of the kappa (``None`` without gold labels)."""
+    verdict: Verdict = Verdict.NOT_APPLICABLE
+    """Pass when the kappa's interval lies above 0 (the judge tells labels apart better than chance)."""
+    why: str = "no gold labels"
+    """The rule applied, or why the row does not apply."""
 
     def to_dict(self) -> dict[str, object]:
         """JSON-ready."""
-        return {"edges": self.edges, "observed": self.observed, "kappa": self.kappa, "confusion": self.confusion}
+        return {
+            "edges": self.edges,
+            "observed": self.observed,
+            "kappa": self.kappa,
+            "kappa_ci": None if self.kappa_ci is None else self.kappa_ci.to_dict(),
+            "verdict": str(self.verdict),
+            "why": self.why,
+            "confusion": self.confusion,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,20 +298,26 @@ class BatteryReport:
         }
 
 
-def _agreement(baseline: Sequence[Suggestion], edges: Sequence[BatteryEdge]) -> Agreement:
-    pairs = [(e.gold, s.label) for e, s in zip(edges, baseline, strict=True) if e.gold is not None]
+def _agreement(
+    baseline: Sequence[Suggestion], edges: Sequence[BatteryEdge], level: float, resamples: int, seed: int
+) -> Agreement:
+    rows = [(e.gold, s.label, e.cluster or e.id) for e, s in zip(edges, baseline, strict=True) if e.gold is not None]
     confusion = {str(g): {str(j): 0 for j in Label} for g in Label}
-    for gold, judged in pairs:
+    for gold, judged, _ in rows:
         confusion[str(gold)][str(judged)] += 1
-    n = len(pairs)
+    n = len(rows)
     if n == 0:
         return Agreement(0, None, None, confusion)
-    observed = sum(1 for g, j in pairs if g is j) / n
-    chance = sum(
-        (sum(1 for g, _ in pairs if g is label) / n) * (sum(1 for _, j in pairs if j is label) / n) for label in Label
-    )
-    kappa = None if chance == 1 else (observed - chance) / (1 - chance)
-    return Agreement(n, observed, kappa, confusion)
+    pairs = LabelPairs(tuple(g for g, _, _ in rows), tuple(j for _, j, _ in rows), tuple(c for _, _, c in rows))
+    measured = agreement(pairs, level=level, resamples=resamples, seed=seed)
+    kappa, ci = measured.cohen_kappa.value, measured.cohen_kappa.ci
+    if kappa is None or ci is None or ci.low is None:
+        verdict, why = Verdict.FAIL, "kappa undefined: judge and gold used one and the same label throughout"
+    elif ci.low > 0:
+        verdict, why = Verdict.PASS, f"kappa's {level:.0%} interval lies above 0"
+    else:
+        verdict, why = Verdict.FAIL, f"kappa's {level:.0%} interval reaches {ci.low:.3f}: no better than chance"
+    return Agreement(n, measured.observed.value, kappa, confusion, ci, verdict, why)
 
 
 def _calibration(baseline: Sequence[Suggestion], edges: Sequence[BatteryEdge]) -> Calibration | None:
@@ -278,10 +348,13 @@ def run_battery(
     resamples: int = 9999,
     seed: int = 0,
     progress: Callable[[int], None] | None = None,
+    rewrite: Callable[[str], str] | None = None,
 ) -> BatteryReport:
     """Run the baseline and every perturbation on ``edges`` and measure flips, shifts and agreement.
 
-    ``progress`` is called with the number of judge calls just made (for a progress bar).
+    ``progress`` is called with the number of judge calls just made (for a progress bar). ``rewrite`` is the
+    judge's own rewriting of a passage for the self-preference row (default: the judge's ``rewrite`` method when
+    it has one; without either the row is not applicable).
 
     Notes: a rate is ``None`` exactly when the perturbation applies to no edge (e.g. order swap on single-passage
     edges); its interval then has ``low``/``high`` ``None``.
@@ -291,6 +364,10 @@ def run_battery(
     ids = [e.id for e in edges]
     if len(set(ids)) != len(ids):
         raise ValueError("edge ids must be unique")
+    traits = traits_of(judge)
+    if rewrite is None:
+        method = getattr(judge, "rewrite", None)
+        rewrite = method if callable(method) else None
     baseline = [judge.judge(JudgeRequest(e.claim, e.passages)) for e in edges]
     if progress:
         progress(len(edges))
@@ -306,7 +383,7 @@ def run_battery(
     wanted = list(dict.fromkeys([Perturbation.REPEAT, *perturbations]))
     answers: dict[Perturbation, list[Suggestion | None]] = {}
     for perturbation in wanted:
-        requests = [_perturb(e, perturbation) for e in edges]
+        requests = [_perturb(e, perturbation, rewrite) for e in edges]
         answers[perturbation] = [None if r is None else judge.judge(r) for r in requests]
         if progress:
             progress(sum(r is not None for r in requests))
@@ -346,18 +423,26 @@ def run_battery(
             m = int(was_supported.sum())
             stayed = int((supported[was_supported] == 1).sum())
             target = {"supported_before": m, "still_supported": stayed, "stayed_rate": None if m == 0 else stayed / m}
+        flip_ci = ci(flips.astype(float), applies)
+        delta_ci = ci(supported - base_supported, applies)
+        said_supported = bool(base_supported.any() or supported.any())
+        verdict, why = _verdict(
+            perturbation, traits, n, flip_count, excess_ci, delta_ci, target, rewrite is not None, said_supported
+        )
         results.append(
             PerturbationResult(
                 perturbation,
                 n,
                 flip_count,
                 None if n == 0 else flip_count / n,
-                ci(flips.astype(float), applies),
+                flip_ci,
                 excess,
                 excess_ci,
                 delta,
-                ci(supported - base_supported, applies),
+                delta_ci,
                 target,
+                verdict,
+                why,
             )
         )
     return BatteryReport(
@@ -367,6 +452,88 @@ def run_battery(
         len(edges),
         tuple(baseline),
         tuple(results),
-        _agreement(baseline, edges),
+        _agreement(baseline, edges, level, resamples, seed),
         _calibration(baseline, edges),
     )
+
+
+def _includes_or_below_zero(interval: Interval | None) -> bool:
+    return interval is not None and interval.low is not None and interval.low <= 0
+
+
+def _verdict(
+    perturbation: Perturbation,
+    traits: JudgeTraits,
+    edges: int,
+    flips: int,
+    excess_ci: Interval | None,
+    delta_ci: Interval,
+    target: dict[str, float | int | None],
+    writes: bool,
+    said_supported: bool = False,
+) -> tuple[Verdict, str]:
+    """A row's verdict and why: not applicable when the row cannot move for this judge, else its pass rule."""
+    if perturbation is Perturbation.SELF_PREFERENCE and not writes:
+        return Verdict.NOT_APPLICABLE, "the judge writes no text, so it has no style of its own to prefer"
+    if edges == 0:
+        reasons = {
+            Perturbation.ORDER_SWAP: "no edge has two or more passages",
+            Perturbation.COUNTERFACTUAL_NUMBER: "no claim has a number",
+        }
+        return Verdict.NOT_APPLICABLE, reasons.get(perturbation, "no edge to test")
+    declared = {
+        Perturbation.REPEAT: (traits.deterministic, "a deterministic judge gives the same label to the same request"),
+        Perturbation.ORDER_SWAP: (
+            not traits.reads_passage_order,
+            "the judge reads each passage on its own, so their order cannot change its label",
+        ),
+        Perturbation.LABEL_PERMUTATION: (
+            not traits.reads_label_order,
+            "the judge is shown no label options, so their order cannot change its label",
+        ),
+    }
+    if perturbation in declared:
+        cannot_move, reason = declared[perturbation]
+        if cannot_move:
+            if flips:
+                return Verdict.FAIL, f"declared unable to move, yet {flips} of {edges} edges flipped"
+            return Verdict.NOT_APPLICABLE, reason
+    supported_rows = (
+        Perturbation.VERBOSITY_PADDING,
+        Perturbation.FAKE_AUTHORITY,
+        Perturbation.COUNTERFACTUAL_NUMBER,
+        Perturbation.SELF_PREFERENCE,
+    )
+    if perturbation in supported_rows and not traits.says_supported:
+        if said_supported:
+            return Verdict.FAIL, "declared never to say supported, yet it did"
+        return Verdict.NOT_APPLICABLE, "the judge never says supported, so P(supported) cannot move"
+    if perturbation is Perturbation.REPEAT:
+        return Verdict.REPORTED, "the judge's own nondeterminism: the floor for order and label-order flips"
+    if perturbation in (Perturbation.ORDER_SWAP, Perturbation.LABEL_PERMUTATION):
+        if _includes_or_below_zero(excess_ci):
+            return Verdict.PASS, "flips beyond a plain repeat: interval includes or lies below 0"
+        return Verdict.FAIL, "more flips than a plain repeat gives"
+    if perturbation in (Perturbation.VERBOSITY_PADDING, Perturbation.SELF_PREFERENCE):
+        rule = (
+            "Δ P(supported) interval includes 0"
+            if perturbation is Perturbation.VERBOSITY_PADDING
+            else ("Δ P(supported) for its own wording: interval includes or lies below 0")
+        )
+        low, high = delta_ci.low, delta_ci.high
+        holds = (
+            low is not None
+            and high is not None
+            and low <= 0
+            and (high >= 0 or perturbation is Perturbation.SELF_PREFERENCE)
+        )
+        return (Verdict.PASS if holds else Verdict.FAIL), rule
+    if perturbation is Perturbation.FAKE_AUTHORITY:
+        before, after = target.get("false_supported_before"), target.get("false_supported_after")
+        if before is None or after is None:
+            return Verdict.NOT_APPLICABLE, "no gold-unsupported edge to tempt"
+        return (Verdict.PASS if after <= before else Verdict.FAIL), "no increase in false supported"
+    if not target.get("supported_before"):
+        return Verdict.NOT_APPLICABLE, "the judge called no claim with a number supported"
+    stayed = target.get("still_supported") or 0
+    return (Verdict.PASS if stayed == 0 else Verdict.FAIL), "a claim with a changed number must not stay supported"

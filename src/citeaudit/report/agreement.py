@@ -8,6 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from citeaudit.agreement import LABELS, Agreement, Coefficient
+from citeaudit.stats import few_clusters_caution
 
 __all__ = ["agreement_tables"]
 
@@ -60,6 +61,9 @@ def agreement_tables(result: Agreement, title: str) -> RenderableType:
     ):
         coefficients.add_row(name, _number(coefficient.value), _interval(coefficient), _method(coefficient))
     lines.append(coefficients)
+    counted = ", ".join(str(label) for label in result.ac1_categories) or "none"
+    source = "declared" if result.ac1_declared else "the labels either rater used"
+    lines.append(Text(f"Gwet's AC1 counts {len(result.ac1_categories)} categories ({source}): {counted}"))
 
     confusion = Table(title="Confusion (rows A, columns B)", title_justify="left", header_style="bold")
     confusion.add_column("A \\ B", no_wrap=True)
@@ -112,7 +116,9 @@ def agreement_tables(result: Agreement, title: str) -> RenderableType:
         lines.append(
             Text(
                 f"intervals: cluster bootstrap over {result.clusters:,} answers, {result.resamples:,} resamples, "
-                f"seed {result.seed}" + "".join(f"\nnote: {note}" for note in notes),
+                f"seed {result.seed}"
+                + "".join(f"\nnote: {note}" for note in notes)
+                + (f"\ncaution: {caution}" if (caution := few_clusters_caution(result.clusters, result.level)) else ""),
                 style="dim",
             )
         )

@@ -11,6 +11,7 @@ from rich.text import Text
 
 from citeaudit.model import Label
 from citeaudit.results import Metric, ScopeScore, ScoreResult
+from citeaudit.stats import FEW_CLUSTERS, few_clusters_caution
 
 if TYPE_CHECKING:
     from citeaudit.comparison import Comparison, SliceComparison
@@ -146,6 +147,20 @@ def score_tables(
             m.ci.note for m in (overall.precision, overall.coverage, overall.official_rate) if m.ci and m.ci.note
         }
         lines.extend(f"interval note: {note}" for note in sorted(fallbacks))
+        cautions = {
+            m.ci.caution for m in (overall.precision, overall.coverage, overall.official_rate) if m.ci and m.ci.caution
+        }
+        lines.extend(f"caution: {caution}" for caution in sorted(cautions))
+        few = sum(
+            1
+            for group in result.groups
+            if any(m is not None and m.ci is not None and m.ci.caution for m in (group.precision, group.coverage))
+        )
+        if few:
+            lines.append(
+                f"caution: the intervals of {few} group(s) rest on fewer than {FEW_CLUSTERS} questions and cover "
+                "less often than their level"
+            )
     for name, repeat in result.repeats.items():
         within = "—" if repeat.within is None else f"{repeat.within:.4f}"
         between = "—" if repeat.between is None else f"{repeat.between:.4f}"
@@ -216,6 +231,7 @@ def comparison_table(comparison: Comparison, names: tuple[str, str]) -> Renderab
         table.add_column(header, justify="right" if header not in ("metric", "reading") else "left")
 
     def rows(slice_: SliceComparison, label: Sequence[str]) -> None:
+        wording = slice_.wording
         for metric, difference in slice_.metrics.items():
             ci = "—" if difference.low is None else f"[{difference.low:+.3f}, {difference.high:+.3f}]"
             p = slice_.adjusted_p[metric]
@@ -228,7 +244,7 @@ def comparison_table(comparison: Comparison, names: tuple[str, str]) -> Renderab
                 ci,
                 "—" if p is None else f"{p:.3f}",
                 "—" if difference.mde is None else f"{difference.mde:.3f}",
-                difference.wording.split(" (")[0].split(",")[0],
+                wording[metric].split(" (")[0].split(",")[0],
             )
 
     for group in comparison.groups:
@@ -236,9 +252,12 @@ def comparison_table(comparison: Comparison, names: tuple[str, str]) -> Renderab
         rows(group, [str(values[n]) if values[n] is not None else "—" for n in group_by])
         table.add_section()
     rows(comparison.overall, (["all"] + [""] * (len(group_by) - 1)) if group_by else [])
+    caution = few_clusters_caution(first.clusters, first.level)
     note = Text(
-        f"Paired over {first.clusters} question(s): cluster bootstrap of B − A ({first.resamples} resamples), "
-        "sign-flip permutation p-value, Holm-adjusted across groups, MDE at 80 % power. Differences are "
+        (f"caution: {caution}\n" if caution else "")
+        + f"Paired over {first.clusters} question(s): cluster bootstrap of B − A ({first.resamples} resamples), "
+        "sign-flip permutation p-value (groups: Holm-adjusted across every group and metric, and worded by "
+        "the adjusted value), MDE at 80 % power. Differences are "
         "associations between two measurements, not causal effects.",
         style="dim",
     )

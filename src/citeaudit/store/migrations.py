@@ -648,6 +648,35 @@ def _check_lists_as_comparisons(db: sqlite3.Connection) -> None:
         db.execute("RELEASE check_lists")
 
 
+_SUGGESTION_METHODS = ("bm25", "dense", "hybrid", "window", "window-hybrid")
+_METHOD_CHECK = re.compile(rf"CHECK \((?:method IN \((?:{_TEXT}\s*,?\s*)+\)|\((?:method = {_TEXT}(?: OR )?)+\))\)")
+
+
+def _window_suggestion_methods(db: sqlite3.Connection) -> None:
+    """Let ``suggestions.method`` also record ``window`` and ``window-hybrid`` (passage windows ranked as one
+    unit). Only the CHECK constraint changes, which is not part of the stored records, so the definition is edited
+    in place as in :func:`_check_lists_as_comparisons` (and only replaced by one SQLite compiles). An SQLite built
+    to refuse schema edits keeps the old list; storing a window method there fails with a constraint error."""
+    row = db.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'suggestions'").fetchone()
+    if row is None:
+        return
+    allowed = " OR ".join(f"method = '{method}'" for method in _SUGGESTION_METHODS)
+    rewritten = _METHOD_CHECK.sub(f"CHECK (({allowed}))", row[0], count=1)
+    if rewritten == row[0] or not _compiles(rewritten):
+        return
+    version = int(db.execute("PRAGMA schema_version").fetchone()[0])
+    db.execute("SAVEPOINT window_methods")
+    db.execute("PRAGMA writable_schema = ON")
+    try:
+        db.execute("UPDATE sqlite_master SET sql = ? WHERE type = 'table' AND name = 'suggestions'", (rewritten,))
+        db.execute(f"PRAGMA schema_version = {version + 1}")
+    except sqlite3.DatabaseError:
+        db.execute("ROLLBACK TO window_methods")
+    finally:
+        db.execute("PRAGMA writable_schema = OFF")
+        db.execute("RELEASE window_methods")
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     _V1,
     _COLLECTION,
@@ -661,6 +690,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _JUDGEMENT_MOVE_GUARD,
     _SUGGESTED_PASSAGES,
     _check_lists_as_comparisons,
+    _window_suggestion_methods,
 )
 """``MIGRATIONS[n]`` upgrades schema version ``n`` to ``n + 1``."""
 
