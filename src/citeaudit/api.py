@@ -15,6 +15,8 @@ from citeaudit.agreement import (
     pairs_from_audit,
     raters_of_audit,
 )
+from citeaudit.brand_metrics import BrandFigures, brand_figures
+from citeaudit.checks import model_confusion
 from citeaudit.errors import InputError, InvalidValue
 from citeaudit.ingest import read_file
 from citeaudit.model import Audit, Protocol
@@ -24,6 +26,8 @@ from citeaudit.results import ScoreResult
 from citeaudit.scope import Scope, select_audit
 from citeaudit.scoring import IntervalSettings, score, score_columns
 from citeaudit.store import Store
+from citeaudit.store.page_history import page_snapshots
+from citeaudit.store.reading import read_audit
 from citeaudit.store.revisions import revision_warnings
 
 __all__ = [
@@ -53,14 +57,24 @@ class ScoredPath:
     """Answers the engines did not give (failed or incomplete) in the scope's runs: recorded, not scored."""
     warnings: tuple[str, ...] = ()
     """What a reader must see beside the numbers (e.g. required facts changed after answers arrived)."""
+    brand: BrandFigures | None = None
+    """Competitor share, mentions, retrieved-not-cited, entity confusion and version drift, each under its own
+    key (never part of precision, coverage or the official rate)."""
 
     def to_json(self) -> str:
-        """The JSON ``citeaudit score --format json`` prints: the result, failures, warnings, disclosure."""
+        """The JSON ``citeaudit score --format json`` prints: the result, failures, warnings, disclosure, and the
+        brand figures under their own keys (overall and per group)."""
+        extra: dict[str, object] = {}
+        if self.brand is not None:
+            extra.update(self.brand.to_dict())
+            brand = self.brand
+            extra["groups"] = [{**group.to_dict(), **brand.group_dict(dict(group.by))} for group in self.result.groups]
         return result_json(
             self.result,
             failed_answers=self.failed_answers,
             warnings=list(self.warnings),
             disclosure=disclosure(self.protocol),
+            **extra,
         )
 
 
@@ -90,14 +104,23 @@ def score_path(
             failed = store.failed_answers(protocol_pk, scope)
             in_scope = {str(run) for run in columns.answer_dims["run"]}
             warnings = tuple(revision_warnings(store, protocol_pk, in_scope))
+            whole = select_audit(read_audit(store.connection, chosen, protocol_pk), scope)[0]
+            brand = brand_figures(
+                whole, model_confusion, snapshots=page_snapshots(store, protocol_pk), by=by, ci=_ci(ci)
+            )
         result = score_columns(
             columns, scoring=chosen.scoring, fingerprint=fingerprint(chosen), by=by, macro=macro, ci=ci
         )
-        return ScoredPath(result, chosen, excluded, failed, warnings)
+        return ScoredPath(result, chosen, excluded, failed, warnings, brand)
     audit = read_file(path).audit
     selected, excluded = select_audit(audit, scope)
     failed = len(selected.failed_answers)
-    return ScoredPath(score(selected, by=by, macro=macro, ci=ci), audit.protocol, excluded, failed)
+    brand = brand_figures(selected, model_confusion, by=by, ci=_ci(ci))
+    return ScoredPath(score(selected, by=by, macro=macro, ci=ci), audit.protocol, excluded, failed, (), brand)
+
+
+def _ci(settings: IntervalSettings | None) -> tuple[float, int, int] | None:
+    return None if settings is None else (settings.level, settings.resamples, settings.seed)
 
 
 def load_scope(path: str | Path, *, scope: Scope = Scope(), protocol: str | None = None) -> Audit:

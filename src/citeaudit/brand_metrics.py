@@ -1,0 +1,726 @@
+"""What trackers count and precision cannot show, with the same explicit denominators: competitor citation share,
+mentions beside citations, official pages retrieved but not cited, entity confusion and version drift.
+
+Pure functions over an :class:`Audit` (and, for version drift, the snapshot history of its pages); no I/O. None of
+these figures enters precision, coverage or the official-domain rate: each has its own result type and its own
+key in the JSON.
+
+Notes: every :class:`Metric` here is undefined exactly when its denominator is 0, and its value is then ``None``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from citeaudit.model import Answer, Audit, CitationKind, Edge, Label, Origin, Protocol, Source
+from citeaudit.results import Metric
+from citeaudit.sources.urls import OfficialMatcher
+from citeaudit.stats import cluster_bootstrap_ratio
+
+__all__ = [
+    "OWNER_OFFICIAL",
+    "OWNER_THIRD_PARTY",
+    "OWNER_UNKNOWN",
+    "BrandFigures",
+    "BrandScope",
+    "ChangedAfterCollection",
+    "CompetitorShare",
+    "EntityCase",
+    "EntityConfusion",
+    "IdentifierCheck",
+    "Mentions",
+    "NameMentions",
+    "PageSnapshot",
+    "RetrievedNotCited",
+    "StaleSnapshot",
+    "VersionDrift",
+    "brand_figures",
+    "brand_scope",
+    "by_answer_groups",
+    "cited_keys",
+    "competitor_share",
+    "entity_confusion",
+    "mentions",
+    "names_in",
+    "retrieved_not_cited",
+    "snapshots_of_audit",
+    "version_drift",
+]
+
+OWNER_OFFICIAL = "official"
+"""Owner of a source on one of the brand's official presences."""
+OWNER_THIRD_PARTY = "third_party"
+"""Owner of a source on neither an official nor a competitor's presence."""
+OWNER_UNKNOWN = "unknown"
+"""Owner of a source without a URL (a title-only card): it cannot be placed."""
+
+IdentifierCheck = Callable[[str, str], "tuple[tuple[str, ...], tuple[str, str] | None]"]
+"""``check(claim_text, passage)`` → ``(identifiers the claim names, (claim's, passage's) when the passage is about
+another identifier of the same family, else None)``; with an empty passage only the first part matters."""
+
+CiSettings = tuple[float, int, int]
+"""``(level, resamples, seed)`` of a cluster bootstrap over questions."""
+
+
+def _metric(units: Sequence[tuple[str, bool]], ci: CiSettings | None) -> Metric:
+    """A proportion over units ``(question id, counts)``, with a cluster-bootstrap interval over questions."""
+    hits = sum(1 for _, hit in units if hit)
+    if ci is None:
+        return Metric(hits, len(units))
+    per_question: dict[str, list[int]] = {}
+    for question, hit in units:
+        counts = per_question.setdefault(question, [0, 0])
+        counts[0] += hit
+        counts[1] += 1
+    table = np.array(list(per_question.values()), dtype=np.float64).reshape(-1, 2)
+    level, resamples, seed = ci
+    interval = cluster_bootstrap_ratio(table[:, 0], table[:, 1], level=level, resamples=resamples, seed=seed)
+    return Metric(hits, len(units), interval)
+
+
+def _location(source: Source) -> str | None:
+    return source.resolved_url or source.url
+
+
+def cited_keys(answer: Answer, edges_of_answer: Iterable[Edge]) -> set[str]:
+    """Sources an answer cites: its cited citations and the sources of its claims' edges (DESIGN §6)."""
+    keys = {c.source_key for c in answer.citations if c.kind is CitationKind.CITED and c.source_key is not None}
+    keys |= {edge.source_key for edge in edges_of_answer}
+    return keys
+
+
+def _edges_by_answer(audit: Audit) -> dict[str, list[Edge]]:
+    answer_of = {claim.id: claim.answer_id for claim in audit.claims}
+    found: dict[str, list[Edge]] = {}
+    for edge in audit.edges:
+        found.setdefault(answer_of[edge.claim_id], []).append(edge)
+    return found
+
+
+# --- competitor citation share ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CompetitorShare:
+    """Who the cited sources of a scope belong to.
+
+    Notes: ``answers_citing`` has the scope's answers as denominator; ``sources_by_owner`` the cited
+    (answer, source) pairs (a source cited twice in one answer counts once).
+    """
+
+    answers_citing: Mapping[str, Metric]
+    """Per competitor: answers citing at least one of its sources / answers in scope."""
+    sources_by_owner: Mapping[str, Metric]
+    """Per owner (``official``, ``competitor:NAME``…, ``third_party``, ``unknown``): cited pairs / cited pairs."""
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON form: every metric ``{"value", "numerator", "denominator"}`` (plus ``ci`` when computed)."""
+        return {
+            "answers_citing": {name: m.to_dict() for name, m in self.answers_citing.items()},
+            "sources_by_owner": {owner: m.to_dict() for owner, m in self.sources_by_owner.items()},
+        }
+
+
+class _Owners:
+    """Which owner a source belongs to: official first, then the first competitor that claims it."""
+
+    def __init__(self, protocol: Protocol) -> None:
+        self._official = OfficialMatcher(protocol.official_domains)
+        self._competitors = [(c.name, OfficialMatcher(c.domains)) for c in protocol.competitors]
+
+    def __call__(self, source: Source) -> str:
+        url = _location(source)
+        if not url:
+            return OWNER_UNKNOWN
+        if self._official(url):
+            return OWNER_OFFICIAL
+        for name, matcher in self._competitors:
+            if matcher(url):
+                return f"competitor:{name}"
+        return OWNER_THIRD_PARTY
+
+    @property
+    def names(self) -> list[str]:
+        return [OWNER_OFFICIAL, *(f"competitor:{name}" for name, _ in self._competitors), OWNER_THIRD_PARTY]
+
+
+def competitor_share(audit: Audit, *, ci: CiSettings | None = None) -> CompetitorShare:
+    """Share of answers citing each declared competitor, and of cited sources by owner.
+
+    An answer cites a source as for the official-domain rate (cited citations and edge sources). A source's
+    owner is ``official`` when it matches the brand's official presences (that wins over a competitor's domain),
+    else the first competitor whose domains match, else ``third_party``; ``unknown`` when it has no URL.
+    """
+    owners = _Owners(audit.protocol)
+    sources = {s.key: s for s in audit.sources}
+    edges = _edges_by_answer(audit)
+    answer_units: dict[str, list[tuple[str, bool]]] = {c.name: [] for c in audit.protocol.competitors}
+    pair_owners: list[tuple[str, str]] = []
+    for answer in audit.answers:
+        owned = {owners(sources[key]) for key in cited_keys(answer, edges.get(answer.id, ()))}
+        for key in sorted(cited_keys(answer, edges.get(answer.id, ()))):
+            pair_owners.append((answer.question_id, owners(sources[key])))
+        for name, units in answer_units.items():
+            units.append((answer.question_id, f"competitor:{name}" in owned))
+    names = owners.names
+    if any(owner == OWNER_UNKNOWN for _, owner in pair_owners):
+        names.append(OWNER_UNKNOWN)
+    return CompetitorShare(
+        answers_citing={name: _metric(units, ci) for name, units in answer_units.items()},
+        sources_by_owner={owner: _metric([(q, found == owner) for q, found in pair_owners], ci) for owner in names},
+    )
+
+
+# --- mentions beside citations -----------------------------------------------------------------------------------
+
+
+def _name_pattern(names: Sequence[str]) -> re.Pattern[str]:
+    # Whole words only ("Brand" is not in "Brandt"), any case, longest name first so an alias that extends the
+    # name wins the match.
+    alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    return re.compile(rf"(?<!\w)(?:{alternatives})(?!\w)", re.IGNORECASE)
+
+
+def names_in(text: str, names: Sequence[str]) -> bool:
+    """True when ``text`` names any of ``names`` as a whole word, in any case."""
+    return bool(names) and _name_pattern(names).search(text) is not None
+
+
+@dataclass(frozen=True, slots=True)
+class NameMentions:
+    """How often answers name one brand or competitor, beside how often they cite it."""
+
+    mention_rate: Metric
+    """Answers whose text names it (name or alias) / answers in scope."""
+    citation_rate: Metric
+    """Answers citing at least one of its sources / answers in scope (for the brand: the official rate)."""
+    mentioned_not_cited: int
+    """Answers that name it without citing any of its sources."""
+    cited_not_mentioned: int
+    """Answers that cite one of its sources without naming it."""
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON form."""
+        return {
+            "mention_rate": self.mention_rate.to_dict(),
+            "citation_rate": self.citation_rate.to_dict(),
+            "mentioned_not_cited": self.mentioned_not_cited,
+            "cited_not_mentioned": self.cited_not_mentioned,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Mentions:
+    """Mentions of the brand and of each competitor, beside their citations."""
+
+    brand: NameMentions | None
+    """The brand (``None`` when the protocol declares no brand names)."""
+    competitors: Mapping[str, NameMentions] = field(default_factory=dict)
+    """Each declared competitor, by name."""
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON form."""
+        return {
+            "brand": None if self.brand is None else self.brand.to_dict(),
+            "competitors": {name: m.to_dict() for name, m in self.competitors.items()},
+        }
+
+
+def _name_mentions(
+    answers: Sequence[Answer], names: Sequence[str], cites: Callable[[Answer], bool], ci: CiSettings | None
+) -> NameMentions:
+    pattern = _name_pattern(names)
+    named = [pattern.search(a.text) is not None for a in answers]
+    cited = [cites(a) for a in answers]
+    return NameMentions(
+        mention_rate=_metric([(a.question_id, n) for a, n in zip(answers, named, strict=True)], ci),
+        citation_rate=_metric([(a.question_id, c) for a, c in zip(answers, cited, strict=True)], ci),
+        mentioned_not_cited=sum(n and not c for n, c in zip(named, cited, strict=True)),
+        cited_not_mentioned=sum(c and not n for n, c in zip(named, cited, strict=True)),
+    )
+
+
+def _cites_owner(owned_by: Mapping[str, set[str]], owner: str) -> Callable[[Answer], bool]:
+    return lambda answer: owner in owned_by[answer.id]
+
+
+def mentions(audit: Audit, *, ci: CiSettings | None = None) -> Mentions:
+    """Mention rates of the brand and the competitors, each beside its citation rate.
+
+    The brand's citation rate is the official-domain rate, computed the same way (cited citations and edges).
+    """
+    owners = _Owners(audit.protocol)
+    sources = {s.key: s for s in audit.sources}
+    edges = _edges_by_answer(audit)
+    owned_by = {a.id: {owners(sources[key]) for key in cited_keys(a, edges.get(a.id, ()))} for a in audit.answers}
+    answers = list(audit.answers)
+    brand = audit.protocol.brand
+    return Mentions(
+        brand=None
+        if brand is None
+        else _name_mentions(answers, brand.names, _cites_owner(owned_by, OWNER_OFFICIAL), ci),
+        competitors={
+            c.name: _name_mentions(answers, c.names, _cites_owner(owned_by, f"competitor:{c.name}"), ci)
+            for c in audit.protocol.competitors
+        },
+    )
+
+
+# --- retrieved but not cited -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievedNotCited:
+    """Answers whose engine retrieved an official page and did not cite it.
+
+    Notes: the denominator is the answers whose engine reports retrieved sources (at least one ``retrieved``
+    citation); answers without such a list are counted in ``not_reported`` and in no rate.
+    """
+
+    rate: Metric
+    """Answers that retrieved an official page without citing it / answers reporting retrieved sources."""
+    retrieved_official: int
+    """Answers reporting retrieved sources that retrieved at least one official page."""
+    not_reported: int
+    """Answers whose engine reports no retrieved sources."""
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON form."""
+        return {
+            "rate": self.rate.to_dict(),
+            "retrieved_official": self.retrieved_official,
+            "not_reported": self.not_reported,
+        }
+
+
+def retrieved_not_cited(audit: Audit, *, ci: CiSettings | None = None) -> RetrievedNotCited:
+    """The rate of answers that retrieved an official page without citing that page."""
+    official = OfficialMatcher(audit.protocol.official_domains)
+    sources = {s.key: s for s in audit.sources}
+    edges = _edges_by_answer(audit)
+    units: list[tuple[str, bool]] = []
+    retrieved_official = not_reported = 0
+    for answer in audit.answers:
+        retrieved = {
+            c.source_key for c in answer.citations if c.kind is CitationKind.RETRIEVED and c.source_key is not None
+        }
+        if not retrieved:
+            not_reported += 1
+            continue
+        official_pages = {key for key in retrieved if official(_location(sources[key]))}
+        retrieved_official += bool(official_pages)
+        units.append((answer.question_id, bool(official_pages - cited_keys(answer, edges.get(answer.id, ())))))
+    return RetrievedNotCited(_metric(units, ci), retrieved_official, not_reported)
+
+
+# --- entity confusion --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class EntityCase:
+    """One edge whose reviewed passage is about another model than the claim."""
+
+    claim_id: str
+    """The claim."""
+    source_key: str
+    """The cited source."""
+    claim_identifier: str
+    """The identifier the claim names."""
+    passage_identifier: str
+    """The other identifier the passage names instead."""
+    passage: str
+    """The reviewed passage."""
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON form."""
+        return {
+            "claim_id": self.claim_id,
+            "source_key": self.source_key,
+            "claim_identifier": self.claim_identifier,
+            "passage_identifier": self.passage_identifier,
+            "passage": self.passage,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class EntityConfusion:
+    """Edges whose passage is about another model identifier than the claim's.
+
+    Notes: the denominator is every edge whose claim names a model identifier; edges without a final label or
+    without a reviewed passage stay in it (as unknown edges stay in precision) and are counted apart.
+    """
+
+    rate: Metric
+    """Confused edges / edges whose claim names an identifier."""
+    pending: int
+    """Edges in the denominator without a final label (cannot be confirmed yet)."""
+    without_passage: int
+    """Labelled edges in the denominator whose human judgements quote no passage (nothing to compare)."""
+    cases: tuple[EntityCase, ...] = ()
+    """The confused edges."""
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON form."""
+        return {
+            "rate": self.rate.to_dict(),
+            "pending": self.pending,
+            "without_passage": self.without_passage,
+            "cases": [case.to_dict() for case in self.cases],
+        }
+
+
+def _reviewed_passage(edge: Edge) -> str | None:
+    """The passage of the latest human judgement that quotes one."""
+    human = [j for j in edge.judgements if j.origin is Origin.HUMAN and j.passage]
+    if not human:
+        return None
+    return sorted(human, key=lambda j: j.created_at or "")[-1].passage
+
+
+def entity_confusion(audit: Audit, check: IdentifierCheck, *, ci: CiSettings | None = None) -> EntityConfusion:
+    """Entity confusion rate: an edge is confused when its final label is not ``supported`` and its reviewed
+    passage names only another identifier of the claim's model family (the consistency checks' identifier
+    finding, confirmed by the review)."""
+    claims = {c.id: c for c in audit.claims}
+    question_of = {a.id: a.question_id for a in audit.answers}
+    units: list[tuple[str, bool]] = []
+    cases: list[EntityCase] = []
+    pending = without_passage = 0
+    for edge in audit.edges:
+        claim = claims[edge.claim_id]
+        text = claim.text if claim.entity is None or claim.entity in claim.text else f"{claim.entity}: {claim.text}"
+        named, _ = check(text, "")
+        if not named:
+            continue
+        question = question_of[claim.answer_id]
+        label = edge.final_label
+        passage = _reviewed_passage(edge)
+        if label is None:
+            pending += 1
+        elif passage is None:
+            without_passage += 1
+        confused = None
+        if label is not None and label is not Label.SUPPORTED and passage is not None:
+            confused = check(text, passage)[1]
+        if confused is not None and passage is not None:
+            cases.append(EntityCase(claim.id, edge.source_key, confused[0], confused[1], passage))
+        units.append((question, confused is not None))
+    return EntityConfusion(_metric(units, ci), pending, without_passage, tuple(cases))
+
+
+# --- version drift -----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PageSnapshot:
+    """One reading of a page, as the audit knows it."""
+
+    source_key: str
+    """The source read."""
+    fetched_at: str
+    """When it was read (ISO-8601)."""
+    content_sha256: str
+    """Hash of what was read: a different hash is a different revision."""
+    page_date: str | None = None
+    """The page's own update (else publication) date, when it states one."""
+
+
+@dataclass(frozen=True, slots=True)
+class StaleSnapshot:
+    """A cited official page judged on a snapshot older than the newest revision the audit knows."""
+
+    source_key: str
+    """The page."""
+    judged_fetched_at: str
+    """When the snapshot the reviewers read was taken."""
+    judged_page_date: str | None
+    """That snapshot's own date."""
+    newest_fetched_at: str
+    """When the newest revision was taken."""
+    newest_page_date: str | None
+    """The newest revision's own date."""
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON form."""
+        return {
+            "source_key": self.source_key,
+            "judged": {"fetched_at": self.judged_fetched_at, "page_date": self.judged_page_date},
+            "newest": {"fetched_at": self.newest_fetched_at, "page_date": self.newest_page_date},
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ChangedAfterCollection:
+    """An official page an answer cites that changed after the answer was collected."""
+
+    answer_id: str
+    """The answer."""
+    source_key: str
+    """The page."""
+    collected_at: str
+    """When the answer was collected."""
+    changed_at: str
+    """When the change is first seen: the page's own date when it is later than the collection, else when a
+    snapshot with other content was taken."""
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON form."""
+        return {
+            "answer_id": self.answer_id,
+            "source_key": self.source_key,
+            "collected_at": self.collected_at,
+            "changed_at": self.changed_at,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class VersionDrift:
+    """Official pages whose evidence may be out of date.
+
+    Notes: ``stale`` is counted over the cited official pages with a human judgement and a snapshot
+    (``judged_pages``); ``changed_after_collection`` over the (answer, cited official page) pairs whose answer
+    has a collection date and whose page has a snapshot (``dated_pairs``); pairs without are ``undated_pairs``.
+    """
+
+    judged_pages: int
+    """Cited official pages with a snapshot and at least one human judgement of an edge to them."""
+    stale: tuple[StaleSnapshot, ...]
+    """Of those, the ones whose judged snapshot is older than a later revision."""
+    dated_pairs: int
+    """(answer, cited official page) pairs with a collection date and a snapshot."""
+    undated_pairs: int
+    """(answer, cited official page) pairs without a collection date or without a snapshot."""
+    changed_after_collection: tuple[ChangedAfterCollection, ...]
+    """Of the dated pairs, those whose page changed after the answer was collected."""
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON form: counts over their denominators, and every case with both dates."""
+        return {
+            "stale": {
+                "value": len(self.stale) / self.judged_pages if self.judged_pages else None,
+                "numerator": len(self.stale),
+                "denominator": self.judged_pages,
+                "cases": [case.to_dict() for case in self.stale],
+            },
+            "changed_after_collection": {
+                "value": len(self.changed_after_collection) / self.dated_pairs if self.dated_pairs else None,
+                "numerator": len(self.changed_after_collection),
+                "denominator": self.dated_pairs,
+                "undated": self.undated_pairs,
+                "cases": [case.to_dict() for case in self.changed_after_collection],
+            },
+        }
+
+
+def _day(value: str) -> str:
+    """The comparable prefix of an ISO date or time (dates compare to times by their day)."""
+    return value[:10]
+
+
+def version_drift(audit: Audit, snapshots: Iterable[PageSnapshot]) -> VersionDrift:
+    """Stale judged snapshots and pages changed after collection, for the official pages the answers cite.
+
+    The judged snapshot of a page is the newest one taken no later than the latest human judgement of an edge to
+    it (the page the reviewers could read); it is stale when a later snapshot has other content. A page changed
+    after an answer was collected when its own date is later than the collection day, or when a snapshot taken
+    after the collection has other content than the newest one taken before it.
+    """
+    official = OfficialMatcher(audit.protocol.official_domains)
+    sources = {s.key: s for s in audit.sources}
+    history: dict[str, list[PageSnapshot]] = {}
+    for snapshot in snapshots:
+        history.setdefault(snapshot.source_key, []).append(snapshot)
+    for readings in history.values():
+        readings.sort(key=lambda s: s.fetched_at)
+    runs = {r.id: r for r in audit.runs}
+    edges = _edges_by_answer(audit)
+    judged_at: dict[str, str] = {}
+    for edge in audit.edges:
+        for judgement in edge.judgements:
+            if judgement.origin is Origin.HUMAN and judgement.created_at:
+                judged_at[edge.source_key] = max(judged_at.get(edge.source_key, ""), judgement.created_at)
+
+    cited_official: dict[str, list[Answer]] = {}
+    for answer in audit.answers:
+        for key in sorted(cited_keys(answer, edges.get(answer.id, ()))):
+            if official(_location(sources[key])):
+                cited_official.setdefault(key, []).append(answer)
+
+    stale: list[StaleSnapshot] = []
+    judged_pages = 0
+    for key in sorted(cited_official):
+        readings = history.get(key, [])
+        if key not in judged_at or not readings:
+            continue
+        judged_pages += 1
+        before = [s for s in readings if s.fetched_at <= judged_at[key]] or readings[:1]
+        judged, newest = before[-1], readings[-1]
+        if newest.content_sha256 != judged.content_sha256 and newest.fetched_at > judged.fetched_at:
+            stale.append(StaleSnapshot(key, judged.fetched_at, judged.page_date, newest.fetched_at, newest.page_date))
+
+    changed: list[ChangedAfterCollection] = []
+    dated = undated = 0
+    for key in sorted(cited_official):
+        readings = history.get(key, [])
+        for answer in cited_official[key]:
+            run = runs.get(answer.run_id)
+            collected = run.collected_at if run else None
+            if not collected or not readings:
+                undated += 1
+                continue
+            dated += 1
+            when = _changed_after(readings, collected)
+            if when is not None:
+                changed.append(ChangedAfterCollection(answer.id, key, collected, when))
+    return VersionDrift(judged_pages, tuple(stale), dated, undated, tuple(changed))
+
+
+def _changed_after(readings: Sequence[PageSnapshot], collected: str) -> str | None:
+    page_dates = [s.page_date for s in readings if s.page_date and _day(s.page_date) > _day(collected)]
+    if page_dates:
+        return min(page_dates)
+    before = [s for s in readings if _day(s.fetched_at) <= _day(collected)]
+    if not before:
+        return None
+    reference = before[-1].content_sha256
+    later = [s for s in readings if _day(s.fetched_at) > _day(collected) and s.content_sha256 != reference]
+    return later[0].fetched_at if later else None
+
+
+# --- one scope ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class BrandScope:
+    """The figures of one scope (the whole audit or one group), each under its own JSON key."""
+
+    competitor_share: CompetitorShare
+    """Citation share by owner and answers citing each competitor."""
+    mentions: Mentions
+    """Mention rates beside citation rates."""
+    retrieved_not_cited: RetrievedNotCited
+    """Official pages retrieved but not cited."""
+    entity_confusion: EntityConfusion
+    """Edges whose passage is about another model."""
+
+    def to_dict(self) -> dict[str, object]:
+        """The keys added beside precision, coverage and the official rate."""
+        return {
+            "competitor_share": self.competitor_share.to_dict(),
+            "mentions": self.mentions.to_dict(),
+            "retrieved_not_cited": self.retrieved_not_cited.to_dict(),
+            "entity_confusion": self.entity_confusion.to_dict(),
+        }
+
+
+def brand_scope(audit: Audit, check: IdentifierCheck, *, ci: CiSettings | None = None) -> BrandScope:
+    """Every per-scope figure of this module for ``audit`` (already restricted to the scope)."""
+    return BrandScope(
+        competitor_share=competitor_share(audit, ci=ci),
+        mentions=mentions(audit, ci=ci),
+        retrieved_not_cited=retrieved_not_cited(audit, ci=ci),
+        entity_confusion=entity_confusion(audit, check, ci=ci),
+    )
+
+
+def by_answer_groups(audit: Audit, by: Sequence[str]) -> list[tuple[tuple[tuple[str, str | None], ...], Audit]]:
+    """The audit split by answer dimensions, groups sorted by their values (``None`` first) as scores are.
+
+    An answer's value is read as scoring reads it: the answer's own, else its run's (or question's locale)."""
+    runs = {r.id: r for r in audit.runs}
+    locales = {q.id: q.locale for q in audit.protocol.questions}
+    groups: dict[tuple[str | None, ...], list[Answer]] = {}
+    for answer in audit.answers:
+        run = runs.get(answer.run_id)
+        values: dict[str, str | None] = {
+            "platform": answer.platform or (run.platform if run else None),
+            "run": answer.run_id,
+            "question": answer.question_id,
+            "model": answer.model or (run.model if run else None),
+            "locale": answer.locale or locales[answer.question_id],
+            "sample": str(run.sample) if run and run.sample is not None else None,
+        }
+        groups.setdefault(tuple(values[name] for name in by), []).append(answer)
+    ordered = sorted(groups, key=lambda k: tuple((v is not None, v or "") for v in k))
+    return [(tuple(zip(by, key, strict=True)), _restricted(audit, groups[key])) for key in ordered]
+
+
+def _restricted(audit: Audit, answers: Sequence[Answer]) -> Audit:
+    answer_ids = {a.id for a in answers}
+    claims = tuple(c for c in audit.claims if c.answer_id in answer_ids)
+    claim_ids = {c.id for c in claims}
+    return replace(
+        audit,
+        answers=tuple(answers),
+        claims=claims,
+        edges=tuple(e for e in audit.edges if e.claim_id in claim_ids),
+        evidence_groups=tuple(g for g in audit.evidence_groups if g.claim_id in claim_ids),
+    )
+
+
+def snapshots_of_audit(audit: Audit) -> list[PageSnapshot]:
+    """The one snapshot an audit file records per source (``fetched_at`` and ``content_hash``), where it has one."""
+    return [
+        PageSnapshot(s.key, s.fetched_at, s.content_hash)
+        for s in audit.sources
+        if s.fetched_at is not None and s.content_hash is not None
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class BrandFigures:
+    """Everything this module reports for a scored scope: per scope, per platform, and the drift listing."""
+
+    overall: BrandScope
+    """The whole scope."""
+    groups: tuple[tuple[tuple[tuple[str, str | None], ...], BrandScope], ...]
+    """Per group of the score (same dimension values, same order)."""
+    retrieved_by_platform: tuple[tuple[str | None, RetrievedNotCited], ...]
+    """Retrieved but not cited, per platform."""
+    version_drift: VersionDrift
+    """Stale judged snapshots and pages changed after collection."""
+
+    def to_dict(self) -> dict[str, object]:
+        """The top-level keys (the whole scope); :meth:`group_dict` gives a group's."""
+        body = self.overall.to_dict()
+        retrieved = dict(self.overall.retrieved_not_cited.to_dict())
+        retrieved["by_platform"] = [
+            {"platform": platform, **figure.to_dict()} for platform, figure in self.retrieved_by_platform
+        ]
+        body["retrieved_not_cited"] = retrieved
+        body["version_drift"] = self.version_drift.to_dict()
+        return body
+
+    def group_dict(self, by: Mapping[str, str | None]) -> dict[str, object]:
+        """The per-scope keys of the group with dimension values ``by`` (empty when there is no such group)."""
+        for key, scope in self.groups:
+            if dict(key) == dict(by):
+                return scope.to_dict()
+        return {}
+
+
+def brand_figures(
+    audit: Audit,
+    check: IdentifierCheck,
+    *,
+    snapshots: Iterable[PageSnapshot] | None = None,
+    by: Sequence[str] = (),
+    ci: CiSettings | None = None,
+) -> BrandFigures:
+    """Every figure of this module for ``audit`` (already restricted to the scope), grouped like the score.
+
+    ``snapshots`` is the page history (a database's fetches); by default the one snapshot per source the audit
+    records."""
+    history = snapshots_of_audit(audit) if snapshots is None else list(snapshots)
+    return BrandFigures(
+        overall=brand_scope(audit, check, ci=ci),
+        groups=tuple((key, brand_scope(part, check, ci=ci)) for key, part in by_answer_groups(audit, by)) if by else (),
+        retrieved_by_platform=tuple(
+            (key[0][1], retrieved_not_cited(part, ci=ci)) for key, part in by_answer_groups(audit, ("platform",))
+        ),
+        version_drift=version_drift(audit, history),
+    )
