@@ -19,6 +19,7 @@ from citeaudit.brand_metrics import BrandFigures, brand_figures
 from citeaudit.checks import model_confusion
 from citeaudit.errors import InputError, InvalidValue
 from citeaudit.ingest import read_file
+from citeaudit.misattribution import MisattributionReport, misattribution
 from citeaudit.model import Audit, Protocol
 from citeaudit.protocol import disclosure, fingerprint
 from citeaudit.report.formats import result_json
@@ -26,6 +27,7 @@ from citeaudit.results import ScoreResult
 from citeaudit.scope import Scope, select_audit
 from citeaudit.scoring import IntervalSettings, score, score_columns
 from citeaudit.store import Store
+from citeaudit.store.cross_pairs import cross_pairs_of, reviews_required
 from citeaudit.store.page_history import page_snapshots
 from citeaudit.store.reading import read_audit
 from citeaudit.store.revisions import revision_warnings
@@ -37,6 +39,7 @@ __all__ = [
     "label_pairs_from_store",
     "load_label_pairs",
     "load_scope",
+    "misattribution_path",
     "score_path",
 ]
 
@@ -60,11 +63,15 @@ class ScoredPath:
     brand: BrandFigures | None = None
     """Competitor share, mentions, retrieved-not-cited, entity confusion and version drift, each under its own
     key (never part of precision, coverage or the official rate)."""
+    misattribution: MisattributionReport | None = None
+    """Claims at risk supported by another source of the audit (cross pairs); never part of any edge count."""
 
     def to_json(self) -> str:
         """The JSON ``citeaudit score --format json`` prints: the result, failures, warnings, disclosure, and the
         brand figures under their own keys (overall and per group)."""
         extra: dict[str, object] = {}
+        if self.misattribution is not None:
+            extra["misattribution"] = self.misattribution.to_dict()
         if self.brand is not None:
             extra.update(self.brand.to_dict())
             brand = self.brand
@@ -108,19 +115,39 @@ def score_path(
             brand = brand_figures(
                 whole, model_confusion, snapshots=page_snapshots(store, protocol_pk), by=by, ci=_ci(ci)
             )
+            cross = misattribution(whole, cross_pairs_of(store, protocol_pk), reviews_required=reviews_required(store))
         result = score_columns(
             columns, scoring=chosen.scoring, fingerprint=fingerprint(chosen), by=by, macro=macro, ci=ci
         )
-        return ScoredPath(result, chosen, excluded, failed, warnings, brand)
+        return ScoredPath(result, chosen, excluded, failed, warnings, brand, cross)
     audit = read_file(path).audit
     selected, excluded = select_audit(audit, scope)
     failed = len(selected.failed_answers)
     brand = brand_figures(selected, model_confusion, by=by, ci=_ci(ci))
-    return ScoredPath(score(selected, by=by, macro=macro, ci=ci), audit.protocol, excluded, failed, (), brand)
+    # An audit file carries no cross pairs: its claims at risk are counted, none is misattributed yet.
+    cross = misattribution(selected, ())
+    return ScoredPath(score(selected, by=by, macro=macro, ci=ci), audit.protocol, excluded, failed, (), brand, cross)
 
 
 def _ci(settings: IntervalSettings | None) -> tuple[float, int, int] | None:
     return None if settings is None else (settings.level, settings.resamples, settings.seed)
+
+
+def misattribution_path(
+    path: str | Path, *, scope: Scope = Scope(), protocol: str | None = None
+) -> tuple[MisattributionReport, Audit]:
+    """Misattributed claims over the claims at risk of a database (its cross pairs) or an audit file (none), with
+    the audit in scope (for the sources' URLs and titles)."""
+    if is_database(path):
+        with Store(path) as store:
+            protocol_pk = store.choose_protocol(protocol, scope)
+            chosen = store.effective_protocol(protocol_pk, scope)
+            audit = select_audit(read_audit(store.connection, chosen, protocol_pk), scope)[0]
+            pairs = cross_pairs_of(store, protocol_pk)
+            required = reviews_required(store)
+        return misattribution(audit, pairs, reviews_required=required), audit
+    audit = select_audit(read_file(path).audit, scope)[0]
+    return misattribution(audit, ()), audit
 
 
 def load_scope(path: str | Path, *, scope: Scope = Scope(), protocol: str | None = None) -> Audit:
