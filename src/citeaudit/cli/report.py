@@ -64,6 +64,7 @@ def report(
             support_note=support_note,
             comparison=comparison,
             names=(str(path), str(compare)),
+            misattribution=scored.misattribution,
         )
     )
     write_atomically(out, html.encode("utf-8"))
