@@ -34,7 +34,7 @@ from citeaudit.protocol import differing_components, fingerprint
 from citeaudit.scoring import score
 from citeaudit.sources.records import Document, FetchOutcome, Hop
 from citeaudit.store import Store
-from citeaudit.store.page_history import page_snapshots
+from citeaudit.store.brand_input import page_snapshots
 from citeaudit.store.resolution import record_fetch, source_pk_of
 
 REPO = Path(__file__).resolve().parent.parent

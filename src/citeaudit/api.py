@@ -15,7 +15,7 @@ from citeaudit.agreement import (
     pairs_from_audit,
     raters_of_audit,
 )
-from citeaudit.brand_metrics import BrandFigures, brand_figures
+from citeaudit.brand_metrics import BrandFigures, EdgeOutcome, brand_figures
 from citeaudit.checks import model_confusion
 from citeaudit.errors import InputError, InvalidValue
 from citeaudit.ingest import read_file
@@ -27,9 +27,8 @@ from citeaudit.results import ScoreResult
 from citeaudit.scope import Scope, select_audit
 from citeaudit.scoring import IntervalSettings, score, score_columns
 from citeaudit.store import Store
+from citeaudit.store.brand_input import page_snapshots, read_outcomes
 from citeaudit.store.cross_pairs import cross_pairs_of, reviews_required
-from citeaudit.store.page_history import page_snapshots
-from citeaudit.store.reading import read_audit
 from citeaudit.store.revisions import revision_warnings
 
 __all__ = [
@@ -102,8 +101,10 @@ def score_path(
     macro: bool = False,
     protocol: str | None = None,
     ci: IntervalSettings | None = None,
+    figures: bool = True,
 ) -> ScoredPath:
-    """Score an audit file or a database within ``scope``."""
+    """Score an audit file or a database within ``scope``; with ``figures``, also the brand figures and
+    misattribution (each under its own key, never mixed into the scores)."""
     if is_database(path):
         with Store(path) as store:
             protocol_pk = store.choose_protocol(protocol, scope)
@@ -111,11 +112,13 @@ def score_path(
             failed = store.failed_answers(protocol_pk, scope)
             in_scope = {str(run) for run in columns.answer_dims["run"]}
             warnings = tuple(revision_warnings(store, protocol_pk, in_scope))
-            whole = select_audit(read_audit(store.connection, chosen, protocol_pk), scope)[0]
-            brand = brand_figures(
-                whole, model_confusion, snapshots=page_snapshots(store, protocol_pk), by=by, ci=_ci(ci)
-            )
-            cross = misattribution(whole, cross_pairs_of(store, protocol_pk), reviews_required=reviews_required(store))
+            brand = cross = None
+            if figures:
+                whole, outcomes = _outcomes_in_scope(store, chosen, protocol_pk, scope)
+                snapshots = page_snapshots(store, protocol_pk)
+                brand = brand_figures(whole, model_confusion, edges=outcomes, snapshots=snapshots, by=by, ci=_ci(ci))
+                pairs = cross_pairs_of(store, protocol_pk)
+                cross = misattribution(whole, pairs, edges=outcomes, reviews_required=reviews_required(store))
         result = score_columns(
             columns, scoring=chosen.scoring, fingerprint=fingerprint(chosen), by=by, macro=macro, ci=ci
         )
@@ -123,10 +126,20 @@ def score_path(
     audit = read_file(path).audit
     selected, excluded = select_audit(audit, scope)
     failed = len(selected.failed_answers)
-    brand = brand_figures(selected, model_confusion, by=by, ci=_ci(ci))
+    brand = brand_figures(selected, model_confusion, by=by, ci=_ci(ci)) if figures else None
     # An audit file carries no cross pairs: its claims at risk are counted, none is misattributed yet.
-    cross = misattribution(selected, ())
+    cross = misattribution(selected, ()) if figures else None
     return ScoredPath(score(selected, by=by, macro=macro, ci=ci), audit.protocol, excluded, failed, (), brand, cross)
+
+
+def _outcomes_in_scope(
+    store: Store, protocol: Protocol, protocol_pk: int, scope: Scope
+) -> tuple[Audit, list[EdgeOutcome]]:
+    """The audit in scope without its edges, and the outcomes of the edges of its claims."""
+    audit, outcomes = read_outcomes(store, protocol, protocol_pk)
+    selected = select_audit(audit, scope)[0]
+    claims = {c.id for c in selected.claims}
+    return selected, [e for e in outcomes if e.claim_id in claims]
 
 
 def _ci(settings: IntervalSettings | None) -> tuple[float, int, int] | None:
@@ -142,10 +155,10 @@ def misattribution_path(
         with Store(path) as store:
             protocol_pk = store.choose_protocol(protocol, scope)
             chosen = store.effective_protocol(protocol_pk, scope)
-            audit = select_audit(read_audit(store.connection, chosen, protocol_pk), scope)[0]
+            audit, outcomes = _outcomes_in_scope(store, chosen, protocol_pk, scope)
             pairs = cross_pairs_of(store, protocol_pk)
             required = reviews_required(store)
-        return misattribution(audit, pairs, reviews_required=required), audit
+        return misattribution(audit, pairs, edges=outcomes, reviews_required=required), audit
     audit = select_audit(read_file(path).audit, scope)[0]
     return misattribution(audit, ()), audit
 

@@ -1,9 +1,10 @@
 """What trackers count and precision cannot show, with the same explicit denominators: competitor citation share,
 mentions beside citations, official pages retrieved but not cited, entity confusion and version drift.
 
-Pure functions over an :class:`Audit` (and, for version drift, the snapshot history of its pages); no I/O. None of
-these figures enters precision, coverage or the official-domain rate: each has its own result type and its own
-key in the JSON.
+Pure functions over an :class:`Audit` and the outcome of each edge (:class:`EdgeOutcome`: final label, reviewed
+passage; a database gives them under its review policy without loading every judgement) and, for version drift,
+the snapshot history of its pages; no I/O. None of these figures enters precision, coverage or the official-domain
+rate: each has its own result type and its own key in the JSON.
 
 Notes: every :class:`Metric` here is undefined exactly when its denominator is 0, and its value is then ``None``.
 """
@@ -11,12 +12,14 @@ Notes: every :class:`Metric` here is undefined exactly when its denominator is 0
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
-from citeaudit.model import Answer, Audit, CitationKind, Edge, Label, Origin, Protocol, Source
+from citeaudit.model import Answer, Audit, CitationKind, Claim, Edge, Label, Origin, Protocol, Source, review_outcome
 from citeaudit.results import Metric
 from citeaudit.sources.urls import OfficialMatcher
 from citeaudit.stats import cluster_bootstrap_ratio
@@ -29,6 +32,7 @@ __all__ = [
     "BrandScope",
     "ChangedAfterCollection",
     "CompetitorShare",
+    "EdgeOutcome",
     "EntityCase",
     "EntityConfusion",
     "IdentifierCheck",
@@ -39,10 +43,9 @@ __all__ = [
     "StaleSnapshot",
     "VersionDrift",
     "brand_figures",
-    "brand_scope",
-    "by_answer_groups",
     "cited_keys",
     "competitor_share",
+    "edge_outcomes",
     "entity_confusion",
     "mentions",
     "names_in",
@@ -67,38 +70,104 @@ CiSettings = tuple[float, int, int]
 
 
 def _metric(units: Sequence[tuple[str, bool]], ci: CiSettings | None) -> Metric:
-    """A proportion over units ``(question id, counts)``, with a cluster-bootstrap interval over questions."""
-    hits = sum(1 for _, hit in units if hit)
+    """A proportion over units ``(question id, hit)``, with a cluster-bootstrap interval over questions."""
     if ci is None:
-        return Metric(hits, len(units))
-    per_question: dict[str, list[int]] = {}
+        return Metric(sum(1 for _, hit in units if hit), len(units))
+    per_question: dict[str, tuple[int, int]] = {}
     for question, hit in units:
-        counts = per_question.setdefault(question, [0, 0])
-        counts[0] += hit
-        counts[1] += 1
+        n, d = per_question.get(question, (0, 0))
+        per_question[question] = (n + hit, d + 1)
+    return _counted(per_question, ci)
+
+
+def _counted(per_question: Mapping[str, tuple[int, int]], ci: CiSettings | None) -> Metric:
+    """A proportion from per-question ``(numerator, denominator)`` counts, with its interval when asked for."""
+    hits = sum(n for n, _ in per_question.values())
+    total = sum(d for _, d in per_question.values())
+    if ci is None:
+        return Metric(hits, total)
     table = np.array(list(per_question.values()), dtype=np.float64).reshape(-1, 2)
     level, resamples, seed = ci
     interval = cluster_bootstrap_ratio(table[:, 0], table[:, 1], level=level, resamples=resamples, seed=seed)
-    return Metric(hits, len(units), interval)
+    return Metric(hits, total, interval)
 
 
 def _location(source: Source) -> str | None:
     return source.resolved_url or source.url
 
 
-def cited_keys(answer: Answer, edges_of_answer: Iterable[Edge]) -> set[str]:
+class EdgeOutcome(NamedTuple):
+    """What the figures need of one edge: its pair, its final label and what the review quoted.
+
+    A named tuple rather than a frozen dataclass: a database score builds one per edge, and a tuple is built
+    several times faster, immutable all the same."""
+
+    claim_id: str
+    """The claim."""
+    source_key: str
+    """The source."""
+    label: Label | None
+    """Final label under the review policy (``None`` while pending or disputed)."""
+    passage: str | None = None
+    """Passage quoted by the latest human judgement that quotes one."""
+    judged_at: str | None = None
+    """Time of the latest human judgement."""
+
+
+def _reviewed_passage(edge: Edge) -> str | None:
+    """The passage of the latest human judgement that quotes one."""
+    human = [j for j in edge.judgements if j.origin is Origin.HUMAN and j.passage]
+    if not human:
+        return None
+    return sorted(human, key=lambda j: j.created_at or "")[-1].passage
+
+
+def edge_outcomes(audit: Audit, reviews_required: int = 1) -> list[EdgeOutcome]:
+    """The outcome of every edge of an audit under a review policy (single review by default)."""
+    found = []
+    for edge in audit.edges:
+        times = [j.created_at for j in edge.judgements if j.origin is Origin.HUMAN and j.created_at]
+        label = review_outcome(edge.judgements, reviews_required)[1]
+        found.append(
+            EdgeOutcome(edge.claim_id, edge.source_key, label, _reviewed_passage(edge), max(times, default=None))
+        )
+    return found
+
+
+def cited_keys(answer: Answer, edges_of_answer: Iterable[EdgeOutcome]) -> set[str]:
     """Sources an answer cites: its cited citations and the sources of its claims' edges (DESIGN §6)."""
     keys = {c.source_key for c in answer.citations if c.kind is CitationKind.CITED and c.source_key is not None}
     keys |= {edge.source_key for edge in edges_of_answer}
     return keys
 
 
-def _edges_by_answer(audit: Audit) -> dict[str, list[Edge]]:
-    answer_of = {claim.id: claim.answer_id for claim in audit.claims}
-    found: dict[str, list[Edge]] = {}
-    for edge in audit.edges:
-        found.setdefault(answer_of[edge.claim_id], []).append(edge)
-    return found
+class _Frame:
+    """One pass over an audit shared by every figure and group: each source's owner, each answer's cited sources
+    and its claims' edges (owners are decided once per source, not once per citation)."""
+
+    def __init__(self, audit: Audit, edges: Sequence[EdgeOutcome] | None) -> None:
+        self.audit = audit
+        self.edges = edge_outcomes(audit) if edges is None else list(edges)
+        owners = _Owners(audit.protocol)
+        self.owner_names = owners.names
+        self.owner = {s.key: owners(s) for s in audit.sources}
+        self.sources = {s.key: s for s in audit.sources}
+        answer_of = {claim.id: claim.answer_id for claim in audit.claims}
+        self.edges_of: dict[str, list[EdgeOutcome]] = {}
+        for edge in self.edges:
+            if edge.claim_id in answer_of:
+                self.edges_of.setdefault(answer_of[edge.claim_id], []).append(edge)
+        self.cited = {a.id: cited_keys(a, self.edges_of.get(a.id, ())) for a in audit.answers}
+        self.owned = {a.id: {self.owner[key] for key in self.cited[a.id]} for a in audit.answers}
+        self._identified: dict[str, str | None] = {}
+
+    def identified(self, claim: Claim, check: IdentifierCheck) -> str | None:
+        """The claim's text (its entity prefixed when the text omits it) when it names a model identifier, else
+        ``None``; read once per claim, however many edges it has."""
+        if claim.id not in self._identified:
+            text = claim.text if claim.entity is None or claim.entity in claim.text else f"{claim.entity}: {claim.text}"
+            self._identified[claim.id] = text if check(text, "")[0] else None
+        return self._identified[claim.id]
 
 
 # --- competitor citation share ----------------------------------------------------------------------------------
@@ -148,30 +217,40 @@ class _Owners:
         return [OWNER_OFFICIAL, *(f"competitor:{name}" for name, _ in self._competitors), OWNER_THIRD_PARTY]
 
 
-def competitor_share(audit: Audit, *, ci: CiSettings | None = None) -> CompetitorShare:
+def competitor_share(
+    audit: Audit, *, edges: Sequence[EdgeOutcome] | None = None, ci: CiSettings | None = None
+) -> CompetitorShare:
     """Share of answers citing each declared competitor, and of cited sources by owner.
 
     An answer cites a source as for the official-domain rate (cited citations and edge sources). A source's
     owner is ``official`` when it matches the brand's official presences (that wins over a competitor's domain),
     else the first competitor whose domains match, else ``third_party``; ``unknown`` when it has no URL.
     """
-    owners = _Owners(audit.protocol)
-    sources = {s.key: s for s in audit.sources}
-    edges = _edges_by_answer(audit)
-    answer_units: dict[str, list[tuple[str, bool]]] = {c.name: [] for c in audit.protocol.competitors}
-    pair_owners: list[tuple[str, str]] = []
-    for answer in audit.answers:
-        owned = {owners(sources[key]) for key in cited_keys(answer, edges.get(answer.id, ()))}
-        for key in sorted(cited_keys(answer, edges.get(answer.id, ()))):
-            pair_owners.append((answer.question_id, owners(sources[key])))
+    frame = _Frame(audit, edges)
+    return _competitor_share(frame, audit.answers, ci)
+
+
+def _competitor_share(frame: _Frame, answers: Sequence[Answer], ci: CiSettings | None) -> CompetitorShare:
+    competitors = [c.name for c in frame.audit.protocol.competitors]
+    answer_units: dict[str, list[tuple[str, bool]]] = {name: [] for name in competitors}
+    # cited (answer, source) pairs per (question, owner): a count, not one row per pair
+    pairs: Counter[tuple[str, str]] = Counter()
+    for answer in answers:
+        owned = frame.owned[answer.id]
+        pairs.update((answer.question_id, frame.owner[key]) for key in frame.cited[answer.id])
         for name, units in answer_units.items():
             units.append((answer.question_id, f"competitor:{name}" in owned))
-    names = owners.names
-    if any(owner == OWNER_UNKNOWN for _, owner in pair_owners):
+    names = list(frame.owner_names)
+    if any(owner == OWNER_UNKNOWN for _, owner in pairs):
         names.append(OWNER_UNKNOWN)
+    per_question: dict[str, int] = {}
+    for (question, _), n in pairs.items():
+        per_question[question] = per_question.get(question, 0) + n
     return CompetitorShare(
         answers_citing={name: _metric(units, ci) for name, units in answer_units.items()},
-        sources_by_owner={owner: _metric([(q, found == owner) for q, found in pair_owners], ci) for owner in names},
+        sources_by_owner={
+            owner: _counted({q: (pairs[(q, owner)], n) for q, n in per_question.items()}, ci) for owner in names
+        },
     )
 
 
@@ -244,28 +323,25 @@ def _name_mentions(
     )
 
 
-def _cites_owner(owned_by: Mapping[str, set[str]], owner: str) -> Callable[[Answer], bool]:
-    return lambda answer: owner in owned_by[answer.id]
-
-
-def mentions(audit: Audit, *, ci: CiSettings | None = None) -> Mentions:
+def mentions(audit: Audit, *, edges: Sequence[EdgeOutcome] | None = None, ci: CiSettings | None = None) -> Mentions:
     """Mention rates of the brand and the competitors, each beside its citation rate.
 
     The brand's citation rate is the official-domain rate, computed the same way (cited citations and edges).
     """
-    owners = _Owners(audit.protocol)
-    sources = {s.key: s for s in audit.sources}
-    edges = _edges_by_answer(audit)
-    owned_by = {a.id: {owners(sources[key]) for key in cited_keys(a, edges.get(a.id, ()))} for a in audit.answers}
-    answers = list(audit.answers)
-    brand = audit.protocol.brand
+    return _mentions(_Frame(audit, edges), audit.answers, ci)
+
+
+def _mentions(frame: _Frame, answers: Sequence[Answer], ci: CiSettings | None) -> Mentions:
+    brand = frame.audit.protocol.brand
+
+    def cites(owner: str) -> Callable[[Answer], bool]:
+        return lambda answer: owner in frame.owned[answer.id]
+
     return Mentions(
-        brand=None
-        if brand is None
-        else _name_mentions(answers, brand.names, _cites_owner(owned_by, OWNER_OFFICIAL), ci),
+        brand=None if brand is None else _name_mentions(answers, brand.names, cites(OWNER_OFFICIAL), ci),
         competitors={
-            c.name: _name_mentions(answers, c.names, _cites_owner(owned_by, f"competitor:{c.name}"), ci)
-            for c in audit.protocol.competitors
+            c.name: _name_mentions(answers, c.names, cites(f"competitor:{c.name}"), ci)
+            for c in frame.audit.protocol.competitors
         },
     )
 
@@ -297,23 +373,26 @@ class RetrievedNotCited:
         }
 
 
-def retrieved_not_cited(audit: Audit, *, ci: CiSettings | None = None) -> RetrievedNotCited:
+def retrieved_not_cited(
+    audit: Audit, *, edges: Sequence[EdgeOutcome] | None = None, ci: CiSettings | None = None
+) -> RetrievedNotCited:
     """The rate of answers that retrieved an official page without citing that page."""
-    official = OfficialMatcher(audit.protocol.official_domains)
-    sources = {s.key: s for s in audit.sources}
-    edges = _edges_by_answer(audit)
+    return _retrieved_not_cited(_Frame(audit, edges), audit.answers, ci)
+
+
+def _retrieved_not_cited(frame: _Frame, answers: Sequence[Answer], ci: CiSettings | None) -> RetrievedNotCited:
     units: list[tuple[str, bool]] = []
     retrieved_official = not_reported = 0
-    for answer in audit.answers:
+    for answer in answers:
         retrieved = {
             c.source_key for c in answer.citations if c.kind is CitationKind.RETRIEVED and c.source_key is not None
         }
         if not retrieved:
             not_reported += 1
             continue
-        official_pages = {key for key in retrieved if official(_location(sources[key]))}
+        official_pages = {key for key in retrieved if frame.owner[key] == OWNER_OFFICIAL}
         retrieved_official += bool(official_pages)
-        units.append((answer.question_id, bool(official_pages - cited_keys(answer, edges.get(answer.id, ())))))
+        units.append((answer.question_id, bool(official_pages - frame.cited[answer.id])))
     return RetrievedNotCited(_metric(units, ci), retrieved_official, not_reported)
 
 
@@ -373,42 +452,37 @@ class EntityConfusion:
         }
 
 
-def _reviewed_passage(edge: Edge) -> str | None:
-    """The passage of the latest human judgement that quotes one."""
-    human = [j for j in edge.judgements if j.origin is Origin.HUMAN and j.passage]
-    if not human:
-        return None
-    return sorted(human, key=lambda j: j.created_at or "")[-1].passage
-
-
-def entity_confusion(audit: Audit, check: IdentifierCheck, *, ci: CiSettings | None = None) -> EntityConfusion:
+def entity_confusion(
+    audit: Audit, check: IdentifierCheck, *, edges: Sequence[EdgeOutcome] | None = None, ci: CiSettings | None = None
+) -> EntityConfusion:
     """Entity confusion rate: an edge is confused when its final label is not ``supported`` and its reviewed
     passage names only another identifier of the claim's model family (the consistency checks' identifier
     finding, confirmed by the review)."""
-    claims = {c.id: c for c in audit.claims}
-    question_of = {a.id: a.question_id for a in audit.answers}
+    return _entity_confusion(_Frame(audit, edges), audit.answers, check, ci)
+
+
+def _entity_confusion(
+    frame: _Frame, answers: Sequence[Answer], check: IdentifierCheck, ci: CiSettings | None
+) -> EntityConfusion:
+    claims = {c.id: c for c in frame.audit.claims}
     units: list[tuple[str, bool]] = []
     cases: list[EntityCase] = []
     pending = without_passage = 0
-    for edge in audit.edges:
-        claim = claims[edge.claim_id]
-        text = claim.text if claim.entity is None or claim.entity in claim.text else f"{claim.entity}: {claim.text}"
-        named, _ = check(text, "")
-        if not named:
-            continue
-        question = question_of[claim.answer_id]
-        label = edge.final_label
-        passage = _reviewed_passage(edge)
-        if label is None:
-            pending += 1
-        elif passage is None:
-            without_passage += 1
-        confused = None
-        if label is not None and label is not Label.SUPPORTED and passage is not None:
-            confused = check(text, passage)[1]
-        if confused is not None and passage is not None:
-            cases.append(EntityCase(claim.id, edge.source_key, confused[0], confused[1], passage))
-        units.append((question, confused is not None))
+    for answer in answers:
+        for edge in frame.edges_of.get(answer.id, ()):
+            text = frame.identified(claims[edge.claim_id], check)
+            if text is None:
+                continue
+            if edge.label is None:
+                pending += 1
+            elif edge.passage is None:
+                without_passage += 1
+            confused = None
+            if edge.label is not None and edge.label is not Label.SUPPORTED and edge.passage is not None:
+                confused = check(text, edge.passage)[1]
+            if confused is not None and edge.passage is not None:
+                cases.append(EntityCase(edge.claim_id, edge.source_key, confused[0], confused[1], edge.passage))
+            units.append((answer.question_id, confused is not None))
     return EntityConfusion(_metric(units, ci), pending, without_passage, tuple(cases))
 
 
@@ -521,7 +595,9 @@ def _day(value: str) -> str:
     return value[:10]
 
 
-def version_drift(audit: Audit, snapshots: Iterable[PageSnapshot]) -> VersionDrift:
+def version_drift(
+    audit: Audit, snapshots: Iterable[PageSnapshot], *, edges: Sequence[EdgeOutcome] | None = None
+) -> VersionDrift:
     """Stale judged snapshots and pages changed after collection, for the official pages the answers cite.
 
     The judged snapshot of a page is the newest one taken no later than the latest human judgement of an edge to
@@ -529,25 +605,26 @@ def version_drift(audit: Audit, snapshots: Iterable[PageSnapshot]) -> VersionDri
     after an answer was collected when its own date is later than the collection day, or when a snapshot taken
     after the collection has other content than the newest one taken before it.
     """
-    official = OfficialMatcher(audit.protocol.official_domains)
-    sources = {s.key: s for s in audit.sources}
+    return _version_drift(_Frame(audit, edges), snapshots)
+
+
+def _version_drift(frame: _Frame, snapshots: Iterable[PageSnapshot]) -> VersionDrift:
+    audit = frame.audit
     history: dict[str, list[PageSnapshot]] = {}
     for snapshot in snapshots:
         history.setdefault(snapshot.source_key, []).append(snapshot)
     for readings in history.values():
         readings.sort(key=lambda s: s.fetched_at)
     runs = {r.id: r for r in audit.runs}
-    edges = _edges_by_answer(audit)
     judged_at: dict[str, str] = {}
-    for edge in audit.edges:
-        for judgement in edge.judgements:
-            if judgement.origin is Origin.HUMAN and judgement.created_at:
-                judged_at[edge.source_key] = max(judged_at.get(edge.source_key, ""), judgement.created_at)
+    for edge in frame.edges:
+        if edge.judged_at:
+            judged_at[edge.source_key] = max(judged_at.get(edge.source_key, ""), edge.judged_at)
 
     cited_official: dict[str, list[Answer]] = {}
     for answer in audit.answers:
-        for key in sorted(cited_keys(answer, edges.get(answer.id, ()))):
-            if official(_location(sources[key])):
+        for key in sorted(frame.cited[answer.id]):
+            if frame.owner[key] == OWNER_OFFICIAL:
                 cited_official.setdefault(key, []).append(answer)
 
     stale: list[StaleSnapshot] = []
@@ -617,18 +694,21 @@ class BrandScope:
         }
 
 
-def brand_scope(audit: Audit, check: IdentifierCheck, *, ci: CiSettings | None = None) -> BrandScope:
-    """Every per-scope figure of this module for ``audit`` (already restricted to the scope)."""
+def _scope(frame: _Frame, answers: Sequence[Answer], check: IdentifierCheck, ci: CiSettings | None) -> BrandScope:
     return BrandScope(
-        competitor_share=competitor_share(audit, ci=ci),
-        mentions=mentions(audit, ci=ci),
-        retrieved_not_cited=retrieved_not_cited(audit, ci=ci),
-        entity_confusion=entity_confusion(audit, check, ci=ci),
+        competitor_share=_competitor_share(frame, answers, ci),
+        mentions=_mentions(frame, answers, ci),
+        retrieved_not_cited=_retrieved_not_cited(frame, answers, ci),
+        entity_confusion=_entity_confusion(frame, answers, check, ci),
     )
 
 
-def by_answer_groups(audit: Audit, by: Sequence[str]) -> list[tuple[tuple[tuple[str, str | None], ...], Audit]]:
-    """The audit split by answer dimensions, groups sorted by their values (``None`` first) as scores are.
+Groups = list[tuple[tuple[tuple[str, str | None], ...], list[Answer]]]
+"""Groups of answers with their dimension values."""
+
+
+def _answer_groups(audit: Audit, by: Sequence[str]) -> Groups:
+    """The answers split by dimensions, groups sorted by their values (``None`` first) as scores are.
 
     An answer's value is read as scoring reads it: the answer's own, else its run's (or question's locale)."""
     runs = {r.id: r for r in audit.runs}
@@ -646,20 +726,7 @@ def by_answer_groups(audit: Audit, by: Sequence[str]) -> list[tuple[tuple[tuple[
         }
         groups.setdefault(tuple(values[name] for name in by), []).append(answer)
     ordered = sorted(groups, key=lambda k: tuple((v is not None, v or "") for v in k))
-    return [(tuple(zip(by, key, strict=True)), _restricted(audit, groups[key])) for key in ordered]
-
-
-def _restricted(audit: Audit, answers: Sequence[Answer]) -> Audit:
-    answer_ids = {a.id for a in answers}
-    claims = tuple(c for c in audit.claims if c.answer_id in answer_ids)
-    claim_ids = {c.id for c in claims}
-    return replace(
-        audit,
-        answers=tuple(answers),
-        claims=claims,
-        edges=tuple(e for e in audit.edges if e.claim_id in claim_ids),
-        evidence_groups=tuple(g for g in audit.evidence_groups if g.claim_id in claim_ids),
-    )
+    return [(tuple(zip(by, key, strict=True)), groups[key]) for key in ordered]
 
 
 def snapshots_of_audit(audit: Audit) -> list[PageSnapshot]:
@@ -707,20 +774,23 @@ def brand_figures(
     audit: Audit,
     check: IdentifierCheck,
     *,
+    edges: Sequence[EdgeOutcome] | None = None,
     snapshots: Iterable[PageSnapshot] | None = None,
     by: Sequence[str] = (),
     ci: CiSettings | None = None,
 ) -> BrandFigures:
     """Every figure of this module for ``audit`` (already restricted to the scope), grouped like the score.
 
-    ``snapshots`` is the page history (a database's fetches); by default the one snapshot per source the audit
-    records."""
+    ``edges`` are the edges' outcomes (by default read from the audit's judgements under single review);
+    ``snapshots`` the page history (a database's fetches; by default the one snapshot per source the audit
+    records)."""
+    frame = _Frame(audit, edges)
     history = snapshots_of_audit(audit) if snapshots is None else list(snapshots)
     return BrandFigures(
-        overall=brand_scope(audit, check, ci=ci),
-        groups=tuple((key, brand_scope(part, check, ci=ci)) for key, part in by_answer_groups(audit, by)) if by else (),
+        overall=_scope(frame, audit.answers, check, ci),
+        groups=tuple((key, _scope(frame, part, check, ci)) for key, part in _answer_groups(audit, by)) if by else (),
         retrieved_by_platform=tuple(
-            (key[0][1], retrieved_not_cited(part, ci=ci)) for key, part in by_answer_groups(audit, ("platform",))
+            (key[0][1], _retrieved_not_cited(frame, part, ci)) for key, part in _answer_groups(audit, ("platform",))
         ),
-        version_drift=version_drift(audit, history),
+        version_drift=_version_drift(frame, history),
     )

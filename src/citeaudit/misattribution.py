@@ -14,11 +14,12 @@ then ``None``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from citeaudit.model import Audit, Edge, Judgement, Label, Origin, Source, review_outcome
+from citeaudit.brand_metrics import EdgeOutcome, edge_outcomes
+from citeaudit.model import Audit, Judgement, Label, Origin, Source, review_outcome
 from citeaudit.results import Metric
 
 __all__ = [
@@ -76,16 +77,20 @@ def _location(source: Source) -> str | None:
     return source.resolved_url or source.url
 
 
-def claims_at_risk(audit: Audit) -> list[str]:
+def claims_at_risk(audit: Audit, edges: Sequence[EdgeOutcome]) -> list[str]:
     """Ids of the claims with at least one edge and no ``supported`` one (an edge without a final label is not
     support), in audit order. A claim without any edge attributes nothing, so it is not at risk."""
-    with_edge = {e.claim_id for e in audit.edges}
-    supported = {e.claim_id for e in audit.edges if e.final_label is Label.SUPPORTED}
+    with_edge = {e.claim_id for e in edges}
+    supported = {e.claim_id for e in edges if e.label is Label.SUPPORTED}
     return [c.id for c in audit.claims if c.id in with_edge and c.id not in supported]
 
 
 def cross_candidates(
-    audit: Audit, official: Callable[[str | None], bool], snapshots: Collection[str]
+    audit: Audit,
+    official: Callable[[str | None], bool],
+    snapshots: Collection[str],
+    *,
+    edges: Sequence[EdgeOutcome] | None = None,
 ) -> list[CrossCandidate]:
     """Every cross pair of the claims at risk whose edges all have a final label (a pending edge may still turn
     out supported): each other source cited in the claim's answer, then each official page with a snapshot (keys
@@ -93,12 +98,15 @@ def cross_candidates(
 
     ``official`` decides whether a URL is official (the protocol's matcher). Sources without a snapshot are left
     out of the official kind only: a co-cited source is proposed all the same, and ``suggest`` counts those it
-    cannot read."""
+    cannot read. ``edges`` are the edges' outcomes (by default from the audit's judgements, single review)."""
+    outcomes = edge_outcomes(audit) if edges is None else list(edges)
     claims = {c.id: c for c in audit.claims}
     answers = {a.id: a for a in audit.answers}
     own: dict[str, set[str]] = {}
     cited: dict[str, set[str]] = {}
-    for edge in audit.edges:
+    for edge in outcomes:
+        if edge.claim_id not in claims:
+            continue
         own.setdefault(edge.claim_id, set()).add(edge.source_key)
         cited.setdefault(claims[edge.claim_id].answer_id, set()).add(edge.source_key)
     for answer in audit.answers:
@@ -107,8 +115,8 @@ def cross_candidates(
         )
     official_pages = sorted(s.key for s in audit.sources if s.key in snapshots and official(_location(s)))
     found: list[CrossCandidate] = []
-    undecided = {e.claim_id for e in audit.edges if e.final_label is None}
-    for claim_id in claims_at_risk(audit):
+    undecided = {e.claim_id for e in outcomes if e.label is None}
+    for claim_id in claims_at_risk(audit, outcomes):
         if claim_id in undecided:
             continue
         claim = claims[claim_id]
@@ -202,18 +210,24 @@ def _reviewed(judgements: Iterable[Judgement], label: Label) -> Judgement | None
 
 
 def misattribution(
-    audit: Audit, cross_pairs: Iterable[CrossPair], *, reviews_required: int = 1
+    audit: Audit,
+    cross_pairs: Iterable[CrossPair],
+    *,
+    edges: Sequence[EdgeOutcome] | None = None,
+    reviews_required: int = 1,
 ) -> MisattributionReport:
     """Count misattributed claims among the claims at risk of ``audit`` (already restricted to its scope).
 
     A cross pair whose source has since become one of the claim's own edges (a merge of sources) is no longer a
     cross pair and is left out; several supported cross pairs of one claim make one case (the first by source
-    key)."""
-    at_risk = claims_at_risk(audit)
-    risky = set(at_risk)
+    key). ``edges`` are the edges' outcomes (by default from the audit's judgements under ``reviews_required``)."""
+    outcomes = edge_outcomes(audit, reviews_required) if edges is None else list(edges)
     claims = {c.id: c for c in audit.claims}
-    edges_of: dict[str, list[Edge]] = {}
-    for edge in audit.edges:
+    outcomes = [e for e in outcomes if e.claim_id in claims]
+    at_risk = claims_at_risk(audit, outcomes)
+    risky = set(at_risk)
+    edges_of: dict[str, list[EdgeOutcome]] = {}
+    for edge in outcomes:
         edges_of.setdefault(edge.claim_id, []).append(edge)
     pairs_of: dict[str, list[CrossPair]] = {}
     for pair in cross_pairs:
@@ -239,8 +253,7 @@ def misattribution(
                     claim.answer_id,
                     claim.text,
                     tuple(
-                        (e.source_key, None if e.final_label is None else str(e.final_label))
-                        for e in edges_of.get(claim_id, ())
+                        (e.source_key, None if e.label is None else str(e.label)) for e in edges_of.get(claim_id, ())
                     ),
                     chosen.source_key,
                     chosen.kind,
@@ -250,7 +263,7 @@ def misattribution(
             )
     return MisattributionReport(
         rate=Metric(len(cases), len(at_risk)),
-        at_risk_with_pending_edges=sum(1 for c in at_risk if any(e.final_label is None for e in edges_of.get(c, ()))),
+        at_risk_with_pending_edges=sum(1 for c in at_risk if any(e.label is None for e in edges_of.get(c, ()))),
         at_risk_without_cross_pairs=sum(1 for c in at_risk if c not in pairs_of),
         cross_pairs=total,
         cross_pairs_pending=pending,

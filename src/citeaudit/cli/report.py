@@ -42,7 +42,7 @@ def report(
     settings = IntervalSettings(resamples=resamples, seed=seed)
     groups = _by(by)
     scored = score_path(path, scope=scope, by=groups, protocol=protocol, ci=settings)
-    by_question = score_path(path, scope=scope, by=("question",), protocol=protocol)
+    by_question = score_path(path, scope=scope, by=("question",), protocol=protocol, figures=False)
     comparison = None
     if compare is not None:
         comparison = compare_paths(

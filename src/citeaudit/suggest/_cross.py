@@ -16,6 +16,7 @@ from citeaudit.model import Label, RunKind
 from citeaudit.scope import Scope, select_audit
 from citeaudit.sources.urls import OfficialMatcher
 from citeaudit.store import Store
+from citeaudit.store.brand_input import read_outcomes
 from citeaudit.store.cross_pairs import (
     cross_pairs_to_suggest,
     has_cross_suggestion,
@@ -23,7 +24,6 @@ from citeaudit.store.cross_pairs import (
     propose_cross_pairs,
     record_cross_judgement,
 )
-from citeaudit.store.reading import read_audit
 from citeaudit.store.suggestions import document_passages
 from citeaudit.suggest._run import prompt_hash_of
 
@@ -75,9 +75,12 @@ def _propose(store: Store, run: str | None) -> int:
     with store.transaction() as tx:
         for info in store.protocols():
             protocol = store.protocol(info.pk)
-            audit = select_audit(read_audit(store.connection, protocol, info.pk), scope)[0]
+            whole, outcomes = read_outcomes(store, protocol, info.pk)
+            audit = select_audit(whole, scope)[0]
+            claims = {c.id for c in audit.claims}
+            edges = [e for e in outcomes if e.claim_id in claims]
             matcher = OfficialMatcher(protocol.official_domains)
-            candidates = cross_candidates(audit, matcher, official_snapshot_keys(store, info.pk))
+            candidates = cross_candidates(audit, matcher, official_snapshot_keys(store, info.pk), edges=edges)
             added += propose_cross_pairs(tx, info.pk, candidates)
     return added
 
