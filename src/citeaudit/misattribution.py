@@ -203,10 +203,14 @@ class MisattributionReport:
         }
 
 
-def _reviewed(judgements: Iterable[Judgement], label: Label) -> Judgement | None:
-    """The latest human judgement with ``label``: whose passage and name the report shows."""
-    matching = [j for j in judgements if j.origin is Origin.HUMAN and j.label is label]
-    return sorted(matching, key=lambda j: j.created_at or "")[-1] if matching else None
+def _reviewed(judgements: Iterable[Judgement], label: Label) -> tuple[str | None, str | None]:
+    """``(passage, reviewer)`` for a cross pair with a final ``label``: the passage of the latest human judgement
+    with that label that quotes one (an adjudicator often quotes none), and who gave the latest such judgement."""
+    matching = sorted(
+        (j for j in judgements if j.origin is Origin.HUMAN and j.label is label), key=lambda j: j.created_at or ""
+    )
+    quoted = [j.passage for j in matching if j.passage]
+    return (quoted[-1] if quoted else None), (matching[-1].reviewer if matching else None)
 
 
 def misattribution(
@@ -245,7 +249,7 @@ def misattribution(
                 supported.append(pair)
         if supported:
             chosen = supported[0]
-            judgement = _reviewed(chosen.judgements, Label.SUPPORTED)
+            passage, reviewer = _reviewed(chosen.judgements, Label.SUPPORTED)
             claim = claims[claim_id]
             cases.append(
                 Misattributed(
@@ -257,8 +261,8 @@ def misattribution(
                     ),
                     chosen.source_key,
                     chosen.kind,
-                    judgement.passage if judgement else None,
-                    judgement.reviewer if judgement else None,
+                    passage,
+                    reviewer,
                 )
             )
     return MisattributionReport(
