@@ -27,7 +27,7 @@ from citeaudit.brand_metrics import (
     version_drift,
 )
 from citeaudit.checks import model_confusion
-from citeaudit.interchange import load_audit, parse_audit_bytes
+from citeaudit.interchange import audit_to_document, load_audit, parse_audit_bytes
 from citeaudit.interchange.reader import load_protocol
 from citeaudit.model import Audit, SourceStatus
 from citeaudit.protocol import differing_components, fingerprint
@@ -391,3 +391,19 @@ def test_score_of_a_database_reads_version_drift_from_its_fetches(db_path: Path,
     # The per-scope figures read the same from the database as from the file.
     assert body["competitor_share"]["sources_by_owner"]["official"]["numerator"] == 2
     assert body["entity_confusion"]["rate"]["denominator"] == 5
+
+
+def test_brand_and_competitors_survive_export_and_the_database(
+    db_path: Path, write_json: Callable[[Any, str], Path], cli: Callable[..., Result]
+) -> None:
+    doc = hand_built(brand=BRAND, competitors=COMPETITORS)
+    audit = audit_of(doc)
+    exported = audit_to_document(audit)
+    # export, then read back: the same protocol, the same fingerprint
+    assert fingerprint(audit_of(exported).protocol) == fingerprint(audit.protocol)
+    payload = json.dumps(doc).encode()
+    with Store(db_path) as store:
+        store.import_audit(parse_audit_bytes(payload, "hand-built.json"), payload, "hand-built.json")
+        (info,) = store.protocols()
+        assert info.fingerprint == fingerprint(audit.protocol)
+        assert store.protocol(info.pk).competitors == audit.protocol.competitors

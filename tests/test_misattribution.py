@@ -218,6 +218,29 @@ def test_suggest_review_and_report_leave_every_edge_count_alone(
     table = cli("misattribution", db_path)
     assert "misattributed: 1/1" in table.stdout
 
+    out = db_path.with_name("report.html")
+    assert cli("report", db_path, "--out", out, "--resamples", "100").exit_code == 0
+    html = out.read_text(encoding="utf-8")
+    section = html[html.index('id="misattribution"') :]
+    # the case row: the claim, its own source with its label, the supporting page and the reviewer's passage
+    assert PUMP in section
+    assert "(unknown)" in section
+    assert "Its pump delivers 12 bar" in section
+
+
+def test_suggest_cross_pairs_from_the_command_line(db_path: Path, site: str, cli: Callable[..., Result]) -> None:
+    cross_db(db_path, site)
+    result = cli("suggest", "--db", db_path, "--cross-pairs", "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    body = json.loads(result.stdout)
+    # one cross pair proposed (c1 × /manual.txt) and suggested for; every pair accounted for
+    assert (body["proposed"], body["cross_pairs"], body["suggested"]) == (1, 1, 1)
+    assert sum(body["labels"].values()) == 1
+    assert rows(db_path, "SELECT count(*) FROM judgements WHERE origin = 'model'") == [(0,)]  # no edge touched
+    unknown_run = cli("suggest", "--db", db_path, "--cross-pairs", "--run", "nope")
+    assert unknown_run.exit_code == 2
+    assert "nope" in unknown_run.stderr
+
 
 def test_an_audit_file_has_claims_at_risk_and_no_cross_pairs(
     write_json: Callable[[Any, str], Path], cli: Callable[..., Result]
