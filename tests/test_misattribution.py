@@ -19,7 +19,7 @@ from builders import answer, claim, document, protocol
 from citeaudit.interchange import parse_audit_bytes
 from citeaudit.judges import make_judge
 from citeaudit.misattribution import CrossKind, CrossPair, cross_candidates, misattribution
-from citeaudit.model import Audit, Judgement, Label, Origin
+from citeaudit.model import Audit, Judgement, Label, Origin, Stage
 from citeaudit.review.app import ReviewConfig
 from citeaudit.sources import ResolveSettings, resolve_sources
 from citeaudit.sources.urls import OfficialMatcher
@@ -257,3 +257,21 @@ def test_misattribution_of_a_missing_file_is_a_clean_error(tmp_path: Path, cli: 
     result = cli("misattribution", tmp_path / "nope.json")
     assert result.exit_code == 2
     assert "nope.json" in result.stderr
+
+
+def test_a_claim_found_supported_later_is_no_longer_suggested_for(db_path: Path, site: str) -> None:
+    from citeaudit.store.review import ReviewStore
+
+    cross_db(db_path, site)
+    assert suggest_cross_pairs(db_path, make_judge("checks"), limit=0).cross_pairs == 1
+    ((edge,),) = rows(db_path, "SELECT e.pk FROM edges e JOIN claims c ON c.pk = e.claim_pk WHERE c.id = 'c1'")
+    ReviewStore.prepare(db_path)
+    with ReviewStore(db_path) as store:
+        # adjudicated supported: c1 now has a supported edge and is not at risk
+        store.record_judgement(
+            int(edge),
+            Judgement(Label.SUPPORTED, "ada", stage=Stage.ADJUDICATION, reasoning="found it", created_at="2027"),
+            "s-1",
+        )
+    report = suggest_cross_pairs(db_path, make_judge("checks"))
+    assert (report.cross_pairs, report.suggested) == (0, 0)

@@ -11,7 +11,7 @@ from pathlib import Path
 from citeaudit.errors import InvalidValue, JudgeError
 from citeaudit.evidence import Passage, PassageIndex, RankMethod
 from citeaudit.judges import Judge, suggest_for_edge
-from citeaudit.misattribution import cross_candidates
+from citeaudit.misattribution import claims_at_risk, cross_candidates
 from citeaudit.model import Label, RunKind
 from citeaudit.scope import Scope, select_audit
 from citeaudit.sources.urls import OfficialMatcher
@@ -40,7 +40,7 @@ class CrossSuggestReport:
     proposed: int = 0
     """Cross pairs added by this run (claims at risk × co-cited sources and official pages)."""
     cross_pairs: int = 0
-    """Cross pairs in scope without a human judgement."""
+    """Cross pairs in scope without a human judgement whose claim is still at risk."""
     suggested: int = 0
     """Cross pairs that got a new suggestion."""
     already_suggested: int = 0
@@ -68,10 +68,12 @@ class CrossSuggestReport:
         }
 
 
-def _propose(store: Store, run: str | None) -> int:
-    """Add the cross pairs of every protocol's claims at risk (of one run, when given) in one transaction."""
+def _propose(store: Store, run: str | None) -> tuple[int, set[str]]:
+    """Add the cross pairs of every protocol's claims at risk (of one run, when given) in one transaction; returns
+    how many were added and the ids of the claims at risk now."""
     scope = Scope(run_kinds=frozenset(RunKind), where={} if run is None else {"run": frozenset({run})})
     added = 0
+    at_risk: set[str] = set()
     with store.transaction() as tx:
         for info in store.protocols():
             protocol = store.protocol(info.pk)
@@ -82,7 +84,8 @@ def _propose(store: Store, run: str | None) -> int:
             matcher = OfficialMatcher(protocol.official_domains)
             candidates = cross_candidates(audit, matcher, official_snapshot_keys(store, info.pk), edges=edges)
             added += propose_cross_pairs(tx, info.pk, candidates)
-    return added
+            at_risk.update(claims_at_risk(audit, edges))
+    return added, at_risk
 
 
 def suggest_cross_pairs(
@@ -112,8 +115,9 @@ def suggest_cross_pairs(
         db = store.connection
         if run is not None and db.execute("SELECT 1 FROM runs WHERE id = ?", (run,)).fetchone() is None:
             raise InvalidValue("--run", run, f"no run {run!r} in {str(path)!r}")
-        report.proposed = _propose(store, run)
-        pairs = cross_pairs_to_suggest(db, run)
+        report.proposed, at_risk = _propose(store, run)
+        # A claim whose edge was found supported since its cross pairs were proposed is no longer at risk.
+        pairs = [pair for pair in cross_pairs_to_suggest(db, run) if pair.claim_id in at_risk]
         report.cross_pairs = len(pairs)
         todo = []
         for pair in pairs:
