@@ -22,6 +22,7 @@ from citeaudit.store.cross_pairs import (
     cross_ranked_passages,
     record_cross_judgement,
     reviews_required,
+    shows_model_suggestions,
 )
 from citeaudit.store.resolution import passages_of
 from citeaudit.store.review import now
@@ -58,14 +59,14 @@ def _state(pair: CrossPairRow, required: int) -> tuple[ReviewState, Label | None
 def add_cross_pair_routes(app: FastAPI, kit: CrossPairPages) -> None:
     """``GET /cross-pairs``, ``GET /cross-pairs/{pk}`` and ``POST /cross-pairs/{pk}/judgements``."""
 
-    def load(pair_pk: int) -> tuple[CrossPairRow, int, dict[str, str]]:
+    def load(pair_pk: int) -> tuple[CrossPairRow, int, bool]:
         with Store(kit.db) as store:
             pair = cross_pair(store.connection, pair_pk)
             required = reviews_required(store)
-            settings = dict(store.connection.execute("SELECT key, value FROM review_settings").fetchall())
+            shows_models = shows_model_suggestions(store)
         if pair is None:
             raise kit.denied(404, f"no cross pair {pair_pk}")
-        return pair, required, settings
+        return pair, required, shows_models
 
     @app.get("/cross-pairs")
     def cross_pairs_page(current: Annotated[Any, Depends(kit.session)]) -> Response:
@@ -87,10 +88,10 @@ def add_cross_pair_routes(app: FastAPI, kit: CrossPairPages) -> None:
     @app.get("/cross-pairs/{pair_pk}")
     def cross_pair_page(pair_pk: int, current: Annotated[Any, Depends(kit.session)]) -> Response:
         reviewer = kit.require(current, "reviewer", "adjudicator", "admin")
-        pair, required, settings = load(pair_pk)
+        pair, required, shows_models = load(pair_pk)
         state, label = _state(pair, required)
         sees_all = reviewer.role in ("adjudicator", "admin")
-        show_models = sees_all or settings.get("show_model_suggestions") == "true"
+        show_models = sees_all or shows_models
         with Store(kit.db) as store:
             passages = passages_of(store.connection, pair.source_key)
             ranked = cross_ranked_passages(store.connection, pair_pk)

@@ -29,10 +29,12 @@ __all__ = [
     "cross_pairs_to_suggest",
     "cross_ranked_passages",
     "has_cross_suggestion",
+    "has_run",
     "official_snapshot_keys",
     "propose_cross_pairs",
     "record_cross_judgement",
     "reviews_required",
+    "shows_model_suggestions",
 ]
 
 _COLUMNS = (
@@ -64,6 +66,17 @@ def reviews_required(store: Store) -> int:
     """Independent human reviews the project's review policy needs (cross pairs follow the edges' policy)."""
     row = store.connection.execute("SELECT value FROM review_settings WHERE key = 'policy'").fetchone()
     return POLICIES[str(row[0])] if row is not None and str(row[0]) in POLICIES else 1
+
+
+def has_run(store: Store, run: str) -> bool:
+    """Whether the database holds a run with this id."""
+    return store.connection.execute("SELECT 1 FROM runs WHERE id = ?", (run,)).fetchone() is not None
+
+
+def shows_model_suggestions(store: Store) -> bool:
+    """Whether the project shows model suggestions to reviewers (the edges' setting, default no)."""
+    row = store.connection.execute("SELECT value FROM review_settings WHERE key = 'show_model_suggestions'").fetchone()
+    return row is not None and str(row[0]) == "true"
 
 
 def official_snapshot_keys(store: Store, protocol_pk: int) -> set[str]:

@@ -20,6 +20,7 @@ from citeaudit.store.brand_input import read_outcomes
 from citeaudit.store.cross_pairs import (
     cross_pairs_to_suggest,
     has_cross_suggestion,
+    has_run,
     official_snapshot_keys,
     propose_cross_pairs,
     record_cross_judgement,
@@ -113,7 +114,7 @@ def suggest_cross_pairs(
     report = CrossSuggestReport()
     with Store(path) as store:
         db = store.connection
-        if run is not None and db.execute("SELECT 1 FROM runs WHERE id = ?", (run,)).fetchone() is None:
+        if run is not None and not has_run(store, run):
             raise InvalidValue("--run", run, f"no run {run!r} in {str(path)!r}")
         report.proposed, at_risk = _propose(store, run)
         # A claim whose edge was found supported since its cross pairs were proposed is no longer at risk.
