@@ -161,6 +161,22 @@ class _Frame:
         self.cited = {a.id: cited_keys(a, self.edges_of.get(a.id, ())) for a in audit.answers}
         self.owned = {a.id: {self.owner[key] for key in self.cited[a.id]} for a in audit.answers}
         self._identified: dict[str, str | None] = {}
+        self._identifier_edges: dict[str, list[tuple[EdgeOutcome, str]]] = {}
+
+    def identifier_edges(
+        self, answer_id: str, claims: Mapping[str, Claim], check: IdentifierCheck
+    ) -> list[tuple[EdgeOutcome, str]]:
+        """The answer's edges whose claim names a model identifier, with the claim text read; kept, since the
+        whole scope and each group ask for the same answers."""
+        found = self._identifier_edges.get(answer_id)
+        if found is None:
+            found = []
+            for edge in self.edges_of.get(answer_id, ()):
+                text = self.identified(claims[edge.claim_id], check)
+                if text is not None:
+                    found.append((edge, text))
+            self._identifier_edges[answer_id] = found
+        return found
 
     def identified(self, claim: Claim, check: IdentifierCheck) -> str | None:
         """The claim's text (its entity prefixed when the text omits it) when it names a model identifier, else
@@ -470,10 +486,7 @@ def _entity_confusion(
     cases: list[EntityCase] = []
     pending = without_passage = 0
     for answer in answers:
-        for edge in frame.edges_of.get(answer.id, ()):
-            text = frame.identified(claims[edge.claim_id], check)
-            if text is None:
-                continue
+        for edge, text in frame.identifier_edges(answer.id, claims, check):
             if edge.label is None:
                 pending += 1
             elif edge.passage is None:

@@ -5,7 +5,8 @@ snapshot of the pages it uses. Reading outcomes instead of whole judgement histo
 from __future__ import annotations
 
 from citeaudit.brand_metrics import EdgeOutcome, PageSnapshot
-from citeaudit.model import Audit, Protocol
+from citeaudit.model import Audit, Label, Protocol
+from citeaudit.scoring import DISPUTED_CODE
 from citeaudit.store.reading import CURRENT_CLAIM, read_audit
 from citeaudit.store.review import code_label
 from citeaudit.store.sqlite import Store
@@ -27,10 +28,13 @@ def read_outcomes(store: Store, protocol: Protocol, protocol_pk: int) -> tuple[A
         f"WHERE j.origin = 'human' AND {edge_filter} ORDER BY j.edge_pk, j.created_at, j.pk",
         (protocol_pk,),
     ):
-        quoted, _ = reviewed.get(int(edge_pk), (None, None))
-        reviewed[int(edge_pk)] = (passage or quoted, created_at)
+        quoted = reviewed[edge_pk][0] if edge_pk in reviewed else None
+        reviewed[edge_pk] = (passage or quoted, created_at)
+    labels = [code_label(code) for code in range(max(len(Label), DISPUTED_CODE) + 1)]
+    unjudged = (None, None)
+    # SQLite gives ints and strs already; a million edges are built here, so no conversions per row.
     outcomes = [
-        EdgeOutcome(str(cid), str(key), code_label(int(code)), *reviewed.get(int(pk), (None, None)))
+        EdgeOutcome(cid, key, labels[code], *reviewed.get(pk, unjudged))
         for pk, cid, key, code in db.execute(
             f"SELECT e.pk, c.id, s.key, e.final_code FROM edges e JOIN claims c ON c.pk = e.claim_pk "
             f"JOIN sources s ON s.pk = e.source_pk WHERE {edge_filter} ORDER BY e.pk",
