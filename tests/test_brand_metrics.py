@@ -407,3 +407,43 @@ def test_brand_and_competitors_survive_export_and_the_database(
         (info,) = store.protocols()
         assert info.fingerprint == fingerprint(audit.protocol)
         assert store.protocol(info.pk).competitors == audit.protocol.competitors
+
+
+# --- identifiers the entity confusion rate relies on ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("claim", "passage", "expected"),
+    [
+        ("The V5 weighs 3 kg", "The V7 weighs 3 kg", ("V5", "V7")),
+        ("The X5 is quiet", "Spec sheet of the X3", ("X5", "X3")),
+        ("The iPhone 15 has USB-C", "The iPhone 14 has Lightning", ("iPhone 15", "iPhone 14")),
+        ("The s24 has 8 GB", "The Galaxy S23 has 8 GB", ("s24", "S23")),
+        ("The s24 has 8 GB", "The S24 has 8 GB", None),  # the same model in capitals
+        ("The V5 weighs 3 kg", "Compare the V5 and V7", None),  # the claim's model is on the page
+    ],
+)
+def test_short_and_lower_case_identifiers_are_compared(
+    claim: str, passage: str, expected: tuple[str, str] | None
+) -> None:
+    assert model_confusion(claim, passage)[1] == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Results for Q3 2026", "A floor of 20 m2 and 3 m3 of storage", "It is 5 x2 faster", "Report H1 2025"],
+)
+def test_quarters_units_and_multipliers_are_not_identifiers(text: str) -> None:
+    assert model_confusion(text, "")[0] == ()
+
+
+def test_protocol_check_summarises_brand_and_competitors(tmp_path: Path, cli: Callable[..., Result]) -> None:
+    path = tmp_path / "p.yaml"
+    path.write_text(
+        "id: ax\nversion: 1\nofficial_domains: [brand.com]\nbrand: {name: Acme, aliases: [Acme Tools]}\n"
+        "competitors: [{name: Rival, domains: [rival.com]}]\nquestions: []\n",
+        encoding="utf-8",
+    )
+    result = cli("protocol", "check", path)
+    assert result.exit_code == 0
+    assert "brand 'Acme' (2 name(s)), 1 competitor(s)" in result.stdout
