@@ -217,6 +217,10 @@ def test_suggest_review_and_report_leave_every_edge_count_alone(
 
     table = cli("misattribution", db_path)
     assert "misattributed: 1/1" in table.stdout
+    lines = cli("misattribution", db_path, "--format", "csv").stdout.splitlines()
+    assert lines[0] == "claim_id,answer_id,claim,cited,supported_by,kind,passage,reviewer"
+    assert lines[1].startswith("c1,a1,")
+    assert lines[1].endswith(",co_cited,Its pump delivers 12 bar,ann")
 
     out = db_path.with_name("report.html")
     assert cli("report", db_path, "--out", out, "--resamples", "100").exit_code == 0
