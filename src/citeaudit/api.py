@@ -27,7 +27,7 @@ from citeaudit.results import ScoreResult
 from citeaudit.scope import Scope, select_audit
 from citeaudit.scoring import IntervalSettings, score, score_columns
 from citeaudit.store import Store
-from citeaudit.store.brand_input import page_snapshots, read_outcomes
+from citeaudit.store.brand_input import page_snapshots, read_outcomes, source_locations
 from citeaudit.store.cross_pairs import cross_pairs_of, reviews_required
 from citeaudit.store.revisions import revision_warnings
 
@@ -116,7 +116,10 @@ def score_path(
             if figures:
                 whole, outcomes = _outcomes_in_scope(store, chosen, protocol_pk, scope)
                 snapshots = page_snapshots(store, protocol_pk)
-                brand = brand_figures(whole, model_confusion, edges=outcomes, snapshots=snapshots, by=by, ci=_ci(ci))
+                locations = source_locations(store, protocol_pk)
+                brand = brand_figures(
+                    whole, model_confusion, edges=outcomes, snapshots=snapshots, locations=locations, by=by, ci=_ci(ci)
+                )
                 pairs = cross_pairs_of(store, protocol_pk)
                 cross = misattribution(whole, pairs, edges=outcomes, reviews_required=reviews_required(store))
         result = score_columns(

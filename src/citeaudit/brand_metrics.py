@@ -22,7 +22,7 @@ import numpy as np
 from citeaudit.drift import ChangedAfterCollection, PageSnapshot, StaleSnapshot, VersionDrift, drift
 from citeaudit.model import Answer, Audit, CitationKind, Claim, Edge, Label, Origin, Protocol, Source, review_outcome
 from citeaudit.results import Metric
-from citeaudit.sources.urls import OfficialMatcher
+from citeaudit.sources.urls import OfficialMatcher, url_location
 from citeaudit.stats import cluster_bootstrap_ratio
 
 __all__ = [
@@ -146,12 +146,18 @@ class _Frame:
     """One pass over an audit shared by every figure and group: each source's owner, each answer's cited sources
     and its claims' edges (owners are decided once per source, not once per citation)."""
 
-    def __init__(self, audit: Audit, edges: Sequence[EdgeOutcome] | None) -> None:
+    def __init__(
+        self,
+        audit: Audit,
+        edges: Sequence[EdgeOutcome] | None,
+        locations: Mapping[str, tuple[str | None, str]] | None = None,
+    ) -> None:
         self.audit = audit
         self.edges = edge_outcomes(audit) if edges is None else list(edges)
         owners = _Owners(audit.protocol)
         self.owner_names = owners.names
-        self.owner = {s.key: owners(s) for s in audit.sources}
+        where = locations or {}
+        self.owner = {s.key: owners(s, where.get(s.key)) for s in audit.sources}
         self.sources = {s.key: s for s in audit.sources}
         answer_of = {claim.id: claim.answer_id for claim in audit.claims}
         self.edges_of: dict[str, list[EdgeOutcome]] = {}
@@ -218,14 +224,17 @@ class _Owners:
         self._official = OfficialMatcher(protocol.official_domains)
         self._competitors = [(c.name, OfficialMatcher(c.domains)) for c in protocol.competitors]
 
-    def __call__(self, source: Source) -> str:
+    def __call__(self, source: Source, location: tuple[str | None, str] | None = None) -> str:
+        """The owner of ``source``; ``location`` is its ``(host, path)`` when already known (a database keeps
+        them per source), which spares parsing its URL."""
         url = _location(source)
         if not url:
             return OWNER_UNKNOWN
-        if self._official(url):
+        host, path = url_location(url) if location is None else location
+        if self._official.match_location(host, path):
             return OWNER_OFFICIAL
         for name, matcher in self._competitors:
-            if matcher(url):
+            if matcher.match_location(host, path):
                 return f"competitor:{name}"
         return OWNER_THIRD_PARTY
 
@@ -639,6 +648,7 @@ def brand_figures(
     *,
     edges: Sequence[EdgeOutcome] | None = None,
     snapshots: Iterable[PageSnapshot] | None = None,
+    locations: Mapping[str, tuple[str | None, str]] | None = None,
     by: Sequence[str] = (),
     ci: CiSettings | None = None,
 ) -> BrandFigures:
@@ -646,8 +656,8 @@ def brand_figures(
 
     ``edges`` are the edges' outcomes (by default read from the audit's judgements under single review);
     ``snapshots`` the page history (a database's fetches; by default the one snapshot per source the audit
-    records)."""
-    frame = _Frame(audit, edges)
+    records); ``locations`` each source's ``(host, path)`` when known."""
+    frame = _Frame(audit, edges, locations)
     history = snapshots_of_audit(audit) if snapshots is None else list(snapshots)
     return BrandFigures(
         overall=_scope(frame, audit.answers, check, ci),

@@ -11,7 +11,7 @@ from citeaudit.store.reading import CURRENT_CLAIM, read_audit
 from citeaudit.store.review import code_label
 from citeaudit.store.sqlite import Store
 
-__all__ = ["page_snapshots", "read_outcomes"]
+__all__ = ["page_snapshots", "read_outcomes", "source_locations"]
 
 
 def read_outcomes(store: Store, protocol: Protocol, protocol_pk: int) -> tuple[Audit, list[EdgeOutcome]]:
@@ -55,3 +55,16 @@ def page_snapshots(store: Store, protocol_pk: int) -> list[PageSnapshot]:
             (protocol_pk,),
         )
     ]
+
+
+def source_locations(store: Store, protocol_pk: int) -> dict[str, tuple[str | None, str]]:
+    """``key → (host, path)`` of the effective URL of each source one protocol's answers use (kept per source, so
+    owners are decided without parsing URLs again)."""
+    return {
+        key: (host, path)
+        for key, host, path in store.connection.execute(
+            "SELECT s.key, s.host, s.path FROM sources s JOIN protocol_sources ps ON ps.source_pk = s.pk "
+            "WHERE ps.protocol_pk = ?",
+            (protocol_pk,),
+        )
+    }
