@@ -101,10 +101,11 @@ def score_path(
     macro: bool = False,
     protocol: str | None = None,
     ci: IntervalSettings | None = None,
-    figures: bool = True,
+    figures: bool = False,
 ) -> ScoredPath:
     """Score an audit file or a database within ``scope``; with ``figures``, also the brand figures and
-    misattribution (each under its own key, never mixed into the scores)."""
+    misattribution (each under its own key, never mixed into the scores; they cost a second read of the edges,
+    so only callers that show them ask)."""
     if is_database(path):
         with Store(path) as store:
             protocol_pk = store.choose_protocol(protocol, scope)

@@ -41,8 +41,8 @@ def report(
     scope = _scope(kind, where)
     settings = IntervalSettings(resamples=resamples, seed=seed)
     groups = _by(by)
-    scored = score_path(path, scope=scope, by=groups, protocol=protocol, ci=settings)
-    by_question = score_path(path, scope=scope, by=("question",), protocol=protocol, figures=False)
+    scored = score_path(path, scope=scope, by=groups, protocol=protocol, ci=settings, figures=True)
+    by_question = score_path(path, scope=scope, by=("question",), protocol=protocol)
     comparison = None
     if compare is not None:
         comparison = compare_paths(

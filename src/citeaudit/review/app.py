@@ -477,7 +477,7 @@ def create_app(config: ReviewConfig) -> FastAPI:
     @app.get("/score")
     def score(db: Db, current: Current) -> Response:
         reviewer = require(current, "adjudicator", "admin")
-        scored = score_path(config.db)
+        scored = score_path(config.db, figures=True)
         return page(
             "score.html.j2",
             user=reviewer,
