@@ -299,7 +299,7 @@ def test_cli_json_has_the_documented_shape(cli: Cli) -> None:
     assert finding["conflict"] is True
     assert finding["claim_span"] == {"start": 16, "end": 20, "text": "20 L"}
     assert body["conflicts"] == 1
-    assert body["version"] == "checks-v1"
+    assert body["version"] == "checks-v2"
 
 
 def test_cli_table_and_bad_locale(cli: Cli) -> None:

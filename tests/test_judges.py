@@ -59,7 +59,7 @@ def test_suggestion_becomes_a_model_judgement_with_provenance_and_never_a_final_
     suggestion = ChecksJudge().judge(JudgeRequest(CLAIM, ("AX220 tank capacity: 20 mL",)))
     judgement = suggestion.to_judgement("2026-11-30T05:00:00Z")
     assert judgement.origin is Origin.MODEL
-    assert (judgement.judge, judgement.judge_version, judgement.judge_model) == ("checks", "checks-v1", None)
+    assert (judgement.judge, judgement.judge_version, judgement.judge_model) == ("checks", "checks-v2", None)
     assert judgement.label is Label.CONFLICTING
     # a model judgement alone leaves the edge pending
     assert review_outcome([judgement]) == (review_outcome([])[0], None)

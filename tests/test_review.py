@@ -89,7 +89,13 @@ def routes() -> list[tuple[str, str]]:
     """``(method, path)`` of every route of the app (new routes are covered by default)."""
     app = create_app(ReviewConfig(db=Path("unused.db")))
     return [
-        (method, route.path.replace("{edge_pk}", "1").replace("{source_pk}", "1").replace("{claim_pk}", "1"))
+        (
+            method,
+            route.path.replace("{edge_pk}", "1")
+            .replace("{source_pk}", "1")
+            .replace("{claim_pk}", "1")
+            .replace("{pair_pk}", "1"),
+        )
         for route in app.routes
         if isinstance(route, APIRoute)
         for method in sorted(route.methods)
@@ -110,9 +116,9 @@ def test_every_route_but_login_needs_a_session(base: str, review_db: Path) -> No
             response = anonymous.post(path, {"label": "supported", "submission": "x", "url": "https://x.example/"})
             assert response.status_code == 401, path
         checked += 1
-    # queue, queue/next, /, edge, score, settings, agreement (GET); logout, judgements, adjudication, url, groups,
-    # settings (POST)
-    assert checked == 13
+    # queue, queue/next, /, edge, score, settings, agreement, cross-pairs, cross pair (GET); logout, judgements,
+    # adjudication, url, groups, settings, cross-pair judgements (POST)
+    assert checked == 16
     assert [row[3] for row in judgement_rows(review_db)] == ["model"]
     anonymous.close()
 

@@ -108,3 +108,52 @@ def test_blind_double_review_adjudication_and_score(browser: Browser, tmp_path: 
             assert bob.locator("#answer img").count() == 0
             assert bob.locator('a[href^="javascript"]').count() == 0
         assert dialogs == []
+
+
+def test_cross_pair_double_review_dispute_and_adjudication(browser: Browser, tmp_path: Path) -> None:
+    from builders import answer, claim, document
+    from citeaudit.api import misattribution_path
+    from citeaudit.misattribution import CrossCandidate, CrossKind
+    from citeaudit.store import Store
+    from citeaudit.store.cross_pairs import propose_cross_pairs
+
+    # c1 cites shop.example only, labelled irrelevant: at risk; brand.com/ax220 is cited by the same answer.
+    a1 = answer("a1", citations=["https://brand.com/ax220", "https://shop.example/ax"])
+    c1 = claim("c1", "a1", text="The AX220 has a 20 L tank.")
+    doc = document([a1], [c1], [{"claim_id": "c1", "url": "https://shop.example/ax", "label": "irrelevant"}])
+    db = make_db(tmp_path / "cross.db", doc)
+    with Store(db) as store, store.transaction() as tx:
+        added = propose_cross_pairs(tx, 1, [CrossCandidate("c1", "https://brand.com/ax220", CrossKind.CO_CITED)])
+    assert added == 1
+    for name, role in (("ann", "reviewer"), ("bob", "reviewer"), ("ada", "adjudicator")):
+        add_account(db, name, role)
+    set_policy(db, "double")
+    dialogs: list[str] = []
+    with serve(ReviewConfig(db=db)) as base:
+        ann = log_in(browser, base, "ann", dialogs)
+        ann.goto(f"{base}/cross-pairs")
+        ann.click("#cross-pairs a")
+        assert ann.text_content("#claim") == "The AX220 has a 20 L tank."
+        ann.fill("#passage", "Tank: 20 L")
+        ann.click("button[value=supported]")
+        ann.wait_for_url(f"{base}/cross-pairs")
+
+        bob = log_in(browser, base, "bob", dialogs)
+        bob.goto(f"{base}/cross-pairs/1")
+        assert "Tank: 20 L" not in bob.content()  # blind: ann's label and passage are not shown
+        bob.click("button[value=irrelevant]")
+        bob.wait_for_url(f"{base}/cross-pairs")
+
+        ada = log_in(browser, base, "ada", dialogs)
+        ada.goto(f"{base}/cross-pairs/1")
+        assert ada.text_content("#state") == "disputed"
+        ada.fill("#reasoning", "the spec page states the tank size")
+        ada.click("button[value=supported]")
+        ada.wait_for_url(f"{base}/cross-pairs")
+        ada.goto(f"{base}/cross-pairs/1")
+        assert ada.text_content("#state") == "adjudicated: supported"
+    assert dialogs == []
+    report, _ = misattribution_path(db)
+    # one claim at risk (c1), its cross pair adjudicated supported: 1 of 1, with ann's passage
+    assert (report.rate.numerator, report.rate.denominator) == (1, 1)
+    assert report.cases[0].passage == "Tank: 20 L"

@@ -15,8 +15,11 @@ from citeaudit.agreement import (
     pairs_from_audit,
     raters_of_audit,
 )
+from citeaudit.brand_metrics import BrandFigures, EdgeOutcome, brand_figures
+from citeaudit.checks import model_confusion
 from citeaudit.errors import InputError, InvalidValue
 from citeaudit.ingest import read_file
+from citeaudit.misattribution import MisattributionReport, misattribution
 from citeaudit.model import Audit, Label, Protocol
 from citeaudit.protocol import disclosure, fingerprint
 from citeaudit.report.formats import result_json
@@ -24,6 +27,8 @@ from citeaudit.results import ScoreResult
 from citeaudit.scope import Scope, select_audit
 from citeaudit.scoring import IntervalSettings, score, score_columns
 from citeaudit.store import Store
+from citeaudit.store.brand_input import page_snapshots, read_outcomes, source_locations
+from citeaudit.store.cross_pairs import cross_pairs_of, reviews_required
 from citeaudit.store.revisions import revision_warnings
 
 __all__ = [
@@ -33,6 +38,7 @@ __all__ = [
     "label_pairs_from_store",
     "load_label_pairs",
     "load_scope",
+    "misattribution_path",
     "score_path",
 ]
 
@@ -53,14 +59,28 @@ class ScoredPath:
     """Answers the engines did not give (failed or incomplete) in the scope's runs: recorded, not scored."""
     warnings: tuple[str, ...] = ()
     """What a reader must see beside the numbers (e.g. required facts changed after answers arrived)."""
+    brand: BrandFigures | None = None
+    """Competitor share, mentions, retrieved-not-cited, entity confusion and version drift, each under its own
+    key (never part of precision, coverage or the official rate)."""
+    misattribution: MisattributionReport | None = None
+    """Claims at risk supported by another source of the audit (cross pairs); never part of any edge count."""
 
     def to_json(self) -> str:
-        """The JSON ``citeaudit score --format json`` prints: the result, failures, warnings, disclosure."""
+        """The JSON ``citeaudit score --format json`` prints: the result, failures, warnings, disclosure, and the
+        brand figures under their own keys (overall and per group)."""
+        extra: dict[str, object] = {}
+        if self.misattribution is not None:
+            extra["misattribution"] = self.misattribution.to_dict()
+        if self.brand is not None:
+            extra.update(self.brand.to_dict())
+            brand = self.brand
+            extra["groups"] = [{**group.to_dict(), **brand.group_dict(dict(group.by))} for group in self.result.groups]
         return result_json(
             self.result,
             failed_answers=self.failed_answers,
             warnings=list(self.warnings),
             disclosure=disclosure(self.protocol),
+            **extra,
         )
 
 
@@ -81,8 +101,11 @@ def score_path(
     macro: bool = False,
     protocol: str | None = None,
     ci: IntervalSettings | None = None,
+    figures: bool = False,
 ) -> ScoredPath:
-    """Score an audit file or a database within ``scope``."""
+    """Score an audit file or a database within ``scope``; with ``figures``, also the brand figures and
+    misattribution (each under its own key, never mixed into the scores; they cost a second read of the edges,
+    so only callers that show them ask)."""
     if is_database(path):
         with Store(path) as store:
             protocol_pk = store.choose_protocol(protocol, scope)
@@ -90,14 +113,58 @@ def score_path(
             failed = store.failed_answers(protocol_pk, scope)
             in_scope = {str(run) for run in columns.answer_dims["run"]}
             warnings = tuple(revision_warnings(store, protocol_pk, in_scope))
+            brand = cross = None
+            if figures:
+                whole, outcomes = _outcomes_in_scope(store, chosen, protocol_pk, scope)
+                snapshots = page_snapshots(store, protocol_pk)
+                locations = source_locations(store, protocol_pk)
+                brand = brand_figures(
+                    whole, model_confusion, edges=outcomes, snapshots=snapshots, locations=locations, by=by, ci=_ci(ci)
+                )
+                pairs = cross_pairs_of(store, protocol_pk)
+                cross = misattribution(whole, pairs, edges=outcomes, reviews_required=reviews_required(store))
         result = score_columns(
             columns, scoring=chosen.scoring, fingerprint=fingerprint(chosen), by=by, macro=macro, ci=ci
         )
-        return ScoredPath(result, chosen, excluded, failed, warnings)
+        return ScoredPath(result, chosen, excluded, failed, warnings, brand, cross)
     audit = read_file(path).audit
     selected, excluded = select_audit(audit, scope)
     failed = len(selected.failed_answers)
-    return ScoredPath(score(selected, by=by, macro=macro, ci=ci), audit.protocol, excluded, failed)
+    brand = brand_figures(selected, model_confusion, by=by, ci=_ci(ci)) if figures else None
+    # An audit file carries no cross pairs: its claims at risk are counted, none is misattributed yet.
+    cross = misattribution(selected, ()) if figures else None
+    return ScoredPath(score(selected, by=by, macro=macro, ci=ci), audit.protocol, excluded, failed, (), brand, cross)
+
+
+def _outcomes_in_scope(
+    store: Store, protocol: Protocol, protocol_pk: int, scope: Scope
+) -> tuple[Audit, list[EdgeOutcome]]:
+    """The audit in scope without its edges, and the outcomes of the edges of its claims."""
+    audit, outcomes = read_outcomes(store, protocol, protocol_pk)
+    selected = select_audit(audit, scope)[0]
+    claims = {c.id for c in selected.claims}
+    return selected, [e for e in outcomes if e.claim_id in claims]
+
+
+def _ci(settings: IntervalSettings | None) -> tuple[float, int, int] | None:
+    return None if settings is None else (settings.level, settings.resamples, settings.seed)
+
+
+def misattribution_path(
+    path: str | Path, *, scope: Scope = Scope(), protocol: str | None = None
+) -> tuple[MisattributionReport, Audit]:
+    """Misattributed claims over the claims at risk of a database (its cross pairs) or an audit file (none), with
+    the audit in scope (for the sources' URLs and titles)."""
+    if is_database(path):
+        with Store(path) as store:
+            protocol_pk = store.choose_protocol(protocol, scope)
+            chosen = store.effective_protocol(protocol_pk, scope)
+            audit, outcomes = _outcomes_in_scope(store, chosen, protocol_pk, scope)
+            pairs = cross_pairs_of(store, protocol_pk)
+            required = reviews_required(store)
+        return misattribution(audit, pairs, edges=outcomes, reviews_required=required), audit
+    audit = select_audit(read_file(path).audit, scope)[0]
+    return misattribution(audit, ()), audit
 
 
 def load_scope(path: str | Path, *, scope: Scope = Scope(), protocol: str | None = None) -> Audit:

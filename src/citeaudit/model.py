@@ -11,9 +11,11 @@ __all__ = [
     "Answer",
     "AnswerStatus",
     "Audit",
+    "Brand",
     "Citation",
     "CitationKind",
     "Claim",
+    "Competitor",
     "Edge",
     "EvidenceGroup",
     "FailedAnswer",
@@ -211,6 +213,38 @@ class OfficialDomain:
 
 
 @dataclass(frozen=True, slots=True)
+class Brand:
+    """The brand an audit is about, by the names an answer may call it (for the mention rate)."""
+
+    name: str
+    """The brand's name as usually written, e.g. ``Brand``."""
+    aliases: tuple[str, ...] = ()
+    """Other names that count as a mention (product lines, former names, spellings)."""
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The name and every alias."""
+        return (self.name, *self.aliases)
+
+
+@dataclass(frozen=True, slots=True)
+class Competitor:
+    """A competitor declared by the protocol: whose citations and mentions are counted beside the brand's."""
+
+    name: str
+    """Competitor name, unique within a protocol; also a mention when an answer writes it."""
+    domains: tuple[OfficialDomain, ...] = ()
+    """Where the competitor publishes, matched like the brand's official domains."""
+    aliases: tuple[str, ...] = ()
+    """Other names that count as a mention of it."""
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The name and every alias."""
+        return (self.name, *self.aliases)
+
+
+@dataclass(frozen=True, slots=True)
 class Segmentation:
     """How answers were split into claims; part of the fingerprint."""
 
@@ -240,6 +274,10 @@ class Protocol:
     """How answers are split into claims."""
     weights: tuple[tuple[Severity, float], ...] | None = None
     """Per-severity weights for the labelled weighted variant; ``None`` = unweighted."""
+    brand: Brand | None = None
+    """The brand's names, when declared (mention rate); ``None`` leaves the fingerprint as it was."""
+    competitors: tuple[Competitor, ...] = ()
+    """Declared competitors (citation share, mentions); none leaves the fingerprint as it was."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from citeaudit.errors import ProtocolError
 from citeaudit.identity import registrable_domain
-from citeaudit.model import Label, Protocol
+from citeaudit.model import Label, OfficialDomain, Protocol
 
 __all__ = [
     "CONVENTIONS",
@@ -65,9 +65,11 @@ def convention_for(name: str) -> Convention:
 
 
 def check_protocol(protocol: Protocol) -> None:
-    """Refuse a protocol that cannot be scored as written (unknown convention, unusable official entry)."""
+    """Refuse a protocol that cannot be scored as written (unknown convention, unusable official or competitor
+    entry)."""
     convention_for(protocol.scoring)
-    for entry in protocol.official_domains:
+    entries = [*protocol.official_domains, *(d for c in protocol.competitors for d in c.domains)]
+    for entry in entries:
         if entry.domain is None:
             continue
         actual = registrable_domain(entry.domain)
@@ -114,14 +116,29 @@ def _component_values(protocol: Protocol) -> dict[str, object]:
             key=_canonical,
         ),
         "weights": None if protocol.weights is None else sorted([str(s), w] for s, w in protocol.weights),
-        "official_domains": sorted(
-            (
-                [d.domain.lower() if d.domain else None, d.host.lower() if d.host else None, d.path_prefix]
-                for d in protocol.official_domains
-            ),
-            key=_canonical,
-        ),
+        "official_domains": _domain_values(protocol.official_domains),
+        **_declared_names(protocol),
     }
+
+
+def _domain_values(domains: Sequence[OfficialDomain]) -> list[list[str | None]]:
+    return sorted(
+        ([d.domain.lower() if d.domain else None, d.host.lower() if d.host else None, d.path_prefix] for d in domains),
+        key=_canonical,
+    )
+
+
+def _declared_names(protocol: Protocol) -> dict[str, object]:
+    """The brand's names and the competitors, as components only when declared: a protocol without them keeps
+    the fingerprint it always had."""
+    components: dict[str, object] = {}
+    if protocol.brand is not None:
+        components["brand"] = [protocol.brand.name, sorted(protocol.brand.aliases)]
+    if protocol.competitors:
+        components["competitors"] = sorted(
+            ([c.name, _domain_values(c.domains), sorted(c.aliases)] for c in protocol.competitors), key=_canonical
+        )
+    return components
 
 
 def fingerprint_components(protocol: Protocol) -> dict[str, str]:
@@ -137,7 +154,13 @@ def fingerprint(protocol: Protocol) -> str:
 def differing_components(a: Protocol, b: Protocol) -> dict[str, tuple[str, str]]:
     """Fingerprint components on which two protocols differ, with both component hashes."""
     left, right = fingerprint_components(a), fingerprint_components(b)
-    return {name: (left[name], right[name]) for name in left if left[name] != right[name]}
+    # Optional components (brand, competitors) exist only where declared; a missing one reads "absent".
+    names = [*left, *(name for name in right if name not in left)]
+    return {
+        name: (left.get(name, "absent"), right.get(name, "absent"))
+        for name in names
+        if left.get(name) != right.get(name)
+    }
 
 
 def disclosure(protocol: Protocol) -> dict[str, object]:
@@ -160,7 +183,24 @@ def disclosure(protocol: Protocol) -> dict[str, object]:
             "hash": fingerprint_components(protocol)["required_facts"],
         },
         "weights": None if protocol.weights is None else {str(s): w for s, w in protocol.weights},
-        "official_domains": [
-            d.domain if d.domain else f"{d.host}{d.path_prefix or ''}" for d in protocol.official_domains
-        ],
+        "official_domains": _shown(protocol.official_domains),
+        **(
+            {"brand": {"name": protocol.brand.name, "aliases": list(protocol.brand.aliases)}}
+            if protocol.brand is not None
+            else {}
+        ),
+        **(
+            {
+                "competitors": [
+                    {"name": c.name, "domains": _shown(c.domains), "aliases": list(c.aliases)}
+                    for c in protocol.competitors
+                ]
+            }
+            if protocol.competitors
+            else {}
+        ),
     }
+
+
+def _shown(domains: Sequence[OfficialDomain]) -> list[str]:
+    return [d.domain if d.domain else f"{d.host}{d.path_prefix or ''}" for d in domains]

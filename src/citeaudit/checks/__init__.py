@@ -11,6 +11,7 @@ matches, not findings.
 """
 
 from citeaudit.checks._findings import CheckReport, Finding, FindingKind, Match, Span
+from citeaudit.checks._identifiers import model_confusion
 from citeaudit.checks._run import CHECKS_VERSION, run_checks
 
 __all__ = [
@@ -20,5 +21,6 @@ __all__ = [
     "FindingKind",
     "Match",
     "Span",
+    "model_confusion",
     "run_checks",
 ]

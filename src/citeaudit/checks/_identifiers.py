@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["Mention", "certificates_in", "entities_in"]
+__all__ = ["Mention", "certificates_in", "entities_in", "model_confusion"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,8 +35,17 @@ def _norm(text: str) -> str:
     return re.sub(r"[\s\-_./]", "", text).upper()
 
 
-# A model identifier: starts with a capital letter, mixes letters and digits, at least three characters.
+# A model identifier: starts with a capital letter and mixes letters and digits (``AX220``, ``V5``, ``X5``).
 _MODEL = re.compile(r"(?<![\w-])(?=[A-Z0-9-]*\d)([A-Z][A-Z]*-?[A-Z]*\d[A-Z0-9]*(?:-[A-Z0-9]+)*)(?![\w-])")
+# Written in lower case (``s24``, ``a54``): one or two letters and digits, never right after a number, where it
+# is a unit (``20 m2``).
+_LOWER_MODEL = re.compile(r"(?<![\w-])(?<!\d )(?<!\d)([a-z]{1,2}\d{1,4}[a-z]?)(?![\w-])")
+# A product line written in camel case and its number: ``iPhone 15``, ``iPad 10``.
+_NAMED_MODEL = re.compile(r"(?<![\w-])([a-z]+[A-Z][A-Za-z]*)[ -]?(\d{1,4}[A-Za-z]?)(?![\w-])")
+# Lower-case unit powers and multipliers that look like identifiers.
+_LOWER_NOT_MODELS = re.compile(r"^(?:[mck]?m|dm|ft|in|yd|mi|x)[1-9]$")
+# Two-character tokens that are quarters and half-years, not models.
+_SHORT_NOT_MODELS = re.compile(r"^(?:Q[1-4]|H[12])$")
 _PART = re.compile(
     r"(?i:part\s*(?:no\.?|number|#)|p/n|sku|item\s*(?:no\.?|number)|art(?:icle)?\.?\s*(?:no\.?|nr\.?|number))"
     r"\s*:?\s*(?P<value>[A-Z0-9][A-Z0-9./-]{2,}[A-Z0-9])"
@@ -108,13 +117,46 @@ def entities_in(text: str, exclude: list[Mention] | None = None) -> list[Mention
     for m in _PART.finditer(text):
         mentions.append(Mention(m.start(), m.end(), m.group(), "part", _norm(m.group("value"))))
         taken.append((m.start(), m.end()))
+    for m in _NAMED_MODEL.finditer(text):
+        if any(start <= m.start() < end for start, end in taken):
+            continue
+        line = _norm(m.group(1))
+        mentions.append(Mention(m.start(), m.end(), m.group(), f"model:{line}", line + _norm(m.group(2))))
+        taken.append((m.start(), m.end()))
     for m in _MODEL.finditer(text):
         if any(start <= m.start() < end for start, end in taken):
             continue
         token = m.group(1)
-        if _NOT_MODELS.match(token) or len(_norm(token)) < 3:
+        if _NOT_MODELS.match(token) or _SHORT_NOT_MODELS.match(token) or len(_norm(token)) < 2:
             continue
-        family = re.match(r"[A-Z-]*", token)
-        prefix = _norm(family.group() if family else "")
-        mentions.append(Mention(m.start(), m.end(), token, f"model:{prefix}", _norm(token)))
+        mentions.append(_model_mention(m.start(), m.end(), token))
+    for m in _LOWER_MODEL.finditer(text):
+        if any(start <= m.start() < end for start, end in taken) or _LOWER_NOT_MODELS.match(m.group(1)):
+            continue
+        mentions.append(_model_mention(m.start(), m.end(), m.group(1)))
     return sorted(mentions, key=lambda mention: mention.start)
+
+
+def _model_mention(start: int, end: int, token: str) -> Mention:
+    """A model identifier in the slot of its letter prefix (``s24`` and ``S23`` share ``model:S``)."""
+    family = re.match(r"[A-Za-z-]*", token)
+    prefix = _norm(family.group() if family else "")
+    return Mention(start, end, token, f"model:{prefix}", _norm(token))
+
+
+def model_confusion(claim: str, passage: str) -> tuple[tuple[str, ...], tuple[str, str] | None]:
+    """The model identifiers ``claim`` names, and ``(claim's, passage's)`` for the first one whose family the
+    passage fills with other identifiers only (a page about another model); ``None`` when there is none.
+
+    >>> model_confusion("The iPhone 15 has USB-C", "The iPhone 14 has Lightning")
+    (('iPhone 15',), ('iPhone 15', 'iPhone 14'))
+    """
+    claimed = [m for m in entities_in(claim, certificates_in(claim)) if m.slot.startswith("model:")]
+    if not claimed or not passage:
+        return tuple(m.text for m in claimed), None
+    found = [m for m in entities_in(passage, certificates_in(passage)) if m.slot.startswith("model:")]
+    for mention in claimed:
+        same_family = [p for p in found if p.slot == mention.slot]
+        if same_family and all(p.value != mention.value for p in same_family):
+            return tuple(m.text for m in claimed), (mention.text, same_family[0].text)
+    return tuple(m.text for m in claimed), None

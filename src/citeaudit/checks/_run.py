@@ -13,7 +13,7 @@ from citeaudit.checks._quantities import QuantityMention, compare, quantities_in
 
 __all__ = ["CHECKS_VERSION", "run_checks"]
 
-CHECKS_VERSION = "checks-v1"
+CHECKS_VERSION = "checks-v2"
 """Changes whenever a rule changes, so stored suggestions say which rules made them."""
 
 _WORD = re.compile(r"[^\W\d_]{3,}")

@@ -11,6 +11,7 @@ from citeaudit.cli import (
     copies,
     data,
     demo,
+    misattribution,
     protocol,
     report,
     review,
@@ -33,6 +34,7 @@ app = typer.Typer(
 data.register(app)
 collect.register(app)
 score.register(app)
+misattribution.register(app)
 app.add_typer(protocol.app, name="protocol")
 report.register(app)
 agreement.register(app)

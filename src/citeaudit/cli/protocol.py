@@ -56,9 +56,14 @@ def check_command(path: Annotated[Path, typer.Argument(help="Protocol file (YAML
     """Validate a protocol file and summarise it."""
     protocol = load_protocol(path)
     facts = sum(len(q.required_facts) for q in protocol.questions)
+    declared = ""
+    if protocol.brand is not None:
+        declared += f", brand {protocol.brand.name!r} ({len(protocol.brand.names)} name(s))"
+    if protocol.competitors:
+        declared += f", {len(protocol.competitors)} competitor(s)"
     console.print(
         f"{path}: protocol {protocol.id}@{protocol.version}, {len(protocol.questions)} questions, {facts} required "
-        f"facts, {len(protocol.official_domains)} official entries, scoring {protocol.scoring}"
+        f"facts, {len(protocol.official_domains)} official entries{declared}, scoring {protocol.scoring}"
     )
 
 

@@ -41,7 +41,7 @@ def report(
     scope = _scope(kind, where)
     settings = IntervalSettings(resamples=resamples, seed=seed)
     groups = _by(by)
-    scored = score_path(path, scope=scope, by=groups, protocol=protocol, ci=settings)
+    scored = score_path(path, scope=scope, by=groups, protocol=protocol, ci=settings, figures=True)
     by_question = score_path(path, scope=scope, by=("question",), protocol=protocol)
     comparison = None
     if compare is not None:
@@ -64,6 +64,7 @@ def report(
             support_note=support_note,
             comparison=comparison,
             names=(str(path), str(compare)),
+            misattribution=scored.misattribution,
         )
     )
     write_atomically(out, html.encode("utf-8"))

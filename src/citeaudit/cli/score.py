@@ -93,7 +93,9 @@ def score(
     """Score precision, coverage and official-domain rate under strict-v1 (micro: pooled counts)."""
     scope = _scope(kind, where)
     settings = IntervalSettings(level=level, resamples=resamples, seed=seed) if ci else None
-    scored = score_path(path, scope=scope, by=_by(by), macro=macro, protocol=protocol, ci=settings)
+    # The figures beside the scores are printed in JSON only; tables and CSV keep their columns.
+    figures = fmt is OutputFormat.JSON
+    scored = score_path(path, scope=scope, by=_by(by), macro=macro, protocol=protocol, ci=settings, figures=figures)
     if fmt is OutputFormat.JSON:
         console.out(scored.to_json(), highlight=False)
     elif fmt is OutputFormat.CSV:

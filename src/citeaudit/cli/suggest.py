@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from enum import StrEnum
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -15,7 +16,7 @@ from citeaudit.evidence import RankMethod
 from citeaudit.judges import Judge, make_judge
 from citeaudit.model import Label
 from citeaudit.stats import Interval
-from citeaudit.suggest import JudgeAuditReport, SuggestReport, judge_audit, suggest_edges
+from citeaudit.suggest import JudgeAuditReport, SuggestReport, judge_audit, suggest_cross_pairs, suggest_edges
 
 __all__ = ["judge_app", "register"]
 
@@ -94,14 +95,26 @@ def suggest(
         bool, typer.Option("--refresh", help="Suggest again for edges this judge already suggested for.")
     ] = False,
     fmt: FormatOption = ReportFormat.TABLE,
+    cross_pairs: Annotated[
+        bool,
+        typer.Option(
+            "--cross-pairs",
+            help="Instead of edges: propose the cross pairs of claims whose edges are not supported (other sources "
+            "of the same answer, official pages) and suggest for those (misattribution; never scored as edges).",
+        ),
+    ] = False,
 ) -> None:
     """Rank each unlabelled edge's snapshot passages for its claim and store the judge's suggestion.
 
     A suggestion is a model judgement with its provenance (judge, model, version, prompt hash, confidence) and
     the top passages it read; it never sets a final label. Reruns skip edges this judge already suggested for.
+    With --cross-pairs the same is done for cross pairs (see `citeaudit misattribution`).
     """
     path = existing_database(db)
     chosen = _judge(judge, model)
+    if cross_pairs:
+        _suggest_cross(path, chosen, method, top, run, limit, refresh, fmt)
+        return
     with _progress(f"suggesting ({chosen.name})") as progress:
         task = progress.add_task("suggest", total=None)
 
@@ -122,6 +135,43 @@ def suggest(
         return
     for line in _suggest_lines(report):
         console.print(line)
+
+
+def _suggest_cross(
+    path: Path,
+    chosen: Judge,
+    method: RankMethod,
+    top: int,
+    run: str | None,
+    limit: int | None,
+    refresh: bool,
+    fmt: ReportFormat,
+) -> None:
+    with _progress(f"suggesting for cross pairs ({chosen.name})") as progress:
+        task = progress.add_task("suggest", total=None)
+
+        def advance(done: int, total: int) -> None:
+            progress.update(task, completed=done, total=total)
+
+        report = suggest_cross_pairs(
+            path, chosen, method=method, k=top, run=run, limit=limit, refresh=refresh, progress=advance
+        )
+    if fmt is ReportFormat.JSON:
+        body = {
+            "judge": {"name": chosen.name, "model": chosen.model, "version": chosen.version},
+            "method": str(method),
+            "top": top,
+            **report.to_dict(),
+        }
+        console.out(json.dumps(body, indent=2, ensure_ascii=False), highlight=False)
+        return
+    console.print(f"proposed {report.proposed} new cross pair(s); {report.cross_pairs} without a human judgement")
+    console.print(
+        f"suggested {report.suggested}, already suggested {report.already_suggested}, no snapshot "
+        f"{report.no_snapshot}, empty snapshot {report.empty_snapshot}, left by --limit {report.over_limit}"
+    )
+    labels = ", ".join(f"{label}: {report.labels[str(label)]}" for label in Label)
+    console.print(f"suggested labels: {labels}")
 
 
 def _rate(value: float | None) -> str:

@@ -18,17 +18,21 @@ from citeaudit.identity import SourceRegistry, registrable_domain
 from citeaudit.interchange.schema import (
     AUDIT_FORMAT,
     AuditDocument,
+    CompetitorIn,
     EdgeIn,
     JudgementIn,
+    OfficialHostIn,
     ProtocolIn,
 )
 from citeaudit.model import (
     Answer,
     AnswerStatus,
     Audit,
+    Brand,
     Citation,
     CitationKind,
     Claim,
+    Competitor,
     Edge,
     EvidenceGroup,
     FailedAnswer,
@@ -112,6 +116,56 @@ def _unique(ids: Iterable[str], source: str, what: str, path: str) -> None:
         seen.add(item_id)
 
 
+def _domains(entries: Sequence[str | OfficialHostIn], source: str, path: str, whose: str) -> tuple[OfficialDomain, ...]:
+    """Official (or competitor) presences from their file form: registrable domains or host + path prefix."""
+    found: list[OfficialDomain] = []
+    for i, entry in enumerate(entries):
+        where = f"{path}[{i}]"
+        if isinstance(entry, str):
+            domain = entry.strip().lower().rstrip(".")
+            if registrable_domain(domain) != domain:
+                raise InvalidValue(
+                    source,
+                    where,
+                    f"{entry!r} is not a registrable domain; list {whose} registrable domain "
+                    f"(e.g. brand.com) or declare {{host: {entry}}} for one host",
+                )
+            found.append(OfficialDomain(domain=domain))
+        else:
+            prefix_path = entry.path_prefix
+            if prefix_path is not None and not prefix_path.startswith("/"):
+                raise InvalidValue(source, f"{where}.path_prefix", f"must start with '/' (got {prefix_path!r})")
+            found.append(OfficialDomain(host=entry.host.strip().lower().rstrip("."), path_prefix=prefix_path))
+    return tuple(found)
+
+
+def _names(names: Sequence[str], source: str, path: str) -> tuple[str, ...]:
+    """Mention names, stripped; an empty one would match nothing, so it is refused."""
+    for i, name in enumerate(names):
+        if not name.strip():
+            raise InvalidValue(source, f"{path}[{i}]", f"a name must not be empty (got {name!r})")
+    return tuple(name.strip() for name in names)
+
+
+def _competitors(entries: Sequence[CompetitorIn], source: str, path: str) -> tuple[Competitor, ...]:
+    competitors: list[Competitor] = []
+    seen: set[str] = set()
+    for i, entry in enumerate(entries):
+        where = f"{path}[{i}]"
+        name = entry.name.strip()
+        if name.casefold() in seen:
+            raise DuplicateId(source, f"{where}.name", f"duplicate competitor {entry.name!r}")
+        seen.add(name.casefold())
+        competitors.append(
+            Competitor(
+                name=_names([entry.name], source, f"{where}.name")[0],
+                domains=_domains(entry.domains, source, f"{where}.domains", "the competitor's"),
+                aliases=_names(entry.aliases, source, f"{where}.aliases"),
+            )
+        )
+    return tuple(competitors)
+
+
 def protocol_from_mapping(document: ProtocolIn, source: str, path: str = "protocol") -> Protocol:
     """A checked :class:`Protocol` from its validated file form."""
     prefix = f"{path}." if path else ""
@@ -126,24 +180,7 @@ def protocol_from_mapping(document: ProtocolIn, source: str, path: str = "protoc
                     f"duplicate fact id {fact.id!r}",
                 )
             seen_facts.add(fact.id)
-    official: list[OfficialDomain] = []
-    for i, entry in enumerate(document.official_domains):
-        where = f"{prefix}official_domains[{i}]"
-        if isinstance(entry, str):
-            domain = entry.strip().lower().rstrip(".")
-            if registrable_domain(domain) != domain:
-                raise InvalidValue(
-                    source,
-                    where,
-                    f"{entry!r} is not a registrable domain; list the brand's registrable domain "
-                    f"(e.g. brand.com) or declare {{host: {entry}}} for one host",
-                )
-            official.append(OfficialDomain(domain=domain))
-        else:
-            prefix_path = entry.path_prefix
-            if prefix_path is not None and not prefix_path.startswith("/"):
-                raise InvalidValue(source, f"{where}.path_prefix", f"must start with '/' (got {prefix_path!r})")
-            official.append(OfficialDomain(host=entry.host.strip().lower().rstrip("."), path_prefix=prefix_path))
+    official = _domains(document.official_domains, source, f"{prefix}official_domains", "the brand's")
     try:
         convention_for(document.scoring)
     except ProtocolError as exc:
@@ -163,7 +200,7 @@ def protocol_from_mapping(document: ProtocolIn, source: str, path: str = "protoc
         id=document.id,
         version=document.version,
         scoring=document.scoring,
-        official_domains=tuple(official),
+        official_domains=official,
         questions=tuple(
             Question(
                 id=q.id,
@@ -186,6 +223,13 @@ def protocol_from_mapping(document: ProtocolIn, source: str, path: str = "protoc
             ),
         ),
         weights=None if document.weights is None else tuple(sorted(document.weights.items())),
+        brand=None
+        if document.brand is None
+        else Brand(
+            name=_names([document.brand.name], source, f"{prefix}brand.name")[0],
+            aliases=_names(document.brand.aliases, source, f"{prefix}brand.aliases"),
+        ),
+        competitors=_competitors(document.competitors, source, f"{prefix}competitors"),
     )
     check_protocol(protocol)
     return protocol

@@ -15,8 +15,10 @@ __all__ = [
     "AUDIT_FORMAT",
     "AnswerIn",
     "AuditDocument",
+    "BrandIn",
     "CitationIn",
     "ClaimIn",
+    "CompetitorIn",
     "EdgeIn",
     "EngineIn",
     "EvidenceGroupIn",
@@ -63,6 +65,21 @@ class OfficialHostIn(_In):
     path_prefix: str | None = None
 
 
+class BrandIn(_In):
+    """The brand's names (protocol ``brand``): what counts as a mention."""
+
+    name: str = Field(min_length=1)
+    aliases: list[str] = Field(default_factory=list)
+
+
+class CompetitorIn(_In):
+    """A competitor (protocol ``competitors[]``): its domains, written like ``official_domains``, and names."""
+
+    name: str = Field(min_length=1)
+    domains: list[str | OfficialHostIn] = Field(default_factory=list)
+    aliases: list[str] = Field(default_factory=list)
+
+
 class SegmentationIn(_In):
     """How claims were made."""
 
@@ -98,6 +115,8 @@ class ProtocolIn(_In):
     questions: list[QuestionIn] = Field(default_factory=list)
     segmentation: SegmentationIn | None = None
     weights: dict[Severity, float] | None = None
+    brand: BrandIn | None = None
+    competitors: list[CompetitorIn] = Field(default_factory=list)
     engines: list[EngineIn] = Field(default_factory=list)
     locales: list[str] = Field(default_factory=list)
     repeats: int = Field(default=1, ge=1)

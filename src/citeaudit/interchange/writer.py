@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from citeaudit.interchange.schema import AUDIT_FORMAT
-from citeaudit.model import Audit, Judgement, Protocol
+from citeaudit.model import Audit, Judgement, OfficialDomain, Protocol
 
 __all__ = ["audit_to_document", "protocol_to_mapping"]
 
@@ -16,6 +16,10 @@ def _compact(mapping: Mapping[str, object]) -> dict[str, object]:
     return {k: v for k, v in mapping.items() if v is not None}
 
 
+def _domains(domains: Sequence[OfficialDomain]) -> list[object]:
+    return [d.domain if d.domain else _compact({"host": d.host, "path_prefix": d.path_prefix}) for d in domains]
+
+
 def protocol_to_mapping(protocol: Protocol) -> dict[str, object]:
     """The file form of a protocol (inverse of :func:`protocol_from_mapping`)."""
     return _compact(
@@ -23,10 +27,7 @@ def protocol_to_mapping(protocol: Protocol) -> dict[str, object]:
             "id": protocol.id,
             "version": protocol.version,
             "scoring": protocol.scoring,
-            "official_domains": [
-                d.domain if d.domain else _compact({"host": d.host, "path_prefix": d.path_prefix})
-                for d in protocol.official_domains
-            ],
+            "official_domains": _domains(protocol.official_domains),
             "segmentation": _compact(
                 {
                     "method": protocol.segmentation.method,
@@ -35,6 +36,15 @@ def protocol_to_mapping(protocol: Protocol) -> dict[str, object]:
                 }
             ),
             "weights": None if protocol.weights is None else {str(s): w for s, w in protocol.weights},
+            # Only when declared, so an export of a protocol without them reads exactly as before.
+            "brand": None
+            if protocol.brand is None
+            else {"name": protocol.brand.name, "aliases": list(protocol.brand.aliases)},
+            "competitors": [
+                {"name": c.name, "domains": _domains(c.domains), "aliases": list(c.aliases)}
+                for c in protocol.competitors
+            ]
+            or None,
             "questions": [
                 _compact(
                     {

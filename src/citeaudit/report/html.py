@@ -18,6 +18,7 @@ from jinja2 import Environment, select_autoescape
 
 from citeaudit.errors import CiteauditError
 from citeaudit.identity import OfficialMatcher
+from citeaudit.misattribution import MisattributionReport
 from citeaudit.model import Audit, Label, review_outcome
 from citeaudit.report.tables import diagnostics, fraction
 from citeaudit.results import Metric, ScopeScore, ScoreResult
@@ -58,6 +59,8 @@ class ReportInput:
     """A comparison (``Comparison.to_dict()``) and the two names, when asked for."""
     names: tuple[str, str] = ("A", "B")
     """Names of the compared scopes."""
+    misattribution: MisattributionReport | None = None
+    """Claims at risk supported by another source of the audit (cross pairs), when computed."""
 
 
 def _interval(metric: Metric) -> str:
@@ -281,7 +284,32 @@ def render_report(report: ReportInput) -> str:
         if report.comparison is None
         else {"names": report.names, "rows": _comparison_rows(report.comparison)},
     }
+    context["misattribution"] = _misattribution(report)
     problems, omitted = _problems(report.audit)
     context["problems"] = problems
     context["problems_omitted"] = omitted
     return template.render(**context)
+
+
+def _misattribution(report: ReportInput) -> dict[str, Any] | None:
+    """The misattribution section: the count over the claims at risk and each case with both sources."""
+    found = report.misattribution
+    if found is None:
+        return None
+    titles = {s.key: s.title or s.resolved_url or s.url or s.key for s in report.audit.sources}
+    return {
+        "fraction": fraction(found.rate, "misattribution"),
+        "provisional": found.provisional,
+        "without_cross_pairs": found.at_risk_without_cross_pairs,
+        "pending": found.cross_pairs_pending,
+        "cases": [
+            {
+                "claim": case.claim_text,
+                "cited": [(titles.get(key, key), label or "pending") for key, label in case.cited],
+                "supported_by": titles.get(case.supporting_source, case.supporting_source),
+                "kind": str(case.kind),
+                "passage": case.passage,
+            }
+            for case in found.cases
+        ],
+    }

@@ -32,6 +32,7 @@ from citeaudit.review.auth import (
     verify_password,
 )
 from citeaudit.review.blind import can_adjudicate, visible_judgements
+from citeaudit.review.cross_pairs import CrossPairPages, add_cross_pair_routes
 from citeaudit.review.queue import decode_cursor, encode_cursor, page_order, start_key
 from citeaudit.store import Store
 from citeaudit.store.copies import ClaimSupport, Conflict, SupportRow, claim_support, conflicts, fact_support
@@ -476,7 +477,7 @@ def create_app(config: ReviewConfig) -> FastAPI:
     @app.get("/score")
     def score(db: Db, current: Current) -> Response:
         reviewer = require(current, "adjudicator", "admin")
-        scored = score_path(config.db)
+        scored = score_path(config.db, figures=True)
         return page(
             "score.html.j2",
             user=reviewer,
@@ -531,4 +532,7 @@ def create_app(config: ReviewConfig) -> FastAPI:
             error=error,
         )
 
+    add_cross_pair_routes(
+        app, CrossPairPages(config.db, session, require, check_csrf, page, redirect, _Denied, new_token)
+    )
     return app

@@ -597,6 +597,59 @@ CREATE TABLE suggested_passages (
 ) WITHOUT ROWID;
 """
 
+_CROSS_PAIRS = """
+-- Cross pairs: a claim whose own edges are not supported, and another source of the audit (co-cited in the
+-- same answer, or an official page). Proposed by `citeaudit suggest --cross-pairs`, judged in review like edges,
+-- kept apart from edges: never part of precision, coverage or any edge count.
+CREATE TABLE cross_pairs (
+    pk          INTEGER PRIMARY KEY,
+    claim_pk    INTEGER NOT NULL REFERENCES claims(pk),
+    source_pk   INTEGER NOT NULL REFERENCES sources(pk),
+    kind        TEXT NOT NULL CHECK (kind = 'co_cited' OR kind = 'official'),
+    proposed_at TEXT NOT NULL
+);
+CREATE INDEX cross_pairs_claim ON cross_pairs(claim_pk);
+CREATE INDEX cross_pairs_source ON cross_pairs(source_pk);
+
+-- Judgements of cross pairs, human and model, as for edges; a model judgement records the snapshot it read.
+CREATE TABLE cross_judgements (
+    pk               INTEGER PRIMARY KEY,
+    cross_pair_pk    INTEGER NOT NULL REFERENCES cross_pairs(pk),
+    label            TEXT NOT NULL CHECK ((label = 'supported' OR label = 'partial' OR label = 'conflicting'
+                                           OR label = 'irrelevant' OR label = 'unknown')),
+    reviewer         TEXT,
+    origin           TEXT NOT NULL CHECK (origin = 'human' OR origin = 'model'),
+    stage            TEXT NOT NULL CHECK (stage = 'review' OR stage = 'adjudication'),
+    passage          TEXT,
+    reasoning        TEXT,
+    created_at       TEXT NOT NULL,
+    judge            TEXT,
+    judge_model      TEXT,
+    judge_version    TEXT,
+    prompt_sha256    TEXT,
+    confidence       REAL,
+    document_sha256  TEXT REFERENCES documents(sha256),
+    method           TEXT,
+    submission       TEXT UNIQUE
+);
+CREATE INDEX cross_judgements_pair ON cross_judgements(cross_pair_pk);
+
+CREATE TRIGGER cross_judgements_move_only BEFORE UPDATE ON cross_judgements
+WHEN NEW.cross_pair_pk IS OLD.cross_pair_pk
+BEGIN SELECT RAISE(ABORT, 'cross-pair judgements are immutable: record a new one'); END;
+
+-- The top passages a model judgement of a cross pair was shown, best first.
+CREATE TABLE cross_suggested_passages (
+    cross_judgement_pk  INTEGER NOT NULL REFERENCES cross_judgements(pk),
+    rank                INTEGER NOT NULL CHECK (rank >= 1),
+    ordinal             INTEGER NOT NULL,
+    start               INTEGER NOT NULL,
+    "end"               INTEGER NOT NULL,
+    score               REAL NOT NULL,
+    PRIMARY KEY (cross_judgement_pk, rank)
+) WITHOUT ROWID;
+"""
+
 _TEXT = r"'(?:[^']|'')*'"
 _IN_LIST = re.compile(rf"CHECK \((\w+) IN \(((?:{_TEXT}\s*,\s*){{2,}}{_TEXT})\)\)")
 """A CHECK constraint that is exactly ``column IN ('a', 'b', 'c', ...)``: three or more text constants."""
@@ -691,6 +744,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _SUGGESTED_PASSAGES,
     _check_lists_as_comparisons,
     _window_suggestion_methods,
+    _CROSS_PAIRS,
 )
 """``MIGRATIONS[n]`` upgrades schema version ``n`` to ``n + 1``."""
 

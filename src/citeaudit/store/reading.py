@@ -48,8 +48,9 @@ def _int_rows(db: sqlite3.Connection, sql: str, params: Sequence[object], width:
     return np.array(db.execute(sql, params).fetchall(), dtype=np.int64).reshape(-1, width)
 
 
-def read_audit(db: sqlite3.Connection, protocol: Protocol, protocol_pk: int) -> Audit:
-    """Everything measured under one protocol, as the canonical audit (for export)."""
+def read_audit(db: sqlite3.Connection, protocol: Protocol, protocol_pk: int, *, edges: bool = True) -> Audit:
+    """Everything measured under one protocol, as the canonical audit (for export); with ``edges`` false, without
+    edges, their locations and judgements (for figures that read edge outcomes on their own)."""
     runs = [
         Run(rid, RunKind(kind), platform, model, collected_at, locale, sample)
         for rid, kind, platform, model, collected_at, locale, sample in db.execute(
@@ -118,7 +119,7 @@ def read_audit(db: sqlite3.Connection, protocol: Protocol, protocol_pk: int) -> 
             (protocol_pk,),
         )
     ]
-    edge_filter = f"e.claim_pk IN (SELECT c.pk {claim_scope})"
+    edge_filter = f"e.claim_pk IN (SELECT c.pk {claim_scope})" + ("" if edges else " AND 0")
     locations: dict[int, list[Location]] = {}
     for edge_pk, marker, start, end in db.execute(
         f'SELECT l.edge_pk, l.marker, l.start, l."end" FROM edge_locations l JOIN edges e ON e.pk = l.edge_pk '
@@ -133,7 +134,7 @@ def read_audit(db: sqlite3.Connection, protocol: Protocol, protocol_pk: int) -> 
         (protocol_pk,),
     ):
         judgements.setdefault(edge_pk, []).append(judgement_from_row(row))
-    edges = [
+    found_edges = [
         Edge(cid, sources[spk].key, tuple(locations[pk]), tuple(judgements.get(pk, ())))
         for pk, cid, spk in db.execute(
             f"SELECT e.pk, c.id, e.source_pk FROM edges e JOIN claims c ON c.pk = e.claim_pk WHERE {edge_filter} "
@@ -171,7 +172,7 @@ def read_audit(db: sqlite3.Connection, protocol: Protocol, protocol_pk: int) -> 
         answers=tuple(answers),
         claims=tuple(claims),
         sources=tuple(sources.values()),
-        edges=tuple(edges),
+        edges=tuple(found_edges),
         evidence_groups=tuple(groups),
         failed_answers=tuple(
             FailedAnswer(ordinal, AnswerStatus(status), reason, run_id, question_id, platform)

@@ -1,0 +1,170 @@
+"""``citeaudit suggest --cross-pairs``: propose the cross pairs of the claims at risk, then rank each pair's source
+passages for the claim and store a judge's suggestion, exactly as for edges but in the cross-pair tables."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from citeaudit.errors import InvalidValue, JudgeError
+from citeaudit.evidence import Passage, PassageIndex, RankMethod
+from citeaudit.identity import OfficialMatcher
+from citeaudit.judges import Judge, suggest_for_edge
+from citeaudit.misattribution import claims_at_risk, cross_candidates
+from citeaudit.model import Label, RunKind
+from citeaudit.scope import Scope, select_audit
+from citeaudit.store import Store
+from citeaudit.store.brand_input import read_outcomes
+from citeaudit.store.cross_pairs import (
+    cross_pairs_to_suggest,
+    has_cross_suggestion,
+    has_run,
+    official_snapshot_keys,
+    propose_cross_pairs,
+    record_cross_judgement,
+)
+from citeaudit.store.suggestions import document_passages
+from citeaudit.suggest._run import prompt_hash_of
+
+__all__ = ["CrossSuggestReport", "suggest_cross_pairs"]
+
+
+@dataclass
+class CrossSuggestReport:
+    """What one ``suggest --cross-pairs`` run did, every cross pair in scope accounted for.
+
+    ``cross_pairs == suggested + already_suggested + no_snapshot + empty_snapshot + over_limit``.
+    """
+
+    proposed: int = 0
+    """Cross pairs added by this run (claims at risk × co-cited sources and official pages)."""
+    cross_pairs: int = 0
+    """Cross pairs in scope without a human judgement whose claim is still at risk."""
+    suggested: int = 0
+    """Cross pairs that got a new suggestion."""
+    already_suggested: int = 0
+    """Cross pairs that already had a suggestion from the same judge, model, version and prompt (skipped)."""
+    no_snapshot: int = 0
+    """Cross pairs whose source has no snapshot: nothing to rank."""
+    empty_snapshot: int = 0
+    """Cross pairs whose source's snapshot has no passage."""
+    over_limit: int = 0
+    """Cross pairs left for a later run by ``limit``."""
+    labels: Counter[str] = field(default_factory=Counter)
+    """Suggested label → cross pairs, for this run's suggestions."""
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON-ready, every label present."""
+        return {
+            "proposed": self.proposed,
+            "cross_pairs": self.cross_pairs,
+            "suggested": self.suggested,
+            "already_suggested": self.already_suggested,
+            "no_snapshot": self.no_snapshot,
+            "empty_snapshot": self.empty_snapshot,
+            "over_limit": self.over_limit,
+            "labels": {str(label): self.labels[str(label)] for label in Label},
+        }
+
+
+def _propose(store: Store, run: str | None) -> tuple[int, set[str]]:
+    """Add the cross pairs of every protocol's claims at risk (of one run, when given) in one transaction; returns
+    how many were added and the ids of the claims at risk now."""
+    scope = Scope(run_kinds=frozenset(RunKind), where={} if run is None else {"run": frozenset({run})})
+    added = 0
+    at_risk: set[str] = set()
+    with store.transaction() as tx:
+        for info in store.protocols():
+            protocol = store.protocol(info.pk)
+            whole, outcomes = read_outcomes(store, protocol, info.pk)
+            audit = select_audit(whole, scope)[0]
+            claims = {c.id for c in audit.claims}
+            edges = [e for e in outcomes if e.claim_id in claims]
+            matcher = OfficialMatcher(protocol.official_domains)
+            candidates = cross_candidates(audit, matcher, official_snapshot_keys(store, info.pk), edges=edges)
+            added += propose_cross_pairs(tx, info.pk, candidates)
+            at_risk.update(claims_at_risk(audit, edges))
+    return added, at_risk
+
+
+def suggest_cross_pairs(
+    path: str | Path,
+    judge: Judge,
+    *,
+    method: RankMethod | str = RankMethod.BM25,
+    k: int = 3,
+    run: str | None = None,
+    limit: int | None = None,
+    refresh: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> CrossSuggestReport:
+    """Propose cross pairs in the database at ``path`` and suggest labels for those without a human judgement.
+
+    Each cross pair is written in its own transaction, so a judge failure (``JudgeError``, re-raised with what was
+    stored before it) leaves nothing half-written and a rerun continues.
+    """
+    if k < 1:
+        raise InvalidValue("--top", str(k), "the number of passages must be at least 1")
+    if limit is not None and limit < 0:
+        raise InvalidValue("--limit", str(limit), "the limit must be 0 or more")
+    method = RankMethod(method)
+    prompt = prompt_hash_of(judge)
+    report = CrossSuggestReport()
+    with Store(path) as store:
+        db = store.connection
+        if run is not None and not has_run(store, run):
+            raise InvalidValue("--run", run, f"no run {run!r} in {str(path)!r}")
+        report.proposed, at_risk = _propose(store, run)
+        # A claim whose edge was found supported since its cross pairs were proposed is no longer at risk.
+        pairs = [pair for pair in cross_pairs_to_suggest(db, run) if pair.claim_id in at_risk]
+        report.cross_pairs = len(pairs)
+        todo = []
+        for pair in pairs:
+            if pair.document_sha256 is None:
+                report.no_snapshot += 1
+            elif not refresh and has_cross_suggestion(db, pair.pk, judge.name, judge.model, judge.version, prompt):
+                report.already_suggested += 1
+            else:
+                todo.append(pair)
+        indexes: dict[str, tuple[PassageIndex, list[int]]] = {}
+        total = len(todo) if limit is None else min(len(todo), limit)
+        if progress:
+            progress(0, total)
+        for pair in todo:
+            if limit is not None and report.suggested >= limit:
+                report.over_limit += 1
+                continue
+            sha = pair.document_sha256
+            assert sha is not None
+            if sha not in indexes:
+                text, rows = document_passages(db, sha)
+                passages = [Passage(text[r.start : r.end], r.start, r.end) for r in rows]
+                indexes[sha] = (PassageIndex(passages), [r.ordinal for r in rows])
+            index, ordinals = indexes[sha]
+            if not index.passages:
+                report.empty_snapshot += 1
+                continue
+            try:
+                result = suggest_for_edge(judge, pair.claim, index, k=k, method=method, claim_locale=pair.locale)
+            except JudgeError as exc:
+                raise JudgeError(
+                    f"{exc} (cross pair {pair.pk}, claim {pair.claim_id!r}); nothing was stored for that pair, "
+                    f"{report.suggested} suggestion(s) stored before it are kept: rerun to continue"
+                ) from exc
+            ranked = [(p.rank, ordinals[p.index], p.start, p.end, p.score) for p in result.passages]
+            with store.transaction() as tx:
+                record_cross_judgement(
+                    tx,
+                    pair.pk,
+                    result.suggestion.to_judgement(),
+                    document_sha256=sha,
+                    method=str(method),
+                    ranked=ranked,
+                )
+            report.suggested += 1
+            report.labels[str(result.suggestion.label)] += 1
+            if progress:
+                progress(report.suggested, total)
+    return report
