@@ -5,16 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from citeaudit.agreement import (
-    Agreement,
-    LabelPairs,
-    Rater,
-    agreement,
-    pair_sided,
-    pairs_from_audit,
-    raters_of_audit,
-)
 from citeaudit.errors import InputError, InvalidValue
 from citeaudit.ingest import read_file
 from citeaudit.model import Audit, Protocol
@@ -23,8 +15,10 @@ from citeaudit.report.formats import result_json
 from citeaudit.results import ScoreResult
 from citeaudit.scope import Scope, select_audit
 from citeaudit.scoring import IntervalSettings, score, score_columns
-from citeaudit.store import Store
-from citeaudit.store.revisions import revision_warnings
+
+if TYPE_CHECKING:
+    from citeaudit.agreement import Agreement, LabelPairs, Rater
+    from citeaudit.store import Store
 
 __all__ = [
     "ScoredPath",
@@ -84,6 +78,10 @@ def score_path(
 ) -> ScoredPath:
     """Score an audit file or a database within ``scope``."""
     if is_database(path):
+        # The store is loaded only for a database: scoring a file never touches it.
+        from citeaudit.store import Store
+        from citeaudit.store.revisions import revision_warnings
+
         with Store(path) as store:
             protocol_pk = store.choose_protocol(protocol, scope)
             chosen, columns, excluded = store.scoring_input(protocol_pk, scope)
@@ -103,6 +101,8 @@ def score_path(
 def load_scope(path: str | Path, *, scope: Scope = Scope(), protocol: str | None = None) -> Audit:
     """The audit in ``scope`` from a file or a database (for reports that list claims and evidence)."""
     if is_database(path):
+        from citeaudit.store import Store
+
         with Store(path) as store:
             audit = store.load_audit(store.choose_protocol(protocol, scope))
     else:
@@ -128,6 +128,8 @@ def label_pairs_from_store(store: Store, a: Rater, b: Rater, *, protocol_pk: int
     """Pair rater A's and B's latest review-stage judgement per edge in an open database (all protocols, or the
     one with ``protocol_pk``). ``store.raters(protocol_pk)`` lists who can be chosen. Refuses (``InvalidValue``)
     a rater with no review judgements there, or A equal to B."""
+    from citeaudit.agreement import pair_sided
+
     if a == b:
         raise InvalidValue(str(store.path), "--between", f"the two raters must differ (both are {str(a)!r})")
     _check_raters(store.path, (a, b), store.raters(protocol_pk))
@@ -138,9 +140,13 @@ def label_pairs_from_store(store: Store, a: Rater, b: Rater, *, protocol_pk: int
 def load_label_pairs(path: str | Path, a: Rater, b: Rater, *, protocol: str | None = None) -> LabelPairs:
     """Pair rater A's and B's latest review-stage judgement per edge, from a database or an audit file
     (``edges[].judgements[]``); a database is read whole unless ``protocol`` selects one protocol."""
+    from citeaudit.agreement import pairs_from_audit, raters_of_audit
+
     if a == b:
         raise InvalidValue(str(path), "--between", f"the two raters must differ (both are {str(a)!r})")
     if is_database(path):
+        from citeaudit.store import Store
+
         with Store(path) as store:
             protocol_pk = None if protocol is None else store.choose_protocol(protocol)
             return label_pairs_from_store(store, a, b, protocol_pk=protocol_pk)
@@ -162,5 +168,7 @@ def agreement_path(
 ) -> Agreement:
     """Agreement of raters A and B (A as gold for supported-vs-rest) on the edges of a database or audit file;
     ``progress`` gets the number of bootstrap resamples done after each batch."""
+    from citeaudit.agreement import agreement
+
     pairs = load_label_pairs(path, a, b, protocol=protocol)
     return agreement(pairs, level=level, resamples=resamples, seed=seed, progress=progress)

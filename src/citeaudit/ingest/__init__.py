@@ -10,17 +10,19 @@ import functools
 import gc
 import hashlib
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from citeaudit.errors import InputError, UnknownFormat
-from citeaudit.ingest import anthropic, audit_json, expertqa, gemini, jsonl, markdown, openai, perplexity, serpapi
-from citeaudit.ingest.assemble import CHUNK, Attachment, assemble_chunks
-from citeaudit.ingest.base import Reader, ReaderKind
+from citeaudit.ingest.base import CHUNK, Reader, ReaderKind
 from citeaudit.model import Audit
-from citeaudit.store import ImportReport, Store
+
+if TYPE_CHECKING:
+    from citeaudit.ingest.assemble import Attachment
+    from citeaudit.store import ImportReport, Store
 
 __all__ = [
     "READERS",
@@ -36,22 +38,53 @@ __all__ = [
     "store_prepared",
 ]
 
-READERS: dict[str, Reader] = {
-    reader.name: reader
-    for reader in (
-        # Engine shapes first: the generic formats would also accept some of their payloads.
-        audit_json.READER,
-        expertqa.READER,
-        openai.RESPONSES_READER,
-        openai.CHAT_READER,
-        perplexity.READER,
-        gemini.READER,
-        anthropic.READER,
-        serpapi.READER,
-        jsonl.READER,
-        markdown.READER,
-    )
-}
+
+class _Registry(Mapping[str, Reader]):
+    """The readers by format name, their modules imported on first use: a command that reads no file (``--help``,
+    ``review serve``) does not pay for every engine format's parser."""
+
+    @functools.cached_property
+    def _readers(self) -> dict[str, Reader]:
+        from citeaudit.ingest import (
+            anthropic,
+            audit_json,
+            expertqa,
+            gemini,
+            jsonl,
+            markdown,
+            openai,
+            perplexity,
+            serpapi,
+        )
+
+        return {
+            reader.name: reader
+            for reader in (
+                # Engine shapes first: the generic formats would also accept some of their payloads.
+                audit_json.READER,
+                expertqa.READER,
+                openai.RESPONSES_READER,
+                openai.CHAT_READER,
+                perplexity.READER,
+                gemini.READER,
+                anthropic.READER,
+                serpapi.READER,
+                jsonl.READER,
+                markdown.READER,
+            )
+        }
+
+    def __getitem__(self, name: str) -> Reader:
+        return self._readers[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._readers)
+
+    def __len__(self) -> int:
+        return len(self._readers)
+
+
+READERS: Mapping[str, Reader] = _Registry()
 """Every reader by format name, in detection order."""
 
 _HEAD_BYTES = 8192
@@ -157,6 +190,8 @@ def _audits(
     parsed = reader.read_answers(data, source)
     sha = hashlib.sha256(data).hexdigest()
     default_platform = None if reader.generic else reader.name.split("-")[0]
+    from citeaudit.ingest.assemble import assemble_chunks
+
     yield from assemble_chunks(parsed, attachment, source, sha, default_platform, size=size)
 
 
@@ -171,6 +206,8 @@ def read_files(
 def _imports(paths: Sequence[str | Path], fmt: str | Reader | None) -> list[tuple[str, Reader, tuple[str, ...]]]:
     """``(name, reader, files)`` of each import the files make, their formats recognised from their first bytes:
     one a file, except that ExpertQA files given together form one dataset, first, named after all of them."""
+    from citeaudit.ingest import expertqa
+
     plan: list[tuple[str, Reader, tuple[str, ...]]] = []
     expertqa_files: list[str] = []
     for path in paths:
@@ -187,6 +224,8 @@ def _imports(paths: Sequence[str | Path], fmt: str | Reader | None) -> list[tupl
 
 def _payload(reader: Reader, files: Sequence[str]) -> bytes:
     """The bytes one import stores: its file's, or the ExpertQA files' lines in order."""
+    from citeaudit.ingest import expertqa
+
     if reader is expertqa.READER:
         return expertqa.combine([_read_bytes(part) for part in files])
     (file,) = files
@@ -260,3 +299,12 @@ def needs_attachment(path: str | Path, fmt: str | Reader | None = None) -> bool:
     """Whether the file's format (recognised from its first bytes) is an answer format, so it needs a protocol
     to attach to."""
     return detect_reader(_read_head(path), str(path), fmt).kind is ReaderKind.ANSWERS
+
+
+def __getattr__(name: str) -> object:
+    # Attachment lives with the assembly code, which needs the interchange reader; loaded when first asked for.
+    if name == "Attachment":
+        from citeaudit.ingest.assemble import Attachment
+
+        return Attachment
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from itertools import chain, islice
 
 from citeaudit.errors import DuplicateId, InvalidValue, UnknownReference
-from citeaudit.ingest.base import ParsedAnswer
+from citeaudit.ingest.base import CHUNK, ParsedAnswer
 from citeaudit.interchange.reader import SourceRegistry, check_span
 from citeaudit.model import (
     Answer,
@@ -63,10 +63,6 @@ def _question_for(parsed: ParsedAnswer, attachment: Attachment, source: str, ind
             source, f"answer {index}", f"no question {question!r} in protocol {protocol.id!r}@{protocol.version}"
         )
     return question
-
-
-CHUNK = 5_000
-"""Answers per chunk when a payload is assembled and written a piece at a time."""
 
 
 def assemble(
