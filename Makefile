@@ -29,6 +29,7 @@ check: $(STAMP_DEV)
 	$(BIN)/ruff check src tests benchmarks scripts
 	$(BIN)/ruff format --check src tests benchmarks scripts
 	$(BIN)/mypy src
+	$(BIN)/lint-imports
 
 bench: $(STAMP_DEV)
 	$(BIN)/python benchmarks/bench_scoring.py

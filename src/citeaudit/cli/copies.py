@@ -34,8 +34,9 @@ def copies_command(
     Each group's origin is its official member, else its earliest-dated one. Strict precision does not change;
     reports and the review page count independent supporting sources (distinct groups) beside it.
     """
+    from citeaudit.sources.copy_groups import recompute_copy_groups
     from citeaudit.store import Store
-    from citeaudit.store.copies import read_copy_groups, recompute_copy_groups
+    from citeaudit.store.copies import read_copy_groups
 
     if fmt is OutputFormat.CSV:
         raise ScopeError("sources copies prints table or json")
@@ -74,8 +75,8 @@ def conflicts_command(
     """List every claim with supported and conflicting sources, and every required fact supported in one answer
     and contradicted in another: each source's date, version, models, scope, official flag and copy group,
     with a suggested reason (newer version, other model, other market, copy of a third party, unresolved)."""
+    from citeaudit.sources.copy_groups import conflicts
     from citeaudit.store import Store
-    from citeaudit.store.copies import conflicts
 
     if fmt is OutputFormat.CSV:
         raise ScopeError("conflicts prints table or json")

@@ -15,7 +15,9 @@ from rich.text import Text
 
 from citeaudit.cli.common import DbOption, OutputFormat, console, err_console, existing_database, handles_errors
 from citeaudit.errors import InputError
-from citeaudit.segment.facts import DEFAULT_THRESHOLD
+
+# load_embedder is looked up here at call time, so that it can be replaced (as without the models extra).
+from citeaudit.segment.facts import DEFAULT_THRESHOLD, load_embedder
 from citeaudit.segment.rules import METHOD
 
 if TYPE_CHECKING:
@@ -256,7 +258,6 @@ def facts_map_command(
     the same value (20 L = 20,000 mL), and a similarity at or above --threshold. Resumable: facts already
     proposed or confirmed are left alone; rejected pairs are never proposed again.
     """
-    from citeaudit.segment.facts import load_embedder
     from citeaudit.segment.mapping import map_facts
 
     embedder = None

@@ -33,8 +33,9 @@ from citeaudit.review.auth import (
 )
 from citeaudit.review.blind import can_adjudicate, visible_judgements
 from citeaudit.review.queue import decode_cursor, encode_cursor, page_order, start_key
+from citeaudit.sources.copy_groups import Conflict, conflicts
 from citeaudit.store import Store
-from citeaudit.store.copies import ClaimSupport, Conflict, SupportRow, claim_support, conflicts, fact_support
+from citeaudit.store.copies import ClaimSupport, SupportRow, claim_support, fact_support
 from citeaudit.store.review import QueueFilter, Reviewer, ReviewStore, code_label, now
 from citeaudit.store.review_records import EdgeView
 

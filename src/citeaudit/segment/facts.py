@@ -28,6 +28,8 @@ import numpy as np
 import numpy.typing as npt
 from rapidfuzz import fuzz, utils
 
+from citeaudit.store.records import FactCandidate, Proposal
+
 __all__ = [
     "DEFAULT_THRESHOLD",
     "Entities",
@@ -238,36 +240,6 @@ def lexical_similarity(claim: str, fact: str) -> float:
     words = fuzz.token_set_ratio(claim, fact, processor=utils.default_process)
     characters = fuzz.ratio(claim, fact, processor=utils.default_process)
     return float(max(words, characters)) / 100.0
-
-
-@dataclass(frozen=True, slots=True)
-class FactCandidate:
-    """A required fact an answer had to contain."""
-
-    pk: int
-    """Row id of the fact."""
-    id: str
-    """Fact id."""
-    text: str
-    """Fact text."""
-
-
-@dataclass(frozen=True, slots=True)
-class Proposal:
-    """A proposed claim → required-fact mapping."""
-
-    claim_pk: int
-    """Row id of the claim."""
-    fact_pk: int
-    """Row id of the fact."""
-    score: float
-    """Similarity used for the decision (0..1)."""
-    lexical: float
-    """Lexical similarity (0..1)."""
-    dense: float | None
-    """Cosine similarity of the embeddings, when an embedder was used."""
-    entities: str
-    """Outcome of the entity check."""
 
 
 def propose(

@@ -26,6 +26,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+# The support rule is the store's: it counts independent sources over the groups it keeps.
+from citeaudit.store.support import independent_support
+
 __all__ = ["CopyGroup", "CopyResult", "CopySettings", "Page", "copy_groups", "independent_support", "shingles"]
 
 _WORD = re.compile(r"\w+")
@@ -182,12 +185,3 @@ def copy_groups(pages: Iterable[Page], settings: CopySettings = CopySettings()) 
         ordered = (origin.key, *(p.key for p in group_pages if p.key != origin.key))
         groups.append(CopyGroup(origin.key, ordered, reason))
     return CopyResult(tuple(groups), len(listed), tuple(too_short))
-
-
-def independent_support(supporting: Iterable[str], group_of: dict[str, int]) -> tuple[int, bool]:
-    """``(independent sources, rests on one origin's copies only)`` for the keys of a claim's supporting
-    sources: sources in one copy group count once; the flag is set when several sources support the claim
-    and all of them are copies of one origin."""
-    keys = list(dict.fromkeys(supporting))
-    origins = {("group", group_of[k]) if k in group_of else ("source", k) for k in keys}
-    return len(origins), len(keys) > 1 and len(origins) == 1

@@ -12,8 +12,8 @@ import hashlib
 import json
 import sqlite3
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from itertools import chain, islice
 from pathlib import Path
@@ -22,7 +22,6 @@ from types import TracebackType
 from citeaudit.agreement import Rater, SidedLabel
 from citeaudit.clock import utc_now
 from citeaudit.errors import DuplicateId, SchemaVersionMismatch, ScopeError, StoreError, UnknownReference
-from citeaudit.interchange import ProtocolIn, protocol_from_mapping, protocol_to_mapping
 from citeaudit.model import (
     Audit,
     CitationKind,
@@ -30,20 +29,23 @@ from citeaudit.model import (
     Protocol,
     RunKind,
     Segmentation,
-    review_outcome,
 )
-from citeaudit.protocol import fingerprint, fingerprint_components
+from citeaudit.protocol import (
+    fingerprint,
+    fingerprint_components,
+    protocol_from_mapping_trusted,
+    protocol_to_mapping,
+)
 from citeaudit.scope import Scope
-from citeaudit.scoring import DISPUTED_CODE, LABEL_CODE, PENDING_CODE, ScoringColumns
-from citeaudit.segment.claimsets import SetPlan
-from citeaudit.segment.facts import Proposal
-from citeaudit.sources.records import FetchOutcome, Passage, Snapshot
+from citeaudit.scoring import ScoringColumns, edge_code
 from citeaudit.sources.urls import url_location
 from citeaudit.store import resolution
-from citeaudit.store.claimsets import AnswerClaims, answer_claims, answers_in, claim_answer, write_claim_set
+from citeaudit.store.claimsets import AnswerClaims, SetPlan, answer_claims, answers_in, claim_answer, write_claim_set
+from citeaudit.store.connection import Transactions, connect
 from citeaudit.store.facts import (
     FactWork,
     MappingRow,
+    Proposal,
     confirm_mapping,
     fact_work,
     list_mappings,
@@ -53,6 +55,7 @@ from citeaudit.store.facts import (
 from citeaudit.store.judgements import INSERT_JUDGEMENT, judgement_row, read_raters, read_sided_labels
 from citeaudit.store.migrations import MIGRATIONS, SCHEMA_VERSION
 from citeaudit.store.reading import read_audit, read_scoring_columns, read_segmentations
+from citeaudit.store.records import FetchOutcome, Passage, Snapshot
 
 __all__ = ["REVIEW_POLICIES", "ImportReport", "ProtocolInfo", "Store"]
 
@@ -127,11 +130,9 @@ _SUMMED = (
 """ImportReport counts that add up over the chunks of one import (the source counts are reckoned over all)."""
 
 
-def _edge_code(judgements: Sequence[Judgement], reviews_required: int) -> tuple[str, int]:
-    state, label = review_outcome(judgements, reviews_required)
-    if label is not None:
-        return str(state), LABEL_CODE[label]
-    return str(state), DISPUTED_CODE if state == "disputed" else PENDING_CODE
+def _state_and_code(judgements: Sequence[Judgement], reviews_required: int) -> tuple[str, int]:
+    state, code = edge_code(judgements, reviews_required)
+    return str(state), code
 
 
 class Store:
@@ -139,18 +140,10 @@ class Store:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        self._db = connect(self.path, bulk=True)
+        self._transaction = Transactions(self._db)
+        self._protocols: dict[int, Protocol] = {}
         try:
-            self._db = sqlite3.connect(self.path, isolation_level=None)
-            self._protocols: dict[int, Protocol] = {}
-            self._savepoints = 0
-        except sqlite3.Error as exc:
-            raise StoreError(f"cannot open database {str(self.path)!r}: {exc}") from None
-        try:
-            self._db.execute("PRAGMA foreign_keys = ON")
-            self._db.execute("PRAGMA journal_mode = WAL")
-            self._db.execute("PRAGMA synchronous = NORMAL")
-            # Imports write hundreds of thousands of index entries; a larger page cache keeps them in memory.
-            self._db.execute("PRAGMA cache_size = -262144")
             self._migrate()
         except sqlite3.DatabaseError as exc:
             self._db.close()
@@ -189,29 +182,6 @@ class Store:
                     for statement in _statements(migration):
                         self._db.execute(statement)
                 self._db.execute(f"PRAGMA user_version = {target + 1}")
-
-    @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        if self._db.in_transaction:
-            # Inside another transaction: a savepoint, so this part can fail alone while the outer one decides.
-            self._savepoints += 1
-            name = f"part_{self._savepoints}"
-            self._db.execute(f"SAVEPOINT {name}")
-            try:
-                yield self._db
-            except BaseException:
-                self._db.execute(f"ROLLBACK TO {name}")
-                self._db.execute(f"RELEASE {name}")
-                raise
-            self._db.execute(f"RELEASE {name}")
-            return
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
-            yield self._db
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        self._db.execute("COMMIT")
 
     def transaction(self) -> AbstractContextManager[sqlite3.Connection]:
         """One write transaction (``BEGIN IMMEDIATE`` … ``COMMIT``, rolled back on any error). Inside another,
@@ -538,7 +508,7 @@ class Store:
                     next_edge + i,
                     claim_pk[edge.claim_id],
                     source_pk[edge.source_key],
-                    *_edge_code(edge.judgements, reviews_required),
+                    *_state_and_code(edge.judgements, reviews_required),
                     len(edge.locations),
                 )
                 for i, edge in enumerate(audit.edges)
@@ -676,7 +646,8 @@ class Store:
         cached = self._protocols.get(pk)
         if cached is None:
             (body,) = self._db.execute("SELECT body FROM protocols WHERE pk = ?", (pk,)).fetchone()
-            cached = protocol_from_mapping(ProtocolIn.model_validate_json(body), str(self.path), path="")
+            # The body was written from a checked protocol: decoded by the core's codec, not re-validated.
+            cached = protocol_from_mapping_trusted(json.loads(body))
             self._protocols[pk] = cached
         return cached
 
