@@ -329,7 +329,34 @@ class Store:
         protocol_pk = self._protocol_pk(db, audit.protocol)
         question_pk = dict(db.execute("SELECT id, pk FROM questions WHERE protocol_pk = ?", (protocol_pk,)))
         fact_pk = dict(db.execute("SELECT id, pk FROM required_facts WHERE protocol_pk = ?", (protocol_pk,)))
+        run_pk, new_runs = self._write_runs(db, audit, protocol_pk, origin)
+        source_pk = self._write_sources(db, audit, protocol_pk, new_keys, known_keys)
+        answer_pk = self._write_answers(db, audit, import_pk, origin, run_pk, question_pk)
+        self._lock_facts(db, audit, protocol_pk, run_pk)
+        kinds = self._write_citations(db, audit, answer_pk, source_pk)
+        claim_pk = self._write_claims(db, audit, origin, answer_pk, fact_pk)
+        self._write_edges(db, audit, claim_pk, source_pk)
+        self._write_evidence_groups(db, audit, origin, claim_pk, source_pk)
+        return ImportReport(
+            origin=origin,
+            sha256=sha,
+            already_imported=False,
+            runs=new_runs,
+            answers=len(audit.answers),
+            claims=len(audit.claims),
+            edges=len(audit.edges),
+            locations=sum(len(edge.locations) for edge in audit.edges),
+            judgements=sum(len(edge.judgements) for edge in audit.edges),
+            evidence_groups=len(audit.evidence_groups),
+            dangling=kinds[CitationKind.DANGLING],
+            retrieved=kinds[CitationKind.RETRIEVED],
+        )
 
+    def _write_runs(
+        self, db: sqlite3.Connection, audit: Audit, protocol_pk: int, origin: str
+    ) -> tuple[dict[str, int], int]:
+        """Row ids of the audit's runs, new ones inserted; and how many were new. A run stored under another
+        protocol, or with other settings, is refused."""
         run_pk: dict[str, int] = {}
         new_runs = 0
         for run in audit.runs:
@@ -369,7 +396,12 @@ class Store:
                 raise DuplicateId(origin, "runs", f"run {run.id!r} is already in the database with other settings")
             else:
                 run_pk[run.id] = int(row[0])
+        return run_pk, new_runs
 
+    def _write_sources(
+        self, db: sqlite3.Connection, audit: Audit, protocol_pk: int, new_keys: set[str], known_keys: set[str]
+    ) -> dict[str, int]:
+        """Row ids of the audit's sources by key, new ones inserted and every one tied to the protocol."""
         source_pk = self._existing(db, "sources", "key", [source.key for source in audit.sources])
         # A key retired when its source resolved to another page (or merged) still finds that source.
         retired = [source.key for source in audit.sources if source.key not in source_pk]
@@ -415,7 +447,18 @@ class Store:
             "INSERT OR IGNORE INTO protocol_sources VALUES (?, ?)",
             [(protocol_pk, pk) for pk in source_pk.values()],
         )
+        return source_pk
 
+    def _write_answers(
+        self,
+        db: sqlite3.Connection,
+        audit: Audit,
+        import_pk: int,
+        origin: str,
+        run_pk: dict[str, int],
+        question_pk: dict[str, int],
+    ) -> dict[str, int]:
+        """Insert the audit's answers (a duplicate id is refused); their row ids by answer id."""
         # Rows are written from generators: a large import never holds a second copy of itself as row tuples.
         next_answer = self._next_pk(db, "answers")
         answer_pk = {answer.id: next_answer + i for i, answer in enumerate(audit.answers)}
@@ -446,7 +489,12 @@ class Store:
             origin,
             "answers",
         )
-        self._lock_facts(db, audit, protocol_pk, run_pk)
+        return answer_pk
+
+    def _write_citations(
+        self, db: sqlite3.Connection, audit: Audit, answer_pk: dict[str, int], source_pk: dict[str, int]
+    ) -> Counter[CitationKind]:
+        """Insert every answer's citations in order; how many there are of each kind."""
         kinds = Counter(c.kind for answer in audit.answers for c in answer.citations)
         insert_rows(
             db,
@@ -469,7 +517,17 @@ class Store:
                 for ci, c in enumerate(answer.citations)
             ),
         )
+        return kinds
 
+    def _write_claims(
+        self,
+        db: sqlite3.Connection,
+        audit: Audit,
+        origin: str,
+        answer_pk: dict[str, int],
+        fact_pk: dict[str, int],
+    ) -> dict[str, int]:
+        """Insert the audit's claims (a duplicate id is refused); their row ids by claim id."""
         next_claim = self._next_pk(db, "claims")
         claim_pk = {claim.id: next_claim + i for i, claim in enumerate(audit.claims)}
         self._insert_unique(
@@ -495,7 +553,12 @@ class Store:
             origin,
             "claims",
         )
+        return claim_pk
 
+    def _write_edges(
+        self, db: sqlite3.Connection, audit: Audit, claim_pk: dict[str, int], source_pk: dict[str, int]
+    ) -> None:
+        """Insert the edges with their state and final code, their citation locations and their judgements."""
         next_edge = self._next_pk(db, "edges")
         # imported judgements are weighed under the database's review policy, as the review UI weighs them
         policy = db.execute("SELECT value FROM review_settings WHERE key = 'policy'").fetchone()
@@ -528,6 +591,15 @@ class Store:
             (judgement_row(next_edge + i, j) for i, edge in enumerate(audit.edges) for j in edge.judgements),
         )
 
+    def _write_evidence_groups(
+        self,
+        db: sqlite3.Connection,
+        audit: Audit,
+        origin: str,
+        claim_pk: dict[str, int],
+        source_pk: dict[str, int],
+    ) -> None:
+        """Insert the audit's evidence groups with their sources (a duplicate id is refused)."""
         for group in audit.evidence_groups:
             if db.execute("SELECT 1 FROM evidence_groups WHERE id = ?", (group.id,)).fetchone():
                 raise DuplicateId(origin, "evidence_groups", f"evidence group {group.id!r} is already in the database")
@@ -547,20 +619,6 @@ class Store:
                 "INSERT INTO evidence_group_sources VALUES (?, ?, ?)",
                 [(group_pk, i, source_pk[key]) for i, key in enumerate(group.source_keys)],
             )
-        return ImportReport(
-            origin=origin,
-            sha256=sha,
-            already_imported=False,
-            runs=new_runs,
-            answers=len(audit.answers),
-            claims=len(audit.claims),
-            edges=len(audit.edges),
-            locations=sum(len(edge.locations) for edge in audit.edges),
-            judgements=sum(len(edge.judgements) for edge in audit.edges),
-            evidence_groups=len(audit.evidence_groups),
-            dangling=kinds[CitationKind.DANGLING],
-            retrieved=kinds[CitationKind.RETRIEVED],
-        )
 
     def _lock_facts(self, db: sqlite3.Connection, audit: Audit, protocol_pk: int, run_pk: dict[str, int]) -> None:
         """Fix the required-fact list of each platform run that receives its first answers now."""
