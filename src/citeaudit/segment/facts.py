@@ -26,7 +26,6 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from rapidfuzz import fuzz, utils
 
 from citeaudit.store.records import FactCandidate, Proposal
 
@@ -237,6 +236,9 @@ def agreement(claim: Entities, fact: Entities) -> tuple[bool, str]:
 def lexical_similarity(claim: str, fact: str) -> float:
     """0..1: the larger of the token-set ratio (word overlap, order-free) and the character ratio (for text
     without spaces, e.g. Chinese)."""
+    # Loaded on first use: the command line imports this module for its defaults, and rapidfuzz is not light.
+    from rapidfuzz import fuzz, utils
+
     words = fuzz.token_set_ratio(claim, fact, processor=utils.default_process)
     characters = fuzz.ratio(claim, fact, processor=utils.default_process)
     return float(max(words, characters)) / 100.0
