@@ -110,3 +110,9 @@ def test_scoring_a_file_loads_no_store_network_or_web_stack() -> None:
     # The store's plain records may be loaded; the store itself (the ledger connection) is not.
     for heavy in (*HEAVY_FOR_EVERY_COMMAND, "citeaudit.store.sqlite", "citeaudit.agreement"):
         assert not _loaded(modules, heavy), heavy
+    # The first reader in detection order recognises the file: no other reader is loaded.
+    readers = sorted(m for m in modules if m.startswith("citeaudit.ingest.") and m != "citeaudit.ingest.audit_json")
+    assert [m for m in readers if m.split(".")[-1] in READER_MODULES] == []
+
+
+READER_MODULES = ("expertqa", "openai", "perplexity", "gemini", "anthropic", "serpapi", "jsonl", "markdown")

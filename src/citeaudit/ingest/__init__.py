@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import gc
 import hashlib
+import importlib
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -39,49 +40,45 @@ __all__ = [
 ]
 
 
+# Every reader by format name, in detection order, with the module attribute that holds it. Engine shapes come
+# first: the generic formats would also accept some of their payloads.
+_HOMES = (
+    ("audit-json", "audit_json", "READER"),
+    ("expertqa", "expertqa", "READER"),
+    ("openai-responses", "openai", "RESPONSES_READER"),
+    ("openai-chat", "openai", "CHAT_READER"),
+    ("perplexity", "perplexity", "READER"),
+    ("gemini", "gemini", "READER"),
+    ("anthropic", "anthropic", "READER"),
+    ("serpapi-ai-overview", "serpapi", "READER"),
+    ("jsonl", "jsonl", "READER"),
+    ("markdown", "markdown", "READER"),
+)
+
+
 class _Registry(Mapping[str, Reader]):
-    """The readers by format name, their modules imported on first use: a command that reads no file (``--help``,
-    ``review serve``) does not pay for every engine format's parser."""
+    """The readers by format name, each module imported when its reader is first asked for: a command that
+    reads no file (``--help``, ``review serve``) loads none, and an audit file recognised by the first reader
+    loads only that one."""
 
-    @functools.cached_property
-    def _readers(self) -> dict[str, Reader]:
-        from citeaudit.ingest import (
-            anthropic,
-            audit_json,
-            expertqa,
-            gemini,
-            jsonl,
-            markdown,
-            openai,
-            perplexity,
-            serpapi,
-        )
-
-        return {
-            reader.name: reader
-            for reader in (
-                # Engine shapes first: the generic formats would also accept some of their payloads.
-                audit_json.READER,
-                expertqa.READER,
-                openai.RESPONSES_READER,
-                openai.CHAT_READER,
-                perplexity.READER,
-                gemini.READER,
-                anthropic.READER,
-                serpapi.READER,
-                jsonl.READER,
-                markdown.READER,
-            )
-        }
+    def __init__(self) -> None:
+        self._homes = {name: (module, attribute) for name, module, attribute in _HOMES}
+        self._loaded: dict[str, Reader] = {}
 
     def __getitem__(self, name: str) -> Reader:
-        return self._readers[name]
+        reader = self._loaded.get(name)
+        if reader is None:
+            module, attribute = self._homes[name]
+            reader = getattr(importlib.import_module(f"{__name__}.{module}"), attribute)
+            assert reader.name == name, f"{module}.{attribute} is {reader.name!r}, registered as {name!r}"
+            self._loaded[name] = reader
+        return reader
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._readers)
+        return iter(self._homes)
 
     def __len__(self) -> int:
-        return len(self._readers)
+        return len(self._homes)
 
 
 READERS: Mapping[str, Reader] = _Registry()
