@@ -115,4 +115,22 @@ def test_scoring_a_file_loads_no_store_network_or_web_stack() -> None:
     assert [m for m in readers if m.split(".")[-1] in READER_MODULES] == []
 
 
+def test_a_command_loads_its_own_command_module_only() -> None:
+    small = resources.files("citeaudit") / "examples" / "four-claim.audit.json"
+    modules = _modules_after(_RUN_CLI, "score", str(small))
+    assert sorted(m for m in modules if m.startswith("citeaudit.cli.")) == [
+        "citeaudit.cli.common",
+        "citeaudit.cli.score",
+    ]
+
+
+def test_the_root_knows_where_every_command_comes_from() -> None:
+    # The root lists its commands without loading them: the table must name each command every command module
+    # registers, in the group that registers it, and nothing else.
+    from citeaudit.cli import _COMMANDS, _GROUPS, _built
+
+    registered = {name: group for group in _GROUPS for name in _built(group)}
+    assert registered == dict(_COMMANDS)
+
+
 READER_MODULES = ("expertqa", "openai", "perplexity", "gemini", "anthropic", "serpapi", "jsonl", "markdown")
