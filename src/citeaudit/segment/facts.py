@@ -22,12 +22,13 @@ import os
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any
 
 from citeaudit.store.records import FactCandidate, Proposal
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 __all__ = [
     "DEFAULT_THRESHOLD",
@@ -44,7 +45,8 @@ __all__ = [
 DEFAULT_THRESHOLD = 0.6
 """Minimum similarity (0..1) for a proposal."""
 
-Embedder = Callable[[Sequence[str]], npt.NDArray[np.float64]]
+# numpy is loaded where vectors are made, not with the module: the command line imports it for its defaults.
+Embedder = Callable[[Sequence[str]], "npt.NDArray[np.float64]"]
 """Texts → one embedding row per text."""
 
 _IDENTIFIER = re.compile(
@@ -261,6 +263,8 @@ def propose(
     claim_entities = [entities(text) for _, text in claims]
     dense: npt.NDArray[np.float64] | None = None
     if embedder is not None:
+        import numpy as np
+
         vectors = embedder([text for _, text in claims] + [f.text for f in facts])
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         unit = vectors / np.where(norms == 0, 1.0, norms)
@@ -302,6 +306,8 @@ def load_embedder() -> Embedder | None:
         return SentenceTransformer(str(get_model_path()), device="cpu", local_files_only=True)
 
     def embed(texts: Iterable[str]) -> npt.NDArray[np.float64]:
+        import numpy as np
+
         return np.asarray(model().encode(list(texts), convert_to_numpy=True), dtype=np.float64)
 
     return embed
