@@ -109,7 +109,7 @@ def test_scoring_a_file_loads_no_store_network_or_web_stack() -> None:
     for used in ("citeaudit.ingest.audit_json", "citeaudit.scoring", "citeaudit.report.tables"):
         assert used in modules, used
     # The store's plain records may be loaded; the store itself (the ledger connection) is not.
-    for heavy in (*HEAVY_FOR_EVERY_COMMAND, "citeaudit.store.sqlite", "citeaudit.agreement"):
+    for heavy in (*HEAVY_FOR_EVERY_COMMAND, "citeaudit.store.sqlite", "citeaudit.agreement", "yaml"):
         assert not _loaded(modules, heavy), heavy
     # The first reader in detection order recognises the file: no other reader is loaded.
     readers = sorted(m for m in modules if m.startswith("citeaudit.ingest.") and m != "citeaudit.ingest.audit_json")
