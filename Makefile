@@ -29,6 +29,7 @@ check: $(STAMP_DEV)
 	$(BIN)/ruff check src tests benchmarks scripts
 	$(BIN)/ruff format --check src tests benchmarks scripts
 	$(BIN)/mypy src
+	$(BIN)/lint-imports
 
 bench: $(STAMP_DEV)
 	$(BIN)/python benchmarks/bench_scoring.py
@@ -43,6 +44,7 @@ bench: $(STAMP_DEV)
 	$(BIN)/python benchmarks/bench_evidence.py
 	$(BIN)/python benchmarks/bench_segment.py
 	$(BIN)/python benchmarks/bench_suggest.py
+	$(BIN)/python benchmarks/bench_startup.py
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -15,8 +15,9 @@ from typer.testing import Result
 from builders import answer, claim, document, protocol
 from citeaudit.interchange import parse_audit_bytes
 from citeaudit.sources import ResolveSettings, resolve_sources
+from citeaudit.sources.copy_groups import conflicts
 from citeaudit.store import Store
-from citeaudit.store.copies import claim_support, conflicts
+from citeaudit.store.copies import claim_support
 
 Cli = Callable[..., Result]
 

@@ -5,31 +5,22 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from citeaudit.agreement import (
-    Agreement,
-    LabelPairs,
-    Rater,
-    agreement,
-    pair_sided,
-    pairs_from_audit,
-    raters_of_audit,
-)
-from citeaudit.brand_metrics import BrandFigures, EdgeOutcome, brand_figures
-from citeaudit.checks import model_confusion
 from citeaudit.errors import InputError, InvalidValue
 from citeaudit.ingest import read_file
-from citeaudit.misattribution import MisattributionReport, misattribution
 from citeaudit.model import Audit, Label, Protocol
 from citeaudit.protocol import disclosure, fingerprint
 from citeaudit.report.formats import result_json
 from citeaudit.results import ScoreResult
 from citeaudit.scope import Scope, select_audit
 from citeaudit.scoring import IntervalSettings, score, score_columns
-from citeaudit.store import Store
-from citeaudit.store.brand_input import page_snapshots, read_outcomes, source_locations
-from citeaudit.store.cross_pairs import cross_pairs_of, reviews_required
-from citeaudit.store.revisions import revision_warnings
+
+if TYPE_CHECKING:
+    from citeaudit.agreement import Agreement, LabelPairs, Rater
+    from citeaudit.brand_metrics import BrandFigures, EdgeOutcome
+    from citeaudit.misattribution import MisattributionReport
+    from citeaudit.store import Store
 
 __all__ = [
     "ScoredPath",
@@ -107,6 +98,10 @@ def score_path(
     misattribution (each under its own key, never mixed into the scores; they cost a second read of the edges,
     so only callers that show them ask)."""
     if is_database(path):
+        # The store is loaded only for a database: scoring a file never touches it.
+        from citeaudit.store import Store
+        from citeaudit.store.revisions import revision_warnings
+
         with Store(path) as store:
             protocol_pk = store.choose_protocol(protocol, scope)
             chosen, columns, excluded = store.scoring_input(protocol_pk, scope)
@@ -115,6 +110,12 @@ def score_path(
             warnings = tuple(revision_warnings(store, protocol_pk, in_scope))
             brand = cross = None
             if figures:
+                from citeaudit.brand_metrics import brand_figures
+                from citeaudit.checks import model_confusion
+                from citeaudit.misattribution import misattribution
+                from citeaudit.store.brand_input import page_snapshots, source_locations
+                from citeaudit.store.cross_pairs import cross_pairs_of, reviews_required
+
                 whole, outcomes = _outcomes_in_scope(store, chosen, protocol_pk, scope)
                 snapshots = page_snapshots(store, protocol_pk)
                 locations = source_locations(store, protocol_pk)
@@ -130,6 +131,10 @@ def score_path(
     audit = read_file(path).audit
     selected, excluded = select_audit(audit, scope)
     failed = len(selected.failed_answers)
+    if figures:
+        from citeaudit.brand_metrics import brand_figures
+        from citeaudit.checks import model_confusion
+        from citeaudit.misattribution import misattribution
     brand = brand_figures(selected, model_confusion, by=by, ci=_ci(ci)) if figures else None
     # An audit file carries no cross pairs: its claims at risk are counted, none is misattributed yet.
     cross = misattribution(selected, ()) if figures else None
@@ -140,6 +145,8 @@ def _outcomes_in_scope(
     store: Store, protocol: Protocol, protocol_pk: int, scope: Scope
 ) -> tuple[Audit, list[EdgeOutcome]]:
     """The audit in scope without its edges, and the outcomes of the edges of its claims."""
+    from citeaudit.store.brand_input import read_outcomes
+
     audit, outcomes = read_outcomes(store, protocol, protocol_pk)
     selected = select_audit(audit, scope)[0]
     claims = {c.id for c in selected.claims}
@@ -155,7 +162,12 @@ def misattribution_path(
 ) -> tuple[MisattributionReport, Audit]:
     """Misattributed claims over the claims at risk of a database (its cross pairs) or an audit file (none), with
     the audit in scope (for the sources' URLs and titles)."""
+    from citeaudit.misattribution import misattribution
+
     if is_database(path):
+        from citeaudit.store import Store
+        from citeaudit.store.cross_pairs import cross_pairs_of, reviews_required
+
         with Store(path) as store:
             protocol_pk = store.choose_protocol(protocol, scope)
             chosen = store.effective_protocol(protocol_pk, scope)
@@ -170,6 +182,8 @@ def misattribution_path(
 def load_scope(path: str | Path, *, scope: Scope = Scope(), protocol: str | None = None) -> Audit:
     """The audit in ``scope`` from a file or a database (for reports that list claims and evidence)."""
     if is_database(path):
+        from citeaudit.store import Store
+
         with Store(path) as store:
             audit = store.load_audit(store.choose_protocol(protocol, scope))
     else:
@@ -195,6 +209,8 @@ def label_pairs_from_store(store: Store, a: Rater, b: Rater, *, protocol_pk: int
     """Pair rater A's and B's latest review-stage judgement per edge in an open database (all protocols, or the
     one with ``protocol_pk``). ``store.raters(protocol_pk)`` lists who can be chosen. Refuses (``InvalidValue``)
     a rater with no review judgements there, or A equal to B."""
+    from citeaudit.agreement import pair_sided
+
     if a == b:
         raise InvalidValue(str(store.path), "--between", f"the two raters must differ (both are {str(a)!r})")
     _check_raters(store.path, (a, b), store.raters(protocol_pk))
@@ -205,9 +221,13 @@ def label_pairs_from_store(store: Store, a: Rater, b: Rater, *, protocol_pk: int
 def load_label_pairs(path: str | Path, a: Rater, b: Rater, *, protocol: str | None = None) -> LabelPairs:
     """Pair rater A's and B's latest review-stage judgement per edge, from a database or an audit file
     (``edges[].judgements[]``); a database is read whole unless ``protocol`` selects one protocol."""
+    from citeaudit.agreement import pairs_from_audit, raters_of_audit
+
     if a == b:
         raise InvalidValue(str(path), "--between", f"the two raters must differ (both are {str(a)!r})")
     if is_database(path):
+        from citeaudit.store import Store
+
         with Store(path) as store:
             protocol_pk = None if protocol is None else store.choose_protocol(protocol)
             return label_pairs_from_store(store, a, b, protocol_pk=protocol_pk)
@@ -231,6 +251,8 @@ def agreement_path(
     """Agreement of raters A and B (A as gold for supported-vs-rest) on the edges of a database or audit file;
     ``progress`` gets the number of bootstrap resamples done after each batch; ``ac1_categories`` as in
     :func:`citeaudit.agreement.agreement`."""
+    from citeaudit.agreement import agreement
+
     pairs = load_label_pairs(path, a, b, protocol=protocol)
     return agreement(
         pairs, level=level, resamples=resamples, seed=seed, progress=progress, ac1_categories=ac1_categories

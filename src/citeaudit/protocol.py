@@ -10,10 +10,21 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from citeaudit.errors import ProtocolError
 from citeaudit.identity import registrable_domain
-from citeaudit.model import Label, OfficialDomain, Protocol
+from citeaudit.model import (
+    Brand,
+    Competitor,
+    Label,
+    OfficialDomain,
+    Protocol,
+    Question,
+    RequiredFact,
+    Segmentation,
+    Severity,
+)
 
 __all__ = [
     "CONVENTIONS",
@@ -24,6 +35,8 @@ __all__ = [
     "disclosure",
     "fingerprint",
     "fingerprint_components",
+    "protocol_from_mapping_trusted",
+    "protocol_to_mapping",
 ]
 
 
@@ -204,3 +217,108 @@ def disclosure(protocol: Protocol) -> dict[str, object]:
 
 def _shown(domains: Sequence[OfficialDomain]) -> list[str]:
     return [d.domain if d.domain else f"{d.host}{d.path_prefix or ''}" for d in domains]
+
+
+def _compact(mapping: Mapping[str, object]) -> dict[str, object]:
+    """Drop unset (None) fields, so the written form stays readable."""
+    return {k: v for k, v in mapping.items() if v is not None}
+
+
+def _written_domains(domains: Sequence[OfficialDomain]) -> list[object]:
+    return [d.domain if d.domain else _compact({"host": d.host, "path_prefix": d.path_prefix}) for d in domains]
+
+
+def _read_domains(entries: Sequence[Any]) -> tuple[OfficialDomain, ...]:
+    return tuple(
+        OfficialDomain(domain=entry)
+        if isinstance(entry, str)
+        else OfficialDomain(host=entry["host"], path_prefix=entry.get("path_prefix"))
+        for entry in entries
+    )
+
+
+def protocol_to_mapping(protocol: Protocol) -> dict[str, object]:
+    """The written form of a protocol: what a protocol file says, and what the store keeps as its body.
+
+    :func:`protocol_from_mapping_trusted` is the inverse for a form written here.
+    """
+    return _compact(
+        {
+            "id": protocol.id,
+            "version": protocol.version,
+            "scoring": protocol.scoring,
+            "official_domains": _written_domains(protocol.official_domains),
+            "segmentation": _compact(
+                {
+                    "method": protocol.segmentation.method,
+                    "version": protocol.segmentation.version,
+                    "parameters": {k: json.loads(v) for k, v in protocol.segmentation.parameters},
+                }
+            ),
+            "weights": None if protocol.weights is None else {str(s): w for s, w in protocol.weights},
+            # Only when declared, so the written form of a protocol without them reads exactly as before.
+            "brand": None
+            if protocol.brand is None
+            else {"name": protocol.brand.name, "aliases": list(protocol.brand.aliases)},
+            "competitors": [
+                {"name": c.name, "domains": _written_domains(c.domains), "aliases": list(c.aliases)}
+                for c in protocol.competitors
+            ]
+            or None,
+            "questions": [
+                _compact(
+                    {
+                        "id": q.id,
+                        "text": q.text,
+                        "locale": q.locale,
+                        "required_facts": [
+                            _compact({"id": f.id, "text": f.text, "severity": f.severity}) for f in q.required_facts
+                        ],
+                    }
+                )
+                for q in protocol.questions
+            ],
+        }
+    )
+
+
+def _parameter(value: object) -> str:
+    # The canonical JSON of one segmentation parameter, as the fingerprint hashes it.
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def protocol_from_mapping_trusted(mapping: Mapping[str, Any]) -> Protocol:
+    """The protocol back from :func:`protocol_to_mapping`'s form, trusted: a body the store wrote from a
+    checked :class:`Protocol`, decoded without the outside-input validation a protocol file goes through."""
+    segmentation = mapping.get("segmentation") or {}
+    weights = mapping.get("weights")
+    brand = mapping.get("brand")
+    return Protocol(
+        id=mapping["id"],
+        version=mapping["version"],
+        scoring=mapping.get("scoring", "strict-v1"),
+        official_domains=_read_domains(mapping.get("official_domains", ())),
+        questions=tuple(
+            Question(
+                id=q["id"],
+                text=q["text"],
+                locale=q.get("locale"),
+                required_facts=tuple(
+                    RequiredFact(f["id"], f["text"], None if f.get("severity") is None else Severity(f["severity"]))
+                    for f in q.get("required_facts", ())
+                ),
+            )
+            for q in mapping.get("questions", ())
+        ),
+        segmentation=Segmentation(
+            method=segmentation.get("method", Segmentation().method),
+            version=segmentation.get("version"),
+            parameters=tuple(sorted((k, _parameter(v)) for k, v in segmentation.get("parameters", {}).items())),
+        ),
+        weights=None if weights is None else tuple(sorted((Severity(k), float(w)) for k, w in weights.items())),
+        brand=None if brand is None else Brand(name=brand["name"], aliases=tuple(brand.get("aliases", ()))),
+        competitors=tuple(
+            Competitor(name=c["name"], domains=_read_domains(c.get("domains", ())), aliases=tuple(c.get("aliases", ())))
+            for c in mapping.get("competitors", ())
+        ),
+    )

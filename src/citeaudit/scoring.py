@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import statistics
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,7 +20,7 @@ import numpy.typing as npt
 
 from citeaudit.errors import ScopeError
 from citeaudit.identity import OfficialMatcher
-from citeaudit.model import Audit, Label, ReviewState, Severity, review_outcome
+from citeaudit.model import Audit, Judgement, Label, ReviewState, Severity, review_outcome
 from citeaudit.protocol import convention_for, fingerprint
 from citeaudit.results import (
     EdgeCounts,
@@ -40,6 +40,7 @@ __all__ = [
     "ScoringColumns",
     "collapse_locations",
     "columns_from_audit",
+    "edge_code",
     "score",
     "score_columns",
     "score_reference",
@@ -108,6 +109,14 @@ def _code_of(edge_judgement_state: ReviewState, label: Label | None) -> int:
     if label is not None:
         return LABEL_CODE[label]
     return DISPUTED_CODE if edge_judgement_state is ReviewState.DISPUTED else PENDING_CODE
+
+
+def edge_code(judgements: Iterable[Judgement], reviews_required: int = 1) -> tuple[ReviewState, int]:
+    """The review state of an edge and its final code under a review policy: the code of its final label, else
+    :data:`DISPUTED_CODE` or :data:`PENDING_CODE`. The one encoding of edge states — the store keeps this code
+    and the scoring counts it."""
+    state, label = review_outcome(judgements, reviews_required)
+    return state, _code_of(state, label)
 
 
 def collapse_locations(
@@ -450,7 +459,7 @@ def columns_from_audit(audit: Audit) -> ScoringColumns:
         ),
         edge_claim=np.array([claim_index[e.claim_id] for e in audit.edges], dtype=np.int64),
         edge_source=np.array([source_index[e.source_key] for e in audit.edges], dtype=np.int64),
-        edge_code=np.array([_code_of(*review_outcome(e.judgements)) for e in audit.edges], dtype=np.int64),
+        edge_code=np.array([edge_code(e.judgements)[1] for e in audit.edges], dtype=np.int64),
         edge_locations=np.array([len(e.locations) for e in audit.edges], dtype=np.int64),
         source_official=np.array([matcher(s.resolved_url or s.url) for s in audit.sources], dtype=np.bool_).reshape(-1),
         citation_answer=np.array([a for a, _ in cited], dtype=np.int64),

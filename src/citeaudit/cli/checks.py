@@ -10,7 +10,6 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from citeaudit.checks import run_checks
 from citeaudit.cli.common import OutputFormat, console, handles_errors
 
 __all__ = ["register"]
@@ -27,6 +26,8 @@ def checks(
     fmt: Annotated[OutputFormat, typer.Option("--format", help="Output format.")] = OutputFormat.TABLE,
 ) -> None:
     """Compare the quantities, model identifiers, certificates and dates of a claim with a passage."""
+    from citeaudit.checks import run_checks
+
     report = run_checks(claim, passage, claim_locale=locale, passage_locale=passage_locale)
     if fmt is OutputFormat.JSON:
         console.out(json.dumps(report.to_dict(), indent=2, ensure_ascii=False), highlight=False)

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from citeaudit.cli.common import DbOption, console, err_console, handles_errors
-from citeaudit.collect import CollectReport, CollectSettings, collect, load_plan
-from citeaudit.collect.plan import CollectionPlan
 from citeaudit.errors import InvalidValue
+
+if TYPE_CHECKING:
+    from citeaudit.collect import CollectReport, CollectSettings
+    from citeaudit.collect.plan import CollectionPlan
 
 __all__ = ["register"]
 
@@ -75,6 +77,8 @@ def collect_command(
     SERPAPI_API_KEY. A rerun with the same --collection resumes: finished tasks are skipped, archived
     responses are imported without asking again. Exit code 1 when tasks are left in error (rerun to retry).
     """
+    from citeaudit.collect import CollectSettings, collect, load_plan
+
     plan = load_plan(protocol)
     if "/" in collection or not collection.strip():
         raise InvalidValue("--collection", "", f"not a collection name: {collection!r} (no '/')")

@@ -12,8 +12,6 @@ from rich.table import Table
 from citeaudit.cli.common import DbOption, OutputFormat, console, existing_database, handles_errors
 from citeaudit.errors import ScopeError
 from citeaudit.sources.copies import CopySettings
-from citeaudit.store import Store
-from citeaudit.store.copies import conflicts, read_copy_groups, recompute_copy_groups
 
 __all__ = ["copies_command", "register"]
 
@@ -36,6 +34,10 @@ def copies_command(
     Each group's origin is its official member, else its earliest-dated one. Strict precision does not change;
     reports and the review page count independent supporting sources (distinct groups) beside it.
     """
+    from citeaudit.sources.copy_groups import recompute_copy_groups
+    from citeaudit.store import Store
+    from citeaudit.store.copies import read_copy_groups
+
     if fmt is OutputFormat.CSV:
         raise ScopeError("sources copies prints table or json")
     with Store(existing_database(db)) as store:
@@ -73,6 +75,9 @@ def conflicts_command(
     """List every claim with supported and conflicting sources, and every required fact supported in one answer
     and contradicted in another: each source's date, version, models, scope, official flag and copy group,
     with a suggested reason (newer version, other model, other market, copy of a third party, unresolved)."""
+    from citeaudit.sources.copy_groups import conflicts
+    from citeaudit.store import Store
+
     if fmt is OutputFormat.CSV:
         raise ScopeError("conflicts prints table or json")
     with Store(existing_database(db)) as store:

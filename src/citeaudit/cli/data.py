@@ -10,22 +10,18 @@ from contextlib import contextmanager
 from enum import StrEnum
 from importlib import resources
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
 from rich.text import Text
 
-from citeaudit.api import is_database
 from citeaudit.cli.common import DbOption, console, err_console, handles_errors
 from citeaudit.errors import InputError
-from citeaudit.ingest import READERS, Attachment, PlannedImport, ingest_files, plan_imports
-from citeaudit.interchange import audit_to_document, load_protocol
-from citeaudit.report.exports import export_tables
-from citeaudit.report.files import write_atomically
-from citeaudit.scope import Scope, select_audit
-from citeaudit.scoring import score
-from citeaudit.store import ImportReport, Store
+
+if TYPE_CHECKING:
+    from citeaudit.ingest import Attachment, PlannedImport
+    from citeaudit.store import ImportReport
 
 __all__ = ["register"]
 
@@ -68,6 +64,9 @@ def ingest(
     answers at a time, so a large file needs little memory; they are attached to a protocol question: the
     protocol comes from --questions or from the database.
     """
+    from citeaudit.ingest import ingest_files, plan_imports
+    from citeaudit.store import Store
+
     plan = plan_imports(paths, fmt)  # every file's format is recognised here, once
     attachment = _attachment(db, questions, protocol, run, platform, question_id, paths, plan)
     stored: Counter[str] = Counter()
@@ -111,6 +110,11 @@ def _attachment(
     plan: list[PlannedImport],
 ) -> Attachment | None:
     """Where engine answers go; ``None`` when every file is a whole audit."""
+    from citeaudit.api import is_database
+    from citeaudit.ingest import Attachment
+    from citeaudit.interchange import load_protocol
+    from citeaudit.store import Store
+
     if not any(planned.needs_attachment for planned in plan):
         return None
     if questions is not None:
@@ -168,6 +172,14 @@ def export(
 ) -> None:
     """Export everything measured under one protocol: losslessly as citeaudit.audit/v1, or as flat tables
     (answers, claims, edges, judgements, scores) in CSV, JSON Lines or Parquet."""
+    from citeaudit.api import is_database
+    from citeaudit.interchange import audit_to_document
+    from citeaudit.report.exports import export_tables
+    from citeaudit.report.files import write_atomically
+    from citeaudit.scope import Scope, select_audit
+    from citeaudit.scoring import score
+    from citeaudit.store import Store
+
     if not is_database(db):
         raise InputError(str(db), "", "is not a citeaudit database")
     with Store(db) as store:
@@ -191,6 +203,8 @@ def export(
 def formats() -> None:
     """List the readers `citeaudit ingest` knows: what each reads (API versions, payload variants) and what it
     does with citations that have no position in the answer text."""
+    from citeaudit.ingest import READERS
+
     table = Table("format", "gives", "reads", "citations without a position", header_style="bold", show_lines=True)
     for name, reader in sorted(READERS.items()):
         gives = "whole audit" if reader.read_audit is not None else "engine answers"

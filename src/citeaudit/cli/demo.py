@@ -9,14 +9,9 @@ from typing import Annotated
 import typer
 from rich.rule import Rule
 
-from citeaudit.api import is_database, score_path
 from citeaudit.cli.common import console, handles_errors
 from citeaudit.errors import StoreError
-from citeaudit.ingest import ingest_file
 from citeaudit.model import RunKind
-from citeaudit.report import score_tables
-from citeaudit.scope import Scope
-from citeaudit.store import Store
 
 __all__ = ["EXAMPLES", "register"]
 
@@ -29,6 +24,12 @@ def demo(
     db: Annotated[Path, typer.Option("--db", help="Demo database to (re)build.")] = Path("citeaudit-demo.db"),
 ) -> None:
     """Build a demo database from the bundled examples and print their scores."""
+    from citeaudit.api import is_database, score_path
+    from citeaudit.ingest import ingest_file
+    from citeaudit.report import score_tables
+    from citeaudit.scope import Scope
+    from citeaudit.store import Store
+
     if db.exists():
         if not is_database(db):
             raise StoreError(f"{str(db)!r} exists and is not a database; refusing to replace it")

@@ -10,10 +10,6 @@ import typer
 from rich.table import Table
 
 from citeaudit.cli.common import DbOption, OutputFormat, console, err_console, existing_database, handles_errors
-from citeaudit.interchange import load_protocol
-from citeaudit.protocol import fingerprint, fingerprint_components
-from citeaudit.store import Store
-from citeaudit.store.revisions import history, protocol_to_revise, revise_protocol
 
 __all__ = ["app"]
 
@@ -31,6 +27,9 @@ def fingerprint_command(
     ),
 ) -> None:
     """Print the protocol's fingerprint (and each component's hash)."""
+    from citeaudit.interchange import load_protocol
+    from citeaudit.protocol import fingerprint, fingerprint_components
+
     protocol = load_protocol(path)
     components = fingerprint_components(protocol)
     if fmt is OutputFormat.JSON:
@@ -54,6 +53,8 @@ def fingerprint_command(
 @handles_errors
 def check_command(path: Annotated[Path, typer.Argument(help="Protocol file (YAML).")]) -> None:
     """Validate a protocol file and summarise it."""
+    from citeaudit.interchange import load_protocol
+
     protocol = load_protocol(path)
     facts = sum(len(q.required_facts) for q in protocol.questions)
     declared = ""
@@ -83,6 +84,10 @@ def revise_command(
     Runs whose facts were locked (answers already ingested) keep a visible warning in score, compare and
     report: their results were not measured against a list fixed in advance.
     """
+    from citeaudit.interchange import load_protocol
+    from citeaudit.store import Store
+    from citeaudit.store.revisions import protocol_to_revise, revise_protocol
+
     new = load_protocol(path)
     with Store(existing_database(db)) as store:
         revision = revise_protocol(store, protocol_to_revise(store, new.id, source), new, by=by, reason=reason)
@@ -108,6 +113,9 @@ def history_command(
     fmt: Annotated[OutputFormat, typer.Option("--format", help="table or json.")] = OutputFormat.TABLE,
 ) -> None:
     """List when each run's required facts were locked and every revision since (who, when, what)."""
+    from citeaudit.store import Store
+    from citeaudit.store.revisions import history
+
     with Store(existing_database(db)) as store:
         events = history(store)
     if fmt is OutputFormat.JSON:

@@ -3,20 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from citeaudit.api import is_database, load_scope, score_path
 from citeaudit.cli.common import console, handles_errors
-from citeaudit.cli.score import ByOption, KindChoice, KindOption, ProtocolOption, WhereOption, _by, _scope
-from citeaudit.comparison import compare_paths
-from citeaudit.protocol import disclosure
-from citeaudit.report.files import write_atomically
-from citeaudit.report.html import ReportInput, render_report
-from citeaudit.scoring import IntervalSettings
-from citeaudit.store import Store
-from citeaudit.store.copies import SupportRow, copies_computed, support_rows
+from citeaudit.cli.score import ByOption, KindChoice, KindOption, ProtocolOption, WhereOption
+
+if TYPE_CHECKING:
+    from citeaudit.store.copies import SupportRow
 
 __all__ = ["register"]
 
@@ -38,6 +33,14 @@ def report(
     """Write one self-contained HTML file: disclosure, the three numbers with intervals, tables by group and by
     question, labels, joint support, severity, diagnostics, the unsupported claims with their evidence, official
     citations, and the comparison when --compare is given."""
+    from citeaudit.api import load_scope, score_path
+    from citeaudit.cli.score import _by, _scope
+    from citeaudit.comparison import compare_paths
+    from citeaudit.protocol import disclosure
+    from citeaudit.report.files import write_atomically
+    from citeaudit.report.html import ReportInput, render_report
+    from citeaudit.scoring import IntervalSettings
+
     scope = _scope(kind, where)
     settings = IntervalSettings(resamples=resamples, seed=seed)
     groups = _by(by)
@@ -73,6 +76,10 @@ def report(
 
 def _support(path: Path, answer_ids: set[str]) -> tuple[tuple[list[SupportRow], list[SupportRow]] | None, str]:
     """Independent support from a database's copy groups, or why there is none to show."""
+    from citeaudit.api import is_database
+    from citeaudit.store import Store
+    from citeaudit.store.copies import copies_computed, support_rows
+
     if not is_database(path):
         return (
             None,

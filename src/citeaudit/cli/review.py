@@ -14,8 +14,6 @@ import typer
 
 from citeaudit.cli.common import DbOption, console, err_console, existing_database, handles_errors
 from citeaudit.errors import InvalidValue, StoreError
-from citeaudit.report.files import write_atomically
-from citeaudit.store.review import ReviewStore
 
 __all__ = ["audit_log_app", "review_app", "reviewer_app"]
 
@@ -71,6 +69,8 @@ def serve(
 ) -> None:
     """Serve the review UI for a database: blind single or double review, adjudication, evidence groups and the
     score page. Fully offline; log in with an account made by `citeaudit reviewer add`."""
+    from citeaudit.store.review import ReviewStore
+
     try:
         import uvicorn
 
@@ -108,6 +108,8 @@ def add(
     db: DbOption = Path("citeaudit.db"),
 ) -> None:
     """Create a review account; the password is stored only as an Argon2id hash."""
+    from citeaudit.store.review import ReviewStore
+
     try:
         from citeaudit.review.auth import hash_password
     except ImportError:
@@ -130,6 +132,9 @@ def export(
     out: Annotated[Path | None, typer.Option("--out", help="File to write (default: standard output).")] = None,
 ) -> None:
     """Export the audit log of review actions: who, when, what, and the state before and after."""
+    from citeaudit.report.files import write_atomically
+    from citeaudit.store.review import ReviewStore
+
     ReviewStore.prepare(existing_database(db))
     with ReviewStore(db) as store:
         entries = [entry.to_dict() for entry in store.audit_log()]

@@ -5,19 +5,18 @@ from __future__ import annotations
 import json
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from citeaudit.api import ScoredPath, score_path
 from citeaudit.cli.common import OutputFormat, console, err_console, handles_errors
-from citeaudit.comparison import compare_paths
 from citeaudit.errors import ScopeError
 from citeaudit.model import RunKind
-from citeaudit.protocol import disclosure
-from citeaudit.report import comparison_table, result_csv, score_tables
-from citeaudit.scope import Scope, parse_where
-from citeaudit.scoring import DIMENSIONS, IntervalSettings
+from citeaudit.scope import FILTER_DIMENSIONS as DIMENSIONS
+
+if TYPE_CHECKING:
+    from citeaudit.api import ScoredPath
+    from citeaudit.scope import Scope
 
 __all__ = ["register"]
 
@@ -46,6 +45,8 @@ ProtocolOption = Annotated[
 
 
 def _scope(kind: KindChoice, where: list[str] | None) -> Scope:
+    from citeaudit.scope import Scope, parse_where
+
     kinds = frozenset(RunKind) if kind is KindChoice.ALL else frozenset({RunKind(kind.value)})
     return Scope(run_kinds=kinds, where=parse_where(where or []))
 
@@ -91,6 +92,11 @@ def score(
     seed: Annotated[int, typer.Option("--seed", help="Random seed for --ci (same seed, same interval).")] = 0,
 ) -> None:
     """Score precision, coverage and official-domain rate under strict-v1 (micro: pooled counts)."""
+    from citeaudit.api import score_path
+    from citeaudit.protocol import disclosure
+    from citeaudit.report import result_csv, score_tables
+    from citeaudit.scoring import IntervalSettings
+
     scope = _scope(kind, where)
     settings = IntervalSettings(level=level, resamples=resamples, seed=seed) if ci else None
     # The figures beside the scores are printed in JSON only; tables and CSV keep their columns.
@@ -127,6 +133,9 @@ def compare(
     """Compare two scopes paired per question: B − A with a cluster-bootstrap interval, a permutation p-value
     (Holm-adjusted across groups) and the minimum detectable effect. Refused unless both were measured the same
     way on the same questions. Differences are associations, never effects."""
+    from citeaudit.comparison import compare_paths
+    from citeaudit.report import comparison_table
+
     if fmt is OutputFormat.CSV:
         raise ScopeError("compare prints table or json")
     comparison = compare_paths(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -15,13 +15,16 @@ from rich.text import Text
 
 from citeaudit.cli.common import DbOption, OutputFormat, console, err_console, existing_database, handles_errors
 from citeaudit.errors import InputError
-from citeaudit.segment.claimsets import SetPlan
+
+# load_embedder is looked up here at call time, so that it can be replaced (as without the models extra).
 from citeaudit.segment.facts import DEFAULT_THRESHOLD, load_embedder
-from citeaudit.segment.mapping import map_facts
-from citeaudit.segment.resegment import SegmentReport, edit_claim, merge_claims, resegment, split_claim
-from citeaudit.segment.rules import METHOD, Rules
-from citeaudit.store import Store
-from citeaudit.store.facts import MappingRow
+from citeaudit.segment.rules import METHOD
+
+if TYPE_CHECKING:
+    from citeaudit.segment.claimsets import SetPlan
+    from citeaudit.segment.resegment import SegmentReport
+    from citeaudit.store import Store
+    from citeaudit.store.facts import MappingRow
 
 __all__ = ["claim_app", "facts_app", "register"]
 
@@ -38,6 +41,8 @@ ReviewerOption = Annotated[
 
 
 def _open(db: Path) -> Store:
+    from citeaudit.store import Store
+
     return Store(existing_database(db))
 
 
@@ -113,6 +118,9 @@ def segment(
     protocol fingerprint. A claim whose text and span are unchanged keeps its edges and judgements; the others
     go back to pending. Resumable: answers already segmented this way are left as they are.
     """
+    from citeaudit.segment.resegment import resegment
+    from citeaudit.segment.rules import Rules
+
     rules = Rules(split_coordination=split_coordination, skip_non_assertions=skip_non_assertions)
     with _open(db) as store:
         total = len(store.answers_for_claims(run))
@@ -139,6 +147,8 @@ def _print_facts_not_transferred(report: SegmentReport) -> None:
 
 
 def _print_plan(plan: SetPlan) -> None:
+    from citeaudit.segment.resegment import SegmentReport
+
     report = SegmentReport(answers=1)
     report.add(plan)
     console.print("new claim set recorded; " + _claims_line(report), soft_wrap=True)
@@ -156,6 +166,8 @@ def split_command(
     db: DbOption = Path("citeaudit.db"),
 ) -> None:
     """Split a claim in two at an answer offset; each citation marker goes to the part it stands in."""
+    from citeaudit.segment.resegment import split_claim
+
     with _open(db) as store:
         _print_plan(split_claim(store, claim_id, at, reviewer))
 
@@ -168,6 +180,8 @@ def merge_command(
     db: DbOption = Path("citeaudit.db"),
 ) -> None:
     """Merge claims of one answer into one claim spanning them; it gets every citation location, pending."""
+    from citeaudit.segment.resegment import merge_claims
+
     with _open(db) as store:
         _print_plan(merge_claims(store, claim_ids, reviewer))
 
@@ -183,6 +197,8 @@ def edit_command(
     db: DbOption = Path("citeaudit.db"),
 ) -> None:
     """Change a claim's text and/or span: the changed claim is a new claim whose edges start pending."""
+    from citeaudit.segment.resegment import edit_claim
+
     with _open(db) as store:
         _print_plan(edit_claim(store, claim_id, reviewer, text, start, end))
 
@@ -242,6 +258,8 @@ def facts_map_command(
     the same value (20 L = 20,000 mL), and a similarity at or above --threshold. Resumable: facts already
     proposed or confirmed are left alone; rejected pairs are never proposed again.
     """
+    from citeaudit.segment.mapping import map_facts
+
     embedder = None
     if dense is not Dense.OFF:
         embedder = load_embedder()

@@ -6,7 +6,7 @@ import dataclasses
 import getpass
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -14,16 +14,10 @@ from rich.table import Table
 
 from citeaudit.cli.common import DbOption, OutputFormat, console, err_console, existing_database, handles_errors
 from citeaudit.errors import InvalidValue
-from citeaudit.sources import (
-    FetchOutcome,
-    ResolveReport,
-    ResolveSettings,
-    resolve_sources,
-    set_source_url,
-    source_passages,
-)
-from citeaudit.sources.extract import require_extra
-from citeaudit.sources.fetch import AUTO_WORKER_PAGES
+from citeaudit.sources.extract import AUTO_WORKER_PAGES
+
+if TYPE_CHECKING:
+    from citeaudit.sources import ResolveReport, ResolveSettings
 
 __all__ = ["app", "register"]
 
@@ -80,6 +74,8 @@ def _settings(
     refresh: bool = False,
     extract_workers: int | None = None,
 ) -> ResolveSettings:
+    from citeaudit.sources import ResolveSettings
+
     return ResolveSettings(
         concurrency=concurrency,
         per_host=per_host,
@@ -120,6 +116,8 @@ def _print_report(report: ResolveReport, fmt: OutputFormat) -> None:
 
 
 def _run(db: Path, settings: ResolveSettings, keys: list[str] | None = None) -> ResolveReport:
+    from citeaudit.sources import FetchOutcome, resolve_sources
+
     progress = Progress(
         TextColumn("resolving"),
         BarColumn(),
@@ -160,6 +158,8 @@ def resolve(
     """Follow every cited link to its page and keep a snapshot: redirects and wrappers followed and recorded,
     canonical link, title, main text, dates and passages; each source ends resolved or failed with a reason.
     Resumable: a rerun reads only what is still pending."""
+    from citeaudit.sources.extract import require_extra
+
     require_extra()
     settings = _settings(
         concurrency,
@@ -192,6 +192,9 @@ def set_url(
     fmt: Annotated[OutputFormat, typer.Option("--format", help="Output format of the counts.")] = OutputFormat.TABLE,
 ) -> None:
     """Attach a link to a source (recorded with who and when) and resolve it."""
+    from citeaudit.sources import set_source_url
+    from citeaudit.sources.extract import require_extra
+
     if not url.strip().lower().startswith(("http://", "https://")):
         raise InvalidValue("URL", url, "must be an http:// or https:// link")
     if not no_resolve:
@@ -212,6 +215,8 @@ def passages(
     fmt: Annotated[OutputFormat, typer.Option("--format", help="Output format.")] = OutputFormat.TABLE,
 ) -> None:
     """Print the passages of a source's latest snapshot with their character offsets."""
+    from citeaudit.sources import source_passages
+
     found = source_passages(existing_database(db), key)
     if fmt is OutputFormat.JSON:
         console.print_json(json.dumps([dataclasses.asdict(p) for p in found]))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -13,10 +13,12 @@ from rich.table import Table
 
 from citeaudit.cli.common import DbOption, console, err_console, existing_database, handles_errors
 from citeaudit.evidence import RankMethod
-from citeaudit.judges import Judge, make_judge
 from citeaudit.model import Label
-from citeaudit.stats import Interval
-from citeaudit.suggest import JudgeAuditReport, SuggestReport, judge_audit, suggest_cross_pairs, suggest_edges
+
+if TYPE_CHECKING:
+    from citeaudit.judges import Judge
+    from citeaudit.stats import Interval
+    from citeaudit.suggest import JudgeAuditReport, SuggestReport
 
 __all__ = ["judge_app", "register"]
 
@@ -52,6 +54,8 @@ FormatOption = Annotated[ReportFormat, typer.Option("--format", help="Output for
 
 
 def _judge(name: JudgeName, model: str | None) -> Judge:
+    from citeaudit.judges import make_judge
+
     if name is JudgeName.NLI:
         return make_judge("nli", model_path=model)
     if name is JudgeName.OPENAI:
@@ -110,6 +114,8 @@ def suggest(
     the top passages it read; it never sets a final label. Reruns skip edges this judge already suggested for.
     With --cross-pairs the same is done for cross pairs (see `citeaudit misattribution`).
     """
+    from citeaudit.suggest import suggest_edges
+
     path = existing_database(db)
     chosen = _judge(judge, model)
     if cross_pairs:
@@ -147,6 +153,8 @@ def _suggest_cross(
     refresh: bool,
     fmt: ReportFormat,
 ) -> None:
+    from citeaudit.suggest import suggest_cross_pairs
+
     with _progress(f"suggesting for cross pairs ({chosen.name})") as progress:
         task = progress.add_task("suggest", total=None)
 
@@ -246,6 +254,8 @@ def audit(
 ) -> None:
     """Run the judge-bias battery on the edges a gold reviewer labelled: flip rates with paired intervals,
     agreement with the reviewer and calibration. Writes nothing."""
+    from citeaudit.suggest import judge_audit
+
     path = existing_database(db)
     chosen = _judge(judge, model)
     with _progress(f"asking {chosen.name}") as progress:

@@ -2,11 +2,20 @@
 
 ``rank_passages(claim, passages, k, method)`` is the entry point; ``PassageIndex`` keeps one source's index
 for many claims. BM25 needs nothing extra; ``dense`` and ``hybrid`` need ``pip install 'citeaudit[models]'``.
+
+The names are loaded on first use: the ranking methods without the ranking (and numpy) behind them.
 """
 
-from citeaudit.evidence._dense import Encoder, SentenceEncoder, default_encoder
-from citeaudit.evidence._passages import Passage, RankedPassage, split_passages
-from citeaudit.evidence._rank import HYBRID_CANDIDATES, PassageIndex, RankMethod, rank_passages
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from citeaudit.evidence._dense import Encoder, SentenceEncoder, default_encoder
+    from citeaudit.evidence._methods import RankMethod
+    from citeaudit.evidence._passages import Passage, RankedPassage, split_passages
+    from citeaudit.evidence._rank import HYBRID_CANDIDATES, PassageIndex, rank_passages
 
 __all__ = [
     "HYBRID_CANDIDATES",
@@ -20,3 +29,27 @@ __all__ = [
     "rank_passages",
     "split_passages",
 ]
+
+_HOME = {
+    "HYBRID_CANDIDATES": "_rank",
+    "Encoder": "_dense",
+    "Passage": "_passages",
+    "PassageIndex": "_rank",
+    "RankMethod": "_methods",
+    "RankedPassage": "_passages",
+    "SentenceEncoder": "_dense",
+    "default_encoder": "_dense",
+    "rank_passages": "_rank",
+    "split_passages": "_passages",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{home}"), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

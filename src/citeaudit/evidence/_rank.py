@@ -28,12 +28,12 @@ import re
 from bisect import bisect_left
 from collections import Counter
 from collections.abc import Sequence
-from enum import StrEnum
 
 import numpy as np
 import numpy.typing as npt
 
 from citeaudit.evidence._dense import Encoder, default_encoder
+from citeaudit.evidence._methods import RankMethod
 from citeaudit.evidence._passages import Passage, RankedPassage, as_passages
 from citeaudit.evidence._windows import window_passages, windows_to_units
 
@@ -90,21 +90,6 @@ class _BM25Index:
             idf = math.log1p((self.size - len(pairs) + 0.5) / (len(pairs) + 0.5))
             scores[ids] += terms[term] * idf * tf * (self.k1 + 1.0) / (tf + self._norm[ids])
         return scores
-
-
-class RankMethod(StrEnum):
-    """How passages are ranked."""
-
-    BM25 = "bm25"
-    """Lexical: Okapi BM25."""
-    DENSE = "dense"
-    """Semantic: cosine similarity of sentence embeddings (extra ``citeaudit[models]``)."""
-    HYBRID = "hybrid"
-    """BM25's best passages re-ranked with the dense encoder, fused by reciprocal rank."""
-    WINDOW = "window"
-    """Windows of adjacent passages ranked by BM25, trimmed to what matches the claim (what a reviewer reads)."""
-    WINDOW_HYBRID = "window-hybrid"
-    """Windows as ``window``, BM25's best re-ranked with the dense encoder (extra ``citeaudit[models]``)."""
 
 
 def _tokens(text: str) -> list[str]:

@@ -10,18 +10,21 @@ import dataclasses
 import functools
 import gc
 import hashlib
-from collections.abc import Callable, Iterable, Iterator, Sequence
+import importlib
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from citeaudit.errors import InputError, UnknownFormat
-from citeaudit.ingest import anthropic, audit_json, expertqa, gemini, jsonl, markdown, openai, perplexity, serpapi
-from citeaudit.ingest.assemble import CHUNK, Attachment, assemble_chunks
-from citeaudit.ingest.base import ParsedAnswer, Reader, ReaderKind
+from citeaudit.ingest.base import CHUNK, ParsedAnswer, Reader, ReaderKind
 from citeaudit.ingest.shape import Shape, shape_of, shape_of_file
 from citeaudit.model import Audit
-from citeaudit.store import ImportReport, Store
+
+if TYPE_CHECKING:
+    from citeaudit.ingest.assemble import Attachment
+    from citeaudit.store import ImportReport, Store
 
 __all__ = [
     "READERS",
@@ -39,22 +42,48 @@ __all__ = [
     "store_prepared",
 ]
 
-READERS: dict[str, Reader] = {
-    reader.name: reader
-    for reader in (
-        # Engine shapes first: the generic formats would also accept some of their payloads.
-        audit_json.READER,
-        expertqa.READER,
-        openai.RESPONSES_READER,
-        openai.CHAT_READER,
-        perplexity.READER,
-        gemini.READER,
-        anthropic.READER,
-        serpapi.READER,
-        jsonl.READER,
-        markdown.READER,
-    )
-}
+# Every reader by format name, in detection order, with the module attribute that holds it. Engine shapes come
+# first: the generic formats would also accept some of their payloads.
+_HOMES = (
+    ("audit-json", "audit_json", "READER"),
+    ("expertqa", "expertqa", "READER"),
+    ("openai-responses", "openai", "RESPONSES_READER"),
+    ("openai-chat", "openai", "CHAT_READER"),
+    ("perplexity", "perplexity", "READER"),
+    ("gemini", "gemini", "READER"),
+    ("anthropic", "anthropic", "READER"),
+    ("serpapi-ai-overview", "serpapi", "READER"),
+    ("jsonl", "jsonl", "READER"),
+    ("markdown", "markdown", "READER"),
+)
+
+
+class _Registry(Mapping[str, Reader]):
+    """The readers by format name, each module imported when its reader is first asked for: a command that
+    reads no file (``--help``, ``review serve``) loads none, and an audit file recognised by the first reader
+    loads only that one."""
+
+    def __init__(self) -> None:
+        self._homes = {name: (module, attribute) for name, module, attribute in _HOMES}
+        self._loaded: dict[str, Reader] = {}
+
+    def __getitem__(self, name: str) -> Reader:
+        reader = self._loaded.get(name)
+        if reader is None:
+            module, attribute = self._homes[name]
+            reader = getattr(importlib.import_module(f"{__name__}.{module}"), attribute)
+            assert reader.name == name, f"{module}.{attribute} is {reader.name!r}, registered as {name!r}"
+            self._loaded[name] = reader
+        return reader
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._homes)
+
+    def __len__(self) -> int:
+        return len(self._homes)
+
+
+READERS: Mapping[str, Reader] = _Registry()
 """Every reader by format name, in detection order."""
 
 
@@ -181,6 +210,8 @@ def _audits(
         parsed = partial.count(parsed)
     sha = hashlib.sha256(data).hexdigest()
     default_platform = None if reader.generic else reader.name.split("-")[0]
+    from citeaudit.ingest.assemble import assemble_chunks
+
     yield from assemble_chunks(parsed, attachment, source, sha, default_platform, size=size)
 
 
@@ -228,13 +259,13 @@ def plan_imports(paths: Sequence[str | Path], fmt: str | Reader | None = None) -
         name = str(path)
         shape = _read_shape(path) if fmt is None else None  # a named format needs no recognition
         reader = detect_reader(shape if shape is not None else b"", name, fmt)
-        if reader is expertqa.READER:
+        if reader is READERS["expertqa"]:
             expertqa_files.append(name)
             continue
-        if paused and reader is not anthropic.READER:
+        if paused and reader is not READERS["anthropic"]:
             plan.append(_joined(paused))
             paused = []
-        if reader is anthropic.READER:
+        if reader is READERS["anthropic"]:
             shape = shape if shape is not None else _read_shape(path)
             single = shape.json and not shape.listed and not shape.more
             if paused and not single:
@@ -250,12 +281,12 @@ def plan_imports(paths: Sequence[str | Path], fmt: str | Reader | None = None) -
     if paused:
         plan.append(_joined(paused))
     if expertqa_files:
-        plan.insert(0, PlannedImport(" + ".join(expertqa_files), expertqa.READER, tuple(expertqa_files)))
+        plan.insert(0, PlannedImport(" + ".join(expertqa_files), READERS["expertqa"], tuple(expertqa_files)))
     return plan
 
 
 def _joined(files: Sequence[str]) -> PlannedImport:
-    return PlannedImport(" + ".join(files), anthropic.READER, tuple(files))
+    return PlannedImport(" + ".join(files), READERS["anthropic"], tuple(files))
 
 
 def _planned(
@@ -269,8 +300,10 @@ def _planned(
 def _payload(planned: PlannedImport) -> bytes:
     """The bytes one import stores: its file's, the ExpertQA files' lines in order, or a paused Anthropic turn
     and its continuation as a JSON list."""
-    if planned.reader is expertqa.READER:
-        return expertqa.combine([_read_bytes(part) for part in planned.files])
+    if planned.reader is READERS["expertqa"]:
+        from citeaudit.ingest.expertqa import combine
+
+        return combine([_read_bytes(part) for part in planned.files])
     if len(planned.files) > 1:
         return b"[\n" + b",\n".join(_read_bytes(part).strip() for part in planned.files) + b"\n]\n"
     (file,) = planned.files
@@ -352,3 +385,12 @@ def needs_attachment(path: str | Path, fmt: str | Reader | None = None) -> bool:
     if fmt is not None:
         return detect_reader(b"", str(path), fmt).kind is ReaderKind.ANSWERS
     return detect_reader(_read_shape(path), str(path)).kind is ReaderKind.ANSWERS
+
+
+def __getattr__(name: str) -> object:
+    # Attachment lives with the assembly code, which needs the interchange reader; loaded when first asked for.
+    if name == "Attachment":
+        from citeaudit.ingest.assemble import Attachment
+
+        return Attachment
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

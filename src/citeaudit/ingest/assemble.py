@@ -14,7 +14,7 @@ from itertools import chain, islice
 
 from citeaudit.errors import DuplicateId, InvalidValue, UnknownReference
 from citeaudit.identity import SourceRegistry, document_key
-from citeaudit.ingest.base import ParsedAnswer
+from citeaudit.ingest.base import CHUNK, ParsedAnswer
 from citeaudit.interchange.reader import check_span
 from citeaudit.model import (
     Answer,
@@ -64,10 +64,6 @@ def _question_for(parsed: ParsedAnswer, attachment: Attachment, source: str, ind
             source, f"answer {index}", f"no question {question!r} in protocol {protocol.id!r}@{protocol.version}"
         )
     return question
-
-
-CHUNK = 5_000
-"""Answers per chunk when a payload is assembled and written a piece at a time."""
 
 
 def assemble(

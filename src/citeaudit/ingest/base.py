@@ -26,6 +26,9 @@ __all__ = [
     "ReaderKind",
 ]
 
+CHUNK = 5_000
+"""Answers per chunk when a payload is assembled and written a piece at a time."""
+
 
 CUT_OFF = "{reason}: cut off at the token limit"
 """Why an answer that stopped at the engine's token limit is incomplete. The rule is the same for every engine:

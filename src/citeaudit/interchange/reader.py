@@ -10,7 +10,6 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
 from citeaudit.errors import DuplicateId, InvalidValue, MalformedInput, ProtocolError, UnknownReference
@@ -249,6 +248,9 @@ def load_protocol_document(path: str | Path) -> ProtocolIn:
         raise MalformedInput(str(file), "", f"cannot read: {exc.strerror}") from None
     except UnicodeDecodeError as exc:
         raise MalformedInput(str(file), f"byte {exc.start}", "not UTF-8 text") from None
+    # Loaded here: reading an audit file, which every score of a file does, needs no YAML.
+    import yaml
+
     try:
         raw = yaml.safe_load(text)
     except yaml.YAMLError as exc:

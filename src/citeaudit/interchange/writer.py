@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 from citeaudit.interchange.schema import AUDIT_FORMAT
-from citeaudit.model import Audit, Judgement, OfficialDomain, Protocol
+from citeaudit.model import Audit, Judgement
+from citeaudit.protocol import protocol_to_mapping
 
 __all__ = ["audit_to_document", "protocol_to_mapping"]
 
@@ -14,52 +14,6 @@ __all__ = ["audit_to_document", "protocol_to_mapping"]
 def _compact(mapping: Mapping[str, object]) -> dict[str, object]:
     """Drop unset (None) fields and defaults that carry nothing, so exports stay readable."""
     return {k: v for k, v in mapping.items() if v is not None}
-
-
-def _domains(domains: Sequence[OfficialDomain]) -> list[object]:
-    return [d.domain if d.domain else _compact({"host": d.host, "path_prefix": d.path_prefix}) for d in domains]
-
-
-def protocol_to_mapping(protocol: Protocol) -> dict[str, object]:
-    """The file form of a protocol (inverse of :func:`protocol_from_mapping`)."""
-    return _compact(
-        {
-            "id": protocol.id,
-            "version": protocol.version,
-            "scoring": protocol.scoring,
-            "official_domains": _domains(protocol.official_domains),
-            "segmentation": _compact(
-                {
-                    "method": protocol.segmentation.method,
-                    "version": protocol.segmentation.version,
-                    "parameters": {k: json.loads(v) for k, v in protocol.segmentation.parameters},
-                }
-            ),
-            "weights": None if protocol.weights is None else {str(s): w for s, w in protocol.weights},
-            # Only when declared, so an export of a protocol without them reads exactly as before.
-            "brand": None
-            if protocol.brand is None
-            else {"name": protocol.brand.name, "aliases": list(protocol.brand.aliases)},
-            "competitors": [
-                {"name": c.name, "domains": _domains(c.domains), "aliases": list(c.aliases)}
-                for c in protocol.competitors
-            ]
-            or None,
-            "questions": [
-                _compact(
-                    {
-                        "id": q.id,
-                        "text": q.text,
-                        "locale": q.locale,
-                        "required_facts": [
-                            _compact({"id": f.id, "text": f.text, "severity": f.severity}) for f in q.required_facts
-                        ],
-                    }
-                )
-                for q in protocol.questions
-            ],
-        }
-    )
 
 
 def _judgement_to_mapping(judgement: Judgement) -> dict[str, object]:

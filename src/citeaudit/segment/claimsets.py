@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 
 from citeaudit.errors import InvalidValue
 from citeaudit.ingest.text import claim_text, trim_span
 from citeaudit.segment.rules import Segmented
+from citeaudit.store.claimsets import ClaimPlan, CurrentClaim, CurrentEdge, NewClaim, SetPlan, StoredLocation
 
 __all__ = [
     "ClaimPlan",
@@ -28,95 +28,6 @@ __all__ = [
     "plan_segmentation",
     "plan_split",
 ]
-
-StoredLocation = tuple[str | None, int | None, int | None]
-"""``(marker, start, end)`` of one citation location of an edge."""
-
-
-@dataclass(frozen=True, slots=True)
-class CurrentClaim:
-    """A claim as stored, with its row id."""
-
-    pk: int
-    """Row id."""
-    id: str
-    """Claim id."""
-    text: str
-    """Claim text."""
-    start: int | None
-    """Span start (``None`` when the claim came without a span)."""
-    end: int | None
-    """Span end (exclusive)."""
-    fact_pk: int | None = None
-    """Row id of the required fact it is confirmed to state, if any."""
-
-
-@dataclass(frozen=True, slots=True)
-class CurrentEdge:
-    """An edge of a current claim, with its locations and how many judgements it holds."""
-
-    claim_pk: int
-    """The claim's row id."""
-    source_pk: int
-    """The source's row id."""
-    locations: tuple[StoredLocation, ...]
-    """Citation locations."""
-    judgements: int = 0
-    """Judgements recorded on it."""
-
-
-@dataclass(frozen=True, slots=True)
-class NewClaim:
-    """A claim to create, with the pending edges its citation locations make."""
-
-    text: str
-    """Claim text."""
-    start: int
-    """Span start."""
-    end: int
-    """Span end (exclusive)."""
-    edges: dict[int, list[StoredLocation]] = field(default_factory=dict)
-    """Locations by source row id: one pending edge per source."""
-
-
-ClaimPlan = int | NewClaim
-"""A member of the new set: the row id of a kept claim, or a claim to create."""
-
-
-@dataclass(frozen=True, slots=True)
-class SetPlan:
-    """The new claim set of one answer and what it changes."""
-
-    members: tuple[ClaimPlan, ...]
-    """Members in text order."""
-    kept: int
-    """Claims unchanged in text and span: same row, edges and judgements."""
-    new: int
-    """Claims created (their edges are pending)."""
-    retired: int
-    """Current claims not in the new set (kept in the history with their judgements)."""
-    edges_kept: int
-    """Edges of kept claims."""
-    edges_pending: int
-    """New edges, pending review."""
-    judgements_kept: int
-    """Judgements on the edges of kept claims."""
-    judgements_not_transferred: int
-    """Judgements on the edges of retired claims: they stay with those claims, never move to new text."""
-    facts_not_transferred: int
-    """Retired claims that were confirmed to state a required fact: the mapping stays with them; the new
-    claims need confirming again (``facts map`` / ``facts confirm``)."""
-    unattached: int
-    """Citation locations of replaced claims that fell on no claim of the new set (in skipped text such as a
-    question, or on a replaced claim without a span in the answer): counted, kept in the history."""
-    skipped: dict[str, int] = field(default_factory=dict)
-    """Non-assertions skipped, by reason."""
-
-    @property
-    def changed(self) -> bool:
-        """Whether the new set differs from the current one."""
-        return self.new > 0 or self.retired > 0
-
 
 Attach = Callable[[CurrentEdge, StoredLocation], tuple[int, ...]]
 

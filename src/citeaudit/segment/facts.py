@@ -22,11 +22,13 @@ import os
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import numpy.typing as npt
-from rapidfuzz import fuzz, utils
+from citeaudit.store.records import FactCandidate, Proposal
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 __all__ = [
     "DEFAULT_THRESHOLD",
@@ -43,7 +45,8 @@ __all__ = [
 DEFAULT_THRESHOLD = 0.6
 """Minimum similarity (0..1) for a proposal."""
 
-Embedder = Callable[[Sequence[str]], npt.NDArray[np.float64]]
+# numpy is loaded where vectors are made, not with the module: the command line imports it for its defaults.
+Embedder = Callable[[Sequence[str]], "npt.NDArray[np.float64]"]
 """Texts → one embedding row per text."""
 
 _IDENTIFIER = re.compile(
@@ -235,39 +238,12 @@ def agreement(claim: Entities, fact: Entities) -> tuple[bool, str]:
 def lexical_similarity(claim: str, fact: str) -> float:
     """0..1: the larger of the token-set ratio (word overlap, order-free) and the character ratio (for text
     without spaces, e.g. Chinese)."""
+    # Loaded on first use: the command line imports this module for its defaults, and rapidfuzz is not light.
+    from rapidfuzz import fuzz, utils
+
     words = fuzz.token_set_ratio(claim, fact, processor=utils.default_process)
     characters = fuzz.ratio(claim, fact, processor=utils.default_process)
     return float(max(words, characters)) / 100.0
-
-
-@dataclass(frozen=True, slots=True)
-class FactCandidate:
-    """A required fact an answer had to contain."""
-
-    pk: int
-    """Row id of the fact."""
-    id: str
-    """Fact id."""
-    text: str
-    """Fact text."""
-
-
-@dataclass(frozen=True, slots=True)
-class Proposal:
-    """A proposed claim → required-fact mapping."""
-
-    claim_pk: int
-    """Row id of the claim."""
-    fact_pk: int
-    """Row id of the fact."""
-    score: float
-    """Similarity used for the decision (0..1)."""
-    lexical: float
-    """Lexical similarity (0..1)."""
-    dense: float | None
-    """Cosine similarity of the embeddings, when an embedder was used."""
-    entities: str
-    """Outcome of the entity check."""
 
 
 def propose(
@@ -287,6 +263,8 @@ def propose(
     claim_entities = [entities(text) for _, text in claims]
     dense: npt.NDArray[np.float64] | None = None
     if embedder is not None:
+        import numpy as np
+
         vectors = embedder([text for _, text in claims] + [f.text for f in facts])
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         unit = vectors / np.where(norms == 0, 1.0, norms)
@@ -328,6 +306,8 @@ def load_embedder() -> Embedder | None:
         return SentenceTransformer(str(get_model_path()), device="cpu", local_files_only=True)
 
     def embed(texts: Iterable[str]) -> npt.NDArray[np.float64]:
+        import numpy as np
+
         return np.asarray(model().encode(list(texts), convert_to_numpy=True), dtype=np.float64)
 
     return embed

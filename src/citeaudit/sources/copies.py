@@ -23,14 +23,22 @@ import re
 import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
+# The support rule is the store's: it counts independent sources over the groups it keeps.
+from citeaudit.store.support import independent_support
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 __all__ = ["CopyGroup", "CopyResult", "CopySettings", "Page", "copy_groups", "independent_support", "shingles"]
 
 _WORD = re.compile(r"\w+")
-_MASK = np.uint64((1 << 32) - 1)
-_BASE = np.uint64(1_000_003)
+_MASK = (1 << 32) - 1
+"""Shingle hashes are 32-bit."""
+_BASE = 1_000_003
+"""Base of the polynomial over a shingle's word hashes."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,12 +117,15 @@ def shingles(text: str, words: int = 5) -> list[int]:
             continue
         starts.extend(range(len(tokens), len(tokens) + len(found) - words + 1))
         tokens.extend(found)
+    # numpy is loaded here, not with the module: the command line imports this module for its defaults.
+    import numpy as np
+
     hashes = np.array(short, dtype=np.uint64)
     if starts:
         codes = np.fromiter((zlib.crc32(t.encode()) for t in tokens), dtype=np.uint64, count=len(tokens))
         rolled = np.zeros(len(codes) - words + 1, dtype=np.uint64)
         for offset in range(words):
-            rolled = (rolled * _BASE + codes[offset : offset + len(rolled)]) & _MASK
+            rolled = (rolled * np.uint64(_BASE) + codes[offset : offset + len(rolled)]) & np.uint64(_MASK)
         hashes = np.concatenate((hashes, rolled[np.array(starts, dtype=np.int64)]))
     unique: list[int] = np.unique(hashes).tolist()
     return unique
@@ -137,6 +148,7 @@ def _origin(members: Sequence[Page]) -> tuple[Page, str]:
 def copy_groups(pages: Iterable[Page], settings: CopySettings = CopySettings()) -> CopyResult:
     """Group near-identical pages (see the module docstring for the method and the default threshold)."""
     # datasketch pulls in scipy (about 0.4 s): loaded when copies are grouped, not with every command.
+    import numpy as np
     from datasketch import MinHash, MinHashLSH
 
     listed = list(pages)
@@ -158,7 +170,7 @@ def copy_groups(pages: Iterable[Page], settings: CopySettings = CopySettings()) 
         return i
 
     signatures = MinHash.generator(shingle_sets, num_perm=settings.num_perm, seed=settings.seed, hashfunc=_identity)
-    kept: dict[int, np.ndarray] = {}
+    kept: dict[int, npt.NDArray[np.uint64]] = {}
     for index, signature in zip(eligible, signatures, strict=True):
         values = signature.hashvalues
         for other in lsh.query(signature):
@@ -182,12 +194,3 @@ def copy_groups(pages: Iterable[Page], settings: CopySettings = CopySettings()) 
         ordered = (origin.key, *(p.key for p in group_pages if p.key != origin.key))
         groups.append(CopyGroup(origin.key, ordered, reason))
     return CopyResult(tuple(groups), len(listed), tuple(too_short))
-
-
-def independent_support(supporting: Iterable[str], group_of: dict[str, int]) -> tuple[int, bool]:
-    """``(independent sources, rests on one origin's copies only)`` for the keys of a claim's supporting
-    sources: sources in one copy group count once; the flag is set when several sources support the claim
-    and all of them are copies of one origin."""
-    keys = list(dict.fromkeys(supporting))
-    origins = {("group", group_of[k]) if k in group_of else ("source", k) for k in keys}
-    return len(origins), len(keys) > 1 and len(origins) == 1

@@ -18,6 +18,7 @@ from citeaudit.errors import MissingExtra
 from citeaudit.sources.records import Document
 
 __all__ = [
+    "AUTO_WORKER_PAGES",
     "HTML_TYPES",
     "PDF_TYPES",
     "TEXT_TYPES",
@@ -37,6 +38,9 @@ TEXT_TYPES = frozenset({"text/plain", "text/markdown"})
 
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9._:\-]+)""", re.IGNORECASE)
 _INSTALL = "pip install 'citeaudit[resolve]'"
+
+AUTO_WORKER_PAGES = 200
+"""Pages to read from which ``extract_workers=None`` starts a worker process (on a machine with a second core)."""
 
 
 class UnreadableDocument(Exception):

@@ -31,7 +31,7 @@ from citeaudit.clock import utc_now
 from citeaudit.errors import InvalidValue
 from citeaudit.identity import unwrap
 from citeaudit.model import SourceStatus
-from citeaudit.sources.extract import UnreadableDocument, read_document, read_document_text
+from citeaudit.sources.extract import AUTO_WORKER_PAGES, UnreadableDocument, read_document, read_document_text
 from citeaudit.sources.records import Document, FetchOutcome, Hop
 from citeaudit.sources.security import AddressBlocked, NameNotResolved, PerOriginTransport
 
@@ -107,10 +107,6 @@ class ResolveSettings:
         for name in ("timeout", "backoff", "max_retry_wait"):
             if not getattr(self, name) > 0:
                 raise bad(name, "must be a positive number of seconds")
-
-
-AUTO_WORKER_PAGES = 200
-"""Pages to read from which ``extract_workers=None`` starts a worker process (on a machine with a second core)."""
 
 
 def _cores() -> int:

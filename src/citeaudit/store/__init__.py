@@ -1,5 +1,25 @@
-"""Persistence: the SQLite store (the only place that writes SQL)."""
+"""The SQLite store: the only code that talks to the ledger.
 
-from citeaudit.store.sqlite import ImportReport, ProtocolInfo, Store
+:class:`Store` and its records are loaded on first use, so that the plain records of :mod:`citeaudit.store.records`
+can be imported without opening the whole store.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from citeaudit.store.sqlite import ImportReport, ProtocolInfo, Store
 
 __all__ = ["ImportReport", "ProtocolInfo", "Store"]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in __all__:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module("citeaudit.store.sqlite"), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -1,35 +1,45 @@
-"""Copy groups and conflicts in the database: reading snapshot texts, keeping groups, listing conflicts.
+"""Copy groups and conflicts in the database: the snapshot texts to compare, the groups kept, the evidence of
+conflicts.
 
-Copy groups are derived from the latest snapshot of each resolved source; ``recompute_copy_groups`` replaces
-the whole set in one transaction. Conflicts are read from final labels: a claim with both supported and
-conflicting edges, or a required fact supported in one answer and contradicted in another.
+The grouping itself and the reading of conflicts are computed by :mod:`citeaudit.sources.copies`; this module
+reads the rows they need and writes the groups back (the whole set replaced in one transaction).
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 
 from citeaudit.clock import utc_now
 from citeaudit.identity import OfficialMatcher
 from citeaudit.model import Label
 from citeaudit.scoring import LABEL_CODE
-from citeaudit.sources.copies import CopyResult, CopySettings, Page, copy_groups, independent_support
-from citeaudit.sources.documents import ConflictSide, DocumentFacts, describe, suggest_reason
 from citeaudit.store.reading import CURRENT_CLAIM
 from citeaudit.store.resolution import latest_document
 from citeaudit.store.sqlite import Store
+from citeaudit.store.support import independent_support
 
 __all__ = [
-    "Conflict",
-    "ConflictSource",
+    "ClaimSupport",
+    "ConflictEdge",
     "CopyGroupRow",
+    "PageRow",
+    "SupportRow",
     "claim_support",
-    "conflicts",
+    "conflict_edges",
+    "copies_computed",
+    "copy_group_of",
+    "copy_origins",
+    "fact_support",
+    "official_sources",
+    "page_rows",
     "read_copy_groups",
-    "recompute_copy_groups",
+    "replace_copy_groups",
+    "required_fact_texts",
+    "snapshot_text",
+    "support_rows",
 ]
 
 SUPPORTED = LABEL_CODE[Label.SUPPORTED]
@@ -73,36 +83,56 @@ class CopyGroupRow:
     official_origin: bool
 
 
-def recompute_copy_groups(store: Store, settings: CopySettings = CopySettings()) -> tuple[CopyResult, int]:
-    """Group the sources by their latest snapshot text and store the groups (replacing the previous set).
+@dataclass(frozen=True, slots=True)
+class PageRow:
+    """A source's latest snapshot text, as copy detection compares it."""
 
-    Returns the grouping and how many sources had no snapshot text to compare.
-    """
+    pk: int
+    """Source row id."""
+    key: str
+    """Source key."""
+    text: str
+    """Snapshot main text."""
+    date: str | None
+    """Update or publication date of the snapshot (ISO), if known."""
+    official: bool
+    """Whether the source is an official presence under any protocol that uses it."""
+
+
+def page_rows(store: Store) -> tuple[list[PageRow], int]:
+    """The latest snapshot text of every source that has one, and how many sources there are in all."""
     db = store.connection
     official = _is_official(store)
-    rows = list(_latest_documents(db))
+    rows = [
+        PageRow(int(pk), key, text, date, official.get(int(pk), False)) for pk, key, text, date in _latest_documents(db)
+    ]
     (total,) = db.execute("SELECT count(*) FROM sources").fetchone()
-    pages = [Page(key, text, date, official.get(int(pk), False)) for pk, key, text, date in rows]
-    result = copy_groups(pages, settings)
-    pk_of = {key: int(pk) for pk, key, _, _ in rows}
+    return rows, int(total)
+
+
+def replace_copy_groups(
+    store: Store, groups: Sequence[tuple[int, str, Sequence[int]]], settings: Mapping[str, object], pages: int
+) -> None:
+    """Replace the stored copy groups with ``groups`` — ``(origin source pk, reason, member source pks)`` each —
+    found over ``pages`` snapshot texts with ``settings``, in one transaction."""
     now = utc_now()
+    settings_json = json.dumps(dict(settings), sort_keys=True)
     with store.transaction() as tx:
         tx.execute("DELETE FROM copy_group_members")
         tx.execute("DELETE FROM copy_groups")
-        for group in result.groups:
+        for origin_pk, reason, member_pks in groups:
             group_pk = tx.execute(
                 "INSERT INTO copy_groups (origin_source_pk, reason, settings, computed_at) VALUES (?, ?, ?, ?)",
-                (pk_of[group.origin], group.reason, json.dumps(asdict(settings), sort_keys=True), now),
+                (origin_pk, reason, settings_json, now),
             ).lastrowid
             tx.executemany(
                 "INSERT INTO copy_group_members (source_pk, group_pk) VALUES (?, ?)",
-                [(pk_of[key], group_pk) for key in group.members],
+                [(pk, group_pk) for pk in member_pks],
             )
         tx.execute(
             "INSERT INTO copy_group_computations (computed_at, settings, pages, groups) VALUES (?, ?, ?, ?)",
-            (now, json.dumps(asdict(settings), sort_keys=True), result.pages, len(result.groups)),
+            (now, settings_json, pages, len(groups)),
         )
-    return result, int(total) - len(rows)
 
 
 def read_copy_groups(store: Store) -> list[CopyGroupRow]:
@@ -126,6 +156,11 @@ def read_copy_groups(store: Store) -> list[CopyGroupRow]:
         ordered = (origin_key, *(k for k in members if k != origin_key))
         found.append(CopyGroupRow(origin_key, reason, ordered, official.get(origin_pk, False)))
     return sorted(found, key=lambda g: (-len(g.members), g.origin))
+
+
+def copy_group_of(store: Store, keys: list[str] | None = None) -> dict[str, int]:
+    """``{source key: copy group}`` for every grouped source, or for ``keys`` only."""
+    return _group_of(store.connection, keys)
 
 
 def _group_of(db: sqlite3.Connection, keys: list[str] | None = None) -> dict[str, int]:
@@ -248,125 +283,48 @@ def support_rows(store: Store, answer_ids: set[str]) -> tuple[list[SupportRow], 
     return rows(claims), rows(facts)
 
 
-@dataclass(frozen=True, slots=True)
-class ConflictSource:
-    """One source of a conflict with what it says about itself."""
-
-    key: str
-    url: str | None
-    title: str | None
-    label: str
-    official: bool
-    copy_group: int | None
-    copy_origin: str | None
-    copy_origin_official: bool = False
-    facts: DocumentFacts = field(default_factory=DocumentFacts)
+ConflictEdge = tuple[str, str, int | None, int, int, str, str | None, str | None]
+"""``(claim id, claim text, fact pk, final code, source pk, source key, url, title)`` of an edge finally
+labelled supported or conflicting."""
 
 
-@dataclass(frozen=True, slots=True)
-class Conflict:
-    """Supported and conflicting evidence about one claim or one required fact."""
-
-    kind: str
-    """``claim`` (one claim, both labels) or ``fact`` (supported in one answer, contradicted in another)."""
-    subject: str
-    """Claim id, or required-fact id."""
-    text: str
-    """Claim text, or required-fact text."""
-    sources: tuple[ConflictSource, ...]
-    reason: str
-    detail: str
-
-    def to_dict(self) -> dict[str, object]:
-        """JSON form."""
-        return asdict(self)
-
-
-def conflicts(store: Store, claim_id: str | None = None) -> list[Conflict]:
-    """Every claim with supported and conflicting edges, and every required fact supported in one answer and
-    contradicted in another, with each source's date, version, models, scope, official flag and copy group,
-    and a suggested reason. ``claim_id`` narrows the search to that claim's own conflict."""
-    db = store.connection
-    edges = db.execute(
-        "SELECT c.id, c.text, c.fact_pk, e.final_code, s.pk, s.key, coalesce(s.resolved_url, s.url), s.title "
-        "FROM edges e JOIN claims c ON c.pk = e.claim_pk JOIN sources s ON s.pk = e.source_pk "
-        f"WHERE e.final_code IN (?, ?) AND {CURRENT_CLAIM} {'' if claim_id is None else 'AND c.id = ?'} "
-        "ORDER BY c.pk, s.pk",
-        (SUPPORTED, CONFLICTING) if claim_id is None else (SUPPORTED, CONFLICTING, claim_id),
-    ).fetchall()
-    # One claim (the edge page) reads only its own sources' groups and official flags.
-    group_of = _group_of(db, None if claim_id is None else [str(r[5]) for r in edges])
-    origins = db.execute(
-        "SELECT g.pk, s.key, s.pk FROM copy_groups g JOIN sources s ON s.pk = g.origin_source_pk"
-        + ("" if claim_id is None else f" WHERE g.pk IN ({', '.join(str(g) for g in set(group_of.values()))})")
-    ).fetchall()
-    wanted = None if claim_id is None else sorted({int(r[4]) for r in edges} | {int(r[2]) for r in origins})
-    official = _is_official(store, wanted)
-    origin_of = {int(group): (str(key), official.get(int(pk), False)) for group, key, pk in origins}
-    documents: dict[int, tuple[str, str | None]] = {}
-
-    def side(pk: int, key: str, url: str | None, title: str | None, code: int) -> ConflictSource:
-        if pk not in documents:
-            latest = latest_document(db, pk)
-            documents[pk] = ("", None) if latest is None else (latest[1], latest[2])
-        text, date = documents[pk]
-        group = group_of.get(key)
-        origin, origin_official = origin_of.get(group, (None, False)) if group is not None else (None, False)
-        return ConflictSource(
-            key,
-            url,
-            title,
-            "supported" if code == SUPPORTED else "conflicting",
-            official.get(pk, False),
-            group,
-            origin,
-            origin_official,
-            describe(text, metadata_date=date) if text else DocumentFacts(date=date),
+def conflict_edges(store: Store, claim_id: str | None = None) -> list[ConflictEdge]:
+    """Current edges finally labelled supported or conflicting, of every claim or of ``claim_id`` only."""
+    return [
+        (str(c), str(text), None if fact is None else int(fact), int(code), int(pk), str(key), url, title)
+        for c, text, fact, code, pk, key, url, title in store.connection.execute(
+            "SELECT c.id, c.text, c.fact_pk, e.final_code, s.pk, s.key, coalesce(s.resolved_url, s.url), s.title "
+            "FROM edges e JOIN claims c ON c.pk = e.claim_pk JOIN sources s ON s.pk = e.source_pk "
+            f"WHERE e.final_code IN (?, ?) AND {CURRENT_CLAIM} {'' if claim_id is None else 'AND c.id = ?'} "
+            "ORDER BY c.pk, s.pk",
+            (SUPPORTED, CONFLICTING) if claim_id is None else (SUPPORTED, CONFLICTING, claim_id),
         )
-
-    found: list[Conflict] = []
-    by_claim: dict[str, list[tuple[object, ...]]] = {}
-    by_fact: dict[int, list[tuple[object, ...]]] = {}
-    for row in edges:
-        by_claim.setdefault(str(row[0]), []).append(row)
-        if row[2] is not None:
-            by_fact.setdefault(int(row[2]), []).append(row)
-    for claim_id, rows in by_claim.items():
-        codes = {int(r[3]) for r in rows}  # type: ignore[call-overload]
-        if codes == {SUPPORTED, CONFLICTING}:
-            sides = tuple(side(int(r[4]), str(r[5]), r[6], r[7], int(r[3])) for r in rows)  # type: ignore
-            found.append(_conflict("claim", claim_id, str(rows[0][1]), sides))
-    facts = {int(pk): (str(fid), str(text)) for pk, fid, text in db.execute("SELECT pk, id, text FROM required_facts")}
-    for fact_pk, rows in by_fact.items() if claim_id is None else ():
-        claims_codes: dict[str, set[int]] = {}
-        for r in rows:
-            claims_codes.setdefault(str(r[0]), set()).add(int(r[3]))  # type: ignore[call-overload]
-        supported_claims = {c for c, codes in claims_codes.items() if SUPPORTED in codes}
-        conflicting_claims = {c for c, codes in claims_codes.items() if CONFLICTING in codes}
-        if supported_claims and conflicting_claims and supported_claims != conflicting_claims:
-            sides = tuple(side(int(r[4]), str(r[5]), r[6], r[7], int(r[3])) for r in rows)  # type: ignore
-            fact_id, fact_text = facts[fact_pk]
-            found.append(_conflict("fact", fact_id, fact_text, sides))
-    return found
+    ]
 
 
-def _conflict(kind: str, subject: str, text: str, sides: tuple[ConflictSource, ...]) -> Conflict:
-    unique: dict[tuple[str, str], ConflictSource] = {}
-    for s in sides:
-        unique.setdefault((s.key, s.label), s)
-    listed = tuple(unique.values())
-    reason, detail = suggest_reason(
-        text,
-        [
-            ConflictSide(
-                s.key,
-                s.label,
-                s.facts,
-                s.official,
-                copy_origin=s.copy_origin,
-                copy_origin_official=s.copy_origin_official,
-            )
-            for s in listed
-        ],
-    )
-    return Conflict(kind, subject, text, listed, reason, detail)
+def copy_origins(store: Store, group_pks: Iterable[int] | None = None) -> list[tuple[int, str, int]]:
+    """``(group, origin source key, origin source pk)`` of every copy group, or of ``group_pks`` only."""
+    only = "" if group_pks is None else f" WHERE g.pk IN ({', '.join(str(int(g)) for g in group_pks)})"
+    return [
+        (int(group), str(key), int(pk))
+        for group, key, pk in store.connection.execute(
+            "SELECT g.pk, s.key, s.pk FROM copy_groups g JOIN sources s ON s.pk = g.origin_source_pk" + only
+        )
+    ]
+
+
+def official_sources(store: Store, source_pks: list[int] | None = None) -> dict[int, bool]:
+    """``{source pk: official under any protocol that uses it}`` for every source, or for ``source_pks``."""
+    return _is_official(store, source_pks)
+
+
+def snapshot_text(store: Store, source_pk: int) -> tuple[str, str | None] | None:
+    """``(main text, date)`` of a source's latest snapshot (``None`` when it has none)."""
+    latest = latest_document(store.connection, source_pk)
+    return None if latest is None else (latest[1], latest[2])
+
+
+def required_fact_texts(store: Store) -> dict[int, tuple[str, str]]:
+    """``{fact pk: (fact id, text)}`` of every required fact."""
+    rows = store.connection.execute("SELECT pk, id, text FROM required_facts")
+    return {int(pk): (str(fid), str(text)) for pk, fid, text in rows}

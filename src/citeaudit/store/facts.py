@@ -12,10 +12,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from citeaudit.errors import InvalidValue, UnknownReference
-from citeaudit.segment.facts import FactCandidate, Proposal
 from citeaudit.store.reading import CURRENT_CLAIM
+from citeaudit.store.records import FactCandidate, Proposal
 
-__all__ = ["FactWork", "MappingRow", "confirm_mapping", "fact_work", "list_mappings", "record_proposals", "reject"]
+__all__ = [
+    "FactCandidate",
+    "FactWork",
+    "MappingRow",
+    "Proposal",
+    "confirm_mapping",
+    "fact_work",
+    "list_mappings",
+    "record_proposals",
+    "reject",
+]
 
 
 @dataclass(frozen=True, slots=True)

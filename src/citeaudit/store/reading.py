@@ -69,6 +69,42 @@ def read_audit(db: sqlite3.Connection, protocol: Protocol, protocol_pk: int, *, 
         )
     }
     answer_scope = "FROM answers a JOIN runs r ON r.pk = a.run_pk WHERE r.protocol_pk = ?"
+    answers = _read_answers(db, protocol_pk, sources, answer_scope)
+    claim_scope = f"FROM claims c WHERE c.answer_pk IN (SELECT a.pk {answer_scope}) AND {CURRENT_CLAIM}"
+    claims = [
+        Claim(cid, aid, text, start, end, fid, Severity(sev) if sev else None, entity)
+        for cid, aid, text, start, end, fid, sev, entity in db.execute(
+            'SELECT c.id, a.id, c.text, c.start, c."end", f.id, c.severity, c.entity FROM claims c '
+            "JOIN answers a ON a.pk = c.answer_pk LEFT JOIN required_facts f ON f.pk = c.fact_pk "
+            f"WHERE c.pk IN (SELECT c.pk {claim_scope}) ORDER BY c.pk",
+            (protocol_pk,),
+        )
+    ]
+    found_edges = _read_edges(db, protocol_pk, sources, claim_scope) if edges else []
+    groups = _read_evidence_groups(db, protocol_pk, sources, claim_scope)
+    return Audit(
+        protocol=protocol,
+        runs=tuple(runs),
+        answers=tuple(answers),
+        claims=tuple(claims),
+        sources=tuple(sources.values()),
+        edges=tuple(found_edges),
+        evidence_groups=tuple(groups),
+        failed_answers=tuple(
+            FailedAnswer(ordinal, AnswerStatus(status), reason, run_id, question_id, platform)
+            for ordinal, status, reason, run_id, question_id, platform in db.execute(
+                "SELECT f.ordinal, f.status, f.reason, f.run_id, f.question_id, f.platform FROM ingest_failures f "
+                "JOIN runs r ON r.id = f.run_id WHERE r.protocol_pk = ? ORDER BY f.pk",
+                (protocol_pk,),
+            )
+        ),
+    )
+
+
+def _read_answers(
+    db: sqlite3.Connection, protocol_pk: int, sources: dict[int, Source], answer_scope: str
+) -> list[Answer]:
+    """The protocol's answers with their citations in order."""
     citations: dict[int, list[Citation]] = {}
     for answer_pk, source_pk, url, title, marker, kind, start, end, quote in db.execute(
         f'SELECT c.answer_pk, c.source_pk, c.url, c.title, c.marker, c.kind, c.start, c."end", c.quote '
@@ -109,17 +145,12 @@ def read_audit(db: sqlite3.Connection, protocol: Protocol, protocol_pk: int, *, 
             (protocol_pk,),
         )
     ]
-    claim_scope = f"FROM claims c WHERE c.answer_pk IN (SELECT a.pk {answer_scope}) AND {CURRENT_CLAIM}"
-    claims = [
-        Claim(cid, aid, text, start, end, fid, Severity(sev) if sev else None, entity)
-        for cid, aid, text, start, end, fid, sev, entity in db.execute(
-            'SELECT c.id, a.id, c.text, c.start, c."end", f.id, c.severity, c.entity FROM claims c '
-            "JOIN answers a ON a.pk = c.answer_pk LEFT JOIN required_facts f ON f.pk = c.fact_pk "
-            f"WHERE c.pk IN (SELECT c.pk {claim_scope}) ORDER BY c.pk",
-            (protocol_pk,),
-        )
-    ]
-    edge_filter = f"e.claim_pk IN (SELECT c.pk {claim_scope})" + ("" if edges else " AND 0")
+    return answers
+
+
+def _read_edges(db: sqlite3.Connection, protocol_pk: int, sources: dict[int, Source], claim_scope: str) -> list[Edge]:
+    """The edges of the current claims with their citation locations and judgements."""
+    edge_filter = f"e.claim_pk IN (SELECT c.pk {claim_scope})"
     locations: dict[int, list[Location]] = {}
     for edge_pk, marker, start, end in db.execute(
         f'SELECT l.edge_pk, l.marker, l.start, l."end" FROM edge_locations l JOIN edges e ON e.pk = l.edge_pk '
@@ -134,7 +165,7 @@ def read_audit(db: sqlite3.Connection, protocol: Protocol, protocol_pk: int, *, 
         (protocol_pk,),
     ):
         judgements.setdefault(edge_pk, []).append(judgement_from_row(row))
-    found_edges = [
+    edges = [
         Edge(cid, sources[spk].key, tuple(locations[pk]), tuple(judgements.get(pk, ())))
         for pk, cid, spk in db.execute(
             f"SELECT e.pk, c.id, e.source_pk FROM edges e JOIN claims c ON c.pk = e.claim_pk WHERE {edge_filter} "
@@ -142,6 +173,13 @@ def read_audit(db: sqlite3.Connection, protocol: Protocol, protocol_pk: int, *, 
             (protocol_pk,),
         )
     ]
+    return edges
+
+
+def _read_evidence_groups(
+    db: sqlite3.Connection, protocol_pk: int, sources: dict[int, Source], claim_scope: str
+) -> list[EvidenceGroup]:
+    """The evidence groups of the current claims with their sources in order."""
     groups = []
     for gpk, gid, cid, label, docs, steps, reviewer in db.execute(
         "SELECT g.pk, g.id, c.id, g.label, g.required_documents, g.reasoning_steps, g.reviewer "
@@ -166,23 +204,7 @@ def read_audit(db: sqlite3.Connection, protocol: Protocol, protocol_pk: int, *, 
                 reviewer,
             )
         )
-    return Audit(
-        protocol=protocol,
-        runs=tuple(runs),
-        answers=tuple(answers),
-        claims=tuple(claims),
-        sources=tuple(sources.values()),
-        edges=tuple(found_edges),
-        evidence_groups=tuple(groups),
-        failed_answers=tuple(
-            FailedAnswer(ordinal, AnswerStatus(status), reason, run_id, question_id, platform)
-            for ordinal, status, reason, run_id, question_id, platform in db.execute(
-                "SELECT f.ordinal, f.status, f.reason, f.run_id, f.question_id, f.platform FROM ingest_failures f "
-                "JOIN runs r ON r.id = f.run_id WHERE r.protocol_pk = ? ORDER BY f.pk",
-                (protocol_pk,),
-            )
-        ),
-    )
+    return groups
 
 
 def read_scoring_columns(

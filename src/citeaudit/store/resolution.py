@@ -16,8 +16,8 @@ from citeaudit.errors import UnknownReference
 from citeaudit.identity import identity_url, registrable_domain, url_location
 from citeaudit.model import Judgement, Label, Origin, ReviewState, SourceStatus, Stage, review_outcome
 from citeaudit.scoring import DISPUTED_CODE, LABEL_CODE, PENDING_CODE
-from citeaudit.sources.passages import split_passages
-from citeaudit.sources.records import FetchOutcome, Hop, Passage, Snapshot
+from citeaudit.store.passages import split_passages
+from citeaudit.store.records import FetchOutcome, Hop, Passage, Snapshot
 
 __all__ = [
     "MergeCounts",

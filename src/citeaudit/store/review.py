@@ -10,15 +10,15 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 
 from citeaudit.clock import utc_now
 from citeaudit.errors import DuplicateId, InvalidValue, StoreError, UnknownReference
 from citeaudit.identity import url_location
-from citeaudit.model import Judgement, Label, ReviewState, Stage, review_outcome
-from citeaudit.scoring import DISPUTED_CODE, LABEL_CODE, LABELS, PENDING_CODE
+from citeaudit.model import Judgement, Label, ReviewState, Stage
+from citeaudit.scoring import DISPUTED_CODE, LABEL_CODE, LABELS, PENDING_CODE, edge_code
+from citeaudit.store.connection import Transactions, connect
 from citeaudit.store.judgements import INSERT_JUDGEMENT, JUDGEMENT_COLUMNS, judgement_from_row, judgement_row
 from citeaudit.store.migrations import SCHEMA_VERSION
 from citeaudit.store.resolution import document_passages, latest_document
@@ -96,25 +96,18 @@ def code_label(code: int) -> Label | None:
     return LABELS[code] if 0 <= code < len(LABELS) else None
 
 
-def edge_code(judgements: Sequence[Judgement], reviews_required: int) -> tuple[ReviewState, int]:
-    """Review state and stored final code of an edge under a policy."""
-    state, label = review_outcome(judgements, reviews_required)
-    if label is not None:
-        return state, LABEL_CODE[label]
-    return state, DISPUTED_CODE if state is ReviewState.DISPUTED else PENDING_CODE
-
-
 class ReviewStore:
     """A connection to a citeaudit database for the review UI. Use as a context manager."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        # Reviewers judge at once from the web server's threads: a write waits up to 30 s for another's lock.
+        self._db = connect(self.path, busy_timeout=30.0, shared=True)
+        self._transaction = Transactions(self._db)
         try:
-            self._db = sqlite3.connect(self.path, isolation_level=None, timeout=30.0, check_same_thread=False)
-            self._db.execute("PRAGMA foreign_keys = ON")
-            self._db.execute("PRAGMA busy_timeout = 30000")
             version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
         except sqlite3.Error as exc:
+            self._db.close()
             raise StoreError(f"cannot open database {str(self.path)!r}: {exc}") from None
         if version != SCHEMA_VERSION:
             self._db.close()
@@ -139,16 +132,6 @@ class ReviewStore:
     def close(self) -> None:
         """Close the connection."""
         self._db.close()
-
-    @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
-            yield self._db
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        self._db.execute("COMMIT")
 
     @staticmethod
     def _log(db: sqlite3.Connection, actor: str, action: str, target: str, before: object, after: object) -> None:

@@ -48,19 +48,27 @@ def _facts(protocol: Protocol) -> dict[str, tuple[str, str, str | None]]:
     }
 
 
-def revise_protocol(store: Store, old_pk: int, new: Protocol, *, by: str, reason: str | None) -> Revision:
-    """Move every run of the protocol ``old_pk`` to ``new`` (same id, new version) and record the change."""
-    old = store.protocol(old_pk)
+def _revision_components(old: Protocol, new: Protocol, by: str) -> set[str]:
+    """The fingerprint components a revision changes; refuses one that keeps the version, changes the id,
+    changes nothing that counts, or names nobody."""
     where = f"protocol {new.id}@{new.version}"
     if new.id != old.id:
         raise InvalidValue(where, "id", f"a revision keeps the protocol id {old.id!r} (got {new.id!r})")
     if new.version == old.version:
         raise InvalidValue(where, "version", f"give the revised protocol a new version (still {old.version!r})")
-    components = differing_components(old, new)
+    components = set(differing_components(old, new))
     if not components:
         raise InvalidValue(where, "", f"nothing that changes a score differs from {old.id}@{old.version}")
     if not by.strip():
         raise InvalidValue("--by", "", "name who makes the change")
+    return components
+
+
+def revise_protocol(store: Store, old_pk: int, new: Protocol, *, by: str, reason: str | None) -> Revision:
+    """Move every run of the protocol ``old_pk`` to ``new`` (same id, new version) and record the change."""
+    old = store.protocol(old_pk)
+    where = f"protocol {new.id}@{new.version}"
+    components = _revision_components(old, new, by)
     before, after = _facts(old), _facts(new)
     added = tuple(sorted(after.keys() - before.keys()))
     removed = tuple(sorted(before.keys() - after.keys()))

@@ -30,6 +30,8 @@ __all__ = [
     "has_suggestion",
     "latest_passages",
     "record_suggestion",
+    "review_raters",
+    "run_exists",
 ]
 
 # edges → claims → answers → runs / questions
@@ -233,5 +235,21 @@ def latest_passages(db: sqlite3.Connection, edge_pk: int) -> list[StoredPassage]
         for rank, ordinal, start, end, score in db.execute(
             'SELECT rank, ordinal, start, "end", score FROM suggested_passages WHERE suggestion_pk = ? ORDER BY rank',
             (suggestion_pk,),
+        )
+    ]
+
+
+def run_exists(db: sqlite3.Connection, run: str) -> bool:
+    """Whether the database holds a run with id ``run``."""
+    return db.execute("SELECT 1 FROM runs WHERE id = ?", (run,)).fetchone() is not None
+
+
+def review_raters(db: sqlite3.Connection) -> list[str]:
+    """Reviewers with at least one human review-stage judgement, by name."""
+    return [
+        str(name)
+        for (name,) in db.execute(
+            "SELECT DISTINCT reviewer FROM judgements WHERE origin = 'human' AND stage = 'review' "
+            "AND reviewer IS NOT NULL ORDER BY reviewer"
         )
     ]

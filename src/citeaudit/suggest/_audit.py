@@ -14,7 +14,7 @@ from citeaudit.judges import Judge
 from citeaudit.judges.battery import BatteryEdge, BatteryReport, run_battery
 from citeaudit.model import Label
 from citeaudit.store import Store
-from citeaudit.store.suggestions import document_passages, gold_edges, latest_passages
+from citeaudit.store.suggestions import document_passages, gold_edges, latest_passages, review_raters
 
 __all__ = ["JudgeAuditReport", "judge_audit"]
 
@@ -93,13 +93,7 @@ def judge_audit(
         db = store.connection
         found = gold_edges(db, gold)
         if not found:
-            reviewers = [
-                name
-                for (name,) in db.execute(
-                    "SELECT DISTINCT reviewer FROM judgements WHERE origin = 'human' AND stage = 'review' "
-                    "AND reviewer IS NOT NULL ORDER BY reviewer"
-                )
-            ]
+            reviewers = review_raters(db)
             raise InvalidValue(
                 "--gold",
                 gold,

@@ -19,6 +19,7 @@ from citeaudit.store.suggestions import (
     edges_to_suggest,
     has_suggestion,
     record_suggestion,
+    run_exists,
 )
 
 __all__ = ["SuggestReport", "prompt_hash_of", "suggest_edges"]
@@ -92,7 +93,7 @@ def suggest_edges(
     with Store(path) as store:
         db = store.connection
         edges = edges_to_suggest(db, run)
-        if run is not None and not edges and db.execute("SELECT 1 FROM runs WHERE id = ?", (run,)).fetchone() is None:
+        if run is not None and not edges and not run_exists(db, run):
             raise InvalidValue("--run", run, f"no run {run!r} in {str(path)!r}")
         report.edges = len(edges)
         todo: list[EdgeToSuggest] = []

@@ -1,0 +1,190 @@
+"""An edge: its page (the claim in its answer, the source's passages, the viewer's own judgements and what
+else they may see), its review and adjudication, and a link given to a title-only source."""
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated
+
+from fastapi import APIRouter, Form, Request
+from fastapi.responses import Response
+
+from citeaudit.model import Judgement, Label, Origin, Stage
+from citeaudit.review.auth import new_token
+from citeaudit.review.blind import can_adjudicate, visible_judgements
+from citeaudit.review.pages import (
+    Current,
+    Db,
+    Denied,
+    Session,
+    check_csrf,
+    context,
+    edge_or_404,
+    highlight,
+    label_of,
+    local_path,
+    page,
+    redirect,
+    require,
+    safe_href,
+    severity_of,
+    text_or_none,
+)
+from citeaudit.sources.copy_groups import Conflict, conflicts
+from citeaudit.store import Store
+from citeaudit.store.copies import ClaimSupport, SupportRow, claim_support, fact_support
+from citeaudit.store.review import ReviewStore, code_label, now
+
+__all__ = ["EvidenceView", "evidence_view", "router"]
+
+router = APIRouter()
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceView:
+    """Independent support and the conflict (if any) of one claim, for those who see every label."""
+
+    support: ClaimSupport | None
+    fact: SupportRow | None
+    conflict: Conflict | None
+
+
+def evidence_view(db: Path, claim_id: str) -> EvidenceView:
+    """Copy-group support and supported-vs-conflicting sources of ``claim_id``."""
+    with Store(db) as store:
+        support = claim_support(store, [claim_id]).get(claim_id)
+        fact = fact_support(store, claim_id)
+        conflict = next(iter(conflicts(store, claim_id)), None)
+    return EvidenceView(support, fact, conflict)
+
+
+@router.get("/edges/{edge_pk}")
+def edge_page(request: Request, edge_pk: int, db: Db, current: Current) -> Response:
+    """The edge page; what of the edge's judgements the viewer sees is decided by the blind-review rules."""
+    reviewer = require(current, "reviewer", "adjudicator", "admin")
+    edge = edge_or_404(db, edge_pk)
+    settings = db.settings()
+    shown = visible_judgements(
+        reviewer, edge.review_state, db.judgements(edge_pk), settings["show_model_suggestions"] == "true"
+    )
+    adjudicating = can_adjudicate(reviewer, edge.review_state)
+    seen_all = reviewer.role == "admin" or adjudicating
+    return page(
+        request,
+        "edge.html.j2",
+        user=reviewer,
+        csrf=current.csrf,
+        edge=edge,
+        highlight=highlight(edge.answer_text, edge.claim_text, edge.claim_start, edge.claim_end),
+        passages=db.passages(edge.source_pk),
+        ranked_passages=db.suggested_passages(edge_pk),
+        attachments=db.url_attachments(edge.source_pk),
+        own=[j for j in shown if j.judgement.origin is Origin.HUMAN and j.judgement.reviewer == reviewer.name],
+        suggestions=[j for j in shown if j.judgement.origin is Origin.MODEL],
+        others=[j for j in shown if j.judgement.origin is Origin.HUMAN and j.judgement.reviewer != reviewer.name],
+        show_state=seen_all,
+        final_label=code_label(edge.final_code) if seen_all else None,
+        adjudicating=adjudicating,
+        may_review=reviewer.role != "admin" and not adjudicating,
+        labels=[label.value for label in Label],
+        submission=new_token(),
+        claim_sources=db.claim_sources(edge.claim_pk),
+        # Other edges' final labels show through these counts: only for those who may see every label.
+        evidence_view=evidence_view(context(request).config.db, edge.claim_id) if seen_all else None,
+        groups=db.groups(edge.claim_pk),
+        policy=settings["policy"],
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Form:
+    """A judgement as a form sends it."""
+
+    label: str
+    submission: str
+    csrf: str
+    passage: str
+    period: str
+    reasoning: str
+    severity: str = ""
+
+
+def _record(db: ReviewStore, current: Session, edge_pk: int, stage: Stage, form: _Form) -> None:
+    """The one path of a human judgement, review or adjudication: CSRF and role checked, the edge's state
+    checked against the stage, the judgement recorded once per submission token."""
+    check_csrf(current, form.csrf)
+    adjudication = stage is Stage.ADJUDICATION
+    reviewer = require(current, *(("adjudicator", "admin") if adjudication else ("reviewer", "adjudicator")))
+    edge = edge_or_404(db, edge_pk)
+    if can_adjudicate(reviewer, edge.review_state) != adjudication:
+        if adjudication:
+            raise Denied(409, f"only disputed edges are adjudicated; this one is {edge.review_state}")
+        raise Denied(409, "this edge is disputed: record an adjudication instead of a review")
+    reasoning = text_or_none(form.reasoning)
+    if adjudication and reasoning is None:
+        raise Denied(400, "an adjudication needs a rationale")
+    judgement = Judgement(
+        label_of(form.label),
+        reviewer.name,
+        Origin.HUMAN,
+        stage,
+        text_or_none(form.passage),
+        text_or_none(form.period),
+        reasoning,
+        now(),
+        # An adjudication settles the label; severity is a reviewer's call on the claim.
+        severity=None if adjudication else severity_of(form.severity),
+    )
+    db.record_judgement(edge_pk, judgement, form.submission)
+
+
+@router.post("/edges/{edge_pk}/judgements")
+def judge(
+    edge_pk: int,
+    db: Db,
+    current: Current,
+    label: Annotated[str, Form()],
+    submission: Annotated[str, Form()],
+    csrf: Annotated[str, Form()] = "",
+    passage: Annotated[str, Form()] = "",
+    period: Annotated[str, Form()] = "",
+    reasoning: Annotated[str, Form()] = "",
+    severity: Annotated[str, Form()] = "",
+) -> Response:
+    """Record a review, then go on to the next edge of the queue."""
+    _record(db, current, edge_pk, Stage.REVIEW, _Form(label, submission, csrf, passage, period, reasoning, severity))
+    return redirect("/queue/next")
+
+
+@router.post("/edges/{edge_pk}/adjudication")
+def adjudicate(
+    edge_pk: int,
+    db: Db,
+    current: Current,
+    label: Annotated[str, Form()],
+    submission: Annotated[str, Form()],
+    csrf: Annotated[str, Form()] = "",
+    reasoning: Annotated[str, Form()] = "",
+    passage: Annotated[str, Form()] = "",
+    period: Annotated[str, Form()] = "",
+) -> Response:
+    """Record the final label of a disputed edge with a rationale, then show the edge again."""
+    _record(db, current, edge_pk, Stage.ADJUDICATION, _Form(label, submission, csrf, passage, period, reasoning))
+    return redirect(f"/edges/{edge_pk}")
+
+
+@router.post("/sources/{source_pk}/url")
+def attach_url(
+    source_pk: int,
+    db: Db,
+    current: Current,
+    url: Annotated[str, Form()],
+    csrf: Annotated[str, Form()] = "",
+    back: Annotated[str, Form()] = "/queue",
+) -> Response:
+    """Give a title-only source a link (who and when are recorded; it stays pending until resolved)."""
+    check_csrf(current, csrf)
+    reviewer = require(current, "reviewer", "adjudicator", "admin")
+    if not safe_href(url):
+        raise Denied(400, f"{url!r} is not an http(s) URL")
+    db.attach_url(source_pk, url.strip(), reviewer.name)
+    return redirect(local_path(back))

@@ -1,0 +1,77 @@
+"""Opening the ledger and running its transactions: the one place a connection is set up, for both
+:class:`~citeaudit.store.sqlite.Store` and :class:`~citeaudit.store.review.ReviewStore`.
+
+Connections run in autocommit mode (``isolation_level=None``) so that every transaction is explicit: a write
+is ``BEGIN IMMEDIATE`` … ``COMMIT``, rolled back on any error, and a transaction opened inside another is a
+savepoint that fails alone while the outer one decides.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from citeaudit.errors import StoreError
+
+__all__ = ["Transactions", "connect"]
+
+
+def connect(path: Path, *, busy_timeout: float = 5.0, shared: bool = False, bulk: bool = False) -> sqlite3.Connection:
+    """An open connection to the database at ``path`` with foreign keys enforced.
+
+    ``busy_timeout``: seconds a statement waits for another connection's write lock before failing.
+    ``shared``: the connection may be used from other threads than the one that opened it (one at a time; the
+    web server's worker threads). ``bulk``: the settings for large imports — write-ahead log, ``NORMAL``
+    synchronisation and a 256 MiB page cache.
+
+    Raises :class:`~citeaudit.errors.StoreError` when the file cannot be opened or is no SQLite database.
+    """
+    try:
+        db = sqlite3.connect(path, isolation_level=None, timeout=busy_timeout, check_same_thread=not shared)
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot open database {str(path)!r}: {exc}") from None
+    try:
+        db.execute("PRAGMA foreign_keys = ON")
+        db.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+        if bulk:
+            db.execute("PRAGMA journal_mode = WAL")
+            db.execute("PRAGMA synchronous = NORMAL")
+            # Imports write hundreds of thousands of index entries; a larger page cache keeps them in memory.
+            db.execute("PRAGMA cache_size = -262144")
+    except sqlite3.DatabaseError as exc:
+        db.close()
+        raise StoreError(f"{str(path)!r} is not a citeaudit database: {exc}") from None
+    return db
+
+
+class Transactions:
+    """Transactions on one connection: ``with transactions() as db:`` writes all or nothing."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+        self._savepoints = 0
+
+    @contextmanager
+    def __call__(self) -> Iterator[sqlite3.Connection]:
+        if self._db.in_transaction:
+            # Inside another transaction: a savepoint, so this part can fail alone while the outer one decides.
+            self._savepoints += 1
+            name = f"part_{self._savepoints}"
+            self._db.execute(f"SAVEPOINT {name}")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute(f"ROLLBACK TO {name}")
+                self._db.execute(f"RELEASE {name}")
+                raise
+            self._db.execute(f"RELEASE {name}")
+            return
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self._db
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")

@@ -1,0 +1,37 @@
+"""Docs that cannot drift: the command reference is what the command line says, and the README's contents list
+matches its headings."""
+
+from __future__ import annotations
+
+import re
+
+from conftest import REPO
+from test_examples import script
+
+CLI_PAGE = REPO / "docs" / "cli.md"
+
+
+def test_the_command_reference_is_what_the_cli_says() -> None:
+    # Regenerate with `python scripts/make_cli_docs.py` after changing a command, an option or a help text.
+    assert CLI_PAGE.read_text(encoding="utf-8") == script("make_cli_docs").render()
+
+
+def test_the_reference_lists_every_command_once() -> None:
+    from test_cli import commands
+
+    page = CLI_PAGE.read_text(encoding="utf-8")
+    for name, _ in commands():
+        assert page.count(f"### `citeaudit {name}`\n") == 1, name
+
+
+def _anchor(heading: str) -> str:
+    # GitHub's rule: lower case, punctuation other than hyphens and spaces dropped, spaces to hyphens.
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_the_readme_contents_list_its_sections_in_order() -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    headings = [_anchor(h) for h in re.findall(r"^## (.+)$", readme, flags=re.MULTILINE)]
+    contents = readme.split("## Contents\n", 1)[1].split("\n## ", 1)[0]
+    listed = re.findall(r"\]\(#([^)]+)\)", contents)
+    assert listed == [h for h in headings if h != "contents"]

@@ -1,0 +1,137 @@
+"""A command imports only what it uses: ``--help`` loads no reader, store, HTTP or model stack; scoring a file
+loads no store, HTTP client, web app or judge.
+
+Each case runs in a fresh interpreter (this process has long since imported everything) and reports the
+modules it ended with; the test compares names, never times.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from importlib import resources
+
+import pytest
+
+# Run the console-script entry point in-process, then list what is loaded.
+_PROBE = """
+import json, sys
+sys.argv = ["citeaudit", *sys.argv[1:]]
+{setup}
+print(json.dumps(sorted(sys.modules)), file=sys.stderr)
+"""
+_RUN_CLI = """
+from citeaudit.cli import app
+try:
+    app()
+except SystemExit:
+    pass
+"""
+
+
+def _modules_after(setup: str, *args: str) -> set[str]:
+    completed = subprocess.run(
+        [sys.executable, "-c", _PROBE.format(setup=setup), *args],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    return set(json.loads(completed.stderr.strip().splitlines()[-1]))
+
+
+def _loaded(modules: set[str], package: str) -> bool:
+    return package in modules or any(m.startswith(package + ".") for m in modules)
+
+
+# What no command that reads a file or prints help may pull in.
+HEAVY_FOR_EVERY_COMMAND = (
+    "citeaudit.review",
+    "citeaudit.collect",
+    "citeaudit.judges",
+    "citeaudit.suggest",
+    "citeaudit.checks",
+    "citeaudit.sources.fetch",
+    "citeaudit.sources.resolver",
+    "citeaudit.report.html",
+    "fastapi",
+    "uvicorn",
+    "httpx",
+    "jinja2",
+    "torch",
+    "pint",
+    "krippendorff",
+    "sqlite3",
+)
+
+
+def test_importing_the_package_loads_none_of_its_modules() -> None:
+    modules = _modules_after("import citeaudit")
+    assert sorted(m for m in modules if m.startswith("citeaudit")) == ["citeaudit"]
+
+
+def test_importing_the_model_does_not_load_numpy_or_pydantic() -> None:
+    modules = _modules_after("import citeaudit.model")
+    for heavy in ("numpy", "pydantic", "citeaudit.ingest", "citeaudit.store.sqlite", "tldextract"):
+        assert not _loaded(modules, heavy), heavy
+
+
+def test_a_public_name_is_loaded_on_first_use() -> None:
+    modules = _modules_after("import citeaudit\nassert citeaudit.score.__module__ == 'citeaudit.scoring'")
+    assert "citeaudit.scoring" in modules
+    assert not _loaded(modules, "citeaudit.store.sqlite")
+
+
+@pytest.mark.parametrize("args", [("--help",), ("score", "--help"), ("review", "--help")])
+def test_help_loads_no_reader_store_or_network_stack(args: tuple[str, ...]) -> None:
+    modules = _modules_after(_RUN_CLI, *args)
+    for heavy in (
+        *HEAVY_FOR_EVERY_COMMAND,
+        "citeaudit.store.sqlite",
+        "citeaudit.interchange",
+        "citeaudit.scoring",
+        "citeaudit.api",
+        "citeaudit.ingest.audit_json",
+        "citeaudit.ingest.openai",
+        # pydantic is not listed: typer itself loads it to run a subcommand.
+        "tldextract",
+        "numpy",
+        "yaml",
+    ):
+        assert not _loaded(modules, heavy), heavy
+
+
+def test_scoring_a_file_loads_no_store_network_or_web_stack() -> None:
+    small = resources.files("citeaudit") / "examples" / "four-claim.audit.json"
+    modules = _modules_after(_RUN_CLI, "score", str(small))
+    # It does load what it uses: the file reader, the scoring core and the tables.
+    for used in ("citeaudit.ingest.audit_json", "citeaudit.scoring", "citeaudit.report.tables"):
+        assert used in modules, used
+    # The store's plain records may be loaded; the store itself (the ledger connection) is not.
+    for heavy in (*HEAVY_FOR_EVERY_COMMAND, "citeaudit.store.sqlite", "citeaudit.agreement", "yaml"):
+        assert not _loaded(modules, heavy), heavy
+    # The first reader in detection order recognises the file: no other reader is loaded.
+    readers = sorted(m for m in modules if m.startswith("citeaudit.ingest.") and m != "citeaudit.ingest.audit_json")
+    assert [m for m in readers if m.split(".")[-1] in READER_MODULES] == []
+
+
+def test_a_command_loads_its_own_command_module_only() -> None:
+    small = resources.files("citeaudit") / "examples" / "four-claim.audit.json"
+    modules = _modules_after(_RUN_CLI, "score", str(small))
+    assert sorted(m for m in modules if m.startswith("citeaudit.cli.")) == [
+        "citeaudit.cli.common",
+        "citeaudit.cli.score",
+    ]
+
+
+def test_the_root_knows_where_every_command_comes_from() -> None:
+    # The root lists its commands without loading them: the table must name each command every command module
+    # registers, in the group that registers it, and nothing else.
+    from citeaudit.cli import _COMMANDS, _GROUPS, _built
+
+    registered = {name: group for group in _GROUPS for name in _built(group)}
+    assert registered == dict(_COMMANDS)
+
+
+READER_MODULES = ("expertqa", "openai", "perplexity", "gemini", "anthropic", "serpapi", "jsonl", "markdown")
