@@ -18,8 +18,16 @@ from citeaudit.errors import InputError
 from citeaudit.segment.claimsets import SetPlan
 from citeaudit.segment.facts import DEFAULT_THRESHOLD, load_embedder
 from citeaudit.segment.mapping import map_facts
-from citeaudit.segment.resegment import SegmentReport, edit_claim, merge_claims, resegment, split_claim
-from citeaudit.segment.rules import METHOD, Rules
+from citeaudit.segment.resegment import (
+    DEFAULT_METHOD,
+    SegmentReport,
+    edit_claim,
+    merge_claims,
+    resegment,
+    split_claim,
+)
+from citeaudit.segment.rules import Rules
+from citeaudit.segment.rules_v2 import RulesV2
 from citeaudit.store import Store
 from citeaudit.store.facts import MappingRow
 
@@ -58,15 +66,19 @@ def _print_report(report: SegmentReport, fmt: OutputFormat) -> None:
         console.out("name,value", highlight=False)
         for name, value in body.items():
             if isinstance(value, dict):
-                for reason, count in value.items():
-                    console.out(f"skipped_{reason},{count}", highlight=False)
+                label = "skipped" if name == "skipped" else "answers_with_claims"
+                for key, count in value.items():
+                    console.out(f"{label}_{key},{count}", highlight=False)
             else:
                 console.out(f"{name},{value}", highlight=False)
         return
     console.print(
-        f"{report.answers} answers: {report.sets} new claim sets, {report.already} already segmented this way",
+        f"{report.answers} answers ({report.method}): {report.sets} new claim sets, {report.already} already "
+        "segmented this way",
         soft_wrap=True,
     )
+    if report.claims_per_answer:
+        console.print(f"claims per answer ({report.method}): {_distribution(report)}", soft_wrap=True)
     console.print(_claims_line(report), soft_wrap=True)
     _print_facts_not_transferred(report)
     skipped = ", ".join(f"{n} {reason}" for reason, n in sorted(report.skipped.items())) or "none"
@@ -79,16 +91,35 @@ def _print_report(report: SegmentReport, fmt: OutputFormat) -> None:
         )
 
 
+def _distribution(report: SegmentReport) -> str:
+    counts = sorted(report.claims_per_answer.elements())
+    mean = sum(counts) / len(counts)
+    median = (
+        counts[len(counts) // 2] if len(counts) % 2 else (counts[len(counts) // 2 - 1] + counts[len(counts) // 2]) / 2
+    )
+    return f"mean {mean:.2f}, median {median:g}, min {counts[0]}, max {counts[-1]} over {len(counts)} answers segmented"
+
+
 @handles_errors
 def segment(
     db: DbOption = Path("citeaudit.db"),
-    method: Annotated[str, typer.Option("--method", help="Segmentation method.")] = METHOD,
+    method: Annotated[
+        str, typer.Option("--method", help="Segmentation method: rules-v2 (default) or rules-v1.")
+    ] = DEFAULT_METHOD,
     run: Annotated[str | None, typer.Option("--run", help="Only this run's answers.")] = None,
     split_coordination: Annotated[
         bool,
         typer.Option(
             "--split-coordination/--no-split-coordination",
-            help="Split coordinated predicates sharing a subject into separate claims.",
+            help="rules-v1: split coordinated predicates sharing a subject into separate claims.",
+        ),
+    ] = True,
+    split_clauses: Annotated[
+        bool,
+        typer.Option(
+            "--split-clauses/--no-split-clauses",
+            help="rules-v2: split sentences into clauses (coordination, enumerations, appositives, relative "
+            "clauses, adjuncts).",
         ),
     ] = True,
     skip_non_assertions: Annotated[
@@ -111,9 +142,16 @@ def segment(
 
     Engine-given spans are kept; the rules split only within them. Method, version and parameters enter the
     protocol fingerprint. A claim whose text and span are unchanged keeps its edges and judgements; the others
-    go back to pending. Resumable: answers already segmented this way are left as they are.
+    go back to pending. Resumable: answers already segmented this way are left as they are. The summary says
+    how many claims the method made per answer.
     """
-    rules = Rules(split_coordination=split_coordination, skip_non_assertions=skip_non_assertions)
+    rules: Rules | RulesV2
+    if method == "rules-v1":
+        rules = Rules(split_coordination=split_coordination, skip_non_assertions=skip_non_assertions)
+    else:
+        if not split_coordination:
+            raise InputError("--no-split-coordination", "", "applies to rules-v1 only; use --no-split-clauses")
+        rules = RulesV2(split_clauses=split_clauses, skip_non_assertions=skip_non_assertions)
     with _open(db) as store:
         total = len(store.answers_for_claims(run))
         with Progress(

@@ -28,6 +28,12 @@ from typing import NamedTuple
 
 __all__ = ["ARTEFACT", "CJK_STOPS", "LINE_LEAD", "STOPS", "Sentence", "is_abbreviation", "sentences"]
 
+
+def _words(words: str) -> frozenset[str]:
+    """A lexicon written as one string of space-separated words."""
+    return frozenset(words.split())
+
+
 STOPS = ".!?。！？；"
 """Characters that may end a sentence."""
 CJK_STOPS = "。！？；"
@@ -52,226 +58,29 @@ LINE_LEAD = re.compile(r"[ \t]*(?:(?:[-*•·+]|\d{1,3}(?:\[\d{1,4}\])*[.)]|#{1,
 """White space, then a list bullet (``- ``, ``* ``, ``1. ``), a heading's ``#`` or a quote's ``>`` at a line start."""
 _CANDIDATE = re.compile(r"[.!?。！？；]")
 _GLUED = re.compile(r"[a-zäöüß]{3}\.[A-ZÄÖÜ][a-zäöüß]{2}")
-_NEVER_FINAL = frozenset(
-    [
-        "dr",
-        "mr",
-        "mrs",
-        "ms",
-        "messrs",
-        "prof",
-        "st",
-        "mt",
-        "ft",
-        "sen",
-        "rep",
-        "gov",
-        "gen",
-        "col",
-        "lt",
-        "sgt",
-        "capt",
-        "cpt",
-        "adm",
-        "rev",
-        "hon",
-        "pres",
-        "vs",
-        "e.g",
-        "i.e",
-        "cf",
-        "ca",
-        "approx",
-        "incl",
-        "excl",
-        "esp",
-        "viz",
-        "et",
-        "al",
-        "resp",
-        "z.b",
-        "d.h",
-        "u.a",
-        "s.o",
-        "bzw",
-        "ggf",
-        "vgl",
-        "inkl",
-        "bspw",
-        "evtl",
-        "sog",
-        "zzgl",
-        "z.t",
-        "u.u",
-        "o.ä",
-        "hr",
-        "fr",
-        "dipl",
-        "ing",
-    ]
+_NEVER_FINAL = _words(
+    "dr mr mrs ms messrs prof st mt ft sen rep gov gen col lt sgt capt cpt adm rev hon pres vs e.g i.e cf "
+    "ca approx incl excl esp viz et al resp z.b d.h u.a s.o bzw ggf vgl inkl bspw evtl sog zzgl z.t u.u "
+    "o.ä hr fr dipl ing"
 )
 """Abbreviations that never end a sentence: titles before a name and Latin / German abbreviations."""
-_BEFORE_NUMBERS = frozenset(
-    ["no", "nr", "nos", "p", "pp", "fig", "figs", "art", "abs", "vol", "ch", "sec", "op", "max", "min", "tel"]
-)
+_BEFORE_NUMBERS = _words("no nr nos p pp fig figs art abs vol ch sec op max min tel")
 """Abbreviations before a number (``No. 5``, ``p. 12``); elsewhere the word may end a sentence (``… is no.``)."""
-_FINAL = frozenset(
-    [
-        "etc",
-        "usw",
-        "inc",
-        "ltd",
-        "co",
-        "corp",
-        "bros",
-        "jr",
-        "sr",
-        "llc",
-        "plc",
-        "gmbh",
-        "ag",
-        "jan",
-        "feb",
-        "mar",
-        "apr",
-        "jun",
-        "jul",
-        "aug",
-        "sep",
-        "sept",
-        "oct",
-        "okt",
-        "nov",
-        "dec",
-        "dez",
-    ]
+_FINAL = _words(
+    "etc usw inc ltd co corp bros jr sr llc plc gmbh ag jan feb mar apr jun jul aug sep sept oct okt nov dec dez"
 )
 """Abbreviations that also close sentences: they end one only before a word that typically opens a sentence."""
-_OPENERS = frozenset(
-    [
-        "the",
-        "a",
-        "an",
-        "this",
-        "that",
-        "these",
-        "those",
-        "it",
-        "its",
-        "he",
-        "she",
-        "they",
-        "we",
-        "i",
-        "you",
-        "his",
-        "her",
-        "their",
-        "our",
-        "my",
-        "your",
-        "there",
-        "here",
-        "in",
-        "on",
-        "at",
-        "as",
-        "after",
-        "before",
-        "during",
-        "from",
-        "for",
-        "with",
-        "by",
-        "to",
-        "of",
-        "since",
-        "until",
-        "when",
-        "while",
-        "although",
-        "though",
-        "however",
-        "also",
-        "but",
-        "and",
-        "yet",
-        "so",
-        "then",
-        "today",
-        "later",
-        "some",
-        "many",
-        "most",
-        "one",
-        "two",
-        "both",
-        "each",
-        "all",
-        "no",
-        "other",
-        "such",
-        "if",
-        "because",
-        "despite",
-        "according",
-        "born",
-        "der",
-        "die",
-        "das",
-        "ein",
-        "eine",
-        "er",
-        "sie",
-        "es",
-        "wir",
-        "ich",
-        "im",
-        "am",
-        "mit",
-        "nach",
-        "seit",
-        "bei",
-        "für",
-        "von",
-        "zu",
-        "auch",
-        "aber",
-        "und",
-        "dies",
-        "diese",
-        "dieser",
-        "dieses",
-    ]
+_OPENERS = _words(
+    "the a an this that these those it its he she they we i you his her their our my your there here in "
+    "on at as after before during from for with by to of since until when while although though however "
+    "also but and yet so then today later some many most one two both each all no other such if because "
+    "despite according born der die das ein eine er sie es wir ich im am mit nach seit bei für von zu "
+    "auch aber und dies diese dieser dieses"
 )
 """Words that typically open a sentence: after ``Inc.`` / ``U.S.`` / an initial, such a word starts a new one."""
-_MONTHS = frozenset(
-    [
-        "januar",
-        "februar",
-        "märz",
-        "april",
-        "mai",
-        "juni",
-        "juli",
-        "august",
-        "september",
-        "oktober",
-        "november",
-        "dezember",
-        "jan",
-        "feb",
-        "mär",
-        "apr",
-        "jun",
-        "jul",
-        "aug",
-        "sep",
-        "sept",
-        "okt",
-        "nov",
-        "dez",
-    ]
+_MONTHS = _words(
+    "januar februar märz april mai juni juli august september oktober november dezember jan feb mär apr "
+    "jun jul aug sep sept okt nov dez"
 )
 _DOTTED = re.compile(r"(?:[^\W\d_]\.)+[^\W\d_]")
 """``u.s`` / ``e.g`` / ``ph.d``: letters joined by dots (the final dot is the one being judged)."""
