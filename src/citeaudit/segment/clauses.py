@@ -47,6 +47,7 @@ class Clause(NamedTuple):
     """Text put in front of the span's text (empty when the span reads on its own)."""
 
 
+_MARKS = re.compile(r"[()\[\]{}\"“”]")
 _WORD = re.compile(r"[^\s,;，；、]+|[,;，；、]")
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _AUX = _words(
@@ -145,18 +146,34 @@ def split_sentence(text: str, start: int, end: int, subject_hint: str | None = N
 
 
 def _tokens(text: str, start: int, end: int) -> list[_Token]:
+    marks = [m.start() for m in _MARKS.finditer(text, start, end)]
+    if not marks:  # the common sentence: no bracket, no quote, nothing nests
+        return [
+            _Token(m.start(), m.end(), m.group().rstrip(".:!?").lower(), 0, m.group()[0].isupper())
+            for m in _WORD.finditer(text, start, end)
+        ]
     tokens: list[_Token] = []
     depth = 0
     quoted = False
+    next_mark = 0
     for found in _WORD.finditer(text, start, end):
         raw = found.group()
-        opening = sum(raw.count(c) for c in "([{")
-        token_depth = depth + (1 if raw[:1] in "([{" else 0) + (1 if quoted else 0)
+        token_end = found.end()
+        if next_mark >= len(marks) or marks[next_mark] >= token_end:  # no bracket or quote in this word
+            tokens.append(
+                _Token(found.start(), token_end, raw.rstrip(".:!?").lower(), depth + quoted, raw[0].isupper())
+            )
+            continue
+        while next_mark < len(marks) and marks[next_mark] < token_end:
+            next_mark += 1
+        opening = raw.count("(") + raw.count("[") + raw.count("{")
+        token_depth = depth + (raw[0] in "([{") + quoted
         word = raw.strip("\"'“”‘’«»()[]{}.:!?").lower()
-        tokens.append(_Token(found.start(), found.end(), word, token_depth, raw.lstrip("\"'“‘«([{")[:1].isupper()))
-        depth = max(0, depth + opening - sum(raw.count(c) for c in ")]}"))
-        if raw.count('"') % 2 or raw.count("“") != raw.count("”"):
-            quoted = not quoted if raw.count('"') % 2 else raw.count("“") > raw.count("”")
+        tokens.append(_Token(found.start(), token_end, word, token_depth, raw.lstrip("\"'“‘«([{")[:1].isupper()))
+        depth = max(0, depth + opening - raw.count(")") - raw.count("]") - raw.count("}"))
+        straight = raw.count('"') % 2
+        if straight or raw.count("“") != raw.count("”"):
+            quoted = not quoted if straight else raw.count("“") > raw.count("”")
     return tokens
 
 

@@ -83,6 +83,7 @@ _SOURCES_HEADING = re.compile(
     r"[ \t]*(?:\*\*|__)?[ \t]*[:：]?[ \t]*(?:\*\*|__)?[ \t]*$",
     re.IGNORECASE,
 )
+_LONE_CONJUNCTION = re.compile(r"(?:and|or|but|und|oder|sowie|aber|和|及|并且|而且)", re.IGNORECASE)
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")
 
 
@@ -209,7 +210,7 @@ class _ClauseBuilder(_Builder):
         begin, stop = _trim_markers(text, begin, stop)
         if begin >= stop:
             return subject
-        if re.fullmatch(r"(?:and|or|but|und|oder|sowie|aber|和|及|并且|而且)", text[begin:stop], re.IGNORECASE):
+        if _LONE_CONJUNCTION.fullmatch(text, begin, stop):
             return subject  # an engine span cut "A [1] and B [2]" into pieces: the "and" asserts nothing
         if text[stop - 1] in ",，" and self.rules.skip_non_assertions:
             self.skipped.append(Skipped(begin, stop, SkipReason.FRAGMENT))
