@@ -219,3 +219,19 @@ def test_spans_are_ordered_exact_and_texts_self_contained(words: list[str]) -> N
 @pytest.mark.parametrize("text", ["", "   ", "\n\n", "[1][2]", "。", "Sources:\n[1]: https://x.org"])
 def test_degenerate_answers_have_no_claims(text: str) -> None:
     assert segment_v2(text).claims == ()
+
+
+def test_a_nationality_a_leading_adverbial_and_adjectives_of_one_noun() -> None:
+    text = "Ford was an Australian theologian."
+    # "Ford was an Australian" = 4+1+3+1+2+1+10 = 22 → [0, 22); "theologian" [23, 33) gets "Ford was a" in front
+    assert claims(text) == [(0, 22, "Ford was an Australian"), (23, 33, "Ford was a theologian")]
+    text = "As a delegate of her country, Barboza competed against 79 others and was second."
+    # the adverbial stays in the first span: "As a delegate of her country, Barboza competed against 79 others"
+    # = 2+1+1+1+8+1+2+1+3+1+8+1+7+1+8+1+7+1+2+1+6 = 64 → [0, 64); " and " 64..69; "was second" [69, 79) gets the
+    # subject found after the comma
+    assert claims(text) == [
+        (0, 64, "As a delegate of her country, Barboza competed against 79 others"),
+        (69, 79, "Barboza was second"),
+    ]
+    # two adjectives of one noun are no enumeration
+    assert len(claims("He is known for his innovative and controversial work.")) == 1

@@ -88,6 +88,7 @@ _DETERMINERS = _words(
     "das den dem des sein seine ihr ihre mehrere viele"
 )
 _PREPOSITIONS = _words(
+    "alongside within across toward towards over near throughout starring featuring via beside besides "
     "of in on at to for with by from as about against between into through during including like among "
     "von vom zu zum zur mit für bei aus nach an am im in auf über unter gegen zwischen"
 )
@@ -106,6 +107,7 @@ _MONTH_NAMES = _words(
 )
 _COPULAS = frozenset(["is", "are", "was", "were", "ist", "sind", "war", "waren"])
 _PAST = frozenset(["was", "were", "had", "war", "waren", "hatte", "hatten"])
+_NATIONALITY = re.compile(r"[A-Z][a-zé]+(?:an|ese|ish|ch|ss|i|ic)")
 _MERGE = "\x00"
 """Prefix of a piece that is no clause of its own: it joins the clause before it."""
 _MAX_SUBJECT_WORDS = 10
@@ -185,6 +187,8 @@ def _is_verb(tokens: Sequence[_Token], i: int) -> bool:
     if word in _AUX or word in _VERBS:
         return True
     previous = tokens[i - 1].word if i > 0 else ""
+    if _present_verb(tokens, i):
+        return True
     return (
         i > 0
         and len(word) >= 4
@@ -193,6 +197,19 @@ def _is_verb(tokens: Sequence[_Token], i: int) -> bool:
         and previous not in _NOT_VERB_BEFORE
         and previous not in _AUX
     )
+
+
+def _present_verb(tokens: Sequence[_Token], i: int) -> bool:
+    """``Oboh's work focuses on …``: a lower-case word in -s early in the sentence, after a noun or a name and
+    before a preposition, an article or a pronoun, reads as the verb."""
+    word = tokens[i].word
+    if not 0 < i <= 6 or len(word) < 4 or not word.endswith("s") or word.endswith(("ss", "us", "is", "ics", "'s")):
+        return False
+    previous = tokens[i - 1].word
+    if previous in _NOT_VERB_BEFORE or previous in _DETERMINERS or previous in _PREPOSITIONS or previous == ",":
+        return False
+    following = tokens[i + 1].word if i + 1 < len(tokens) else ""
+    return following in _PREPOSITIONS or following in _DETERMINERS or following in _PRONOUNS
 
 
 def _verb_group_end(tokens: Sequence[_Token], i: int) -> int:
@@ -244,6 +261,8 @@ def _english(
     if verb is None:
         return [Clause(start, end, "")], None
     clauses, subject = _english_clauses(text, tokens, verb, start, end, hint)
+    if subject is None and verb > 0 and (tokens[0].word in _SUBORDINATORS or tokens[0].word in _PREPOSITIONS):
+        clauses, subject = _after_lead(text, tokens, start, end, hint) or (clauses, subject)
     merged: list[Clause] = []
     for clause in clauses:
         if clause.prefix == _MERGE:
@@ -252,6 +271,27 @@ def _english(
             continue
         merged.append(clause)
     return merged, subject
+
+
+def _after_lead(
+    text: str, tokens: list[_Token], start: int, end: int, hint: str | None
+) -> tuple[list[Clause], str | None] | None:
+    """``As the representative of her country, Barboza competed …``: the clauses after a leading adverbial
+    (the first comma after which a short subject and a verb follow); the adverbial stays in the first span."""
+    for comma in range(1, len(tokens) - 2):
+        if tokens[comma].word != "," or tokens[comma].depth:
+            continue
+        rest = tokens[comma + 1 :]
+        verb = _first_verb(rest)
+        if verb is None or rest[0].word in _SUBORDINATORS or rest[0].word in _PREPOSITIONS:
+            continue
+        clauses, subject = _english_clauses(text, rest, verb, rest[0].start, end, hint)
+        if subject is None:
+            continue
+        if clauses and clauses[0].start == rest[0].start and not clauses[0].prefix:
+            clauses[0] = Clause(start, clauses[0].end, "")
+        return clauses, subject
+    return None
 
 
 def _english_clauses(
@@ -500,12 +540,27 @@ def _objects(
     prefix: str,
 ) -> list[Clause]:
     """One predicate without further cuts, split at an enumeration of objects sharing it."""
+    nationality = None
+    if group_end < limit and span_start <= tokens[group_end].start:
+        nationality = _nationality(text, tokens, group_end, limit, verb_text)
+    if nationality is not None:
+        # "was a Belgian serial killer" → "was a Belgian" / "was a serial killer"
+        adjective_end, noun = nationality
+        article = "an" if tokens[noun].word[:1] in "aeiou" else "a"
+        shared = f"{subject} {verb_text} {article}"
+        first = Clause(span_start, tokens[adjective_end].end, prefix)
+        return [
+            first,
+            *_objects(text, tokens, verb, group_end, limit, tokens[noun].start, end, subject, verb_text, shared),
+        ]
     whole = Clause(span_start, end, prefix)
     joint = None
     for i in range(group_end + 1, limit):
         if tokens[i].depth:
             continue
         if tokens[i].word in ("and", "or", "und", "oder", "sowie") and i + 1 < limit:
+            if _adjectives(tokens, i, limit):
+                continue  # "his innovative and controversial work": adjectives of one noun
             joint = i
             break
     if joint is None:
@@ -553,11 +608,51 @@ def _objects(
     between = _clean(text, tokens[group_end].start, tokens[first_start - 1].end) if first_start > group_end else ""
     shared = " ".join(p for p in (subject, verb_text, between) if p)
     clauses = [Clause(span_start, tokens[items[0][1] - 1].end, prefix)]
+    copular = not between and verb_text.split()[-1].lower() in _COPULAS
     for a, b in items[1:]:
-        clauses.append(Clause(tokens[a].start, tokens[b - 1].end, shared))
+        item_prefix = shared
+        if copular and tokens[a].word not in _DETERMINERS and not tokens[a].upper and tokens[a].word.isalpha():
+            item_prefix = f"{shared} {'an' if tokens[a].word[:1] in 'aeiou' else 'a'}"  # "is an actress, singer"
+        clauses.append(Clause(tokens[a].start, tokens[b - 1].end, item_prefix))
     if last_stop < limit:
         clauses.extend(_adjunct_or_rest(text, tokens, last_stop + 1, limit, end, subject, verb_text))
     return clauses
+
+
+def _adjectives(tokens: Sequence[_Token], joint: int, limit: int) -> bool:
+    """``his innovative and controversial work``: two lower-case words joined before one noun."""
+    if joint < 2 or joint + 2 >= limit or tokens[joint - 2].word not in _DETERMINERS:
+        return False
+    before, after, noun = tokens[joint - 1], tokens[joint + 1], tokens[joint + 2]
+    return (
+        not before.upper
+        and before.word.isalpha()
+        and not after.upper
+        and after.word not in _DETERMINERS
+        and noun.word.isalpha()
+        and noun.word not in _COORDINATORS
+    )
+
+
+def _nationality(
+    text: str, tokens: Sequence[_Token], group_end: int, limit: int, verb_text: str
+) -> tuple[int, int] | None:
+    """``(index of the adjective's last word, index of the noun)`` for ``is a South Korean singer``: a copula, an
+    article, a capitalised nationality and a lower-case noun."""
+    if not verb_text or verb_text.split()[-1].lower() not in _COPULAS or group_end + 2 >= limit:
+        return None
+    if tokens[group_end].word not in ("a", "an"):
+        return None
+    k = group_end + 1
+    if tokens[k].upper and k + 2 < limit and tokens[k + 1].upper:
+        k += 1  # "South Korean", "New Zealand"
+    word = text[tokens[k].start : tokens[k].end]
+    noun = k + 1
+    if not _NATIONALITY.fullmatch(word) or tokens[noun].upper or not tokens[noun].word.isalpha():
+        return None
+    if tokens[noun].word in _PREPOSITIONS or tokens[noun].word in _COORDINATORS or tokens[noun].depth:
+        return None
+    return k, noun
 
 
 # -- Chinese -------------------------------------------------------------------------------------------------
