@@ -111,6 +111,11 @@ def test_resegmenting_keeps_unchanged_claims_and_sends_the_others_back_to_pendin
         "method": "rules-v1",
         # one answer segmented, into 3 claims
         "claims_per_answer": {"3": 1},
+        # no model asked (these count for atomic-v1 only)
+        "asked": 0,
+        "cached": 0,
+        "malformed": 0,
+        "unanchored": [],
     }
     assert _current(db) == [
         ("The AX220 has a 20 L tank", 0, 25),

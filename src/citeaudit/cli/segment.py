@@ -15,6 +15,7 @@ from rich.text import Text
 
 from citeaudit.cli.common import DbOption, OutputFormat, console, err_console, existing_database, handles_errors
 from citeaudit.errors import InputError
+from citeaudit.segment.atomic import AtomicSettings, ChatEndpoint, ResponseCache
 from citeaudit.segment.claimsets import SetPlan
 from citeaudit.segment.facts import DEFAULT_THRESHOLD, load_embedder
 from citeaudit.segment.mapping import map_facts
@@ -24,6 +25,7 @@ from citeaudit.segment.resegment import (
     edit_claim,
     merge_claims,
     resegment,
+    resegment_atomic,
     split_claim,
 )
 from citeaudit.segment.rules import Rules
@@ -69,6 +71,8 @@ def _print_report(report: SegmentReport, fmt: OutputFormat) -> None:
                 label = "skipped" if name == "skipped" else "answers_with_claims"
                 for key, count in value.items():
                     console.out(f"{label}_{key},{count}", highlight=False)
+            elif isinstance(value, list):
+                console.out(f"{name},{len(value)}", highlight=False)
             else:
                 console.out(f"{name},{value}", highlight=False)
         return
@@ -79,6 +83,14 @@ def _print_report(report: SegmentReport, fmt: OutputFormat) -> None:
     )
     if report.claims_per_answer:
         console.print(f"claims per answer ({report.method}): {_distribution(report)}", soft_wrap=True)
+    if report.method == "atomic-v1":
+        console.print(
+            f"model: {report.asked} requests, {report.cached} responses from the cache, {report.malformed} without "
+            f"readable facts (their sentence kept as one claim), {len(report.unanchored)} facts not anchored",
+            soft_wrap=True,
+        )
+        for fact in report.unanchored:
+            console.print(Text(f"  not anchored (kept on its whole sentence): {fact}"), soft_wrap=True)
     console.print(_claims_line(report), soft_wrap=True)
     _print_facts_not_transferred(report)
     skipped = ", ".join(f"{n} {reason}" for reason, n in sorted(report.skipped.items())) or "none"
@@ -104,7 +116,8 @@ def _distribution(report: SegmentReport) -> str:
 def segment(
     db: DbOption = Path("citeaudit.db"),
     method: Annotated[
-        str, typer.Option("--method", help="Segmentation method: rules-v2 (default) or rules-v1.")
+        str,
+        typer.Option("--method", help="Segmentation method: rules-v2 (default), rules-v1 or atomic-v1 (a chat model)."),
     ] = DEFAULT_METHOD,
     run: Annotated[str | None, typer.Option("--run", help="Only this run's answers.")] = None,
     split_coordination: Annotated[
@@ -114,6 +127,19 @@ def segment(
             help="rules-v1: split coordinated predicates sharing a subject into separate claims.",
         ),
     ] = True,
+    base_url: Annotated[
+        str | None,
+        typer.Option(
+            "--base-url",
+            envvar="CITEAUDIT_ATOMIC_BASE_URL",
+            help="atomic-v1: OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 (key from "
+            "CITEAUDIT_ATOMIC_API_KEY or OPENAI_API_KEY).",
+        ),
+    ] = None,
+    model: Annotated[
+        str | None, typer.Option("--model", envvar="CITEAUDIT_ATOMIC_MODEL", help="atomic-v1: model name.")
+    ] = None,
+    temperature: Annotated[float, typer.Option("--temperature", min=0.0, help="atomic-v1: temperature.")] = 0.0,
     split_clauses: Annotated[
         bool,
         typer.Option(
@@ -145,6 +171,9 @@ def segment(
     go back to pending. Resumable: answers already segmented this way are left as they are. The summary says
     how many claims the method made per answer.
     """
+    if method == "atomic-v1":
+        _segment_atomic(db, run, reviewer, force, fmt, base_url, model, temperature)
+        return
     rules: Rules | RulesV2
     if method == "rules-v1":
         rules = Rules(split_coordination=split_coordination, skip_non_assertions=skip_non_assertions)
@@ -164,6 +193,42 @@ def segment(
         ) as progress:
             task = progress.add_task("segment", total=total)
             report = resegment(store, method, rules, run, reviewer, lambda n: progress.advance(task, n), force)
+    _print_report(report, fmt)
+
+
+def _segment_atomic(
+    db: Path,
+    run: str | None,
+    reviewer: str | None,
+    force: bool,
+    fmt: OutputFormat,
+    base_url: str | None,
+    model: str | None,
+    temperature: float,
+) -> None:
+    if not model:
+        raise InputError("--model", "", "atomic-v1 needs a model name: pass --model (or set CITEAUDIT_ATOMIC_MODEL)")
+    path = existing_database(db)
+    cache = ResponseCache(path.parent / f"{path.name}.cache" / "atomic-v1")
+    endpoint = ChatEndpoint(base_url)
+    try:
+        with Store(path) as store:
+            total = len(store.answers_for_claims(run))
+            with Progress(
+                TextColumn("segmenting (atomic-v1)"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeRemainingColumn(),
+                console=err_console,
+                transient=True,
+            ) as progress:
+                task = progress.add_task("segment", total=total)
+                settings = AtomicSettings(model=model, temperature=temperature)
+                report = resegment_atomic(
+                    store, settings, endpoint, cache, run, reviewer, lambda n: progress.advance(task, n), force
+                )
+    finally:
+        endpoint.close()
     _print_report(report, fmt)
 
 

@@ -13,15 +13,25 @@ from dataclasses import dataclass, field
 
 from citeaudit.errors import InvalidValue
 from citeaudit.model import Segmentation
+from citeaudit.segment import atomic, rules_v2
 from citeaudit.segment import rules as rules_v1
-from citeaudit.segment import rules_v2
+from citeaudit.segment.atomic import AtomicSettings, ChatEndpoint, ResponseCache
 from citeaudit.segment.claimsets import SetPlan, plan_edit, plan_merge, plan_segmentation, plan_split
 from citeaudit.segment.rules import Rules, Segmented
 from citeaudit.segment.rules_v2 import RulesV2
 from citeaudit.store import Store
 from citeaudit.store.claimsets import AnswerClaims
 
-__all__ = ["DEFAULT_METHOD", "METHODS", "SegmentReport", "edit_claim", "merge_claims", "resegment", "split_claim"]
+__all__ = [
+    "DEFAULT_METHOD",
+    "METHODS",
+    "SegmentReport",
+    "edit_claim",
+    "merge_claims",
+    "resegment",
+    "resegment_atomic",
+    "split_claim",
+]
 
 METHODS = (rules_v1.METHOD, rules_v2.METHOD)
 """Segmentation methods ``citeaudit segment`` knows (the model-assisted one has its own entry point)."""
@@ -85,6 +95,15 @@ class SegmentReport:
     """The segmentation method."""
     claims_per_answer: Counter[int] = field(default_factory=Counter)
     """How many answers got how many claims from this run's segmentation (claims → answers)."""
+    asked: int = 0
+    """Requests sent to a model endpoint (``atomic-v1``)."""
+    cached: int = 0
+    """Model responses read from the cache instead (``atomic-v1``)."""
+    malformed: int = 0
+    """Model responses without a readable list of facts: their sentence stays one claim (``atomic-v1``)."""
+    unanchored: list[str] = field(default_factory=list)
+    """Facts whose words were not found in their sentence, kept as claims on the whole sentence
+    (``atomic-v1``)."""
 
     def add(self, plan: SetPlan) -> None:
         """Count one recorded claim set."""
@@ -128,14 +147,59 @@ def resegment(
     if method is None:
         method = rules_v1.METHOD if isinstance(rules, Rules) else DEFAULT_METHOD
     chosen = rules_for(method, rules)
-    segmentation = chosen.segmentation()
     report = SegmentReport(method=method)
+    return _run(
+        store,
+        chosen.segmentation(),
+        lambda text, regions: _segment_with(text, regions, chosen),
+        report,
+        run,
+        actor,
+        advance,
+        force,
+    )
 
+
+def resegment_atomic(
+    store: Store,
+    settings: AtomicSettings,
+    endpoint: ChatEndpoint | None,
+    cache: ResponseCache,
+    run: str | None = None,
+    actor: str | None = None,
+    advance: Callable[[int], None] | None = None,
+    force: bool = False,
+) -> SegmentReport:
+    """Segment every answer (or one run's) with ``atomic-v1``: facts from a chat model, anchored to the answer;
+    as :func:`resegment` otherwise. Unanchored facts are kept on their sentence and reported."""
+    report = SegmentReport(method=atomic.METHOD)
+
+    def make(text: str, regions: Sequence[tuple[int, int]]) -> Segmented:
+        outcome = atomic.decompose(text, regions, settings, endpoint, cache)
+        report.asked += outcome.asked
+        report.cached += outcome.cached
+        report.malformed += outcome.malformed
+        report.unanchored.extend(f"{u.fact} (words {u.span!r} not found)" for u in outcome.unanchored)
+        return outcome.segmented
+
+    return _run(store, settings.segmentation(), make, report, run, actor, advance, force)
+
+
+def _run(
+    store: Store,
+    segmentation: Segmentation,
+    make: Callable[[str, Sequence[tuple[int, int]]], Segmented],
+    report: SegmentReport,
+    run: str | None,
+    actor: str | None,
+    advance: Callable[[int], None] | None,
+    force: bool,
+) -> SegmentReport:
     def planner(state: AnswerClaims, current: Segmentation) -> tuple[SetPlan, Segmentation] | None:
         if state.current_set is not None and current == segmentation and not force:
             report.already += 1
             return None
-        segmented = _segment_with(state.text, state.regions, chosen)
+        segmented = make(state.text, state.regions)
         report.claims_per_answer[len(segmented.claims)] += 1
         return plan_segmentation(segmented, state.claims, state.edges, state.history), segmentation
 
