@@ -160,6 +160,17 @@ def test_rules_v2_is_the_default_and_rules_v1_stays_reproducible(cli: Cli, db: P
     assert "applies to rules-v1 only" in mixed.stderr
 
 
+def test_compare_lists_claims_per_answer_for_each_method_and_writes_nothing(cli: Cli, db: Path) -> None:
+    result = cli("segment", "--db", db, "--compare", "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    # as ingested a1 has 2 claims; both rule sets split the first sentence in two and skip the question: 3
+    assert json.loads(result.stdout) == [{"answer": "a1", "current": 2, "rules-v1": 3, "rules-v2": 3}]
+    assert _current(db) == [(TEXT[0:51], 0, 51), ("It is CE certified", 55, 73)]
+    table = cli("segment", "--db", db, "--compare")
+    assert "claims per answer" in table.stdout
+    assert "mean" in table.stdout
+
+
 def test_the_judgement_history_is_kept_and_never_moves_to_other_text(cli: Cli, db: Path) -> None:
     _segment(cli, db)
     with sqlite3.connect(db) as raw:

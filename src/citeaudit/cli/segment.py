@@ -21,7 +21,10 @@ from citeaudit.segment.facts import DEFAULT_THRESHOLD, load_embedder
 from citeaudit.segment.mapping import map_facts
 from citeaudit.segment.resegment import (
     DEFAULT_METHOD,
+    METHODS,
+    MethodCounts,
     SegmentReport,
+    compare_methods,
     edit_claim,
     merge_claims,
     resegment,
@@ -162,6 +165,12 @@ def segment(
         bool,
         typer.Option("--force", help="Segment answers already segmented this way again (replaces manual edits)."),
     ] = False,
+    compare: Annotated[
+        bool,
+        typer.Option(
+            "--compare", help="Write nothing: list how many claims each rules method makes per answer, and the current."
+        ),
+    ] = False,
     fmt: Annotated[OutputFormat, typer.Option("--format", help="Output format of the summary.")] = OutputFormat.TABLE,
 ) -> None:
     """Split every answer into claims with exact spans, as a new claim set per answer.
@@ -171,6 +180,10 @@ def segment(
     go back to pending. Resumable: answers already segmented this way are left as they are. The summary says
     how many claims the method made per answer.
     """
+    if compare:
+        with _open(db) as store:
+            _print_comparison(compare_methods(store, run), fmt)
+        return
     if method == "atomic-v1":
         _segment_atomic(db, run, reviewer, force, fmt, base_url, model, temperature)
         return
@@ -194,6 +207,27 @@ def segment(
             task = progress.add_task("segment", total=total)
             report = resegment(store, method, rules, run, reviewer, lambda n: progress.advance(task, n), force)
     _print_report(report, fmt)
+
+
+def _print_comparison(rows: list[MethodCounts], fmt: OutputFormat) -> None:
+    methods = list(METHODS)
+    if fmt is OutputFormat.JSON:
+        body = [{"answer": r.answer, "current": r.current, **r.by_method} for r in rows]
+        console.out(json.dumps(body, indent=2), highlight=False)
+        return
+    if fmt is OutputFormat.CSV:
+        console.out(",".join(["answer", "current", *methods]), highlight=False)
+        for r in rows:
+            console.out(",".join([r.answer, str(r.current), *(str(r.by_method[m]) for m in methods)]), highlight=False)
+        return
+    table = Table("answer", "current", *methods, title="claims per answer", header_style="bold")
+    for r in rows:
+        table.add_row(Text(r.answer), str(r.current), *(str(r.by_method[m]) for m in methods))
+    if rows:
+        means = [sum(r.by_method[m] for r in rows) / len(rows) for m in methods]
+        current = sum(r.current for r in rows) / len(rows)
+        table.add_row("mean", f"{current:.2f}", *(f"{v:.2f}" for v in means))
+    console.print(table)
 
 
 def _segment_atomic(

@@ -25,7 +25,9 @@ from citeaudit.store.claimsets import AnswerClaims
 __all__ = [
     "DEFAULT_METHOD",
     "METHODS",
+    "MethodCounts",
     "SegmentReport",
+    "compare_methods",
     "edit_claim",
     "merge_claims",
     "resegment",
@@ -211,6 +213,28 @@ def _run(
         if advance is not None:
             advance(1)
     return report
+
+
+@dataclass(frozen=True, slots=True)
+class MethodCounts:
+    """How many claims each rules method makes of one answer, next to its current claims."""
+
+    answer: str
+    """Answer id."""
+    current: int
+    """Current claims."""
+    by_method: dict[str, int]
+    """Claims each method in :data:`METHODS` makes (default parameters), by method name."""
+
+
+def compare_methods(store: Store, run: str | None = None) -> list[MethodCounts]:
+    """Claims per answer for every rules method, computed without writing anything."""
+    found = []
+    for answer_pk, _, _ in store.answers_for_claims(run):
+        state = store.answer_claims(answer_pk)
+        counts = {m: len(_segment_with(state.text, state.regions, rules_for(m)).claims) for m in METHODS}
+        found.append(MethodCounts(state.id, len(state.claims), counts))
+    return found
 
 
 def _claims_of(state: AnswerClaims, claim_ids: Sequence[str]) -> list[int]:
