@@ -235,3 +235,14 @@ def test_a_nationality_a_leading_adverbial_and_adjectives_of_one_noun() -> None:
     ]
     # two adjectives of one noun are no enumeration
     assert len(claims("He is known for his innovative and controversial work.")) == 1
+
+
+def test_a_german_relative_clause_and_a_chinese_enumeration() -> None:
+    text = "Der AX220, der 20 Liter fasst, wiegt 38 kg."
+    # "Der AX220" [0, 9); ", der " 9..15; "20 Liter fasst" = 2+1+5+1+5 = 14 → [15, 29); ", " 29..31;
+    # "wiegt 38 kg" = 11 → [31, 42); the antecedent goes in front of the relative clause (its verb stays last)
+    assert claims(text) == [(15, 29, "Der AX220 20 Liter fasst"), (31, 42, "Der AX220 wiegt 38 kg")]
+    text = "AX220支持蓝牙、WLAN和NFC。"
+    # "AX220支持蓝牙" = 5+2+2 = 9 → [0, 9); "、" 9; "WLAN" [10, 14); "和" 14; "NFC" [15, 18); subject and verb
+    # "AX220支持" go in front of each later object
+    assert claims(text) == [(0, 9, "AX220支持蓝牙"), (10, 14, "AX220支持WLAN"), (15, 18, "AX220支持NFC")]

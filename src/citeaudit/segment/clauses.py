@@ -57,6 +57,7 @@ _AUX = _words(
 )
 _VERBS = _words(
     "builds sells manufactures develops designs publishes recommends "
+    "baut stellt produziert verkauft entwickelt verwendet hält trägt nennt heißt "
     "offers supports includes provides comes runs uses requires weighs costs contains features holds "
     "reaches delivers needs meets works operates allows lets remains becomes makes gives helps lasts "
     "measures consumes produces carries suits fits ships stores lacks exceeds matches complies charges "
@@ -147,12 +148,16 @@ def split_sentence(text: str, start: int, end: int, subject_hint: str | None = N
 # -- English and German --------------------------------------------------------------------------------------
 
 
+_new = tuple.__new__  # a named tuple made without its Python-level constructor: tokens are made by the thousand
+
+
 def _tokens(text: str, start: int, end: int) -> list[_Token]:
     marks = [m.start() for m in _MARKS.finditer(text, start, end)]
     if not marks:  # the common sentence: no bracket, no quote, nothing nests
         return [
-            _Token(m.start(), m.end(), m.group().rstrip(".:!?").lower(), 0, m.group()[0].isupper())
+            _new(_Token, (m.start(), m.end(), w.rstrip(".:!?").lower(), 0, w[0].isupper()))
             for m in _WORD.finditer(text, start, end)
+            for w in (m.group(),)
         ]
     tokens: list[_Token] = []
     depth = 0
@@ -685,7 +690,32 @@ def _chinese(text: str, start: int, end: int, hint: str | None) -> tuple[list[Cl
         else:
             last = clauses[-1]
             clauses[-1] = Clause(last.start, b, last.prefix)
-    return clauses, subject
+    return [item for clause in clauses for item in _zh_items(text, clause)], subject
+
+
+def _zh_items(text: str, clause: Clause) -> list[Clause]:
+    """``AX220支持蓝牙、WLAN和NFC`` → one clause per object after the verb (``、`` between them, ``和`` / ``及`` /
+    ``与`` before the last), each with the subject and verb in front."""
+    if "、" not in text[clause.start : clause.end]:
+        return [clause]
+    verb = _ZH_PREDICATE.search(text, clause.start, clause.end)
+    if verb is None or verb.end() >= text.find("、", clause.start, clause.end):
+        return [clause]
+    head = clause.prefix + text[clause.start : verb.end()].strip()
+    bounds = [verb.end()]
+    for i in range(verb.end(), clause.end):
+        if text[i] == "、":
+            bounds.append(i)
+    last = max(text.rfind(joint, bounds[-1], clause.end) for joint in "和及与")
+    if last > bounds[-1]:
+        bounds.append(last)
+    bounds.append(clause.end)
+    items = [(bounds[k] + (k > 0), bounds[k + 1]) for k in range(len(bounds) - 1)]
+    if any(b - a > 12 or b <= a for a, b in items):
+        return [clause]  # long items are clauses of their own, not a list of objects
+    found = [Clause(clause.start, items[0][1], clause.prefix)]
+    found.extend(Clause(a, b, head) for a, b in items[1:])
+    return found
 
 
 def _zh_subject(text: str, start: int, end: int) -> str | None:
