@@ -151,3 +151,15 @@ def test_sentences_are_ordered_trimmed_and_never_cross_a_line(text: str) -> None
 def test_titles_and_latin_abbreviations_never_end_a_sentence(abbreviation: str, following: str) -> None:
     text = f"It was {abbreviation} {following} tank."
     assert len(sentences(text)) == 1
+
+
+def test_a_stop_inside_a_quoted_title_does_not_end_the_sentence() -> None:
+    text = 'She released "Razzle Dazzle! The Best of Mitzi Gaynor" in 2008. He said "Go." Then he left.'
+    # the "!" stands inside quotes closed later on the line: one sentence [0, 63) up to "2008."; a stop right
+    # before its closing quote still ends the sentence: 'He said "Go."' = 2+1+4+1+5 = 13 → [64, 77)
+    assert texts(text) == [
+        'She released "Razzle Dazzle! The Best of Mitzi Gaynor" in 2008.',
+        'He said "Go."',
+        "Then he left.",
+    ]
+    assert [(x.start, x.stop) for x in sentences(text)][:2] == [(0, 63), (64, 77)]

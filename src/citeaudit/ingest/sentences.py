@@ -122,7 +122,7 @@ def _line(text: str, line_start: int, line_end: int, found: list[Sentence]) -> N
         at = candidate.start()
         if at < begin:
             continue  # inside the closing run of a sentence already ended
-        stop = _sentence_end(text, at, line_end)
+        stop = _sentence_end(text, at, line_end, begin)
         if stop is None:
             continue
         after, trailing_end = stop
@@ -148,7 +148,7 @@ def _rstrip(text: str, end: int, floor: int) -> int:
     return end
 
 
-def _sentence_end(text: str, at: int, line_end: int) -> tuple[int, int] | None:
+def _sentence_end(text: str, at: int, line_end: int, begin: int) -> tuple[int, int] | None:
     """``(stop, end)`` when the punctuation at ``at`` ends a sentence, else ``None``."""
     char = text[at]
     after = at + 1
@@ -156,6 +156,8 @@ def _sentence_end(text: str, at: int, line_end: int) -> tuple[int, int] | None:
         following = text[after : after + 1]
         if following in (".", "!", "?"):
             return None  # "..." and "?!": the last of the run decides
+        if following.isspace() and _inside_quotes(text, begin, at, line_end):
+            return None  # a title such as "Razzle Dazzle! The Best of …" goes on to its closing quote
         if following.isalnum():
             if char == "." and _GLUED.match(text, at - 3, at + 4):
                 return after, after  # answer blocks joined without a space ("…specifications.Based on…")
@@ -171,6 +173,15 @@ def _sentence_end(text: str, at: int, line_end: int) -> tuple[int, int] | None:
     if char not in CJK_STOPS and after < line_end and not text[after].isspace():
         return None
     return stop, after
+
+
+def _inside_quotes(text: str, begin: int, at: int, line_end: int) -> bool:
+    """Whether ``at`` stands inside a quotation opened in this sentence and closed later on the line."""
+    straight = text.count('"', begin, at)
+    if straight % 2:
+        return text.find('"', at, line_end) >= 0
+    opened = text.count("“", begin, at) - text.count("”", begin, at)
+    return opened > 0 and text.find("”", at, line_end) >= 0
 
 
 def is_abbreviation(text: str, dot: int, end: int | None = None) -> bool:
