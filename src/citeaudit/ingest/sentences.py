@@ -188,14 +188,12 @@ def is_abbreviation(text: str, dot: int, end: int | None = None) -> bool:
     """Whether the full stop at ``dot`` belongs to an abbreviation, an initial or a day ordinal rather than
     ending a sentence (see the module docstring for the rules)."""
     limit = len(text) if end is None else end
-    word_start = dot
-    while word_start > 0 and not text[word_start - 1].isspace() and dot - word_start < 24:
-        word_start -= 1
-    word = text[word_start:dot].lstrip("([{\"'“‘«").rstrip(".").lower()
-    following = text[dot + 1 : min(limit, dot + 40)].lstrip(" \t" + _CLOSERS)
-    next_word = following.split(None, 1)[0] if following.split() else ""
+    before = text[max(0, dot - 24) : dot].rsplit(None, 1)
+    word = before[-1].lstrip("([{\"'“‘«").rstrip(".").lower() if before and not text[dot - 1].isspace() else ""
     if not word:
         return False
+    following = text[dot + 1 : min(limit, dot + 40)].lstrip(" \t" + _CLOSERS).split(None, 1)
+    next_word = following[0] if following else ""
     if next_word[:1].islower():
         return True  # a lower-case word goes on with the sentence ("approx. five", "Inc. and")
     if word in _NEVER_FINAL:
