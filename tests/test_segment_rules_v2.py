@@ -246,3 +246,13 @@ def test_a_german_relative_clause_and_a_chinese_enumeration() -> None:
     # "AX220支持蓝牙" = 5+2+2 = 9 → [0, 9); "、" 9; "WLAN" [10, 14); "和" 14; "NFC" [15, 18); subject and verb
     # "AX220支持" go in front of each later object
     assert claims(text) == [(0, 9, "AX220支持蓝牙"), (10, 14, "AX220支持WLAN"), (15, 18, "AX220支持NFC")]
+
+
+def test_a_second_adjunct_after_a_year_gets_the_verb_and_its_object() -> None:
+    text = "Kang received his first acting award in 2006 for his role in Be Strong."
+    # "Kang received his first acting award in 2006" = 4+1+8+1+3+1+5+1+6+1+5+1+2+1+4 = 44 → [0, 44);
+    # "for his role in Be Strong" = 3+1+3+1+4+1+2+1+2+1+6 = 25 → [45, 70)
+    assert claims(text) == [
+        (0, 44, "Kang received his first acting award in 2006"),
+        (45, 70, "Kang received his first acting award for his role in Be Strong"),
+    ]

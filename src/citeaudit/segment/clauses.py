@@ -106,6 +106,9 @@ _MONTH_NAMES = _words(
     "january february march april may june july august september october november december januar februar "
     "märz juni juli oktober dezember"
 )
+_AFTER_YEAR = frozenset(
+    ["in", "at", "after", "before", "during", "from", "aged", "with", "for", "as", "im", "nach", "vor", "für", "mit"]
+)
 _COPULAS = frozenset(["is", "are", "was", "were", "ist", "sind", "war", "waren"])
 _PAST = frozenset(["was", "were", "had", "war", "waren", "hatte", "hatten"])
 _NATIONALITY = re.compile(r"[A-Z][a-zé]+(?:an|ese|ish|ch|ss|i|ic)")
@@ -391,9 +394,28 @@ def _predicate(
         close = _closing_comma(tokens, resume, limit)
         relative = [Clause(rest_start, tokens[close - 1].end, antecedent)] if close > resume else []
         return head + relative + _adjunct_or_rest(text, tokens, close + 1, limit, end, subject, verb_text)
-    # an adjunct or "including …": the subject and verb go in front
+    # an adjunct or "including …": the subject and verb (with a short object right after it) go in front
     skip = 1 if tokens[resume].word in _INCLUDING else 0
-    return head + _adjunct(text, tokens, resume + skip, limit, end, subject, verb_text)
+    adjunct_head = verb_text
+    if skip == 0:
+        adjunct_head = " ".join(p for p in (verb_text, _object(text, tokens, group_end, at)) if p)
+    return head + _adjunct(text, tokens, resume + skip, limit, end, subject, adjunct_head)
+
+
+def _object(text: str, tokens: Sequence[_Token], first: int, limit: int) -> str:
+    """``his first acting award`` in ``received his first acting award in 2006``: a short noun phrase opened by a
+    determiner right after the verb, up to the first preposition or comma (empty when there is none)."""
+    if first >= limit or tokens[first].word not in _DETERMINERS:
+        return ""
+    last = first
+    while last + 1 < limit and last - first < 5:
+        word = tokens[last + 1].word
+        if word in _PREPOSITIONS or word in (",", ";") or word in _COORDINATORS or tokens[last + 1].depth:
+            break
+        last += 1
+    if last - first >= 5:
+        return ""
+    return _clean(text, tokens[first].start, tokens[last].end)
 
 
 def _adjunct(
@@ -480,11 +502,12 @@ def _next_cut(tokens: Sequence[_Token], first: int, limit: int) -> tuple[str, in
 
 
 def _second_place_or_date(tokens: Sequence[_Token], i: int) -> bool:
-    """``born in Tehran on 27 October`` / ``born on 3 May 1862 in London``: a second adjunct of place or time."""
+    """``born in Tehran on 27 October`` / ``born on 3 May 1862 in London`` / ``died in 2005 at the age of 86``: a
+    second adjunct after a place or a date."""
     word, previous, following = tokens[i].word, tokens[i - 1], tokens[i + 1]
     if word in ("on", "am") and following.word in _MONTH_NAMES and (previous.upper or previous.word.isdigit()):
         return True
-    return word in ("in", "im") and re.fullmatch(r"\d{4}", previous.word) is not None and following.upper
+    return word in _AFTER_YEAR and re.fullmatch(r"\d{4}", previous.word) is not None and not following.depth
 
 
 def _copula_before(tokens: Sequence[_Token], first: int, at: int) -> bool:
