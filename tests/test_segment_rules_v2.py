@@ -256,3 +256,13 @@ def test_a_second_adjunct_after_a_year_gets_the_verb_and_its_object() -> None:
         (0, 44, "Kang received his first acting award in 2006"),
         (45, 70, "Kang received his first acting award for his role in Be Strong"),
     ]
+
+
+def test_an_appositive_closing_the_predicate_describes_the_noun_before_it() -> None:
+    text = "He studied at Bello University, a research university in Zaria."
+    # "He studied at Bello University" = 2+1+7+1+2+1+5+1+10 = 30 → [0, 30); ", " 30..32;
+    # "a research university in Zaria" = 1+1+8+1+10+1+2+1+5 = 30 → [32, 62): about "Bello University"
+    assert claims(text) == [
+        (0, 30, "He studied at Bello University"),
+        (32, 62, "Bello University is a research university in Zaria"),
+    ]

@@ -389,6 +389,12 @@ def _predicate(
         sub_tokens = list(tokens[resume:limit])
         clauses, _ = _english(text, sub_tokens, rest_start, end, subject)
         return head + clauses
+    if kind == "appositive":
+        # "…, an alumnus of Ahmadu Bello University, a research university in Zaria" → "… University is a …"
+        antecedent = _antecedent(text, tokens, at, verb, group_end, subject)
+        close = _closing_comma(tokens, resume, limit)
+        appositive = [Clause(rest_start, tokens[close - 1].end, f"{antecedent} is")]
+        return head + appositive + _adjunct_or_rest(text, tokens, close + 1, limit, end, subject, verb_text)
     if kind == "relative":
         antecedent = _antecedent(text, tokens, at, verb, group_end, subject)
         close = _closing_comma(tokens, resume, limit)
@@ -486,6 +492,8 @@ def _next_cut(tokens: Sequence[_Token], first: int, limit: int) -> tuple[str, in
                 continue
             if (following in _ADJUNCTS or following in _INCLUDING) and after + 1 < limit:
                 return "adjunct", i, after
+            if following in ("the", "a", "an") and i > first + 1 and _appositive_after(tokens, after, limit):
+                return "appositive", i, after
             continue
         if word in _COORDINATORS and after < limit:
             found = _coordinated(tokens, after, limit)
@@ -508,6 +516,18 @@ def _second_place_or_date(tokens: Sequence[_Token], i: int) -> bool:
     if word in ("on", "am") and following.word in _MONTH_NAMES and (previous.upper or previous.word.isdigit()):
         return True
     return word in _AFTER_YEAR and re.fullmatch(r"\d{4}", previous.word) is not None and not following.depth
+
+
+def _appositive_after(tokens: Sequence[_Token], first: int, limit: int) -> bool:
+    """``, the Dallas Cowboys`` closing a predicate: a noun phrase without a verb that is no list item (no ``and``
+    in it or right after it)."""
+    close = _closing_comma(tokens, first, limit)
+    if close - first < 2:
+        return False
+    for k in range(first + 1, close):
+        if tokens[k].word in _COORDINATORS or tokens[k].word == "or" or _is_verb(tokens, k):
+            return False
+    return not (close + 1 < limit and tokens[close + 1].word in ("and", "or", "und", "oder"))
 
 
 def _copula_before(tokens: Sequence[_Token], first: int, at: int) -> bool:
