@@ -28,12 +28,9 @@ import re
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from citeaudit.segment import lexicon
+
 __all__ = ["Clause", "split_sentence"]
-
-
-def _words(words: str) -> frozenset[str]:
-    """A lexicon written as one string of space-separated words."""
-    return frozenset(words.split())
 
 
 class Clause(NamedTuple):
@@ -50,67 +47,6 @@ class Clause(NamedTuple):
 _MARKS = re.compile(r"[()\[\]{}\"“”]")
 _WORD = re.compile(r"[^\s,;，；、]+|[,;，；、]")
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
-_AUX = _words(
-    "is are was were am be been being has have had can could may might must shall should will would does "
-    "do did ist sind war waren bin bist hat haben hatte hatten kann können konnte darf dürfen muss müssen "
-    "soll sollte wird werden wurde wurden"
-)
-_VERBS = _words(
-    "builds sells manufactures develops designs publishes recommends "
-    "baut stellt produziert verkauft entwickelt verwendet hält trägt nennt heißt "
-    "offers supports includes provides comes runs uses requires weighs costs contains features holds "
-    "reaches delivers needs meets works operates allows lets remains becomes makes gives helps lasts "
-    "measures consumes produces carries suits fits ships stores lacks exceeds matches complies charges "
-    "plays serves leads owns lives teaches writes directs sings appears stars describes says claims "
-    "reports shows lists became won began wrote grew made took gave led left went held met ran saw taught "
-    "built bought brought fought found sold told spent set put lost chose drove rose fell flew knew drew "
-    "sang beat struck sought thought came got kept said became lay stood sat spoke broke became underwent "
-    "overcame withdrew bietet verfügt eignet lässt wiegt kostet läuft enthält unterstützt erreicht "
-    "benötigt erfüllt arbeitet besitzt liefert verbraucht misst fasst gilt liegt steht gehört kommt gibt "
-    "zeigt nutzt braucht spielte gewann wurde schrieb lebte arbeitete gründete starb begann"
-)
-_PARTICIPLES = _words(
-    "born known made taken given written built held led won become been done seen shown grown drawn sold "
-    "told found thought brought bought taught left chosen driven risen fallen flown begun sung beaten "
-    "struck sought kept paid said put set run hit lost spent met gone come got gotten geboren bekannt "
-    "gegründet gestorben gewählt"
-)
-_NOT_VERB_BEFORE = _words(
-    "the a an his her its their our my your this that these those of in on at to for with by from as der "
-    "die das den dem des ein eine einen einem einer"
-)
-_SUBORDINATORS = _words(
-    "whether if when while although though because since as unless after before until once wenn ob weil "
-    "obwohl da als falls nachdem bevor während"
-)
-_DETERMINERS = _words(
-    "a an the his her its their our my your this that these those one two three four five six seven eight "
-    "nine ten several many some multiple numerous various other both ein eine einen einem einer der die "
-    "das den dem des sein seine ihr ihre mehrere viele"
-)
-_PREPOSITIONS = _words(
-    "alongside within across toward towards over near throughout starring featuring via beside besides "
-    "of in on at to for with by from as about against between into through during including like among "
-    "von vom zu zum zur mit für bei aus nach an am im in auf über unter gegen zwischen"
-)
-_ADJUNCTS = _words(
-    "in on at after before during from since until for as by with aboard near throughout under im am nach "
-    "vor seit bis für mit bei"
-)
-_INCLUDING = ("including", "einschließlich", "darunter")
-_COORDINATORS = frozenset(["and", "but", "und", "aber", "sowie", "sondern"])
-_RELATIVES = frozenset(["who", "which", "whose", "where", "welche", "welcher", "welches"])
-_GERMAN_RELATIVES = frozenset(["der", "die", "das", "dem", "den", "deren", "dessen"])
-_PRONOUNS = _words("he she it they we i you er sie es wir")
-_MONTH_NAMES = _words(
-    "january february march april may june july august september october november december januar februar "
-    "märz juni juli oktober dezember"
-)
-_AFTER_YEAR = frozenset(
-    ["in", "at", "after", "before", "during", "from", "aged", "with", "for", "as", "im", "nach", "vor", "für", "mit"]
-)
-_COPULAS = frozenset(["is", "are", "was", "were", "ist", "sind", "war", "waren"])
-_PAST = frozenset(["was", "were", "had", "war", "waren", "hatte", "hatten"])
 _NATIONALITY = re.compile(r"[A-Z][a-zé]+(?:an|ese|ish|ch|ss|i|ic)")
 _MERGE = "\x00"
 """Prefix of a piece that is no clause of its own: it joins the clause before it."""
@@ -192,7 +128,7 @@ def _is_verb(tokens: Sequence[_Token], i: int) -> bool:
     word = token.word
     if token.depth or not word.isalpha() or (token.upper and i > 0):
         return False  # "On May 7", "Will Smith": a capital inside the sentence is no verb
-    if word in _AUX or word in _VERBS:
+    if word in lexicon.AUX or word in lexicon.VERBS:
         return True
     previous = tokens[i - 1].word if i > 0 else ""
     if _present_verb(tokens, i):
@@ -202,8 +138,8 @@ def _is_verb(tokens: Sequence[_Token], i: int) -> bool:
         and len(word) >= 4
         and word.endswith("ed")
         and not token.upper
-        and previous not in _NOT_VERB_BEFORE
-        and previous not in _AUX
+        and previous not in lexicon.NOT_VERB_BEFORE
+        and previous not in lexicon.AUX
     )
 
 
@@ -214,10 +150,15 @@ def _present_verb(tokens: Sequence[_Token], i: int) -> bool:
     if not 0 < i <= 6 or len(word) < 4 or not word.endswith("s") or word.endswith(("ss", "us", "is", "ics", "'s")):
         return False
     previous = tokens[i - 1].word
-    if previous in _NOT_VERB_BEFORE or previous in _DETERMINERS or previous in _PREPOSITIONS or previous == ",":
+    if (
+        previous in lexicon.NOT_VERB_BEFORE
+        or previous in lexicon.DETERMINERS
+        or previous in lexicon.PREPOSITIONS
+        or previous == ","
+    ):
         return False
     following = tokens[i + 1].word if i + 1 < len(tokens) else ""
-    return following in _PREPOSITIONS or following in _DETERMINERS or following in _PRONOUNS
+    return following in lexicon.PREPOSITIONS or following in lexicon.DETERMINERS or following in lexicon.PRONOUNS
 
 
 def _verb_group_end(tokens: Sequence[_Token], i: int) -> int:
@@ -228,11 +169,14 @@ def _verb_group_end(tokens: Sequence[_Token], i: int) -> int:
         if tokens[j].depth:
             break
         if (
-            word in _AUX
-            or word in _PARTICIPLES
+            word in lexicon.AUX
+            or word in lexicon.PARTICIPLES
             or word == "not"
             or (word.endswith("ly") and len(word) > 3)
-            or (tokens[j - 1].word in _AUX and (word.endswith("ed") or word.endswith("en") or word.endswith("ing")))
+            or (
+                tokens[j - 1].word in lexicon.AUX
+                and (word.endswith("ed") or word.endswith("en") or word.endswith("ing"))
+            )
         ):
             j += 1
         else:
@@ -245,7 +189,7 @@ def _first_verb(tokens: Sequence[_Token]) -> int | None:
     i = 1
     while i < len(tokens):
         word = tokens[i].word
-        if word == "," and i + 1 < len(tokens) and tokens[i + 1].word in _RELATIVES | _GERMAN_RELATIVES:
+        if word == "," and i + 1 < len(tokens) and tokens[i + 1].word in lexicon.RELATIVES | lexicon.GERMAN_RELATIVES:
             i = _closing_comma(tokens, i + 1, len(tokens))
             continue
         if word not in (",", ";") and _is_verb(tokens, i):
@@ -264,12 +208,16 @@ def _english(
     text: str, tokens: list[_Token], start: int, end: int, hint: str | None
 ) -> tuple[list[Clause], str | None]:
     verb = _first_verb(tokens)
-    if tokens[0].word in _AUX or tokens[0].word in _VERBS:
+    if tokens[0].word in lexicon.AUX or tokens[0].word in lexicon.VERBS:
         verb = 0  # a piece that continues an earlier piece's predicate ("… tank" | "and weighs 38 kg")
     if verb is None:
         return [Clause(start, end, "")], None
     clauses, subject = _english_clauses(text, tokens, verb, start, end, hint)
-    if subject is None and verb > 0 and (tokens[0].word in _SUBORDINATORS or tokens[0].word in _PREPOSITIONS):
+    if (
+        subject is None
+        and verb > 0
+        and (tokens[0].word in lexicon.SUBORDINATORS or tokens[0].word in lexicon.PREPOSITIONS)
+    ):
         clauses, subject = _after_lead(text, tokens, start, end, hint) or (clauses, subject)
     merged: list[Clause] = []
     for clause in clauses:
@@ -291,7 +239,7 @@ def _after_lead(
             continue
         rest = tokens[comma + 1 :]
         verb = _first_verb(rest)
-        if verb is None or rest[0].word in _SUBORDINATORS or rest[0].word in _PREPOSITIONS:
+        if verb is None or rest[0].word in lexicon.SUBORDINATORS or rest[0].word in lexicon.PREPOSITIONS:
             continue
         clauses, subject = _english_clauses(text, rest, verb, rest[0].start, end, hint)
         if subject is None:
@@ -305,6 +253,8 @@ def _after_lead(
 def _english_clauses(
     text: str, tokens: list[_Token], verb: int, start: int, end: int, hint: str | None
 ) -> tuple[list[Clause], str | None]:
+    """Clauses of a sentence whose main verb is ``tokens[verb]``: the subject before it (after a leading
+    adverbial's comma, or before appositives set off by commas), the appositives, then the predicate."""
     commas = [i for i in range(verb) if tokens[i].word == "," and not tokens[i].depth]
     appositives: list[tuple[int, int]] = []
     if verb == 0:
@@ -327,8 +277,8 @@ def _english_clauses(
     if (
         not words
         or len(words) > _MAX_SUBJECT_WORDS
-        or words[0].lower() in _SUBORDINATORS
-        or tokens[subject_first].word in _SUBORDINATORS
+        or words[0].lower() in lexicon.SUBORDINATORS
+        or tokens[subject_first].word in lexicon.SUBORDINATORS
     ):
         return [Clause(start, end, "")], None
     clauses: list[Clause] = []
@@ -343,11 +293,13 @@ def _english_clauses(
 
 
 def _appositive(text: str, tokens: Sequence[_Token], first: int, last: int, subject: str) -> list[Clause]:
+    """The claim an appositive between the subject and its verb makes: a relative clause gets the subject in
+    place of its pronoun, ``born …`` gets ``was``, a noun phrase gets ``is`` (``ist``)."""
     if first >= last:
         return []
     word = tokens[first].word
     begin, stop = tokens[first].start, tokens[last - 1].end
-    if word in _RELATIVES or word in _GERMAN_RELATIVES:
+    if word in lexicon.RELATIVES or word in lexicon.GERMAN_RELATIVES:
         if first + 1 >= last:
             return []
         return [Clause(tokens[first + 1].start, stop, subject)]
@@ -355,7 +307,7 @@ def _appositive(text: str, tokens: Sequence[_Token], first: int, last: int, subj
         return [Clause(begin, stop, f"{subject} was")]
     if word in ("often", "also", "commonly", "better", "known", "auch"):
         return [Clause(begin, stop, f"{subject} is")]
-    if word in _DETERMINERS or tokens[first].word[:1].isalpha():
+    if word in lexicon.DETERMINERS or tokens[first].word[:1].isalpha():
         copula = "ist" if word in ("ein", "eine", "der", "die", "das") else "is"
         return [Clause(begin, stop, f"{subject} {copula}")]
     return []
@@ -401,7 +353,7 @@ def _predicate(
         relative = [Clause(rest_start, tokens[close - 1].end, antecedent)] if close > resume else []
         return head + relative + _adjunct_or_rest(text, tokens, close + 1, limit, end, subject, verb_text)
     # an adjunct or "including …": the subject and verb (with a short object right after it) go in front
-    skip = 1 if tokens[resume].word in _INCLUDING else 0
+    skip = 1 if tokens[resume].word in lexicon.INCLUDING else 0
     adjunct_head = verb_text
     if skip == 0:
         adjunct_head = " ".join(p for p in (verb_text, _object(text, tokens, group_end, at)) if p)
@@ -411,12 +363,12 @@ def _predicate(
 def _object(text: str, tokens: Sequence[_Token], first: int, limit: int) -> str:
     """``his first acting award`` in ``received his first acting award in 2006``: a short noun phrase opened by a
     determiner right after the verb, up to the first preposition or comma (empty when there is none)."""
-    if first >= limit or tokens[first].word not in _DETERMINERS:
+    if first >= limit or tokens[first].word not in lexicon.DETERMINERS:
         return ""
     last = first
     while last + 1 < limit and last - first < 5:
         word = tokens[last + 1].word
-        if word in _PREPOSITIONS or word in (",", ";") or word in _COORDINATORS or tokens[last + 1].depth:
+        if word in lexicon.PREPOSITIONS or word in (",", ";") or word in lexicon.COORDINATORS or tokens[last + 1].depth:
             break
         last += 1
     if last - first >= 5:
@@ -441,14 +393,14 @@ def _adjunct_or_rest(
     if first >= limit:
         return []
     word = tokens[first].word
-    if _is_verb(tokens, first) or word in _AUX:
+    if _is_verb(tokens, first) or word in lexicon.AUX:
         group = _verb_group_end(tokens, first)
         verb = _clean(text, tokens[first].start, tokens[group - 1].end)
         return _predicate(text, tokens, first, group, limit, tokens[first].start, end, subject, verb, subject)
-    if word in _COORDINATORS and first + 1 < limit and _is_verb(tokens, first + 1):
+    if word in lexicon.COORDINATORS and first + 1 < limit and _is_verb(tokens, first + 1):
         return _adjunct_or_rest(text, tokens, first + 1, limit, end, subject, verb_text)
-    if word in _ADJUNCTS or word in _INCLUDING:
-        skip = 1 if word in _INCLUDING else 0
+    if word in lexicon.ADJUNCTS or word in lexicon.INCLUDING:
+        skip = 1 if word in lexicon.INCLUDING else 0
         return _adjunct(text, tokens, first + skip, limit, end, subject, verb_text)
     # anything else (an appositive, "and Maria Jane Dyer", a place after a place) stays with the clause before
     close = _closing_comma(tokens, first, limit)
@@ -481,21 +433,23 @@ def _next_cut(tokens: Sequence[_Token], first: int, limit: int) -> tuple[str, in
             following = tokens[after].word if after < limit else ""
             if following.isdigit() or not following:
                 continue
-            if following in _COORDINATORS and after + 1 < limit:
+            if following in lexicon.COORDINATORS and after + 1 < limit:
                 found = _coordinated(tokens, after + 1, limit)
                 if found:
                     return found[0], i, found[1]
                 continue
-            if following in _RELATIVES or (following in _GERMAN_RELATIVES and _german_relative(tokens, after, limit)):
+            if following in lexicon.RELATIVES or (
+                following in lexicon.GERMAN_RELATIVES and _german_relative(tokens, after, limit)
+            ):
                 if after + 1 < limit:
                     return "relative", i, after + 1
                 continue
-            if (following in _ADJUNCTS or following in _INCLUDING) and after + 1 < limit:
+            if (following in lexicon.ADJUNCTS or following in lexicon.INCLUDING) and after + 1 < limit:
                 return "adjunct", i, after
             if following in ("the", "a", "an") and i > first + 1 and _appositive_after(tokens, after, limit):
                 return "appositive", i, after
             continue
-        if word in _COORDINATORS and after < limit:
+        if word in lexicon.COORDINATORS and after < limit:
             found = _coordinated(tokens, after, limit)
             if found:
                 return found[0], i, found[1]
@@ -504,7 +458,7 @@ def _next_cut(tokens: Sequence[_Token], first: int, limit: int) -> tuple[str, in
             return "predicate", i, after
         if i > first + 1 and after < limit and _second_place_or_date(tokens, i):
             return "adjunct", i, i
-        if word == "where" and i > first and after + 1 < limit and tokens[after].word in _PRONOUNS:
+        if word == "where" and i > first and after + 1 < limit and tokens[after].word in lexicon.PRONOUNS:
             return "clause", i, after
     return None
 
@@ -513,9 +467,9 @@ def _second_place_or_date(tokens: Sequence[_Token], i: int) -> bool:
     """``born in Tehran on 27 October`` / ``born on 3 May 1862 in London`` / ``died in 2005 at the age of 86``: a
     second adjunct after a place or a date."""
     word, previous, following = tokens[i].word, tokens[i - 1], tokens[i + 1]
-    if word in ("on", "am") and following.word in _MONTH_NAMES and (previous.upper or previous.word.isdigit()):
+    if word in ("on", "am") and following.word in lexicon.MONTH_NAMES and (previous.upper or previous.word.isdigit()):
         return True
-    return word in _AFTER_YEAR and re.fullmatch(r"\d{4}", previous.word) is not None and not following.depth
+    return word in lexicon.AFTER_YEAR and re.fullmatch(r"\d{4}", previous.word) is not None and not following.depth
 
 
 def _appositive_after(tokens: Sequence[_Token], first: int, limit: int) -> bool:
@@ -525,13 +479,13 @@ def _appositive_after(tokens: Sequence[_Token], first: int, limit: int) -> bool:
     if close - first < 2:
         return False
     for k in range(first + 1, close):
-        if tokens[k].word in _COORDINATORS or tokens[k].word == "or" or _is_verb(tokens, k):
+        if tokens[k].word in lexicon.COORDINATORS or tokens[k].word == "or" or _is_verb(tokens, k):
             return False
     return not (close + 1 < limit and tokens[close + 1].word in ("and", "or", "und", "oder"))
 
 
 def _copula_before(tokens: Sequence[_Token], first: int, at: int) -> bool:
-    return any(tokens[k].word in _COPULAS for k in range(max(0, first - 3), first))
+    return any(tokens[k].word in lexicon.COPULAS for k in range(max(0, first - 3), first))
 
 
 def _german_relative(tokens: Sequence[_Token], at: int, limit: int) -> bool:
@@ -546,14 +500,14 @@ def _coordinated(tokens: Sequence[_Token], after: int, limit: int) -> tuple[str,
     k = after
     if k < limit and tokens[k].word in ("then", "also", "later", "dann", "auch", "später", "subsequently"):
         k += 1
-    if k < limit and (_is_verb(tokens, k) or tokens[k].word in _AUX):
+    if k < limit and (_is_verb(tokens, k) or tokens[k].word in lexicon.AUX):
         return "predicate", k
     for j in range(after + 1, min(limit, after + 5)):
         if tokens[j].word in (",", ";") or tokens[j].depth:
             return None
-        if tokens[j].word in _AUX or tokens[j].word in _VERBS:
+        if tokens[j].word in lexicon.AUX or tokens[j].word in lexicon.VERBS:
             opener = tokens[after].word
-            if opener in _DETERMINERS or opener in _PRONOUNS:
+            if opener in lexicon.DETERMINERS or opener in lexicon.PRONOUNS:
                 return "clause", after
             return None
     return None
@@ -565,10 +519,10 @@ def _antecedent(text: str, tokens: Sequence[_Token], comma: int, verb: int, grou
     k = comma - 1
     first = k
     while first > group_end and tokens[first - 1].word not in (",", ";") and not tokens[first - 1].depth:
-        if tokens[first].word in _DETERMINERS or tokens[first].word in _PREPOSITIONS:
+        if tokens[first].word in lexicon.DETERMINERS or tokens[first].word in lexicon.PREPOSITIONS:
             break
         first -= 1
-    if tokens[first].word in _PREPOSITIONS:
+    if tokens[first].word in lexicon.PREPOSITIONS:
         first += 1
     if first > k or tokens[k].depth:
         return subject
@@ -633,8 +587,8 @@ def _objects(
     item_stops = [*bounds]
     first_start = group_end
     region = range(group_end, bounds[0])
-    if second.word in _DETERMINERS or second.word[:1].isdigit() or second.upper:
-        prepositions = [p for p in region if tokens[p].word in _PREPOSITIONS and not tokens[p].depth]
+    if second.word in lexicon.DETERMINERS or second.word[:1].isdigit() or second.upper:
+        prepositions = [p for p in region if tokens[p].word in lexicon.PREPOSITIONS and not tokens[p].depth]
         if prepositions and bounds[0] - prepositions[-1] - 1 <= 4:
             first_start = prepositions[-1] + 1
     if first_start >= bounds[0]:
@@ -656,10 +610,10 @@ def _objects(
     between = _clean(text, tokens[group_end].start, tokens[first_start - 1].end) if first_start > group_end else ""
     shared = " ".join(p for p in (subject, verb_text, between) if p)
     clauses = [Clause(span_start, tokens[items[0][1] - 1].end, prefix)]
-    copular = not between and verb_text.split()[-1].lower() in _COPULAS
+    copular = not between and verb_text.split()[-1].lower() in lexicon.COPULAS
     for a, b in items[1:]:
         item_prefix = shared
-        if copular and tokens[a].word not in _DETERMINERS and not tokens[a].upper and tokens[a].word.isalpha():
+        if copular and tokens[a].word not in lexicon.DETERMINERS and not tokens[a].upper and tokens[a].word.isalpha():
             item_prefix = f"{shared} {'an' if tokens[a].word[:1] in 'aeiou' else 'a'}"  # "is an actress, singer"
         clauses.append(Clause(tokens[a].start, tokens[b - 1].end, item_prefix))
     if last_stop < limit:
@@ -669,16 +623,16 @@ def _objects(
 
 def _adjectives(tokens: Sequence[_Token], joint: int, limit: int) -> bool:
     """``his innovative and controversial work``: two lower-case words joined before one noun."""
-    if joint < 2 or joint + 2 >= limit or tokens[joint - 2].word not in _DETERMINERS:
+    if joint < 2 or joint + 2 >= limit or tokens[joint - 2].word not in lexicon.DETERMINERS:
         return False
     before, after, noun = tokens[joint - 1], tokens[joint + 1], tokens[joint + 2]
     return (
         not before.upper
         and before.word.isalpha()
         and not after.upper
-        and after.word not in _DETERMINERS
+        and after.word not in lexicon.DETERMINERS
         and noun.word.isalpha()
-        and noun.word not in _COORDINATORS
+        and noun.word not in lexicon.COORDINATORS
     )
 
 
@@ -687,7 +641,7 @@ def _nationality(
 ) -> tuple[int, int] | None:
     """``(index of the adjective's last word, index of the noun)`` for ``is a South Korean singer``: a copula, an
     article, a capitalised nationality and a lower-case noun."""
-    if not verb_text or verb_text.split()[-1].lower() not in _COPULAS or group_end + 2 >= limit:
+    if not verb_text or verb_text.split()[-1].lower() not in lexicon.COPULAS or group_end + 2 >= limit:
         return None
     if tokens[group_end].word not in ("a", "an"):
         return None
@@ -698,7 +652,7 @@ def _nationality(
     noun = k + 1
     if not _NATIONALITY.fullmatch(word) or tokens[noun].upper or not tokens[noun].word.isalpha():
         return None
-    if tokens[noun].word in _PREPOSITIONS or tokens[noun].word in _COORDINATORS or tokens[noun].depth:
+    if tokens[noun].word in lexicon.PREPOSITIONS or tokens[noun].word in lexicon.COORDINATORS or tokens[noun].depth:
         return None
     return k, noun
 
