@@ -14,7 +14,8 @@ What ends a sentence:
 
 What does not: a full stop inside a word or number (``3.5 bar``, ``1.200 €``, ``example.com``, ``z.B.``), except
 between two words glued together when answer blocks are joined without a space (``specifications.Based``);
-a full stop followed by a lower-case word; an abbreviation (:func:`is_abbreviation`): titles and Latin
+a full stop followed by a lower-case word; a ``!`` or ``?`` inside a quotation closed later on the line (a title
+such as ``"Razzle Dazzle! The Best of …"``); an abbreviation (:func:`is_abbreviation`): titles and Latin
 abbreviations (``Dr.``, ``St.``, ``vs.``, ``e.g.``, ``i.e.``) never end a sentence, ``No.`` / ``p.`` / ``Fig.`` not
 before a number, and words that also close sentences (``Inc.``, ``Bros.``, ``U.S.``, initials, ``Jr.``) only before
 a word that typically opens one (``The``, ``He``, ``In``, …); a German day ordinal before a month
@@ -156,7 +157,7 @@ def _sentence_end(text: str, at: int, line_end: int, begin: int) -> tuple[int, i
         following = text[after : after + 1]
         if following in (".", "!", "?"):
             return None  # "..." and "?!": the last of the run decides
-        if following.isspace() and _inside_quotes(text, begin, at, line_end):
+        if char != "." and following.isspace() and _inside_quotes(text, begin, at, line_end):
             return None  # a title such as "Razzle Dazzle! The Best of …" goes on to its closing quote
         if following.isalnum():
             if char == "." and _GLUED.match(text, at - 3, at + 4):
@@ -176,7 +177,8 @@ def _sentence_end(text: str, at: int, line_end: int, begin: int) -> tuple[int, i
 
 
 def _inside_quotes(text: str, begin: int, at: int, line_end: int) -> bool:
-    """Whether ``at`` stands inside a quotation opened in this sentence and closed later on the line."""
+    """Whether ``at`` stands inside a quotation opened in this sentence and closed later on the line (checked for
+    ``!`` and ``?``, which titles carry; a full stop inside quoted speech still ends a sentence)."""
     straight = text.count('"', begin, at)
     if straight % 2:
         return text.find('"', at, line_end) >= 0
