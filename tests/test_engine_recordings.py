@@ -356,23 +356,11 @@ def check_spans(audit: Audit) -> None:
         assert sliced == claim.text or claim_of(sliced) == claim.text, (sliced, claim.text)
 
 
-# Recordings whose claim texts cross an abbreviation ("U.S.", "St.") the sentence splitter must not cut at.
-ABBREVIATION_DEPENDENT = {
-    "perplexity/vercel-sonar-population.json": "claims run across 'U.S.' and 'St.' inside a sentence",
-}
-
 FILES = sorted(TABLE)
 
 
 def _case(relative: str) -> Any:
-    marks = []
-    if relative in ABBREVIATION_DEPENDENT:
-        marks.append(
-            pytest.mark.xfail(
-                strict=True, reason=f"needs the shared sentence splitter: {ABBREVIATION_DEPENDENT[relative]}"
-            )
-        )
-    return pytest.param(relative, id=relative, marks=marks)
+    return pytest.param(relative, id=relative)
 
 
 def test_every_recording_is_covered() -> None:

@@ -76,15 +76,17 @@ def test_sonar_claims_are_the_marked_sentences_without_markers() -> None:
     answer = read_one(PERPLEXITY / "sonar.json")
     spans = [(c.start, c.end, c.text, c.citations) for c in answer.claims]
     # Citation locations are numbered in text order: [1][1] → 0, 1; [2][3] → 2, 3; [4][9] → 4, 5; [4] → 6;
-    # [1][2] → 7, 8. Bullets and markers leave the claim text, not the span's start.
+    # [1][2] → 7, 8. Markers leave the claim text; a list bullet ("- " at 214..216 and at 268..270) is outside
+    # the span too.
     assert spans == [
         (0, 62, "The Axtorp AX220 has a 20-litre tank and delivers up to 8 bar.", (0, 1)),
         (69, 147, "Reviewers describe it as quiet at 68 dB, although one retailer lists 70 dB.", (2, 3)),
         (151, 212, "For heavier use, the AX300 (50 L) is the usual step up.", (4, 5)),
-        (214, 264, "The AX150 is the compact option with a 6 L tank.", (6,)),
-        (268, 357, "All three models carry a 3-year warranty, e.g. via registration at axtorp-machines.com.", (7, 8)),
+        (216, 264, "The AX150 is the compact option with a 6 L tank.", (6,)),
+        (270, 357, "All three models carry a 3-year warranty, e.g. via registration at axtorp-machines.com.", (7, 8)),
     ]
     assert answer.text[151:212] == "For heavier use, the AX300 (50 L) is the usual step up[4][9]."
+    assert answer.text[214:264] == "- The AX150 is the compact option with a 6 L tank."
 
 
 def test_sonar_citations_cited_dangling_and_retrieved() -> None:

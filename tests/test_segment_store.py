@@ -72,8 +72,9 @@ def _score(cli: Cli, db: Path) -> dict[str, Any]:
     return dict(json.loads(result.stdout))
 
 
-def _segment(cli: Cli, db: Path, *extra: str) -> dict[str, Any]:
-    result = cli("segment", "--db", db, "--format", "json", *extra)
+def _segment(cli: Cli, db: Path, *extra: str, method: str = "rules-v1") -> dict[str, Any]:
+    # these tests pin rules-v1 (its claims, names and fingerprint); rules-v2 has tests of its own below
+    result = cli("segment", "--db", db, "--format", "json", "--method", method, *extra)
     assert result.exit_code == 0, result.stderr
     return dict(json.loads(result.stdout))
 
@@ -107,6 +108,14 @@ def test_resegmenting_keeps_unchanged_claims_and_sends_the_others_back_to_pendin
         "facts_not_transferred": 0,
         "unattached": 0,
         "skipped": {"question": 1},
+        "method": "rules-v1",
+        # one answer segmented, into 3 claims
+        "claims_per_answer": {"3": 1},
+        # no model asked (these count for atomic-v1 only)
+        "asked": 0,
+        "cached": 0,
+        "malformed": 0,
+        "unanchored": [],
     }
     assert _current(db) == [
         ("The AX220 has a 20 L tank", 0, 25),
@@ -128,6 +137,38 @@ def test_resegmenting_keeps_unchanged_claims_and_sends_the_others_back_to_pendin
     # --force segments again: the same claims come out, all kept with their edges
     forced = _segment(cli, db, "--force")
     assert (forced["sets"], forced["kept"], forced["new"], forced["retired"]) == (1, 3, 0, 0)
+
+
+def test_rules_v2_is_the_default_and_rules_v1_stays_reproducible(cli: Cli, db: Path) -> None:
+    result = cli("segment", "--db", db)
+    assert result.exit_code == 0, result.stderr
+    # one answer, 3 claims: "The AX220 has a 20 L tank" / "The AX220 can operate outdoors" / "It is CE certified"
+    assert "1 answers (rules-v2): 1 new claim sets" in result.stdout
+    assert "claims per answer (rules-v2): mean 3.00, median 3, min 3, max 3 over 1 answers segmented" in result.stdout
+    v2 = _current(db)
+    # c2 "It is CE certified" [55, 73) is unchanged: it keeps its conflicting judgement
+    assert ("It is CE certified", 55, 73) in v2
+    v1 = _segment(cli, db)
+    # rules-v1 makes the same three claims here: every one is kept, with its edges and judgements
+    assert (v1["method"], v1["kept"], v1["new"], v1["judgements_kept"]) == ("rules-v1", 3, 0, 1)
+    assert _current(db) == v2
+    with sqlite3.connect(db) as raw:
+        sets = raw.execute("SELECT method, version FROM claim_sets ORDER BY pk").fetchall()
+    assert sets == [("external", None), ("rules-v2", "1"), ("rules-v1", "1")]
+    mixed = cli("segment", "--db", db, "--method", "rules-v2", "--no-split-coordination")
+    assert mixed.exit_code == 2
+    assert "applies to rules-v1 only" in mixed.stderr
+
+
+def test_compare_lists_claims_per_answer_for_each_method_and_writes_nothing(cli: Cli, db: Path) -> None:
+    result = cli("segment", "--db", db, "--compare", "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    # as ingested a1 has 2 claims; both rule sets split the first sentence in two and skip the question: 3
+    assert json.loads(result.stdout) == [{"answer": "a1", "current": 2, "rules-v1": 3, "rules-v2": 3}]
+    assert _current(db) == [(TEXT[0:51], 0, 51), ("It is CE certified", 55, 73)]
+    table = cli("segment", "--db", db, "--compare")
+    assert "claims per answer" in table.stdout
+    assert "mean" in table.stdout
 
 
 def test_the_judgement_history_is_kept_and_never_moves_to_other_text(cli: Cli, db: Path) -> None:

@@ -15,7 +15,8 @@
     ├── StoreError                  the database cannot be used
     │   └── SchemaVersionMismatch   the database is newer than this version of citeaudit
     ├── MissingExtra                an optional part is not installed; names the pip install line
-    └── JudgeError                  a judge cannot be used as configured (no model at the path, no endpoint)
+    ├── JudgeError                  a judge cannot be used as configured (no model at the path, no endpoint)
+    └── SegmentationUnavailable     a model-assisted segmentation cannot run (no endpoint, the endpoint failed)
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ __all__ = [
     "ResolveStopped",
     "SchemaVersionMismatch",
     "ScopeError",
+    "SegmentationUnavailable",
     "StoreError",
     "UnknownFormat",
     "UnknownReference",
@@ -127,3 +129,7 @@ class ResolveStopped(CiteauditError):
 
 class JudgeError(CiteauditError):
     """A judge that cannot run as configured (a model path without a model, an endpoint not set)."""
+
+
+class SegmentationUnavailable(CiteauditError):
+    """A model-assisted segmentation that cannot run as configured (no endpoint or model, the endpoint failed)."""

@@ -6,17 +6,18 @@ import csv
 import io
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
 
-from citeaudit.api import misattribution_path
 from citeaudit.cli.common import OutputFormat, console, handles_errors
 from citeaudit.cli.score import KindChoice, KindOption, ProtocolOption, WhereOption
-from citeaudit.misattribution import MisattributionReport
 from citeaudit.model import RunKind
 from citeaudit.scope import Scope, parse_where
+
+if TYPE_CHECKING:
+    from citeaudit.misattribution import MisattributionReport
 
 __all__ = ["register"]
 
@@ -70,6 +71,8 @@ def misattribution(
     supported by another source of the same answer or by an official page (a cross pair). Cross pairs are
     proposed by `citeaudit suggest --cross-pairs`, judged in review, and never scored as edges."""
     kinds = frozenset(RunKind) if kind is KindChoice.ALL else frozenset({RunKind(kind.value)})
+    from citeaudit.api import misattribution_path
+
     report, _ = misattribution_path(
         path, scope=Scope(run_kinds=kinds, where=parse_where(where or [])), protocol=protocol
     )

@@ -18,11 +18,17 @@ from citeaudit.errors import InputError
 
 # load_embedder is looked up here at call time, so that it can be replaced (as without the models extra).
 from citeaudit.segment.facts import DEFAULT_THRESHOLD, load_embedder
-from citeaudit.segment.rules import METHOD
+from citeaudit.segment.rules import METHOD as RULES_V1
+from citeaudit.segment.rules_v2 import METHOD as DEFAULT_METHOD
+
+METHODS = (RULES_V1, DEFAULT_METHOD)
+"""The rules methods `--compare` lists, in order (as `citeaudit.segment.resegment.METHODS`)."""
 
 if TYPE_CHECKING:
     from citeaudit.segment.claimsets import SetPlan
-    from citeaudit.segment.resegment import SegmentReport
+    from citeaudit.segment.resegment import MethodCounts, SegmentReport
+    from citeaudit.segment.rules import Rules
+    from citeaudit.segment.rules_v2 import RulesV2
     from citeaudit.store import Store
     from citeaudit.store.facts import MappingRow
 
@@ -63,15 +69,29 @@ def _print_report(report: SegmentReport, fmt: OutputFormat) -> None:
         console.out("name,value", highlight=False)
         for name, value in body.items():
             if isinstance(value, dict):
-                for reason, count in value.items():
-                    console.out(f"skipped_{reason},{count}", highlight=False)
+                label = "skipped" if name == "skipped" else "answers_with_claims"
+                for key, count in value.items():
+                    console.out(f"{label}_{key},{count}", highlight=False)
+            elif isinstance(value, list):
+                console.out(f"{name},{len(value)}", highlight=False)
             else:
                 console.out(f"{name},{value}", highlight=False)
         return
     console.print(
-        f"{report.answers} answers: {report.sets} new claim sets, {report.already} already segmented this way",
+        f"{report.answers} answers ({report.method}): {report.sets} new claim sets, {report.already} already "
+        "segmented this way",
         soft_wrap=True,
     )
+    if report.claims_per_answer:
+        console.print(f"claims per answer ({report.method}): {_distribution(report)}", soft_wrap=True)
+    if report.method == "atomic-v1":
+        console.print(
+            f"model: {report.asked} requests, {report.cached} responses from the cache, {report.malformed} without "
+            f"readable facts (their sentence kept as one claim), {len(report.unanchored)} facts not anchored",
+            soft_wrap=True,
+        )
+        for fact in report.unanchored:
+            console.print(Text(f"  not anchored (kept on its whole sentence): {fact}"), soft_wrap=True)
     console.print(_claims_line(report), soft_wrap=True)
     _print_facts_not_transferred(report)
     skipped = ", ".join(f"{n} {reason}" for reason, n in sorted(report.skipped.items())) or "none"
@@ -84,16 +104,49 @@ def _print_report(report: SegmentReport, fmt: OutputFormat) -> None:
         )
 
 
+def _distribution(report: SegmentReport) -> str:
+    counts = sorted(report.claims_per_answer.elements())
+    mean = sum(counts) / len(counts)
+    median = (
+        counts[len(counts) // 2] if len(counts) % 2 else (counts[len(counts) // 2 - 1] + counts[len(counts) // 2]) / 2
+    )
+    return f"mean {mean:.2f}, median {median:g}, min {counts[0]}, max {counts[-1]} over {len(counts)} answers segmented"
+
+
 @handles_errors
 def segment(
     db: DbOption = Path("citeaudit.db"),
-    method: Annotated[str, typer.Option("--method", help="Segmentation method.")] = METHOD,
+    method: Annotated[
+        str,
+        typer.Option("--method", help="Segmentation method: rules-v2 (default), rules-v1 or atomic-v1 (a chat model)."),
+    ] = DEFAULT_METHOD,
     run: Annotated[str | None, typer.Option("--run", help="Only this run's answers.")] = None,
     split_coordination: Annotated[
         bool,
         typer.Option(
             "--split-coordination/--no-split-coordination",
-            help="Split coordinated predicates sharing a subject into separate claims.",
+            help="rules-v1: split coordinated predicates sharing a subject into separate claims.",
+        ),
+    ] = True,
+    base_url: Annotated[
+        str | None,
+        typer.Option(
+            "--base-url",
+            envvar="CITEAUDIT_ATOMIC_BASE_URL",
+            help="atomic-v1: OpenAI-compatible endpoint, e.g. http://localhost:11434/v1 (key from "
+            "CITEAUDIT_ATOMIC_API_KEY or OPENAI_API_KEY).",
+        ),
+    ] = None,
+    model: Annotated[
+        str | None, typer.Option("--model", envvar="CITEAUDIT_ATOMIC_MODEL", help="atomic-v1: model name.")
+    ] = None,
+    temperature: Annotated[float, typer.Option("--temperature", min=0.0, help="atomic-v1: temperature.")] = 0.0,
+    split_clauses: Annotated[
+        bool,
+        typer.Option(
+            "--split-clauses/--no-split-clauses",
+            help="rules-v2: split sentences into clauses (coordination, enumerations, appositives, relative "
+            "clauses, adjuncts).",
         ),
     ] = True,
     skip_non_assertions: Annotated[
@@ -110,18 +163,39 @@ def segment(
         bool,
         typer.Option("--force", help="Segment answers already segmented this way again (replaces manual edits)."),
     ] = False,
+    compare: Annotated[
+        bool,
+        typer.Option(
+            "--compare", help="Write nothing: list how many claims each rules method makes per answer, and the current."
+        ),
+    ] = False,
     fmt: Annotated[OutputFormat, typer.Option("--format", help="Output format of the summary.")] = OutputFormat.TABLE,
 ) -> None:
     """Split every answer into claims with exact spans, as a new claim set per answer.
 
     Engine-given spans are kept; the rules split only within them. Method, version and parameters enter the
     protocol fingerprint. A claim whose text and span are unchanged keeps its edges and judgements; the others
-    go back to pending. Resumable: answers already segmented this way are left as they are.
+    go back to pending. Resumable: answers already segmented this way are left as they are. The summary says
+    how many claims the method made per answer.
     """
-    from citeaudit.segment.resegment import resegment
+    from citeaudit.segment.resegment import compare_methods, resegment
     from citeaudit.segment.rules import Rules
+    from citeaudit.segment.rules_v2 import RulesV2
 
-    rules = Rules(split_coordination=split_coordination, skip_non_assertions=skip_non_assertions)
+    if compare:
+        with _open(db) as store:
+            _print_comparison(compare_methods(store, run), fmt)
+        return
+    if method == "atomic-v1":
+        _segment_atomic(db, run, reviewer, force, fmt, base_url, model, temperature)
+        return
+    rules: Rules | RulesV2
+    if method == "rules-v1":
+        rules = Rules(split_coordination=split_coordination, skip_non_assertions=skip_non_assertions)
+    else:
+        if not split_coordination:
+            raise InputError("--no-split-coordination", "", "applies to rules-v1 only; use --no-split-clauses")
+        rules = RulesV2(split_clauses=split_clauses, skip_non_assertions=skip_non_assertions)
     with _open(db) as store:
         total = len(store.answers_for_claims(run))
         with Progress(
@@ -134,6 +208,67 @@ def segment(
         ) as progress:
             task = progress.add_task("segment", total=total)
             report = resegment(store, method, rules, run, reviewer, lambda n: progress.advance(task, n), force)
+    _print_report(report, fmt)
+
+
+def _print_comparison(rows: list[MethodCounts], fmt: OutputFormat) -> None:
+    methods = list(METHODS)
+    if fmt is OutputFormat.JSON:
+        body = [{"answer": r.answer, "current": r.current, **r.by_method} for r in rows]
+        console.out(json.dumps(body, indent=2), highlight=False)
+        return
+    if fmt is OutputFormat.CSV:
+        console.out(",".join(["answer", "current", *methods]), highlight=False)
+        for r in rows:
+            console.out(",".join([r.answer, str(r.current), *(str(r.by_method[m]) for m in methods)]), highlight=False)
+        return
+    table = Table("answer", "current", *methods, title="claims per answer", header_style="bold")
+    for r in rows:
+        table.add_row(Text(r.answer), str(r.current), *(str(r.by_method[m]) for m in methods))
+    if rows:
+        means = [sum(r.by_method[m] for r in rows) / len(rows) for m in methods]
+        current = sum(r.current for r in rows) / len(rows)
+        table.add_row("mean", f"{current:.2f}", *(f"{v:.2f}" for v in means))
+    console.print(table)
+
+
+def _segment_atomic(
+    db: Path,
+    run: str | None,
+    reviewer: str | None,
+    force: bool,
+    fmt: OutputFormat,
+    base_url: str | None,
+    model: str | None,
+    temperature: float,
+) -> None:
+    if not model:
+        raise InputError("--model", "", "atomic-v1 needs a model name: pass --model (or set CITEAUDIT_ATOMIC_MODEL)")
+    from citeaudit.segment.atomic import AtomicSettings, ChatEndpoint, ResponseCache
+    from citeaudit.segment.resegment import resegment_atomic
+    from citeaudit.store import Store
+
+    path = existing_database(db)
+    cache = ResponseCache(path.parent / f"{path.name}.cache" / "atomic-v1")
+    endpoint = ChatEndpoint(base_url)
+    try:
+        with Store(path) as store:
+            total = len(store.answers_for_claims(run))
+            with Progress(
+                TextColumn("segmenting (atomic-v1)"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeRemainingColumn(),
+                console=err_console,
+                transient=True,
+            ) as progress:
+                task = progress.add_task("segment", total=total)
+                settings = AtomicSettings(model=model, temperature=temperature)
+                report = resegment_atomic(
+                    store, settings, endpoint, cache, run, reviewer, lambda n: progress.advance(task, n), force
+                )
+    finally:
+        endpoint.close()
     _print_report(report, fmt)
 
 

@@ -13,15 +13,54 @@ from dataclasses import dataclass, field
 
 from citeaudit.errors import InvalidValue
 from citeaudit.model import Segmentation
+from citeaudit.segment import atomic, rules_v2
+from citeaudit.segment import rules as rules_v1
+from citeaudit.segment.atomic import AtomicSettings, ChatEndpoint, ResponseCache
 from citeaudit.segment.claimsets import SetPlan, plan_edit, plan_merge, plan_segmentation, plan_split
-from citeaudit.segment.rules import METHOD, Rules, segment
+from citeaudit.segment.rules import Rules, Segmented
+from citeaudit.segment.rules_v2 import RulesV2
 from citeaudit.store import Store
 from citeaudit.store.claimsets import AnswerClaims
 
-__all__ = ["METHODS", "SegmentReport", "edit_claim", "merge_claims", "resegment", "split_claim"]
+__all__ = [
+    "DEFAULT_METHOD",
+    "METHODS",
+    "MethodCounts",
+    "SegmentReport",
+    "compare_methods",
+    "edit_claim",
+    "merge_claims",
+    "resegment",
+    "resegment_atomic",
+    "split_claim",
+]
 
-METHODS = (METHOD,)
-"""Segmentation methods ``citeaudit segment`` knows."""
+METHODS = (rules_v1.METHOD, rules_v2.METHOD)
+"""Segmentation methods ``citeaudit segment`` knows (the model-assisted one has its own entry point)."""
+DEFAULT_METHOD = rules_v2.METHOD
+"""The method ``citeaudit segment`` uses when none is named. ``rules-v1`` stays selectable: claim sets made
+with it are reproduced exactly, and its method name and version stay in their fingerprint."""
+
+MethodRules = Rules | RulesV2
+"""The parameters of one rules method."""
+
+
+def rules_for(method: str, rules: MethodRules | None = None) -> MethodRules:
+    """The parameters for ``method`` (its defaults when ``rules`` is ``None``); refuses a mismatch."""
+    if method not in METHODS:
+        raise InvalidValue("--method", "", f"unknown segmentation method {method!r}; known: {', '.join(METHODS)}")
+    expected = Rules if method == rules_v1.METHOD else RulesV2
+    if rules is None:
+        return expected()
+    if not isinstance(rules, expected):
+        raise InvalidValue("--method", "", f"the parameters given are not those of {method!r}")
+    return rules
+
+
+def _segment_with(text: str, regions: Sequence[tuple[int, int]], rules: MethodRules) -> Segmented:
+    if isinstance(rules, RulesV2):
+        return rules_v2.segment(text, regions, rules)
+    return rules_v1.segment(text, regions, rules)
 
 
 @dataclass(slots=True)
@@ -54,6 +93,19 @@ class SegmentReport:
     """Citation locations that fell on no claim (e.g. a marker in a skipped question)."""
     skipped: Counter[str] = field(default_factory=Counter)
     """Non-assertions skipped, by reason."""
+    method: str = ""
+    """The segmentation method."""
+    claims_per_answer: Counter[int] = field(default_factory=Counter)
+    """How many answers got how many claims from this run's segmentation (claims → answers)."""
+    asked: int = 0
+    """Requests sent to a model endpoint (``atomic-v1``)."""
+    cached: int = 0
+    """Model responses read from the cache instead (``atomic-v1``)."""
+    malformed: int = 0
+    """Model responses without a readable list of facts: their sentence stays one claim (``atomic-v1``)."""
+    unanchored: list[str] = field(default_factory=list)
+    """Facts whose words were not found in their sentence, kept as claims on the whole sentence
+    (``atomic-v1``)."""
 
     def add(self, plan: SetPlan) -> None:
         """Count one recorded claim set."""
@@ -70,17 +122,17 @@ class SegmentReport:
         self.skipped.update(plan.skipped)
 
     def as_dict(self) -> dict[str, object]:
-        """Plain mapping for JSON output."""
+        """Plain mapping for JSON output (``claims_per_answer`` keys as strings, in numeric order)."""
         return {
-            name: dict(sorted(value.items())) if isinstance(value, Counter) else value
+            name: {str(k): v for k, v in sorted(value.items())} if isinstance(value, Counter) else value
             for name, value in ((n, getattr(self, n)) for n in self.__dataclass_fields__)
         }
 
 
 def resegment(
     store: Store,
-    method: str = METHOD,
-    rules: Rules = Rules(),
+    method: str | None = None,
+    rules: MethodRules | None = None,
     run: str | None = None,
     actor: str | None = None,
     advance: Callable[[int], None] | None = None,
@@ -88,21 +140,69 @@ def resegment(
 ) -> SegmentReport:
     """Segment every answer (or one run's) with ``method`` into a new claim set.
 
-    Engine-given spans (the claims as ingested) are the starting point: no new claim crosses one. A claim
-    whose text and span are unchanged keeps its edges and judgements; every other claim is new and pending.
-    ``advance(n)`` is called after each answer (for a progress bar). Answers already segmented this way are
-    left alone unless ``force`` (which also replaces manual edits made on top of that segmentation).
+    ``method`` defaults to the method ``rules`` belong to, else :data:`DEFAULT_METHOD`. Engine-given spans
+    (the claims as ingested) are the starting point: no new claim crosses one. A claim whose text and span are
+    unchanged keeps its edges and judgements; every other claim is new and pending. ``advance(n)`` is called
+    after each answer (for a progress bar). Answers already segmented this way are left alone unless ``force``
+    (which also replaces manual edits made on top of that segmentation).
     """
-    if method not in METHODS:
-        raise InvalidValue("--method", "", f"unknown segmentation method {method!r}; known: {', '.join(METHODS)}")
-    segmentation = rules.segmentation()
-    report = SegmentReport()
+    if method is None:
+        method = rules_v1.METHOD if isinstance(rules, Rules) else DEFAULT_METHOD
+    chosen = rules_for(method, rules)
+    report = SegmentReport(method=method)
+    return _run(
+        store,
+        chosen.segmentation(),
+        lambda text, regions: _segment_with(text, regions, chosen),
+        report,
+        run,
+        actor,
+        advance,
+        force,
+    )
 
+
+def resegment_atomic(
+    store: Store,
+    settings: AtomicSettings,
+    endpoint: ChatEndpoint | None,
+    cache: ResponseCache,
+    run: str | None = None,
+    actor: str | None = None,
+    advance: Callable[[int], None] | None = None,
+    force: bool = False,
+) -> SegmentReport:
+    """Segment every answer (or one run's) with ``atomic-v1``: facts from a chat model, anchored to the answer;
+    as :func:`resegment` otherwise. Unanchored facts are kept on their sentence and reported."""
+    report = SegmentReport(method=atomic.METHOD)
+
+    def make(text: str, regions: Sequence[tuple[int, int]]) -> Segmented:
+        outcome = atomic.decompose(text, regions, settings, endpoint, cache)
+        report.asked += outcome.asked
+        report.cached += outcome.cached
+        report.malformed += outcome.malformed
+        report.unanchored.extend(f"{u.fact} (words {u.span!r} not found)" for u in outcome.unanchored)
+        return outcome.segmented
+
+    return _run(store, settings.segmentation(), make, report, run, actor, advance, force)
+
+
+def _run(
+    store: Store,
+    segmentation: Segmentation,
+    make: Callable[[str, Sequence[tuple[int, int]]], Segmented],
+    report: SegmentReport,
+    run: str | None,
+    actor: str | None,
+    advance: Callable[[int], None] | None,
+    force: bool,
+) -> SegmentReport:
     def planner(state: AnswerClaims, current: Segmentation) -> tuple[SetPlan, Segmentation] | None:
         if state.current_set is not None and current == segmentation and not force:
             report.already += 1
             return None
-        segmented = segment(state.text, state.regions, rules)
+        segmented = make(state.text, state.regions)
+        report.claims_per_answer[len(segmented.claims)] += 1
         return plan_segmentation(segmented, state.claims, state.edges, state.history), segmentation
 
     for answer_pk, _, _ in store.answers_for_claims(run):
@@ -113,6 +213,28 @@ def resegment(
         if advance is not None:
             advance(1)
     return report
+
+
+@dataclass(frozen=True, slots=True)
+class MethodCounts:
+    """How many claims each rules method makes of one answer, next to its current claims."""
+
+    answer: str
+    """Answer id."""
+    current: int
+    """Current claims."""
+    by_method: dict[str, int]
+    """Claims each method in :data:`METHODS` makes (default parameters), by method name."""
+
+
+def compare_methods(store: Store, run: str | None = None) -> list[MethodCounts]:
+    """Claims per answer for every rules method, computed without writing anything."""
+    found = []
+    for answer_pk, _, _ in store.answers_for_claims(run):
+        state = store.answer_claims(answer_pk)
+        counts = {m: len(_segment_with(state.text, state.regions, rules_for(m)).claims) for m in METHODS}
+        found.append(MethodCounts(state.id, len(state.claims), counts))
+    return found
 
 
 def _claims_of(state: AnswerClaims, claim_ids: Sequence[str]) -> list[int]:

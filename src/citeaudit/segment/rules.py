@@ -67,6 +67,8 @@ class SkipReason(StrEnum):
     """A markdown heading, a bold-only line, a table header or a lead-in ending with a colon."""
     FRAGMENT = "fragment"
     """A piece an engine span cut off a sentence that asserts nothing by itself (``Based on the results,``)."""
+    REFERENCE = "reference"
+    """A reference-list entry, a ``Sources:`` block or a footnote definition (``rules-v2`` only)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,268 @@
+"""rules-v2 on hand-made answers in English, German and Chinese: clauses, put-back subjects, markers,
+reference lists; and its place next to rules-v1 (selectable, fingerprinted apart).
+
+Every expected span is counted by hand in the comment above it; the test also slices the answer, so a
+miscount fails loudly.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from citeaudit.ingest.text import claim_text
+from citeaudit.model import Protocol
+from citeaudit.protocol import fingerprint
+from citeaudit.segment import Rules, segment
+from citeaudit.segment.rules_v2 import RulesV2
+from citeaudit.segment.rules_v2 import segment as segment_v2
+
+
+def claims(text: str) -> list[tuple[int, int, str]]:
+    return [(c.start, c.end, c.text) for c in segment_v2(text).claims]
+
+
+def test_an_enumeration_after_has_gives_one_claim_per_object() -> None:
+    text = "The AX220 has a 500 Wh battery and a range of up to 120 km."
+    # "The AX220 has a 500 Wh battery" = 3+1+5+1+3+1+1+1+3+1+2+1+7 = 30 → [0, 30); " and " 30..35;
+    # "a range of up to 120 km" = 1+1+5+1+2+1+2+1+2+1+3+1+2 = 23 → [35, 58)
+    assert claims(text) == [
+        (0, 30, "The AX220 has a 500 Wh battery"),
+        (35, 58, "The AX220 has a range of up to 120 km"),
+    ]
+    assert text[35:58] == "a range of up to 120 km"
+
+
+def test_objects_sharing_a_predicate_each_get_the_subject_and_verb() -> None:
+    text = "The AX220 supports Bluetooth, Wi-Fi and NFC."
+    # "The AX220 supports Bluetooth" = 3+1+5+1+8+1+9 = 28 → [0, 28); ", " 28..30; "Wi-Fi" [30, 35);
+    # " and " 35..40; "NFC" [40, 43)
+    assert claims(text) == [
+        (0, 28, "The AX220 supports Bluetooth"),
+        (30, 35, "The AX220 supports Wi-Fi"),
+        (40, 43, "The AX220 supports NFC"),
+    ]
+
+
+def test_coordinated_predicates_and_clauses() -> None:
+    text = "The AX220 has a 20 L tank and can operate outdoors, but the AX300 is louder."
+    # "The AX220 has a 20 L tank" [0, 25); " and " 25..30; "can operate outdoors" [30, 50); ", but " 50..56;
+    # "the AX300 is louder" = 3+1+5+1+2+1+6 = 19 → [56, 75): a clause with its own subject
+    assert claims(text) == [
+        (0, 25, "The AX220 has a 20 L tank"),
+        (30, 50, "The AX220 can operate outdoors"),
+        (56, 75, "the AX300 is louder"),
+    ]
+
+
+def test_appositives_and_non_restrictive_relative_clauses() -> None:
+    text = "The AX220, which weighs 38 kg, is sold in Germany. Axtorp, a Swedish maker, builds it."
+    # "The AX220" [0, 9); ", which " 9..17; "weighs 38 kg" = 6+1+2+1+2 = 12 → [17, 29); ", " 29..31;
+    # "is sold in Germany" = 2+1+4+1+2+1+7 = 18 → [31, 49); "." 49
+    # "Axtorp" [51, 57); ", " 57..59; "a Swedish maker" = 1+1+7+1+5 = 15 → [59, 74); ", " 74..76;
+    # "builds it" [76, 85)
+    assert claims(text) == [
+        (17, 29, "The AX220 weighs 38 kg"),
+        (31, 49, "The AX220 is sold in Germany"),
+        (59, 74, "Axtorp is a Swedish maker"),
+        (76, 85, "Axtorp builds it"),
+    ]
+
+
+def test_comma_set_adjuncts_and_a_relative_clause_after_a_copula() -> None:
+    text = "Manohar resigned as chairman on June 30, 2020, after four years in the role."
+    # "Manohar resigned as chairman on June 30, 2020" = 7+1+8+1+2+1+8+1+2+1+4+1+3+1+4 = 45 → [0, 45)
+    # (the comma before a year is no split); ", " 45..47; "after four years in the role" = 28 → [47, 75)
+    assert claims(text) == [
+        (0, 45, "Manohar resigned as chairman on June 30, 2020"),
+        (47, 75, "Manohar resigned after four years in the role"),
+    ]
+    text = "Taylor was an engineer who is known for his methods."
+    # "Taylor was an engineer" = 6+1+3+1+2+1+8 = 22 → [0, 22); " who " 22..27; "is known for his methods" [27, 51)
+    assert claims(text) == [(0, 22, "Taylor was an engineer"), (27, 51, "Taylor is known for his methods")]
+
+
+def test_german_coordination_appositive_and_enumeration() -> None:
+    text = "Der AX220, ein Kompressor von Axtorp, wiegt 38 kg und ist nach IP54 geschützt [1]."
+    # "Der AX220" [0, 9); ", " 9..11; "ein Kompressor von Axtorp" = 3+1+10+1+3+1+6 = 25 → [11, 36); ", " 36..38;
+    # "wiegt 38 kg" = 11 → [38, 49); " und " 49..54; "ist nach IP54 geschützt" = 3+1+4+1+4+1+9 = 23 → [54, 77)
+    assert claims(text) == [
+        (11, 36, "Der AX220 ist ein Kompressor von Axtorp"),
+        (38, 49, "Der AX220 wiegt 38 kg"),
+        (54, 77, "Der AX220 ist nach IP54 geschützt"),
+    ]
+    text = "Der AX220 bietet einen Tank, einen Schlauch und eine Pistole."
+    # "Der AX220 bietet einen Tank" = 3+1+5+1+6+1+6+1+4 = 27 → [0, 27); ", " 27..29; "einen Schlauch" [29, 43);
+    # " und " 43..48; "eine Pistole" [48, 60)
+    assert claims(text) == [
+        (0, 27, "Der AX220 bietet einen Tank"),
+        (29, 43, "Der AX220 bietet einen Schlauch"),
+        (48, 60, "Der AX220 bietet eine Pistole"),
+    ]
+
+
+def test_chinese_markers_after_the_full_stop_and_a_shared_subject() -> None:
+    text = "AX220配备20升水箱。[1] 它通过了CE认证。[2]"
+    # "AX220配备20升水箱" = 5+2+2+1+2 = 12 → [0, 12); "。" 12, "[1]" 13..16, " " 16; "它通过了CE认证" [17, 25)
+    result = segment_v2(text)
+    assert [(c.start, c.end, c.text) for c in result.claims] == [
+        (0, 12, "AX220配备20升水箱"),
+        (17, 25, "它通过了CE认证"),
+    ]
+    assert result.claims_at(13) == (0,)
+    assert result.claims_at(26) == (1,)
+    text = "AX220的水箱容量为20升，可以在户外使用"
+    # "AX220的水箱容量为20升" = 5+1+4+1+2+1 = 14 → [0, 14); "，" 14; "可以在户外使用" [15, 22); the topic before 的
+    # is put back
+    assert claims(text) == [(0, 14, "AX220的水箱容量为20升"), (15, 22, "AX220可以在户外使用")]
+
+
+def test_an_attribute_lends_no_subject_to_a_later_chinese_clause() -> None:
+    # "最大工作压力为10巴" has no topic: the clause after the comma stays with it rather than get a wrong one
+    assert [c.text for c in segment_v2("最大工作压力为10巴，适合连续使用。").claims] == [
+        "最大工作压力为10巴，适合连续使用"
+    ]
+
+
+def test_markers_of_a_sentence_go_to_every_claim_unless_inside_one_clause() -> None:
+    text = "The AX220 supports Bluetooth, Wi-Fi and NFC.[1] It has a tank [2] and weighs 38 kg [3]."
+    # sentence 1 as above, "." 43, "[1]" 44..47: after the full stop, so it cites all three claims
+    # sentence 2: "It has a tank" [48, 61), "[2]" 62..65, " and " ..., "weighs 38 kg" [70, 82), "[3]" 83..86
+    result = segment_v2(text)
+    assert text[44:47] == "[1]"
+    assert text[62:65] == "[2]"
+    assert text[83:86] == "[3]"
+    assert result.claims_at(44) == (0, 1, 2)
+    assert [(c.start, c.end, c.text) for c in result.claims[3:]] == [
+        (48, 61, "It has a tank"),
+        (70, 82, "It weighs 38 kg"),
+    ]
+    assert result.claims_at(62) == (3,)
+    assert result.claims_at(83) == (4,)
+
+
+def test_reference_lists_sources_blocks_and_footnotes_are_never_claims() -> None:
+    text = (
+        "The AX220 has a 20 L tank [1].\n"  # 0..30
+        "\n"
+        "Sources:\n"  # 32..40
+        "[1]: https://brand.com/ax220\n"
+        '2. https://example.org/review "Review"\n'
+        "- https://example.net/forum\n"
+        "\n"
+        "[^1]: Measured by the maker.\n"
+        "https://brand.com/ax220/manual\n"
+    )
+    result = segment_v2(text)
+    assert [c.text for c in result.claims] == ["The AX220 has a 20 L tank"]
+    # the heading, three entries, the footnote definition and the bare link
+    assert result.skipped_counts() == {"reference": 6}
+
+
+def test_abbreviations_and_bullets_never_cut_a_claim() -> None:
+    text = "- The U.S. Army bought it from Warner Bros. in St. Louis.\n1. It costs approx. 900 USD."
+    # "- " 0..2; "The U.S. Army bought it from Warner Bros. in St. Louis" = 54 → [2, 56); "." 56, "\n" 57
+    # "1. " 58..61; "It costs approx. 900 USD" = 2+1+5+1+7+1+3+1+3 = 24 → [61, 85)
+    assert claims(text) == [
+        (2, 56, "The U.S. Army bought it from Warner Bros. in St. Louis"),
+        (61, 85, "It costs approx. 900 USD"),
+    ]
+
+
+def test_rules_v1_and_v2_are_fingerprinted_apart_and_v1_is_unchanged() -> None:
+    v1 = Protocol("p", "1", segmentation=Rules().segmentation())
+    v2 = Protocol("p", "1", segmentation=RulesV2().segmentation())
+    v2_unsplit = Protocol("p", "1", segmentation=RulesV2(split_clauses=False).segmentation())
+    assert len({fingerprint(v1), fingerprint(v2), fingerprint(v2_unsplit)}) == 3
+    assert RulesV2().segmentation().method == "rules-v2"
+    # rules-v1 keeps its own splitter: "U.S." still ends its sentence, as it always did
+    assert [c.text for c in segment("The U.S. Army bought it.").claims] == ["The U.S", "Army bought it"]
+
+
+def test_without_clause_splitting_a_sentence_is_one_claim() -> None:
+    text = "The AX220 has a 20 L tank and can operate outdoors."
+    # the whole sentence without its full stop: [0, 50)
+    assert [(c.start, c.end) for c in segment_v2(text, rules=RulesV2(split_clauses=False)).claims] == [(0, 50)]
+
+
+_WORDS = st.lists(
+    st.sampled_from(
+        ["The", "AX220", "has", "and", "can", "run", ",", "who", "which", "is", "a", "tank", "U.S.", "e.g.", "1862"]
+    )
+    | st.sampled_from(["[1]", "水箱", "，", "可以", "的", ".", "?", "。", "\n", "- ", "# ", "| a | b |", "Sources:"])
+    | st.sampled_from(["[2]: https://x.org", "(clipper)", "in", "London", "on", "May", "including", "und", "ist"]),
+    max_size=40,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_WORDS)
+def test_spans_are_ordered_exact_and_texts_self_contained(words: list[str]) -> None:
+    text = " ".join(words)
+    first, second = segment_v2(text), segment_v2(text)
+    assert first == second
+    previous_end = 0
+    for claim in first.claims:
+        assert previous_end <= claim.start < claim.end <= len(text)
+        assert claim.text.strip()
+        assert not re.search(r"\[\d+\]", claim.text)
+        line_start = text.rfind("\n", 0, claim.start) + 1
+        if not text[line_start:].lstrip().startswith("|"):  # a table row's text pairs cells with headers
+            # the claim's text ends with the text of its span: what is put back goes in front, never elsewhere
+            assert claim.text.endswith(claim_text(text, claim.start, claim.end))
+        previous_end = claim.end
+
+
+@pytest.mark.parametrize("text", ["", "   ", "\n\n", "[1][2]", "。", "Sources:\n[1]: https://x.org"])
+def test_degenerate_answers_have_no_claims(text: str) -> None:
+    assert segment_v2(text).claims == ()
+
+
+def test_a_nationality_a_leading_adverbial_and_adjectives_of_one_noun() -> None:
+    text = "Ford was an Australian theologian."
+    # "Ford was an Australian" = 4+1+3+1+2+1+10 = 22 → [0, 22); "theologian" [23, 33) gets "Ford was a" in front
+    assert claims(text) == [(0, 22, "Ford was an Australian"), (23, 33, "Ford was a theologian")]
+    text = "As a delegate of her country, Barboza competed against 79 others and was second."
+    # the adverbial stays in the first span: "As a delegate of her country, Barboza competed against 79 others"
+    # = 2+1+1+1+8+1+2+1+3+1+8+1+7+1+8+1+7+1+2+1+6 = 64 → [0, 64); " and " 64..69; "was second" [69, 79) gets the
+    # subject found after the comma
+    assert claims(text) == [
+        (0, 64, "As a delegate of her country, Barboza competed against 79 others"),
+        (69, 79, "Barboza was second"),
+    ]
+    # two adjectives of one noun are no enumeration
+    assert len(claims("He is known for his innovative and controversial work.")) == 1
+
+
+def test_a_german_relative_clause_and_a_chinese_enumeration() -> None:
+    text = "Der AX220, der 20 Liter fasst, wiegt 38 kg."
+    # "Der AX220" [0, 9); ", der " 9..15; "20 Liter fasst" = 2+1+5+1+5 = 14 → [15, 29); ", " 29..31;
+    # "wiegt 38 kg" = 11 → [31, 42); the antecedent goes in front of the relative clause (its verb stays last)
+    assert claims(text) == [(15, 29, "Der AX220 20 Liter fasst"), (31, 42, "Der AX220 wiegt 38 kg")]
+    text = "AX220支持蓝牙、WLAN和NFC。"
+    # "AX220支持蓝牙" = 5+2+2 = 9 → [0, 9); "、" 9; "WLAN" [10, 14); "和" 14; "NFC" [15, 18); subject and verb
+    # "AX220支持" go in front of each later object
+    assert claims(text) == [(0, 9, "AX220支持蓝牙"), (10, 14, "AX220支持WLAN"), (15, 18, "AX220支持NFC")]
+
+
+def test_a_second_adjunct_after_a_year_gets_the_verb_and_its_object() -> None:
+    text = "Kang received his first acting award in 2006 for his role in Be Strong."
+    # "Kang received his first acting award in 2006" = 4+1+8+1+3+1+5+1+6+1+5+1+2+1+4 = 44 → [0, 44);
+    # "for his role in Be Strong" = 3+1+3+1+4+1+2+1+2+1+6 = 25 → [45, 70)
+    assert claims(text) == [
+        (0, 44, "Kang received his first acting award in 2006"),
+        (45, 70, "Kang received his first acting award for his role in Be Strong"),
+    ]
+
+
+def test_an_appositive_closing_the_predicate_describes_the_noun_before_it() -> None:
+    text = "He studied at Bello University, a research university in Zaria."
+    # "He studied at Bello University" = 2+1+7+1+2+1+5+1+10 = 30 → [0, 30); ", " 30..32;
+    # "a research university in Zaria" = 1+1+8+1+10+1+2+1+5 = 30 → [32, 62): about "Bello University"
+    assert claims(text) == [
+        (0, 30, "He studied at Bello University"),
+        (32, 62, "Bello University is a research university in Zaria"),
+    ]
