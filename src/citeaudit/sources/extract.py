@@ -12,9 +12,9 @@ import io
 import re
 from datetime import datetime
 from typing import Any
-from urllib.parse import urljoin
 
 from citeaudit.errors import MissingExtra
+from citeaudit.sources.links import canonical_link
 from citeaudit.sources.records import Document
 
 __all__ = [
@@ -128,7 +128,7 @@ def _html(body: bytes, charset: str | None, url: str) -> tuple[str, str | None, 
         rel = (link.get("rel") or "").lower().split()
         href = (link.get("href") or "").strip()
         if "canonical" in rel and href:
-            canonical = urljoin(url, href)
+            canonical = canonical_link(url, href)
             break
     head_title = tree.findtext(".//title")
     # The page is parsed once, here: trafilatura and htmldate both take the tree and work on copies of it.

@@ -31,6 +31,7 @@ from citeaudit.clock import utc_now
 from citeaudit.errors import InvalidValue
 from citeaudit.model import SourceStatus
 from citeaudit.sources.extract import UnreadableDocument, read_document, read_document_text
+from citeaudit.sources.links import canonical_link, valid_http_url
 from citeaudit.sources.records import Document, FetchOutcome, Hop
 from citeaudit.sources.redirects import unwrap
 from citeaudit.sources.security import AddressBlocked, NameNotResolved, PerOriginTransport
@@ -160,10 +161,11 @@ def retry_after(value: str | None) -> float | None:
 
 
 def _without_credentials(url: str) -> str:
-    """``url`` checked to be http(s) with a host, user info removed (credentials are never sent)."""
-    parts = urlsplit(url)
-    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+    """``url`` checked to be a valid http(s) URL (:func:`valid_http_url`), user info removed (credentials are
+    never sent)."""
+    if not valid_http_url(url):
         raise _Failure("bad_url")
+    parts = urlsplit(url)
     if "@" in parts.netloc:
         netloc = parts.netloc.rpartition("@")[2]
         parts = parts._replace(netloc=netloc)
@@ -350,7 +352,11 @@ class Fetcher:
             location = response.headers.get("location")
             if response.status in _REDIRECTS and location:
                 chain.append(Hop(current, response.status))
-                current = urljoin(current, location.strip())
+                try:
+                    current = urljoin(current, location.strip())
+                except ValueError:  # e.g. an unclosed IPv6 literal: the redirect leads nowhere
+                    chain.append(Hop(location.strip(), None, "bad_url"))
+                    raise _Failure("bad_url", response.status) from None
                 continue
             chain.append(Hop(current, response.status))
             return await self._final(url, response, chain)
@@ -417,7 +423,7 @@ def _canonical_header(response: _Response) -> str | None:
         return None
     for value in httpx.Response(200, headers={"link": link}).links.values():
         if "canonical" in str(value.get("rel", "")).lower().split() and value.get("url"):
-            return urljoin(response.url, value["url"])
+            return canonical_link(response.url, value["url"])
     return None
 
 
@@ -430,6 +436,9 @@ def _reason(exc: Exception) -> str:
     if isinstance(exc, (httpx.TimeoutException, TimeoutError)):
         return "timeout"
     if isinstance(exc, (httpx.InvalidURL, httpx.UnsupportedProtocol)):
+        return "bad_url"
+    if isinstance(exc, httpx.RemoteProtocolError) and "location header" in str(exc).lower():
+        # httpx reads a redirect's Location even when it does not follow it: a malformed one is a bad link.
         return "bad_url"
     if isinstance(exc, httpx.ConnectError):
         return "tls" if isinstance(exc.__context__, ssl.SSLError) or "ssl" in str(exc).lower() else "connect"
