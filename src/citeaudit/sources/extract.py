@@ -112,6 +112,42 @@ def _iso_date(value: Any) -> str | None:
     return text or None
 
 
+_SPACES = re.compile(r"\s+")
+_SITE_SEPARATORS = frozenset("|-–—:·•»")
+"""Characters that part a page title from the site name in ``<title>``."""
+
+
+def _clean(text: str) -> str | None:
+    return _SPACES.sub(" ", text).strip() or None
+
+
+def _declared_title(tree: Any) -> str | None:
+    """The document's own title: ``<title>`` (in the head first), then the ``og:title`` meta property.
+
+    When ``og:title`` is the ``<title>`` without the site name around it (``AX220 data sheet`` in
+    ``AX220 data sheet | Axtorp``), the shorter one is the document's title.
+    """
+    tag = None
+    for path in ("head/title", ".//title"):
+        tag = next((found for element in tree.iterfind(path) if (found := _clean(element.text_content()))), None)
+        if tag:
+            break
+    graph = next(
+        (
+            found
+            for meta in tree.iter("meta")
+            if (meta.get("property") or meta.get("name") or "").strip().lower() == "og:title"
+            and (found := _clean(meta.get("content") or ""))
+        ),
+        None,
+    )
+    if tag and graph and graph != tag and (tag.startswith(graph) or tag.endswith(graph)):
+        rest = tag.replace(graph, "", 1).strip()
+        if rest[:1] in _SITE_SEPARATORS or rest[-1:] in _SITE_SEPARATORS:
+            return graph
+    return tag or graph
+
+
 def _html(body: bytes, charset: str | None, url: str) -> tuple[str, str | None, str | None, str | None, str | None]:
     import lxml.etree
     import lxml.html
@@ -130,7 +166,7 @@ def _html(body: bytes, charset: str | None, url: str) -> tuple[str, str | None, 
         if "canonical" in rel and href:
             canonical = canonical_link(url, href)
             break
-    head_title = tree.findtext(".//title")
+    declared_title = _declared_title(tree)
     # The page is parsed once, here: trafilatura and htmldate both take the tree and work on copies of it.
     updated = _iso_date(find_date(tree, original_date=False, extensive_search=False))
     extracted = trafilatura.bare_extraction(
@@ -146,9 +182,9 @@ def _html(body: bytes, charset: str | None, url: str) -> tuple[str, str | None, 
     if not text:
         # Short pages fall under trafilatura's main-content threshold; their whole text is the content.
         text = trafilatura.html2txt(markup) or ""
-    title = (getattr(extracted, "title", None) if extracted is not None else None) or (
-        head_title.strip() if head_title and head_title.strip() else None
-    )
+    # The title the document gives itself, not the first heading trafilatura may prefer ("AX220" for a page
+    # titled "AX220 Technical Data").
+    title = declared_title or _clean((getattr(extracted, "title", None) if extracted is not None else None) or "")
     published = _iso_date(getattr(extracted, "date", None) if extracted is not None else None)
     return text, title, published, updated, canonical
 
