@@ -174,6 +174,10 @@ class Site(BaseHTTPRequestHandler):
         elif route == "/bad-canonical-html":
             page = ARTICLE.replace("<head>", "<head><link rel='canonical' href='http://site.test:99999/x'>")
             self._send(200, page.encode())
+        elif route == "/endless.pdf":
+            from tests.hostile import shared_stream_pdf
+
+            self._send(200, shared_stream_pdf(100, 400), "application/pdf")
         elif route == "/image":
             self._send(200, b"\x89PNG\r\n\x1a\n", "image/png")
         else:

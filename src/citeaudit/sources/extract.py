@@ -19,6 +19,7 @@ from citeaudit.sources.records import Document
 
 __all__ = [
     "HTML_TYPES",
+    "MAX_HTML_BYTES",
     "PDF_TYPES",
     "TEXT_TYPES",
     "UnreadableDocument",
@@ -34,6 +35,9 @@ PDF_TYPES = frozenset({"application/pdf", "application/x-pdf"})
 """Media types read as PDF."""
 TEXT_TYPES = frozenset({"text/plain", "text/markdown"})
 """Media types read as plain text."""
+MAX_HTML_BYTES = 2 * 1024 * 1024
+"""Largest HTML page handed to the text extractor by default: its time grows with about the square of the size
+(a 10 MB page took minutes)."""
 
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9._:\-]+)""", re.IGNORECASE)
 _INSTALL = "pip install 'citeaudit[resolve]'"
@@ -212,17 +216,22 @@ def _pdf(body: bytes) -> tuple[str, str | None, str | None, str | None]:
     return "\n\n".join(p.strip() for p in pages if p.strip()), (title or None), created, modified
 
 
-def read_document(body: bytes, content_type: str | None, url: str) -> Document:
+def read_document(body: bytes, content_type: str | None, url: str, max_html_bytes: int = MAX_HTML_BYTES) -> Document:
     """The document in ``body`` as served from ``url`` with ``content_type``.
 
     Raises :class:`UnreadableDocument` with reason ``unsupported_type`` for media that are not HTML, plain text or
-    PDF, and ``unreadable`` for a body that claims to be one of them and is not.
+    PDF, ``extract_too_large`` for HTML over ``max_html_bytes``, and ``unreadable`` for a body that claims to be
+    one of them and is not.
     """
     media, charset = split_type(content_type)
     if media is None or media in ("application/octet-stream", "binary/octet-stream"):
         media = _sniff(body) or media
     sha = hashlib.sha256(body).hexdigest()
     if media in HTML_TYPES:
+        if len(body) > max_html_bytes:
+            raise UnreadableDocument(
+                "extract_too_large", f"an HTML page of {len(body)} bytes is over the {max_html_bytes}-byte bound"
+            )
         text, title, published, updated, canonical = _html(body, charset, url)
         return Document(sha, media, body, text, title, published, updated, canonical)
     if media in PDF_TYPES:
@@ -233,7 +242,9 @@ def read_document(body: bytes, content_type: str | None, url: str) -> Document:
     raise UnreadableDocument("unsupported_type", f"cannot read media type {media!r}")
 
 
-def read_document_text(body: bytes, content_type: str | None, url: str) -> Document:
+def read_document_text(
+    body: bytes, content_type: str | None, url: str, max_html_bytes: int = MAX_HTML_BYTES
+) -> Document:
     """:func:`read_document` without the bytes in the result (``body`` is ``b""``): what a worker process sends
     back to the process that holds the bytes already."""
-    return dataclasses.replace(read_document(body, content_type, url), body=b"")
+    return dataclasses.replace(read_document(body, content_type, url, max_html_bytes), body=b"")
