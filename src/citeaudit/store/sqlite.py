@@ -53,6 +53,7 @@ from citeaudit.store.facts import (
 from citeaudit.store.judgements import INSERT_JUDGEMENT, judgement_row, read_raters, read_sided_labels
 from citeaudit.store.migrations import MIGRATIONS, SCHEMA_VERSION
 from citeaudit.store.reading import read_audit, read_scoring_columns, read_segmentations
+from citeaudit.store.writers import begin_immediate, busy_error, busy_timeout, is_busy
 
 __all__ = ["REVIEW_POLICIES", "ImportReport", "ProtocolInfo", "Store"]
 
@@ -137,10 +138,15 @@ def _edge_code(judgements: Sequence[Judgement], reviews_required: int) -> tuple[
 class Store:
     """A citeaudit database file. Use as a context manager or call :meth:`close`."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, on_wait: Callable[[], None] | None = None) -> None:
+        """Open (creating and migrating as needed) the database at ``path``. A write waits for another process
+        up to the busy timeout (:func:`~citeaudit.store.writers.busy_timeout`); ``on_wait`` is told each time
+        one has to wait."""
         self.path = Path(path)
+        self._busy_timeout = busy_timeout()
+        self._on_wait = on_wait
         try:
-            self._db = sqlite3.connect(self.path, isolation_level=None)
+            self._db = sqlite3.connect(self.path, isolation_level=None, timeout=self._busy_timeout)
             self._protocols: dict[int, Protocol] = {}
             self._savepoints = 0
         except sqlite3.Error as exc:
@@ -154,6 +160,8 @@ class Store:
             self._migrate()
         except sqlite3.DatabaseError as exc:
             self._db.close()
+            if is_busy(exc):
+                raise busy_error(self.path, self._busy_timeout) from None
             raise StoreError(f"{str(self.path)!r} is not a citeaudit database: {exc}") from None
 
     def __enter__(self) -> Store:
@@ -205,7 +213,7 @@ class Store:
                 raise
             self._db.execute(f"RELEASE {name}")
             return
-        self._db.execute("BEGIN IMMEDIATE")
+        begin_immediate(self._db, self.path, self._busy_timeout, self._on_wait)
         try:
             yield self._db
         except BaseException:
