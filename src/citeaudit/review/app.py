@@ -20,7 +20,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from citeaudit.agreement import Rater, agreement
 from citeaudit.api import label_pairs_from_store, score_path
-from citeaudit.errors import CiteauditError
+from citeaudit.errors import CiteauditError, DatabaseBusy
 from citeaudit.model import Judgement, Label, Origin, ReviewState, Severity, Stage
 from citeaudit.review.auth import (
     SESSION_COOKIE,
@@ -72,6 +72,9 @@ class ReviewConfig:
     """Failed logins allowed per address and per account within ``login_window`` seconds."""
     login_window: float = 300.0
     """Rate-limit window in seconds."""
+    busy_timeout: float = 10.0
+    """Seconds a submission waits while another process (an import) writes to the database; then it is refused
+    with a page that keeps what the reviewer entered, to submit again."""
 
 
 class _Denied(Exception):
@@ -151,7 +154,7 @@ def create_app(config: ReviewConfig) -> FastAPI:
     app.mount("/static", StaticFiles(directory=_STATIC), name="static")
 
     def store() -> Iterator[ReviewStore]:
-        with ReviewStore(config.db) as opened:
+        with ReviewStore(config.db, config.busy_timeout) as opened:
             yield opened
 
     Db = Annotated[ReviewStore, Depends(store)]  # noqa: N806 (a type alias)
@@ -196,7 +199,26 @@ def create_app(config: ReviewConfig) -> FastAPI:
 
     @app.exception_handler(CiteauditError)
     def refused(request: Request, exc: CiteauditError) -> Response:
+        if isinstance(exc, DatabaseBusy):
+            return page("error.html.j2", 503, message=str(exc), user=None)
         return page("error.html.j2", 400, message=str(exc), user=None)
+
+    def not_recorded_yet(current: _Session, action: str, form: dict[str, str]) -> Response:
+        """The reviewer's form again, filled in as sent, when the database was busy: nothing is lost, and the
+        same submission id keeps a second click from recording it twice."""
+        response = page(
+            "busy.html.j2",
+            503,
+            user=current.reviewer,
+            csrf=current.csrf,
+            action=action,
+            form=form,
+            labels=[label.value for label in Label],
+            severities=[severity.value for severity in Severity],
+            waited=config.busy_timeout,
+        )
+        response.headers["Retry-After"] = "5"
+        return response
 
     # -- login ---------------------------------------------------------------------------------------
 
@@ -395,7 +417,13 @@ def create_app(config: ReviewConfig) -> FastAPI:
             now(),
             severity=severity_of(severity),
         )
-        db.record_judgement(edge_pk, judgement, submission)
+        try:
+            db.record_judgement(edge_pk, judgement, submission)
+        except DatabaseBusy:
+            form = {"label": label, "submission": submission, "passage": passage, "period": period}
+            return not_recorded_yet(
+                current, f"/edges/{edge_pk}/judgements", {**form, "reasoning": reasoning, "severity": severity}
+            )
         return redirect("/queue/next")
 
     @app.post("/edges/{edge_pk}/adjudication")
@@ -428,7 +456,11 @@ def create_app(config: ReviewConfig) -> FastAPI:
             rationale,
             now(),
         )
-        db.record_judgement(edge_pk, judgement, submission)
+        try:
+            db.record_judgement(edge_pk, judgement, submission)
+        except DatabaseBusy:
+            form = {"label": label, "submission": submission, "passage": passage, "period": period}
+            return not_recorded_yet(current, f"/edges/{edge_pk}/adjudication", {**form, "reasoning": reasoning})
         return redirect(f"/edges/{edge_pk}")
 
     @app.post("/sources/{source_pk}/url")

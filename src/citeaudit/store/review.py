@@ -34,6 +34,7 @@ from citeaudit.store.review_records import (
 )
 from citeaudit.store.sqlite import REVIEW_POLICIES, Store
 from citeaudit.store.suggestions import StoredPassage, latest_passages
+from citeaudit.store.writers import begin_immediate
 
 __all__ = [
     "POLICIES",
@@ -107,12 +108,14 @@ def edge_code(judgements: Sequence[Judgement], reviews_required: int) -> tuple[R
 class ReviewStore:
     """A connection to a citeaudit database for the review UI. Use as a context manager."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, busy_timeout: float = 30.0) -> None:
+        """Open the database at ``path``; a write waits up to ``busy_timeout`` seconds for another writer (an
+        import) and then raises :class:`~citeaudit.errors.DatabaseBusy`."""
         self.path = Path(path)
+        self._busy_timeout = busy_timeout
         try:
-            self._db = sqlite3.connect(self.path, isolation_level=None, timeout=30.0, check_same_thread=False)
+            self._db = sqlite3.connect(self.path, isolation_level=None, timeout=busy_timeout, check_same_thread=False)
             self._db.execute("PRAGMA foreign_keys = ON")
-            self._db.execute("PRAGMA busy_timeout = 30000")
             version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open database {str(self.path)!r}: {exc}") from None
@@ -142,7 +145,7 @@ class ReviewStore:
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
-        self._db.execute("BEGIN IMMEDIATE")
+        begin_immediate(self._db, self.path, self._busy_timeout)
         try:
             yield self._db
         except BaseException:
