@@ -241,3 +241,12 @@ def test_the_files_of_a_killed_first_import_are_removed_by_the_next(tmp_path: Pa
     assert status == 0, err
     assert answer_ids(db) == ["c1"]
     assert sorted(path.name for path in tmp_path.iterdir()) == ["a.json", "c.json", "held.json", "new.db"]
+
+
+def test_a_database_in_a_folder_that_does_not_exist_is_one_line(tmp_path: Path) -> None:
+    status, _, err = Command("ingest", audit_file(tmp_path, "a"), "--db", tmp_path / "missing" / "new.db").finish()
+    assert status == 2
+    assert err.strip().splitlines() == [
+        f"error: cannot create database '{tmp_path / 'missing' / 'new.db'}': No such file or directory"
+    ]
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["a.json"]

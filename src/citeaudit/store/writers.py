@@ -115,7 +115,10 @@ def _creation_lock(db: Path, timeout: float, on_wait: Callable[[], None] | None)
     deadline = time.monotonic() + timeout
     told = False
     while True:
-        descriptor = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            descriptor = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise StoreError(f"cannot create database {str(db)!r}: {exc.strerror}") from None
         try:
             fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
