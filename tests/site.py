@@ -165,6 +165,19 @@ class Site(BaseHTTPRequestHandler):
             self._send(302, b"", Location="/echo", Set_Cookie="session=secret; Path=/", Content_Length="0")
         elif route == "/echo":
             self._send(200, f"cookie={self.headers.get('Cookie')}".encode(), "text/plain")
+        elif route == "/to-bad-port":
+            self._redirect(f"http://site.test:{self.port + 70000}/article")
+        elif route == "/to-bad-ipv6":
+            self._redirect("http://[::1/article")
+        elif route == "/bad-canonical-header":
+            self._send(200, ARTICLE.encode(), Link="<http://[::1/x>; rel=canonical")
+        elif route == "/bad-canonical-html":
+            page = ARTICLE.replace("<head>", "<head><link rel='canonical' href='http://site.test:99999/x'>")
+            self._send(200, page.encode())
+        elif route == "/endless.pdf":
+            from tests.hostile import shared_stream_pdf
+
+            self._send(200, shared_stream_pdf(100, 400), "application/pdf")
         elif route == "/image":
             self._send(200, b"\x89PNG\r\n\x1a\n", "image/png")
         else:

@@ -176,3 +176,22 @@ def test_an_html_page_gives_its_title_dates_canonical_link_and_main_text() -> No
     assert sum(line.startswith("Paragraph ") for line in lines) == 12
     assert "Shop" not in document.text
     assert "Hamburg" not in document.text
+
+
+@pytest.mark.parametrize(
+    ("head", "title"),
+    [
+        ("<title>AX220 Technical Data</title>", "AX220 Technical Data"),
+        ("<meta property='og:title' content='AX220   Technical Data'>", "AX220 Technical Data"),  # spaces folded
+        ("<title>\n AX220 Technical Data\n</title><meta property='og:title' content='Other'>", "AX220 Technical Data"),
+        # og:title is a prefix of <title> but not the title without a site name: <title> stays
+        ("<title>AX220 Technical Data</title><meta property='og:title' content='AX220'>", "AX220 Technical Data"),
+        ("", "AX220"),  # no title of its own: the heading is all there is
+    ],
+)
+def test_a_page_keeps_the_title_it_gives_itself_not_its_first_heading(head: str, title: str) -> None:
+    from citeaudit.sources.extract import read_document
+
+    body = " ".join(["The AX220 has a 20 L tank and a pump rated at 12 bar for outdoor cleaning."] * 8)
+    page = f"<html><head>{head}</head><body><article><h1>AX220</h1><p>{body}</p></article></body></html>"
+    assert read_document(page.encode(), "text/html", "https://brand.example/ax220").title == title

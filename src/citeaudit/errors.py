@@ -13,7 +13,8 @@
     ├── ScopeError                  a scoring scope that is empty or spans several protocols
     ├── IncomparableRuns            two scopes measured differently (fingerprints differ)
     ├── StoreError                  the database cannot be used
-    │   └── SchemaVersionMismatch   the database is newer than this version of citeaudit
+    │   ├── SchemaVersionMismatch   the database is newer than this version of citeaudit
+    │   └── DatabaseBusy            another process kept the database locked longer than the busy timeout
     ├── MissingExtra                an optional part is not installed; names the pip install line
     ├── JudgeError                  a judge cannot be used as configured (no model at the path, no endpoint)
     └── SegmentationUnavailable     a model-assisted segmentation cannot run (no endpoint, the endpoint failed)
@@ -25,6 +26,7 @@ from collections.abc import Mapping
 
 __all__ = [
     "CiteauditError",
+    "DatabaseBusy",
     "DuplicateId",
     "IncomparableRuns",
     "InputError",
@@ -110,6 +112,11 @@ class StoreError(CiteauditError):
 
 class SchemaVersionMismatch(StoreError):
     """The database was written by a newer citeaudit; refusing to touch it."""
+
+
+class DatabaseBusy(StoreError):
+    """Another process kept the database locked for writing longer than this one would wait; nothing was
+    written."""
 
 
 class MissingExtra(CiteauditError):

@@ -119,7 +119,10 @@ def _amp_cache(path: str) -> str | None:
 
 def unwrap(url: str) -> str | None:
     """The URL a known wrapper or cache URL points to, or ``None`` when ``url`` is not one."""
-    parts = urlsplit(url.strip())
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:  # not a URL at all (an unclosed IPv6 literal): not a wrapper either
+        return None
     host = (parts.hostname or "").lower()
     if not host:
         return None

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
 from enum import StrEnum
 from importlib import resources
 from pathlib import Path
@@ -66,6 +63,7 @@ def ingest(
     """
     from citeaudit.ingest import ingest_files, plan_imports
     from citeaudit.store import Store
+    from citeaudit.store.writers import new_database
 
     plan = plan_imports(paths, fmt)  # every file's format is recognised here, once
     attachment = _attachment(db, questions, protocol, run, platform, question_id, paths, plan)
@@ -76,27 +74,13 @@ def ingest(
             stored[name] += n
             status.update(f"importing {name}: {stored[name]:,} answers read, checked and written…")
 
-        with _new_or_existing(db) as target, Store(target) as store:
+        def waiting() -> None:
+            err_console.print(f"waiting for another process that is writing to {str(db)!r}…", soft_wrap=True)
+
+        with new_database(db, on_wait=waiting) as target, Store(target, on_wait=waiting) as store:
             results = ingest_files(store, plan, fmt, attachment, progress=advanced)
     for name, reader, report in results:
         _print_report(report, name, reader.name)
-
-
-@contextmanager
-def _new_or_existing(db: Path) -> Iterator[Path]:
-    """The database to write: ``db`` itself when it exists; otherwise a file beside it that becomes ``db`` only
-    when everything succeeded, so a failed first import leaves no database behind (not even an empty one)."""
-    if db.exists():
-        yield db
-        return
-    partial = db.with_name(f".{db.name}.{os.getpid()}.partial")
-    try:
-        yield partial
-    except BaseException:
-        for leftover in (partial, *(partial.with_name(partial.name + end) for end in ("-wal", "-shm", "-journal"))):
-            leftover.unlink(missing_ok=True)
-        raise
-    partial.replace(db)
 
 
 def _attachment(

@@ -14,10 +14,10 @@ from rich.table import Table
 
 from citeaudit.cli.common import DbOption, OutputFormat, console, err_console, existing_database, handles_errors
 from citeaudit.errors import InvalidValue
-from citeaudit.sources.extract import AUTO_WORKER_PAGES
+from citeaudit.sources.extract import AUTO_WORKER_PAGES, MAX_HTML_BYTES
 
 if TYPE_CHECKING:
-    from citeaudit.sources import ResolveReport, ResolveSettings
+    from citeaudit.sources import FetchOutcome, ResolveReport, ResolveSettings
 
 __all__ = ["app", "register"]
 
@@ -41,6 +41,23 @@ ExtractWorkersOption = Annotated[
         show_default=False,
         help="Processes extracting text beside the fetching one; 0 extracts in it. Default: 1 when the machine "
         f"has a second core and at least {AUTO_WORKER_PAGES} pages are to be read, else 0.",
+    ),
+]
+ExtractTimeoutOption = Annotated[
+    float,
+    typer.Option(
+        "--extract-timeout",
+        min=0,
+        help="Seconds one document may take to be read (in a worker process, killed past it: failed "
+        "extract_timeout); 0: no limit.",
+    ),
+]
+MaxHtmlBytesOption = Annotated[
+    int,
+    typer.Option(
+        "--max-html-bytes",
+        min=1,
+        help="Largest HTML page handed to the text extractor (larger: failed extract_too_large).",
     ),
 ]
 MapHostOption = Annotated[
@@ -73,6 +90,8 @@ def _settings(
     retry_failed: bool = False,
     refresh: bool = False,
     extract_workers: int | None = None,
+    extract_timeout: float = 60.0,
+    max_html_bytes: int = MAX_HTML_BYTES,
 ) -> ResolveSettings:
     from citeaudit.sources import ResolveSettings
 
@@ -86,6 +105,8 @@ def _settings(
         refresh=refresh,
         host_map=_host_map(map_host),
         extract_workers=extract_workers,
+        extract_timeout=extract_timeout or None,
+        max_html_bytes=max_html_bytes,
     )
 
 
@@ -116,7 +137,7 @@ def _print_report(report: ResolveReport, fmt: OutputFormat) -> None:
 
 
 def _run(db: Path, settings: ResolveSettings, keys: list[str] | None = None) -> ResolveReport:
-    from citeaudit.sources import FetchOutcome, resolve_sources
+    from citeaudit.sources import resolve_sources
 
     progress = Progress(
         TextColumn("resolving"),
@@ -153,6 +174,8 @@ def resolve(
     ] = False,
     map_host: MapHostOption = None,
     extract_workers: ExtractWorkersOption = None,
+    extract_timeout: ExtractTimeoutOption = 60.0,
+    max_html_bytes: MaxHtmlBytesOption = MAX_HTML_BYTES,
     fmt: Annotated[OutputFormat, typer.Option("--format", help="Output format of the counts.")] = OutputFormat.TABLE,
 ) -> None:
     """Follow every cited link to its page and keep a snapshot: redirects and wrappers followed and recorded,
@@ -171,6 +194,8 @@ def resolve(
         retry_failed=retry_failed,
         refresh=refresh,
         extract_workers=extract_workers,
+        extract_timeout=extract_timeout,
+        max_html_bytes=max_html_bytes,
     )
     _print_report(_run(existing_database(db), settings), fmt)
 

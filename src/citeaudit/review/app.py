@@ -14,7 +14,7 @@ from fastapi.responses import Response
 from fastapi.staticfiles import StaticFiles
 from jinja2 import Environment, PackageLoader, select_autoescape
 
-from citeaudit.errors import CiteauditError
+from citeaudit.errors import CiteauditError, DatabaseBusy
 from citeaudit.review.auth import LoginLimiter
 from citeaudit.review.pages import (
     Denied,
@@ -56,7 +56,8 @@ def _denied(request: Request, exc: Exception) -> Response:
 
 
 def _refused(request: Request, exc: Exception) -> Response:
-    return page(request, "error.html.j2", 400, message=str(exc), user=None)
+    status = 503 if isinstance(exc, DatabaseBusy) else 400
+    return page(request, "error.html.j2", status, message=str(exc), user=None)
 
 
 def create_app(config: ReviewConfig) -> FastAPI:

@@ -72,6 +72,9 @@ class ReviewConfig:
     """Failed logins allowed per address and per account within ``login_window`` seconds."""
     login_window: float = 300.0
     """Rate-limit window in seconds."""
+    busy_timeout: float = 10.0
+    """Seconds a submission waits while another process (an import) writes to the database; then it is refused
+    with a page that keeps what the reviewer entered, to submit again."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,7 +121,8 @@ def context(request: Request) -> ReviewContext:
 
 
 def _store(request: Request) -> Iterator[ReviewStore]:
-    with ReviewStore(context(request).config.db) as opened:
+    config = context(request).config
+    with ReviewStore(config.db, config.busy_timeout) as opened:
         yield opened
 
 

@@ -12,14 +12,15 @@ import io
 import re
 from datetime import datetime
 from typing import Any
-from urllib.parse import urljoin
 
 from citeaudit.errors import MissingExtra
+from citeaudit.sources.links import canonical_link
 from citeaudit.sources.records import Document
 
 __all__ = [
     "AUTO_WORKER_PAGES",
     "HTML_TYPES",
+    "MAX_HTML_BYTES",
     "PDF_TYPES",
     "TEXT_TYPES",
     "UnreadableDocument",
@@ -35,6 +36,9 @@ PDF_TYPES = frozenset({"application/pdf", "application/x-pdf"})
 """Media types read as PDF."""
 TEXT_TYPES = frozenset({"text/plain", "text/markdown"})
 """Media types read as plain text."""
+MAX_HTML_BYTES = 2 * 1024 * 1024
+"""Largest HTML page handed to the text extractor by default: its time grows with about the square of the size
+(a 10 MB page took minutes)."""
 
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9._:\-]+)""", re.IGNORECASE)
 _INSTALL = "pip install 'citeaudit[resolve]'"
@@ -116,6 +120,42 @@ def _iso_date(value: Any) -> str | None:
     return text or None
 
 
+_SPACES = re.compile(r"\s+")
+_SITE_SEPARATORS = frozenset("|-–—:·•»")
+"""Characters that part a page title from the site name in ``<title>``."""
+
+
+def _clean(text: str) -> str | None:
+    return _SPACES.sub(" ", text).strip() or None
+
+
+def _declared_title(tree: Any) -> str | None:
+    """The document's own title: ``<title>`` (in the head first), then the ``og:title`` meta property.
+
+    When ``og:title`` is the ``<title>`` without the site name around it (``AX220 data sheet`` in
+    ``AX220 data sheet | Axtorp``), the shorter one is the document's title.
+    """
+    tag = None
+    for path in ("head/title", ".//title"):
+        tag = next((found for element in tree.iterfind(path) if (found := _clean(element.text_content()))), None)
+        if tag:
+            break
+    graph = next(
+        (
+            found
+            for meta in tree.iter("meta")
+            if (meta.get("property") or meta.get("name") or "").strip().lower() == "og:title"
+            and (found := _clean(meta.get("content") or ""))
+        ),
+        None,
+    )
+    if tag and graph and graph != tag and (tag.startswith(graph) or tag.endswith(graph)):
+        rest = tag.replace(graph, "", 1).strip()
+        if rest[:1] in _SITE_SEPARATORS or rest[-1:] in _SITE_SEPARATORS:
+            return graph
+    return tag or graph
+
+
 def _html(body: bytes, charset: str | None, url: str) -> tuple[str, str | None, str | None, str | None, str | None]:
     import lxml.etree
     import lxml.html
@@ -132,9 +172,9 @@ def _html(body: bytes, charset: str | None, url: str) -> tuple[str, str | None, 
         rel = (link.get("rel") or "").lower().split()
         href = (link.get("href") or "").strip()
         if "canonical" in rel and href:
-            canonical = urljoin(url, href)
+            canonical = canonical_link(url, href)
             break
-    head_title = tree.findtext(".//title")
+    declared_title = _declared_title(tree)
     # The page is parsed once, here: trafilatura and htmldate both take the tree and work on copies of it.
     updated = _iso_date(find_date(tree, original_date=False, extensive_search=False))
     extracted = trafilatura.bare_extraction(
@@ -150,9 +190,9 @@ def _html(body: bytes, charset: str | None, url: str) -> tuple[str, str | None, 
     if not text:
         # Short pages fall under trafilatura's main-content threshold; their whole text is the content.
         text = trafilatura.html2txt(markup) or ""
-    title = (getattr(extracted, "title", None) if extracted is not None else None) or (
-        head_title.strip() if head_title and head_title.strip() else None
-    )
+    # The title the document gives itself, not the first heading trafilatura may prefer ("AX220" for a page
+    # titled "AX220 Technical Data").
+    title = declared_title or _clean((getattr(extracted, "title", None) if extracted is not None else None) or "")
     published = _iso_date(getattr(extracted, "date", None) if extracted is not None else None)
     return text, title, published, updated, canonical
 
@@ -180,17 +220,22 @@ def _pdf(body: bytes) -> tuple[str, str | None, str | None, str | None]:
     return "\n\n".join(p.strip() for p in pages if p.strip()), (title or None), created, modified
 
 
-def read_document(body: bytes, content_type: str | None, url: str) -> Document:
+def read_document(body: bytes, content_type: str | None, url: str, max_html_bytes: int = MAX_HTML_BYTES) -> Document:
     """The document in ``body`` as served from ``url`` with ``content_type``.
 
     Raises :class:`UnreadableDocument` with reason ``unsupported_type`` for media that are not HTML, plain text or
-    PDF, and ``unreadable`` for a body that claims to be one of them and is not.
+    PDF, ``extract_too_large`` for HTML over ``max_html_bytes``, and ``unreadable`` for a body that claims to be
+    one of them and is not.
     """
     media, charset = split_type(content_type)
     if media is None or media in ("application/octet-stream", "binary/octet-stream"):
         media = _sniff(body) or media
     sha = hashlib.sha256(body).hexdigest()
     if media in HTML_TYPES:
+        if len(body) > max_html_bytes:
+            raise UnreadableDocument(
+                "extract_too_large", f"an HTML page of {len(body)} bytes is over the {max_html_bytes}-byte bound"
+            )
         text, title, published, updated, canonical = _html(body, charset, url)
         return Document(sha, media, body, text, title, published, updated, canonical)
     if media in PDF_TYPES:
@@ -201,7 +246,9 @@ def read_document(body: bytes, content_type: str | None, url: str) -> Document:
     raise UnreadableDocument("unsupported_type", f"cannot read media type {media!r}")
 
 
-def read_document_text(body: bytes, content_type: str | None, url: str) -> Document:
+def read_document_text(
+    body: bytes, content_type: str | None, url: str, max_html_bytes: int = MAX_HTML_BYTES
+) -> Document:
     """:func:`read_document` without the bytes in the result (``body`` is ``b""``): what a worker process sends
     back to the process that holds the bytes already."""
-    return dataclasses.replace(read_document(body, content_type, url), body=b"")
+    return dataclasses.replace(read_document(body, content_type, url, max_html_bytes), body=b"")

@@ -13,13 +13,10 @@ import asyncio
 import dataclasses
 import email.utils
 import http.cookiejar
-import multiprocessing
 import os
 import ssl
 import zlib
 from collections.abc import AsyncIterator
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -31,9 +28,17 @@ from citeaudit.clock import utc_now
 from citeaudit.errors import InvalidValue
 from citeaudit.identity import unwrap
 from citeaudit.model import SourceStatus
-from citeaudit.sources.extract import AUTO_WORKER_PAGES, UnreadableDocument, read_document, read_document_text
+from citeaudit.sources.extract import (
+    AUTO_WORKER_PAGES,
+    MAX_HTML_BYTES,
+    UnreadableDocument,
+    read_document,
+    read_document_text,
+)
+from citeaudit.sources.links import canonical_link, valid_http_url
 from citeaudit.sources.records import Document, FetchOutcome, Hop
 from citeaudit.sources.security import AddressBlocked, NameNotResolved, PerOriginTransport
+from citeaudit.sources.workers import ExtractionPool, ExtractionTimedOut, WorkerDied
 
 __all__ = ["USER_AGENT", "Fetcher", "ResolveSettings", "retry_after"]
 
@@ -86,18 +91,24 @@ class ResolveSettings:
     user_agent: str = USER_AGENT
     """User-Agent header."""
     extract_workers: int | None = 0
-    """Processes that extract text (HTML, PDF) beside the one that fetches; 0 extracts in this process. ``None``
-    chooses (:func:`extract_workers_for`; the command line's default): 1 when this machine has a second core and
-    at least ``AUTO_WORKER_PAGES`` pages are to be read, else 0. Extraction is CPU work: a worker process keeps
-    the fetching loop from waiting on it, and costs about a second to start. Worker processes are started fresh
-    (spawn) and import the main module of the program again: a script that uses them must keep its own work
-    under ``if __name__ == "__main__":``."""
+    """Processes that extract text (HTML, PDF) beside the one that fetches. 0: small pages (up to 64 KiB, not PDF)
+    are read in this process, the others in one worker process started when first needed (so that the time limit
+    can be kept); with ``extract_timeout=None`` everything is read in this process. ``None`` chooses
+    (:func:`extract_workers_for`; the command line's default): 1 when this machine has a second core and at least
+    ``AUTO_WORKER_PAGES`` pages are to be read, else 0. Extraction is CPU work: a worker process keeps the fetching
+    loop from waiting on it, and costs about a second to start."""
+    extract_timeout: float | None = 60.0
+    """Wall-clock seconds one document may take to be read in a worker process; past it the worker is killed and
+    the source fails as ``extract_timeout``. ``None``: no limit."""
+    max_html_bytes: int = MAX_HTML_BYTES
+    """Largest HTML page handed to the text extractor (whose time grows with the square of the size); a larger one
+    fails as ``extract_too_large``."""
 
     def __post_init__(self) -> None:
         def bad(name: str, rule: str) -> InvalidValue:
             return InvalidValue("resolve settings", name, f"{getattr(self, name)!r} is not allowed: {rule}")
 
-        for name in ("concurrency", "per_host", "max_bytes", "max_redirects"):
+        for name in ("concurrency", "per_host", "max_bytes", "max_redirects", "max_html_bytes"):
             if getattr(self, name) < 1:
                 raise bad(name, "must be at least 1")
         if self.retries < 0:
@@ -107,6 +118,8 @@ class ResolveSettings:
         for name in ("timeout", "backoff", "max_retry_wait"):
             if not getattr(self, name) > 0:
                 raise bad(name, "must be a positive number of seconds")
+        if self.extract_timeout is not None and not self.extract_timeout > 0:
+            raise bad("extract_timeout", "must be a positive number of seconds (or None for no limit)")
 
 
 def _cores() -> int:
@@ -156,10 +169,11 @@ def retry_after(value: str | None) -> float | None:
 
 
 def _without_credentials(url: str) -> str:
-    """``url`` checked to be http(s) with a host, user info removed (credentials are never sent)."""
-    parts = urlsplit(url)
-    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+    """``url`` checked to be a valid http(s) URL (:func:`valid_http_url`), user info removed (credentials are
+    never sent)."""
+    if not valid_http_url(url):
         raise _Failure("bad_url")
+    parts = urlsplit(url)
     if "@" in parts.netloc:
         netloc = parts.netloc.rpartition("@")[2]
         parts = parts._replace(netloc=netloc)
@@ -227,7 +241,7 @@ class Fetcher:
         self._global = asyncio.Semaphore(settings.concurrency)
         self._hosts: dict[str, asyncio.Semaphore] = {}
         self._client: httpx.AsyncClient | None = None
-        self._extractors: ProcessPoolExecutor | None = None
+        self._extractors: ExtractionPool | None = None
 
     async def __aenter__(self) -> Fetcher:
         self._client = httpx.AsyncClient(
@@ -250,21 +264,29 @@ class Fetcher:
         if self._client is not None:
             await self._client.aclose()
         if self._extractors is not None:
-            self._extractors.shutdown(wait=True, cancel_futures=True)
+            await self._extractors.close()
+
+    @property
+    def extraction_workers(self) -> list[int]:
+        """Process ids of the extraction workers running now."""
+        return [] if self._extractors is None else self._extractors.pids()
 
     async def _extract(self, body: bytes, content_type: str | None, url: str) -> Document:
-        if not self.settings.extract_workers:
-            if len(body) <= _INLINE_BYTES and not body.lstrip()[:5].startswith(b"%PDF-"):
+        settings = self.settings
+        small = len(body) <= _INLINE_BYTES and not body.lstrip()[:5].startswith(b"%PDF-")
+        if not settings.extract_workers and (small or settings.extract_timeout is None):
+            if small:
                 # A small page is read in a few milliseconds: handing it to a thread costs more than that.
-                return read_document(body, content_type, url)
-            return await asyncio.to_thread(read_document, body, content_type, url)
-        if self._extractors is None:
-            # spawn, not fork: forking a process that runs an event loop and threads is unsafe.
-            self._extractors = ProcessPoolExecutor(
-                self.settings.extract_workers, mp_context=multiprocessing.get_context("spawn")
+                return read_document(body, content_type, url, max_html_bytes=settings.max_html_bytes)
+            return await asyncio.to_thread(
+                read_document, body, content_type, url, max_html_bytes=settings.max_html_bytes
             )
-        loop = asyncio.get_running_loop()
-        document = await loop.run_in_executor(self._extractors, read_document_text, body, content_type, url)
+        if self._extractors is None:
+            self._extractors = ExtractionPool(max(1, settings.extract_workers or 0), settings.extract_timeout)
+        try:
+            document = await self._extractors.run(read_document_text, body, content_type, url, settings.max_html_bytes)
+        except ExtractionTimedOut as exc:
+            raise UnreadableDocument("extract_timeout", str(exc)) from None
         # The worker sends back everything but the bytes, which this process already holds.
         return dataclasses.replace(document, body=body)
 
@@ -346,7 +368,11 @@ class Fetcher:
             location = response.headers.get("location")
             if response.status in _REDIRECTS and location:
                 chain.append(Hop(current, response.status))
-                current = urljoin(current, location.strip())
+                try:
+                    current = urljoin(current, location.strip())
+                except ValueError:  # e.g. an unclosed IPv6 literal: the redirect leads nowhere
+                    chain.append(Hop(location.strip(), None, "bad_url"))
+                    raise _Failure("bad_url", response.status) from None
                 continue
             chain.append(Hop(current, response.status))
             return await self._final(url, response, chain)
@@ -372,7 +398,7 @@ class Fetcher:
             document = await self._extract(response.body, response.headers.get("content-type"), response.url)
         except UnreadableDocument as exc:
             return _replace(base, reason=exc.reason)
-        except BrokenProcessPool:
+        except WorkerDied:
             # The worker process died (killed, out of memory): no later page could be read either, so the run
             # stops here; what it recorded so far stays, and the next run reads the rest.
             raise
@@ -413,7 +439,7 @@ def _canonical_header(response: _Response) -> str | None:
         return None
     for value in httpx.Response(200, headers={"link": link}).links.values():
         if "canonical" in str(value.get("rel", "")).lower().split() and value.get("url"):
-            return urljoin(response.url, value["url"])
+            return canonical_link(response.url, value["url"])
     return None
 
 
@@ -426,6 +452,9 @@ def _reason(exc: Exception) -> str:
     if isinstance(exc, (httpx.TimeoutException, TimeoutError)):
         return "timeout"
     if isinstance(exc, (httpx.InvalidURL, httpx.UnsupportedProtocol)):
+        return "bad_url"
+    if isinstance(exc, httpx.RemoteProtocolError) and "location header" in str(exc).lower():
+        # httpx reads a redirect's Location even when it does not follow it: a malformed one is a bad link.
         return "bad_url"
     if isinstance(exc, httpx.ConnectError):
         return "tls" if isinstance(exc.__context__, ssl.SSLError) or "ssl" in str(exc).lower() else "connect"

@@ -11,12 +11,12 @@ import asyncio
 import dataclasses
 from collections import Counter
 from collections.abc import Callable, Iterable
-from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 from citeaudit.errors import ResolveStopped
 from citeaudit.sources.fetch import Fetcher, ResolveSettings, extract_workers_for
 from citeaudit.sources.records import FetchOutcome, Passage, ResolveReport, Snapshot
+from citeaudit.sources.workers import WorkerDied
 
 __all__ = [
     "resolve_sources",
@@ -115,7 +115,7 @@ async def resolve_sources_async(
                 running = [asyncio.create_task(worker(fetcher)) for _ in range(tasks)]
                 try:
                     await asyncio.gather(*running)
-                except BrokenProcessPool:
+                except WorkerDied:
                     for task in running:
                         task.cancel()
                     await asyncio.gather(*running, return_exceptions=True)
@@ -123,7 +123,8 @@ async def resolve_sources_async(
                     raise ResolveStopped(
                         f"the text-extraction worker process stopped (killed, or out of memory) after "
                         f"{resolved + sum(failed.values())} of {len(selection.todo)} sources were recorded; run "
-                        "again to read the rest (--extract-workers 0 extracts in the fetching process)"
+                        "again to read the rest (--extract-workers 0 --extract-timeout 0 reads every page in the "
+                        "fetching process, without a time limit)"
                     ) from None
                 finally:
                     tick.cancel()
@@ -154,7 +155,7 @@ def resolve_urls(urls: Iterable[str], settings: ResolveSettings | None = None) -
         async with Fetcher(chosen) as fetcher:
             try:
                 return list(await asyncio.gather(*(fetcher.fetch(url) for url in wanted)))
-            except BrokenProcessPool:
+            except WorkerDied:
                 raise ResolveStopped(
                     f"the text-extraction worker process stopped (killed, or out of memory) while {len(wanted)} "
                     "links were being resolved; none of their outcomes is kept"

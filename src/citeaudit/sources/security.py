@@ -28,6 +28,7 @@ __all__ = [
     "NameNotResolved",
     "PerOriginTransport",
     "address_refusal",
+    "embedded_ipv4",
     "guarded_transport",
 ]
 
@@ -48,15 +49,79 @@ class NameNotResolved(Exception):
         super().__init__(f"cannot resolve {host!r}: {detail}")
 
 
-def address_refusal(address: str) -> str | None:
-    """Why ``address`` is not a public destination (``loopback``, ``private``, ``link-local``, ``multicast``,
-    ``reserved``, ``unspecified`` or ``not global``), or ``None`` when it is one.
+_SPECIAL_IPV4: tuple[tuple[str, str], ...] = (
+    # IANA IPv4 Special-Purpose Address Registry: the blocks that are not globally reachable, with the kind given.
+    ("0.0.0.0/8", "unspecified"),  # "this network"
+    ("10.0.0.0/8", "private"),
+    ("100.64.0.0/10", "not global"),  # shared address space (carrier-grade NAT)
+    ("127.0.0.0/8", "loopback"),
+    ("169.254.0.0/16", "link-local"),
+    ("172.16.0.0/12", "private"),
+    # IETF protocol assignments, whole: its two globally reachable anycast addresses (PCP, TURN) are not web
+    # servers, and a resolver of cited pages has no business there.
+    ("192.0.0.0/24", "reserved"),
+    ("192.0.2.0/24", "reserved"),  # TEST-NET-1
+    ("192.88.99.0/24", "reserved"),  # deprecated 6to4 relay anycast
+    ("192.168.0.0/16", "private"),
+    ("198.18.0.0/15", "reserved"),  # benchmarking
+    ("198.51.100.0/24", "reserved"),  # TEST-NET-2
+    ("203.0.113.0/24", "reserved"),  # TEST-NET-3
+    ("224.0.0.0/4", "multicast"),
+    ("240.0.0.0/4", "reserved"),  # future use, limited broadcast included
+)
+"""IPv4 blocks refused, by kind (checked in addition to :mod:`ipaddress`, whose tables differ between Python
+versions)."""
 
-    An IPv4-mapped IPv6 address is judged as the IPv4 address it carries.
+_SPECIAL_IPV6: tuple[tuple[str, str], ...] = (
+    # IANA IPv6 Special-Purpose Address Registry and RFC 3879 (site-local): blocks not globally reachable. The
+    # blocks that carry an IPv4 address (IPv4-mapped, NAT64 64:ff9b::/96, 6to4) are judged by that address first.
+    ("::/128", "unspecified"),
+    ("::1/128", "loopback"),
+    ("::/8", "reserved"),  # IPv4-compatible (deprecated) and other IETF-reserved space
+    ("64:ff9b:1::/48", "reserved"),  # local-use IPv4/IPv6 translation
+    ("100::/64", "reserved"),  # discard-only
+    ("100:0:0:1::/64", "reserved"),  # dummy prefix
+    # IETF protocol assignments, whole: Teredo (2001::/32) tunnels to an IPv4 host the address only obfuscates,
+    # benchmarking, ORCHID, and anycast services that are not web servers.
+    ("2001::/23", "reserved"),
+    ("2001:db8::/32", "reserved"),  # documentation
+    ("3fff::/20", "reserved"),  # documentation
+    ("5f00::/16", "reserved"),  # segment routing identifiers
+    ("fc00::/7", "private"),  # unique-local
+    ("fe80::/10", "link-local"),
+    ("fec0::/10", "site-local"),  # deprecated, still routed inside sites
+    ("ff00::/8", "multicast"),
+)
+"""IPv6 blocks refused, by kind."""
+
+_V4 = tuple((ipaddress.IPv4Network(block), kind) for block, kind in _SPECIAL_IPV4)
+_V6 = tuple((ipaddress.IPv6Network(block), kind) for block, kind in _SPECIAL_IPV6)
+_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+
+
+def embedded_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 address leads to: IPv4-mapped (``::ffff:a.b.c.d``), the NAT64 well-known prefix
+    (``64:ff9b::a.b.c.d``) or 6to4 (``2002:AABB:CCDD::``); ``None`` for any other address."""
+    if ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped
+    if ip in _NAT64:
+        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    return ip.sixtofour
+
+
+def address_refusal(address: str) -> str | None:
+    """Why ``address`` is not a public destination (``loopback``, ``private``, ``link-local``, ``site-local``,
+    ``multicast``, ``reserved``, ``unspecified`` or ``not global``), or ``None`` when it is one.
+
+    An IPv6 address that carries an IPv4 address (IPv4-mapped, NAT64, 6to4) is judged as that IPv4 address: the
+    packets end there. Every block of the IANA special-purpose registries that is not globally reachable is
+    refused, and so is anything :mod:`ipaddress` does not call global.
     """
-    ip = ipaddress.ip_address(address.split("%", 1)[0])
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
+    ip: ipaddress.IPv4Address | ipaddress.IPv6Address = ipaddress.ip_address(address.split("%", 1)[0])
+    if isinstance(ip, ipaddress.IPv6Address):
+        carried = embedded_ipv4(ip)
+        if carried is not None:
+            ip = carried
     for kind, flagged in (
         ("loopback", ip.is_loopback),
         ("unspecified", ip.is_unspecified),
@@ -66,6 +131,12 @@ def address_refusal(address: str) -> str | None:
         ("reserved", ip.is_reserved),
     ):
         if flagged:
+            return kind
+    blocks: tuple[tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, str], ...] = (
+        _V4 if isinstance(ip, ipaddress.IPv4Address) else _V6
+    )
+    for block, kind in blocks:
+        if ip in block:
             return kind
     return None if ip.is_global else "not global"
 

@@ -9,11 +9,12 @@ savepoint that fails alone while the outer one decides.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from citeaudit.errors import StoreError
+from citeaudit.store.writers import begin_immediate, busy_error, is_busy
 
 __all__ = ["Transactions", "connect"]
 
@@ -42,15 +43,29 @@ def connect(path: Path, *, busy_timeout: float = 5.0, shared: bool = False, bulk
             db.execute("PRAGMA cache_size = -262144")
     except sqlite3.DatabaseError as exc:
         db.close()
+        if is_busy(exc):
+            raise busy_error(path, busy_timeout) from None
         raise StoreError(f"{str(path)!r} is not a citeaudit database: {exc}") from None
     return db
 
 
 class Transactions:
-    """Transactions on one connection: ``with transactions() as db:`` writes all or nothing."""
+    """Transactions on one connection: ``with transactions() as db:`` writes all or nothing.
 
-    def __init__(self, db: sqlite3.Connection) -> None:
+    A transaction waits up to ``busy_timeout`` seconds for another process's write lock (``on_wait`` is told
+    once when it has to wait) and then raises :class:`~citeaudit.errors.DatabaseBusy`."""
+
+    def __init__(
+        self,
+        db: sqlite3.Connection,
+        path: Path,
+        busy_timeout: float,
+        on_wait: Callable[[], None] | None = None,
+    ) -> None:
         self._db = db
+        self._path = path
+        self._busy_timeout = busy_timeout
+        self._on_wait = on_wait
         self._savepoints = 0
 
     @contextmanager
@@ -68,7 +83,7 @@ class Transactions:
                 raise
             self._db.execute(f"RELEASE {name}")
             return
-        self._db.execute("BEGIN IMMEDIATE")
+        begin_immediate(self._db, self._path, self._busy_timeout, self._on_wait)
         try:
             yield self._db
         except BaseException:

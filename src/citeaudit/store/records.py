@@ -28,6 +28,8 @@ FAILURE_REASONS = (
     "blocked_private_address",
     "connect",
     "dns",
+    "extract_timeout",
+    "extract_too_large",
     "http_<status>",
     "network",
     "redirect_loop",

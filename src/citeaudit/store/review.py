@@ -99,11 +99,14 @@ def code_label(code: int) -> Label | None:
 class ReviewStore:
     """A connection to a citeaudit database for the review UI. Use as a context manager."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, busy_timeout: float = 30.0) -> None:
+        """Open the database at ``path``; a write waits up to ``busy_timeout`` seconds for another writer (an
+        import) and then raises :class:`~citeaudit.errors.DatabaseBusy`."""
         self.path = Path(path)
-        # Reviewers judge at once from the web server's threads: a write waits up to 30 s for another's lock.
-        self._db = connect(self.path, busy_timeout=30.0, shared=True)
-        self._transaction = Transactions(self._db)
+        # Reviewers judge at once from the web server's threads: a write waits for another's lock.
+        self._busy_timeout = busy_timeout
+        self._db = connect(self.path, busy_timeout=busy_timeout, shared=True)
+        self._transaction = Transactions(self._db, self.path, busy_timeout)
         try:
             version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
         except sqlite3.Error as exc:

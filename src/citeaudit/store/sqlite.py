@@ -59,6 +59,7 @@ from citeaudit.store.judgements import read_raters, read_sided_labels
 from citeaudit.store.migrations import MIGRATIONS, SCHEMA_VERSION
 from citeaudit.store.reading import read_audit, read_scoring_columns, read_segmentations
 from citeaudit.store.records import FetchOutcome, Passage, Snapshot
+from citeaudit.store.writers import busy_error, busy_timeout, is_busy
 
 # REVIEW_POLICIES, ImportReport, insert_rows, drop_queue_indexes and ROWS_PER_STATEMENT live with the import
 # writer (store/importing.py) and are named here too, where callers have found them.
@@ -92,15 +93,22 @@ class ProtocolInfo:
 class Store:
     """A citeaudit database file. Use as a context manager or call :meth:`close`."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, on_wait: Callable[[], None] | None = None) -> None:
+        """Open (creating and migrating as needed) the database at ``path``. A write waits for another process
+        up to the busy timeout (:func:`~citeaudit.store.writers.busy_timeout`); ``on_wait`` is told each time
+        one has to wait."""
         self.path = Path(path)
-        self._db = connect(self.path, bulk=True)
-        self._transaction = Transactions(self._db)
+        self._busy_timeout = busy_timeout()
+        self._on_wait = on_wait
+        self._db = connect(self.path, busy_timeout=self._busy_timeout, bulk=True)
+        self._transaction = Transactions(self._db, self.path, self._busy_timeout, on_wait)
         self._protocols: dict[int, Protocol] = {}
         try:
             self._migrate()
         except sqlite3.DatabaseError as exc:
             self._db.close()
+            if is_busy(exc):
+                raise busy_error(self.path, self._busy_timeout) from None
             raise StoreError(f"{str(self.path)!r} is not a citeaudit database: {exc}") from None
 
     def __enter__(self) -> Store:

@@ -8,7 +8,8 @@ from typing import Annotated
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import Response
 
-from citeaudit.model import Judgement, Label, Origin, Stage
+from citeaudit.errors import DatabaseBusy
+from citeaudit.model import Judgement, Label, Origin, Severity, Stage
 from citeaudit.review.auth import new_token
 from citeaudit.review.blind import can_adjudicate, visible_judgements
 from citeaudit.review.pages import (
@@ -108,9 +109,13 @@ class _Form:
     severity: str = ""
 
 
-def _record(db: ReviewStore, current: Session, edge_pk: int, stage: Stage, form: _Form) -> None:
+def _record(
+    request: Request, db: ReviewStore, current: Session, edge_pk: int, stage: Stage, form: _Form, done: str
+) -> Response:
     """The one path of a human judgement, review or adjudication: CSRF and role checked, the edge's state
-    checked against the stage, the judgement recorded once per submission token."""
+    checked against the stage, the judgement recorded once per submission token, then on to ``done``. When an
+    import holds the database past the busy timeout, the form comes back filled in as sent (503): nothing is
+    lost, and the same submission token keeps a second click from recording it twice."""
     check_csrf(current, form.csrf)
     adjudication = stage is Stage.ADJUDICATION
     reviewer = require(current, *(("adjudicator", "admin") if adjudication else ("reviewer", "adjudicator")))
@@ -134,11 +139,34 @@ def _record(db: ReviewStore, current: Session, edge_pk: int, stage: Stage, form:
         # An adjudication settles the label; severity is a reviewer's call on the claim.
         severity=None if adjudication else severity_of(form.severity),
     )
-    db.record_judgement(edge_pk, judgement, form.submission)
+    try:
+        db.record_judgement(edge_pk, judgement, form.submission)
+    except DatabaseBusy:
+        action = f"/edges/{edge_pk}/{'adjudication' if adjudication else 'judgements'}"
+        sent = {"label": form.label, "submission": form.submission, "passage": form.passage, "period": form.period}
+        sent["reasoning"] = form.reasoning
+        if not adjudication:
+            sent["severity"] = form.severity
+        response = page(
+            request,
+            "busy.html.j2",
+            503,
+            user=current.reviewer,
+            csrf=current.csrf,
+            action=action,
+            form=sent,
+            labels=[label.value for label in Label],
+            severities=[severity.value for severity in Severity],
+            waited=context(request).config.busy_timeout,
+        )
+        response.headers["Retry-After"] = "5"
+        return response
+    return redirect(done)
 
 
 @router.post("/edges/{edge_pk}/judgements")
 def judge(
+    request: Request,
     edge_pk: int,
     db: Db,
     current: Current,
@@ -151,12 +179,13 @@ def judge(
     severity: Annotated[str, Form()] = "",
 ) -> Response:
     """Record a review, then go on to the next edge of the queue."""
-    _record(db, current, edge_pk, Stage.REVIEW, _Form(label, submission, csrf, passage, period, reasoning, severity))
-    return redirect("/queue/next")
+    form = _Form(label, submission, csrf, passage, period, reasoning, severity)
+    return _record(request, db, current, edge_pk, Stage.REVIEW, form, "/queue/next")
 
 
 @router.post("/edges/{edge_pk}/adjudication")
 def adjudicate(
+    request: Request,
     edge_pk: int,
     db: Db,
     current: Current,
@@ -168,8 +197,8 @@ def adjudicate(
     period: Annotated[str, Form()] = "",
 ) -> Response:
     """Record the final label of a disputed edge with a rationale, then show the edge again."""
-    _record(db, current, edge_pk, Stage.ADJUDICATION, _Form(label, submission, csrf, passage, period, reasoning))
-    return redirect(f"/edges/{edge_pk}")
+    form = _Form(label, submission, csrf, passage, period, reasoning)
+    return _record(request, db, current, edge_pk, Stage.ADJUDICATION, form, f"/edges/{edge_pk}")
 
 
 @router.post("/sources/{source_pk}/url")
