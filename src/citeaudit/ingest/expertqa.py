@@ -18,7 +18,6 @@ Several files given together are read as one dataset (their lines concatenated i
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -26,6 +25,7 @@ from typing import Any
 from citeaudit.errors import InvalidValue, MalformedInput
 from citeaudit.ingest.base import Reader
 from citeaudit.ingest.payload import expect
+from citeaudit.limits import load_json, long_numbers
 from citeaudit.model import (
     Answer,
     Audit,
@@ -201,13 +201,11 @@ def read_dataset(data: bytes, source: str) -> tuple[Audit, int]:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise MalformedInput(source, f"byte {exc.start}", "not UTF-8 text") from None
+    numbers = long_numbers(text)
     for number, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip():
             continue
-        try:
-            line = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise MalformedInput(source, f"line {number} column {exc.colno}", f"invalid JSON: {exc.msg}") from None
+        line = load_json(raw, source, f"line {number}", numbers=numbers)
         dataset.add_line(f"line {number}", expect(line, dict, source, f"line {number}"))
     return dataset.audit(), dataset.duplicates
 

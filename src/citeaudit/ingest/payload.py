@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
 from collections.abc import Iterable, Iterator
@@ -11,6 +10,7 @@ from typing import Any
 
 from citeaudit.errors import InvalidValue, MalformedInput
 from citeaudit.ingest.base import ParsedCitation
+from citeaudit.limits import load_json, long_numbers
 from citeaudit.sources.urls import identity_url
 
 __all__ = ["AGENT_ITEM", "RESPONSE_OBJECT", "VENDOR_MODEL", "expect", "load_payloads", "retrieved_only"]
@@ -35,14 +35,21 @@ def load_payloads(data: bytes, source: str) -> Iterator[tuple[str, Any]]:
     except UnicodeDecodeError as exc:
         raise MalformedInput(source, f"byte {exc.start}", "not UTF-8 text") from None
     try:
-        whole = json.loads(text)
-    except json.JSONDecodeError as first_error:
+        whole = load_json(text, source)
+    except MalformedInput as first_error:
+        if not _syntax(first_error):
+            raise
         yield from _json_lines(text, source, first_error)
         return
     if isinstance(whole, list):
         yield from ((f"[{i}]", item) for i, item in enumerate(whole))
         return
     yield ("$", whole)
+
+
+def _syntax(error: MalformedInput) -> bool:
+    """Whether ``error`` is a JSON syntax error (so the text may still be JSON Lines), not a broken limit."""
+    return isinstance(error.__cause__, json.JSONDecodeError)
 
 
 _NOT_JSON = object()
@@ -62,25 +69,23 @@ def _lines(text: str) -> Iterator[tuple[int, str]]:
         start = end + 1
 
 
-def _json_lines(text: str, source: str, first_error: json.JSONDecodeError) -> Iterator[tuple[str, Any]]:
+def _json_lines(text: str, source: str, first_error: MalformedInput) -> Iterator[tuple[str, Any]]:
     lines = _lines(text)
+    numbers = long_numbers(text)
     first, second = next(lines, None), next(lines, None)
     parsed: Any = _NOT_JSON
     if first is not None and second is not None:
-        with contextlib.suppress(json.JSONDecodeError):
-            parsed = json.loads(first[1])
+        try:
+            parsed = load_json(first[1], source, f"line {first[0]}", numbers=numbers)
+        except MalformedInput as exc:
+            if not _syntax(exc):
+                raise
     if first is None or second is None or parsed is _NOT_JSON:
         # Not JSON Lines either: report the error where the whole document broke.
-        raise MalformedInput(
-            source, f"line {first_error.lineno} column {first_error.colno}", f"invalid JSON: {first_error.msg}"
-        )
+        raise first_error
     yield f"line {first[0]}", parsed
     for number, line in chain((second,), lines):
-        try:
-            payload = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise MalformedInput(source, f"line {number} column {exc.colno}", f"invalid JSON: {exc.msg}") from None
-        yield f"line {number}", payload
+        yield f"line {number}", load_json(line, source, f"line {number}", numbers=numbers)
 
 
 def retrieved_only(retrieved: Iterable[ParsedCitation], cited: Iterable[ParsedCitation]) -> list[ParsedCitation]:

@@ -10,7 +10,6 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
 from citeaudit.errors import DuplicateId, InvalidValue, MalformedInput, ProtocolError, UnknownReference
@@ -21,6 +20,7 @@ from citeaudit.interchange.schema import (
     JudgementIn,
     ProtocolIn,
 )
+from citeaudit.limits import load_json, load_yaml
 from citeaudit.model import (
     Answer,
     AnswerStatus,
@@ -80,12 +80,7 @@ def _validation_error(source: str, error: ValidationError) -> InvalidValue:
 
 
 def _parse_json(data: bytes, source: str) -> Any:
-    try:
-        return json.loads(data)
-    except UnicodeDecodeError as exc:
-        raise MalformedInput(source, f"byte {exc.start}", "not UTF-8 text") from None
-    except json.JSONDecodeError as exc:
-        raise MalformedInput(source, f"line {exc.lineno} column {exc.colno}", f"invalid JSON: {exc.msg}") from None
+    return load_json(data, source)
 
 
 def parse_audit_bytes(data: bytes, source: str) -> Audit:
@@ -207,12 +202,7 @@ def load_protocol_document(path: str | Path) -> ProtocolIn:
         raise MalformedInput(str(file), "", f"cannot read: {exc.strerror}") from None
     except UnicodeDecodeError as exc:
         raise MalformedInput(str(file), f"byte {exc.start}", "not UTF-8 text") from None
-    try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
-        raise MalformedInput(str(file), where, f"invalid YAML: {getattr(exc, 'problem', exc)}") from None
+    raw = load_yaml(text, str(file))
     try:
         return ProtocolIn.model_validate(raw)
     except ValidationError as exc:

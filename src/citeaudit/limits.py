@@ -1,0 +1,380 @@
+"""Reading outside text within limits: bounded JSON and YAML, and the strings the store can keep.
+
+Every file citeaudit reads goes through :func:`load_json` or :func:`load_yaml`. Both refuse, with the file, the
+line and column (or JSON path) and the offending value, what the standard parsers would take silently or die on:
+
+- nesting deeper than :data:`MAX_DEPTH` levels (the standard parsers recurse once per level and die);
+- a key given twice in one object or mapping (the standard parsers keep the last one silently);
+- ``NaN`` and infinities (not JSON; they would print as ``NaN`` in results);
+- integers outside SQLite's 64-bit range (they cannot be stored);
+- lone UTF-16 surrogates such as ``"\\ud800"`` (valid JSON escapes, but no UTF-8 text can hold them);
+- in YAML, more than :data:`MAX_YAML_ALIASES` aliases or a document that expands to more than
+  :data:`MAX_YAML_NODES` nodes (a few hundred bytes of aliases can stand for billions of nodes).
+
+The checks cost little on good input: the depth scan runs only when a document has more brackets than the
+limit, the surrogate scan only when it holds a ``\\uD8xx``-style escape, and the located second reading
+(pure-Python scanner) only after a refusal.
+"""
+
+from __future__ import annotations
+
+import json
+import json.decoder
+import json.scanner
+import math
+import re
+from collections.abc import Callable
+from typing import Any
+
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from citeaudit.errors import InvalidValue, MalformedInput
+
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_INT",
+    "MAX_YAML_ALIASES",
+    "MAX_YAML_NODES",
+    "MIN_INT",
+    "check_text",
+    "load_json",
+    "load_yaml",
+    "long_numbers",
+    "shown",
+]
+
+MAX_DEPTH = 100
+"""Deepest nesting of arrays / objects (JSON) or sequences / mappings (YAML) accepted. Real payloads nest fewer
+than 15 levels."""
+MAX_INT = 2**63 - 1
+"""Largest integer accepted: SQLite stores signed 64-bit integers."""
+MIN_INT = -(2**63)
+"""Smallest integer accepted."""
+MAX_YAML_ALIASES = 100
+"""Most aliases (``*name``) one YAML document may use."""
+MAX_YAML_NODES = 1_000_000
+"""Most nodes a YAML document may stand for once every alias is expanded."""
+
+
+def shown(value: object, width: int = 80) -> str:
+    """``repr(value)`` cut to ``width`` characters, so a message stays one readable line."""
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+class _Refused(Exception):
+    """A value the loader refuses; the located second reading finds where it is."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.position: int | None = None
+
+
+def _refuse_constant(name: str) -> Any:
+    raise _Refused(f"{name} is not a number JSON allows")
+
+
+def _checked_int(text: str) -> int:
+    value = int(text)
+    if not MIN_INT <= value <= MAX_INT:
+        raise _Refused(f"integer {shown(value, 40)} is outside the 64-bit range ({MIN_INT}..{MAX_INT})")
+    return value
+
+
+def _checked_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _Refused(f"number {text[:40]!r} is too large to be finite")
+    return value
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    mapping = dict(pairs)
+    if len(mapping) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _Refused(f"key {shown(key, 40)} is given twice in one object")
+            seen.add(key)
+    return mapping
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_unique_pairs, parse_constant=_refuse_constant)
+_CHECKING_DECODER = json.JSONDecoder(
+    object_pairs_hook=_unique_pairs,
+    parse_int=_checked_int,
+    parse_float=_checked_float,
+    parse_constant=_refuse_constant,
+)
+_LONG_NUMBER = re.compile(r"[0-9](?:[0-9]{18}|[eE]\+?[0-9]{3})")
+"""What a number outside the 64-bit range (19 digits or more) or too large for a float (an exponent of three
+digits or more) must contain: checking every number costs a Python call each, so only text with one pays it."""
+
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_BRACKETS = str.maketrans({"[": "(", "{": "(", "]": ")", "}": ")"})
+_BRACKET = re.compile(r"[\[\]{}]")
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_LONE_SURROGATE = re.compile(
+    r"(?<!\\)(?:\\\\)*\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+    r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})(?<!\\)(?:\\\\)*\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+)
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _line_column(text: str, position: int) -> str:
+    line = text.count("\n", 0, position) + 1
+    column = position - (text.rfind("\n", 0, position) + 1) + 1
+    return f"line {line} column {column}"
+
+
+def _too_deep(text: str) -> int | None:
+    """Position of the first bracket nested deeper than :data:`MAX_DEPTH`, or ``None``."""
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return None
+    # The brackets outside strings, as parentheses; each round removes the innermost pairs, so a document
+    # nested n levels deep is empty after n rounds. All of it runs at C speed.
+    parens = _NOT_BRACKET.sub("", _STRING.sub("", text)).translate(_BRACKETS)
+    for _ in range(MAX_DEPTH):
+        parens = parens.replace("()", "")
+        if not parens:
+            return None
+    # Too deep, or brackets that do not balance (then the parser reports the syntax error): walk them.
+    outside = _STRING.sub(lambda m: " " * len(m.group()), text)
+    depth = 0
+    for match in _BRACKET.finditer(outside):
+        if match.group() in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return match.start()
+        else:
+            depth -= 1
+    return None
+
+
+def _locate(text: str) -> int | None:
+    """Where the pure-Python scanner refuses ``text``: the start of the innermost object or array."""
+    decoder = json.JSONDecoder(
+        object_pairs_hook=_unique_pairs,
+        parse_int=_checked_int,
+        parse_float=_checked_float,
+        parse_constant=_refuse_constant,
+    )
+
+    def located(parse: Callable[..., Any]) -> Callable[..., Any]:
+        def wrapper(s_and_end: tuple[str, int], *args: Any) -> Any:
+            try:
+                return parse(s_and_end, *args)
+            except _Refused as exc:
+                if exc.position is None:
+                    exc.position = s_and_end[1] - 1
+                raise
+
+        return wrapper
+
+    decoder.parse_object = located(json.decoder.JSONObject)  # type: ignore[attr-defined]
+    decoder.parse_array = located(json.decoder.JSONArray)  # type: ignore[attr-defined]
+    decoder.scan_once = json.scanner.py_make_scanner(decoder)  # type: ignore[attr-defined]
+    try:
+        decoder.decode(text)
+    except _Refused as exc:
+        return exc.position
+    except ValueError:
+        return None
+    return None
+
+
+def long_numbers(text: str) -> bool:
+    """Whether ``text`` may hold a number outside the limits (then :func:`load_json` checks every number)."""
+    return _LONG_NUMBER.search(text) is not None
+
+
+def load_json(data: bytes | str, source: str, location: str = "", *, numbers: bool | None = None) -> Any:
+    """Parse one JSON document from ``data`` within the limits above.
+
+    ``location`` (e.g. ``line 7`` of a JSON Lines file) prefixes the line / column given in errors. ``numbers``
+    says whether to check every number (``None``: when :func:`long_numbers` finds one that may be out of range;
+    a caller reading many lines of one file decides once for all of them). Raises
+    :class:`MalformedInput` for text that is not JSON or nests too deeply and :class:`InvalidValue` for a
+    refused value; both name ``source``, where and what.
+    """
+    if isinstance(data, bytes):
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise MalformedInput(source, f"byte {exc.start}", "not UTF-8 text") from None
+    else:
+        text = data
+
+    def where(position: int | None) -> str:
+        if position is None:
+            return location
+        if location and "\n" not in text:  # one line of a JSON Lines file
+            return f"{location} column {position + 1}"
+        return f"{location} {_line_column(text, position)}".strip()
+
+    # Parse first (at C speed, stopping at the first syntax error, so JSON Lines read as one document fail fast);
+    # the checks that need a second look run only on what parsed, and only when the text could break a limit.
+    try:
+        value = _DECODER.decode(text) if numbers is not True else _CHECKING_DECODER.decode(text)
+        if numbers is None and long_numbers(text):
+            value = _CHECKING_DECODER.decode(text)
+    except json.JSONDecodeError as exc:
+        # Chained, so a caller can tell a syntax error (JSON Lines may follow) from a broken limit.
+        raise MalformedInput(source, where(exc.pos), f"invalid JSON: {exc.msg}") from exc
+    except _Refused as exc:
+        raise InvalidValue(source, where(_locate(text)), exc.message) from None
+    except RecursionError:  # nested far deeper than the limit: the parser's own guard stopped it
+        raise MalformedInput(source, where(_too_deep(text)), f"nested deeper than {MAX_DEPTH} levels") from None
+    deep = _too_deep(text)
+    if deep is not None:
+        raise MalformedInput(source, where(deep), f"nested deeper than {MAX_DEPTH} levels")
+    if _SURROGATE_ESCAPE.search(text):
+        lone = _LONE_SURROGATE.search(text)
+        if lone is not None:
+            escape = lone.group().lstrip("\\")
+            raise InvalidValue(
+                source,
+                where(lone.end() - 6),
+                f"lone surrogate \\{escape} in a string: not a character UTF-8 can store",
+            )
+    return value
+
+
+def check_text(value: str, source: str, location: str) -> str:
+    """``value`` unless it holds a lone surrogate (which no UTF-8 store can keep): then a located error."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidValue(
+            source,
+            location,
+            f"lone surrogate {value[exc.start]!r} at character {exc.start}: not a character UTF-8 can store",
+        ) from None
+    return value
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """PyYAML's safe loader with nesting, aliases, expanded size, duplicate keys and numbers bounded."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._depth = 0
+        self._aliases = 0
+
+    def compose_node(self, parent: Node | None, index: int) -> Node | None:
+        if self.check_event(yaml.AliasEvent):
+            self._aliases += 1
+            if self._aliases > MAX_YAML_ALIASES:
+                event = self.peek_event()  # type: ignore[no-untyped-call]
+                raise _YamlRefused(f"more than {MAX_YAML_ALIASES} aliases", event.start_mark)
+            return super().compose_node(parent, index)
+        self._depth += 1
+        if self._depth > MAX_DEPTH:
+            event = self.peek_event()  # type: ignore[no-untyped-call]
+            raise _YamlRefused(f"nested deeper than {MAX_DEPTH} levels", event.start_mark)
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            # Merge keys (``<<: *base``) may be overridden by the mapping's own keys: that is what they are for.
+            if isinstance(key_node, ScalarNode) and key_node.tag != "tag:yaml.org,2002:merge":
+                key = self.construct_object(key_node, deep=deep)
+                try:
+                    duplicate = key in seen
+                except TypeError:
+                    continue
+                if duplicate:
+                    raise _YamlRefused(f"key {shown(key, 40)} is given twice in one mapping", key_node.start_mark)
+                seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+    def construct_yaml_int(self, node: ScalarNode) -> int:
+        value: int = super().construct_yaml_int(node)
+        if not MIN_INT <= value <= MAX_INT:
+            raise _YamlRefused(
+                f"integer {shown(value, 40)} is outside the 64-bit range ({MIN_INT}..{MAX_INT})", node.start_mark
+            )
+        return value
+
+    def construct_yaml_float(self, node: ScalarNode) -> float:
+        value: float = super().construct_yaml_float(node)
+        if not math.isfinite(value):
+            raise _YamlRefused(f"{node.value!r} is not a finite number", node.start_mark)
+        return value
+
+    def construct_yaml_str(self, node: ScalarNode) -> str:
+        value: str = super().construct_yaml_str(node)
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise _YamlRefused(
+                f"lone surrogate {value[exc.start]!r} in a string: not a character UTF-8 can store", node.start_mark
+            ) from None
+        return value
+
+
+_BoundedLoader.add_constructor("tag:yaml.org,2002:int", _BoundedLoader.construct_yaml_int)
+_BoundedLoader.add_constructor("tag:yaml.org,2002:float", _BoundedLoader.construct_yaml_float)
+_BoundedLoader.add_constructor("tag:yaml.org,2002:str", _BoundedLoader.construct_yaml_str)
+
+
+class _YamlRefused(Exception):
+    def __init__(self, message: str, mark: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.mark = mark
+
+
+def _expanded_size(root: Node) -> int:
+    """How many nodes the document stands for with every alias expanded (shared nodes counted once per use)."""
+    sizes: dict[int, int] = {}
+    # Children before parents, without recursion: an explicit stack of (node, children counted?) entries.
+    stack: list[tuple[Node, bool]] = [(root, False)]
+    while stack:
+        node, ready = stack.pop()
+        if id(node) in sizes:
+            continue
+        children: list[Node] = []
+        if isinstance(node, SequenceNode):
+            children = list(node.value)
+        elif isinstance(node, MappingNode):
+            children = [part for pair in node.value for part in pair]
+        if ready or not children:
+            sizes[id(node)] = min(1 + sum(sizes[id(child)] for child in children), MAX_YAML_NODES + 1)
+        else:
+            stack.append((node, True))
+            stack.extend((child, False) for child in children if id(child) not in sizes)
+    return sizes[id(root)]
+
+
+def load_yaml(text: str, source: str) -> Any:
+    """Parse one YAML document (JSON is YAML too) within the limits above; errors name line and column."""
+    loader = _BoundedLoader(text)
+    try:
+        root = loader.get_single_node()
+        if root is None:
+            return None
+        size = _expanded_size(root)
+        if size > MAX_YAML_NODES:
+            raise _YamlRefused(f"aliases expand the document to more than {MAX_YAML_NODES} nodes", root.start_mark)
+        return loader.construct_document(root)
+    except _YamlRefused as exc:
+        kind = InvalidValue if "given twice" in exc.message or "range" in exc.message else MalformedInput
+        raise kind(source, _mark(exc.mark), exc.message) from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise MalformedInput(source, _mark(mark), f"invalid YAML: {getattr(exc, 'problem', exc)}") from None
+    except RecursionError:  # the depth bound above makes this unreachable; kept as a last guard
+        raise MalformedInput(source, "", f"nested deeper than {MAX_DEPTH} levels") from None
+    finally:
+        loader.dispose()
+
+
+def _mark(mark: Any) -> str:
+    return "" if mark is None else f"line {mark.line + 1} column {mark.column + 1}"
