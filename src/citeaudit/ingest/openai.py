@@ -301,7 +301,7 @@ class _Searches:
 
 
 def _response_status(body: dict[str, Any], source: str, location: str) -> tuple[AnswerStatus, str | None]:
-    status = body.get("status")
+    status = expect(body.get("status"), _OPTIONAL_TEXT, source, _at(location, "status"))
     if status is None:
         return AnswerStatus.COMPLETE, None
     if status not in _RESPONSE_STATUS:
@@ -354,19 +354,47 @@ def _message_parts(item: dict[str, Any], source: str, where: str) -> list[_Part]
     return parts
 
 
+_WITHOUT_ANSWER_TEXT = frozenset(
+    {
+        "reasoning",
+        "file_search_call",
+        "function_call",
+        "custom_tool_call",
+        "computer_call",
+        "code_interpreter_call",
+        "image_generation_call",
+        "local_shell_call",
+        "mcp_call",
+        "mcp_list_tools",
+        "mcp_approval_request",
+    }
+)
+"""Output items that carry no answer text or web sources (reasoning summaries, other tools' calls): skipped.
+Any other type is refused rather than dropped, since it may hold part of the answer."""
+
+
 def _read_response(payload: Any, source: str, location: str) -> ParsedAnswer:
     body = expect(payload, dict, source, location)
     status, failure = _response_status(body, source, location)
-    output = [] if body.get("output") is None else expect(body["output"], list, source, _at(location, "output"))
+    # A response always carries its output list (empty when it failed): without one there is no answer to store.
+    output = expect(body.get("output"), list, source, _at(location, "output"))
     parts: list[_Part] = []
     searches = _Searches()
     for i, raw in enumerate(output):
         where = _at(location, f"output[{i}]")
         item = expect(raw, dict, source, where)
-        if item.get("type") == "message":
+        kind = expect(item.get("type"), str, source, f"{where}.type")
+        if kind == "message":
             parts.extend(_message_parts(item, source, where))
-        elif item.get("type") == "web_search_call":
+        elif kind == "web_search_call":
             _search_call(item, source, where, searches)
+        elif kind not in _WITHOUT_ANSWER_TEXT:
+            raise InvalidValue(
+                source,
+                f"{where}.type",
+                f"unknown output item type {kind!r}: it may hold part of the answer "
+                f"(known: message, web_search_call, {', '.join(sorted(_WITHOUT_ANSWER_TEXT))})",
+            )
     text, citations, claims = _cited(parts, source)
     question_id, answer_id = _payload_ids(body, source, location)
     return ParsedAnswer(
@@ -427,7 +455,7 @@ def _read_choice(raw: Any, source: str, where: str) -> ParsedAnswer:
         _annotations(message.get("annotations"), source, f"{where}.message.annotations"),
     )
     text, citations, claims = _cited([part], source)
-    finish = choice.get("finish_reason")
+    finish = expect(choice.get("finish_reason"), _OPTIONAL_TEXT, source, f"{where}.finish_reason")
     incomplete = finish in _INCOMPLETE_FINISH
     return ParsedAnswer(
         text=text,

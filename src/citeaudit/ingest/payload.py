@@ -90,19 +90,30 @@ def _json_lines(text: str, source: str, first_error: MalformedInput) -> Iterator
 
 def retrieved_only(retrieved: Iterable[ParsedCitation], cited: Iterable[ParsedCitation]) -> list[ParsedCitation]:
     """Retrieved-only citations: each page once, pages also cited left out (compared by source identity)."""
-    seen = {identity_url(citation.url) for citation in cited if citation.url}
+    seen = {_identity(citation.url) for citation in cited if citation.url}
     found = []
     for citation in retrieved:
-        key = identity_url(citation.url or "")
+        key = _identity(citation.url or "")
         if key and key not in seen:
             seen.add(key)
             found.append(citation)
     return found
 
 
+def _identity(url: str) -> str:
+    # A URL that cannot be taken apart is kept as it is: the citation's source key, made later with the
+    # citation's location at hand, refuses it there.
+    try:
+        return identity_url(url)
+    except ValueError:
+        return url
+
+
 def expect(value: Any, kind: type | tuple[type, ...], source: str, location: str) -> Any:
     """``value`` if it is of ``kind``; otherwise an :class:`InvalidValue` naming the location and the value."""
-    if not isinstance(value, kind):
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    # JSON's true and false are not numbers, though Python's bool is an int.
+    if not isinstance(value, kind) or (isinstance(value, bool) and bool not in kinds):
         names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
         shown = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."
         raise InvalidValue(source, location, f"expected {names} (got {shown})")

@@ -20,7 +20,7 @@ from citeaudit.interchange.schema import (
     JudgementIn,
     ProtocolIn,
 )
-from citeaudit.limits import load_json, load_yaml
+from citeaudit.limits import load_json, load_yaml, shown
 from citeaudit.model import (
     Answer,
     AnswerStatus,
@@ -54,6 +54,7 @@ __all__ = [
     "load_protocol_document",
     "parse_audit_bytes",
     "protocol_from_mapping",
+    "source_identity",
 ]
 
 
@@ -216,6 +217,15 @@ def check_span(source: str, where: str, start: int | None, end: int | None, text
         raise InvalidValue(source, where, f"span {start}..{end} is outside the answer text (0..{text_length})")
 
 
+def source_identity(url: str, source: str, where: str) -> str:
+    """The source identity of ``url`` (:func:`~citeaudit.sources.urls.identity_url`), or a located error for a
+    URL that cannot be taken apart (an unclosed IPv6 host such as ``http://[::1``)."""
+    try:
+        return identity_url(url)
+    except ValueError as exc:
+        raise InvalidValue(source, where, f"not a usable URL: {shown(url)} ({exc})") from None
+
+
 class SourceRegistry:
     """Assigns source keys (DESIGN §3) and collects one Source per key, first sighting wins."""
 
@@ -247,7 +257,7 @@ class SourceRegistry:
             known = self.url_keys.get(url)
             if known is not None:
                 return known
-            normalized = identity_url(url)
+            normalized = source_identity(url, source, f"{where}.url")
             key = self._by_url.get(normalized, normalized) if self._by_url else normalized
             self.url_keys[url] = key
         elif title and title.strip():
@@ -286,6 +296,14 @@ def _judgement(row: EdgeIn | JudgementIn) -> Judgement:
     )
 
 
+def _undeclared_run(source: str, where: str, run_id: str, document: AuditDocument) -> None:
+    """Refuse a run id missing from a ``runs[]`` that is given: a fixture or expert answer would otherwise enter a
+    new *platform* run. Without ``runs[]`` every run is implicit (a platform run named by its id)."""
+    if document.runs:
+        known = ", ".join(repr(r.id) for r in document.runs[:5]) + (", ..." if len(document.runs) > 5 else "")
+        raise UnknownReference(source, where, f"no run {run_id!r} in runs[] (known: {known})")
+
+
 def audit_from_document(document: AuditDocument, source: str) -> Audit:
     """Check references and build the canonical audit (edges collapsed, sources keyed)."""
     protocol = protocol_from_mapping(document.protocol, source)
@@ -295,6 +313,10 @@ def audit_from_document(document: AuditDocument, source: str) -> Audit:
     _unique((c.id for c in document.claims), source, "claim", "claims")
     _unique((s.key for s in document.sources), source, "source", "sources")
     _unique((g.id for g in document.evidence_groups), source, "evidence group", "evidence_groups")
+    for si, declared in enumerate(document.sources):
+        for name in ("url", "resolved_url"):
+            if getattr(declared, name):
+                source_identity(getattr(declared, name), source, f"sources[{si}].{name}")
     registry = SourceRegistry(
         [
             Source(e.key, e.url, e.resolved_url, e.title, e.publisher, e.status, e.reason, e.fetched_at, e.content_hash)
@@ -311,7 +333,9 @@ def audit_from_document(document: AuditDocument, source: str) -> Audit:
             raise UnknownReference(
                 source, f"answers[{ai}].question_id", f"no question {a.question_id!r} in the protocol"
             )
-        runs.setdefault(a.run_id, Run(a.run_id))
+        if a.run_id not in runs:
+            _undeclared_run(source, f"answers[{ai}].run_id", a.run_id, document)
+            runs[a.run_id] = Run(a.run_id)
         citations = []
         for ci, cited in enumerate(a.citations):
             where = f"answers[{ai}].citations[{ci}]"
@@ -416,7 +440,9 @@ def audit_from_document(document: AuditDocument, source: str) -> Audit:
             raise UnknownReference(
                 source, f"failed_answers[{fi}].question_id", f"no question {f.question_id!r} in the protocol"
             )
-        runs.setdefault(f.run_id, Run(f.run_id, platform=f.platform))
+        if f.run_id not in runs:
+            _undeclared_run(source, f"failed_answers[{fi}].run_id", f.run_id, document)
+            runs[f.run_id] = Run(f.run_id, platform=f.platform)
         failed.append(FailedAnswer(f.ordinal, AnswerStatus(f.status), f.reason, f.run_id, f.question_id, f.platform))
     return Audit(
         protocol=protocol,
