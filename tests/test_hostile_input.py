@@ -50,7 +50,7 @@ def ingest_refused(cli: Cli, db: Path, path: Path, *fragments: str, fmt: str | N
     """``ingest`` refuses ``path`` and leaves no database behind."""
     args = ["ingest", path, "--db", db]
     if fmt is not None:
-        args += ["--format", fmt, "--questions", PROTOCOL]
+        args += ["--format", fmt, "--questions", PROTOCOL, "--question-id", "q01"]
     line = refused(cli(*args), str(path), *fragments)
     assert not db.exists(), "a refused first import must not leave a database"
     return line
@@ -228,3 +228,199 @@ def test_non_finite_json_weights_are_refused(cli: Cli, tmp_path: Path, weight: s
     path = write(tmp_path, "nan.audit.json", json.dumps(document).replace("12345.5", weight))
     expected = "too large to be finite" if weight == "1e999" else f"{weight.lstrip('-')} is not a number JSON allows"
     refused(cli("score", path, "--format", "json"), "nan.audit.json: line 1 column", expected)
+
+
+# Engine payloads: a fixture changed in one place ---------------------------------------------------------------
+
+
+def fixture(fmt: str, name: str) -> Any:
+    return json.loads((FIXTURES / fmt / name).read_text(encoding="utf-8"))
+
+
+def write_payload(tmp_path: Path, document: Any, name: str = "payload.json") -> Path:
+    return write(tmp_path, name, json.dumps(document, ensure_ascii=False))
+
+
+# 3. A URL that cannot be taken apart -----------------------------------------------------------------------------
+
+
+def test_an_unclosed_ipv6_url_in_an_audit_is_refused(cli: Cli, tmp_path: Path, db_path: Path) -> None:
+    document = four_claim()
+    document["answers"][0]["citations"].append({"url": "http://[::1", "kind": "cited"})
+    path = write(tmp_path, "v6.audit.json", json.dumps(document))
+    where = f"answers[0].citations[{len(document['answers'][0]['citations']) - 1}].url"
+    ingest_refused(cli, db_path, path, where, "not a usable URL: 'http://[::1'")
+    refused(cli("score", path), where)
+
+
+def test_an_unclosed_ipv6_url_in_an_engine_payload_is_refused(cli: Cli, tmp_path: Path, db_path: Path) -> None:
+    payload = fixture("serpapi-ai-overview", "google.json")
+    payload["ai_overview"]["references"][0]["link"] = "http://[::1/x"
+    path = write_payload(tmp_path, payload)
+    ingest_refused(cli, db_path, path, "'http://[::1/x'", fmt="serpapi-ai-overview")
+
+
+def test_an_unclosed_ipv6_url_in_expertqa_evidence_is_refused(cli: Cli, tmp_path: Path, db_path: Path) -> None:
+    line = {
+        "question": "How big is the tank?",
+        "answers": {
+            "sys": {
+                "answer_string": "It holds 20 L [1].",
+                "attribution": ["[1] https://a.org/x"],
+                "claims": [
+                    {"claim_string": "It holds 20 L [1].", "support": "Complete", "evidence": ["[1] http://[::1"]}
+                ],
+            }
+        },
+    }
+    path = write(tmp_path, "expertqa.jsonl", json.dumps(line) + "\n")
+    ingest_refused(cli, db_path, path, "claims[0].evidence[0]", "'http://[::1'", fmt="expertqa")
+
+
+# 4. A list where text is expected ----------------------------------------------------------------------------------
+
+
+def _set(document: Any, path: tuple[Any, ...], value: Any) -> Any:
+    node = document
+    for part in path[:-1]:
+        node = node[part]
+    node[path[-1]] = value
+    return document
+
+
+@pytest.mark.parametrize(
+    ("fmt", "name", "path", "where"),
+    [
+        ("openai-chat", "chinese.json", ("choices", 0, "finish_reason"), "choices[0].finish_reason"),
+        ("openai-responses", "search.json", ("status",), "status"),
+        ("anthropic", "web-search.json", ("stop_reason",), "stop_reason"),
+        ("anthropic", "web-search.json", ("content", 4, "citations", 0, "type"), "content[4].citations[0].type"),
+    ],
+)
+def test_a_list_where_an_engine_gives_text_is_refused(
+    cli: Cli, tmp_path: Path, db_path: Path, fmt: str, name: str, path: tuple[Any, ...], where: str
+) -> None:
+    document = fixture(fmt, name)
+    _set(document, path, ["length"])
+    ingest_refused(cli, db_path, write_payload(tmp_path, document), where, "expected str", "['length']", fmt=fmt)
+
+
+@pytest.mark.parametrize("field", ["support", "reason_missing_support"])
+def test_a_list_where_expertqa_gives_text_is_refused(cli: Cli, tmp_path: Path, db_path: Path, field: str) -> None:
+    line = {
+        "question": "How big is the tank?",
+        "answers": {
+            "sys": {
+                "answer_string": "It holds 20 L [1].",
+                "attribution": ["[1] https://a.org/x"],
+                "claims": [
+                    {"claim_string": "It holds 20 L [1].", "support": "Complete", "evidence": ["[1] https://a.org/x"]}
+                ],
+            }
+        },
+    }
+    line["answers"]["sys"]["claims"][0][field] = ["Complete"]
+    path = write(tmp_path, "expertqa.jsonl", json.dumps(line) + "\n")
+    ingest_refused(cli, db_path, path, f"claims[0].{field}", "['Complete']", fmt="expertqa")
+
+
+# 6. Counts: repeats --------------------------------------------------------------------------------------------
+
+
+def test_astronomical_repeats_are_refused_by_protocol_check_and_collect(cli: Cli, tmp_path: Path) -> None:
+    text = PROTOCOL.read_text(encoding="utf-8") + "engines: [openai]\nrepeats: 1000000000000000000000000000000\n"
+    path = write(tmp_path, "protocol.yaml", text)
+    refused(cli("protocol", "check", path), "1000000000000000000000000000000", "64-bit range")
+    refused(cli("collect", "--protocol", path, "--dry-run", "--db", tmp_path / "c.db"), "64-bit range")
+
+
+def test_repeats_above_the_limit_are_refused(cli: Cli, tmp_path: Path) -> None:
+    path = write(tmp_path, "protocol.yaml", PROTOCOL.read_text(encoding="utf-8") + "repeats: 1001\n")
+    refused(cli("protocol", "check", path), "repeats", "less than or equal to 1000", "1001")
+
+
+def test_a_plan_of_too_many_requests_is_refused_before_it_is_listed(cli: Cli, tmp_path: Path) -> None:
+    # 2 questions × 6 engines × 10 locales × 1000 repeats = 120 000 requests, over the 100 000 limit.
+    locales = ", ".join(f"l{i}" for i in range(10))
+    text = PROTOCOL.read_text(encoding="utf-8") + (
+        f"engines: [openai, perplexity, perplexity-agent, gemini, anthropic, serpapi]\n"
+        f"locales: [{locales}]\nrepeats: 1000\n"
+    )
+    path = write(tmp_path, "protocol.yaml", text)
+    refused(
+        cli("collect", "--protocol", path, "--dry-run", "--db", tmp_path / "c.db"),
+        "2 questions × 6 engines × 10 locales × 1000 repeats = 120000 requests, more than 100000",
+    )
+
+
+# 7. What was taken silently --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("body", [{}, {"object": "response", "status": "completed", "output": None}])
+def test_a_responses_body_without_output_is_refused(
+    cli: Cli, tmp_path: Path, db_path: Path, body: dict[str, Any]
+) -> None:
+    path = write_payload(tmp_path, body)
+    ingest_refused(cli, db_path, path, "output", "expected list (got None)", fmt="openai-responses")
+
+
+def test_an_unknown_responses_item_type_is_refused_not_dropped(cli: Cli, tmp_path: Path, db_path: Path) -> None:
+    document = fixture("openai-responses", "search.json")
+    document["output"].append({"type": "answer_v2", "text": "Part of the answer."})
+    path = write_payload(tmp_path, document)
+    ingest_refused(cli, db_path, path, "output[2].type", "unknown output item type 'answer_v2'", fmt="openai-responses")
+
+
+def test_a_reasoning_item_is_skipped_as_it_holds_no_answer_text(cli: Cli, tmp_path: Path, db_path: Path) -> None:
+    document = fixture("openai-responses", "search.json")
+    document["output"].insert(0, {"type": "reasoning", "id": "rs_1", "summary": []})
+    path = write_payload(tmp_path, document)
+    result = cli(
+        "ingest", path, "--db", db_path, "--format", "openai-responses", "--questions", PROTOCOL, "--question-id", "q01"
+    )
+    assert result.exit_code == 0, result.stderr
+
+
+def test_an_empty_anthropic_body_is_refused(cli: Cli, tmp_path: Path, db_path: Path) -> None:
+    path = write_payload(tmp_path, {})
+    ingest_refused(cli, db_path, path, "type", "expected 'message' or 'error' (got None)", fmt="anthropic")
+
+
+def test_an_answer_of_an_undeclared_run_is_refused(cli: Cli, tmp_path: Path, db_path: Path) -> None:
+    # The four-claim fixture declares its one run as kind "fixture"; an answer naming another run would have
+    # entered a new *platform* run, and the platform figures with it.
+    document = four_claim()
+    document["answers"][0]["run_id"] = "typo-run"
+    path = write(tmp_path, "runs.audit.json", json.dumps(document))
+    ingest_refused(cli, db_path, path, "answers[0].run_id", "no run 'typo-run' in runs[]", "'fixture-four-claim'")
+
+
+def test_two_serpapi_references_with_one_index_are_refused(cli: Cli, tmp_path: Path, db_path: Path) -> None:
+    document = fixture("serpapi-ai-overview", "google.json")
+    document["ai_overview"]["references"][1]["index"] = document["ai_overview"]["references"][0]["index"]
+    path = write_payload(tmp_path, document)
+    ingest_refused(cli, db_path, path, "references[1].index", "index 2 is also the index of", fmt="serpapi-ai-overview")
+
+
+@pytest.mark.parametrize("offset", ["26", True])
+def test_text_or_true_as_an_offset_is_refused_not_coerced(
+    cli: Cli, tmp_path: Path, db_path: Path, offset: object
+) -> None:
+    document = four_claim()
+    document["claims"][0]["start"] = offset
+    path = write(tmp_path, "offset.audit.json", json.dumps(document))
+    ingest_refused(cli, db_path, path, "claims[0].start", f"expected a number, not {type(offset).__name__}")
+
+
+def test_true_as_a_payload_index_is_refused_not_read_as_1(cli: Cli, tmp_path: Path, db_path: Path) -> None:
+    document = fixture("serpapi-ai-overview", "google.json")
+    document["ai_overview"]["text_blocks"][0]["reference_indexes"] = [True]
+    path = write_payload(tmp_path, document)
+    ingest_refused(cli, db_path, path, "reference_indexes[0]", "expected int (got True)", fmt="serpapi-ai-overview")
+
+
+def test_an_error_line_stays_one_line_when_the_value_holds_a_newline(cli: Cli, tmp_path: Path) -> None:
+    text = PROTOCOL.read_text(encoding="utf-8").replace("- axtorp.de", "- 'line one\n\n  line two'", 1)
+    path = write(tmp_path, "protocol.yaml", text)
+    # YAML folds the quoted line break into "\n"; the message shows it escaped, on the one line.
+    refused(cli("protocol", "check", path), "'line one\\nline two'")
