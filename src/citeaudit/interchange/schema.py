@@ -275,7 +275,7 @@ class EvidenceGroupIn(_In):
 
     id: str = Field(min_length=1)
     claim_id: str
-    sources: list[str] = Field(min_length=2)
+    sources: list[Annotated[str, Field(min_length=1)]] = Field(min_length=2)
     label: Label | None = None
     required_documents: list[str] = Field(default_factory=list)
     reasoning_steps: list[str] = Field(default_factory=list)
