@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -279,6 +278,3 @@ def test_protocol_files_refuse_damage_cleanly(data: st.DataObject) -> None:
         refused_cleanly(run("protocol", "check", path), "protocol.yaml")
         db = Path(folder) / "plan.db"
         refused_cleanly(run("collect", "--protocol", path, "--dry-run", "--db", db), "protocol.yaml")
-
-
-Checker = Callable[[Result, str], None]

@@ -424,3 +424,15 @@ def test_an_error_line_stays_one_line_when_the_value_holds_a_newline(cli: Cli, t
     path = write(tmp_path, "protocol.yaml", text)
     # YAML folds the quoted line break into "\n"; the message shows it escaped, on the one line.
     refused(cli("protocol", "check", path), "'line one\\nline two'")
+
+
+def test_a_lone_surrogate_from_the_command_line_is_refused_before_the_store(
+    cli: Cli, tmp_path: Path, db_path: Path
+) -> None:
+    # Bytes that are not UTF-8 in argv reach Python as lone surrogates ('\xff' becomes '\udcff').
+    payload = FIXTURES / "anthropic" / "web-search.json"
+    result = cli(
+        "ingest", payload, "--db", db_path, "--questions", PROTOCOL, "--question-id", "q01", "--platform", "\udcff"
+    )
+    refused(result, "web-search.json", "lone surrogate '\\udcff'")
+    assert not db_path.exists()

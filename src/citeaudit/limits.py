@@ -37,7 +37,6 @@ __all__ = [
     "MAX_YAML_ALIASES",
     "MAX_YAML_NODES",
     "MIN_INT",
-    "check_text",
     "load_json",
     "load_yaml",
     "long_numbers",
@@ -239,19 +238,6 @@ def load_json(data: bytes | str, source: str, location: str = "", *, numbers: bo
                 where(lone.end() - 6),
                 f"lone surrogate \\{escape} in a string: not a character UTF-8 can store",
             )
-    return value
-
-
-def check_text(value: str, source: str, location: str) -> str:
-    """``value`` unless it holds a lone surrogate (which no UTF-8 store can keep): then a located error."""
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise InvalidValue(
-            source,
-            location,
-            f"lone surrogate {value[exc.start]!r} at character {exc.start}: not a character UTF-8 can store",
-        ) from None
     return value
 
 

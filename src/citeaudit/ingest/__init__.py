@@ -15,10 +15,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from citeaudit.errors import InputError, UnknownFormat
+from citeaudit.errors import InputError, InvalidValue, UnknownFormat
 from citeaudit.ingest import anthropic, audit_json, expertqa, gemini, jsonl, markdown, openai, perplexity, serpapi
 from citeaudit.ingest.assemble import CHUNK, Attachment, assemble_chunks
 from citeaudit.ingest.base import Reader, ReaderKind
+from citeaudit.limits import shown
 from citeaudit.model import Audit
 from citeaudit.store import ImportReport, Store
 
@@ -220,20 +221,35 @@ def ingest_files(
     """
     plan = _imports(paths, fmt)
     results: list[tuple[str, Reader, ImportReport]] = []
-    with store.transaction(), _collector_paused():
-        for name, reader, files in plan:
-            data = _payload(reader, files)
-            told = None if progress is None else functools.partial(progress, name)
-            report = store.import_chunks(
-                _audits(name, data, reader, attachment, size=chunk),
-                data,
-                origin=name,
-                fmt=reader.name,
-                media_type=reader.media_type,
-                progress=told,
-            )
-            results.append((name, reader, report))
+    name = ""
+    try:
+        with store.transaction(), _collector_paused():
+            for name, reader, files in plan:
+                data = _payload(reader, files)
+                told = None if progress is None else functools.partial(progress, name)
+                report = store.import_chunks(
+                    _audits(name, data, reader, attachment, size=chunk),
+                    data,
+                    origin=name,
+                    fmt=reader.name,
+                    media_type=reader.media_type,
+                    progress=told,
+                )
+                results.append((name, reader, report))
+    except UnicodeEncodeError as exc:
+        raise _unstorable(name, exc) from None
     return results
+
+
+def _unstorable(source: str, error: UnicodeEncodeError) -> InvalidValue:
+    """The last guard before the store: a string the readers let through (a command-line value, say) that holds
+    a lone surrogate, which no UTF-8 text can; the transaction it broke has been rolled back."""
+    text = error.object if isinstance(error.object, str) else ""
+    return InvalidValue(
+        source,
+        "",
+        f"lone surrogate {text[error.start : error.start + 1]!r} in {shown(text)}: not a character UTF-8 can store",
+    )
 
 
 def _read_head(path: str | Path) -> bytes:
@@ -246,14 +262,17 @@ def _read_head(path: str | Path) -> bytes:
 
 def store_prepared(store: Store, prepared: PreparedImport) -> ImportReport:
     """Write a prepared import in one transaction."""
-    with _collector_paused():
-        return store.import_audit(
-            prepared.audit,
-            prepared.data,
-            origin=prepared.source,
-            fmt=prepared.reader.name,
-            media_type=prepared.reader.media_type,
-        )
+    try:
+        with _collector_paused():
+            return store.import_audit(
+                prepared.audit,
+                prepared.data,
+                origin=prepared.source,
+                fmt=prepared.reader.name,
+                media_type=prepared.reader.media_type,
+            )
+    except UnicodeEncodeError as exc:
+        raise _unstorable(prepared.source, exc) from None
 
 
 def needs_attachment(path: str | Path, fmt: str | Reader | None = None) -> bool:
