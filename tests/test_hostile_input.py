@@ -436,3 +436,13 @@ def test_a_lone_surrogate_from_the_command_line_is_refused_before_the_store(
     )
     refused(result, "web-search.json", "lone surrogate '\\udcff'")
     assert not db_path.exists()
+
+
+def test_a_duplicate_key_deep_inside_too_deep_nesting_is_refused_for_the_nesting() -> None:
+    from citeaudit.errors import MalformedInput
+    from citeaudit.limits import load_json
+
+    # 900 levels parse at C speed (under the interpreter's recursion limit); the duplicate key inside must not
+    # send the locating scanner, which recurses in Python, down all 900 of them.
+    with pytest.raises(MalformedInput, match="column 101: nested deeper than 100 levels"):
+        load_json("[" * 900 + '{"a": 1, "a": 2}' + "]" * 900, "deep.json")

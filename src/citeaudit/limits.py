@@ -213,6 +213,7 @@ def load_json(data: bytes | str, source: str, location: str = "", *, numbers: bo
             return f"{location} column {position + 1}"
         return f"{location} {_line_column(text, position)}".strip()
 
+    refused: str | None = None
     # Parse first (at C speed, stopping at the first syntax error, so JSON Lines read as one document fail fast);
     # the checks that need a second look run only on what parsed, and only when the text could break a limit.
     try:
@@ -223,12 +224,14 @@ def load_json(data: bytes | str, source: str, location: str = "", *, numbers: bo
         # Chained, so a caller can tell a syntax error (JSON Lines may follow) from a broken limit.
         raise MalformedInput(source, where(exc.pos), f"invalid JSON: {exc.msg}") from exc
     except _Refused as exc:
-        raise InvalidValue(source, where(_locate(text)), exc.message) from None
+        refused = exc.message
     except RecursionError:  # nested far deeper than the limit: the parser's own guard stopped it
         raise MalformedInput(source, where(_too_deep(text)), f"nested deeper than {MAX_DEPTH} levels") from None
     deep = _too_deep(text)
     if deep is not None:
         raise MalformedInput(source, where(deep), f"nested deeper than {MAX_DEPTH} levels")
+    if refused is not None:  # located only now: the locating scanner recurses, so nesting is checked first
+        raise InvalidValue(source, where(_locate(text)), refused)
     if _SURROGATE_ESCAPE.search(text):
         lone = _LONE_SURROGATE.search(text)
         if lone is not None:
