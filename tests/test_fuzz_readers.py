@@ -278,3 +278,42 @@ def test_protocol_files_refuse_damage_cleanly(data: st.DataObject) -> None:
         refused_cleanly(run("protocol", "check", path), "protocol.yaml")
         db = Path(folder) / "plan.db"
         refused_cleanly(run("collect", "--protocol", path, "--dry-run", "--db", db), "protocol.yaml")
+
+
+MARKDOWN = (FIXTURES / "markdown" / "ax220-answer.md").read_text(encoding="utf-8")
+MARKDOWN_DAMAGE = st.sampled_from(
+    [
+        "[1]: http://[::1\n",
+        "[2]: https://host:99999/x\n",
+        "[9999]: https://a.org/\n",
+        "[1]: https://dup.example/\n",
+        "[1] [2] [3] [99]",
+        "\ud800",
+        "\x00",
+        "\r\n\r\n",
+        "x" * 100_000,
+        "[" * 100_000,
+    ]
+)
+
+
+@settings(FUZZ, max_examples=20)
+@given(
+    damage=st.lists(st.tuples(st.integers(0, len(MARKDOWN)), MARKDOWN_DAMAGE), min_size=1, max_size=3),
+    encoding=ENCODINGS,
+    cut=st.integers(1, 99),
+)
+def test_markdown_answers_refuse_damage_cleanly(damage: list[tuple[int, str]], encoding: str, cut: int) -> None:
+    text = MARKDOWN
+    for position, piece in sorted(damage, reverse=True):
+        text = text[:position] + piece + text[position:]
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "answer.md"
+        path.write_bytes(encode(text, encoding, cut))
+        protocol = Path(folder) / "protocol.yaml"
+        protocol.write_text(ONE_QUESTION, encoding="utf-8")
+        db = Path(folder) / "audit.db"
+        result = run("ingest", path, "--db", db, "--format", "markdown", "--questions", protocol, "--platform", "fuzz")
+        refused_cleanly(result, "answer.md")
+        if result.exit_code == 2:
+            assert not db.exists(), "a refused first import left a database"
