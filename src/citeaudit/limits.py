@@ -1,4 +1,4 @@
-"""Reading outside text within limits: bounded JSON and YAML, and the strings the store can keep.
+"""Reading outside text within limits: bounded JSON and YAML loaders that refuse with file, place and value.
 
 Every file citeaudit reads goes through :func:`load_json` or :func:`load_yaml`. Both refuse, with the file, the
 line and column (or JSON path) and the offending value, what the standard parsers would take silently or die on:
