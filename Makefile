@@ -33,6 +33,7 @@ check: $(STAMP_DEV)
 bench: $(STAMP_DEV)
 	$(BIN)/python benchmarks/bench_scoring.py
 	$(BIN)/python benchmarks/bench_ingest.py
+	$(BIN)/python benchmarks/bench_limits.py
 	$(BIN)/python benchmarks/bench_stats.py
 	$(BIN)/python benchmarks/bench_copies.py
 	$(BIN)/python benchmarks/bench_agreement.py

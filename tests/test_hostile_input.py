@@ -446,3 +446,26 @@ def test_a_duplicate_key_deep_inside_too_deep_nesting_is_refused_for_the_nesting
     # send the locating scanner, which recurses in Python, down all 900 of them.
     with pytest.raises(MalformedInput, match="column 101: nested deeper than 100 levels"):
         load_json("[" * 900 + '{"a": 1, "a": 2}' + "]" * 900, "deep.json")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("18446744073709551616", "integer 18446744073709551616 is outside the 64-bit range"),  # 2**64, bare
+        ("-9223372036854775809", "is outside the 64-bit range"),  # -(2**63) - 1
+        ("[1e999]", "number '1e999' is too large to be finite"),
+        ('{"a": [-Infinity]}', "-Infinity is not a number JSON allows"),
+    ],
+)
+def test_numbers_past_the_limits_are_refused_wherever_they_stand(text: str, message: str) -> None:
+    from citeaudit.errors import InvalidValue
+    from citeaudit.limits import load_json
+
+    with pytest.raises(InvalidValue, match=message):
+        load_json(text, "numbers.json")
+
+
+def test_numbers_at_the_limits_are_read() -> None:
+    from citeaudit.limits import load_json
+
+    assert load_json("[9223372036854775807, -9223372036854775808, 1e308]", "f.json") == [2**63 - 1, -(2**63), 1e308]

@@ -11,9 +11,9 @@ line and column (or JSON path) and the offending value, what the standard parser
 - in YAML, more than :data:`MAX_YAML_ALIASES` aliases or a document that expands to more than
   :data:`MAX_YAML_NODES` nodes (a few hundred bytes of aliases can stand for billions of nodes).
 
-The checks cost little on good input: the depth scan runs only when a document has more brackets than the
-limit, the surrogate scan only when it holds a ``\\uD8xx``-style escape, and the located second reading
-(pure-Python scanner) only after a refusal.
+The checks cost little on good input: one walk over the parsed containers checks nesting and numbers, the
+surrogate scan runs only when the text holds a ``\\uD8xx``-style escape, and the text is read again (bracket
+scan, pure-Python scanner) only after a refusal, to say where.
 """
 
 from __future__ import annotations
@@ -39,7 +39,6 @@ __all__ = [
     "MIN_INT",
     "load_json",
     "load_yaml",
-    "long_numbers",
     "shown",
 ]
 
@@ -107,9 +106,6 @@ _CHECKING_DECODER = json.JSONDecoder(
     parse_float=_checked_float,
     parse_constant=_refuse_constant,
 )
-_LONG_NUMBER = re.compile(r"[0-9](?:[0-9]{18}|[eE]\+?[0-9]{3})")
-"""What a number outside the 64-bit range (19 digits or more) or too large for a float (an exponent of three
-digits or more) must contain: checking every number costs a Python call each, so only text with one pays it."""
 
 _STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _BRACKETS = str.maketrans({"[": "(", "{": "(", "]": ")", "}": ")"})
@@ -184,17 +180,38 @@ def _locate(text: str) -> int | None:
     return None
 
 
-def long_numbers(text: str) -> bool:
-    """Whether ``text`` may hold a number outside the limits (then :func:`load_json` checks every number)."""
-    return _LONG_NUMBER.search(text) is not None
+def _past_limits(value: Any) -> bool:
+    """Whether a parsed value nests deeper than :data:`MAX_DEPTH` or holds a number past the limits.
+
+    One walk over the containers (no recursion), a tenth of the parse's own time: cheaper than scanning the text
+    for brackets and long numbers, so it runs on every document; the text is looked at again only to say where.
+    """
+    kind = type(value)
+    if kind is not dict and kind is not list:
+        return (kind is int and not MIN_INT <= value <= MAX_INT) or (kind is float and not math.isfinite(value))
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return True
+        for child in node.values() if type(node) is dict else node:
+            kind = type(child)
+            if kind is str:
+                continue
+            if kind is dict or kind is list:
+                stack.append((child, depth + 1))
+            elif kind is int:
+                if not MIN_INT <= child <= MAX_INT:
+                    return True
+            elif kind is float and child - child != 0:  # infinite (NaN is refused while parsing)
+                return True
+    return False
 
 
-def load_json(data: bytes | str, source: str, location: str = "", *, numbers: bool | None = None) -> Any:
+def load_json(data: bytes | str, source: str, location: str = "") -> Any:
     """Parse one JSON document from ``data`` within the limits above.
 
-    ``location`` (e.g. ``line 7`` of a JSON Lines file) prefixes the line / column given in errors. ``numbers``
-    says whether to check every number (``None``: when :func:`long_numbers` finds one that may be out of range;
-    a caller reading many lines of one file decides once for all of them). Raises
+    ``location`` (e.g. ``line 7`` of a JSON Lines file) prefixes the line / column given in errors. Raises
     :class:`MalformedInput` for text that is not JSON or nests too deeply and :class:`InvalidValue` for a
     refused value; both name ``source``, where and what.
     """
@@ -214,24 +231,29 @@ def load_json(data: bytes | str, source: str, location: str = "", *, numbers: bo
         return f"{location} {_line_column(text, position)}".strip()
 
     refused: str | None = None
-    # Parse first (at C speed, stopping at the first syntax error, so JSON Lines read as one document fail fast);
-    # the checks that need a second look run only on what parsed, and only when the text could break a limit.
+    # Parse first, at C speed, stopping at the first syntax error (JSON Lines read as one document fail fast);
+    # the text is looked at again only when something is wrong, to say where.
     try:
-        value = _DECODER.decode(text) if numbers is not True else _CHECKING_DECODER.decode(text)
-        if numbers is None and long_numbers(text):
-            value = _CHECKING_DECODER.decode(text)
+        value = _DECODER.decode(text)
+        past = _past_limits(value)
     except json.JSONDecodeError as exc:
         # Chained, so a caller can tell a syntax error (JSON Lines may follow) from a broken limit.
         raise MalformedInput(source, where(exc.pos), f"invalid JSON: {exc.msg}") from exc
     except _Refused as exc:
-        refused = exc.message
+        refused, past = exc.message, True
     except RecursionError:  # nested far deeper than the limit: the parser's own guard stopped it
-        raise MalformedInput(source, where(_too_deep(text)), f"nested deeper than {MAX_DEPTH} levels") from None
-    deep = _too_deep(text)
-    if deep is not None:
-        raise MalformedInput(source, where(deep), f"nested deeper than {MAX_DEPTH} levels")
-    if refused is not None:  # located only now: the locating scanner recurses, so nesting is checked first
-        raise InvalidValue(source, where(_locate(text)), refused)
+        past = True
+    if past:
+        deep = _too_deep(text)
+        if deep is not None:
+            raise MalformedInput(source, where(deep), f"nested deeper than {MAX_DEPTH} levels")
+        if refused is None:
+            try:
+                _CHECKING_DECODER.decode(text)
+            except _Refused as exc:
+                refused = exc.message
+        # Located only now: the locating scanner recurses, so nesting is checked first.
+        raise InvalidValue(source, where(_locate(text)), refused or "a value past the limits")
     if _SURROGATE_ESCAPE.search(text):
         lone = _LONE_SURROGATE.search(text)
         if lone is not None:

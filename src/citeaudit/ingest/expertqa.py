@@ -26,7 +26,7 @@ from citeaudit.errors import InvalidValue, MalformedInput
 from citeaudit.ingest.base import Reader
 from citeaudit.ingest.payload import expect
 from citeaudit.interchange.reader import source_identity
-from citeaudit.limits import load_json, long_numbers
+from citeaudit.limits import load_json
 from citeaudit.model import (
     Answer,
     Audit,
@@ -207,11 +207,10 @@ def read_dataset(data: bytes, source: str) -> tuple[Audit, int]:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise MalformedInput(source, f"byte {exc.start}", "not UTF-8 text") from None
-    numbers = long_numbers(text)
     for number, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip():
             continue
-        line = load_json(raw, source, f"line {number}", numbers=numbers)
+        line = load_json(raw, source, f"line {number}")
         dataset.add_line(f"line {number}", expect(line, dict, source, f"line {number}"))
     return dataset.audit(), dataset.duplicates
 

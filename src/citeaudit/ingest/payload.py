@@ -10,7 +10,7 @@ from typing import Any
 
 from citeaudit.errors import InvalidValue, MalformedInput
 from citeaudit.ingest.base import ParsedCitation
-from citeaudit.limits import load_json, long_numbers
+from citeaudit.limits import load_json
 from citeaudit.sources.urls import identity_url
 
 __all__ = ["AGENT_ITEM", "RESPONSE_OBJECT", "VENDOR_MODEL", "expect", "load_payloads", "retrieved_only"]
@@ -71,12 +71,11 @@ def _lines(text: str) -> Iterator[tuple[int, str]]:
 
 def _json_lines(text: str, source: str, first_error: MalformedInput) -> Iterator[tuple[str, Any]]:
     lines = _lines(text)
-    numbers = long_numbers(text)
     first, second = next(lines, None), next(lines, None)
     parsed: Any = _NOT_JSON
     if first is not None and second is not None:
         try:
-            parsed = load_json(first[1], source, f"line {first[0]}", numbers=numbers)
+            parsed = load_json(first[1], source, f"line {first[0]}")
         except MalformedInput as exc:
             if not _syntax(exc):
                 raise
@@ -85,7 +84,7 @@ def _json_lines(text: str, source: str, first_error: MalformedInput) -> Iterator
         raise first_error
     yield f"line {first[0]}", parsed
     for number, line in chain((second,), lines):
-        yield f"line {number}", load_json(line, source, f"line {number}", numbers=numbers)
+        yield f"line {number}", load_json(line, source, f"line {number}")
 
 
 def retrieved_only(retrieved: Iterable[ParsedCitation], cited: Iterable[ParsedCitation]) -> list[ParsedCitation]:
