@@ -469,3 +469,38 @@ def test_numbers_at_the_limits_are_read() -> None:
     from citeaudit.limits import load_json
 
     assert load_json("[9223372036854775807, -9223372036854775808, 1e308]", "f.json") == [2**63 - 1, -(2**63), 1e308]
+
+
+@pytest.mark.parametrize(
+    ("fmt", "name", "path", "where"),
+    [
+        (
+            "openai-chat",
+            "search-preview.json",
+            ("choices", 0, "message", "annotations", 0, "type"),
+            "annotations[0].type",
+        ),
+        (
+            "openai-responses",
+            "search.json",
+            ("output", 1, "content", 0, "annotations", 0, "type"),
+            "annotations[0].type",
+        ),
+    ],
+)
+def test_a_list_as_an_annotation_type_is_refused_not_skipped(
+    cli: Cli, tmp_path: Path, db_path: Path, fmt: str, name: str, path: tuple[Any, ...], where: str
+) -> None:
+    document = fixture(fmt, name)
+    _set(document, path, ["url_citation"])
+    ingest_refused(cli, db_path, write_payload(tmp_path, document), where, "['url_citation']", fmt=fmt)
+
+
+def test_true_as_a_perplexity_offset_is_refused(cli: Cli, tmp_path: Path, db_path: Path) -> None:
+    document = fixture("perplexity", "agent.json")
+    output = next(item for item in document["output"] if item.get("type") == "message")
+    part = next(p for p in output["content"] if p.get("annotations"))
+    part["annotations"][0]["start_index"] = True
+    ingest_refused(
+        cli, db_path, write_payload(tmp_path, document), "start_index", "expected int (got True)", fmt="perplexity"
+    )

@@ -110,7 +110,7 @@ def _offset(value: Any, source: str, where: str) -> int:
 def _annotation(raw: Any, source: str, where: str) -> _Annotation | None:
     """A ``url_citation`` annotation, nested (Chat Completions) or flat (Responses); ``None`` for other types."""
     entry = expect(raw, dict, source, where)
-    if entry.get("type") != "url_citation":
+    if expect(entry.get("type"), _OPTIONAL_TEXT, source, f"{where}.type") != "url_citation":
         return None
     if "url_citation" in entry:
         where = f"{where}.url_citation"
