@@ -9,7 +9,9 @@ The command must either succeed or exit 2 with one line naming the file; a refus
 from __future__ import annotations
 
 import json
+import sqlite3
 import tempfile
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -243,21 +245,36 @@ def test_every_reader_refuses_damaged_input_cleanly(data: st.DataObject) -> None
     ascii_only = data.draw(st.booleans(), label="ascii")
     text = render(broken, name.endswith(".jsonl"), duplicate, ascii_only)
     raw = encode(text, data.draw(ENCODINGS, label="encoding"), data.draw(st.integers(1, 99), label="cut"))
+    existing = data.draw(st.booleans(), label="into a database with an import already")
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / name
-        path.write_bytes(raw)
         db = Path(folder) / "audit.db"
         args: list[str | Path] = ["ingest", path, "--db", db, "--format", fmt]
         if fmt not in ("audit-json", "expertqa"):
             protocol = Path(folder) / "protocol.yaml"
             protocol.write_text(ONE_QUESTION, encoding="utf-8")
             args += ["--questions", protocol, "--platform", "fuzz"]
+        before = None
+        if existing:  # the undamaged file first (a seed that is refused as it is leaves no database)
+            path.write_text(render(documents, name.endswith(".jsonl"), False, False), encoding="utf-8")
+            if run(*args).exit_code == 0:
+                before = _contents(db)
+        path.write_bytes(raw)
         result = run(*args)
         refused_cleanly(result, name)
         if result.exit_code == 2:
-            assert not db.exists(), "a refused first import left a database"
+            if before is None:
+                assert not db.exists(), "a refused first import left a database"
+            else:
+                assert _contents(db) == before, "a refused import changed the database"
         if fmt == "audit-json":
             refused_cleanly(run("score", path, "--format", "json"), name)
+
+
+def _contents(db: Path) -> list[str]:
+    """Every row of every table, as SQL text."""
+    with closing(sqlite3.connect(db)) as connection:
+        return list(connection.iterdump())
 
 
 def _yaml_seed() -> dict[str, Any]:
