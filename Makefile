@@ -35,6 +35,7 @@ bench: $(STAMP_DEV)
 	$(BIN)/python benchmarks/bench_scoring.py
 	$(BIN)/python benchmarks/bench_ingest.py
 	$(BIN)/python benchmarks/bench_detect.py
+	$(BIN)/python benchmarks/bench_limits.py
 	$(BIN)/python benchmarks/bench_stats.py
 	$(BIN)/python benchmarks/bench_coverage.py
 	$(BIN)/python benchmarks/bench_copies.py

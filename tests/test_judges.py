@@ -189,6 +189,12 @@ def test_openai_prompt_lists_labels_in_the_requested_order() -> None:
     ("reply", "failure"),
     [
         ({"content": "Supported, clearly."}, "malformed: content is not JSON"),
+        # a reply nested far past the limit: a RecursionError once, now an unusable reply like any other
+        ({"content": "[" * 100_000}, "malformed: content is not JSON citeaudit can read (nested deeper than 100"),
+        (
+            {"content": '{"label": "supported", "quote": "", "reasoning": "\\ud800"}'},
+            "malformed: content is not JSON citeaudit can read (lone surrogate",
+        ),
         ({"content": json.dumps({"label": "supported"})}, "malformed: expected an object with label, quote"),
         ({"content": json.dumps({"label": "yes", "quote": "", "reasoning": "x"})}, "malformed: unknown label 'yes'"),
         ({"content": json.dumps({"label": 1, "quote": "", "reasoning": "x"})}, "malformed: label, quote and reasoning"),

@@ -275,7 +275,7 @@ def test_fixture_runs_are_left_out_of_platform_scopes(scorer: Scorer) -> None:
         [answer("a1", run="fx"), answer("a2", run="live")],
         [claim("c1", "a1"), claim("c2", "a2")],
         [edge("c1", "https://x.org/1", "supported"), edge("c2", "https://x.org/2", "conflicting")],
-        runs=[{"id": "fx", "kind": "fixture"}],
+        runs=[{"id": "fx", "kind": "fixture"}, {"id": "live"}],
     )
     selected, excluded = select_audit(audit_of(doc), Scope())
     result = scorer(selected)

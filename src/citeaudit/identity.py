@@ -37,6 +37,7 @@ __all__ = [
     "identity_url",
     "normalize_url",
     "registrable_domain",
+    "source_identity",
     "title_key",
     "unwrap",
     "url_location",
@@ -325,6 +326,16 @@ def document_key(identifier: str) -> str:
     return f"document:{identifier.strip()}"
 
 
+def source_identity(url: str, source: str, where: str) -> str:
+    """The source identity of ``url`` (:func:`identity_url`), or a located error for a URL that cannot be taken
+    apart (an unclosed IPv6 host such as ``http://[::1``)."""
+    try:
+        return identity_url(url)
+    except ValueError as exc:
+        shown = repr(url) if len(repr(url)) <= 80 else repr(url)[:79] + "…"
+        raise InvalidValue(source, where, f"not a usable URL: {shown} ({exc})") from None
+
+
 class SourceRegistry:
     """Assigns source keys and collects one :class:`Source` per key, first sighting wins.
 
@@ -364,7 +375,7 @@ class SourceRegistry:
             known = self.url_keys.get(url)
             if known is not None:
                 return known
-            normalized = identity_url(url)
+            normalized = source_identity(url, source, f"{where}.url")
             key = self._by_url.get(normalized, normalized) if self._by_url else normalized
             self.url_keys[url] = key
         elif title and title.strip():

@@ -12,6 +12,7 @@ from rich.table import Table
 
 from citeaudit.cli.common import DbOption, console, err_console, handles_errors
 from citeaudit.errors import InvalidValue
+from citeaudit.interchange.schema import MAX_REPEATS
 
 if TYPE_CHECKING:
     from citeaudit.collect import CollectReport, CollectSettings
@@ -48,7 +49,9 @@ def collect_command(
     engine: Annotated[
         list[str] | None, typer.Option("--engine", help="Engine id to ask (repeatable; default: all).")
     ] = None,
-    repeats: Annotated[int | None, typer.Option("--repeats", min=1, help="Override the protocol's repeats.")] = None,
+    repeats: Annotated[
+        int | None, typer.Option("--repeats", min=1, max=MAX_REPEATS, help="Override the protocol's repeats.")
+    ] = None,
     concurrency: Annotated[int, typer.Option("--concurrency", min=1, help="Requests in flight at once.")] = 4,
     collection: Annotated[
         str, typer.Option("--collection", help="Collection name; a rerun with the same name resumes it.")
@@ -78,8 +81,11 @@ def collect_command(
     responses are imported without asking again. Exit code 1 when tasks are left in error (rerun to retry).
     """
     from citeaudit.collect import CollectSettings, collect, load_plan
+    from citeaudit.collect.plan import check_task_count
 
     plan = load_plan(protocol)
+    if repeats is not None:
+        check_task_count(len(plan.protocol.questions), len(plan.engines), len(plan.locales), repeats, "--repeats")
     if "/" in collection or not collection.strip():
         raise InvalidValue("--collection", "", f"not a collection name: {collection!r} (no '/')")
     settings = CollectSettings(

@@ -15,7 +15,7 @@ from rich.markup import escape
 
 from citeaudit.errors import CiteauditError, InputError
 
-__all__ = ["DbOption", "OutputFormat", "console", "err_console", "existing_database", "handles_errors"]
+__all__ = ["DbOption", "OutputFormat", "console", "err_console", "existing_database", "handles_errors", "one_line"]
 
 # Piped output (files, CI logs, `make demo | tee`) gets a readable width instead of rich's 80-column default.
 console = Console(highlight=False, width=None if sys.stdout.isatty() else 110)
@@ -40,6 +40,14 @@ R = TypeVar("R")
 
 EXIT_BAD_INPUT = 2
 
+_LINE_BREAKS = {ord(c): repr(c)[1:-1] for c in "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"}
+
+
+def one_line(message: str) -> str:
+    """``message`` with every character that would break the line written as its escape: an error stays one line
+    even when the value it shows (a file name, a path) holds a newline."""
+    return message.translate(_LINE_BREAKS)
+
 
 def existing_database(db: Path) -> Path:
     """``db`` when the file exists: a command that reads a database never creates an empty one."""
@@ -61,7 +69,7 @@ def handles_errors(command: Callable[P, R]) -> Callable[P, R]:
         try:
             return command(*args, **kwargs)
         except CiteauditError as exc:
-            err_console.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)
+            err_console.print(f"[bold red]error:[/] {escape(one_line(str(exc)))}", soft_wrap=True)
             raise typer.Exit(EXIT_BAD_INPUT) from None
         except BrokenPipeError:
             sys.stderr.close()

@@ -25,7 +25,7 @@ from citeaudit.interchange.reader import load_protocol_document, protocol_from_m
 from citeaudit.interchange.schema import EngineIn, ProtocolIn
 from citeaudit.model import Protocol
 
-__all__ = ["CollectionPlan", "EngineSpec", "Task", "load_plan", "plan_from_document"]
+__all__ = ["MAX_TASKS", "CollectionPlan", "EngineSpec", "Task", "check_task_count", "load_plan", "plan_from_document"]
 
 NO_LOCALE = "-"
 """Locale part of a run id when neither the plan nor the question names a locale."""
@@ -104,6 +104,22 @@ class CollectionPlan:
                         yield Task(question.id, question.text, spec.id, locale, repeat)
 
 
+MAX_TASKS = 100_000
+"""Most requests one collection may plan (questions × engines × locales × repeats)."""
+
+
+def check_task_count(questions: int, engines: int, locales: int, repeats: int, source: str) -> None:
+    """Refuse a plan of more than :data:`MAX_TASKS` requests before any of them is listed."""
+    count = questions * engines * max(locales, 1) * repeats
+    if count > MAX_TASKS:
+        raise InvalidValue(
+            source,
+            "repeats",
+            f"{questions} questions × {engines} engines × {max(locales, 1)} locales × {repeats} repeats = "
+            f"{count} requests, more than {MAX_TASKS} in one collection; split the protocol or lower repeats",
+        )
+
+
 def plan_from_document(document: ProtocolIn, source: str) -> CollectionPlan:
     """The collection plan of a validated protocol file."""
     protocol = protocol_from_mapping(document, source, path="")
@@ -120,6 +136,7 @@ def plan_from_document(document: ProtocolIn, source: str) -> CollectionPlan:
     for i, locale in enumerate(document.locales):
         if not locale.strip() or "/" in locale:
             raise InvalidValue(source, f"locales[{i}]", f"not a locale: {locale!r} (use e.g. en-GB)")
+    check_task_count(len(document.questions), len(specs), len(set(document.locales)), document.repeats, source)
     return CollectionPlan(
         protocol=protocol,
         engines=tuple(specs),

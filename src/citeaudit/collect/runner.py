@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
 import os
 import random
 import time
@@ -37,6 +36,7 @@ from citeaudit.collect.plan import CollectionPlan, EngineSpec
 from citeaudit.errors import InputError, InvalidValue
 from citeaudit.ingest import READERS
 from citeaudit.ingest.assemble import Attachment, assemble
+from citeaudit.limits import load_json
 from citeaudit.model import AnswerStatus, Audit, FailedAnswer, RetrievalStatus, Run
 from citeaudit.sources.extract import require_extra
 from citeaudit.sources.fetch import ResolveSettings, retry_after
@@ -139,8 +139,8 @@ def _usage(body: bytes, engine: Engine) -> tuple[Mapping[str, Any] | None, dict[
         usage, cost = engine.usage(parsed)
         return parsed, usage, cost
     try:
-        parts = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
+        parts = load_json(body, "response")
+    except InputError:  # not JSON, or past a limit (nesting, duplicate keys...): not a body to read
         return None, None, None
     if not isinstance(parts, list) or not parts or not all(isinstance(part, dict) for part in parts):
         return None, None, None
@@ -158,8 +158,8 @@ def _usage(body: bytes, engine: Engine) -> tuple[Mapping[str, Any] | None, dict[
 
 def _json(body: bytes) -> Mapping[str, Any] | None:
     try:
-        value = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
+        value = load_json(body, "response")
+    except InputError:  # not JSON, or past a limit (nesting, duplicate keys...): not a body to read
         return None
     return value if isinstance(value, dict) else None
 

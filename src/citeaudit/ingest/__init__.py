@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from citeaudit.errors import InputError, UnknownFormat
+from citeaudit.errors import InputError, InvalidValue, UnknownFormat
 from citeaudit.ingest.base import CHUNK, ParsedAnswer, Reader, ReaderKind
 from citeaudit.ingest.shape import Shape, shape_of, shape_of_file
+from citeaudit.limits import shown
 from citeaudit.model import Audit
 
 if TYPE_CHECKING:
@@ -338,23 +339,38 @@ def ingest_files(
     """
     plan = _planned(paths, fmt)
     results: list[tuple[str, Reader, ImportReport]] = []
-    with store.transaction(), _collector_paused():
-        for name, reader, files in ((p.name, p.reader, p.files) for p in plan):
-            data = _payload(PlannedImport(name, reader, files))
-            told = None if progress is None else functools.partial(progress, name)
-            partial = _Partial()
-            report = store.import_chunks(
-                _audits(name, data, reader, attachment, size=chunk, partial=partial),
-                data,
-                origin=name,
-                fmt=reader.name,
-                media_type=reader.media_type,
-                progress=told,
-            )
-            if partial.answers:
-                report = dataclasses.replace(report, partial=partial.answers)
-            results.append((name, reader, report))
+    name = ""
+    try:
+        with store.transaction(), _collector_paused():
+            for name, reader, files in ((p.name, p.reader, p.files) for p in plan):
+                data = _payload(PlannedImport(name, reader, files))
+                told = None if progress is None else functools.partial(progress, name)
+                partial = _Partial()
+                report = store.import_chunks(
+                    _audits(name, data, reader, attachment, size=chunk, partial=partial),
+                    data,
+                    origin=name,
+                    fmt=reader.name,
+                    media_type=reader.media_type,
+                    progress=told,
+                )
+                if partial.answers:
+                    report = dataclasses.replace(report, partial=partial.answers)
+                results.append((name, reader, report))
+    except UnicodeEncodeError as exc:
+        raise _unstorable(name, exc) from None
     return results
+
+
+def _unstorable(source: str, error: UnicodeEncodeError) -> InvalidValue:
+    """The last guard before the store: a string the readers let through (a command-line value, say) that holds
+    a lone surrogate, which no UTF-8 text can; the transaction it broke has been rolled back."""
+    text = error.object if isinstance(error.object, str) else ""
+    return InvalidValue(
+        source,
+        "",
+        f"lone surrogate {text[error.start : error.start + 1]!r} in {shown(text)}: not a character UTF-8 can store",
+    )
 
 
 def _read_shape(path: str | Path) -> Shape:
@@ -366,17 +382,20 @@ def _read_shape(path: str | Path) -> Shape:
 
 def store_prepared(store: Store, prepared: PreparedImport) -> ImportReport:
     """Write a prepared import in one transaction."""
-    with _collector_paused():
-        report = store.import_audit(
-            prepared.audit,
-            prepared.data,
-            origin=prepared.source,
-            fmt=prepared.reader.name,
-            media_type=prepared.reader.media_type,
-        )
-    if prepared.partial and not report.already_imported:
-        report = dataclasses.replace(report, partial=prepared.partial)
-    return report
+    try:
+        with _collector_paused():
+            report = store.import_audit(
+                prepared.audit,
+                prepared.data,
+                origin=prepared.source,
+                fmt=prepared.reader.name,
+                media_type=prepared.reader.media_type,
+            )
+        if prepared.partial and not report.already_imported:
+            report = dataclasses.replace(report, partial=prepared.partial)
+        return report
+    except UnicodeEncodeError as exc:
+        raise _unstorable(prepared.source, exc) from None
 
 
 def needs_attachment(path: str | Path, fmt: str | Reader | None = None) -> bool:

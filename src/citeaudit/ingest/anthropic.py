@@ -34,10 +34,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from citeaudit.errors import InvalidValue
 from citeaudit.ingest.base import CUT_OFF, ParsedAnswer, ParsedCitation, Reader
 from citeaudit.ingest.payload import expect, load_payloads, retrieved_only
 from citeaudit.ingest.shape import Shape, shape_of
 from citeaudit.ingest.text import candidates, trim_span
+from citeaudit.limits import shown
 from citeaudit.model import AnswerStatus, CitationKind, RetrievalStatus
 
 __all__ = ["READER", "can_read", "read_answers"]
@@ -116,7 +118,7 @@ def _retrieval_reason(reading: _Reading) -> str | None:
 def _citation(raw: Any, start: int, end: int, source: str, where: str) -> ParsedCitation | None:
     """The citation of one ``citations[]`` entry located at the block span; ``None`` for types naming no source."""
     entry = expect(raw, dict, source, where)
-    kind = entry.get("type")
+    kind = expect(entry.get("type"), _OPTIONAL_TEXT, source, f"{where}.type")
     quote = expect(entry.get("cited_text"), _OPTIONAL_TEXT, source, f"{where}.cited_text")
     title = expect(entry.get("title"), _OPTIONAL_TEXT, source, f"{where}.title")
     if kind in ("web_search_result_location", "search_result_location"):
@@ -169,7 +171,7 @@ def _tool_use(block: dict[str, Any], source: str, where: str, reading: _Reading)
 def _fetch_result(block: dict[str, Any], source: str, where: str, reading: _Reading) -> None:
     """A ``web_fetch_tool_result``: the fetched page is retrieved (cited only where a text block cites it)."""
     content = expect(block.get("content"), dict, source, f"{where}.content")
-    kind = content.get("type")
+    kind = expect(content.get("type"), _OPTIONAL_TEXT, source, f"{where}.content.type")
     if kind in _FETCH_ERRORS:
         reading.errors += 1
         code = content.get("error_code")
@@ -209,8 +211,8 @@ def _search_result(block: dict[str, Any], source: str, where: str, reading: _Rea
             reading.results.append(ParsedCitation(url=url, title=title or None, kind=CitationKind.RETRIEVED))
 
 
-def _status(body: dict[str, Any]) -> tuple[AnswerStatus, str | None]:
-    stop = body.get("stop_reason")
+def _status(body: dict[str, Any], source: str, location: str) -> tuple[AnswerStatus, str | None]:
+    stop = expect(body.get("stop_reason"), _OPTIONAL_TEXT, source, _at(location, "stop_reason"))
     if stop in _INCOMPLETE_STOP:
         reason = f"stop_reason {stop!r}"
         return AnswerStatus.INCOMPLETE, CUT_OFF.format(reason=reason) if stop == "max_tokens" else reason
@@ -229,7 +231,7 @@ def _read_content(body: dict[str, Any], source: str, location: str, reading: _Re
     for i, raw in enumerate(content):
         where = _at(location, f"content[{i}]")
         block = expect(raw, dict, source, where)
-        kind = block.get("type")
+        kind = expect(block.get("type"), _OPTIONAL_TEXT, source, f"{where}.type")
         if kind == "text":
             _text_block(block, source, where, reading)
         elif kind == "server_tool_use":
@@ -251,7 +253,11 @@ def _read_message(turns: list[tuple[str, Any]], source: str) -> ParsedAnswer:
     question_id = expect(body.get("question_id"), _OPTIONAL_TEXT, source, _at(location, "question_id")) or None
     answer_id = expect(body.get("answer_id"), _OPTIONAL_TEXT, source, _at(location, "answer_id")) or None
     model = expect(body.get("model"), _OPTIONAL_TEXT, source, _at(location, "model"))
-    if body.get("type") == "error":
+    kind = body.get("type")
+    if kind not in ("message", "error"):
+        # Every Messages API body says what it is; anything else would be stored as an empty answer.
+        raise InvalidValue(source, _at(location, "type"), f"expected 'message' or 'error' (got {shown(kind)})")
+    if kind == "error":
         return ParsedAnswer(
             "",
             status=AnswerStatus.FAILED,
@@ -263,7 +269,7 @@ def _read_message(turns: list[tuple[str, Any]], source: str) -> ParsedAnswer:
     for where, turn in bodies:
         _read_content(turn, source, where, reading)
     text = "".join(reading.pieces)
-    status, failure = _status(body)
+    status, failure = _status(body, source, location)
     return ParsedAnswer(
         text=text,
         citations=(*reading.citations, *retrieved_only(reading.results, reading.citations)),

@@ -18,16 +18,16 @@ Several files given together are read as one dataset (their lines concatenated i
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Sequence
 from typing import Any
 
 from citeaudit.errors import InvalidValue, MalformedInput
-from citeaudit.identity import identity_url
+from citeaudit.identity import source_identity
 from citeaudit.ingest.base import Reader
 from citeaudit.ingest.payload import expect
 from citeaudit.ingest.shape import Shape, shape_of
+from citeaudit.limits import load_json
 from citeaudit.model import (
     Answer,
     Audit,
@@ -88,8 +88,8 @@ class _Dataset:
         self.runs: dict[str, Run] = {}
         self.duplicates = 0
 
-    def source_key(self, url: str) -> str:
-        key = identity_url(url)
+    def source_key(self, url: str, where: str) -> str:
+        key = source_identity(url, self.source, where)
         self.sources.setdefault(key, Source(key=key, url=url))
         return key
 
@@ -114,7 +114,8 @@ class _Dataset:
             match = _ATTRIBUTION.match(expect(entry, str, self.source, f"{where}.attribution[{i}]"))
             if match is None:
                 raise InvalidValue(self.source, f"{where}.attribution[{i}]", f"expected '[n] URL' (got {entry[:80]!r})")
-            citations.append(Citation(self.source_key(match.group(2)), match.group(2), marker=f"[{match.group(1)}]"))
+            key = self.source_key(match.group(2), f"{where}.attribution[{i}]")
+            citations.append(Citation(key, match.group(2), marker=f"[{match.group(1)}]"))
         self.answers[answer_id] = Answer(
             answer_id, question_id, run_id, text, platform=system, citations=tuple(citations)
         )
@@ -134,7 +135,7 @@ class _Dataset:
         span = (start, start + len(claim_text)) if start >= 0 and claim_text else (None, None)
         claim_id = f"{answer_id}-c{index + 1}"
         self.claims.append(Claim(claim_id, answer_id, claim_text, span[0], span[1]))
-        support = claim.get("support")
+        support = expect(claim.get("support"), (str, type(None)), self.source, f"{where}.support")
         if support is not None and support not in LABELS and support != "Missing":
             raise InvalidValue(self.source, f"{where}.support", f"unknown support value {support!r}")
         if support == "Missing":
@@ -147,11 +148,16 @@ class _Dataset:
             passage = (match.group(3) or "").strip() or None
             evidence.append((f"[{match.group(1)}]", match.group(2), passage))
         by_source: dict[str, list[tuple[str, str | None]]] = {}
-        for marker, url, passage in evidence:
-            by_source.setdefault(self.source_key(url), []).append((marker, passage))
+        for ei, (marker, url, passage) in enumerate(evidence):
+            by_source.setdefault(self.source_key(url, f"{where}.evidence[{ei}]"), []).append((marker, passage))
         label = LABELS.get(support) if support is not None else None
         reviewer = str(annotator) if annotator else None
-        reasoning = claim.get("reason_missing_support") or None
+        reasoning = (
+            expect(
+                claim.get("reason_missing_support"), (str, type(None)), self.source, f"{where}.reason_missing_support"
+            )
+            or None
+        )
         single = len(by_source) == 1
         for key, locations in by_source.items():
             judgements: tuple[Judgement, ...] = ()
@@ -211,10 +217,7 @@ def read_dataset(data: bytes, source: str) -> tuple[Audit, int]:
     for number, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip():
             continue
-        try:
-            line = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise MalformedInput(source, f"line {number} column {exc.colno}", f"invalid JSON: {exc.msg}") from None
+        line = load_json(raw, source, f"line {number}")
         dataset.add_line(f"line {number}", expect(line, dict, source, f"line {number}"))
     return dataset.audit(), dataset.duplicates
 

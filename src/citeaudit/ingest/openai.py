@@ -162,7 +162,7 @@ def _part(text: str, raw: Any, source: str, where: str) -> _Part:
     for i, item in enumerate(expect(raw, list, source, where)):
         at = f"{where}[{i}]"
         entry = expect(item, dict, source, at)
-        kind = entry.get("type")
+        kind = expect(entry.get("type"), _OPTIONAL_TEXT, source, f"{at}.type")
         if kind == "url_citation":
             annotations.append(_annotation(entry, source, at))
         elif kind == "file_citation":
@@ -376,7 +376,7 @@ class _Searches:
 
 
 def _response_status(body: dict[str, Any], source: str, location: str) -> tuple[AnswerStatus, str | None]:
-    status = body.get("status")
+    status = expect(body.get("status"), _OPTIONAL_TEXT, source, _at(location, "status"))
     if status is None:
         return AnswerStatus.COMPLETE, None
     if status not in _RESPONSE_STATUS:
@@ -493,21 +493,22 @@ def _message_parts(item: dict[str, Any], source: str, where: str) -> list[_Part]
 def _read_response(payload: Any, source: str, location: str) -> ParsedAnswer:
     body = expect(payload, dict, source, location)
     status, failure = _response_status(body, source, location)
-    output = [] if body.get("output") is None else expect(body["output"], list, source, _at(location, "output"))
+    # A response always carries its output list (empty when it failed): without one there is no answer to store.
+    output = expect(body.get("output"), list, source, _at(location, "output"))
     parts: list[_Part] = []
     searches = _Searches()
     notes: list[str] = []
     for i, raw in enumerate(output):
         where = _at(location, f"output[{i}]")
         item = expect(raw, dict, source, where)
-        kind = item.get("type")
+        kind = expect(item.get("type"), str, source, f"{where}.type")
         if kind == "message":
             parts.extend(_message_parts(item, source, where))
         elif kind in ("web_search_call", "x_search_call"):  # xAI searches X posts with the same kind of call
             _search_call(item, source, where, searches)
         elif kind == "file_search_call":
             _file_search_call(item, source, where, searches)
-        elif isinstance(kind, str) and kind.endswith("_search_call"):
+        elif kind.endswith("_search_call"):
             # a search tool not known yet: retrieval ran, though what it found is not read
             _search_call(item, source, where, searches)
             notes.append(f"output item of type {kind!r}")
@@ -582,7 +583,7 @@ def _read_choice(raw: Any, source: str, where: str) -> ParsedAnswer:
         _choice_text(message, source, where), message.get("annotations"), source, f"{where}.message.annotations"
     )
     text, citations, claims = _cited([part], source)
-    finish = choice.get("finish_reason")
+    finish = expect(choice.get("finish_reason"), _OPTIONAL_TEXT, source, f"{where}.finish_reason")
     incomplete = finish in _INCOMPLETE_FINISH
     return ParsedAnswer(
         text=text,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 from collections.abc import Iterable, Iterator
 from itertools import chain
@@ -12,6 +11,7 @@ from citeaudit.errors import InvalidValue, MalformedInput
 from citeaudit.identity import document_key, identity_url
 from citeaudit.ingest.base import ParsedCitation
 from citeaudit.ingest.shape import Shape
+from citeaudit.limits import load_json
 
 __all__ = ["agent_response", "expect", "load_payloads", "retrieved_only", "sonar_traits", "vendor_model"]
 
@@ -55,14 +55,21 @@ def load_payloads(data: bytes, source: str) -> Iterator[tuple[str, Any]]:
     except UnicodeDecodeError as exc:
         raise MalformedInput(source, f"byte {exc.start}", "not UTF-8 text") from None
     try:
-        whole = json.loads(text)
-    except json.JSONDecodeError as first_error:
+        whole = load_json(text, source)
+    except MalformedInput as first_error:
+        if not _syntax(first_error):
+            raise
         yield from _json_lines(text, source, first_error)
         return
     if isinstance(whole, list):
         yield from ((f"[{i}]", item) for i, item in enumerate(whole))
         return
     yield ("$", whole)
+
+
+def _syntax(error: MalformedInput) -> bool:
+    """Whether ``error`` is a JSON syntax error (so the text may still be JSON Lines), not a broken limit."""
+    return isinstance(error.__cause__, json.JSONDecodeError)
 
 
 _NOT_JSON = object()
@@ -82,31 +89,34 @@ def _lines(text: str) -> Iterator[tuple[int, str]]:
         start = end + 1
 
 
-def _json_lines(text: str, source: str, first_error: json.JSONDecodeError) -> Iterator[tuple[str, Any]]:
+def _json_lines(text: str, source: str, first_error: MalformedInput) -> Iterator[tuple[str, Any]]:
     lines = _lines(text)
     first, second = next(lines, None), next(lines, None)
     parsed: Any = _NOT_JSON
     if first is not None and second is not None:
-        with contextlib.suppress(json.JSONDecodeError):
-            parsed = json.loads(first[1])
+        try:
+            parsed = load_json(first[1], source, f"line {first[0]}")
+        except MalformedInput as exc:
+            if not _syntax(exc):
+                raise
     if first is None or second is None or parsed is _NOT_JSON:
         # Not JSON Lines either: report the error where the whole document broke.
-        raise MalformedInput(
-            source, f"line {first_error.lineno} column {first_error.colno}", f"invalid JSON: {first_error.msg}"
-        )
+        raise first_error
     yield f"line {first[0]}", parsed
     for number, line in chain((second,), lines):
-        try:
-            payload = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise MalformedInput(source, f"line {number} column {exc.colno}", f"invalid JSON: {exc.msg}") from None
-        yield f"line {number}", payload
+        yield f"line {number}", load_json(line, source, f"line {number}")
 
 
 def _identity(citation: ParsedCitation) -> str:
     if citation.document is not None and not citation.answer_scoped:
         return document_key(citation.document)
-    return identity_url(citation.url or "")
+    url = citation.url or ""
+    # A URL that cannot be taken apart is kept as it is: the citation's source key, made later with the
+    # citation's location at hand, refuses it there.
+    try:
+        return identity_url(url)
+    except ValueError:
+        return url
 
 
 def retrieved_only(retrieved: Iterable[ParsedCitation], cited: Iterable[ParsedCitation]) -> list[ParsedCitation]:
@@ -124,7 +134,9 @@ def retrieved_only(retrieved: Iterable[ParsedCitation], cited: Iterable[ParsedCi
 
 def expect(value: Any, kind: type | tuple[type, ...], source: str, location: str) -> Any:
     """``value`` if it is of ``kind``; otherwise an :class:`InvalidValue` naming the location and the value."""
-    if not isinstance(value, kind):
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    # JSON's true and false are not numbers, though Python's bool is an int.
+    if not isinstance(value, kind) or (isinstance(value, bool) and bool not in kinds):
         names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
         shown = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."
         raise InvalidValue(source, location, f"expected {names} (got {shown})")

@@ -91,7 +91,9 @@ class _Reading:
 
     def check(self, value: Any, kind: type | tuple[type, ...], *parts: str | int) -> Any:
         """``value`` if it is of ``kind``, else an error naming its location and the value."""
-        return value if isinstance(value, kind) else expect(value, kind, self.source, self.at(*parts))
+        # A bool goes the long way: expect refuses true / false where a number is wanted.
+        ok = isinstance(value, kind) and type(value) is not bool
+        return value if ok else expect(value, kind, self.source, self.at(*parts))
 
     def get(self, mapping: dict[str, Any], kind: type | tuple[type, ...], *parts: str | int) -> Any:
         """``mapping[parts[-1]]`` checked to be of ``kind``, or ``None`` when absent or null."""
@@ -346,7 +348,7 @@ def _add_annotations(found: _Citations, output: _AgentOutput, sentences: Sentenc
         for k, note in enumerate(notes):
             at = (*here, "annotations", k)
             entry = reading.check(note, dict, *at)
-            if entry.get("type") != "url_citation":
+            if reading.check(entry.get("type"), (str, type(None)), *at, "type") != "url_citation":
                 continue
             # Responses-style annotations are flat; chat-completions-style ones nest the fields.
             cited = reading.check(entry.get("url_citation", entry), dict, *at, "url_citation")

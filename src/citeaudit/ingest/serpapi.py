@@ -198,7 +198,14 @@ def _references(overview: _Overview, references: Any, path: str) -> tuple[list[_
             raise InvalidValue(overview.source, _at(overview.where, here), "has neither link nor title")
         index = overview.optional(entry, "index", int, here)
         if index is not None:
-            by_index.setdefault(index, len(found))
+            if index in by_index:
+                # Two references under one index: which one a block cites would be a guess.
+                raise InvalidValue(
+                    overview.source,
+                    _at(overview.where, f"{here}.index"),
+                    f"index {index!r} is also the index of {path}[{by_index[index]}]",
+                )
+            by_index[index] = len(found)
         found.append(_Reference(url, title, overview.optional(entry, "source", str, here) or None))
     return found, by_index
 

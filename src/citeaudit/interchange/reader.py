@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from citeaudit.errors import DuplicateId, InvalidValue, MalformedInput, ProtocolError, UnknownReference
-from citeaudit.identity import SourceRegistry, registrable_domain
+from citeaudit.identity import SourceRegistry, registrable_domain, source_identity
 from citeaudit.interchange.schema import (
     AUDIT_FORMAT,
     AuditDocument,
@@ -23,6 +23,7 @@ from citeaudit.interchange.schema import (
     OfficialHostIn,
     ProtocolIn,
 )
+from citeaudit.limits import load_json, load_yaml
 from citeaudit.model import (
     Answer,
     AnswerStatus,
@@ -81,12 +82,7 @@ def _validation_error(source: str, error: ValidationError) -> InvalidValue:
 
 
 def _parse_json(data: bytes, source: str) -> Any:
-    try:
-        return json.loads(data)
-    except UnicodeDecodeError as exc:
-        raise MalformedInput(source, f"byte {exc.start}", "not UTF-8 text") from None
-    except json.JSONDecodeError as exc:
-        raise MalformedInput(source, f"line {exc.lineno} column {exc.colno}", f"invalid JSON: {exc.msg}") from None
+    return load_json(data, source)
 
 
 def parse_audit_bytes(data: bytes, source: str) -> Audit:
@@ -248,15 +244,7 @@ def load_protocol_document(path: str | Path) -> ProtocolIn:
         raise MalformedInput(str(file), "", f"cannot read: {exc.strerror}") from None
     except UnicodeDecodeError as exc:
         raise MalformedInput(str(file), f"byte {exc.start}", "not UTF-8 text") from None
-    # Loaded here: reading an audit file, which every score of a file does, needs no YAML.
-    import yaml
-
-    try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
-        raise MalformedInput(str(file), where, f"invalid YAML: {getattr(exc, 'problem', exc)}") from None
+    raw = load_yaml(text, str(file))
     try:
         return ProtocolIn.model_validate(raw)
     except ValidationError as exc:
@@ -290,6 +278,14 @@ def _judgement(row: EdgeIn | JudgementIn) -> Judgement:
     )
 
 
+def _undeclared_run(source: str, where: str, run_id: str, document: AuditDocument) -> None:
+    """Refuse a run id missing from a ``runs[]`` that is given: a fixture or expert answer would otherwise enter a
+    new *platform* run. Without ``runs[]`` every run is implicit (a platform run named by its id)."""
+    if document.runs:
+        known = ", ".join(repr(r.id) for r in document.runs[:5]) + (", ..." if len(document.runs) > 5 else "")
+        raise UnknownReference(source, where, f"no run {run_id!r} in runs[] (known: {known})")
+
+
 def audit_from_document(document: AuditDocument, source: str) -> Audit:
     """Check references and build the canonical audit (edges collapsed, sources keyed)."""
     protocol = protocol_from_mapping(document.protocol, source)
@@ -299,6 +295,10 @@ def audit_from_document(document: AuditDocument, source: str) -> Audit:
     _unique((c.id for c in document.claims), source, "claim", "claims")
     _unique((s.key for s in document.sources), source, "source", "sources")
     _unique((g.id for g in document.evidence_groups), source, "evidence group", "evidence_groups")
+    for si, declared in enumerate(document.sources):
+        for name in ("url", "resolved_url"):
+            if getattr(declared, name):
+                source_identity(getattr(declared, name), source, f"sources[{si}].{name}")
     registry = SourceRegistry(
         [
             Source(e.key, e.url, e.resolved_url, e.title, e.publisher, e.status, e.reason, e.fetched_at, e.content_hash)
@@ -315,7 +315,9 @@ def audit_from_document(document: AuditDocument, source: str) -> Audit:
             raise UnknownReference(
                 source, f"answers[{ai}].question_id", f"no question {a.question_id!r} in the protocol"
             )
-        runs.setdefault(a.run_id, Run(a.run_id))
+        if a.run_id not in runs:
+            _undeclared_run(source, f"answers[{ai}].run_id", a.run_id, document)
+            runs[a.run_id] = Run(a.run_id)
         citations = []
         for ci, cited in enumerate(a.citations):
             where = f"answers[{ai}].citations[{ci}]"
@@ -420,7 +422,9 @@ def audit_from_document(document: AuditDocument, source: str) -> Audit:
             raise UnknownReference(
                 source, f"failed_answers[{fi}].question_id", f"no question {f.question_id!r} in the protocol"
             )
-        runs.setdefault(f.run_id, Run(f.run_id, platform=f.platform))
+        if f.run_id not in runs:
+            _undeclared_run(source, f"failed_answers[{fi}].run_id", f.run_id, document)
+            runs[f.run_id] = Run(f.run_id, platform=f.platform)
         failed.append(FailedAnswer(f.ordinal, AnswerStatus(f.status), f.reason, f.run_id, f.question_id, f.platform))
     return Audit(
         protocol=protocol,

@@ -5,10 +5,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from annotated_types import Ge, Gt, Le
+from pydantic import AllowInfNan, BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
+from citeaudit.limits import MAX_INT, MIN_INT
 from citeaudit.model import CitationKind, Label, Origin, RetrievalStatus, RunKind, Severity, SourceStatus, Stage
 
 __all__ = [
@@ -35,6 +37,48 @@ __all__ = [
 
 AUDIT_FORMAT = "citeaudit.audit/v1"
 """The ``format`` string of an audit document."""
+
+
+MAX_REPEATS = 1000
+"""Most repeats of each question a protocol may ask for (``collect`` plans questions × engines × locales ×
+repeats requests)."""
+
+
+def _number_only(value: object) -> object:
+    # pydantic would read "26" as 26 and true as 1; the schema allows neither, so neither does the reader.
+    if isinstance(value, (str, bool)):
+        raise ValueError(f"expected a number, not {type(value).__name__} {value!r}")
+    return value
+
+
+# The bounds sit inside each type, before the check: pydantic writes them into the JSON Schema only there.
+Integer = Annotated[int, Ge(MIN_INT), Le(MAX_INT), BeforeValidator(_number_only)]
+"""A JSON integer (not text, not true/false) that SQLite can store."""
+Offset = Annotated[int, Ge(0), Le(MAX_INT), BeforeValidator(_number_only)]
+"""A character offset or an ordinal: a JSON integer from 0."""
+Positive = Annotated[int, Ge(1), Le(MAX_INT), BeforeValidator(_number_only)]
+"""A JSON integer from 1."""
+Repeats = Annotated[int, Ge(1), Le(MAX_REPEATS), BeforeValidator(_number_only)]
+"""How often each question is asked: 1 to :data:`MAX_REPEATS`."""
+Number = Annotated[float, AllowInfNan(False), BeforeValidator(_number_only)]
+"""A finite JSON number (not text, not true/false)."""
+Rate = Annotated[float, Gt(0), AllowInfNan(False), BeforeValidator(_number_only)]
+"""A finite JSON number above 0."""
+Confidence = Annotated[float, Ge(0), Le(1), AllowInfNan(False), BeforeValidator(_number_only)]
+"""A finite JSON number from 0 to 1."""
+
+ENGINE_NAMES = ("openai", "perplexity", "perplexity-agent", "gemini", "anthropic", "serpapi")
+"""Engines ``collect`` can ask."""
+
+
+def _engine_items(schema: dict[str, Any]) -> None:
+    # `engines: [openai]` is shorthand for `[{name: openai}]`: the schema says so too.
+    schema["items"] = {"anyOf": [schema["items"], {"enum": list(ENGINE_NAMES), "type": "string"}]}
+
+
+def _version_text_or_integer(schema: dict[str, Any]) -> None:
+    schema.pop("type", None)
+    schema["anyOf"] = [{"type": "string"}, {"type": "integer"}]
 
 
 class _In(BaseModel):
@@ -96,8 +140,8 @@ class EngineIn(_In):
     model: str | None = None
     platform: str | None = Field(default=None, min_length=1)
     base_url: str | None = None
-    requests_per_minute: float | None = Field(default=None, gt=0)
-    concurrency: int | None = Field(default=None, ge=1)
+    requests_per_minute: Rate | None = None
+    concurrency: Positive | None = None
     options: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -109,17 +153,17 @@ class ProtocolIn(_In):
     """
 
     id: str = Field(min_length=1)
-    version: str
+    version: str = Field(json_schema_extra=_version_text_or_integer)
     scoring: str = "strict-v1"
     official_domains: list[str | OfficialHostIn] = []
     questions: list[QuestionIn] = Field(default_factory=list)
     segmentation: SegmentationIn | None = None
-    weights: dict[Severity, float] | None = None
+    weights: dict[Severity, Number] | None = None
     brand: BrandIn | None = None
     competitors: list[CompetitorIn] = Field(default_factory=list)
-    engines: list[EngineIn] = Field(default_factory=list)
+    engines: list[EngineIn] = Field(default_factory=list, json_schema_extra=_engine_items)
     locales: list[str] = Field(default_factory=list)
-    repeats: int = Field(default=1, ge=1)
+    repeats: Repeats = 1
 
     @field_validator("engines", mode="before")
     @classmethod
@@ -132,7 +176,9 @@ class ProtocolIn(_In):
     @field_validator("version", mode="before")
     @classmethod
     def _version_as_text(cls, value: object) -> object:
-        # YAML reads `version: 3` as an int; a version is a name, so keep its text.
+        # YAML reads `version: 3` as an int; a version is a name, so keep its text. JSON's 3.0 is the integer 3.
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
         return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
 
 
@@ -145,7 +191,7 @@ class RunIn(_In):
     model: str | None = None
     collected_at: str | None = None
     locale: str | None = None
-    sample: int | None = None
+    sample: Integer | None = None
 
 
 class CitationIn(_In):
@@ -156,8 +202,8 @@ class CitationIn(_In):
     source_key: str | None = None
     marker: str | None = None
     kind: CitationKind = CitationKind.CITED
-    start: int | None = Field(default=None, ge=0)
-    end: int | None = Field(default=None, ge=0)
+    start: Offset | None = None
+    end: Offset | None = None
     quote: str | None = None
 
 
@@ -184,8 +230,8 @@ class ClaimIn(_In):
     id: str = Field(min_length=1)
     answer_id: str
     text: str
-    start: int | None = Field(default=None, ge=0)
-    end: int | None = Field(default=None, ge=0)
+    start: Offset | None = None
+    end: Offset | None = None
     required_fact_id: str | None = None
     severity: Severity | None = None
     entity: str | None = None
@@ -205,7 +251,7 @@ class _JudgementFields(_In):
     judge_model: str | None = None
     judge_version: str | None = None
     prompt_sha256: str | None = None
-    confidence: float | None = Field(default=None, ge=0, le=1)
+    confidence: Confidence | None = None
     severity: Severity | None = None
 
 
@@ -223,8 +269,8 @@ class EdgeIn(_JudgementFields):
     title: str | None = None
     source_key: str | None = None
     marker: str | None = None
-    start: int | None = Field(default=None, ge=0)
-    end: int | None = Field(default=None, ge=0)
+    start: Offset | None = None
+    end: Offset | None = None
     label: Label | None = None
     judgements: list[JudgementIn] = Field(default_factory=list)
 
@@ -248,7 +294,7 @@ class EvidenceGroupIn(_In):
 
     id: str = Field(min_length=1)
     claim_id: str
-    sources: list[str] = Field(min_length=2)
+    sources: list[Annotated[str, Field(min_length=1)]] = Field(min_length=2)
     label: Label | None = None
     required_documents: list[str] = Field(default_factory=list)
     reasoning_steps: list[str] = Field(default_factory=list)
@@ -263,7 +309,7 @@ class FailedAnswerIn(_In):
     platform: str = Field(min_length=1)
     status: Literal["failed", "incomplete"]
     reason: str | None = None
-    ordinal: int = Field(default=0, ge=0)
+    ordinal: Offset = 0
 
 
 class AuditDocument(_In):

@@ -16,8 +16,9 @@ import os
 import re
 from typing import Any
 
-from citeaudit.errors import JudgeError, MissingExtra
+from citeaudit.errors import InputError, JudgeError, MissingExtra
 from citeaudit.judges._base import JudgeRequest, Suggestion
+from citeaudit.limits import load_json
 from citeaudit.model import Label
 
 __all__ = ["PROMPT_VERSION", "OpenAIJudge", "prompt_sha256"]
@@ -150,9 +151,11 @@ class OpenAIJudge:
         if not content:
             return self._unknown(f"malformed: empty content (finish_reason {choices[0].finish_reason!r})")
         try:
-            answer = json.loads(content)
-        except json.JSONDecodeError:
-            return self._unknown(f"malformed: content is not JSON: {content[:200]!r}")
+            answer = load_json(content, "the judge's reply")
+        except InputError as exc:  # not JSON, or past a limit (nesting, a lone surrogate...)
+            return self._unknown(
+                f"malformed: content is not JSON citeaudit can read ({exc.message}): {content[:200]!r}"
+            )
         if not isinstance(answer, dict) or not {"label", "quote", "reasoning"} <= set(answer):
             return self._unknown(f"malformed: expected an object with label, quote, reasoning: {content[:200]!r}")
         label_text, quote, reasoning = answer["label"], answer["quote"], answer["reasoning"]

@@ -1,0 +1,271 @@
+"""Reading outside text within limits: bounded JSON and YAML loaders that refuse with file, place and value.
+
+Every file citeaudit reads goes through :func:`load_json` or :func:`load_yaml`. Both refuse, with the file, the
+line and column (or JSON path) and the offending value, what the standard parsers would take silently or die on:
+
+- nesting deeper than :data:`MAX_DEPTH` levels (the standard parsers recurse once per level and die);
+- a key given twice in one object or mapping (the standard parsers keep the last one silently);
+- ``NaN`` and infinities (not JSON; they would print as ``NaN`` in results);
+- integers outside SQLite's 64-bit range (they cannot be stored);
+- lone UTF-16 surrogates such as ``"\\ud800"`` (valid JSON escapes, but no UTF-8 text can hold them);
+- in YAML, more than :data:`MAX_YAML_ALIASES` aliases or a document that expands to more than
+  :data:`MAX_YAML_NODES` nodes (a few hundred bytes of aliases can stand for billions of nodes).
+
+The checks cost little on good input: one walk over the parsed containers checks nesting and numbers, the
+surrogate scan runs only when the text holds a ``\\uD8xx``-style escape, and the text is read again (bracket
+scan, pure-Python scanner) only after a refusal, to say where.
+"""
+
+from __future__ import annotations
+
+import json
+import json.decoder
+import json.scanner
+import math
+import re
+from collections.abc import Callable
+from typing import Any
+
+from citeaudit.errors import InvalidValue, MalformedInput
+
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_INT",
+    "MAX_YAML_ALIASES",
+    "MAX_YAML_NODES",
+    "MIN_INT",
+    "load_json",
+    "load_yaml",
+    "shown",
+]
+
+MAX_DEPTH = 100
+"""Deepest nesting of arrays / objects (JSON) or sequences / mappings (YAML) accepted. Real payloads nest fewer
+than 15 levels."""
+MAX_INT = 2**63 - 1
+"""Largest integer accepted: SQLite stores signed 64-bit integers."""
+MIN_INT = -(2**63)
+"""Smallest integer accepted."""
+MAX_YAML_ALIASES = 100
+"""Most aliases (``*name``) one YAML document may use."""
+MAX_YAML_NODES = 1_000_000
+"""Most nodes a YAML document may stand for once every alias is expanded."""
+
+
+def shown(value: object, width: int = 80) -> str:
+    """``repr(value)`` cut to ``width`` characters, so a message stays one readable line."""
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+class _Refused(Exception):
+    """A value the loader refuses; the located second reading finds where it is."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.position: int | None = None
+
+
+def _refuse_constant(name: str) -> Any:
+    raise _Refused(f"{name} is not a number JSON allows")
+
+
+def _checked_int(text: str) -> int:
+    value = int(text)
+    if not MIN_INT <= value <= MAX_INT:
+        raise _Refused(f"integer {shown(value, 40)} is outside the 64-bit range ({MIN_INT}..{MAX_INT})")
+    return value
+
+
+def _checked_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _Refused(f"number {text[:40]!r} is too large to be finite")
+    return value
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    mapping = dict(pairs)
+    if len(mapping) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _Refused(f"key {shown(key, 40)} is given twice in one object")
+            seen.add(key)
+    return mapping
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_unique_pairs, parse_constant=_refuse_constant)
+_CHECKING_DECODER = json.JSONDecoder(
+    object_pairs_hook=_unique_pairs,
+    parse_int=_checked_int,
+    parse_float=_checked_float,
+    parse_constant=_refuse_constant,
+)
+
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_BRACKETS = str.maketrans({"[": "(", "{": "(", "]": ")", "}": ")"})
+_BRACKET = re.compile(r"[\[\]{}]")
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_LONE_SURROGATE = re.compile(
+    r"(?<!\\)(?:\\\\)*\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+    r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})(?<!\\)(?:\\\\)*\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+)
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _line_column(text: str, position: int) -> str:
+    line = text.count("\n", 0, position) + 1
+    column = position - (text.rfind("\n", 0, position) + 1) + 1
+    return f"line {line} column {column}"
+
+
+def _too_deep(text: str) -> int | None:
+    """Position of the first bracket nested deeper than :data:`MAX_DEPTH`, or ``None``."""
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return None
+    # The brackets outside strings, as parentheses; each round removes the innermost pairs, so a document
+    # nested n levels deep is empty after n rounds. All of it runs at C speed.
+    parens = _NOT_BRACKET.sub("", _STRING.sub("", text)).translate(_BRACKETS)
+    for _ in range(MAX_DEPTH):
+        parens = parens.replace("()", "")
+        if not parens:
+            return None
+    # Too deep, or brackets that do not balance (then the parser reports the syntax error): walk them.
+    outside = _STRING.sub(lambda m: " " * len(m.group()), text)
+    depth = 0
+    for match in _BRACKET.finditer(outside):
+        if match.group() in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return match.start()
+        else:
+            depth -= 1
+    return None
+
+
+def _locate(text: str) -> int | None:
+    """Where the pure-Python scanner refuses ``text``: the start of the innermost object or array."""
+    decoder = json.JSONDecoder(
+        object_pairs_hook=_unique_pairs,
+        parse_int=_checked_int,
+        parse_float=_checked_float,
+        parse_constant=_refuse_constant,
+    )
+
+    def located(parse: Callable[..., Any]) -> Callable[..., Any]:
+        def wrapper(s_and_end: tuple[str, int], *args: Any) -> Any:
+            try:
+                return parse(s_and_end, *args)
+            except _Refused as exc:
+                if exc.position is None:
+                    exc.position = s_and_end[1] - 1
+                raise
+
+        return wrapper
+
+    decoder.parse_object = located(json.decoder.JSONObject)  # type: ignore[attr-defined]
+    decoder.parse_array = located(json.decoder.JSONArray)  # type: ignore[attr-defined]
+    decoder.scan_once = json.scanner.py_make_scanner(decoder)  # type: ignore[attr-defined]
+    try:
+        decoder.decode(text)
+    except _Refused as exc:
+        return exc.position
+    except ValueError:
+        return None
+    return None
+
+
+def _past_limits(value: Any) -> bool:
+    """Whether a parsed value nests deeper than :data:`MAX_DEPTH` or holds a number past the limits.
+
+    One walk over the containers (no recursion), a tenth of the parse's own time: cheaper than scanning the text
+    for brackets and long numbers, so it runs on every document; the text is looked at again only to say where.
+    """
+    kind = type(value)
+    if kind is not dict and kind is not list:
+        return (kind is int and not MIN_INT <= value <= MAX_INT) or (kind is float and not math.isfinite(value))
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return True
+        for child in node.values() if type(node) is dict else node:
+            kind = type(child)
+            if kind is str:
+                continue
+            if kind is dict or kind is list:
+                stack.append((child, depth + 1))
+            elif kind is int:
+                if not MIN_INT <= child <= MAX_INT:
+                    return True
+            elif kind is float and child - child != 0:  # infinite (NaN is refused while parsing)
+                return True
+    return False
+
+
+def load_json(data: bytes | str, source: str, location: str = "") -> Any:
+    """Parse one JSON document from ``data`` within the limits above.
+
+    ``location`` (e.g. ``line 7`` of a JSON Lines file) prefixes the line / column given in errors. Raises
+    :class:`MalformedInput` for text that is not JSON or nests too deeply and :class:`InvalidValue` for a
+    refused value; both name ``source``, where and what.
+    """
+    if isinstance(data, bytes):
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise MalformedInput(source, f"byte {exc.start}", "not UTF-8 text") from None
+    else:
+        text = data
+
+    def where(position: int | None) -> str:
+        if position is None:
+            return location
+        if location and "\n" not in text:  # one line of a JSON Lines file
+            return f"{location} column {position + 1}"
+        return f"{location} {_line_column(text, position)}".strip()
+
+    refused: str | None = None
+    # Parse first, at C speed, stopping at the first syntax error (JSON Lines read as one document fail fast);
+    # the text is looked at again only when something is wrong, to say where.
+    try:
+        value = _DECODER.decode(text)
+        past = _past_limits(value)
+    except json.JSONDecodeError as exc:
+        # Chained, so a caller can tell a syntax error (JSON Lines may follow) from a broken limit.
+        raise MalformedInput(source, where(exc.pos), f"invalid JSON: {exc.msg}") from exc
+    except _Refused as exc:
+        refused, past = exc.message, True
+    except RecursionError:  # nested far deeper than the limit: the parser's own guard stopped it
+        past = True
+    if past:
+        deep = _too_deep(text)
+        if deep is not None:
+            raise MalformedInput(source, where(deep), f"nested deeper than {MAX_DEPTH} levels")
+        if refused is None:
+            try:
+                _CHECKING_DECODER.decode(text)
+            except _Refused as exc:
+                refused = exc.message
+        # Located only now: the locating scanner recurses, so nesting is checked first.
+        raise InvalidValue(source, where(_locate(text)), refused or "a value past the limits")
+    if _SURROGATE_ESCAPE.search(text):
+        lone = _LONE_SURROGATE.search(text)
+        if lone is not None:
+            escape = lone.group().lstrip("\\")
+            raise InvalidValue(
+                source,
+                where(lone.end() - 6),
+                f"lone surrogate \\{escape} in a string: not a character UTF-8 can store",
+            )
+    return value
+
+
+def load_yaml(text: str, source: str) -> Any:
+    """Parse one YAML document (JSON is YAML too) within the limits above; errors name line and column."""
+    # The YAML loader is loaded on first use: reading JSON (every score of an audit file) needs no YAML.
+    from citeaudit.bounded_yaml import load_bounded_yaml
+
+    return load_bounded_yaml(text, source)
