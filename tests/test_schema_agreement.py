@@ -93,6 +93,12 @@ def meaningful(document: dict[str, Any]) -> dict[str, Any]:
     protocol["official_domains"] = ["brand.com", {"host": "shop.example.net", "path_prefix": "/b/"}][
         : len(protocol.get("official_domains", []))
     ]
+    # competitors: unique names, and domains that are registrable (rules JSON Schema cannot state)
+    for ci, competitor in enumerate(protocol.get("competitors", [])):
+        competitor["name"] = f"competitor {ci}"
+        competitor["domains"] = [f"rival{ci}.com", {"host": f"shop{ci}.example.net", "path_prefix": "/r/"}][
+            : len(competitor.get("domains", []))
+        ]
     questions = protocol.setdefault("questions", [])
     if not questions:
         questions.append({"id": "q", "text": "?"})

@@ -330,6 +330,7 @@ def source_identity(url: str, source: str, where: str) -> str:
     """The source identity of ``url`` (:func:`identity_url`), or a located error for a URL that cannot be taken
     apart (an unclosed IPv6 host such as ``http://[::1``)."""
     try:
+        urlsplit(url.strip())  # refuses what cannot be taken apart, which the normaliser would not notice
         return identity_url(url)
     except ValueError as exc:
         shown = repr(url) if len(repr(url)) <= 80 else repr(url)[:79] + "…"

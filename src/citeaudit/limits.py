@@ -31,6 +31,7 @@ from citeaudit.errors import InvalidValue, MalformedInput
 __all__ = [
     "MAX_DEPTH",
     "MAX_INT",
+    "MAX_REPEATS",
     "MAX_YAML_ALIASES",
     "MAX_YAML_NODES",
     "MIN_INT",
@@ -50,6 +51,9 @@ MAX_YAML_ALIASES = 100
 """Most aliases (``*name``) one YAML document may use."""
 MAX_YAML_NODES = 1_000_000
 """Most nodes a YAML document may stand for once every alias is expanded."""
+MAX_REPEATS = 1000
+"""Most repeats of each question a protocol may ask for (``collect`` plans questions × engines × locales ×
+repeats requests)."""
 
 
 def shown(value: object, width: int = 80) -> str:

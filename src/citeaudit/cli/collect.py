@@ -12,7 +12,7 @@ from rich.table import Table
 
 from citeaudit.cli.common import DbOption, console, err_console, handles_errors
 from citeaudit.errors import InvalidValue
-from citeaudit.interchange.schema import MAX_REPEATS
+from citeaudit.limits import MAX_REPEATS
 
 if TYPE_CHECKING:
     from citeaudit.collect import CollectReport, CollectSettings

@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 from annotated_types import Ge, Gt, Le
 from pydantic import AllowInfNan, BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
-from citeaudit.limits import MAX_INT, MIN_INT
+from citeaudit.limits import MAX_INT, MAX_REPEATS, MIN_INT
 from citeaudit.model import CitationKind, Label, Origin, RetrievalStatus, RunKind, Severity, SourceStatus, Stage
 
 __all__ = [
@@ -37,11 +37,6 @@ __all__ = [
 
 AUDIT_FORMAT = "citeaudit.audit/v1"
 """The ``format`` string of an audit document."""
-
-
-MAX_REPEATS = 1000
-"""Most repeats of each question a protocol may ask for (``collect`` plans questions × engines × locales ×
-repeats requests)."""
 
 
 def _number_only(value: object) -> object:
@@ -109,19 +104,23 @@ class OfficialHostIn(_In):
     path_prefix: str | None = None
 
 
+MentionName = Annotated[str, Field(min_length=1, pattern=r"\S")]
+"""A brand or competitor name as an answer may write it: not empty, not only white space."""
+
+
 class BrandIn(_In):
     """The brand's names (protocol ``brand``): what counts as a mention."""
 
-    name: str = Field(min_length=1)
-    aliases: list[str] = Field(default_factory=list)
+    name: MentionName
+    aliases: list[MentionName] = Field(default_factory=list)
 
 
 class CompetitorIn(_In):
     """A competitor (protocol ``competitors[]``): its domains, written like ``official_domains``, and names."""
 
-    name: str = Field(min_length=1)
+    name: MentionName
     domains: list[str | OfficialHostIn] = Field(default_factory=list)
-    aliases: list[str] = Field(default_factory=list)
+    aliases: list[MentionName] = Field(default_factory=list)
 
 
 class SegmentationIn(_In):
