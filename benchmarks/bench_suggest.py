@@ -2,7 +2,8 @@
 article stored as a resolved snapshot (the article's sentences, one per line, split into passages as ``resolve``
 splits them).
 
-Measured: a full ``suggest_edges`` run with the checks judge and BM25 top 3 (ranking, judging and one write
+Measured: a full ``suggest_edges`` run with the checks judge and the ranking reviewers get unless told otherwise
+(``SUGGEST_METHOD``: trimmed windows), top 3 (ranking, judging and one write
 transaction per edge: model judgement, suggestion row, passages, audit-log row), and a rerun that skips every
 edge. Baseline in the same run: the same ranking and judging in memory through ``suggest_for_edge`` over the same
 passages, nothing stored (ratio = suggest seconds / in-memory seconds: what the database costs). Medians of
@@ -24,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from citeaudit.evidence import Passage, PassageIndex
+from citeaudit.evidence import SUGGEST_METHOD, Passage, PassageIndex
 from citeaudit.interchange import parse_audit_bytes
 from citeaudit.judges import ChecksJudge, suggest_for_edge
 from citeaudit.model import SourceStatus
@@ -82,7 +83,7 @@ def in_memory(path: Path) -> tuple[float, int]:
     judge = ChecksJudge()
     start = time.perf_counter()
     for claim, passages in work:
-        suggest_for_edge(judge, claim, PassageIndex(passages), k=3)
+        suggest_for_edge(judge, claim, PassageIndex(passages), k=3, method=SUGGEST_METHOD)
     return time.perf_counter() - start, len(work)
 
 
@@ -107,10 +108,10 @@ def main() -> None:
             copy = Path(folder) / f"run{n}.db"
             shutil.copy(template, copy)
             start = time.perf_counter()
-            report = suggest_edges(copy, ChecksJudge(), k=3)
+            report = suggest_edges(copy, ChecksJudge(), k=3, method=SUGGEST_METHOD)
             full.append(time.perf_counter() - start)
             start = time.perf_counter()
-            again = suggest_edges(copy, ChecksJudge(), k=3)
+            again = suggest_edges(copy, ChecksJudge(), k=3, method=SUGGEST_METHOD)
             rerun.append(time.perf_counter() - start)
             assert again.suggested == 0
             seconds, edges = in_memory(copy)
@@ -118,7 +119,8 @@ def main() -> None:
             suggested = report.suggested
     f, r, b = statistics.median(full), statistics.median(rerun), statistics.median(baseline)
     print(
-        f"bench_suggest: {len(rows)} WiCE claims, {suggested} suggested; median of {args.repeat}; "
+        f"bench_suggest: {len(rows)} WiCE claims, {suggested} suggested ({SUGGEST_METHOD} top 3); "
+        f"median of {args.repeat}; "
         f"load {os.getloadavg()[0]:.2f}"
     )
     print(f"  in memory (baseline)   {b:7.3f} s   {edges / b:8.1f} edges/s")

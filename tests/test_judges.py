@@ -254,11 +254,38 @@ def test_suggest_for_edge_ranks_then_judges_the_top_passages() -> None:
     from citeaudit.judges import suggest_for_edge
 
     document = "AX220 overview. The AX220 tank capacity is 20 mL. Colour: red. Delivery in two days."
-    result = suggest_for_edge(ChecksJudge(), CLAIM, document, k=2)
+    result = suggest_for_edge(ChecksJudge(), CLAIM, document, k=2, method="bm25")  # single sentences
     # "tank" and "ax220" make "The AX220 tank capacity is 20 mL." the best sentence; it starts at 16
     assert result.passages[0].text == "The AX220 tank capacity is 20 mL."
     assert document[result.passages[0].start : result.passages[0].end] == result.passages[0].text
     assert len(result.passages) == 2
+    assert result.suggestion.label is Label.CONFLICTING  # 20 L vs 20 mL
+
+
+def test_suggest_for_edge_shows_the_judge_trimmed_windows_by_default() -> None:
+    from citeaudit.judges import suggest_for_edge
+
+    document = "AX220 overview. The AX220 tank capacity is 20 mL. Colour: red. Delivery in two days."
+    seen: list[tuple[str, ...]] = []
+
+    class Records:
+        name, version, model = "records", "1", None
+
+        def judge(self, request: JudgeRequest) -> object:
+            seen.append(request.passages)
+            return ChecksJudge().judge(request)
+
+    result = suggest_for_edge(Records(), CLAIM, document, k=2)  # type: ignore[arg-type]
+    # Sentences S0–S3 have 2, 7, 2 and 4 words; the claim's terms are ax220, 20, l, tank. Windows of 3:
+    # W0 = S0–S2 (11 words: ax220 ×2, tank, 20), W1 = S1–S3 (13: ax220, tank, 20), W2 = S2–S3 and W3 = S3 (none).
+    # Mean 8.5 words, every matched term in 2 windows (idf ln 2): W0 = 0.905 + 0.612 + 0.612 = 2.129 beats
+    # W1 = 3 × 0.560 = 1.679. W0 is trimmed at 0.2 × its best sentence S1 (BM25 2.23 over the sentences): S0
+    # (0.88, ax220) stays, S2 (0) goes, so unit 1 is S0–S1 = characters 0–49. W1 trims to S1, which overlaps;
+    # W2 (score 0, before W3 by position) trims its unmatched S2 and keeps S3: unit 2 is 63–84 (16 + 34 + 13).
+    assert [(p.start, p.end, p.rank) for p in result.passages] == [(0, 49, 1), (63, 84, 2)]
+    assert document[63:84] == "Delivery in two days."
+    # the judge reads exactly the units (the sentences of a unit joined by a line break)
+    assert seen == [("AX220 overview.\nThe AX220 tank capacity is 20 mL.", "Delivery in two days.")]
     assert result.suggestion.label is Label.CONFLICTING  # 20 L vs 20 mL
 
 

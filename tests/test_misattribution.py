@@ -173,6 +173,8 @@ def test_suggest_review_and_report_leave_every_edge_count_alone(
     again = suggest_cross_pairs(db_path, make_judge("checks"))
     assert (again.proposed, again.already_suggested, again.suggested) == (0, 1, 0)
     assert rows(db_path, "SELECT kind FROM cross_pairs") == [("co_cited",)]
+    # ranked as reviewers get edges ranked unless told otherwise: trimmed windows
+    assert rows(db_path, "SELECT method FROM cross_judgements WHERE origin = 'model'") == [("window",)]
     ((pair_pk,),) = rows(db_path, "SELECT pk FROM cross_pairs")
 
     ann = ReviewClient(base)

@@ -70,7 +70,8 @@ def edge_pk(db_path: Path, claim_id: str) -> int:
 def test_checks_judge_suggestions_are_stored_with_passages_and_provenance(db_path: Path, site: str) -> None:
     resolved_db(db_path, site)
     before = rows(db_path, "SELECT pk, review_state, final_code FROM edges ORDER BY pk")
-    report = suggest_edges(db_path, ChecksJudge(), k=2)
+    # Single passages ranked by BM25 (not the default), so each stored passage is exactly one paragraph.
+    report = suggest_edges(db_path, ChecksJudge(), k=2, method="bm25")
     # 4 edges without a final label: c1–c3 have the /manual.txt snapshot, c4's source failed (404, no snapshot).
     assert (report.edges, report.suggested, report.no_snapshot, report.already_suggested) == (4, 3, 1, 0)
     # c1 (20 bar vs 12 bar) and c2 (30 L vs 20 L) conflict; c3 has nothing to compare: unknown.
@@ -221,9 +222,11 @@ def test_openai_failure_stops_with_exit_2_and_nothing_half_written(
     # The first edge's suggestion is kept whole; the failed edge has nothing: no judgement, suggestion or passage.
     assert rows(db_path, "SELECT count(*) FROM judgements") == [(1,)]
     assert rows(db_path, "SELECT count(*) FROM suggestions") == [(1,)]
+    # Default --top 3 of the default window ranking: the pump claim gets 2 units, paragraphs 0–2 and paragraph 3;
+    # every other window overlaps the first (see test_suggest_defaults_to_window_units).
     assert rows(
         db_path, "SELECT count(*) FROM suggested_passages sp JOIN suggestions s ON s.pk = sp.suggestion_pk"
-    ) == [(3,)]
+    ) == [(2,)]
 
 
 def test_run_filter_and_unknown_run(db_path: Path, site: str, cli: Callable[..., Result]) -> None:
@@ -284,7 +287,9 @@ def test_a_suggestion_follows_its_edge_into_a_merge(db_path: Path, site: str) ->
         merge_sources(tx, manual, missing)
         (survivor,) = tx.execute("SELECT pk FROM edges").fetchone()
         ranked = latest_passages(tx, survivor)
-    assert [p.text.split(".")[0] for p in ranked] == ["Pump", "Tank"]
+    # the default window units for the pump claim: paragraphs 0–2, then paragraph 3 (as in
+    # test_suggest_defaults_to_window_units)
+    assert [p.text.split(".")[0] for p in ranked] == ["AX220 user manual", "Outdoor use"]
     assert rows(db_path, "SELECT edge_pk FROM suggestions") == [(survivor,)]
     assert rows(db_path, "SELECT edge_pk, origin FROM judgements") == [(survivor, "model")]
     assert rows(db_path, "SELECT review_state FROM edges") == [("pending",)]
@@ -310,3 +315,26 @@ def test_window_units_are_stored_with_their_span_and_method(db_path: Path, site:
             db_path, 'SELECT count(*) FROM passages WHERE document_sha256 = ? AND "end" = ? AND ordinal >= ?',
             sha, end, ordinal,
         ) == [(1,)]  # fmt: skip
+
+
+def test_suggest_defaults_to_window_units(db_path: Path, site: str, cli: Callable[..., Result]) -> None:
+    resolved_db(db_path, site)
+    result = cli("suggest", "--db", db_path, "--top", "2", "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["method"] == "window"
+    assert rows(db_path, "SELECT DISTINCT method FROM suggestions") == [("window",)]
+    stored = rows(
+        db_path,
+        'SELECT sp.rank, sp.ordinal, sp.start, sp."end" FROM suggested_passages sp '
+        "JOIN suggestions s ON s.pk = sp.suggestion_pk WHERE s.edge_pk = ? ORDER BY sp.rank",
+        edge_pk(db_path, "c1"),
+    )
+    # The manual's paragraphs P0–P3 span 0–107, 109–217, 219–323, 325–433 (two line breaks between them); their
+    # words: P0 18 (ax220 ×2, pressure), P1 22 (ax220, 20), P2 19 (pump ×2, delivers, bar, pressure), P3 20 (ax220).
+    # The pump claim's terms: ax220 pump delivers 20 bar pressure. Windows W0 = P0–P2 (59 words), W1 = P1–P3 (61),
+    # W2 = P2–P3 (39), W3 = P3 (20), mean 44.75; BM25 (k1 1.5, b 0.75, idf ln(1 + (4 - n + 0.5)/(n + 0.5))):
+    # W0 0.163 ax220 + 0.462 pump + 0.312 delivers + 0.312 bar + 0.462 pressure + 0.606 "20" = 2.317,
+    # W1 2.107, W2 1.779, W3 0.140: W0 first. Trimmed at 0.2 × the best passage in it (P2's own BM25, 4.90):
+    # P0 scores 1.25 > 0.98 and stays, so unit 1 is P0–P2 = 0–323. W1 trims P3 (0.35) to P1–P2 and W2 to P2,
+    # both overlapping unit 1; W3 = P3 does not: unit 2 is 325–433.
+    assert stored == [(1, 0, 0, 323), (2, 3, 325, 433)]

@@ -1,6 +1,7 @@
 """Invariants of ``suggest`` on any snapshot text hypothesis finds (snapshots recorded straight into the store, no
 network): stored passages point into the snapshot, ranks run 1..min(k, passages), human labels and states stay
-as they were, and a rerun writes nothing."""
+as they were, and a rerun writes nothing; the default window units are runs of at most three stored passages that
+never overlap."""
 
 from __future__ import annotations
 
@@ -71,7 +72,7 @@ def test_stored_passages_point_into_the_snapshot(text: str, claims: list[str], k
         with sqlite3.connect(path) as db:
             states = db.execute("SELECT pk, review_state, final_code FROM edges ORDER BY pk").fetchall()
             (passages,) = db.execute("SELECT count(*) FROM passages").fetchone()
-        report = suggest_edges(path, ChecksJudge(), k=k)
+        report = suggest_edges(path, ChecksJudge(), k=k, method="bm25")  # single passages
         unlabelled = sum(label is None for label in labels)
         assert (report.edges, report.suggested) == (unlabelled, unlabelled)
         with sqlite3.connect(path) as db:
@@ -98,3 +99,36 @@ def test_stored_passages_point_into_the_snapshot(text: str, claims: list[str], k
                 ).fetchone()
                 == counts
             )
+
+
+@settings(max_examples=40, deadline=None)
+@given(text=_TEXT, claims=st.lists(_CLAIM, min_size=1, max_size=3), k=st.integers(min_value=1, max_value=5))
+def test_default_window_units_are_disjoint_runs_of_stored_passages(text: str, claims: list[str], k: int) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "w.db"
+        _database(path, text, claims, [None] * len(claims))
+        assert suggest_edges(path, ChecksJudge(), k=k).suggested == len(claims)
+        with sqlite3.connect(path) as db:
+            passages = db.execute('SELECT ordinal, start, "end" FROM passages ORDER BY ordinal').fetchall()
+            starts = {ordinal: start for ordinal, start, _ in passages}
+            ends = {end: ordinal for ordinal, _, end in passages}
+            assert {m for (m,) in db.execute("SELECT method FROM suggestions")} == {"window"}
+            for (suggestion_pk,) in db.execute("SELECT pk FROM suggestions").fetchall():
+                units = db.execute(
+                    'SELECT rank, ordinal, start, "end", score FROM suggested_passages WHERE suggestion_pk = ? '
+                    "ORDER BY rank",
+                    (suggestion_pk,),
+                ).fetchall()
+                # at least one unit, at most k and at most one per passage, ranked 1..n with falling scores
+                assert 1 <= len(units) <= min(k, len(passages))
+                assert [u[0] for u in units] == list(range(1, len(units) + 1))
+                assert [u[4] for u in units] == sorted((u[4] for u in units), reverse=True)
+                spans = []
+                for _, ordinal, start, end, _ in units:
+                    # a unit starts at its first passage and ends at the end of that one or of one of the next two
+                    assert start == starts[ordinal]
+                    assert ordinal <= ends[end] <= ordinal + 2
+                    spans.append((ordinal, ends[end]))
+                # no passage is shown twice
+                covered = [i for first, last in spans for i in range(first, last + 1)]
+                assert len(covered) == len(set(covered))

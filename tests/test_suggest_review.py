@@ -43,12 +43,19 @@ def test_ranked_passages_for_everyone_suggestions_only_when_shown(suggested_db: 
             assert bob.login("bob").status_code == 303
             page = html.unescape(bob.get(f"/edges/{edge}").text)
             ranked = _RANKED.findall(_section(page, "ranked-passages"))
-            # --top 2 for the pump claim: the pump paragraph (chars 219–323 of the manual), then the tank one
-            # (109–217), best score first; the text shown is the snapshot's.
-            assert [(r[0], r[1], r[2]) for r in ranked] == [("1", "219", "323"), ("2", "109", "217")]
+            # --top 2 of the default window ranking for the pump claim (derived in
+            # tests/test_suggest.py::test_suggest_defaults_to_window_units): the manual's first three paragraphs
+            # as one unit (chars 0–323), then the outdoor paragraph (325–433), best score first; the text shown
+            # is the snapshot's.
+            assert [(r[0], r[1], r[2]) for r in ranked] == [("1", "0", "323"), ("2", "325", "433")]
             assert float(ranked[0][3]) >= float(ranked[1][3])
             ranked_text = _section(page, "ranked-passages")
-            assert ranked_text.index("Pump. Its pump delivers 12 bar") < ranked_text.index("Tank. The AX220 has")
+            assert (
+                ranked_text.index("AX220 user manual.")
+                < ranked_text.index("Tank. The AX220 has")
+                < ranked_text.index("Pump. Its pump delivers 12 bar")
+                < ranked_text.index("Outdoor use. The AX220")
+            )
             # ranked passages come above the full snapshot passages, which are all still there
             assert page.index('id="ranked-passages"') < page.index('id="passages"')
             assert _section(page, "passages").count("<li") == 4

@@ -12,7 +12,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from citeaudit.cli.common import DbOption, console, err_console, existing_database, handles_errors
-from citeaudit.evidence import RankMethod
+from citeaudit.evidence import SUGGEST_METHOD, RankMethod
 from citeaudit.model import Label
 
 if TYPE_CHECKING:
@@ -48,7 +48,14 @@ ModelOption = Annotated[
         help="nli: folder of a local model; openai: model name (else CITEAUDIT_OPENAI_MODEL).",
     ),
 ]
-MethodOption = Annotated[RankMethod, typer.Option("--method", help="How passages are ranked for the claim.")]
+MethodOption = Annotated[
+    RankMethod,
+    typer.Option(
+        "--method",
+        help="How passages are ranked for the claim: window (runs of up to 3 adjacent passages, trimmed), "
+        "window-hybrid, or single passages by bm25, dense or hybrid; dense and the hybrids need the models extra.",
+    ),
+]
 TopOption = Annotated[int, typer.Option("--top", min=1, help="Passages shown to the judge (best first).")]
 FormatOption = Annotated[ReportFormat, typer.Option("--format", help="Output format.")]
 
@@ -90,7 +97,7 @@ def _suggest_lines(report: SuggestReport) -> list[str]:
 def suggest(
     db: DbOption,
     judge: JudgeOption = JudgeName.CHECKS,
-    method: MethodOption = RankMethod.BM25,
+    method: MethodOption = SUGGEST_METHOD,
     top: TopOption = 3,
     model: ModelOption = None,
     run: Annotated[str | None, typer.Option("--run", help="Only edges of answers in this run.")] = None,
@@ -246,7 +253,7 @@ def audit(
     judge: JudgeOption,
     gold: Annotated[str, typer.Option("--gold", help="The reviewer whose latest review labels are the gold.")],
     limit: Annotated[int | None, typer.Option("--limit", min=1, help="Test at most N gold edges.")] = None,
-    method: MethodOption = RankMethod.BM25,
+    method: MethodOption = SUGGEST_METHOD,
     top: TopOption = 3,
     model: ModelOption = None,
     resamples: Annotated[int, typer.Option("--resamples", min=2, help="Bootstrap resamples for the intervals.")] = 9999,

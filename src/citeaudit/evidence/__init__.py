@@ -1,7 +1,8 @@
 """Evidence passages: split a source into passages with offsets and rank them for a claim.
 
 ``rank_passages(claim, passages, k, method)`` is the entry point; ``PassageIndex`` keeps one source's index
-for many claims. BM25 needs nothing extra; ``dense`` and ``hybrid`` need ``pip install 'citeaudit[models]'``.
+for many claims. BM25 needs nothing extra; ``dense``, ``hybrid`` and ``window-hybrid`` need
+``pip install 'citeaudit[models]'``. ``SUGGEST_METHOD`` (``window``) is the ranking reviewers get by default.
 
 The names are loaded on first use: the ranking methods without the ranking (and numpy) behind them.
 """
@@ -13,12 +14,13 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from citeaudit.evidence._dense import Encoder, SentenceEncoder, default_encoder
-    from citeaudit.evidence._methods import RankMethod
+    from citeaudit.evidence._methods import SUGGEST_METHOD, RankMethod
     from citeaudit.evidence._passages import Passage, RankedPassage, split_passages
     from citeaudit.evidence._rank import HYBRID_CANDIDATES, PassageIndex, rank_passages
 
 __all__ = [
     "HYBRID_CANDIDATES",
+    "SUGGEST_METHOD",
     "Encoder",
     "Passage",
     "PassageIndex",
@@ -32,6 +34,7 @@ __all__ = [
 
 _HOME = {
     "HYBRID_CANDIDATES": "_rank",
+    "SUGGEST_METHOD": "_methods",
     "Encoder": "_dense",
     "Passage": "_passages",
     "PassageIndex": "_rank",

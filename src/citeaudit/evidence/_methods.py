@@ -3,7 +3,7 @@ them as choices without loading it."""
 
 from enum import StrEnum
 
-__all__ = ["RankMethod"]
+__all__ = ["SUGGEST_METHOD", "RankMethod"]
 
 
 class RankMethod(StrEnum):
@@ -19,3 +19,9 @@ class RankMethod(StrEnum):
     """Windows of adjacent passages ranked by BM25, trimmed to what matches the claim (what a reviewer reads)."""
     WINDOW_HYBRID = "window-hybrid"
     """Windows as ``window``, BM25's best re-ranked with the dense encoder (extra ``citeaudit[models]``)."""
+
+
+SUGGEST_METHOD = RankMethod.WINDOW
+"""The ranking reviewers get unless told otherwise: ``suggest`` (edges and cross pairs), ``judge audit`` and
+``suggest_for_edge`` show these units, the ones ``benchmarks/bench_evidence.py`` measures against its target.
+``rank_passages`` and ``PassageIndex.rank`` rank single passages by BM25 unless told otherwise."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from citeaudit.evidence import Passage, PassageIndex, RankedPassage, RankMethod
+from citeaudit.evidence import SUGGEST_METHOD, Passage, PassageIndex, RankedPassage, RankMethod
 from citeaudit.judges._base import Judge, JudgeRequest, Suggestion
 from citeaudit.model import Label
 
@@ -28,7 +28,7 @@ def suggest_for_edge(
     source: str | Sequence[str | Passage] | PassageIndex,
     *,
     k: int = 3,
-    method: RankMethod | str = RankMethod.BM25,
+    method: RankMethod | str = SUGGEST_METHOD,
     claim_locale: str = "en",
     passage_locale: str | None = None,
 ) -> EdgeSuggestion:

@@ -103,7 +103,7 @@ class StoredPassage:
     score: float
     """Score under ``method``."""
     method: str
-    """``bm25``, ``dense`` or ``hybrid``."""
+    """How the passages were ranked: a ``RankMethod`` value (``window``, ``bm25``, ...)."""
     text: str
     """The passage: the snapshot text from ``start`` to ``end``."""
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from citeaudit.agreement import Agreement, RatedJudgement, Rater, RaterKind, agreement, pair_latest
 from citeaudit.errors import InvalidValue
-from citeaudit.evidence import Passage, PassageIndex, RankMethod
+from citeaudit.evidence import SUGGEST_METHOD, Passage, PassageIndex, RankMethod
 from citeaudit.judges import Judge
 from citeaudit.judges.battery import BatteryEdge, BatteryReport, run_battery
 from citeaudit.model import Label
@@ -75,7 +75,7 @@ def judge_audit(
     *,
     limit: int | None = None,
     k: int = 3,
-    method: RankMethod | str = RankMethod.BM25,
+    method: RankMethod | str = SUGGEST_METHOD,
     resamples: int = 9999,
     seed: int = 0,
     progress: Callable[[int], None] | None = None,

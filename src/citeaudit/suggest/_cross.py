@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from citeaudit.errors import InvalidValue, JudgeError
-from citeaudit.evidence import Passage, PassageIndex, RankMethod
+from citeaudit.evidence import SUGGEST_METHOD, Passage, PassageIndex, RankMethod
 from citeaudit.identity import OfficialMatcher
 from citeaudit.judges import Judge, suggest_for_edge
 from citeaudit.misattribution import claims_at_risk, cross_candidates
@@ -93,7 +93,7 @@ def suggest_cross_pairs(
     path: str | Path,
     judge: Judge,
     *,
-    method: RankMethod | str = RankMethod.BM25,
+    method: RankMethod | str = SUGGEST_METHOD,
     k: int = 3,
     run: str | None = None,
     limit: int | None = None,
