@@ -68,6 +68,7 @@ def report(
             comparison=comparison,
             names=(str(path), str(compare)),
             misattribution=scored.misattribution,
+            review_note=_review_note(path),
         )
     )
     write_atomically(out, html.encode("utf-8"))
@@ -83,16 +84,50 @@ def _support(path: Path, answer_ids: set[str]) -> tuple[tuple[list[SupportRow], 
     if not is_database(path):
         return (
             None,
-            "Copy groups live in a database: import the file, run `citeaudit resolve` and `citeaudit sources copies`.",
+            "Copy groups live in a database: import the file, run citeaudit resolve and citeaudit sources copies.",
         )
     with Store(path) as store:
         computed = copies_computed(store)
         if computed is None:
             return (
                 None,
-                "Copy groups have not been computed yet: run `citeaudit resolve`, then `citeaudit sources copies`.",
+                "Copy groups have not been computed yet: run citeaudit resolve, then citeaudit sources copies.",
             )
         return support_rows(store, answer_ids), f"Copy groups computed {computed}."
+
+
+def _review_note(path: Path) -> str:
+    """The review policy behind the final labels and how far the two most active human reviewers agree."""
+    from citeaudit.agreement import RaterKind
+    from citeaudit.api import agreement_path, is_database
+    from citeaudit.store import Store
+    from citeaudit.store.review import ReviewStore
+
+    if not is_database(path):
+        return "Labels as recorded in the audit file (its review policy is not recorded there)."
+    with ReviewStore(path) as review:
+        policy = review.settings()["policy"]
+    with Store(path) as store:
+        humans = sorted(
+            ((rater, n) for rater, n in store.raters() if rater.kind is RaterKind.HUMAN), key=lambda item: -item[1]
+        )
+    wording = {
+        "single": "single review (one human review gives the final label)",
+        "double": "double review (two independent human reviews; disagreements adjudicated)",
+    }
+    note = f"Review policy: {wording.get(policy, policy)}; {len(humans)} human reviewer(s) labelled edges."
+    if len(humans) < 2:
+        return note + " Reviewer agreement: not measured (it needs two reviewers labelling the same edges)."
+    (a, _), (b, _) = humans[0], humans[1]
+    found = agreement_path(path, a, b, resamples=0)
+    alpha = found.krippendorff_alpha.value
+    shown = "undefined" if alpha is None else f"{alpha:.3f}"
+    return (
+        note + f" Reviewer agreement between {a.name} and {b.name}: Krippendorff's alpha {shown} on {found.n} "
+        f"edge(s) both labelled, observed agreement "
+        + ("undefined" if found.observed.value is None else f"{found.observed.value:.3f}")
+        + "."
+    )
 
 
 def register(app: typer.Typer) -> None:

@@ -1,12 +1,11 @@
 """The self-contained HTML report: one file, no external scripts, styles, fonts or images.
 
-Charts are inline SVG drawn by matplotlib (the ``report`` extra). All text from answers and sources is
+Charts are inline SVG (``report.charts``). All text from answers and sources is
 escaped by the template engine, so a ``<script>`` inside an answer stays text.
 """
 
 from __future__ import annotations
 
-import io
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -16,10 +15,10 @@ from typing import Any
 
 from jinja2 import Environment, select_autoescape
 
-from citeaudit.errors import CiteauditError
 from citeaudit.identity import OfficialMatcher
 from citeaudit.misattribution import MisattributionReport
 from citeaudit.model import Audit, Label, review_outcome
+from citeaudit.report.charts import METRIC_NAMES, Bar, bar_chart
 from citeaudit.report.tables import diagnostics, fraction
 from citeaudit.results import Metric, ScopeScore, ScoreResult
 
@@ -61,13 +60,16 @@ class ReportInput:
     """Names of the compared scopes."""
     misattribution: MisattributionReport | None = None
     """Claims at risk supported by another source of the audit (cross pairs), when computed."""
+    review_note: str = ""
+    """The review policy behind the final labels and the reviewers' agreement."""
 
 
 def _interval(metric: Metric) -> str:
     if metric.ci is None or metric.ci.low is None or metric.ci.high is None:
         return "no interval (undefined)" if metric.value is None else ""
     ci = metric.ci
-    return f"{ci.level:.0%} CI {ci.low:.3f}–{ci.high:.3f} ({ci.method}, {ci.clusters} questions)"
+    questions = "question" if ci.clusters == 1 else "questions"
+    return f"{ci.level:.0%} CI {ci.low:.3f}–{ci.high:.3f} ({ci.method}, {ci.clusters} {questions})"
 
 
 def _card_fraction(metric: Metric) -> str:
@@ -79,44 +81,22 @@ def _card_fraction(metric: Metric) -> str:
 def _chart(result: ScoreResult) -> str | None:
     if not result.groups:
         return None
-    try:
-        import matplotlib
-
-        matplotlib.use("svg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise CiteauditError("the HTML report needs matplotlib: pip install 'citeaudit[report]'") from None
-    labels = [" / ".join(str(v) for _, v in g.by) for g in result.groups]
-    figure, axes = plt.subplots(figsize=(9, 3.2), dpi=100)
-    width = 0.26
-    for k, name in enumerate(("official_rate", "precision", "coverage")):
-        values, lows, highs = [], [], []
-        for group in result.groups:
-            metric: Metric = getattr(group, name)
-            value = metric.value if metric.value is not None else 0.0
-            values.append(value)
-            ci = metric.ci
-            lows.append(value - ci.low if ci and ci.low is not None else 0.0)
-            highs.append(ci.high - value if ci and ci.high is not None else 0.0)
-        positions = [i + (k - 1) * width for i in range(len(labels))]
-        axes.bar(positions, values, width, label=_NAMES[name], yerr=[lows, highs], capsize=3)
-    axes.set_xticks(range(len(labels)), labels)
-    axes.set_ylim(0, 1.05)
-    axes.set_ylabel("share")
-    axes.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
-    axes.spines[["top", "right"]].set_visible(False)
-    figure.tight_layout()
-    buffer = io.StringIO()
-    figure.savefig(buffer, format="svg")
-    plt.close(figure)
-    svg = buffer.getvalue()
-    return svg[svg.index("<svg") :]
+    bars = [
+        Bar(" / ".join(str(v) for _, v in g.by), [getattr(g, name) for name in METRIC_NAMES]) for g in result.groups
+    ]
+    return bar_chart(bars)
 
 
 def _row_labels(result: ScoreResult, scope: ScopeScore) -> list[str]:
     if not scope.by:
         return ["all"] + [""] * (len(result.group_by) - 1) if result.group_by else []
     return [str(v) if v is not None else "—" for _, v in scope.by]
+
+
+def _pending(scope: ScopeScore) -> str:
+    """Pending edges, disputed ones shown as a part of them: the label columns add up to the edge count."""
+    edges = scope.edges
+    return f"{edges.pending} ({edges.disputed} disputed)" if edges.disputed else str(edges.pending)
 
 
 def _problems(audit: Audit) -> tuple[list[dict[str, Any]], int]:
@@ -241,6 +221,7 @@ def render_report(report: ReportInput) -> str:
             for scope in scopes
         ],
         "labels": labels,
+        "review_note": report.review_note,
         "label_rows": [
             {
                 "total": scope is overall and bool(result.group_by),
@@ -249,8 +230,7 @@ def render_report(report: ReportInput) -> str:
                     scope.edges.unique,
                     scope.edges.locations,
                     *(scope.edges.by_label[label] for label in Label),
-                    scope.edges.pending,
-                    scope.edges.disputed,
+                    _pending(scope),
                 ],
             }
             for scope in scopes
