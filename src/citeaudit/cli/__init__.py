@@ -62,6 +62,7 @@ _GROUPS: dict[str, Callable[[typer.Typer], None]] = {
     "suggest": _register("suggest"),
     "protocol": _register_protocol,
     "review": _register_review,
+    "answers": _register("answers"),
 }
 """How each command module adds its commands to the root."""
 
@@ -87,6 +88,7 @@ _COMMANDS = (
     ("sources", "sources"),
     ("claim", "segment"),
     ("facts", "segment"),
+    ("answers", "answers"),
     ("review", "review"),
     ("reviewer", "review"),
     ("audit-log", "review"),

@@ -1,0 +1,156 @@
+"""Answers as an analyst looks them up: one row per answer with what review still needs, without SQL.
+
+An answer's claims are its current claims (the newest claim set); its edges are theirs. ``state`` sums the
+edges up: ``pending`` while any edge lacks a final label (disputed ones included), ``reviewed`` when every
+edge has one, ``no-edges`` when no claim cites anything. Answers the engines did not give are not here: the
+import counted them apart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from citeaudit.errors import InvalidValue
+from citeaudit.scoring import LABELS, PENDING_CODE
+from citeaudit.store.sqlite import Store
+
+__all__ = ["ANSWER_STATES", "AnswerFilters", "AnswerRow", "ClaimEdges", "answer_claims", "answer_rows"]
+
+ANSWER_STATES = ("pending", "reviewed", "no-edges")
+"""What ``--state`` can ask for."""
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerFilters:
+    """Which answers to list; each field keeps answers equal to one of its values (empty: no filter)."""
+
+    runs: Sequence[str] = ()
+    platforms: Sequence[str] = ()
+    questions: Sequence[str] = ()
+    collections: Sequence[str] = ()
+    states: Sequence[str] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerRow:
+    """One answer and where its review stands."""
+
+    id: str
+    platform: str
+    run: str
+    question: str
+    collection: str | None
+    """The collection it was gathered in (``collect`` or ``ingest --manifest``), if any."""
+    response_id: str | None
+    """The engine's own id of the response, when the payload gave one."""
+    claims: int
+    edges: int
+    pending: int
+    """Edges without a final label, disputed ones included."""
+    text: str
+
+    @property
+    def state(self) -> str:
+        """``pending``, ``reviewed`` or ``no-edges``."""
+        if self.pending:
+            return "pending"
+        return "reviewed" if self.edges else "no-edges"
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON form (the text is left to ``answers show``)."""
+        return {
+            "id": self.id,
+            "platform": self.platform,
+            "run": self.run,
+            "question": self.question,
+            "collection": self.collection,
+            "response_id": self.response_id,
+            "claims": self.claims,
+            "edges": self.edges,
+            "pending": self.pending,
+            "state": self.state,
+        }
+
+
+def _in(column: str, values: Sequence[str], where: list[str], params: list[object]) -> None:
+    if values:
+        where.append(f"{column} IN ({', '.join('?' for _ in values)})")
+        params.extend(values)
+
+
+def answer_rows(
+    store: Store, filters: AnswerFilters = AnswerFilters(), answer_id: str | None = None
+) -> list[AnswerRow]:
+    """Answers matching ``filters`` (or the one ``answer_id``), in import order."""
+    unknown = [s for s in filters.states if s not in ANSWER_STATES]
+    if unknown:
+        raise InvalidValue("--state", "", f"{unknown[0]!r} is not one of {', '.join(ANSWER_STATES)}")
+    db = store.connection
+    has_response_id = any(row[1] == "response_id" for row in db.execute("PRAGMA table_info(answers)"))
+    where: list[str] = []
+    params: list[object] = []
+    _in("r.id", filters.runs, where, params)
+    _in("coalesce(a.platform, r.platform, '')", filters.platforms, where, params)
+    _in("q.id", filters.questions, where, params)
+    _in("col.name", filters.collections, where, params)
+    if answer_id is not None:
+        where.append("a.id = ?")
+        params.append(answer_id)
+    sql = f"""
+        SELECT a.id, coalesce(a.platform, r.platform, ''), r.id, q.id, col.name,
+               {"a.response_id" if has_response_id else "NULL"},
+               (SELECT count(*) FROM claims c WHERE c.answer_pk = a.pk AND c.current = 1),
+               (SELECT count(*) FROM edges e JOIN claims c ON c.pk = e.claim_pk
+                 WHERE c.answer_pk = a.pk AND c.current = 1),
+               (SELECT count(*) FROM edges e JOIN claims c ON c.pk = e.claim_pk
+                 WHERE c.answer_pk = a.pk AND c.current = 1 AND e.final_code >= {PENDING_CODE}),
+               a.text
+          FROM answers a
+          JOIN runs r ON r.pk = a.run_pk
+          JOIN questions q ON q.pk = a.question_pk
+          LEFT JOIN (SELECT t.answer_id AS answer_id, min(c.name) AS name
+                       FROM collection_tasks t JOIN collections c ON c.pk = t.collection_pk
+                      WHERE t.answer_id IS NOT NULL GROUP BY t.answer_id) col ON col.answer_id = a.id
+         {"WHERE " + " AND ".join(where) if where else ""}
+         ORDER BY a.pk
+    """
+    rows = [AnswerRow(*row) for row in db.execute(sql, params)]
+    if filters.states:
+        rows = [row for row in rows if row.state in filters.states]
+    return rows
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimEdges:
+    """A current claim of an answer with its edges: ``(source URL, review state, final label or None)``."""
+
+    id: str
+    text: str
+    start: int | None
+    end: int | None
+    fact: str | None
+    edges: tuple[tuple[str, str, str | None], ...]
+
+
+def answer_claims(store: Store, answer_id: str) -> list[ClaimEdges]:
+    """The current claims of one answer, in text order, each with its edges."""
+    db = store.connection
+    claims = db.execute(
+        'SELECT c.pk, c.id, c.text, c.start, c."end", f.id FROM claims c JOIN answers a ON a.pk = c.answer_pk '
+        "LEFT JOIN required_facts f ON f.pk = c.fact_pk WHERE a.id = ? AND c.current = 1 "
+        "ORDER BY coalesce(c.start, 0), c.pk",
+        (answer_id,),
+    ).fetchall()
+    found = []
+    for pk, cid, text, start, end, fact in claims:
+        edges = tuple(
+            (str(url), str(state), str(LABELS[code]) if 0 <= code < len(LABELS) else None)
+            for url, state, code in db.execute(
+                "SELECT coalesce(s.resolved_url, s.url, s.key), e.review_state, e.final_code FROM edges e "
+                "JOIN sources s ON s.pk = e.source_pk WHERE e.claim_pk = ? ORDER BY e.pk",
+                (pk,),
+            )
+        )
+        found.append(ClaimEdges(cid, text, start, end, fact, edges))
+    return found
