@@ -15,7 +15,16 @@ from citeaudit.errors import InvalidValue
 from citeaudit.scoring import LABELS, PENDING_CODE
 from citeaudit.store.sqlite import Store
 
-__all__ = ["ANSWER_STATES", "AnswerFilters", "AnswerRow", "ClaimEdges", "answer_claims", "answer_rows"]
+__all__ = [
+    "ANSWER_STATES",
+    "AnswerFilters",
+    "AnswerRow",
+    "ClaimEdges",
+    "answer_claims",
+    "answer_rows",
+    "link_collected",
+    "record_response_id",
+]
 
 ANSWER_STATES = ("pending", "reviewed", "no-edges")
 """What ``--state`` can ask for."""
@@ -154,3 +163,46 @@ def answer_claims(store: Store, answer_id: str) -> list[ClaimEdges]:
         )
         found.append(ClaimEdges(cid, text, start, end, fact, edges))
     return found
+
+
+def record_response_id(store: Store, payload_sha256: str, response_id: str) -> int:
+    """Keep the engine's own response id on the answers imported from that payload (those without one yet);
+    returns how many answers got it."""
+    with store.transaction() as db:
+        return db.execute(
+            "UPDATE answers SET response_id = ? WHERE payload_sha256 = ? AND response_id IS NULL",
+            (response_id, payload_sha256),
+        ).rowcount
+
+
+def link_collected(store: Store, collection_pk: int, imported: Sequence[tuple[tuple[str, str, str, int], str]]) -> int:
+    """Record imported files as the collection's tasks (``(question, engine, locale, repeat)`` and the payload's
+    SHA-256 each), done, with the answer each gave; returns how many tasks have an answer."""
+    from citeaudit.clock import utc_now
+
+    now = utc_now()
+    answered = 0
+    with store.transaction() as db:
+        for (question, engine, locale, repeat), sha in imported:
+            row = db.execute("SELECT id FROM answers WHERE payload_sha256 = ? ORDER BY pk LIMIT 1", (sha,)).fetchone()
+            answer = None if row is None else str(row[0])
+            answered += answer is not None
+            db.execute(
+                "INSERT INTO collection_tasks (collection_pk, question_id, engine, locale, repeat, state, outcome, "
+                "attempts, payload_sha256, answer_id, updated_at) VALUES (?, ?, ?, ?, ?, 'done', ?, 0, ?, ?, ?) "
+                "ON CONFLICT (collection_pk, question_id, engine, locale, repeat) DO UPDATE SET state = 'done', "
+                "outcome = excluded.outcome, payload_sha256 = excluded.payload_sha256, "
+                "answer_id = excluded.answer_id, updated_at = excluded.updated_at",
+                (
+                    collection_pk,
+                    question,
+                    engine,
+                    locale,
+                    repeat,
+                    "answered" if answer is not None else "engine_failed",
+                    sha,
+                    answer,
+                    now,
+                ),
+            )
+    return answered
