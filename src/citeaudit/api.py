@@ -119,8 +119,17 @@ def score_path(
                 whole, outcomes = _outcomes_in_scope(store, chosen, protocol_pk, scope)
                 snapshots = page_snapshots(store, protocol_pk)
                 locations = source_locations(store, protocol_pk)
+                # The brand figures group answers by what an answer carries; a collection is not one of those,
+                # so grouped by collection they are given overall only.
+                brand_by = () if {"collection", "collection_date"} & set(by) else by
                 brand = brand_figures(
-                    whole, model_confusion, edges=outcomes, snapshots=snapshots, locations=locations, by=by, ci=_ci(ci)
+                    whole,
+                    model_confusion,
+                    edges=outcomes,
+                    snapshots=snapshots,
+                    locations=locations,
+                    by=brand_by,
+                    ci=_ci(ci),
                 )
                 pairs = cross_pairs_of(store, protocol_pk)
                 cross = misattribution(whole, pairs, edges=outcomes, reviews_required=reviews_required(store))
@@ -135,7 +144,8 @@ def score_path(
         from citeaudit.brand_metrics import brand_figures
         from citeaudit.checks import model_confusion
         from citeaudit.misattribution import misattribution
-    brand = brand_figures(selected, model_confusion, by=by, ci=_ci(ci)) if figures else None
+    by_answer = () if {"collection", "collection_date"} & set(by) else by  # as for a database, above
+    brand = brand_figures(selected, model_confusion, by=by_answer, ci=_ci(ci)) if figures else None
     # An audit file carries no cross pairs: its claims at risk are counted, none is misattributed yet.
     cross = misattribution(selected, ()) if figures else None
     return ScoredPath(score(selected, by=by, macro=macro, ci=ci), audit.protocol, excluded, failed, (), brand, cross)
@@ -148,7 +158,7 @@ def _outcomes_in_scope(
     from citeaudit.store.brand_input import read_outcomes
 
     audit, outcomes = read_outcomes(store, protocol, protocol_pk)
-    selected = select_audit(audit, scope)[0]
+    selected = select_audit(audit, scope, _extra(store, scope))[0]
     claims = {c.id for c in selected.claims}
     return selected, [e for e in outcomes if e.claim_id in claims]
 
@@ -186,9 +196,19 @@ def load_scope(path: str | Path, *, scope: Scope = Scope(), protocol: str | None
 
         with Store(path) as store:
             audit = store.load_audit(store.choose_protocol(protocol, scope))
-    else:
-        audit = read_file(path).audit
+            extra = _extra(store, scope)
+        return select_audit(audit, scope, extra)[0]
+    audit = read_file(path).audit
     return select_audit(audit, scope)[0]
+
+
+def _extra(store: Store, scope: Scope) -> dict[str, dict[str, str | None]] | None:
+    """The collection dimensions of a database's answers, when the scope filters on them."""
+    if not {"collection", "collection_date"} & set(scope.where):
+        return None
+    from citeaudit.store.answers import collection_values
+
+    return collection_values(store)
 
 
 def _check_raters(path: str | Path, wanted: Sequence[Rater], present: Sequence[tuple[Rater, int]]) -> None:

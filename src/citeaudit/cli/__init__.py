@@ -65,6 +65,7 @@ _GROUPS: dict[str, Callable[[typer.Typer], None]] = {
     "review": _register_review,
     "answers": _register("answers"),
     "config": _register("config"),
+    "trend": _register("trend"),
 }
 """How each command module adds its commands to the root."""
 
@@ -76,6 +77,7 @@ _COMMANDS = (
     ("collect", "collect"),
     ("score", "score"),
     ("compare", "score"),
+    ("trend", "trend"),
     ("misattribution", "misattribution"),
     ("report", "report"),
     ("agreement", "agreement"),

@@ -22,6 +22,8 @@ __all__ = [
     "ClaimEdges",
     "answer_claims",
     "answer_rows",
+    "collection_values",
+    "collections_with_answers",
     "link_collected",
     "record_response_id",
 ]
@@ -206,3 +208,28 @@ def link_collected(store: Store, collection_pk: int, imported: Sequence[tuple[tu
                 ),
             )
     return answered
+
+
+def collection_values(store: Store) -> dict[str, dict[str, str | None]]:
+    """Per answer id, its collection and the collection's date (``collection`` and ``collection_date``), for the
+    answers linked to one: the dimensions an audit read from the database does not carry itself."""
+    values: dict[str, dict[str, str | None]] = {"collection": {}, "collection_date": {}}
+    for answer_id, name, created in store.connection.execute(
+        "SELECT t.answer_id, min(k.name), min(substr(k.created_at, 1, 10)) FROM collection_tasks t "
+        "JOIN collections k ON k.pk = t.collection_pk WHERE t.answer_id IS NOT NULL GROUP BY t.answer_id"
+    ):
+        values["collection"][str(answer_id)] = name
+        values["collection_date"][str(answer_id)] = created
+    return values
+
+
+def collections_with_answers(store: Store) -> list[tuple[str, str, int, int]]:
+    """``(name, date, protocol row id, answers)`` of every collection with answers, oldest first."""
+    return [
+        (str(name), str(created)[:10], int(protocol_pk), int(n))
+        for name, created, protocol_pk, n in store.connection.execute(
+            "SELECT k.name, k.created_at, k.protocol_pk, count(DISTINCT t.answer_id) FROM collections k "
+            "JOIN collection_tasks t ON t.collection_pk = k.pk WHERE t.answer_id IS NOT NULL "
+            "GROUP BY k.pk ORDER BY k.created_at, k.pk"
+        )
+    ]

@@ -734,6 +734,9 @@ _RESPONSE_IDS = """
 -- The engine's own id of the response an answer came from (OpenAI's resp_…, Anthropic's msg_…, Gemini's
 -- responseId…), when the payload gives one: the way back to the engine's records.
 ALTER TABLE answers ADD COLUMN response_id TEXT;
+
+-- Collections as a dimension of scores: an answer's collection is found by its id.
+CREATE INDEX collection_tasks_answer ON collection_tasks(answer_id);
 """
 
 
