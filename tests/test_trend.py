@@ -93,3 +93,42 @@ def test_collection_is_a_where_and_by_dimension(cli: Cli, db: Path) -> None:
     assert [(g["by"]["collection"], g["answers"]) for g in groups] == [("2026-09", 1), ("2026-10", 1)]
     missing = cli("score", db, "--protocol", selector, "--where", "collection=2031-01", "--format", "json")
     assert json.loads(missing.stdout)["answers"] == 0
+
+
+def test_the_report_draws_the_trend_with_its_break(cli: Cli, db: Path, tmp_path: Path) -> None:
+    out = tmp_path / "report.html"
+    first = json.loads(cli("trend", db, "--resamples", "200", "--format", "json").stdout)["collections"][0]
+    result = cli("report", db, "--protocol", first["fingerprint"][:19], "--out", out, "--resamples", "200")
+    assert result.exit_code == 0, result.stderr
+    html = out.read_text(encoding="utf-8")
+    section = html.split('<h2 id="trend">')[1].split("<h2")[0]
+    # three collections, one break (before 2026-11) drawn as a dashed line and named in the table
+    assert section.count('class="break"') == 1
+    assert "break: not comparable with 2026-10: official_domains changed" in section
+    assert [c for c in ("2026-09", "2026-10", "2026-11") if c in section] == ["2026-09", "2026-10", "2026-11"]
+
+
+def test_report_compares_two_selections_of_one_database(cli: Cli, db: Path, tmp_path: Path) -> None:
+    out = tmp_path / "report.html"
+    first = json.loads(cli("trend", db, "--resamples", "200", "--format", "json").stdout)["collections"][0]
+    result = cli(
+        "report",
+        db,
+        "--protocol",
+        first["fingerprint"][:19],
+        "--where",
+        "collection=2026-09",
+        "--compare-where",
+        "collection=2026-10",
+        "--out",
+        out,
+        "--resamples",
+        "200",
+    )
+    assert result.exit_code == 0, result.stderr
+    html = out.read_text(encoding="utf-8")
+    assert f"Comparison: {db} [collection=2026-09] (A) vs {db} [collection=2026-10] (B)" in html
+    # the same answer in both collections: official rate 1/1 on both sides, B − A = 0
+    comparison = html.split("<h2>Comparison")[1].split("</table>")[0]
+    assert '<td>Official-domain rate</td><td class="num">1.000</td><td class="num">1.000</td>' in comparison
+    assert "+0.000" in comparison

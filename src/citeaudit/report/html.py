@@ -20,6 +20,7 @@ from citeaudit.misattribution import MisattributionReport
 from citeaudit.model import Audit, Label, review_outcome
 from citeaudit.report.charts import METRIC_NAMES, Bar, bar_chart
 from citeaudit.report.tables import diagnostics, fraction
+from citeaudit.report.trend import Trend
 from citeaudit.results import Metric, ScopeScore, ScoreResult
 
 __all__ = ["ReportInput", "render_report"]
@@ -62,6 +63,8 @@ class ReportInput:
     """Claims at risk supported by another source of the audit (cross pairs), when computed."""
     review_note: str = ""
     """The review policy behind the final labels and the reviewers' agreement."""
+    trend: Trend | None = None
+    """The three numbers per collection, when the database has collections."""
 
 
 def _interval(metric: Metric) -> str:
@@ -265,6 +268,7 @@ def render_report(report: ReportInput) -> str:
         else {"names": report.names, "rows": _comparison_rows(report.comparison)},
     }
     context["misattribution"] = _misattribution(report)
+    context["trend"] = _trend(report.trend)
     problems, omitted = _problems(report.audit)
     context["problems"] = problems
     context["problems_omitted"] = omitted
@@ -291,5 +295,36 @@ def _misattribution(report: ReportInput) -> dict[str, Any] | None:
                 "passage": case.passage,
             }
             for case in found.cases
+        ],
+    }
+
+
+def _trend(trend: Trend | None) -> dict[str, Any] | None:
+    """The trend section: a chart with its breaks and one row per collection."""
+    if trend is None:
+        return None
+    bars = []
+    previous = ""
+    for point in trend.points:
+        overall = point.result.overall
+        reason = (
+            f"not comparable with {previous}: {', '.join(point.break_before)} changed" if point.break_before else ""
+        )
+        bars.append(Bar(f"{point.collection} ({point.date})", [getattr(overall, n) for n in METRIC_NAMES], reason))
+        previous = point.collection
+    return {
+        "chart": bar_chart(bars),
+        "breaks": trend.breaks,
+        "rows": [
+            {
+                "collection": point.collection,
+                "date": point.date,
+                "answers": point.result.overall.answers,
+                "official": fraction(point.result.overall.official_rate, "official_rate"),
+                "precision": fraction(point.result.overall.precision, "precision"),
+                "coverage": fraction(point.result.overall.coverage, "coverage"),
+                "break": bar.break_before,
+            }
+            for point, bar in zip(trend.points, bars, strict=True)
         ],
     }
