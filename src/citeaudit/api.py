@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from citeaudit.errors import InputError, InvalidValue
 from citeaudit.ingest import read_file
-from citeaudit.model import Audit, Label, Protocol
+from citeaudit.model import Audit, Label, Protocol, SourceStatus
 from citeaudit.protocol import disclosure, fingerprint
 from citeaudit.report.formats import result_json
 from citeaudit.results import ScoreResult
@@ -55,6 +55,14 @@ class ScoredPath:
     key (never part of precision, coverage or the official rate)."""
     misattribution: MisattributionReport | None = None
     """Claims at risk supported by another source of the audit (cross pairs); never part of any edge count."""
+    unresolved_links: int = 0
+    """Cited sources in scope whose link has not been followed yet (grounding redirects, title-only cards): while
+    there are any, the official-domain rate is provisional (a link may lead to an official page, or away)."""
+
+    @property
+    def official_rate_provisional(self) -> bool:
+        """Whether the official-domain rate may still change when the cited links are resolved."""
+        return self.unresolved_links > 0
 
     def to_json(self) -> str:
         """The JSON ``citeaudit score --format json`` prints: the result, failures, warnings, disclosure, and the
@@ -66,6 +74,8 @@ class ScoredPath:
             extra.update(self.brand.to_dict())
             brand = self.brand
             extra["groups"] = [{**group.to_dict(), **brand.group_dict(dict(group.by))} for group in self.result.groups]
+        extra["official_rate_provisional"] = self.official_rate_provisional
+        extra["unresolved_links"] = self.unresolved_links
         return result_json(
             self.result,
             failed_answers=self.failed_answers,
@@ -133,10 +143,14 @@ def score_path(
                 )
                 pairs = cross_pairs_of(store, protocol_pk)
                 cross = misattribution(whole, pairs, edges=outcomes, reviews_required=reviews_required(store))
+            cited = {int(pk) for pk in columns.citation_source} | {int(pk) for pk in columns.edge_source}
+            from citeaudit.store.answers import unresolved_sources
+
+            unresolved = unresolved_sources(store, cited)
         result = score_columns(
             columns, scoring=chosen.scoring, fingerprint=fingerprint(chosen), by=by, macro=macro, ci=ci
         )
-        return ScoredPath(result, chosen, excluded, failed, warnings, brand, cross)
+        return ScoredPath(result, chosen, excluded, failed, warnings, brand, cross, unresolved)
     audit = read_file(path).audit
     selected, excluded = select_audit(audit, scope)
     failed = len(selected.failed_answers)
@@ -148,7 +162,24 @@ def score_path(
     brand = brand_figures(selected, model_confusion, by=by_answer, ci=_ci(ci)) if figures else None
     # An audit file carries no cross pairs: its claims at risk are counted, none is misattributed yet.
     cross = misattribution(selected, ()) if figures else None
-    return ScoredPath(score(selected, by=by, macro=macro, ci=ci), audit.protocol, excluded, failed, (), brand, cross)
+    return ScoredPath(
+        score(selected, by=by, macro=macro, ci=ci),
+        audit.protocol,
+        excluded,
+        failed,
+        (),
+        brand,
+        cross,
+        _unresolved_in(selected),
+    )
+
+
+def _unresolved_in(audit: Audit) -> int:
+    """Cited sources of an audit's answers (citations and edges) whose link has not been followed."""
+    claims = {c.id: c.answer_id for c in audit.claims}
+    cited = {c.source_key for a in audit.answers for c in a.citations if c.kind == "cited" and c.source_key}
+    cited |= {e.source_key for e in audit.edges if e.claim_id in claims}
+    return sum(1 for s in audit.sources if s.key in cited and s.status is SourceStatus.PENDING)
 
 
 def _outcomes_in_scope(

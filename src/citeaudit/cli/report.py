@@ -95,6 +95,7 @@ def report(
             comparison=comparison,
             names=names,
             trend=trend,
+            unresolved_links=scored.unresolved_links,
             misattribution=scored.misattribution,
             review_note=_review_note(path),
         )

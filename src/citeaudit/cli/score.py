@@ -138,7 +138,15 @@ def score(
         title = f"{scored.protocol.id}@{scored.protocol.version} — {path}"
         if fixture_only:
             title += " (fixture runs)"
-        console.print(score_tables(scored.result, title, _notes(scored, chosen), disclosure(scored.protocol)))
+        console.print(
+            score_tables(
+                scored.result,
+                title,
+                _notes(scored, chosen),
+                disclosure(scored.protocol),
+                unresolved_links=scored.unresolved_links,
+            )
+        )
 
 
 @handles_errors

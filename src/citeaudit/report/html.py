@@ -65,6 +65,8 @@ class ReportInput:
     """The review policy behind the final labels and the reviewers' agreement."""
     trend: Trend | None = None
     """The three numbers per collection, when the database has collections."""
+    unresolved_links: int = 0
+    """Cited links in scope not followed yet: the official-domain rate is provisional while there are any."""
 
 
 def _interval(metric: Metric) -> str:
@@ -208,6 +210,11 @@ def render_report(report: ReportInput) -> str:
                 "value": "—" if getattr(overall, name).value is None else f"{getattr(overall, name).value:.1%}",
                 "fraction": _card_fraction(getattr(overall, name)),
                 "interval": _interval(getattr(overall, name)),
+                "provisional": (
+                    f"provisional: {report.unresolved_links} cited link(s) not resolved yet"
+                    if name == "official_rate" and report.unresolved_links
+                    else ""
+                ),
             }
             for name in ("official_rate", "precision", "coverage")
         ],

@@ -26,6 +26,7 @@ __all__ = [
     "collections_with_answers",
     "link_collected",
     "record_response_id",
+    "unresolved_sources",
 ]
 
 ANSWER_STATES = ("pending", "reviewed", "no-edges")
@@ -233,3 +234,13 @@ def collections_with_answers(store: Store) -> list[tuple[str, str, int, int]]:
             "GROUP BY k.pk ORDER BY k.created_at, k.pk"
         )
     ]
+
+
+def unresolved_sources(store: Store, source_pks: set[int]) -> int:
+    """How many of the sources ``source_pks`` are still pending (their link not followed yet)."""
+    if not source_pks:
+        return 0
+    (n,) = store.connection.execute(
+        f"SELECT count(*) FROM sources WHERE status = 'pending' AND pk IN ({','.join(map(str, sorted(source_pks)))})"
+    ).fetchone()
+    return int(n)
