@@ -52,12 +52,20 @@ def demo(
         score_tables(
             fixture.result,
             "four-claim fixture: c1 cited twice (supported), c2 conflicting, c3 unknown, c4 without an edge",
+            unresolved_links=fixture.unresolved_links,
         )
     )
     console.print(Rule("Axtorp AX-series audit (synthetic) by platform"))
     platforms = score_path(db, by=("platform",))
     notes = ["fixture runs are kept apart: platform figures never include them (score them with --kind fixture)"]
-    console.print(score_tables(platforms.result, f"{platforms.protocol.id}@{platforms.protocol.version}", notes))
+    console.print(
+        score_tables(
+            platforms.result,
+            f"{platforms.protocol.id}@{platforms.protocol.version}",
+            notes,
+            unresolved_links=platforms.unresolved_links,
+        )
+    )
     program = _program()
     console.print(f"\nDemo database: {db}\nNext, each command as it can be typed here:")
     for line in next_commands(program, db):
