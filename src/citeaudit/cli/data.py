@@ -122,9 +122,12 @@ def _keep_response_ids(store: Store, results: list[tuple[str, Reader, ImportRepo
     from citeaudit.ingest.collection import response_id
     from citeaudit.store.answers import record_response_id
 
-    for name, _, report in results:
+    for name, reader, report in results:
         path = Path(name)
-        if report.already_imported or not path.is_file() or path.stat().st_size > _RESPONSE_ID_LIMIT:
+        # Only a file that is one engine response has one response id (not whole audits, batches or streams).
+        if report.already_imported or reader.read_audit is not None or report.answers + report.failures != 1:
+            continue
+        if not path.is_file() or path.stat().st_size > _RESPONSE_ID_LIMIT:
             continue
         found = response_id(path.read_bytes())
         if found is not None:
