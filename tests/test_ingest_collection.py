@@ -136,3 +136,57 @@ def test_a_single_response_keeps_its_engine_id(cli: Cli, tmp_path: Path) -> None
     (row,) = _answers(cli, db)
     assert row["response_id"] == response
     assert row["collection"] is None
+
+
+def test_collections_are_dated_by_the_day_they_were_collected(cli: Cli, tmp_path: Path) -> None:
+    db = tmp_path / "a.db"
+    source, _ = RESPONSES["perplexity"]
+    document = json.loads(source.read_text(encoding="utf-8"))
+    # imported newest first; each folder holds the answer with an id of its own (a payload of its own)
+    for name, day in (("november", "2026-11-03"), ("october", "2026-10-02")):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "q01__perplexity__en-GB__1.json").write_text(json.dumps({**document, "id": name}), "utf-8")
+        result = cli(
+            "ingest",
+            folder,
+            "--pattern",
+            "{question}__{engine}__{locale}__{repeat}.json",
+            "--questions",
+            PROTOCOL,
+            "--collected-on",
+            day,
+            "--db",
+            db,
+        )
+        assert result.exit_code == 0, result.stderr
+    trend = json.loads(cli("trend", db, "--resamples", "200", "--format", "json").stdout)
+    # a trend runs in collection order: October before November, whatever the order of import
+    assert [(p["collection"], p["date"]) for p in trend["collections"]] == [
+        ("october", "2026-10-02"),
+        ("november", "2026-11-03"),
+    ]
+    grouped = json.loads(cli("score", db, "--by", "collection_date", "--format", "json").stdout)
+    assert [(g["by"]["collection_date"], g["answers"]) for g in grouped["groups"]] == [
+        ("2026-10-02", 1),
+        ("2026-11-03", 1),
+    ]
+
+
+def test_a_collection_day_must_be_a_day(cli: Cli, folder: Path, tmp_path: Path) -> None:
+    db = tmp_path / "a.db"
+    result = cli(
+        "ingest",
+        folder,
+        "--pattern",
+        "{question}__{engine}__{locale}__{repeat}.json",
+        "--questions",
+        PROTOCOL,
+        "--collected-on",
+        "3 Nov",
+        "--db",
+        db,
+    )
+    assert result.exit_code == 2
+    assert "expected a day as YYYY-MM-DD (got '3 Nov')" in result.stderr
+    assert not db.exists()

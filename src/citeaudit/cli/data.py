@@ -78,6 +78,14 @@ def ingest(
             "--collection", help="Name of the collection (with --manifest or --pattern; default: the folder)."
         ),
     ] = None,
+    collected_on: Annotated[
+        str | None,
+        typer.Option(
+            "--collected-on",
+            help="Day the responses were collected, YYYY-MM-DD (with --manifest or --pattern; default: today): the "
+            "collection's date and its place in a trend.",
+        ),
+    ] = None,
 ) -> None:
     """Import files into the database, each as an import of its own; the same file twice is a no-op.
 
@@ -93,10 +101,10 @@ def ingest(
     from citeaudit.store import Store
 
     if manifest is not None or pattern is not None:
-        _ingest_collection(paths, db, fmt, questions, protocol, manifest, pattern, collection)
+        _ingest_collection(paths, db, fmt, questions, protocol, manifest, pattern, collection, _day(collected_on))
         return
-    if collection is not None:
-        raise InputError("--collection", "", "names the collection of --manifest or --pattern; give one of them")
+    if collection is not None or collected_on is not None:
+        raise InputError("--collection", "", "names a collection of --manifest or --pattern; give one of them")
     plan = plan_imports(paths, fmt)  # every file's format is recognised here, once
     attachment = _attachment(db, questions, protocol, run, platform, question_id, paths, plan)
     stored: Counter[str] = Counter()
@@ -134,6 +142,20 @@ def _keep_response_ids(store: Store, results: list[tuple[str, Reader, ImportRepo
             record_response_id(store, report.sha256, found)
 
 
+def _day(value: str | None) -> str | None:
+    """A day given as ``YYYY-MM-DD``, checked."""
+    from datetime import date
+
+    if value is None:
+        return None
+    try:
+        if len(value) != 10:
+            raise ValueError(value)
+        return date.fromisoformat(value).isoformat()
+    except ValueError:
+        raise InputError("--collected-on", "", f"expected a day as YYYY-MM-DD (got {value!r})") from None
+
+
 def _ingest_collection(
     paths: list[Path],
     db: Path,
@@ -143,12 +165,13 @@ def _ingest_collection(
     manifest: Path | None,
     pattern: str | None,
     name: str | None,
+    day: str | None,
 ) -> None:
     """Import a folder of saved responses as one collection, all or nothing."""
     from citeaudit.ingest import Attachment, ingest_files, plan_imports
     from citeaudit.ingest.collection import from_manifest, from_pattern
     from citeaudit.store import Store
-    from citeaudit.store.answers import link_collected
+    from citeaudit.store.answers import date_collection, link_collected
     from citeaudit.store.collections import open_collection
 
     if manifest is not None and pattern is not None:
@@ -189,6 +212,10 @@ def _ingest_collection(
         results = ingest_files(store, plan, fmt, attachments=attachments)
         _keep_response_ids(store, results)
         row = open_collection(store, name, store.ensure_protocol(chosen.protocol))
+        if day is not None:
+            dated = date_collection(store, row.pk, day)
+            if dated != day:
+                raise InputError("--collected-on", "", f"collection {name!r} is already dated {dated!r} (not {day!r})")
         answered = link_collected(
             store,
             row.pk,

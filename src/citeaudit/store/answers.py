@@ -24,6 +24,7 @@ __all__ = [
     "answer_rows",
     "collection_values",
     "collections_with_answers",
+    "date_collection",
     "link_collected",
     "record_response_id",
     "unresolved_sources",
@@ -244,3 +245,18 @@ def unresolved_sources(store: Store, source_pks: set[int]) -> int:
         f"SELECT count(*) FROM sources WHERE status = 'pending' AND pk IN ({','.join(map(str, sorted(source_pks)))})"
     ).fetchone()
     return int(n)
+
+
+def date_collection(store: Store, collection_pk: int, day: str) -> str:
+    """Date a collection that has no answers yet by the day its responses were collected (``YYYY-MM-DD``); returns
+    the collection's day as it stands (a collection with answers keeps its own)."""
+    with store.transaction() as db:
+        (created, answered) = db.execute(
+            "SELECT k.created_at, EXISTS (SELECT 1 FROM collection_tasks t WHERE t.collection_pk = k.pk "
+            "AND t.answer_id IS NOT NULL) FROM collections k WHERE k.pk = ?",
+            (collection_pk,),
+        ).fetchone()
+        if answered:
+            return str(created)[:10]
+        db.execute("UPDATE collections SET created_at = ? WHERE pk = ?", (f"{day}T00:00:00+00:00", collection_pk))
+    return day
