@@ -7,6 +7,7 @@ import json
 import re
 import stat
 from collections.abc import Callable
+from html import unescape
 from pathlib import Path
 from typing import Any
 
@@ -202,3 +203,29 @@ def test_demo_ends_with_next_commands_that_work_as_printed(cli: Cli, tmp_path: P
         done = cli(*args, env=env)
         assert done.exit_code == 0, (command, done.stderr)
     assert (tmp_path / "demo-report.html").exists()
+
+
+def test_report_states_the_agreement_of_two_reviewers(
+    cli: Cli, four_claim_path: Path, write_json: Callable[..., Path], tmp_path: Path
+) -> None:
+    document = json.loads(four_claim_path.read_text(encoding="utf-8"))
+    # ann labels the three edges supported, conflicting, unknown; bob supported, conflicting, supported
+    bob = {"fx-c1": "supported", "fx-c2": "conflicting", "fx-c3": "supported"}
+    for edge in document["edges"]:
+        ann = edge.pop("label")
+        for field in ("reviewer", "passage", "reasoning"):
+            edge.pop(field, None)
+        edge["judgements"] = [
+            {"label": ann, "reviewer": "ann", "created_at": "2026-11-01T10:00:00+00:00"},
+            {"label": bob[edge["claim_id"]], "reviewer": "bob", "created_at": "2026-11-01T11:00:00+00:00"},
+        ]
+    db = tmp_path / "a.db"
+    assert cli("ingest", write_json(document), "--db", db).exit_code == 0
+    out = tmp_path / "r.html"
+    assert cli("report", db, "--kind", "fixture", "--out", out, "--resamples", "200").exit_code == 0
+    note = unescape(out.read_text(encoding="utf-8").split('<p id="review-policy">')[1].split("</p>")[0])
+    assert "2 human reviewer(s)" in note
+    # 3 edges both labelled, 2 agree: observed 2/3. Krippendorff's alpha (nominal): the 6 values are
+    # supported 3, conflicting 2, unknown 1, so expected agreement (3·2 + 2·1 + 1·0) / (6·5) = 8/30 and
+    # alpha = (2/3 − 8/30) / (1 − 8/30) = 12/22 = 0.545
+    assert "Krippendorff's alpha 0.545 on 3 edge(s) both labelled, observed agreement 0.667" in note
