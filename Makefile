@@ -20,6 +20,7 @@ $(STAMP_DEV): pyproject.toml | $(BIN)/python
 	touch $@ $(STAMP_RUN)
 
 demo: $(STAMP_RUN)
+	$(BIN)/python examples/controls.py
 	$(BIN)/citeaudit demo
 
 test: check

@@ -44,11 +44,11 @@ def test_score_json_is_exactly_the_documented_shape(cli: Cli, four_claim_path: P
 
 
 def test_fixture_runs_stay_out_of_platform_figures(cli: Cli, four_claim_path: Path) -> None:
-    body = json.loads(cli("score", four_claim_path, "--format", "json").stdout)
-    # the only answer belongs to a fixture run: nothing is in the default (platform) scope → all null
+    body = json.loads(cli("score", four_claim_path, "--format", "json", "--kind", "platform").stdout)
+    # the only answer belongs to a fixture run: nothing is in the platform scope asked for → all null
     assert body["answers"] == 0
     assert body["precision"] == {"value": None, "numerator": 0, "denominator": 0}
-    table = cli("score", four_claim_path)
+    table = cli("score", four_claim_path, "--kind", "platform")
     assert "excluded: 1 answer(s) of other run kinds" in table.stdout
 
 

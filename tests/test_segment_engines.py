@@ -64,10 +64,12 @@ def test_perplexity_markers_go_to_their_sentence_or_clause(cli: Cli, tmp_path: P
     text, _, _, locations = claims[2]
     assert text.startswith("Reviewers describe it as quiet at 68 dB")
     assert [loc.split("@")[0] for loc in locations] == ["[2]", "[3]"]
-    # five sentences and list items, the first split in two: 6 claims, all new (the spans differ from the
-    # ingested ones, which end with the full stop); nothing skipped, no location left without a claim
+    # one sentence, unsplit, equals its ingested claim up to the full stop: that claim is kept, stop included
+    assert text == "Reviewers describe it as quiet at 68 dB, although one retailer lists 70 dB."
+    # five sentences and list items, the first split in two: 6 claims, the one above kept, 5 new (their spans
+    # differ from the ingested ones by more than the full stop); nothing skipped, no location left without a claim
     assert len(claims) == 6
-    assert (report["new"], report["kept"], report["unattached"], report["skipped"]) == (6, 0, 0, {})
+    assert (report["new"], report["kept"], report["unattached"], report["skipped"]) == (5, 1, 0, {})
 
 
 def test_gemini_segments_are_never_crossed(cli: Cli, tmp_path: Path) -> None:
@@ -86,11 +88,14 @@ def test_gemini_segments_are_never_crossed(cli: Cli, tmp_path: Path) -> None:
     assert claims[0][:3] == ("Der Axtorp AX220 hat einen 20-Liter-Tank", 0, 40)
     assert claims[1][:3] == ("Der Axtorp AX220 ist mit 68 dB angenehm leise", 45, 73)
     assert claims[0][3] == claims[1][3] == ["@0", "@0"]
-    # the Chinese sentences end before 。 (141) and the full stop of 。 at 161; the comma ， does not split
+    # segments 2-4 are one sentence each, equal to the engine's segment up to its final . or 。 (the comma ，
+    # does not split): the ingested claims stay, with their punctuation and their labels
     assert [c[:3] for c in claims[2:]] == [
-        ("Für größere Werkstätten eignet sich der AX300", 75, 120),
-        ("AX300 的储气罐容量为 50 升", 123, 141),
-        ("最大工作压力为 10 巴，适合连续使用", 142, 161),
+        ("Für größere Werkstätten eignet sich der AX300.", 75, 121),
+        ("AX300 的储气罐容量为 50 升。", 123, 142),
+        ("最大工作压力为 10 巴，适合连续使用。", 142, 162),
     ]
-    # pending edges: 2 + 2 (segment 1, two claims) + 1 + 1 + 2 = 8
-    assert (report["new"], report["retired"], report["edges_pending"], report["unattached"]) == (5, 4, 8, 0)
+    # new: segment 1's two claims; retired: segment 1's ingested claim; kept: 3.
+    # pending edges: 2 + 2 (segment 1, two claims, two sources each) = 4
+    assert (report["new"], report["kept"], report["retired"], report["edges_pending"]) == (2, 3, 1, 4)
+    assert report["unattached"] == 0

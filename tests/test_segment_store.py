@@ -217,18 +217,19 @@ def test_going_back_to_an_earlier_segmentation_restores_its_claims_and_judgement
 
 def test_manual_split_merge_and_edit_are_recorded_with_who_and_when(cli: Cli, db: Path) -> None:
     _segment(cli, db, "--no-split-coordination")
-    assert _current(db)[0] == ("The AX220 has a 20 L tank and can operate outdoors", 0, 50)
-    claim_id = "a1-s1c1"
+    # the segmenter's one sentence is c1 as ingested up to its full stop: c1 stays, [0, 51) with the stop
+    assert _current(db)[0] == ("The AX220 has a 20 L tank and can operate outdoors.", 0, 51)
+    claim_id = "c1"
     # split at 30 (where "can operate outdoors" starts): the first part [0, 30) without its trailing space is
-    # "The AX220 has a 20 L tank and" [0, 29); the second is [30, 50)
+    # "The AX220 has a 20 L tank and" [0, 29); the second is [30, 51)
     result = cli("claim", "split", claim_id, "--at", "30", "--reviewer", "li", "--db", db)
     assert result.exit_code == 0, result.stderr
-    assert _current(db)[:2] == [("The AX220 has a 20 L tank and", 0, 29), ("can operate outdoors", 30, 50)]
+    assert _current(db)[:2] == [("The AX220 has a 20 L tank and", 0, 29), ("can operate outdoors.", 30, 51)]
     result = cli("claim", "edit", "a1-s2c1", "--end", "25", "--reviewer", "li", "--db", db)
     assert result.exit_code == 0, result.stderr
     result = cli("claim", "edit", "a1-s2c2", "--text", "The AX220 can operate outdoors", "--reviewer", "li", "--db", db)
     assert result.exit_code == 0, result.stderr
-    assert _current(db)[:2] == [("The AX220 has a 20 L tank", 0, 25), ("The AX220 can operate outdoors", 30, 50)]
+    assert _current(db)[:2] == [("The AX220 has a 20 L tank", 0, 25), ("The AX220 can operate outdoors", 30, 51)]
     with sqlite3.connect(db) as raw:
         actions = raw.execute("SELECT action, actor, created_at IS NOT NULL FROM claim_sets ORDER BY pk").fetchall()
         # every claim kept its edge to s1 through split and edits: two pending edges now
@@ -245,9 +246,9 @@ def test_manual_split_merge_and_edit_are_recorded_with_who_and_when(cli: Cli, db
     assert pending == (2,)
     merged = cli("claim", "merge", "a1-s3c1", "a1-s4c1", "--reviewer", "li", "--db", db)
     assert merged.exit_code == 0, merged.stderr
-    # merged back to [0, 50): the same text and span as the claim of set 1, which returns with its edge
-    assert _current(db)[0] == ("The AX220 has a 20 L tank and can operate outdoors", 0, 50)
-    # kept: c2 and that claim of set 1; the two edited claims retire
+    # merged back to [0, 51): the same text and span as c1 as ingested, which returns with its edge
+    assert _current(db)[0] == ("The AX220 has a 20 L tank and can operate outdoors.", 0, 51)
+    # kept: c2 and c1; the two edited claims retire
     assert "claims: 2 kept" in merged.stdout
     assert "0 new" in merged.stdout
 

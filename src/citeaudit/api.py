@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from citeaudit.errors import InputError, InvalidValue
 from citeaudit.ingest import read_file
-from citeaudit.model import Audit, Label, Protocol
+from citeaudit.model import Audit, Label, Protocol, SourceStatus
 from citeaudit.protocol import disclosure, fingerprint
 from citeaudit.report.formats import result_json
 from citeaudit.results import ScoreResult
@@ -55,6 +55,14 @@ class ScoredPath:
     key (never part of precision, coverage or the official rate)."""
     misattribution: MisattributionReport | None = None
     """Claims at risk supported by another source of the audit (cross pairs); never part of any edge count."""
+    unresolved_links: int = 0
+    """Cited sources in scope whose link has not been followed yet (grounding redirects, title-only cards): while
+    there are any, the official-domain rate is provisional (a link may lead to an official page, or away)."""
+
+    @property
+    def official_rate_provisional(self) -> bool:
+        """Whether the official-domain rate may still change when the cited links are resolved."""
+        return self.unresolved_links > 0
 
     def to_json(self) -> str:
         """The JSON ``citeaudit score --format json`` prints: the result, failures, warnings, disclosure, and the
@@ -66,6 +74,8 @@ class ScoredPath:
             extra.update(self.brand.to_dict())
             brand = self.brand
             extra["groups"] = [{**group.to_dict(), **brand.group_dict(dict(group.by))} for group in self.result.groups]
+        extra["official_rate_provisional"] = self.official_rate_provisional
+        extra["unresolved_links"] = self.unresolved_links
         return result_json(
             self.result,
             failed_answers=self.failed_answers,
@@ -119,15 +129,28 @@ def score_path(
                 whole, outcomes = _outcomes_in_scope(store, chosen, protocol_pk, scope)
                 snapshots = page_snapshots(store, protocol_pk)
                 locations = source_locations(store, protocol_pk)
+                # The brand figures group answers by what an answer carries; a collection is not one of those,
+                # so grouped by collection they are given overall only.
+                brand_by = () if {"collection", "collection_date"} & set(by) else by
                 brand = brand_figures(
-                    whole, model_confusion, edges=outcomes, snapshots=snapshots, locations=locations, by=by, ci=_ci(ci)
+                    whole,
+                    model_confusion,
+                    edges=outcomes,
+                    snapshots=snapshots,
+                    locations=locations,
+                    by=brand_by,
+                    ci=_ci(ci),
                 )
                 pairs = cross_pairs_of(store, protocol_pk)
                 cross = misattribution(whole, pairs, edges=outcomes, reviews_required=reviews_required(store))
+            cited = {int(pk) for pk in columns.citation_source} | {int(pk) for pk in columns.edge_source}
+            from citeaudit.store.answers import unresolved_sources
+
+            unresolved = unresolved_sources(store, cited)
         result = score_columns(
             columns, scoring=chosen.scoring, fingerprint=fingerprint(chosen), by=by, macro=macro, ci=ci
         )
-        return ScoredPath(result, chosen, excluded, failed, warnings, brand, cross)
+        return ScoredPath(result, chosen, excluded, failed, warnings, brand, cross, unresolved)
     audit = read_file(path).audit
     selected, excluded = select_audit(audit, scope)
     failed = len(selected.failed_answers)
@@ -135,10 +158,28 @@ def score_path(
         from citeaudit.brand_metrics import brand_figures
         from citeaudit.checks import model_confusion
         from citeaudit.misattribution import misattribution
-    brand = brand_figures(selected, model_confusion, by=by, ci=_ci(ci)) if figures else None
+    by_answer = () if {"collection", "collection_date"} & set(by) else by  # as for a database, above
+    brand = brand_figures(selected, model_confusion, by=by_answer, ci=_ci(ci)) if figures else None
     # An audit file carries no cross pairs: its claims at risk are counted, none is misattributed yet.
     cross = misattribution(selected, ()) if figures else None
-    return ScoredPath(score(selected, by=by, macro=macro, ci=ci), audit.protocol, excluded, failed, (), brand, cross)
+    return ScoredPath(
+        score(selected, by=by, macro=macro, ci=ci),
+        audit.protocol,
+        excluded,
+        failed,
+        (),
+        brand,
+        cross,
+        _unresolved_in(selected),
+    )
+
+
+def _unresolved_in(audit: Audit) -> int:
+    """Cited sources of an audit's answers (citations and edges) whose link has not been followed."""
+    claims = {c.id: c.answer_id for c in audit.claims}
+    cited = {c.source_key for a in audit.answers for c in a.citations if c.kind == "cited" and c.source_key}
+    cited |= {e.source_key for e in audit.edges if e.claim_id in claims}
+    return sum(1 for s in audit.sources if s.key in cited and s.status is SourceStatus.PENDING)
 
 
 def _outcomes_in_scope(
@@ -148,7 +189,7 @@ def _outcomes_in_scope(
     from citeaudit.store.brand_input import read_outcomes
 
     audit, outcomes = read_outcomes(store, protocol, protocol_pk)
-    selected = select_audit(audit, scope)[0]
+    selected = select_audit(audit, scope, _extra(store, scope))[0]
     claims = {c.id for c in selected.claims}
     return selected, [e for e in outcomes if e.claim_id in claims]
 
@@ -186,9 +227,19 @@ def load_scope(path: str | Path, *, scope: Scope = Scope(), protocol: str | None
 
         with Store(path) as store:
             audit = store.load_audit(store.choose_protocol(protocol, scope))
-    else:
-        audit = read_file(path).audit
+            extra = _extra(store, scope)
+        return select_audit(audit, scope, extra)[0]
+    audit = read_file(path).audit
     return select_audit(audit, scope)[0]
+
+
+def _extra(store: Store, scope: Scope) -> dict[str, dict[str, str | None]] | None:
+    """The collection dimensions of a database's answers, when the scope filters on them."""
+    if not {"collection", "collection_date"} & set(scope.where):
+        return None
+    from citeaudit.store.answers import collection_values
+
+    return collection_values(store)
 
 
 def _check_raters(path: str | Path, wanted: Sequence[Rater], present: Sequence[tuple[Rater, int]]) -> None:

@@ -10,7 +10,7 @@ from citeaudit.model import Audit, RunKind
 
 __all__ = ["Scope", "parse_where", "select_audit"]
 
-FILTER_DIMENSIONS = ("platform", "run", "question", "model", "locale", "sample")
+FILTER_DIMENSIONS = ("platform", "run", "question", "model", "locale", "sample", "collection", "collection_date")
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,8 +37,12 @@ def parse_where(clauses: Sequence[str]) -> dict[str, frozenset[str]]:
     return {name: frozenset(values) for name, values in where.items()}
 
 
-def select_audit(audit: Audit, scope: Scope) -> tuple[Audit, int]:
-    """The audit restricted to ``scope``, and how many answers were left out by run kind."""
+def select_audit(
+    audit: Audit, scope: Scope, extra: Mapping[str, Mapping[str, str | None]] | None = None
+) -> tuple[Audit, int]:
+    """The audit restricted to ``scope``, and how many answers were left out by run kind. ``extra`` gives the
+    dimensions the audit itself does not carry (a database's collections), by dimension and answer id; without
+    it they are ``None``."""
     runs = {run.id: run for run in audit.runs}
     questions = {q.id: q for q in audit.protocol.questions}
     kept = []
@@ -56,6 +60,7 @@ def select_audit(audit: Audit, scope: Scope) -> tuple[Audit, int]:
             "model": answer.model or (run.model if run else None),
             "locale": answer.locale or questions[answer.question_id].locale,
             "sample": str(run.sample) if run and run.sample is not None else None,
+            **{name: (extra or {}).get(name, {}).get(answer.id) for name in ("collection", "collection_date")},
         }
         if all(values[name] in allowed for name, allowed in scope.where.items()):
             kept.append(answer)

@@ -46,8 +46,8 @@ __all__ = [
     "score_reference",
 ]
 
-DIMENSIONS = ("platform", "run", "question", "model", "locale", "sample")
-"""Answer attributes a score can be grouped by."""
+DIMENSIONS = ("platform", "run", "question", "model", "locale", "sample", "collection", "collection_date")
+"""Answer attributes a score can be grouped by (an audit file has no collections: ``None`` there)."""
 
 LABELS: tuple[Label, ...] = tuple(Label)
 """Label order used for codes 0..4 in columns."""
@@ -411,6 +411,7 @@ def _answer_dims(audit: Audit) -> dict[str, list[str | None]]:
         dims["model"].append(answer.model or (run.model if run else None))
         dims["locale"].append(answer.locale or questions[answer.question_id].locale)
         dims["sample"].append(str(run.sample) if run and run.sample is not None else None)
+    dims["collection"] = dims["collection_date"] = [None] * len(audit.answers)
     return dims
 
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Iterator, MutableMapping
-from typing import Any
+from pathlib import Path
+from typing import Annotated, Any
 
 import typer
 from typer.core import TyperGroup
@@ -62,6 +63,9 @@ _GROUPS: dict[str, Callable[[typer.Typer], None]] = {
     "suggest": _register("suggest"),
     "protocol": _register_protocol,
     "review": _register_review,
+    "answers": _register("answers"),
+    "config": _register("config"),
+    "trend": _register("trend"),
 }
 """How each command module adds its commands to the root."""
 
@@ -73,6 +77,7 @@ _COMMANDS = (
     ("collect", "collect"),
     ("score", "score"),
     ("compare", "score"),
+    ("trend", "trend"),
     ("misattribution", "misattribution"),
     ("report", "report"),
     ("agreement", "agreement"),
@@ -87,6 +92,8 @@ _COMMANDS = (
     ("sources", "sources"),
     ("claim", "segment"),
     ("facts", "segment"),
+    ("answers", "answers"),
+    ("config", "config"),
     ("review", "review"),
     ("reviewer", "review"),
     ("audit-log", "review"),
@@ -152,9 +159,36 @@ app = typer.Typer(
 
 
 @app.callback()
-def _root() -> None:
-    # A root callback makes the root a group even before any command is loaded; it does nothing itself.
-    pass
+def _root(
+    ctx: typer.Context,
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            envvar="CITEAUDIT_CONFIG",
+            help="Project file with default options (default: ./citeaudit.toml when there is one).",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    """The project file's settings become the commands' option defaults (the command line still wins)."""
+    ctx.meta["citeaudit.config"] = config
+    if config is None and not Path("citeaudit.toml").is_file():
+        return  # no project file: nothing more to load
+    from rich.markup import escape
+
+    from citeaudit.cli.common import EXIT_BAD_INPUT, err_console
+    from citeaudit.cli.config import Defaults, find_config, load_settings
+    from citeaudit.errors import CiteauditError
+
+    try:
+        path = find_config(config)
+        settings = load_settings(path) if path is not None else {}
+    except CiteauditError as exc:
+        err_console.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True, highlight=False)
+        raise typer.Exit(EXIT_BAD_INPUT) from None
+    if settings:
+        ctx.default_map = Defaults(settings)
 
 
 def main() -> None:

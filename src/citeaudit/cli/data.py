@@ -17,8 +17,8 @@ from citeaudit.cli.common import DbOption, console, err_console, handles_errors
 from citeaudit.errors import InputError
 
 if TYPE_CHECKING:
-    from citeaudit.ingest import Attachment, PlannedImport
-    from citeaudit.store import ImportReport
+    from citeaudit.ingest import Attachment, PlannedImport, Reader
+    from citeaudit.store import ImportReport, Store
 
 __all__ = ["register"]
 
@@ -53,18 +53,56 @@ def ingest(
     protocol: Annotated[
         str | None, typer.Option("--protocol", help="Protocol already in the database to attach answers to.")
     ] = None,
+    manifest: Annotated[
+        Path | None,
+        typer.Option(
+            "--manifest",
+            help="CSV listing the files of a folder (PATHS is that folder): file, question, engine, and optionally "
+            "locale, repeat, run.",
+        ),
+    ] = None,
+    pattern: Annotated[
+        str | None,
+        typer.Option(
+            "--pattern",
+            help="Name pattern of a folder's files, e.g. '{question}__{engine}__{locale}__{repeat}.json' (PATHS is "
+            "that folder).",
+        ),
+    ] = None,
+    collection: Annotated[
+        str | None,
+        typer.Option(
+            "--collection", help="Name of the collection (with --manifest or --pattern; default: the folder)."
+        ),
+    ] = None,
+    collected_on: Annotated[
+        str | None,
+        typer.Option(
+            "--collected-on",
+            help="Day the responses were collected, YYYY-MM-DD (with --manifest or --pattern; default: today): the "
+            "collection's date and its place in a trend.",
+        ),
+    ] = None,
 ) -> None:
     """Import files into the database, each as an import of its own; the same file twice is a no-op.
 
     All the files are imported in one transaction: a problem in any of them, wherever it is found, leaves the
     database as it was. Engine payloads (see `citeaudit formats`) are read, checked and written a few thousand
     answers at a time, so a large file needs little memory; they are attached to a protocol question: the
-    protocol comes from --questions or from the database.
+    protocol comes from --questions or from the database. A whole collection (a folder of saved responses) comes
+    in with --manifest or --pattern: each file answers its own question from its own engine, and the
+    collection becomes a dimension of score, compare and trend. The engine's own response id is kept on the
+    answer (`citeaudit answers list` shows it).
     """
     from citeaudit.ingest import ingest_files, plan_imports
     from citeaudit.store import Store
     from citeaudit.store.writers import new_database
 
+    if manifest is not None or pattern is not None:
+        _ingest_collection(paths, db, fmt, questions, protocol, manifest, pattern, collection, _day(collected_on))
+        return
+    if collection is not None or collected_on is not None:
+        raise InputError("--collection", "", "names a collection of --manifest or --pattern; give one of them")
     plan = plan_imports(paths, fmt)  # every file's format is recognised here, once
     attachment = _attachment(db, questions, protocol, run, platform, question_id, paths, plan)
     stored: Counter[str] = Counter()
@@ -79,8 +117,128 @@ def ingest(
 
         with new_database(db, on_wait=waiting) as target, Store(target, on_wait=waiting) as store:
             results = ingest_files(store, plan, fmt, attachment, progress=advanced)
+            _keep_response_ids(store, results)
     for name, reader, report in results:
         _print_report(report, name, reader.name)
+
+
+_RESPONSE_ID_LIMIT = 32 * 1024 * 1024
+"""Largest single-response file read again for its response id (larger files are batches or streams)."""
+
+
+def _keep_response_ids(store: Store, results: list[tuple[str, Reader, ImportReport]]) -> None:
+    """The engine's own id of each single-response file, kept on the answer it gave."""
+    from citeaudit.ingest.collection import response_id
+    from citeaudit.store.answers import record_response_id
+
+    for name, reader, report in results:
+        path = Path(name)
+        # Only a file that is one engine response has one response id (not whole audits, batches or streams).
+        if report.already_imported or reader.read_audit is not None or report.answers + report.failures != 1:
+            continue
+        if not path.is_file() or path.stat().st_size > _RESPONSE_ID_LIMIT:
+            continue
+        found = response_id(path.read_bytes())
+        if found is not None:
+            record_response_id(store, report.sha256, found)
+
+
+def _day(value: str | None) -> str | None:
+    """A day given as ``YYYY-MM-DD``, checked."""
+    from datetime import date
+
+    if value is None:
+        return None
+    try:
+        if len(value) != 10:
+            raise ValueError(value)
+        return date.fromisoformat(value).isoformat()
+    except ValueError:
+        raise InputError("--collected-on", "", f"expected a day as YYYY-MM-DD (got {value!r})") from None
+
+
+def _ingest_collection(
+    paths: list[Path],
+    db: Path,
+    fmt: str | None,
+    questions: Path | None,
+    protocol: str | None,
+    manifest: Path | None,
+    pattern: str | None,
+    name: str | None,
+    day: str | None,
+) -> None:
+    """Import a folder of saved responses as one collection, all or nothing."""
+    from citeaudit.ingest import Attachment, ingest_files, plan_imports
+    from citeaudit.ingest.collection import from_manifest, from_pattern
+    from citeaudit.store import Store
+    from citeaudit.store.answers import date_collection, link_collected
+    from citeaudit.store.collections import open_collection
+    from citeaudit.store.writers import new_database
+
+    if manifest is not None and pattern is not None:
+        raise InputError("--manifest", "", "give --manifest or --pattern, not both")
+    if len(paths) != 1 or not paths[0].is_dir():
+        raise InputError(str(paths[0]), "", "with --manifest or --pattern, PATHS is one folder of saved responses")
+    folder = paths[0]
+    others: list[Path] = []
+    if manifest is not None:
+        files = from_manifest(manifest, folder)
+    else:
+        assert pattern is not None
+        files, others = from_pattern(folder, pattern)
+    name = name or folder.resolve().name
+    plan = plan_imports([f.path for f in files], fmt)
+    if len(plan) != len(files):
+        raise InputError(
+            str(folder),
+            "",
+            "a collection's files are imported one by one: a file that joins another "
+            "(an ExpertQA set, a paused Anthropic turn) does not belong in one",
+        )
+    chosen = _attachment(db, questions, protocol, None, None, None, [f.path for f in files], plan)
+    if chosen is None:
+        raise InputError(str(folder), "", "a collection holds engine responses, not whole audits")
+    attachments = {
+        str(f.path): Attachment(
+            protocol=chosen.protocol, run_id=f.run or f"{name}-{f.engine}", platform=f.engine, question_id=f.question
+        )
+        for f in files
+    }
+
+    def waiting() -> None:
+        err_console.print(f"waiting for another process that is writing to {str(db)!r}…", soft_wrap=True)
+
+    with (
+        err_console.status(f"importing collection {name!r}: {len(files)} file(s)…"),
+        new_database(db, on_wait=waiting) as target,
+        Store(target, on_wait=waiting) as store,
+        store.transaction(),
+    ):
+        results = ingest_files(store, plan, fmt, attachments=attachments)
+        _keep_response_ids(store, results)
+        row = open_collection(store, name, store.ensure_protocol(chosen.protocol))
+        if day is not None:
+            dated = date_collection(store, row.pk, day)
+            if dated != day:
+                raise InputError("--collected-on", "", f"collection {name!r} is already dated {dated!r} (not {day!r})")
+        answered = link_collected(
+            store,
+            row.pk,
+            [
+                ((f.question, f.engine, f.locale, f.repeat), report.sha256)
+                for f, (_, _, report) in zip(files, results, strict=True)
+            ],
+        )
+    for file_name, reader, report in results:
+        _print_report(report, file_name, reader.name)
+    console.print(f"collection {name!r}: {len(files)} file(s), {answered} answer(s)", soft_wrap=True)
+    if others:
+        console.print(
+            f"  not imported: {len(others)} file(s) of the folder whose names do not match the pattern: "
+            + ", ".join(p.name for p in others),
+            soft_wrap=True,
+        )
 
 
 def _attachment(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+import sys
 from importlib import resources
 from pathlib import Path
 from typing import Annotated
@@ -13,7 +15,7 @@ from citeaudit.cli.common import console, handles_errors
 from citeaudit.errors import StoreError
 from citeaudit.model import RunKind
 
-__all__ = ["EXAMPLES", "register"]
+__all__ = ["EXAMPLES", "next_commands", "register"]
 
 EXAMPLES = ("four-claim.audit.json", "exporter.audit.json")
 """Bundled example audits, in the order the demo imports them."""
@@ -50,16 +52,46 @@ def demo(
         score_tables(
             fixture.result,
             "four-claim fixture: c1 cited twice (supported), c2 conflicting, c3 unknown, c4 without an edge",
+            unresolved_links=fixture.unresolved_links,
         )
     )
     console.print(Rule("Axtorp AX-series audit (synthetic) by platform"))
     platforms = score_path(db, by=("platform",))
     notes = ["fixture runs are kept apart: platform figures never include them (score them with --kind fixture)"]
-    console.print(score_tables(platforms.result, f"{platforms.protocol.id}@{platforms.protocol.version}", notes))
     console.print(
-        f"\nDemo database: {db}\nNext: citeaudit score {db} --by platform,question   ·   "
-        f"citeaudit score {db} --format json   ·   citeaudit export --db {db} --out audit.json"
+        score_tables(
+            platforms.result,
+            f"{platforms.protocol.id}@{platforms.protocol.version}",
+            notes,
+            unresolved_links=platforms.unresolved_links,
+        )
     )
+    program = _program()
+    console.print(f"\nDemo database: {db}\nNext, each command as it can be typed here:")
+    for line in next_commands(program, db):
+        console.out(f"  {line}", highlight=False)
+
+
+def _program() -> str:
+    """How to call citeaudit again from here: ``citeaudit`` when that name finds this very program, otherwise the
+    path it was started by (``.venv/bin/citeaudit`` after ``make demo``)."""
+    started = Path(sys.argv[0])
+    if started.name != "citeaudit":
+        return "citeaudit"
+    found = shutil.which("citeaudit")
+    if found is not None and Path(found).resolve() == started.resolve():
+        return "citeaudit"
+    return str(started)
+
+
+def next_commands(program: str, db: Path) -> list[str]:
+    """The commands that review and report on the demo database, in order, each runnable as printed."""
+    return [
+        f"{program} score {db} --by platform,question",
+        f"{program} reviewer add ann --role adjudicator --db {db}    # asks for a password (8+ characters)",
+        f"{program} review serve --db {db}    # then open http://127.0.0.1:8000 and log in as ann",
+        f"{program} report {db} --out demo-report.html",
+    ]
 
 
 def register(app: typer.Typer) -> None:

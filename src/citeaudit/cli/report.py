@@ -11,6 +11,9 @@ from citeaudit.cli.common import console, handles_errors
 from citeaudit.cli.score import ByOption, KindChoice, KindOption, ProtocolOption, WhereOption
 
 if TYPE_CHECKING:
+    from citeaudit.report.trend import Trend
+    from citeaudit.scope import Scope
+    from citeaudit.scoring import IntervalSettings
     from citeaudit.store.copies import SupportRow
 
 __all__ = ["register"]
@@ -21,7 +24,18 @@ def report(
     path: Annotated[Path, typer.Argument(help="An audit file or a citeaudit database.")],
     out: Annotated[Path, typer.Option("--out", help="HTML file to write.")] = Path("report.html"),
     compare: Annotated[
-        Path | None, typer.Option("--compare", help="A second file or database to compare with (as B).")
+        Path | None,
+        typer.Option(
+            "--compare", help="A second file or database to compare with (as B; default with --compare-where: PATH)."
+        ),
+    ] = None,
+    compare_where: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--compare-where",
+            help="B's selection (DIMENSION=VALUE, repeatable): compare two selections of one database, e.g. "
+            "--where collection=2026-10 --compare-where collection=2026-11.",
+        ),
     ] = None,
     by: ByOption = "platform",
     kind: KindOption = KindChoice.PLATFORM,
@@ -32,7 +46,8 @@ def report(
 ) -> None:
     """Write one self-contained HTML file: disclosure, the three numbers with intervals, tables by group and by
     question, labels, joint support, severity, diagnostics, the unsupported claims with their evidence, official
-    citations, and the comparison when --compare is given."""
+    citations, the trend across collections (a database with two or more), and the comparison when --compare or
+    --compare-where is given."""
     from citeaudit.api import load_scope, score_path
     from citeaudit.cli.score import _by, _scope
     from citeaudit.comparison import compare_paths
@@ -47,10 +62,22 @@ def report(
     scored = score_path(path, scope=scope, by=groups, protocol=protocol, ci=settings, figures=True)
     by_question = score_path(path, scope=scope, by=("question",), protocol=protocol)
     comparison = None
-    if compare is not None:
+    names = (str(path), str(compare))
+    if compare is not None or compare_where:
+        other = compare if compare is not None else path
+        scope_b = _scope(kind, compare_where) if compare_where else scope
         comparison = compare_paths(
-            path, compare, scope_a=scope, scope_b=scope, protocol_a=protocol, resamples=resamples, seed=seed
+            path,
+            other,
+            scope_a=scope,
+            scope_b=scope_b,
+            protocol_a=protocol,
+            protocol_b=protocol if compare is None else None,  # one database: one protocol for both selections
+            resamples=resamples,
+            seed=seed,
         ).to_dict()
+        names = (_selection(path, where), _selection(other, compare_where or where))
+    trend = _trend(path, scope, settings)
     audit = load_scope(path, scope=scope, protocol=protocol)
     support, support_note = _support(path, {a.id for a in audit.answers})
     html = render_report(
@@ -66,8 +93,11 @@ def report(
             support=support,
             support_note=support_note,
             comparison=comparison,
-            names=(str(path), str(compare)),
+            names=names,
+            trend=trend,
+            unresolved_links=scored.unresolved_links,
             misattribution=scored.misattribution,
+            review_note=_review_note(path),
         )
     )
     write_atomically(out, html.encode("utf-8"))
@@ -83,16 +113,69 @@ def _support(path: Path, answer_ids: set[str]) -> tuple[tuple[list[SupportRow], 
     if not is_database(path):
         return (
             None,
-            "Copy groups live in a database: import the file, run `citeaudit resolve` and `citeaudit sources copies`.",
+            "Copy groups live in a database: import the file, run citeaudit resolve and citeaudit sources copies.",
         )
     with Store(path) as store:
         computed = copies_computed(store)
         if computed is None:
             return (
                 None,
-                "Copy groups have not been computed yet: run `citeaudit resolve`, then `citeaudit sources copies`.",
+                "Copy groups have not been computed yet: run citeaudit resolve, then citeaudit sources copies.",
             )
         return support_rows(store, answer_ids), f"Copy groups computed {computed}."
+
+
+def _selection(path: Path, where: list[str] | None) -> str:
+    return f"{path} [{', '.join(where)}]" if where else str(path)
+
+
+def _trend(path: Path, scope: Scope, settings: IntervalSettings) -> Trend | None:
+    """The trend across the database's collections, when it has two or more."""
+    from citeaudit.api import is_database
+    from citeaudit.report.trend import trend_path
+    from citeaudit.store import Store
+    from citeaudit.store.answers import collections_with_answers
+
+    if not is_database(path):
+        return None
+    with Store(path) as store:
+        if len(collections_with_answers(store)) < 2:
+            return None
+    return trend_path(path, ci=settings, scope=scope)
+
+
+def _review_note(path: Path) -> str:
+    """The review policy behind the final labels and how far the two most active human reviewers agree."""
+    from citeaudit.agreement import RaterKind
+    from citeaudit.api import agreement_path, is_database
+    from citeaudit.store import Store
+    from citeaudit.store.review import ReviewStore
+
+    if not is_database(path):
+        return "Labels as recorded in the audit file (its review policy is not recorded there)."
+    with ReviewStore(path) as review:
+        policy = review.settings()["policy"]
+    with Store(path) as store:
+        humans = sorted(
+            ((rater, n) for rater, n in store.raters() if rater.kind is RaterKind.HUMAN), key=lambda item: -item[1]
+        )
+    wording = {
+        "single": "single review (one human review gives the final label)",
+        "double": "double review (two independent human reviews; disagreements adjudicated)",
+    }
+    note = f"Review policy: {wording.get(policy, policy)}; {len(humans)} human reviewer(s) labelled edges."
+    if len(humans) < 2:
+        return note + " Reviewer agreement: not measured (it needs two reviewers labelling the same edges)."
+    (a, _), (b, _) = humans[0], humans[1]
+    found = agreement_path(path, a, b, resamples=0)
+    alpha = found.krippendorff_alpha.value
+    shown = "undefined" if alpha is None else f"{alpha:.3f}"
+    return (
+        note + f" Reviewer agreement between {a.name} and {b.name}: Krippendorff's alpha {shown} on {found.n} "
+        f"edge(s) both labelled, observed agreement "
+        + ("undefined" if found.observed.value is None else f"{found.observed.value:.3f}")
+        + "."
+    )
 
 
 def register(app: typer.Typer) -> None:

@@ -77,7 +77,7 @@ def serve(
         from citeaudit.review.app import ReviewConfig, create_app
     except ImportError:
         raise StoreError(_EXTRA_HINT) from None
-    ReviewStore.prepare(db)
+    ReviewStore.prepare(existing_database(db))
     with ReviewStore(db) as store:
         if policy is not None:
             changed = store.set_setting("serve", "policy", policy.value)

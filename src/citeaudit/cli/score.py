@@ -81,7 +81,14 @@ def score(
     macro: Annotated[
         bool, typer.Option("--macro", help="Also report the mean of per-answer values (labelled macro).")
     ] = False,
-    kind: KindOption = KindChoice.PLATFORM,
+    kind: Annotated[
+        KindChoice | None,
+        typer.Option(
+            "--kind",
+            help="Run kinds in scope; fixture runs are left out unless asked for, or unless they are all there is.",
+            show_default="platform",
+        ),
+    ] = None,
     where: WhereOption = None,
     protocol: ProtocolOption = None,
     ci: Annotated[
@@ -97,20 +104,49 @@ def score(
     from citeaudit.report import result_csv, score_tables
     from citeaudit.scoring import IntervalSettings
 
-    scope = _scope(kind, where)
     settings = IntervalSettings(level=level, resamples=resamples, seed=seed) if ci else None
     # The figures beside the scores are printed in JSON only; tables and CSV keep their columns.
     figures = fmt is OutputFormat.JSON
-    scored = score_path(path, scope=scope, by=_by(by), macro=macro, protocol=protocol, ci=settings, figures=figures)
+    chosen = kind or KindChoice.PLATFORM
+    scored = score_path(
+        path, scope=_scope(chosen, where), by=_by(by), macro=macro, protocol=protocol, ci=settings, figures=figures
+    )
+    fixture_only = kind is None and scored.result.overall.answers == 0 and scored.excluded_by_kind > 0
+    if fixture_only:
+        # Nothing but fixture runs in scope: scoring them is what was meant, said out loud rather than n/a.
+        chosen = KindChoice.FIXTURE
+        scored = score_path(
+            path, scope=_scope(chosen, where), by=_by(by), macro=macro, protocol=protocol, ci=settings, figures=figures
+        )
+        err_console.print(
+            f"note: {path} holds only fixture runs (reference cases, not engine answers): scored as a fixture "
+            "(--kind fixture)",
+            soft_wrap=True,
+        )
     if fmt is OutputFormat.JSON:
-        console.out(scored.to_json(), highlight=False)
+        text = scored.to_json()
+        if fixture_only:
+            body = json.loads(text)
+            body["run_kinds"] = [str(RunKind.FIXTURE)]
+            text = json.dumps(body, indent=2, ensure_ascii=False)
+        console.out(text, highlight=False)
     elif fmt is OutputFormat.CSV:
         console.out(result_csv(scored.result), end="", highlight=False)
         for warning in scored.warnings:
             err_console.print(f"WARNING: {warning}", soft_wrap=True)
     else:
         title = f"{scored.protocol.id}@{scored.protocol.version} — {path}"
-        console.print(score_tables(scored.result, title, _notes(scored, kind), disclosure(scored.protocol)))
+        if fixture_only:
+            title += " (fixture runs)"
+        console.print(
+            score_tables(
+                scored.result,
+                title,
+                _notes(scored, chosen),
+                disclosure(scored.protocol),
+                unresolved_links=scored.unresolved_links,
+            )
+        )
 
 
 @handles_errors

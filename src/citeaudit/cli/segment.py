@@ -463,16 +463,17 @@ def facts_confirm_command(
     fact: Annotated[str | None, typer.Option("--fact", help="Required fact id for --claim.")] = None,
     db: DbOption = Path("citeaudit.db"),
 ) -> None:
-    """Confirm proposals (or map --claim to --fact directly): coverage counts the fact from now on."""
+    """Confirm proposals (or map --claim to --fact directly): coverage counts the fact from now on. All or
+    nothing: one refused id leaves every mapping as it was."""
     if not mapping_ids and not (claim and fact):
         raise InputError("facts confirm", "", "name proposal ids, or --claim and --fact")
+    requests: list[tuple[int | None, str | None, str | None]] = [(m, None, None) for m in mapping_ids or []]
+    if claim and fact:
+        requests.append((None, claim, fact))
     with _open(db) as store:
-        for mapping in mapping_ids or []:
-            claim_id, fact_id = store.confirm_fact(mapping, None, None, reviewer)
-            console.print(f"confirmed: claim {claim_id} states fact {fact_id}")
-        if claim and fact:
-            claim_id, fact_id = store.confirm_fact(None, claim, fact, reviewer)
-            console.print(f"confirmed: claim {claim_id} states fact {fact_id}")
+        confirmed = store.confirm_facts(requests, reviewer)  # all or none
+    for claim_id, fact_id in confirmed:
+        console.print(f"confirmed: claim {claim_id} states fact {fact_id}")
 
 
 @facts_app.command("reject")
@@ -484,9 +485,9 @@ def facts_reject_command(
 ) -> None:
     """Reject proposals: those claims are never proposed for those facts again."""
     with _open(db) as store:
-        for mapping in mapping_ids:
-            claim_id, fact_id = store.reject_fact(mapping, reviewer)
-            console.print(f"rejected: claim {claim_id} for fact {fact_id}")
+        rejected = store.reject_facts(mapping_ids, reviewer)  # all or none
+    for claim_id, fact_id in rejected:
+        console.print(f"rejected: claim {claim_id} for fact {fact_id}")
 
 
 def register(app: typer.Typer) -> None:

@@ -327,6 +327,7 @@ def ingest_files(
     *,
     progress: Callable[[str, int], None] | None = None,
     chunk: int = CHUNK,
+    attachments: Mapping[str, Attachment] | None = None,
 ) -> list[tuple[str, Reader, ImportReport]]:
     """Import files in one transaction, each as an import of its own: ``(file, reader, report)`` per file.
 
@@ -335,7 +336,8 @@ def ingest_files(
     file's format is recognised once, before anything is read in full; ``paths`` may be the plan
     :func:`plan_imports` made (so the files are not read twice). Files that belong together form one import (as
     in :func:`plan_imports`). ``progress(file, n)`` is told each time ``n`` more answer records are stored;
-    ``chunk`` is how many answer records are written at a time.
+    ``chunk`` is how many answer records are written at a time. ``attachments`` gives some imports (by name)
+    an attachment of their own (a collection's files each answer their own question from their own engine).
     """
     plan = _planned(paths, fmt)
     results: list[tuple[str, Reader, ImportReport]] = []
@@ -347,7 +349,7 @@ def ingest_files(
                 told = None if progress is None else functools.partial(progress, name)
                 partial = _Partial()
                 report = store.import_chunks(
-                    _audits(name, data, reader, attachment, size=chunk, partial=partial),
+                    _audits(name, data, reader, (attachments or {}).get(name, attachment), size=chunk, partial=partial),
                     data,
                     origin=name,
                     fmt=reader.name,

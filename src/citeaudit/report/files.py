@@ -10,12 +10,16 @@ __all__ = ["write_atomically"]
 
 
 def write_atomically(target: Path, data: bytes) -> None:
-    """Write ``data`` beside ``target`` and rename it into place, so a failure never leaves half a file."""
+    """Write ``data`` beside ``target`` and rename it into place, so a failure never leaves half a file.
+
+    The file is readable by all (0644), not owner-only as a temporary file is: a report or an export is meant to
+    be opened and shared."""
     folder = target.parent if str(target.parent) else Path(".")
     handle, temporary = tempfile.mkstemp(dir=folder, prefix=f".{target.name}.")
     try:
         with os.fdopen(handle, "wb") as stream:
             stream.write(data)
+        os.chmod(temporary, 0o644)
         os.replace(temporary, target)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)

@@ -1,12 +1,11 @@
 """The self-contained HTML report: one file, no external scripts, styles, fonts or images.
 
-Charts are inline SVG drawn by matplotlib (the ``report`` extra). All text from answers and sources is
+Charts are inline SVG (``report.charts``). All text from answers and sources is
 escaped by the template engine, so a ``<script>`` inside an answer stays text.
 """
 
 from __future__ import annotations
 
-import io
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -16,11 +15,12 @@ from typing import Any
 
 from jinja2 import Environment, select_autoescape
 
-from citeaudit.errors import CiteauditError
 from citeaudit.identity import OfficialMatcher
 from citeaudit.misattribution import MisattributionReport
 from citeaudit.model import Audit, Label, review_outcome
+from citeaudit.report.charts import METRIC_NAMES, Bar, bar_chart
 from citeaudit.report.tables import diagnostics, fraction
+from citeaudit.report.trend import Trend
 from citeaudit.results import Metric, ScopeScore, ScoreResult
 
 __all__ = ["ReportInput", "render_report"]
@@ -61,13 +61,20 @@ class ReportInput:
     """Names of the compared scopes."""
     misattribution: MisattributionReport | None = None
     """Claims at risk supported by another source of the audit (cross pairs), when computed."""
+    review_note: str = ""
+    """The review policy behind the final labels and the reviewers' agreement."""
+    trend: Trend | None = None
+    """The three numbers per collection, when the database has collections."""
+    unresolved_links: int = 0
+    """Cited links in scope not followed yet: the official-domain rate is provisional while there are any."""
 
 
 def _interval(metric: Metric) -> str:
     if metric.ci is None or metric.ci.low is None or metric.ci.high is None:
         return "no interval (undefined)" if metric.value is None else ""
     ci = metric.ci
-    return f"{ci.level:.0%} CI {ci.low:.3f}–{ci.high:.3f} ({ci.method}, {ci.clusters} questions)"
+    questions = "question" if ci.clusters == 1 else "questions"
+    return f"{ci.level:.0%} CI {ci.low:.3f}–{ci.high:.3f} ({ci.method}, {ci.clusters} {questions})"
 
 
 def _card_fraction(metric: Metric) -> str:
@@ -79,44 +86,22 @@ def _card_fraction(metric: Metric) -> str:
 def _chart(result: ScoreResult) -> str | None:
     if not result.groups:
         return None
-    try:
-        import matplotlib
-
-        matplotlib.use("svg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise CiteauditError("the HTML report needs matplotlib: pip install 'citeaudit[report]'") from None
-    labels = [" / ".join(str(v) for _, v in g.by) for g in result.groups]
-    figure, axes = plt.subplots(figsize=(9, 3.2), dpi=100)
-    width = 0.26
-    for k, name in enumerate(("official_rate", "precision", "coverage")):
-        values, lows, highs = [], [], []
-        for group in result.groups:
-            metric: Metric = getattr(group, name)
-            value = metric.value if metric.value is not None else 0.0
-            values.append(value)
-            ci = metric.ci
-            lows.append(value - ci.low if ci and ci.low is not None else 0.0)
-            highs.append(ci.high - value if ci and ci.high is not None else 0.0)
-        positions = [i + (k - 1) * width for i in range(len(labels))]
-        axes.bar(positions, values, width, label=_NAMES[name], yerr=[lows, highs], capsize=3)
-    axes.set_xticks(range(len(labels)), labels)
-    axes.set_ylim(0, 1.05)
-    axes.set_ylabel("share")
-    axes.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
-    axes.spines[["top", "right"]].set_visible(False)
-    figure.tight_layout()
-    buffer = io.StringIO()
-    figure.savefig(buffer, format="svg")
-    plt.close(figure)
-    svg = buffer.getvalue()
-    return svg[svg.index("<svg") :]
+    bars = [
+        Bar(" / ".join(str(v) for _, v in g.by), [getattr(g, name) for name in METRIC_NAMES]) for g in result.groups
+    ]
+    return bar_chart(bars)
 
 
 def _row_labels(result: ScoreResult, scope: ScopeScore) -> list[str]:
     if not scope.by:
         return ["all"] + [""] * (len(result.group_by) - 1) if result.group_by else []
     return [str(v) if v is not None else "—" for _, v in scope.by]
+
+
+def _pending(scope: ScopeScore) -> str:
+    """Pending edges, disputed ones shown as a part of them: the label columns add up to the edge count."""
+    edges = scope.edges
+    return f"{edges.pending} ({edges.disputed} disputed)" if edges.disputed else str(edges.pending)
 
 
 def _problems(audit: Audit) -> tuple[list[dict[str, Any]], int]:
@@ -225,6 +210,11 @@ def render_report(report: ReportInput) -> str:
                 "value": "—" if getattr(overall, name).value is None else f"{getattr(overall, name).value:.1%}",
                 "fraction": _card_fraction(getattr(overall, name)),
                 "interval": _interval(getattr(overall, name)),
+                "provisional": (
+                    f"provisional: {report.unresolved_links} cited link(s) not resolved yet"
+                    if name == "official_rate" and report.unresolved_links
+                    else ""
+                ),
             }
             for name in ("official_rate", "precision", "coverage")
         ],
@@ -241,6 +231,7 @@ def render_report(report: ReportInput) -> str:
             for scope in scopes
         ],
         "labels": labels,
+        "review_note": report.review_note,
         "label_rows": [
             {
                 "total": scope is overall and bool(result.group_by),
@@ -249,8 +240,7 @@ def render_report(report: ReportInput) -> str:
                     scope.edges.unique,
                     scope.edges.locations,
                     *(scope.edges.by_label[label] for label in Label),
-                    scope.edges.pending,
-                    scope.edges.disputed,
+                    _pending(scope),
                 ],
             }
             for scope in scopes
@@ -285,6 +275,7 @@ def render_report(report: ReportInput) -> str:
         else {"names": report.names, "rows": _comparison_rows(report.comparison)},
     }
     context["misattribution"] = _misattribution(report)
+    context["trend"] = _trend(report.trend)
     problems, omitted = _problems(report.audit)
     context["problems"] = problems
     context["problems_omitted"] = omitted
@@ -311,5 +302,36 @@ def _misattribution(report: ReportInput) -> dict[str, Any] | None:
                 "passage": case.passage,
             }
             for case in found.cases
+        ],
+    }
+
+
+def _trend(trend: Trend | None) -> dict[str, Any] | None:
+    """The trend section: a chart with its breaks and one row per collection."""
+    if trend is None:
+        return None
+    bars = []
+    previous = ""
+    for point in trend.points:
+        overall = point.result.overall
+        reason = (
+            f"not comparable with {previous}: {', '.join(point.break_before)} changed" if point.break_before else ""
+        )
+        bars.append(Bar(f"{point.collection} ({point.date})", [getattr(overall, n) for n in METRIC_NAMES], reason))
+        previous = point.collection
+    return {
+        "chart": bar_chart(bars),
+        "breaks": trend.breaks,
+        "rows": [
+            {
+                "collection": point.collection,
+                "date": point.date,
+                "answers": point.result.overall.answers,
+                "official": fraction(point.result.overall.official_rate, "official_rate"),
+                "precision": fraction(point.result.overall.precision, "precision"),
+                "coverage": fraction(point.result.overall.coverage, "coverage"),
+                "break": bar.break_before,
+            }
+            for point, bar in zip(trend.points, bars, strict=True)
         ],
     }

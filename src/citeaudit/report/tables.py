@@ -81,10 +81,15 @@ def _table(
 
 
 def score_tables(
-    result: ScoreResult, title: str, notes: Sequence[str] = (), disclosure: Mapping[str, object] | None = None
+    result: ScoreResult,
+    title: str,
+    notes: Sequence[str] = (),
+    disclosure: Mapping[str, object] | None = None,
+    unresolved_links: int = 0,
 ) -> RenderableType:
     """The three numbers per scope, the edges behind them by final label, required facts left uncovered by
-    severity, then notes, diagnostics and the disclosure of how the numbers were measured."""
+    severity, then notes, diagnostics and the disclosure of how the numbers were measured. With
+    ``unresolved_links``, the official rate is marked provisional (``*``) and the count is given."""
     labels: list[list[str]] = []
     metrics: list[list[str]] = []
     for group in (*result.groups, result.overall):
@@ -111,7 +116,8 @@ def score_tables(
                 str(group.edges.pending) + (f" ({group.edges.disputed} disputed)" if group.edges.disputed else ""),
             ]
         )
-    table = _table(title, result.group_by, ("answers", "official rate", "precision", "coverage"), metrics)
+    official = "official rate*" if unresolved_links else "official rate"
+    table = _table(title, result.group_by, ("answers", official, "precision", "coverage"), metrics)
     edges_table = _table(
         None, result.group_by, ("edges", "locations", *(_SHORT[name] for name in Label), "pending"), labels
     )
@@ -126,6 +132,11 @@ def score_tables(
         f"required facts: {overall.required.pairs} (answer, fact) pairs — {overall.required.covered} covered, "
         f"{overall.required.without_claim} without a claim, {overall.required.without_edge} with a claim but no edge",
     ]
+    if unresolved_links:
+        lines.append(
+            f"* official rate PROVISIONAL: {unresolved_links} cited link(s) in scope not resolved yet (redirects, "
+            "title-only cards); it may change once `citeaudit resolve` has followed them"
+        )
     if overall.weighted_coverage is not None:
         weighted = overall.weighted_coverage
         shown = "—" if weighted.value is None else f"{weighted.value:.3f}"

@@ -92,6 +92,23 @@ def _span_of(claims: Sequence[CurrentClaim], pk: int) -> tuple[int | None, int |
     return None, None
 
 
+_TRAILING = ".,;:!?…。、"
+"""Punctuation that may end a claim or not, without making it another claim."""
+
+
+def _as_current(text: str, start: int, end: int, current: Sequence[CurrentClaim]) -> tuple[str, int, int]:
+    """A proposed claim as the current claim it equals up to trailing punctuation (same start, same words, the
+    end moved only over that punctuation), so an ingested claim is kept with its edges; otherwise itself."""
+    bare = text.rstrip(_TRAILING).rstrip()
+    for claim in current:
+        # Same start, and the ends differ by exactly the characters the texts differ by (the punctuation).
+        if claim.start != start or claim.end is None or claim.end - end != len(claim.text) - len(text):
+            continue
+        if claim.text.rstrip(_TRAILING).rstrip() == bare:
+            return claim.text, claim.start, claim.end
+    return text, start, end
+
+
 def plan_segmentation(
     segmented: Segmented,
     current: Sequence[CurrentClaim],
@@ -113,7 +130,7 @@ def plan_segmentation(
             return ()
         return segmented.claims_overlapping(c_start, max(c_end, c_start + 1))
 
-    proposed = [(c.text, c.start, c.end) for c in segmented.claims]
+    proposed = [_as_current(c.text, c.start, c.end, current) for c in segmented.claims]
     _, summary = _plan(current, edges, history, proposed, attach)
     return dataclasses.replace(summary, skipped=segmented.skipped_counts())
 

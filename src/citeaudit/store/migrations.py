@@ -730,6 +730,16 @@ def _window_suggestion_methods(db: sqlite3.Connection) -> None:
         db.execute("RELEASE window_methods")
 
 
+_RESPONSE_IDS = """
+-- The engine's own id of the response an answer came from (OpenAI's resp_…, Anthropic's msg_…, Gemini's
+-- responseId…), when the payload gives one: the way back to the engine's records.
+ALTER TABLE answers ADD COLUMN response_id TEXT;
+
+-- Collections as a dimension of scores: an answer's collection is found by its id.
+CREATE INDEX collection_tasks_answer ON collection_tasks(answer_id);
+"""
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     _V1,
     _COLLECTION,
@@ -745,6 +755,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _check_lists_as_comparisons,
     _window_suggestion_methods,
     _CROSS_PAIRS,
+    _RESPONSE_IDS,
 )
 """``MIGRATIONS[n]`` upgrades schema version ``n`` to ``n + 1``."""
 

@@ -231,6 +231,25 @@ _DIMENSIONS = {
     "sample": "CAST(r.sample AS TEXT)",
 }
 
+_COLLECTION_DIMENSIONS = {
+    "collection": "(SELECT min(k.name) FROM collection_tasks t JOIN collections k ON k.pk = t.collection_pk "
+    "WHERE t.answer_id = a.id)",
+    "collection_date": "(SELECT min(substr(k.created_at, 1, 10)) FROM collection_tasks t "
+    "JOIN collections k ON k.pk = t.collection_pk WHERE t.answer_id = a.id)",
+}
+"""The collection an answer was gathered in and its date: read only when the database links answers to
+collections (most do not, and then every answer has ``None``)."""
+
+
+def _collection_dims(db: sqlite3.Connection, answers_sql: str, params: list[object], n: int) -> dict[str, list[Any]]:
+    linked = db.execute("SELECT EXISTS (SELECT 1 FROM collection_tasks WHERE answer_id IS NOT NULL)").fetchone()[0]
+    if not linked:
+        return {name: [None] * n for name in _COLLECTION_DIMENSIONS}
+    rows = db.execute(
+        f"SELECT {', '.join(_COLLECTION_DIMENSIONS.values())} {answers_sql} ORDER BY a.pk", params
+    ).fetchall()
+    return {name: [row[i] for row in rows] for i, name in enumerate(_COLLECTION_DIMENSIONS)}
+
 
 def _answers_in_scope(protocol_pk: int, scope: Scope) -> tuple[str, list[object]]:
     """``FROM … WHERE …`` selecting the answers ``a`` of one protocol in ``scope``, and its parameters."""
@@ -238,7 +257,8 @@ def _answers_in_scope(protocol_pk: int, scope: Scope) -> tuple[str, list[object]
     conditions = [f"r.kind IN ({', '.join('?' * len(kinds))})"]
     params: list[object] = [protocol_pk, *kinds]
     for name, values in sorted(scope.where.items()):
-        conditions.append(f"{_DIMENSIONS[name]} IN ({', '.join('?' * len(values))})")
+        expression = _DIMENSIONS.get(name) or _COLLECTION_DIMENSIONS[name]
+        conditions.append(f"{expression} IN ({', '.join('?' * len(values))})")
         params.extend(sorted(values))
     where = " AND ".join(conditions)
     answers_sql = (
@@ -284,6 +304,7 @@ def _columns(
     ).fetchone()
     answer_pks = np.array([r[0] for r in rows], dtype=np.int64)
     dims = {name: [r[2 + i] for r in rows] for i, name in enumerate(expressions)}
+    dims.update(_collection_dims(db, answers_sql, params, len(rows)))
 
     fact_rows = db.execute(
         "SELECT f.pk, q.ordinal, f.severity FROM required_facts f JOIN questions q ON q.pk = f.question_pk "

@@ -418,6 +418,21 @@ class Store:
         with self._transaction() as db:
             return confirm_mapping(db, mapping_pk, claim_id, fact_id, actor, utc_now())
 
+    def confirm_facts(
+        self, requests: Sequence[tuple[int | None, str | None, str | None]], actor: str
+    ) -> list[tuple[str, str]]:
+        """Confirm several proposals or direct mappings (``(mapping_pk, claim_id, fact_id)`` each, as for
+        :meth:`confirm_fact`) all or none: one refused request leaves every mapping as it was."""
+        at = utc_now()
+        with self._transaction() as db:
+            return [confirm_mapping(db, pk, claim_id, fact_id, actor, at) for pk, claim_id, fact_id in requests]
+
+    def reject_facts(self, mapping_pks: Sequence[int], actor: str) -> list[tuple[str, str]]:
+        """Reject several proposals all or none."""
+        at = utc_now()
+        with self._transaction() as db:
+            return [reject(db, pk, actor, at) for pk in mapping_pks]
+
     def reject_fact(self, mapping_pk: int, actor: str) -> tuple[str, str]:
         """Reject a proposal: that claim is never proposed for that fact again."""
         with self._transaction() as db:

@@ -1,0 +1,89 @@
+"""Inline SVG charts for the HTML report, drawn as plain markup: the report needs no plotting library.
+
+Every text placed in a chart is escaped, so a group name such as ``<script>`` stays text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from html import escape
+
+from citeaudit.results import Metric
+
+__all__ = ["METRIC_NAMES", "Bar", "bar_chart"]
+
+METRIC_NAMES = {"official_rate": "Official-domain rate", "precision": "Citation precision", "coverage": "Fact coverage"}
+"""The three numbers in the order the charts draw them."""
+
+_COLOURS = ("#3b6fb6", "#2f8f5b", "#c27c0e")
+_WIDTH, _HEIGHT = 900, 320
+_LEFT, _RIGHT, _TOP, _BOTTOM = 48, 190, 16, 48
+
+
+@dataclass(frozen=True, slots=True)
+class Bar:
+    """One group of the chart: its label, the three metrics, and a mark drawn before it (a comparability break)."""
+
+    label: str
+    metrics: Sequence[Metric]
+    break_before: str = ""
+    """Why the group is not comparable with the one before it (empty when it is)."""
+
+
+def _y(value: float) -> float:
+    return _TOP + (1.0 - value) * (_HEIGHT - _TOP - _BOTTOM)
+
+
+def bar_chart(bars: Sequence[Bar], names: Sequence[str] = tuple(METRIC_NAMES.values())) -> str:
+    """Grouped bars (one per metric) with their intervals as whiskers; an undefined value is marked "n/a"
+    instead of a bar of height 0; a break is a dashed vertical line with its reason as the tooltip."""
+    plot_width = _WIDTH - _LEFT - _RIGHT
+    slot = plot_width / max(1, len(bars))
+    bar_width = slot * 0.8 / max(1, len(names))
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_WIDTH} {_HEIGHT}" width="{_WIDTH}" '
+        f'height="{_HEIGHT}" role="img" font-family="sans-serif" font-size="12">'
+    ]
+    for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
+        y = _y(tick)
+        parts.append(f'<line x1="{_LEFT}" x2="{_LEFT + plot_width}" y1="{y:.1f}" y2="{y:.1f}" stroke="#e3e6eb"/>')
+        parts.append(f'<text x="{_LEFT - 6}" y="{y + 4:.1f}" text-anchor="end">{tick:.2f}</text>')
+    for i, bar in enumerate(bars):
+        x0 = _LEFT + i * slot + slot * 0.1
+        if bar.break_before:
+            x = _LEFT + i * slot
+            parts.append(
+                f'<line class="break" x1="{x:.1f}" x2="{x:.1f}" y1="{_TOP}" y2="{_HEIGHT - _BOTTOM}" '
+                f'stroke="#a11919" stroke-dasharray="4 3"><title>{escape(bar.break_before)}</title></line>'
+            )
+        for k, metric in enumerate(bar.metrics):
+            x = x0 + k * bar_width
+            colour = _COLOURS[k % len(_COLOURS)]
+            if metric.value is None:
+                parts.append(
+                    f'<text x="{x + bar_width / 2:.1f}" y="{_y(0) - 4:.1f}" text-anchor="middle" '
+                    f'fill="#5b6474">n/a</text>'
+                )
+                continue
+            top = _y(metric.value)
+            parts.append(
+                f'<rect x="{x:.1f}" y="{top:.1f}" width="{bar_width * 0.9:.1f}" height="{_y(0) - top:.1f}" '
+                f'fill="{colour}"><title>{escape(names[k])}: {metric.numerator}/{metric.denominator}</title></rect>'
+            )
+            ci = metric.ci
+            if ci is not None and ci.low is not None and ci.high is not None:
+                mid = x + bar_width * 0.45
+                parts.append(
+                    f'<line x1="{mid:.1f}" x2="{mid:.1f}" y1="{_y(ci.high):.1f}" y2="{_y(ci.low):.1f}" stroke="#222"/>'
+                )
+        parts.append(
+            f'<text x="{_LEFT + (i + 0.5) * slot:.1f}" y="{_HEIGHT - _BOTTOM + 18}" '
+            f'text-anchor="middle">{escape(bar.label)}</text>'
+        )
+    for k, name in enumerate(names):
+        y = _TOP + 10 + k * 20
+        parts.append(f'<rect x="{_WIDTH - _RIGHT + 12}" y="{y - 9}" width="12" height="12" fill="{_COLOURS[k]}"/>')
+        parts.append(f'<text x="{_WIDTH - _RIGHT + 30}" y="{y + 2}">{escape(name)}</text>')
+    parts.append("</svg>")
+    return "".join(parts)

@@ -1,0 +1,118 @@
+"""The three numbers per collection, in collection order, with a break wherever the measurement changed.
+
+Collections measured under different protocol fingerprints are not comparable: the trend marks the break and
+names the changed components instead of joining the points as if nothing had changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from citeaudit.errors import InputError
+from citeaudit.model import RunKind
+from citeaudit.protocol import differing_components, fingerprint
+from citeaudit.results import ScoreResult
+from citeaudit.scope import Scope
+from citeaudit.scoring import IntervalSettings
+
+__all__ = ["Trend", "TrendPoint", "trend_path"]
+
+
+@dataclass(frozen=True, slots=True)
+class TrendPoint:
+    """One collection's scores."""
+
+    collection: str
+    date: str
+    """When the collection was made (``YYYY-MM-DD``)."""
+    fingerprint: str
+    result: ScoreResult
+    """The three numbers (grouped as asked), under this collection's protocol."""
+    break_before: tuple[str, ...] = ()
+    """Fingerprint components that changed since the collection before (empty: comparable with it)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form: the collection, its date, fingerprint, break, and the overall and group scores."""
+        overall = self.result.overall
+        return {
+            "collection": self.collection,
+            "date": self.date,
+            "fingerprint": self.fingerprint,
+            "comparable_with_previous": not self.break_before,
+            "changed_components": list(self.break_before),
+            "answers": overall.answers,
+            "provisional": self.result.provisional,
+            **{name: getattr(overall, name).to_dict() for name in ("official_rate", "precision", "coverage")},
+            "groups": [
+                {
+                    **dict(group.by),
+                    "answers": group.answers,
+                    **{name: getattr(group, name).to_dict() for name in ("official_rate", "precision", "coverage")},
+                }
+                for group in self.result.groups
+            ],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Trend:
+    """The scores of a database's collections, oldest first."""
+
+    points: tuple[TrendPoint, ...]
+    by: tuple[str, ...]
+
+    @property
+    def breaks(self) -> int:
+        """Comparability breaks along the trend."""
+        return sum(1 for point in self.points if point.break_before)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {"by": list(self.by), "breaks": self.breaks, "collections": [p.to_dict() for p in self.points]}
+
+
+def trend_path(
+    path: str | Path, *, by: Sequence[str] = (), ci: IntervalSettings | None = None, scope: Scope | None = None
+) -> Trend:
+    """Score each collection of the database at ``path`` (platform runs, or the run kinds of ``scope``)."""
+    from citeaudit.api import is_database, score_path
+    from citeaudit.store import Store
+    from citeaudit.store.answers import collections_with_answers
+
+    if not is_database(path):
+        raise InputError(
+            str(path),
+            "",
+            "a trend reads the collections of a database; import them with "
+            "`citeaudit ingest DIR --manifest FILE` or `citeaudit collect`",
+        )
+    with Store(path) as store:
+        collections = collections_with_answers(store)
+        protocols = {pk: store.protocol(pk) for _, _, pk, _ in collections}
+    if not collections:
+        raise InputError(
+            str(path),
+            "",
+            "no collection has answers: a trend needs collections (`citeaudit ingest "
+            "DIR --manifest FILE`, `citeaudit collect`)",
+        )
+    base = scope or Scope(run_kinds=frozenset({RunKind.PLATFORM}))
+    points = []
+    previous = None
+    for name, date, protocol_pk, _ in collections:
+        protocol = protocols[protocol_pk]
+        where = {**base.where, "collection": frozenset({name})}
+        scored = score_path(
+            path,
+            scope=Scope(run_kinds=base.run_kinds, where=where),
+            by=by,
+            protocol=fingerprint(protocol),
+            ci=ci,
+        )
+        changed = () if previous is None else tuple(differing_components(previous, protocol))
+        points.append(TrendPoint(name, date, fingerprint(protocol), scored.result, changed))
+        previous = protocol
+    return Trend(tuple(points), tuple(by))

@@ -1,0 +1,134 @@
+"""Collections as a dimension, and the trend across them with its comparability breaks."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from typer.testing import Result
+
+Cli = Callable[..., Result]
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+PROTOCOL = FIXTURES / "protocol.yaml"
+PATTERN = "{question}__{engine}__{locale}__{repeat}.json"
+
+
+def _collection(tmp_path: Path, name: str) -> Path:
+    """A folder with Perplexity's answer to q01, its id made unique so that each collection is a new payload."""
+    folder = tmp_path / name
+    folder.mkdir()
+    document = json.loads((FIXTURES / "perplexity" / "sonar.json").read_text(encoding="utf-8"))
+    document["id"] = f"{document['id']}-{name}"
+    (folder / "q01__perplexity__en-GB__1.json").write_text(json.dumps(document), encoding="utf-8")
+    return folder
+
+
+@pytest.fixture
+def db(tmp_path: Path, cli: Cli) -> Path:
+    """Three collections of one answer each; the third measured under a protocol whose official domains
+    changed (axtorp-machines.com replaced by axtorp.com)."""
+    path = tmp_path / "trend.db"
+    revised = tmp_path / "revised.yaml"
+    revised.write_text(PROTOCOL.read_text(encoding="utf-8").replace("axtorp-machines.com", "axtorp.com"), "utf-8")
+    for name, protocol in (("2026-09", PROTOCOL), ("2026-10", PROTOCOL), ("2026-11", revised)):
+        result = cli(
+            "ingest",
+            _collection(tmp_path, name),
+            "--pattern",
+            PATTERN,
+            "--collection",
+            name,
+            "--questions",
+            protocol,
+            "--db",
+            path,
+        )
+        assert result.exit_code == 0, result.stderr
+    return path
+
+
+def test_trend_gives_each_collection_and_marks_the_break(cli: Cli, db: Path) -> None:
+    result = cli("trend", db, "--resamples", "200", "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    body = json.loads(result.stdout)
+    points = body["collections"]
+    assert [p["collection"] for p in points] == ["2026-09", "2026-10", "2026-11"]
+    # The answer cites www.axtorp-machines.com (official under the first protocol): 1 of 1 answers; under the
+    # revised protocol its official domains are axtorp.com and axtorp.de, which nothing cites: 0 of 1.
+    rates = [(p["official_rate"]["numerator"], p["official_rate"]["denominator"]) for p in points]
+    assert rates == [(1, 1), (1, 1), (0, 1)]
+    # the same payload in each: the same edges, none reviewed yet, so precision is 0 of the same count
+    assert {p["precision"]["denominator"] for p in points} == {points[0]["precision"]["denominator"]}
+    assert all(p["precision"]["numerator"] == 0 and p["provisional"] for p in points)
+    # one required fact for q01 (f01), no confirmed mapping: coverage 0 of 1
+    assert all((p["coverage"]["numerator"], p["coverage"]["denominator"]) == (0, 1) for p in points)
+    assert [p["comparable_with_previous"] for p in points] == [True, True, False]
+    assert points[2]["changed_components"] == ["official_domains"]
+    assert body["breaks"] == 1
+    assert all("ci" in p["official_rate"] for p in points)
+    table = cli("trend", db, "--resamples", "200")
+    assert "break before 2026-11: not comparable with 2026-10 (official_domains changed)" in table.stdout
+    assert "3 collection(s), 1 comparability break(s)" in table.stdout
+
+
+def test_trend_by_platform(cli: Cli, db: Path) -> None:
+    body = json.loads(cli("trend", db, "--by", "platform", "--resamples", "200", "--format", "json").stdout)
+    assert [[g["platform"] for g in p["groups"]] for p in body["collections"]] == [["perplexity"]] * 3
+
+
+def test_collection_is_a_where_and_by_dimension(cli: Cli, db: Path) -> None:
+    # two protocols share the id and version: the first one is named by its fingerprint
+    first = json.loads(cli("trend", db, "--resamples", "200", "--format", "json").stdout)["collections"][0]
+    selector = first["fingerprint"][:19]
+    chosen = cli("score", db, "--protocol", selector, "--where", "collection=2026-10", "--format", "json")
+    assert chosen.exit_code == 0, chosen.stderr
+    assert json.loads(chosen.stdout)["answers"] == 1
+    grouped = cli("score", db, "--protocol", selector, "--by", "collection", "--format", "json")
+    assert grouped.exit_code == 0, grouped.stderr
+    groups = json.loads(grouped.stdout)["groups"]
+    # the first protocol's answers: one in each of the first two collections
+    assert [(g["by"]["collection"], g["answers"]) for g in groups] == [("2026-09", 1), ("2026-10", 1)]
+    missing = cli("score", db, "--protocol", selector, "--where", "collection=2031-01", "--format", "json")
+    assert json.loads(missing.stdout)["answers"] == 0
+
+
+def test_the_report_draws_the_trend_with_its_break(cli: Cli, db: Path, tmp_path: Path) -> None:
+    out = tmp_path / "report.html"
+    first = json.loads(cli("trend", db, "--resamples", "200", "--format", "json").stdout)["collections"][0]
+    result = cli("report", db, "--protocol", first["fingerprint"][:19], "--out", out, "--resamples", "200")
+    assert result.exit_code == 0, result.stderr
+    html = out.read_text(encoding="utf-8")
+    section = html.split('<h2 id="trend">')[1].split("<h2")[0]
+    # three collections, one break (before 2026-11) drawn as a dashed line and named in the table
+    assert section.count('class="break"') == 1
+    assert "break: not comparable with 2026-10: official_domains changed" in section
+    assert [c for c in ("2026-09", "2026-10", "2026-11") if c in section] == ["2026-09", "2026-10", "2026-11"]
+
+
+def test_report_compares_two_selections_of_one_database(cli: Cli, db: Path, tmp_path: Path) -> None:
+    out = tmp_path / "report.html"
+    first = json.loads(cli("trend", db, "--resamples", "200", "--format", "json").stdout)["collections"][0]
+    result = cli(
+        "report",
+        db,
+        "--protocol",
+        first["fingerprint"][:19],
+        "--where",
+        "collection=2026-09",
+        "--compare-where",
+        "collection=2026-10",
+        "--out",
+        out,
+        "--resamples",
+        "200",
+    )
+    assert result.exit_code == 0, result.stderr
+    html = out.read_text(encoding="utf-8")
+    assert f"Comparison: {db} [collection=2026-09] (A) vs {db} [collection=2026-10] (B)" in html
+    # the same answer in both collections: official rate 1/1 on both sides, B − A = 0
+    comparison = html.split("<h2>Comparison")[1].split("</table>")[0]
+    assert '<td>Official-domain rate</td><td class="num">1.000</td><td class="num">1.000</td>' in comparison
+    assert "+0.000" in comparison
