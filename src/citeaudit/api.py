@@ -15,7 +15,7 @@ from citeaudit.agreement import (
     pairs_from_audit,
     raters_of_audit,
 )
-from citeaudit.errors import InputError, InvalidValue
+from citeaudit.errors import InputError, InvalidValue, ScopeError
 from citeaudit.ingest import read_file
 from citeaudit.model import Audit, Protocol
 from citeaudit.protocol import disclosure, fingerprint
@@ -81,8 +81,17 @@ def score_path(
     macro: bool = False,
     protocol: str | None = None,
     ci: IntervalSettings | None = None,
+    engine: str = "numpy",
 ) -> ScoredPath:
-    """Score an audit file or a database within ``scope``."""
+    """Score an audit file or a database within ``scope``; with ``engine`` ``duckdb`` or ``spark``, a Parquet
+    dataset written by the export (or, with DuckDB, a database) through the convention's SQL."""
+    if engine != "numpy":
+        if macro:
+            raise ScopeError("--macro (the mean of per-answer values) is computed by the numpy engine only")
+        from citeaudit.engines import score_with_engine
+
+        scored = score_with_engine(path, engine, scope=scope, by=by, protocol=protocol, ci=ci)
+        return ScoredPath(scored.result, scored.protocol, scored.excluded_by_kind)
     if is_database(path):
         with Store(path) as store:
             protocol_pk = store.choose_protocol(protocol, scope)

@@ -17,6 +17,7 @@ from citeaudit.cli import (
     score,
     segment,
     sources,
+    sql,
     suggest,
 )
 
@@ -33,6 +34,7 @@ app = typer.Typer(
 data.register(app)
 collect.register(app)
 score.register(app)
+sql.register(app)
 app.add_typer(protocol.app, name="protocol")
 report.register(app)
 agreement.register(app)

@@ -72,9 +72,23 @@ def _notes(scored: ScoredPath, kind: KindChoice) -> list[str]:
     return notes
 
 
+class EngineChoice(StrEnum):
+    """Which engine computes the scores."""
+
+    NUMPY = "numpy"
+    DUCKDB = "duckdb"
+    SPARK = "spark"
+
+
 @handles_errors
 def score(
-    path: Annotated[Path, typer.Argument(help="An audit file (citeaudit.audit/v1) or a citeaudit database.")],
+    path: Annotated[
+        str,
+        typer.Argument(
+            help="An audit file (citeaudit.audit/v1) or a citeaudit database; with --engine duckdb|spark, a "
+            "Parquet folder written by `export --format parquet` (or any path the engine reads)."
+        ),
+    ],
     by: ByOption = None,
     fmt: Annotated[OutputFormat, typer.Option("--format", help="Output format.")] = OutputFormat.TABLE,
     macro: Annotated[
@@ -89,11 +103,19 @@ def score(
     level: Annotated[float, typer.Option("--level", help="Confidence level for --ci.", min=0.5, max=0.999)] = 0.95,
     resamples: Annotated[int, typer.Option("--resamples", help="Bootstrap resamples for --ci.", min=100)] = 9999,
     seed: Annotated[int, typer.Option("--seed", help="Random seed for --ci (same seed, same interval).")] = 0,
+    engine: Annotated[
+        EngineChoice,
+        typer.Option(
+            "--engine",
+            help="numpy: in memory (the default); duckdb: embedded SQL, out of core, over Parquet or a database; "
+            "spark: Spark SQL over Parquet (needs Java).",
+        ),
+    ] = EngineChoice.NUMPY,
 ) -> None:
     """Score precision, coverage and official-domain rate under strict-v1 (micro: pooled counts)."""
     scope = _scope(kind, where)
     settings = IntervalSettings(level=level, resamples=resamples, seed=seed) if ci else None
-    scored = score_path(path, scope=scope, by=_by(by), macro=macro, protocol=protocol, ci=settings)
+    scored = score_path(path, scope=scope, by=_by(by), macro=macro, protocol=protocol, ci=settings, engine=str(engine))
     if fmt is OutputFormat.JSON:
         console.out(scored.to_json(), highlight=False)
     elif fmt is OutputFormat.CSV:
