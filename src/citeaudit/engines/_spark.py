@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import os
 import shutil
+import warnings
 from typing import Any
 
 from citeaudit.convention_sql import DIALECTS, preamble_sql
 from citeaudit.engines._tables import ProtocolRow
 from citeaudit.errors import MissingExtra
 
-__all__ = ["SparkRunner", "java_missing", "local_session"]
+__all__ = ["SparkRunner", "java_missing", "local_session", "session_for_job"]
 
 DIALECT = DIALECTS["spark"]
 
@@ -31,17 +32,20 @@ def java_missing() -> str | None:
 
 def local_session() -> Any:
     """The active Spark session, else a new ``local[*]`` one sized for one machine."""
-    try:
-        from pyspark.sql import SparkSession
-    except ImportError:
-        raise MissingExtra("spark", "The spark engine") from None
+    with warnings.catch_warnings():
+        # pyspark warns at import about pandas versions it has not been tested with; no pandas is used here
+        warnings.simplefilter("ignore", FutureWarning)
+        try:
+            from pyspark.sql import SparkSession
+        except ImportError:
+            raise MissingExtra("spark", "The spark engine") from None
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
     missing = java_missing()
     if missing is not None:
         raise MissingExtra(f"The spark engine cannot start: {missing}")
-    return (
+    session = (
         SparkSession.builder.master("local[*]")
         .appName("citeaudit")
         .config("spark.ui.enabled", "false")
@@ -50,6 +54,19 @@ def local_session() -> Any:
         .config("spark.sql.shuffle.partitions", str(max(4, 2 * (os.cpu_count() or 1))))
         .getOrCreate()
     )
+    session.sparkContext.setLogLevel("ERROR")
+    return session
+
+
+def session_for_job() -> Any:
+    """The session of a ``spark-submit`` job: whatever master and settings the submission gave."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        try:
+            from pyspark.sql import SparkSession
+        except ImportError:
+            raise MissingExtra("spark", "The spark engine") from None
+    return SparkSession.builder.appName("citeaudit").getOrCreate()
 
 
 class SparkRunner:
