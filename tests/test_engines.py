@@ -242,3 +242,32 @@ def test_cells_query_is_one_result_per_question() -> None:
     # two questions, no facts and no edges: one answer cell each (severity NULL)
     assert [(r[0], r[1], r[2]) for r in rows] == [("p", "q1", None), ("p", "q2", None)]
     assert "read_parquet" in preamble_sql(DIALECTS["duckdb"], "s3://bucket/audit")
+
+
+def test_groups_with_the_same_questions_share_resamples_and_keep_their_intervals() -> None:
+    from tests import builders as b
+
+    # two platforms, each answering q1 and q2: both groups and the whole scope have the clusters {q1, q2}
+    answers = [b.answer(f"a{p}{q}", question=f"q{q}", platform=f"p{p}") for p in (1, 2) for q in (1, 2)]
+    claims = [b.claim(f"c{a['id']}", a["id"], fact=f"{a['question_id']}f1") for a in answers]
+    labels = ["supported", "partial", "unknown", "unknown"]
+    edges = [
+        b.edge(c["id"], f"https://site{k}.org/x", label)
+        for c, label in zip(claims, labels, strict=True)
+        for k in (1, 2)
+    ]
+    doc = b.document(answers, claims, edges, b.protocol(questions=2))
+    ci = IntervalSettings(resamples=300, seed=5)
+    with tempfile.TemporaryDirectory() as folder:
+        db, tables = exported(doc, Path(folder))
+        expected = without_repeats(score_path(db, by=["platform"], ci=ci).result.to_dict())
+        found = score_with_engine(tables, "duckdb", by=["platform"], ci=ci).result.to_dict()
+    assert found == expected
+    # p1: a11 supported on 2 edges, a12 partial on 2 → 2/4; p2: unknown on all 4 → 0/4
+    p1, p2 = found["groups"]
+    assert p1["precision"]["value"] == 2 / 4
+    assert p2["precision"]["value"] == 0
+    # each group keeps its own interval over its two questions: p2's is [0, 0], p1's is not
+    assert p1["precision"]["ci"]["clusters"] == p2["precision"]["ci"]["clusters"] == 2
+    assert (p2["precision"]["ci"]["low"], p2["precision"]["ci"]["high"]) == (0.0, 0.0)
+    assert p1["precision"]["ci"]["high"] > 0

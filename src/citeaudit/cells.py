@@ -13,10 +13,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from citeaudit.convention_sql import CELL_COUNTS
-from citeaudit.intervals import metric_intervals
+from citeaudit.intervals import metric_intervals_of_scopes
 from citeaudit.model import Label, Severity
 from citeaudit.results import EdgeCounts, Metric, RequiredCounts, ScopeScore, ScoreResult, SeverityScore, WeightedMetric
 from citeaudit.scoring import IntervalSettings
@@ -60,7 +59,23 @@ def score_cells(
     severities = [str(s) if s is not None else None for s in cells["severity"]]
     questions = [str(q) for q in cells["question"]]
 
-    def scope(in_scope: npt.NDArray[np.bool_], group: tuple[tuple[str, Any], ...]) -> ScopeScore:
+    masks = [cell_group == g for g in range(len(keys))] if by else []
+    masks.append(np.ones(n_cells, dtype=np.bool_))
+    found: list[tuple[Interval, Interval, Interval]] = []
+    if ci is not None:
+        # one matrix of per-question counts per scope; scopes with the same questions share their resamples
+        per_scope = []
+        for in_scope in masks:
+            chosen = np.flatnonzero(in_scope)
+            names = sorted({questions[i] for i in chosen})
+            row_of = {q: r for r, q in enumerate(names)}
+            per_question = np.zeros((len(names), len(_INTERVAL_COLUMNS)), dtype=np.int64)
+            np.add.at(per_question, [row_of[questions[i]] for i in chosen], counts[chosen][:, _INTERVAL_COLUMNS])
+            per_scope.append((per_question, names))
+        found = metric_intervals_of_scopes(per_scope, level=ci.level, resamples=ci.resamples, seed=ci.seed)
+
+    def scope(scope_index: int, group: tuple[tuple[str, Any], ...]) -> ScopeScore:
+        in_scope = masks[scope_index]
         total = counts[in_scope].sum(axis=0)
         weighted_total = weights[in_scope].sum(axis=0)
         severity = {}
@@ -72,16 +87,7 @@ def score_cells(
                     precision=Metric(int(part[_COUNT["supported"]]), int(part[_COUNT["edges"]])),
                     coverage=Metric(int(part[_COUNT["covered"]]), int(part[_COUNT["pairs"]])),
                 )
-        intervals: list[Interval | None] = [None, None, None]
-        if ci is not None:
-            chosen = np.flatnonzero(in_scope)
-            names = sorted({questions[i] for i in chosen})
-            row_of = {q: r for r, q in enumerate(names)}
-            per_question = np.zeros((len(names), len(_INTERVAL_COLUMNS)), dtype=np.int64)
-            np.add.at(per_question, [row_of[questions[i]] for i in chosen], counts[chosen][:, _INTERVAL_COLUMNS])
-            intervals = list(
-                metric_intervals(per_question, names, level=ci.level, resamples=ci.resamples, seed=ci.seed)
-            )
+        intervals: Sequence[Interval | None] = found[scope_index] if found else (None, None, None)
         pending = int(total[_COUNT["pending"]] + total[_COUNT["disputed"]])
         return ScopeScore(
             by=group,
@@ -107,11 +113,11 @@ def score_cells(
             weighted_coverage=WeightedMetric(float(weighted_total[1]), float(weighted_total[0])) if weighted else None,
         )
 
-    groups = tuple(scope(cell_group == g, tuple(zip(by, key, strict=True))) for g, key in enumerate(keys)) if by else ()
+    groups = tuple(scope(g, tuple(zip(by, key, strict=True))) for g, key in enumerate(keys)) if by else ()
     return ScoreResult(
         scoring=scoring,
         fingerprint=fingerprint,
-        overall=scope(np.ones(n_cells, dtype=np.bool_), ()),
+        overall=scope(len(masks) - 1, ()),
         group_by=by,
         groups=groups,
     )
