@@ -4,6 +4,7 @@ same numbers as the in-memory path over generated audits."""
 from __future__ import annotations
 
 import json
+import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -164,7 +165,14 @@ def test_engine_errors_are_one_line(cli: Cli, four_claim_path: Path, four_claim_
     macro = cli("score", four_claim_db, "--engine", "duckdb", "--macro")
     assert macro.exit_code == 2
     assert "numpy engine only" in macro.stderr
-    for result in (missing, not_tables, spark_db, macro):
+    broken = tmp_path / "broken"
+    assert cli("export", "--db", four_claim_db, "--format", "parquet", "--out", broken).exit_code == 0
+    shutil.rmtree(broken / "claims")
+    no_claims = cli("score", broken, "--engine", "duckdb", "--kind", "all")
+    assert no_claims.exit_code == 2
+    assert "duckdb cannot score these tables" in no_claims.stderr
+    assert "claims" in no_claims.stderr
+    for result in (missing, not_tables, spark_db, macro, no_claims):
         assert "Traceback" not in result.stderr
         assert len(result.stderr.strip().splitlines()) == 1
 

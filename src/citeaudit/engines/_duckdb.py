@@ -8,6 +8,7 @@ without an extension that may not be installed), then scored the same way.
 
 from __future__ import annotations
 
+import os
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,7 +18,7 @@ from typing import Any
 from citeaudit.convention_sql import DIALECTS, PARTITIONS, TABLES, preamble_sql
 from citeaudit.engines._parquet import arrow_schemas, record_batch
 from citeaudit.engines._tables import ProtocolRow
-from citeaudit.errors import MissingExtra
+from citeaudit.errors import EngineFailed, MissingExtra
 from citeaudit.store.engine_tables import TableBatch
 
 __all__ = ["DuckDBRunner"]
@@ -47,9 +48,10 @@ class DuckDBRunner:
         with tempfile.TemporaryDirectory(prefix="citeaudit-duckdb-") as spill:
             con = duckdb.connect(config=_config(spill, memory_limit))
             try:
+                runner = cls(con)
                 for statement in preamble_sql(DIALECT, root).split(";\n"):
-                    con.execute(statement.rstrip(";"))
-                yield cls(con)
+                    runner._run(statement.rstrip(";"))
+                yield runner
             finally:
                 con.close()
 
@@ -77,22 +79,30 @@ class DuckDBRunner:
 
     def protocols(self) -> list[ProtocolRow]:
         """The rows of the ``protocols`` table."""
-        rows = self._con.execute(
+        rows = self._run(
             "SELECT DISTINCT protocol_id, version, scoring, fingerprint, weighted, body FROM protocols ORDER BY 1, 2"
         ).fetchall()
         return [ProtocolRow(*row) for row in rows]
 
     def query(self, sql: str) -> dict[str, list[Any]]:
         """A (small) query result as columns."""
-        cursor = self._con.execute(sql)
+        cursor = self._run(sql)
         names = [d[0] for d in cursor.description]
         rows = cursor.fetchall()
         return {name: [row[i] for row in rows] for i, name in enumerate(names)}
+
+    def _run(self, sql: str) -> Any:
+        try:
+            return self._con.execute(sql)
+        except _duckdb().Error as exc:
+            raise EngineFailed("duckdb", exc) from None
 
 
 def _config(spill: str, memory_limit: str | None) -> dict[str, Any]:
     # Insertion order is never needed (every result is aggregated and sorted), and keeping it costs memory.
     config: dict[str, Any] = {"temp_directory": spill, "preserve_insertion_order": False}
+    # On a machine shared with other work, cap DuckDB below its default (80 % of RAM); it spills past the cap.
+    memory_limit = memory_limit or os.environ.get("CITEAUDIT_DUCKDB_MEMORY_LIMIT")
     if memory_limit:
         config["memory_limit"] = memory_limit
     return config

@@ -13,7 +13,7 @@ from typing import Any
 
 from citeaudit.convention_sql import DIALECTS, preamble_sql
 from citeaudit.engines._tables import ProtocolRow
-from citeaudit.errors import MissingExtra
+from citeaudit.errors import EngineFailed, MissingExtra
 
 __all__ = ["SparkRunner", "java_missing", "local_session", "session_for_job"]
 
@@ -75,18 +75,25 @@ class SparkRunner:
     def __init__(self, session: Any, root: str) -> None:
         self._spark = session
         for statement in preamble_sql(DIALECT, root).split(";\n"):
-            session.sql(statement.rstrip(";"))
+            self._collect(statement.rstrip(";"))
 
     def protocols(self) -> list[ProtocolRow]:
         """The rows of the ``protocols`` table."""
-        rows = self._spark.sql(
+        _, rows = self._collect(
             "SELECT DISTINCT protocol_id, version, scoring, fingerprint, weighted, body FROM protocols"
-        ).collect()
+        )
         return sorted((ProtocolRow(*row) for row in rows), key=lambda r: (r.protocol_id, r.version))
 
     def query(self, sql: str) -> dict[str, list[Any]]:
         """A (small) query result as columns."""
-        frame = self._spark.sql(sql)
-        names = frame.columns
-        rows = frame.collect()
+        names, rows = self._collect(sql)
         return {name: [row[i] for row in rows] for i, name in enumerate(names)}
+
+    def _collect(self, sql: str) -> tuple[list[str], list[Any]]:
+        from pyspark.errors import PySparkException
+
+        try:
+            frame = self._spark.sql(sql)
+            return list(frame.columns), frame.collect()
+        except PySparkException as exc:
+            raise EngineFailed("spark", exc) from None
