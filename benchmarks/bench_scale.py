@@ -5,7 +5,8 @@ disk: opt-in) is written as the engine's Parquet dataset and as a citeaudit data
 process, so its peak RSS is its own (Spark's includes its JVM's):
 
 * numpy — ``score_columns`` over in-memory columns (the RSS includes the columns themselves);
-* duckdb engine — ``score_with_engine(PARQUET, "duckdb")``, with and without ``--ci`` (9 999 resamples);
+* duckdb engine — ``score_with_engine(PARQUET, "duckdb")``, with and without ``--ci`` (9 999 resamples), and
+  held to 1 GB of memory (it spills to disk: the out-of-core path);
 * hand-written DuckDB — one plain query for the same per-platform numbers on the same files (the baseline);
 * spark local — ``score_with_engine(PARQUET, "spark")`` on a warm ``local[*]`` session (start-up reported apart);
 * export — ``citeaudit export --format parquet`` from the database, against DuckDB's own SQLite-to-Parquet copy
@@ -366,6 +367,12 @@ def path_duckdb_ci(root: Path, args: argparse.Namespace) -> dict[str, Any]:
     return path_duckdb(root, args, ci=True)
 
 
+def path_duckdb_capped(root: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """The engine held to 1 GB of memory: it must spill to disk, not fail (the out-of-core path)."""
+    os.environ["CITEAUDIT_DUCKDB_MEMORY_LIMIT"] = "1GB"
+    return path_duckdb(root, args)
+
+
 HAND_WRITTEN = """
 WITH e AS (
   SELECT l.claim, l.source, count(*) AS n FROM read_parquet('{root}/edge_locations/**/*.parquet') l
@@ -487,6 +494,7 @@ PATHS = {
     "numpy": path_numpy,
     "duckdb": path_duckdb,
     "duckdb --ci": path_duckdb_ci,
+    "duckdb 1 GB cap": path_duckdb_capped,
     "duckdb hand-written": path_hand_written,
     "spark": path_spark,
     "export": path_export,
