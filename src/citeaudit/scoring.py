@@ -268,10 +268,12 @@ def score_columns(
     official = _bincount(group_of_answer[answer_official], n_groups)
 
     interval_parts = None
-    question_ids = [""] * len(columns.question_facts)
-    if ci is not None:
+    # the intervals order clusters by question id (as every engine does); index order when ids are not given
+    question_ids = [f"{q:012d}" for q in range(len(columns.question_facts))]
+    named = columns.answer_dims.get("question")
+    if ci is not None and named is not None:
         for answer, question in enumerate(columns.answer_question.tolist()):
-            question_ids[question] = str(columns.answer_dims["question"][answer])
+            question_ids[question] = str(named[answer])
         interval_parts = (
             _bincount(edge_answer[supported], n_answers),
             _bincount(edge_answer, n_answers),
