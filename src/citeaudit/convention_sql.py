@@ -142,6 +142,9 @@ class Dialect:
     """The function telling a ``GROUPING SETS`` total row from a group row."""
     backslash_escapes: bool
     """Whether a backslash escapes in string literals (Spark) or is an ordinary character (DuckDB)."""
+    materialized: str = ""
+    """How a common table expression read several times is computed once (``MATERIALIZED `` in DuckDB;
+    Spark reuses the shuffle of an identical subplan by itself)."""
 
     def literal(self, text: str) -> str:
         """``text`` as a string literal of this dialect."""
@@ -151,7 +154,7 @@ class Dialect:
 
 
 DIALECTS: Mapping[str, Dialect] = {
-    "duckdb": Dialect("duckdb", "VARCHAR", "GROUPING", backslash_escapes=False),
+    "duckdb": Dialect("duckdb", "VARCHAR", "GROUPING", backslash_escapes=False, materialized="MATERIALIZED "),
     "spark": Dialect("spark", "STRING", "grouping_id", backslash_escapes=True),
 }
 """The dialects the SQL is generated for, by engine name."""
@@ -245,22 +248,30 @@ def _cte_parts(
         "unique_edges AS (\n  SELECT claim, source, count(*) AS locations\n  FROM edge_locations\n"
         f"  WHERE {in_protocol}\n  GROUP BY claim, source\n)",
         # An edge without a final label is pending (scored as unknown, counted apart); disputed is pending too.
-        "scored_edges AS (\n  SELECT u.claim, u.source, u.locations, c.answer, c.severity,\n"
+        "scored_edges AS (\n  SELECT u.claim, u.locations, c.answer, c.severity,\n"
         "    CASE WHEN l.label IS NOT NULL THEN l.label WHEN l.review_state = 'disputed' THEN 'disputed'\n"
-        "         ELSE 'pending' END AS outcome\n"
+        "         ELSE 'pending' END AS outcome,\n"
+        "    CASE WHEN s.source IS NULL THEN 0 ELSE 1 END AS official\n"
         "  FROM unique_edges u JOIN scoped_claims c ON c.claim = u.claim\n"
         f"  LEFT JOIN (SELECT claim, source, label, review_state FROM edges WHERE {in_protocol}) l\n"
-        "    ON l.claim = u.claim AND l.source = u.source\n)",
-        "edge_counts AS (\n  SELECT answer, severity, count(*) AS edges, CAST(sum(locations) AS BIGINT) AS locations,\n"
+        "    ON l.claim = u.claim AND l.source = u.source\n"
+        f"  LEFT JOIN (SELECT source FROM sources WHERE {in_protocol} AND official) s ON s.source = u.source\n)",
+        # One pass over the edges, down to one row per claim; everything after reads these rows.
+        f"claim_edges AS {dialect.materialized}(\n"
+        "  SELECT claim, answer, severity, count(*) AS edges, CAST(sum(locations) AS BIGINT) AS locations,\n"
         + ",\n".join(f"    {_outcome_sum(o)}" for o in outcomes)
-        + "\n  FROM scored_edges\n  GROUP BY answer, severity\n)",
+        + ",\n    max(CASE WHEN outcome = 'supported' THEN 1 ELSE 0 END) AS covers,\n"
+        "    max(official) AS cites_official\n"
+        "  FROM scored_edges\n  GROUP BY claim, answer, severity\n)",
+        "edge_counts AS (\n  SELECT answer, severity, CAST(sum(edges) AS BIGINT) AS edges,\n"
+        "    CAST(sum(locations) AS BIGINT) AS locations,\n"
+        + ",\n".join(f"    CAST(sum({o}) AS BIGINT) AS {o}" for o in outcomes)
+        + "\n  FROM claim_edges\n  GROUP BY answer, severity\n)",
         # Only `supported` covers a fact; `partial` never does.
-        "claim_outcomes AS (\n  SELECT claim, max(CASE WHEN outcome = 'supported' THEN 1 ELSE 0 END) AS supported\n"
-        "  FROM scored_edges\n  GROUP BY claim\n)",
         "pair_outcomes AS (\n  SELECT c.answer, c.fact,\n"
         "    max(CASE WHEN o.claim IS NULL THEN 0 ELSE 1 END) AS with_edge,\n"
-        "    max(coalesce(o.supported, 0)) AS covered\n"
-        "  FROM scoped_claims c LEFT JOIN claim_outcomes o ON o.claim = c.claim\n"
+        "    max(coalesce(o.covers, 0)) AS covered\n"
+        "  FROM scoped_claims c LEFT JOIN claim_edges o ON o.claim = c.claim\n"
         "  WHERE c.fact IS NOT NULL\n  GROUP BY c.answer, c.fact\n)",
         # An answer cites an official source through a cited citation or through an edge of its claims.
         "official_answers AS (\n  SELECT DISTINCT answer FROM (\n"
@@ -268,8 +279,7 @@ def _cte_parts(
         f"    JOIN (SELECT source FROM sources WHERE {in_protocol} AND official) s ON s.source = ci.source\n"
         f"    WHERE {protocol_is('ci.')}\n"
         "    UNION ALL\n"
-        "    SELECT e.answer FROM scored_edges e\n"
-        f"    JOIN (SELECT source FROM sources WHERE {in_protocol} AND official) s ON s.source = e.source\n"
+        "    SELECT answer FROM claim_edges WHERE cites_official = 1\n"
         "  ) cited\n)",
         "cell_rows AS (\n"
         f"  SELECT {a_dims}, e.severity, CAST(sum(e.edges) AS BIGINT) AS edges,\n"
