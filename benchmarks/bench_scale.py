@@ -569,22 +569,27 @@ def sqlite_extension(side_install: str | None) -> tuple[str | None, str | None]:
 
 def run_size(n_locations: int, args: argparse.Namespace, report: list[str]) -> dict[str, float]:
     args.locations = n_locations
-    scratch = Path(tempfile.mkdtemp(prefix="bench-scale-", dir=args.workdir))
+    kept = Path(args.keep) / f"{n_locations}" if args.keep else None
+    scratch = kept or Path(tempfile.mkdtemp(prefix="bench-scale-", dir=args.workdir))
     args.scratch = scratch
+    root = scratch / "tables"
+    args.db = scratch / "ledger.db"
     try:
-        start = time.perf_counter()
-        data = generate(n_locations)
-        root = scratch / "tables"
-        write_parquet(data, root)
-        args.db = scratch / "ledger.db"
-        if "export" not in args.skip:
+        if kept is not None and (kept / "complete").exists():
+            print(f"[{n_locations:,} locations] reusing {kept}", flush=True)
+        else:
+            start = time.perf_counter()
+            scratch.mkdir(parents=True, exist_ok=True)
+            data = generate(n_locations)
+            write_parquet(data, root)
             build_database(data, args.db)
-        del data
-        print(
-            f"[{n_locations:,} locations] generated, written as Parquet and a database in "
-            f"{time.perf_counter() - start:.0f} s",
-            flush=True,
-        )
+            del data
+            (scratch / "complete").touch()
+            print(
+                f"[{n_locations:,} locations] generated, written as Parquet and a database in "
+                f"{time.perf_counter() - start:.0f} s",
+                flush=True,
+            )
         results: dict[str, dict[str, Any]] = {}
         side_path, extension = sqlite_extension(args.duckdb_sqlite)
         args.sqlite_extension = extension
@@ -627,7 +632,8 @@ def run_size(n_locations: int, args: argparse.Namespace, report: list[str]) -> d
                 report.append(f"{n_locations:,} locations: {label} = {ratios[key]:.2f}")
         return ratios
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        if kept is None:
+            shutil.rmtree(scratch, ignore_errors=True)
 
 
 def main() -> None:
@@ -638,6 +644,7 @@ def main() -> None:
     parser.add_argument("--skip", nargs="*", default=[], help=f"paths to leave out: {', '.join(PATHS)}")
     parser.add_argument("--duckdb-sqlite", default=None, help="pip --target folder with duckdb + duckdb-ext-sqlite")
     parser.add_argument("--workdir", default=None, help="where the generated data goes (default: system temp)")
+    parser.add_argument("--keep", default=None, help="keep the generated data in this folder and reuse it next time")
     parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--root", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--db", default=None, help=argparse.SUPPRESS)
