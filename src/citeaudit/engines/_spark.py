@@ -52,6 +52,8 @@ def local_session() -> Any:
         .config("spark.ui.showConsoleProgress", "false")
         # a few partitions per core: the default 200 is meant for clusters and makes small scopes slow
         .config("spark.sql.shuffle.partitions", str(max(4, 2 * (os.cpu_count() or 1))))
+        # local mode runs everything in the driver, whose default heap (1 GB) makes large scopes spill and stall
+        .config("spark.driver.memory", os.environ.get("CITEAUDIT_SPARK_DRIVER_MEMORY", "4g"))
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")
