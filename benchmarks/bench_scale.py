@@ -593,16 +593,25 @@ def run_size(n_locations: int, args: argparse.Namespace, report: list[str]) -> d
         results: dict[str, dict[str, Any]] = {}
         side_path, extension = sqlite_extension(args.duckdb_sqlite)
         args.sqlite_extension = extension
+        chosen = []
         for name in PATHS:
             if name in args.skip or (name in ("export", "duckdb copy") and "export" in args.skip):
                 continue
             if name == "duckdb copy" and side_path == "":
                 print("  duckdb copy: DuckDB's sqlite extension is not loadable here (see --duckdb-sqlite)")
                 continue
-            repeat = 1 if name == "spark" and n_locations >= 10_000_000 else args.repeat
-            runs = [measure(name, root, args, side_path if name == "duckdb copy" else None) for _ in range(repeat)]
-            best = min(runs, key=lambda r: r["seconds"])
-            best["median_s"] = statistics.median(r["seconds"] for r in runs)
+            chosen.append(name)
+        # Round-robin: each repetition runs every path once, so a change in the machine's load (it is shared)
+        # falls on all paths alike instead of on whichever ran during it.
+        runs: dict[str, list[dict[str, Any]]] = {name: [] for name in chosen}
+        for repetition in range(args.repeat):
+            for name in chosen:
+                if name == "spark" and n_locations >= 10_000_000 and repetition > 0:
+                    continue  # minutes per run at this size: once is enough to place it
+                runs[name].append(measure(name, root, args, side_path if name == "duckdb copy" else None))
+        for name in chosen:
+            best = min(runs[name], key=lambda r: r["seconds"])
+            best["median_s"] = statistics.median(r["seconds"] for r in runs[name])
             results[name] = best
             rss = best["peak_rss_mb"]
             print(
