@@ -77,7 +77,7 @@ def _runner(path: str, engine: str, protocol: str | None) -> Iterator[_Runner]:
             protocol_pk = store.choose_protocol(protocol)
             every_answer = Scope(run_kinds=frozenset(RunKind))
             chosen = store.effective_protocol(protocol_pk, every_answer)
-            batches = engine_table_batches(store.connection, chosen, protocol_pk)
+            batches = engine_table_batches(store.connection, chosen, protocol_pk, path=str(store.path))
             with DuckDBRunner.over_batches(batches) as runner:
                 yield runner
         return
@@ -141,4 +141,5 @@ def export_parquet(db: str | Path, out: Path, *, protocol: str | None = None) ->
     with Store(db) as store:
         protocol_pk = store.choose_protocol(protocol)
         chosen = store.effective_protocol(protocol_pk, Scope(run_kinds=frozenset(RunKind)))
-        return write_parquet_tables(engine_table_batches(store.connection, chosen, protocol_pk), out)
+        batches = engine_table_batches(store.connection, chosen, protocol_pk, path=str(store.path))
+        return write_parquet_tables(batches, out)

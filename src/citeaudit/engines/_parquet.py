@@ -19,9 +19,12 @@ from urllib.parse import quote
 
 from citeaudit.convention_sql import PARTITIONS, TABLES
 from citeaudit.errors import InputError, MissingExtra
-from citeaudit.store.engine_tables import TableBatch
+from citeaudit.store.engine_tables import Coded, TableBatch
 
 __all__ = ["ParquetExport", "arrow_schemas", "partition_folder", "record_batch", "write_parquet_tables"]
+
+_BUFFERED_ROWS = 1 << 20
+"""Rows held across all partitions of a table before they are written: the export's memory bound."""
 
 _ARROW_TYPES = {"BIGINT": "int64", "VARCHAR": "string", "DOUBLE": "float64", "BOOLEAN": "bool_"}
 
@@ -48,14 +51,22 @@ def arrow_schemas(partition_columns: bool = False) -> dict[str, Any]:
 
 
 def record_batch(batch: TableBatch, schema: Any) -> Any:
-    """The rows of ``batch`` as an Arrow record batch of ``schema`` (partition values added when it has them)."""
+    """The columns of ``batch`` as an Arrow record batch of ``schema`` (partition values added when it has
+    them). Integer arrays pass without a copy."""
     pa, _ = _pyarrow()
     width = len(TABLES[batch.table])
-    columns: list[Any] = list(zip(*batch.rows, strict=True)) if batch.rows else [[] for _ in range(width)]
-    arrays = [pa.array(values, type=f.type) for values, f in zip(columns, schema, strict=False)]
+    arrays = [_arrow(pa, values, f.type) for values, f in zip(batch.columns, list(schema)[:width], strict=True)]
     for (_, value), f in zip(batch.partition, list(schema)[width:], strict=False):
-        arrays.append(pa.array([value] * len(batch.rows), type=f.type))
+        arrays.append(pa.array([value] * batch.rows, type=f.type))
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def _arrow(pa: Any, values: Any, kind: Any) -> Any:
+    if isinstance(values, Coded):
+        # codes past the dictionary are NULL (pending edges have no label)
+        indices = pa.array(values.codes, mask=values.codes >= len(values.names))
+        return pa.DictionaryArray.from_arrays(indices, pa.array(values.names, type=kind)).cast(kind)
+    return pa.array(values, type=kind)
 
 
 def partition_folder(partition: tuple[tuple[str, str], ...]) -> str:
@@ -77,7 +88,7 @@ class ParquetExport:
 
 def write_parquet_tables(batches: Iterator[TableBatch], out: Path) -> ParquetExport:
     """Write the batches as a hive-partitioned Parquet dataset at ``out`` (which must not hold files yet)."""
-    _, pq = _pyarrow()
+    pa, pq = _pyarrow()
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise InputError(str(out), "--out", "exists and is not an empty folder; name a new folder")
     schemas = arrow_schemas()
@@ -85,27 +96,45 @@ def write_parquet_tables(batches: Iterator[TableBatch], out: Path) -> ParquetExp
     parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(dir=parent, prefix=f".{out.name}."))
     summary = ParquetExport(out, dict.fromkeys(TABLES, 0))
-    writer: Any = None
-    current: tuple[str, tuple[tuple[str, str], ...]] | None = None
+    writers: dict[tuple[tuple[str, str], ...], Any] = {}
+    pending: dict[tuple[tuple[str, str], ...], list[Any]] = {}
+    buffered = 0
+    table: str | None = None
     protocol_part: tuple[tuple[str, str], ...] = ()
+
+    def flush() -> None:
+        # one row group per flush and partition: large enough for engines to read well
+        nonlocal buffered
+        for partition, parts in pending.items():
+            if partition not in writers:
+                folder = staging / str(table) / partition_folder(partition)
+                folder.mkdir(parents=True, exist_ok=True)
+                writers[partition] = pq.ParquetWriter(folder / "part-0.parquet", schemas[str(table)])
+                summary.files += 1
+            writers[partition].write_table(pa.Table.from_batches(parts, schema=schemas[str(table)]))
+        pending.clear()
+        buffered = 0
+
+    def close() -> None:
+        for writer in writers.values():
+            writer.close()
+        writers.clear()
+
     try:
         for batch in batches:
-            key = (batch.table, batch.partition)
-            if key != current:
-                if writer is not None:
-                    writer.close()
-                folder = staging / batch.table / partition_folder(batch.partition)
-                folder.mkdir(parents=True, exist_ok=True)
-                writer = pq.ParquetWriter(folder / "part-0.parquet", schemas[batch.table])
-                summary.files += 1
-                current = key
-                protocol_part = batch.partition[:1]
-            writer.write_batch(record_batch(batch, schemas[batch.table]))
-            summary.rows[batch.table] += len(batch.rows)
-        if writer is not None:
-            writer.close()
-            writer = None
-        # A table with no partition at all (a protocol without runs) still gets an empty file, so every
+            if batch.table != table:
+                flush()
+                close()
+                table = batch.table
+            protocol_part = batch.partition[:1]
+            pending.setdefault(batch.partition, []).append(record_batch(batch, schemas[batch.table]))
+            buffered += batch.rows
+            summary.rows[batch.table] += batch.rows
+            if buffered >= _BUFFERED_ROWS:
+                flush()
+        flush()
+        close()
+        # A table with no partition at all (a protocol without answers) still gets an empty file, so every
         # engine finds every table.
         for name, schema in schemas.items():
             if not (staging / name).exists():
@@ -118,8 +147,7 @@ def write_parquet_tables(batches: Iterator[TableBatch], out: Path) -> ParquetExp
             out.rmdir()
         os.replace(staging, out)
     except BaseException:
-        if writer is not None:
-            writer.close()
+        close()
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return summary
