@@ -517,9 +517,10 @@ def children_peak_rss_mb() -> float:
     total = 0.0
     for process in psutil.Process().children(recursive=True):
         try:
-            total += peak_rss_mb(process.pid)
+            found = peak_rss_mb(process.pid)
         except (FileNotFoundError, ProcessLookupError):
             continue
+        total += 0.0 if found != found else found  # a process without VmHWM (exiting) adds nothing
     return total
 
 
