@@ -86,3 +86,15 @@ def test_numpy_duckdb_and_spark_agree(spark: Any, doc: dict[str, Any], by: tuple
         on_spark = score_with_engine(tables, "spark", scope=EVERY_KIND, by=by, ci=ci).result.to_dict()
     assert duck == expected
     assert on_spark == expected
+
+
+def test_spark_submit_entry_point(spark: Any, four_claim_parquet: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from citeaudit.engines import spark_job
+
+    # the job uses the session it finds (under spark-submit, the cluster's) and prints score's JSON
+    assert spark_job.main([str(four_claim_parquet), "--kind", "all"]) == 0
+    body = json.loads(capsys.readouterr().out)
+    assert (body["precision"]["numerator"], body["precision"]["denominator"]) == (1, 3)  # 1 supported of 3 edges
+    assert (body["coverage"]["numerator"], body["coverage"]["denominator"]) == (1, 4)  # c1 of c1..c4
+    assert spark_job.main([str(four_claim_parquet), "--where", "nonsense"]) == 2
+    assert "DIMENSION=VALUE" in capsys.readouterr().err
