@@ -213,10 +213,12 @@ def commands() -> list[tuple[str, Any]]:
 
 
 def test_every_command_has_help_and_is_documented_in_the_readme() -> None:
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    root = Path(__file__).resolve().parent.parent
+    pages = [root / "README.md", *sorted((root / "docs").glob("*.md"))]
+    readme = "\n".join(page.read_text(encoding="utf-8") for page in pages if page.exists())
     for name, command in commands():
         assert command.help, f"{name} has no help text"
-        assert f"citeaudit {name}" in readme, f"README does not document `citeaudit {name}`"
+        assert f"citeaudit {name}" in readme, f"neither README nor docs/ documents `citeaudit {name}`"
 
 
 def test_console_script_runs_as_a_real_process(four_claim_path: Path, tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from citeaudit.errors import InputError, InvalidValue
+from citeaudit.errors import InputError, InvalidValue, ScopeError
 from citeaudit.ingest import read_file
 from citeaudit.model import Audit, Label, Protocol, SourceStatus
 from citeaudit.protocol import disclosure, fingerprint
@@ -103,10 +103,19 @@ def score_path(
     protocol: str | None = None,
     ci: IntervalSettings | None = None,
     figures: bool = False,
+    engine: str = "numpy",
 ) -> ScoredPath:
     """Score an audit file or a database within ``scope``; with ``figures``, also the brand figures and
     misattribution (each under its own key, never mixed into the scores; they cost a second read of the edges,
-    so only callers that show them ask)."""
+    so only callers that show them ask). With ``engine`` ``duckdb`` or ``spark``, a Parquet dataset written by
+    the export (or, with DuckDB, a database) is scored through the convention's SQL (no brand figures)."""
+    if engine != "numpy":
+        if macro:
+            raise ScopeError("--macro (the mean of per-answer values) is computed by the numpy engine only")
+        from citeaudit.engines import score_with_engine
+
+        scored = score_with_engine(path, engine, scope=scope, by=by, protocol=protocol, ci=ci)
+        return ScoredPath(scored.result, scored.protocol, scored.excluded_by_kind)
     if is_database(path):
         # The store is loaded only for a database: scoring a file never touches it.
         from citeaudit.store import Store

@@ -16,6 +16,7 @@
     │   ├── SchemaVersionMismatch   the database is newer than this version of citeaudit
     │   └── DatabaseBusy            another process kept the database locked longer than the busy timeout
     ├── MissingExtra                an optional part is not installed; names the pip install line
+    ├── EngineFailed                a SQL engine (DuckDB, Spark) refused the tables or the query
     ├── JudgeError                  a judge cannot be used as configured (no model at the path, no endpoint)
     └── SegmentationUnavailable     a model-assisted segmentation cannot run (no endpoint, the endpoint failed)
 """
@@ -28,6 +29,7 @@ __all__ = [
     "CiteauditError",
     "DatabaseBusy",
     "DuplicateId",
+    "EngineFailed",
     "IncomparableRuns",
     "InputError",
     "InvalidValue",
@@ -128,6 +130,16 @@ class MissingExtra(CiteauditError):
             super().__init__(extra)
         else:
             super().__init__(f"{purpose} needs the optional dependencies: pip install 'citeaudit[{extra}]'")
+
+
+class EngineFailed(CiteauditError):
+    """A SQL engine refused the tables or the query (a missing table, unreadable files); the message is the
+    engine's first line."""
+
+    def __init__(self, engine: str, cause: BaseException) -> None:
+        self.engine = engine
+        first = (str(cause).strip().splitlines() or [type(cause).__name__])[0]
+        super().__init__(f"{engine} cannot score these tables: {first}")
 
 
 class ResolveStopped(CiteauditError):

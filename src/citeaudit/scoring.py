@@ -20,6 +20,7 @@ import numpy.typing as npt
 
 from citeaudit.errors import ScopeError
 from citeaudit.identity import OfficialMatcher
+from citeaudit.intervals import metric_intervals
 from citeaudit.model import Audit, Judgement, Label, ReviewState, Severity, review_outcome
 from citeaudit.protocol import convention_for, fingerprint
 from citeaudit.results import (
@@ -32,7 +33,7 @@ from citeaudit.results import (
     SeverityScore,
     WeightedMetric,
 )
-from citeaudit.stats import Interval, RepeatVariance, cluster_bootstrap_ratio, repeat_variance
+from citeaudit.stats import Interval, RepeatVariance, repeat_variance
 
 __all__ = [
     "DIMENSIONS",
@@ -276,7 +277,12 @@ def score_columns(
     official = _bincount(group_of_answer[answer_official], n_groups)
 
     interval_parts = None
-    if ci is not None:
+    # the intervals order clusters by question id (as every engine does); index order when ids are not given
+    question_ids = [f"{q:012d}" for q in range(len(columns.question_facts))]
+    named = columns.answer_dims.get("question")
+    if ci is not None and named is not None:
+        for answer, question in enumerate(columns.answer_question.tolist()):
+            question_ids[question] = str(named[answer])
         interval_parts = (
             _bincount(edge_answer[supported], n_answers),
             _bincount(edge_answer, n_answers),
@@ -337,14 +343,13 @@ def score_columns(
             in_scope = np.ones(n_answers, dtype=np.bool_) if is_total else group_of_answer == g
             questions = columns.answer_question[in_scope]
             n_questions = len(columns.question_facts)
-            for k in range(3):
-                per_question = [
-                    np.bincount(questions, weights=part[in_scope], minlength=n_questions)
-                    for part in interval_parts[2 * k : 2 * k + 2]
-                ]
-                intervals[k] = cluster_bootstrap_ratio(
-                    per_question[0], per_question[1], level=ci.level, resamples=ci.resamples, seed=ci.seed
-                )
+            per_question = np.stack(
+                [np.bincount(questions, weights=part[in_scope], minlength=n_questions) for part in interval_parts],
+                axis=1,
+            )
+            intervals = list(
+                metric_intervals(per_question, question_ids, level=ci.level, resamples=ci.resamples, seed=ci.seed)
+            )
         return ScopeScore(
             by=() if is_total else tuple(zip(by, keys[g], strict=True)),
             answers=int(answers_per_group[g]),

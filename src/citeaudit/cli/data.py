@@ -310,10 +310,11 @@ def export(
     protocol: Annotated[
         str | None, typer.Option("--protocol", help="Protocol id, id@version or fingerprint prefix.")
     ] = None,
-    by: Annotated[str | None, typer.Option("--by", help="Grouping of the scores table (csv, jsonl, parquet).")] = None,
+    by: Annotated[str | None, typer.Option("--by", help="Grouping of the scores table (csv, jsonl).")] = None,
 ) -> None:
-    """Export everything measured under one protocol: losslessly as citeaudit.audit/v1, or as flat tables
-    (answers, claims, edges, judgements, scores) in CSV, JSON Lines or Parquet."""
+    """Export everything measured under one protocol: losslessly as citeaudit.audit/v1, as flat tables
+    (answers, claims, edges, judgements, scores) in CSV or JSON Lines, or as the engine tables in Parquet
+    (streamed, hive-partitioned by protocol and run; `citeaudit score DIR --engine duckdb|spark` reads them)."""
     from citeaudit.api import is_database
     from citeaudit.interchange import audit_to_document
     from citeaudit.report.exports import export_tables
@@ -324,6 +325,16 @@ def export(
 
     if not is_database(db):
         raise InputError(str(db), "", "is not a citeaudit database")
+    if fmt is ExportFormat.PARQUET:
+        if out is None:
+            raise InputError("--out", "", "parquet export writes a dataset folder: name a new folder with --out")
+        # Streamed table by table: memory stays flat however large the ledger is.
+        from citeaudit.engines import export_parquet
+
+        dataset = export_parquet(db, out, protocol=protocol)
+        counts = ", ".join(f"{name} {rows}" for name, rows in dataset.rows.items())
+        console.print(f"wrote {out} ({dataset.files} files, hive-partitioned by protocol and run): {counts} rows")
+        return
     with Store(db) as store:
         audit = store.load_audit(store.choose_protocol(protocol))
     if fmt is not ExportFormat.AUDIT_JSON:

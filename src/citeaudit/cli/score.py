@@ -73,9 +73,23 @@ def _notes(scored: ScoredPath, kind: KindChoice) -> list[str]:
     return notes
 
 
+class EngineChoice(StrEnum):
+    """Which engine computes the scores."""
+
+    NUMPY = "numpy"
+    DUCKDB = "duckdb"
+    SPARK = "spark"
+
+
 @handles_errors
 def score(
-    path: Annotated[Path, typer.Argument(help="An audit file (citeaudit.audit/v1) or a citeaudit database.")],
+    path: Annotated[
+        str,
+        typer.Argument(
+            help="An audit file (citeaudit.audit/v1) or a citeaudit database; with --engine duckdb|spark, a "
+            "Parquet folder written by `export --format parquet` (or any path the engine reads)."
+        ),
+    ],
     by: ByOption = None,
     fmt: Annotated[OutputFormat, typer.Option("--format", help="Output format.")] = OutputFormat.TABLE,
     macro: Annotated[
@@ -97,6 +111,14 @@ def score(
     level: Annotated[float, typer.Option("--level", help="Confidence level for --ci.", min=0.5, max=0.999)] = 0.95,
     resamples: Annotated[int, typer.Option("--resamples", help="Bootstrap resamples for --ci.", min=100)] = 9999,
     seed: Annotated[int, typer.Option("--seed", help="Random seed for --ci (same seed, same interval).")] = 0,
+    engine: Annotated[
+        EngineChoice,
+        typer.Option(
+            "--engine",
+            help="numpy: in memory (the default); duckdb: embedded SQL, out of core, over Parquet or a database; "
+            "spark: Spark SQL over Parquet (needs Java).",
+        ),
+    ] = EngineChoice.NUMPY,
 ) -> None:
     """Score precision, coverage and official-domain rate under strict-v1 (micro: pooled counts)."""
     from citeaudit.api import score_path
@@ -106,17 +128,31 @@ def score(
 
     settings = IntervalSettings(level=level, resamples=resamples, seed=seed) if ci else None
     # The figures beside the scores are printed in JSON only; tables and CSV keep their columns.
-    figures = fmt is OutputFormat.JSON
+    figures = fmt is OutputFormat.JSON and engine is EngineChoice.NUMPY
     chosen = kind or KindChoice.PLATFORM
     scored = score_path(
-        path, scope=_scope(chosen, where), by=_by(by), macro=macro, protocol=protocol, ci=settings, figures=figures
+        path,
+        scope=_scope(chosen, where),
+        by=_by(by),
+        macro=macro,
+        protocol=protocol,
+        ci=settings,
+        figures=figures,
+        engine=str(engine),
     )
     fixture_only = kind is None and scored.result.overall.answers == 0 and scored.excluded_by_kind > 0
     if fixture_only:
         # Nothing but fixture runs in scope: scoring them is what was meant, said out loud rather than n/a.
         chosen = KindChoice.FIXTURE
         scored = score_path(
-            path, scope=_scope(chosen, where), by=_by(by), macro=macro, protocol=protocol, ci=settings, figures=figures
+            path,
+            scope=_scope(chosen, where),
+            by=_by(by),
+            macro=macro,
+            protocol=protocol,
+            ci=settings,
+            figures=figures,
+            engine=str(engine),
         )
         err_console.print(
             f"note: {path} holds only fixture runs (reference cases, not engine answers): scored as a fixture "

@@ -1,0 +1,100 @@
+"""The convention's SQL on Spark SQL in local mode: the four-claim fixture, the printed SQL, and the same numbers as
+the in-memory path and DuckDB. One Spark session for the module (it takes seconds to start)."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from tests.test_engines import exported, without_repeats
+from tests.test_properties import audit_documents
+from typer.testing import Result
+
+from citeaudit.api import score_path
+from citeaudit.engines import score_with_engine
+from citeaudit.engines._spark import java_missing, local_session
+from citeaudit.model import RunKind
+from citeaudit.scope import Scope
+from citeaudit.scoring import IntervalSettings
+
+Cli = Callable[..., Result]
+
+
+@pytest.fixture(scope="module")
+def spark() -> Iterator[Any]:
+    """A local Spark session; outside CI the module is skipped when no Java runtime is installed."""
+    missing = java_missing()
+    if missing is not None:
+        if os.environ.get("CI"):
+            pytest.fail(f"{missing}: .ci/run installs Debian's openjdk-17-jre-headless; Spark tests never skip in CI")
+        pytest.skip(f"{missing} (CI installs it)")
+    session = local_session()
+    yield session
+    session.stop()
+
+
+@pytest.fixture
+def four_claim_parquet(cli: Cli, four_claim_path: Path, tmp_path: Path) -> Path:
+    db = tmp_path / "four.db"
+    assert cli("ingest", four_claim_path, "--db", db).exit_code == 0
+    out = tmp_path / "four-parquet"
+    assert cli("export", "--db", db, "--format", "parquet", "--out", out).exit_code == 0
+    return out
+
+
+def test_four_claim_fixture_and_printed_sql_on_spark(spark: Any, cli: Cli, four_claim_parquet: Path) -> None:
+    result = cli("score", four_claim_parquet, "--engine", "spark", "--kind", "all", "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    body = json.loads(result.stdout)
+    # c1 cited twice is one supported edge; c2 conflicting, c3 unknown: 1 of 3 edges; c4 has no edge: 1 of 4 facts
+    assert body["precision"] == {"value": 1 / 3, "numerator": 1, "denominator": 3}
+    assert body["coverage"] == {"value": 0.25, "numerator": 1, "denominator": 4}
+    assert body["edges"]["collapsed"] == 1
+    printed = cli("sql", "--engine", "spark", "--kind", "all", "--by", "platform", "--parquet", four_claim_parquet)
+    assert printed.exit_code == 0, printed.stderr
+    statements = [s.strip().rstrip(";") for s in printed.stdout.split(";\n") if s.strip()]
+    for statement in statements[:-1]:
+        spark.sql(statement)
+    rows = [row.asDict() for row in spark.sql(statements[-1]).collect()]
+    assert [r["scope"] for r in rows] == ["group", "overall"]
+    overall = rows[1]
+    assert (overall["precision_numerator"], overall["precision_denominator"]) == (1, 3)
+    assert (overall["coverage_numerator"], overall["coverage_denominator"]) == (1, 4)
+    assert overall["precision_value"] == pytest.approx(1 / 3)
+    # the fixture has no official citation: 0 of 1 answers, a defined 0 (not null)
+    assert overall["official_rate_value"] == 0.0
+
+
+EVERY_KIND = Scope(run_kinds=frozenset(RunKind))
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(audit_documents(), st.sampled_from([(), ("platform",), ("run", "question"), ("locale", "model")]))
+def test_numpy_duckdb_and_spark_agree(spark: Any, doc: dict[str, Any], by: tuple[str, ...]) -> None:
+    ci = IntervalSettings(resamples=200, seed=1)
+    with tempfile.TemporaryDirectory() as folder:
+        db, tables = exported(doc, Path(folder))
+        expected = without_repeats(score_path(db, scope=EVERY_KIND, by=by, ci=ci).result.to_dict())
+        duck = score_with_engine(tables, "duckdb", scope=EVERY_KIND, by=by, ci=ci).result.to_dict()
+        on_spark = score_with_engine(tables, "spark", scope=EVERY_KIND, by=by, ci=ci).result.to_dict()
+    assert duck == expected
+    assert on_spark == expected
+
+
+def test_spark_submit_entry_point(spark: Any, four_claim_parquet: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from citeaudit.engines import spark_job
+
+    # the job uses the session it finds (under spark-submit, the cluster's) and prints score's JSON
+    assert spark_job.main([str(four_claim_parquet), "--kind", "all"]) == 0
+    body = json.loads(capsys.readouterr().out)
+    assert (body["precision"]["numerator"], body["precision"]["denominator"]) == (1, 3)  # 1 supported of 3 edges
+    assert (body["coverage"]["numerator"], body["coverage"]["denominator"]) == (1, 4)  # c1 of c1..c4
+    assert spark_job.main([str(four_claim_parquet), "--where", "nonsense"]) == 2
+    assert "DIMENSION=VALUE" in capsys.readouterr().err
