@@ -38,6 +38,26 @@ def spark() -> Iterator[Any]:
     session = local_session()
     yield session
     session.stop()
+    _stop_the_jvm()
+
+
+def _stop_the_jvm() -> None:
+    # session.stop() leaves the JVM that PySpark started running as a child of this process until it exits; later
+    # tests count this process's children (the resolver's extraction workers), so the JVM is ended here: it exits
+    # when its standard input closes.
+    from pyspark import SparkContext
+
+    gateway = SparkContext._gateway
+    if gateway is None:
+        return
+    gateway.shutdown()
+    process = getattr(gateway, "proc", None)
+    if process is not None:
+        if process.stdin is not None:
+            process.stdin.close()
+        process.wait(timeout=120)
+    SparkContext._gateway = None
+    SparkContext._jvm = None
 
 
 @pytest.fixture

@@ -52,6 +52,11 @@ def test_malformed_ports_and_ipv6_literals_fail_their_source_and_the_run_goes_on
         assert "20 L tank" in snapshot.text
 
 
+def _children() -> set[int]:
+    """This process's child processes (other tests' helpers, such as a JVM, may already be among them)."""
+    return {child.pid for child in psutil.Process().children()}
+
+
 def _gone(pid: int, within: float) -> bool:
     """True once process ``pid`` no longer runs (a zombie waiting to be reaped counts as gone), within ``within``
     seconds; a condition waited for, not a pause."""
@@ -83,6 +88,7 @@ def test_a_document_still_read_at_its_limit_is_killed_and_the_next_one_gets_a_fr
 ) -> None:
     marker = tmp_path / "started"
     monkeypatch.setenv("CITEAUDIT_TEST_STARTED", str(marker))
+    before = _children()
 
     async def scenario() -> tuple[int, list[int], Document]:
         async with ExtractionPool(1, None) as pool:
@@ -98,7 +104,7 @@ def test_a_document_still_read_at_its_limit_is_killed_and_the_next_one_gets_a_fr
     assert len(running) == 1  # a fresh worker read the next document
     assert running != [stuck]
     assert document.title == "AX220 specification"
-    assert psutil.Process().children() == []  # leaving the pool stopped it
+    assert _children() == before  # leaving the pool stopped it
 
 
 def test_extraction_that_never_ends_fails_its_source_and_the_run_goes_on(
@@ -106,6 +112,7 @@ def test_extraction_that_never_ends_fails_its_source_and_the_run_goes_on(
 ) -> None:
     from citeaudit.sources import fetch
 
+    before = _children()
     urls = {f"{site}/article": "extract_timeout", f"{site}/missing": "http_404", f"{site}/to-bad-port": "bad_url"}
     make_db(db_path, [{"claim_id": "c1", "url": url} for url in urls])
     monkeypatch.setattr(fetch, "read_document_text", never_finishes)
@@ -114,7 +121,7 @@ def test_extraction_that_never_ends_fails_its_source_and_the_run_goes_on(
     assert (report.selected, report.resolved, report.failed) == (3, 0, dict.fromkeys(urls.values(), 1))
     for url, reason in urls.items():
         assert (source(db_path, url)["status"], source(db_path, url)["reason"]) == ("failed", reason)
-    assert psutil.Process().children() == []
+    assert _children() == before
 
 
 def test_a_pathological_pdf_is_killed_at_the_limit_even_without_extraction_workers(db_path: Path, site: str) -> None:
