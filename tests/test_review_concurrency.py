@@ -78,7 +78,7 @@ def test_eight_sessions_submit_1000_judgements(tmp_path: Path) -> None:
     # 250 edges x 2 reviewers = 500 judgements; the other 2 of the 4 submissions per edge were refused
     assert len(rows) == 2 * EDGES == 500
     assert sum(refused.values()) == 2 * EDGES
-    assert Counter(edge for edge, *_ in rows) == Counter({edge: 2 for edge in range(1, EDGES + 1)})
+    assert Counter(edge for edge, *_ in rows) == Counter(dict.fromkeys(range(1, EDGES + 1), 2))
     assert len({submission for _, _, submission, *_ in rows}) == 500
     assert logged == 500
     # every edge's stored final code is what its two judgements give under double review
