@@ -62,6 +62,7 @@ _GROUPS: dict[str, Callable[[typer.Typer], None]] = {
     "suggest": _register("suggest"),
     "protocol": _register_protocol,
     "review": _register_review,
+    "judgements": _register("judgements"),
 }
 """How each command module adds its commands to the root."""
 
@@ -90,6 +91,7 @@ _COMMANDS = (
     ("review", "review"),
     ("reviewer", "review"),
     ("audit-log", "review"),
+    ("judgements", "judgements"),
     ("judge", "suggest"),
 )
 """Every root command (commands, then groups, as ``--help`` lists them) and the module group it comes from."""

@@ -7,6 +7,7 @@ One short-lived connection per request (the web server runs requests on several 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
@@ -16,7 +17,7 @@ from types import TracebackType
 from citeaudit.clock import utc_now
 from citeaudit.errors import DuplicateId, InvalidValue, StoreError, UnknownReference
 from citeaudit.identity import url_location
-from citeaudit.model import Judgement, Label, ReviewState, Stage
+from citeaudit.model import Judgement, Label, Origin, ReviewState, Stage
 from citeaudit.scoring import DISPUTED_CODE, LABEL_CODE, LABELS, PENDING_CODE, edge_code
 from citeaudit.store.connection import Transactions, connect
 from citeaudit.store.judgements import INSERT_JUDGEMENT, JUDGEMENT_COLUMNS, judgement_from_row, judgement_row
@@ -27,6 +28,7 @@ from citeaudit.store.review_policy import ReviewRefused, adjudication_refusal, c
 from citeaudit.store.review_records import (
     AuditLogEntry,
     EdgeView,
+    FileJudgement,
     GroupView,
     Passage,
     QueueFilter,
@@ -518,6 +520,81 @@ class ReviewStore:
     def has_human_judgements(self) -> bool:
         """Whether any person has judged an edge (a policy change then needs confirming)."""
         return self._db.execute("SELECT 1 FROM judgements WHERE origin = 'human' LIMIT 1").fetchone() is not None
+
+    # -- judgements from and to files ----------------------------------------------------------------
+
+    def import_judgements(self, file: str, reviewer: str, rows: Sequence[FileJudgement]) -> tuple[int, int]:
+        """Record ``reviewer``'s labels from a file as reviews, under the same rules as the web UI, all or nothing:
+        a row naming no current edge, or one the policy refuses, is an :class:`InvalidValue` naming the file, its
+        line and value, and nothing is written. Returns ``(recorded, already recorded)`` (importing a file twice
+        records it once)."""
+        account = self.reviewer(reviewer)
+        if account is None:
+            raise UnknownReference(file, "--reviewer", f"no review account {reviewer!r}; add it with `reviewer add`")
+        edges = [self._file_edge(file, row) for row in rows]
+        recorded = 0
+        with self._transaction():
+            for row, edge_pk in zip(rows, edges, strict=True):
+                judgement = Judgement(
+                    row.label,
+                    reviewer,
+                    Origin.HUMAN,
+                    Stage.REVIEW,
+                    row.passage,
+                    row.period,
+                    row.reasoning,
+                    now(),
+                    severity=row.severity,
+                )
+                # the row's content and who gave it: the same row imported again is the same submission
+                content = json.dumps([reviewer, edge_pk, *map(str, judgement_row(edge_pk, judgement)[1:8])])
+                submission = "import:" + hashlib.sha256(content.encode()).hexdigest()
+                try:
+                    done, _ = self.record_judgement(
+                        edge_pk, judgement, submission, role=account.role, detail={"file": file, "line": row.line}
+                    )
+                except ReviewRefused as refused:
+                    raise InvalidValue(file, f"line {row.line}", f"{str(refused)!s}") from None
+                recorded += done
+        return recorded, len(rows) - recorded
+
+    def _file_edge(self, file: str, row: FileJudgement) -> int:
+        where = f"line {row.line}"
+        claims = self._db.execute("SELECT pk, current FROM claims WHERE id = ?", (row.claim_id,)).fetchall()
+        if not claims:
+            raise UnknownReference(file, where, f"no claim {row.claim_id!r}")
+        current = [pk for pk, flag in claims if flag == 1]
+        if not current:
+            raise InvalidValue(file, where, f"claim {row.claim_id!r} is retired (replaced by a later segmentation)")
+        found = self._db.execute(
+            "SELECT e.pk FROM edges e JOIN sources s ON s.pk = e.source_pk WHERE e.claim_pk = ? "
+            "AND (s.key = ? OR s.url = ? OR s.resolved_url = ?) ORDER BY e.pk LIMIT 1",
+            (current[0], row.source, row.source, row.source),
+        ).fetchone()
+        if found is None:
+            raise UnknownReference(file, where, f"claim {row.claim_id!r} cites no source {row.source!r}")
+        return int(found[0])
+
+    def export_judgements(self, reviewer: str | None = None) -> Iterator[tuple[FileJudgement, str, str, str]]:
+        """Every human judgement on a current claim's edge (or only ``reviewer``'s), oldest first, as file rows
+        with who gave it, the stage and when."""
+        sql = (
+            f"SELECT c.id, s.key, {JUDGEMENT_COLUMNS} FROM judgements j JOIN edges e ON e.pk = j.edge_pk "
+            "JOIN claims c ON c.pk = e.claim_pk JOIN sources s ON s.pk = e.source_pk "
+            f"WHERE j.origin = 'human' AND {CURRENT_CLAIM}"
+        )
+        params: tuple[object, ...] = ()
+        if reviewer is not None:
+            sql += " AND j.reviewer = ?"
+            params = (reviewer,)
+        for claim_id, key, *row in self._db.execute(sql + " ORDER BY j.pk", params):
+            j = judgement_from_row(row)
+            yield (
+                FileJudgement(0, claim_id, key, j.label, j.passage, j.period, j.reasoning, j.severity),
+                j.reviewer or "",
+                str(j.stage),
+                j.created_at or "",
+            )
 
     # -- sources -----------------------------------------------------------------------------------
 
