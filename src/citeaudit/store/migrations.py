@@ -730,6 +730,12 @@ def _window_suggestion_methods(db: sqlite3.Connection) -> None:
         db.execute("RELEASE window_methods")
 
 
+_REVIEWER_PROGRESS = """
+-- A reviewer's own judgements by name: their progress (done / assigned) counts them without reading everyone's.
+CREATE INDEX judgements_reviewer ON judgements(reviewer, edge_pk);
+"""
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     _V1,
     _COLLECTION,
@@ -745,6 +751,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _check_lists_as_comparisons,
     _window_suggestion_methods,
     _CROSS_PAIRS,
+    _REVIEWER_PROGRESS,
 )
 """``MIGRATIONS[n]`` upgrades schema version ``n`` to ``n + 1``."""
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-from collections.abc import Iterator, Mapping, Sequence
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 
@@ -74,6 +76,12 @@ _NEEDED_CODES: Mapping[str, frozenset[int]] = {
     "adjudicate": frozenset({DISPUTED_CODE}),
 }
 """Final codes of the edges each queue lists (``browse`` lists every edge)."""
+
+COUNT_SECONDS = 10.0
+"""How long a count over every edge (progress, retired edges) is reused before it is counted again."""
+
+_COUNTS: dict[tuple[str, str], tuple[tuple[int, int], float, int]] = {}
+_COUNTS_LOCK = threading.Lock()
 
 _NARROW_FILTER = 0.02
 """Below this share of answers a filter is walked from its answers, not in edge key order."""
@@ -475,28 +483,52 @@ class ReviewStore:
 
     def progress(self, reviewer: Reviewer) -> tuple[int, int]:
         """``(done, assigned)`` for a reviewer: edges of current claims they reviewed, and those plus the edges
-        still waiting for a review they may give."""
-        (done,) = self._db.execute(
-            "SELECT count(DISTINCT j.edge_pk) FROM judgements j JOIN edges e ON e.pk = j.edge_pk "
-            f"JOIN claims c ON c.pk = e.claim_pk WHERE j.reviewer = ? AND j.origin = 'human' AND {CURRENT_CLAIM}",
-            (reviewer.name,),
-        ).fetchone()
-        (waiting,) = self._db.execute(
-            "SELECT count(*) FROM edges e JOIN claims c ON c.pk = e.claim_pk "
-            f"WHERE e.final_code = ? AND {CURRENT_CLAIM} "
-            "AND NOT EXISTS (SELECT 1 FROM judgements j WHERE j.edge_pk = e.pk AND j.reviewer = ?)",
+        still waiting for a review.
+
+        The reviewer's own part is read live (from their judgements alone); how many edges wait in all is counted
+        at most every :data:`COUNT_SECONDS` (and again after a segmentation or an import), since counting a
+        million edges on every page would cost more than the page."""
+        (done, done_pending) = self._db.execute(
+            "SELECT count(DISTINCT j.edge_pk), count(DISTINCT CASE WHEN e.final_code = ? THEN j.edge_pk END) "
+            "FROM judgements j JOIN edges e ON e.pk = j.edge_pk JOIN claims c ON c.pk = e.claim_pk "
+            f"WHERE j.reviewer = ? AND j.origin = 'human' AND {CURRENT_CLAIM}",
             (PENDING_CODE, reviewer.name),
         ).fetchone()
-        return int(done), int(done) + int(waiting)
+        waiting = self._counted("waiting", lambda: self._count_current(PENDING_CODE)) - int(done_pending)
+        return int(done), int(done) + max(0, waiting)
+
+    def _count_current(self, code: int) -> int:
+        (total,) = self._db.execute("SELECT count(*) FROM edges WHERE final_code = ?", (code,)).fetchone()
+        return int(total) - self._count_retired(code)
+
+    def _count_retired(self, code: int | None) -> int:
+        sql = "SELECT count(*) FROM claims c JOIN edges e ON e.claim_pk = c.pk WHERE c.current = 0"
+        if code is None:
+            return int(self._db.execute(sql).fetchone()[0])
+        return int(self._db.execute(sql + " AND e.final_code = ?", (code,)).fetchone()[0])
+
+    def _counted(self, what: str, count: Callable[[], int]) -> int:
+        """A count over every edge, kept per database for :data:`COUNT_SECONDS` and recounted at once when a
+        segmentation or an import changed which claims are current."""
+        (claim_sets, imports) = self._db.execute(
+            "SELECT (SELECT coalesce(max(pk), 0) FROM claim_sets), (SELECT coalesce(max(pk), 0) FROM imports)"
+        ).fetchone()
+        key = (str(self.path.resolve()), what)
+        at = time.monotonic()
+        with _COUNTS_LOCK:
+            found = _COUNTS.get(key)
+        if found is not None and found[0] == (claim_sets, imports) and at - found[1] < COUNT_SECONDS:
+            return found[2]
+        value = count()
+        with _COUNTS_LOCK:
+            _COUNTS[key] = ((claim_sets, imports), at, value)
+        return value
 
     def retired_edges(self, needs: str) -> int:
         """Edges of retired claims (replaced by a later segmentation) that the queue leaves out for ``needs``."""
         codes = _NEEDED_CODES.get(needs)
-        sql = "SELECT count(*) FROM claims c JOIN edges e ON e.claim_pk = c.pk WHERE c.current = 0"
-        if codes is None:
-            return int(self._db.execute(sql).fetchone()[0])
-        (code,) = codes
-        return int(self._db.execute(sql + " AND e.final_code = ?", (code,)).fetchone()[0])
+        code = None if codes is None else next(iter(codes))
+        return self._counted(f"retired:{needs}", lambda: self._count_retired(code))
 
     def policy_change(self, policy: str) -> dict[tuple[str, str], int]:
         """What switching to ``policy`` would do, without doing it: ``(state before, state after)`` → number of
