@@ -159,6 +159,7 @@ def cached_database(n_edges: int) -> tuple[Path, float]:
     takes minutes); returns its path and the build time (0 when it was reused)."""
     path = Path(tempfile.gettempdir()) / f"citeaudit-bench-review-{n_edges}-v{CACHE_VERSION}.db"
     if path.exists():
+        ReviewStore.prepare(path)  # a cache made before a schema migration is brought up to date
         return path, 0.0
     started = time.perf_counter()
     building = path.with_suffix(".building")

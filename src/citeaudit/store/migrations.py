@@ -733,6 +733,8 @@ def _window_suggestion_methods(db: sqlite3.Connection) -> None:
 _REVIEWER_PROGRESS = """
 -- A reviewer's own judgements by name: their progress (done / assigned) counts them without reading everyone's.
 CREATE INDEX judgements_reviewer ON judgements(reviewer, edge_pk);
+-- The engine's quotes of a source, shown on the edge page before the source has a snapshot.
+CREATE INDEX citations_source ON citations(source_pk);
 """
 
 

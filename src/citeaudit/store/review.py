@@ -82,6 +82,7 @@ COUNT_SECONDS = 10.0
 
 _COUNTS: dict[tuple[str, str], tuple[tuple[int, int], float, int]] = {}
 _COUNTS_LOCK = threading.Lock()
+_RECOUNTING: dict[tuple[str, str], threading.Lock] = {}
 
 _NARROW_FILTER = 0.02
 """Below this share of answers a filter is walked from its answers, not in edge key order."""
@@ -509,7 +510,8 @@ class ReviewStore:
 
     def _counted(self, what: str, count: Callable[[], int]) -> int:
         """A count over every edge, kept per database for :data:`COUNT_SECONDS` and recounted at once when a
-        segmentation or an import changed which claims are current."""
+        segmentation or an import changed which claims are current. While one request recounts, the others
+        use the previous figure rather than all counting at once."""
         (claim_sets, imports) = self._db.execute(
             "SELECT (SELECT coalesce(max(pk), 0) FROM claim_sets), (SELECT coalesce(max(pk), 0) FROM imports)"
         ).fetchone()
@@ -517,11 +519,26 @@ class ReviewStore:
         at = time.monotonic()
         with _COUNTS_LOCK:
             found = _COUNTS.get(key)
-        if found is not None and found[0] == (claim_sets, imports) and at - found[1] < COUNT_SECONDS:
+            recounter = _RECOUNTING.setdefault(key, threading.Lock())
+        fresh = found is not None and found[0] == (claim_sets, imports)
+        if found is not None and fresh and at - found[1] < COUNT_SECONDS:
             return found[2]
-        value = count()
-        with _COUNTS_LOCK:
-            _COUNTS[key] = ((claim_sets, imports), at, value)
+        if found is not None and fresh:
+            if not recounter.acquire(blocking=False):
+                return found[2]  # another request is recounting: the figure of a few seconds ago will do
+        else:
+            recounter.acquire()  # nothing to show yet: wait for the one count rather than start another
+            with _COUNTS_LOCK:
+                found = _COUNTS.get(key)
+            if found is not None and found[0] == (claim_sets, imports) and at - found[1] < COUNT_SECONDS:
+                recounter.release()
+                return found[2]
+        try:
+            value = count()
+            with _COUNTS_LOCK:
+                _COUNTS[key] = ((claim_sets, imports), at, value)
+        finally:
+            recounter.release()
         return value
 
     def retired_edges(self, needs: str) -> int:
