@@ -39,7 +39,7 @@ PASSWORD = "benchmark-password"
 PLATFORMS = ("perplexity", "openai", "gemini", "copilot")
 
 
-CACHE_VERSION = 2
+CACHE_VERSION = 3
 """Bump when :func:`build` changes: the cached database is rebuilt."""
 
 REVIEWERS = [f"rev{i}" for i in range(1, 9)]
