@@ -15,15 +15,16 @@ import sys
 from collections.abc import Iterator, Mapping
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from citeaudit.cli.common import DbOption, console, err_console, existing_database, handles_errors
 from citeaudit.errors import InvalidValue, MalformedInput, UnknownFormat
 from citeaudit.model import Label, Severity
-from citeaudit.store.review import ReviewStore
-from citeaudit.store.review_records import FileJudgement
+
+if TYPE_CHECKING:
+    from citeaudit.store.review_records import FileJudgement
 
 __all__ = ["COLUMNS", "app", "read_rows", "register"]
 
@@ -94,6 +95,8 @@ def _text(path: Path, line: int, fields: Mapping[str, object], column: str) -> s
 
 def read_rows(path: Path, reviewer: str) -> list[FileJudgement]:
     """Every row of a judgements file, each checked: a bad one is an error naming the file, line and value."""
+    from citeaudit.store.review_records import FileJudgement
+
     try:
         text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
@@ -146,6 +149,8 @@ def import_file(
 ) -> None:
     """Record a reviewer's labels from a file, checked row by row under the project's review policy; one bad row
     (its file, line and value are named) and nothing is written."""
+    from citeaudit.store.review import ReviewStore  # loaded when the command runs, not for --help
+
     existing_database(db)
     rows = read_rows(file, reviewer)
     ReviewStore.prepare(db)
@@ -163,6 +168,8 @@ def export_file(
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write here instead of stdout.")] = None,
 ) -> None:
     """Write the human judgements on current claims with the import's columns (plus reviewer, stage, when)."""
+    from citeaudit.store.review import ReviewStore  # loaded when the command runs, not for --help
+
     existing_database(db)
     ReviewStore.prepare(db)
     with ReviewStore(db) as store:
