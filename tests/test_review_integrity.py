@@ -305,3 +305,26 @@ def test_errors_are_pages_with_the_navigation(client: Callable[[str], ReviewClie
     assert missing_field.status_code == 400
     assert missing_field.headers["content-type"].startswith("text/html")
     assert "label" in missing_field.text
+
+
+def test_serving_beyond_loopback_without_tls_warns_about_the_secure_cookies(review_db: Path) -> None:
+    # 192.0.2.1 is a documentation address that is on no interface here: the server cannot bind it and stops
+    # right after its start-up checks, having sent nothing anywhere.
+    command = [Path(sys.executable).with_name("citeaudit"), "review", "serve", "--db", review_db]
+    command += ["--host", "192.0.2.1", "--port", "8999"]
+    done = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120, check=False)
+    warning = " ".join(done.stderr.split())
+    assert "warning: serving on 192.0.2.1 without TLS" in warning
+    assert "fails with a CSRF refusal" in warning
+    assert done.returncode != 0
+    loopback = subprocess.run(
+        [Path(sys.executable).with_name("citeaudit"), "review", "serve", "--db", review_db, "--ssl-certfile", "x.pem"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    # a certificate without its key is refused before anything starts
+    assert loopback.returncode == 2
+    assert "give both files or neither" in loopback.stderr
