@@ -328,3 +328,17 @@ def test_serving_beyond_loopback_without_tls_warns_about_the_secure_cookies(revi
     # a certificate without its key is refused before anything starts
     assert loopback.returncode == 2
     assert "give both files or neither" in loopback.stderr
+
+
+def test_suggest_leaves_out_the_edges_of_retired_claims_and_says_how_many(review_db: Path, cli: Cli) -> None:
+    from citeaudit.judges import ChecksJudge
+    from citeaudit.suggest import suggest_edges
+
+    before = suggest_edges(review_db, ChecksJudge())
+    # 5 imported edges; edge c1 → brand.com/ax220 has only a model judgement: all 5 lack a final label
+    assert (before.edges, before.retired) == (5, 0)
+    assert cli("segment", "--db", review_db).exit_code == 0
+    after = suggest_edges(review_db, ChecksJudge())
+    # the 5 edges' claims are retired; the new claim's 2 edges (6, 7) are the ones left to suggest for
+    assert (after.edges, after.retired) == (2, 5)
+    assert after.to_dict()["retired"] == 5
