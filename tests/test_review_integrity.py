@@ -6,6 +6,7 @@ recorded, and errors are pages."""
 from __future__ import annotations
 
 import html
+import json
 import re
 import socket
 import sqlite3
@@ -342,3 +343,31 @@ def test_suggest_leaves_out_the_edges_of_retired_claims_and_says_how_many(review
     # the 5 edges' claims are retired; the new claim's 2 edges (6, 7) are the ones left to suggest for
     assert (after.edges, after.retired) == (2, 5)
     assert after.to_dict()["retired"] == 5
+
+
+def test_agreement_compares_current_claims_and_counts_the_retired(
+    client: Callable[[str], ReviewClient], review_db: Path, cli: Cli
+) -> None:
+    set_policy(review_db, "double")
+    ann, bob = client("ann"), client("bob")
+    for edge in (
+        edge_pk(review_db, "c1", "https://brand.com/ax220"),
+        edge_pk(review_db, "c1", "https://shop.example/ax"),
+    ):
+        assert ann.judge(edge, "supported").status_code == 303
+        assert bob.judge(edge, "supported").status_code == 303
+    assert cli("segment", "--db", review_db).exit_code == 0
+    # the new claim's edges 6 and 7 (see the queue test): ann and bob judge them again, disagreeing on 7
+    assert ann.judge(6, "supported").status_code == 303
+    assert bob.judge(6, "supported").status_code == 303
+    assert ann.judge(7, "supported").status_code == 303
+    assert bob.judge(7, "partial").status_code == 303
+    result = cli("agreement", review_db, "--between", "ann", "bob", "--format", "json", "--resamples", "0")
+    assert result.exit_code == 0, result.stderr
+    body = json.loads(result.stdout)
+    # 2 current edges paired (6 and 7), of the 2 current edges in all; c1's 2 edges are retired and left out
+    assert (body["edges"]["paired"], body["edges"]["total"]) == (2, 2)
+    assert "2 edge(s) of retired claims left out" in result.stderr
+    ada = client("ada")
+    page = html.unescape(ada.get("/agreement?a=ann&b=bob&resamples=0").text)
+    assert "2 edge(s) of retired claims left out" in page
