@@ -1,12 +1,15 @@
 """Review UI latency with 1 000 000 edges in the database: the queue page (first pages with and without filters,
 and deep pages reached by the keyset cursor) and the edge page, fetched over HTTP from a real uvicorn server in a
-separate process by a local load loop.
+separate process by a local load loop, from 1 client and from 8 clients at once. The database is built as an
+import leaves it (platform on the run, judgements, citation locations, snapshots, some retired claims), once per
+size into the temporary folder, and reused by later runs.
 
 Baselines in the same run: a static file from the same server (the floor of one HTTP round trip through the
 app), and, for the queue query alone, OFFSET pagination to the same depth (what keyset pagination avoids).
 Reported: median and p95 per page kind, and ratios to the baselines. Target: p95 < 100 ms for queue and edge pages.
 
-Run: make bench   (or: python benchmarks/bench_review.py [--edges N] [--requests N])
+Run: make bench   (or: python benchmarks/bench_review.py [--edges N] [--requests N]); the LAST line says met
+or not met.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -27,7 +31,7 @@ from pathlib import Path
 import httpx
 
 from citeaudit.review.auth import hash_password
-from citeaudit.scoring import PENDING_CODE
+from citeaudit.scoring import LABELS, PENDING_CODE
 from citeaudit.store import Store
 from citeaudit.store.review import QUEUE_KEY, ReviewStore
 
@@ -35,16 +39,25 @@ PASSWORD = "benchmark-password"
 PLATFORMS = ("perplexity", "openai", "gemini", "copilot")
 
 
+CACHE_VERSION = 3
+"""Bump when :func:`build` changes: the cached database is rebuilt."""
+
+REVIEWERS = [f"rev{i}" for i in range(1, 9)]
+
+
 def build(path: Path, n_edges: int, rng: random.Random) -> None:
-    """A database shaped like a large audit: 10 questions (and an 11th asked of 1 answer in 200), 8 runs on 4
-    platforms, 4 edges per claim, 5 claims per answer, 1 source per 5 edges; 60 % of edges pending, 35 % labelled,
-    5 % disputed."""
+    """A database shaped like a large imported audit: 10 questions (and an 11th asked of 1 answer in 200), 8 runs
+    on 4 platforms with the platform on the run (imported answers carry none of their own), 5 claims per answer
+    and 4 sources per claim, each edge behind one citation location of its answer, 1 source per 5 edges, 1 source
+    in 4 with a snapshot (a shared page of 12 passages per site); 60 % of edges pending, 35 % labelled by one of 8
+    reviewers, 5 % disputed by two; 1 claim in 100 retired by a later segmentation."""
     Store(path).close()
     n_claims = n_edges // 4
     n_answers = n_claims // 5
     n_sources = n_edges // 5
     db = sqlite3.connect(path, isolation_level=None)
     db.execute("PRAGMA synchronous = OFF")
+    db.execute("PRAGMA journal_mode = MEMORY")
     db.execute("BEGIN")
     db.execute("INSERT INTO payloads VALUES ('p', 'application/json', 0, x'', '2026-11-30')")
     db.execute("INSERT INTO imports VALUES (1, 'p', 'bench', 'audit-json', '2026-11-30', '{}')")
@@ -60,44 +73,103 @@ def build(path: Path, n_edges: int, rng: random.Random) -> None:
     text = "The AX220 has a 20 L tank. It is rated IP54 and can run outdoors. " * 8
     db.executemany(
         "INSERT INTO answers (pk, id, run_pk, question_pk, text, platform, model, locale, payload_sha256, import_pk, "
-        "retrieval, queries) VALUES (?, ?, ?, ?, ?, ?, 'm', 'en-GB', NULL, 1, 'used', NULL)",
+        "retrieval, queries) VALUES (?, ?, ?, ?, ?, NULL, 'm', 'en-GB', NULL, 1, 'used', NULL)",
+        ((a, f"a{a}", a % 8 + 1, 11 if a % 200 == 0 else a % 10 + 1, text) for a in range(1, n_answers + 1)),
+    )
+    db.executemany(
+        'INSERT INTO claims (pk, id, answer_pk, text, start, "end", current) VALUES (?, ?, ?, ?, 0, 26, ?)',
         (
-            (a, f"a{a}", a % 8 + 1, 11 if a % 200 == 0 else a % 10 + 1, text, PLATFORMS[(a % 8 + 1) % 4])
-            for a in range(1, n_answers + 1)
+            (c, f"c{c}", (c - 1) // 5 + 1, "The AX220 has a 20 L tank.", 0 if c % 100 == 0 else 1)
+            for c in range(1, n_claims + 1)
         ),
     )
+    page = "".join(f"Section {i}: the AX220 has a 20 L tank and is rated IP54 for outdoor use. " for i in range(12))
+    sites = 997
     db.executemany(
-        'INSERT INTO claims (pk, id, answer_pk, text, start, "end") VALUES (?, ?, ?, ?, 0, 26)',
-        ((c, f"c{c}", (c - 1) // 5 + 1, "The AX220 has a 20 L tank.") for c in range(1, n_claims + 1)),
+        "INSERT INTO documents VALUES (?, 'text/html', ?, x'', ?, ?, NULL, NULL)",
+        ((f"doc{site}", len(page), page, f"Site {site} AX220 page") for site in range(sites)),
+    )
+    step = len(page) // 12
+    db.executemany(
+        "INSERT INTO passages VALUES (?, ?, ?, ?)",
+        ((f"doc{site}", i, i * step, (i + 1) * step) for site in range(sites) for i in range(12)),
     )
     db.executemany(
-        "INSERT INTO sources (pk, key, url, status, host, path) VALUES (?, ?, ?, 'pending', ?, ?)",
+        "INSERT INTO sources (pk, key, url, status, host, path) VALUES (?, ?, ?, ?, ?, ?)",
         (
             (
                 s,
-                f"https://site{s % 997}.example/p/{s}",
-                f"https://site{s % 997}.example/p/{s}",
-                f"site{s % 997}.example",
+                f"https://site{s % sites}.example/p/{s}",
+                f"https://site{s % sites}.example/p/{s}",
+                "resolved" if s % 4 == 0 else "pending",
+                f"site{s % sites}.example",
                 f"/p/{s}",
             )
             for s in range(1, n_sources + 1)
         ),
     )
+    db.executemany(
+        "INSERT INTO fetches (source_pk, requested_url, status, chain, final_url, http_status, headers, fetched_at, "
+        "document_sha256) VALUES (?, ?, 'resolved', '[]', ?, 200, '{}', '2026-11-30', ?)",
+        (
+            (s, f"https://site{s % sites}.example/p/{s}", f"https://site{s % sites}.example/p/{s}", f"doc{s % sites}")
+            for s in range(4, n_sources + 1, 4)
+        ),
+    )
+    judgements: list[tuple[int, str, str, str]] = []
 
     def edge_rows() -> Iterator[tuple[int, int, int, str, int, int]]:
         for e in range(1, n_edges + 1):
             draw = rng.random()
             state, code = ("pending", PENDING_CODE) if draw < 0.6 else ("labelled", rng.randrange(5))
+            first, second = rng.sample(REVIEWERS, 2)
             if draw > 0.95:
                 state, code = "disputed", PENDING_CODE + 1
+                judgements.append((e, first, "supported", "review"))
+                judgements.append((e, second, "conflicting", "review"))
+            elif state == "labelled":
+                judgements.append((e, first, LABELS[code], "review"))
             yield (e, (e - 1) // 4 + 1, rng.randrange(1, n_sources + 1), state, code, 1)
 
     # (claim, source) is unique per edge: a claim's four edges draw distinct sources with overwhelming odds,
-    # and INSERT OR IGNORE drops the rare clash (counted below)
+    # and INSERT OR IGNORE drops the rare clash (counted by the caller)
     db.executemany("INSERT OR IGNORE INTO edges VALUES (?, ?, ?, ?, ?, ?)", edge_rows())
+    db.executemany(
+        "INSERT INTO judgements (edge_pk, label, reviewer, origin, stage, created_at) "
+        "SELECT ?, ?, ?, 'human', ?, '2026-11-30T00:00:00' WHERE EXISTS (SELECT 1 FROM edges WHERE pk = ?)",
+        ((e, label, who, stage, e) for e, who, label, stage in judgements),
+    )
+    # each edge has one citation location: its answer's citation of the source, in claim order
+    db.execute(
+        'INSERT INTO citations (answer_pk, ordinal, source_pk, url, kind, marker, start, "end") '
+        "SELECT c.answer_pk, e.pk, e.source_pk, s.url, 'cited', '[' || ((e.pk - 1) % 20 + 1) || ']', 0, 26 "
+        "FROM edges e JOIN claims c ON c.pk = e.claim_pk JOIN sources s ON s.pk = e.source_pk"
+    )
+    db.execute(
+        'INSERT INTO edge_locations (edge_pk, marker, start, "end") '
+        "SELECT pk, '[' || ((pk - 1) % 20 + 1) || ']', 0, 26 FROM edges"
+    )
     db.execute("COMMIT")
     db.execute("ANALYZE")
     db.close()
+
+
+def cached_database(n_edges: int) -> tuple[Path, float]:
+    """The benchmark database, built once per size and build version into /tmp and reused (building 1 M edges
+    takes minutes); returns its path and the build time (0 when it was reused)."""
+    path = Path(tempfile.gettempdir()) / f"citeaudit-bench-review-{n_edges}-v{CACHE_VERSION}.db"
+    if path.exists():
+        ReviewStore.prepare(path)  # a cache made before a schema migration is brought up to date
+        return path, 0.0
+    started = time.perf_counter()
+    building = path.with_suffix(".building")
+    building.unlink(missing_ok=True)
+    build(building, n_edges, random.Random(0))
+    with ReviewStore(building) as store:
+        for name, role in (("ann", "reviewer"), ("ada", "adjudicator"), *((f"c{i}", "reviewer") for i in range(8))):
+            store.add_reviewer(name, role, hash_password(PASSWORD))
+    building.rename(path)
+    return path, time.perf_counter() - started
 
 
 def free_port() -> int:
@@ -150,6 +222,23 @@ def timed(fetch: Callable[[], httpx.Response], n: int) -> list[float]:
     return times
 
 
+def concurrent(clients: list[httpx.Client], url_of: Callable[[random.Random], str], n: int) -> list[float]:
+    """Milliseconds of ``n`` requests spread over the clients, all of them fetching at once."""
+    results: list[list[float]] = [[] for _ in clients]
+
+    def work(index: int) -> None:
+        rng = random.Random(index)
+        client = clients[index]
+        results[index] = timed(lambda: client.get(url_of(rng)), n // len(clients))
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(clients))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return [t for times in results for t in times]
+
+
 def p95(times: list[float]) -> float:
     return statistics.quantiles(times, n=20)[-1]
 
@@ -157,101 +246,109 @@ def p95(times: list[float]) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--edges", type=int, default=1_000_000)
-    parser.add_argument("--requests", type=int, default=300, help="requests per page kind")
+    parser.add_argument("--requests", type=int, default=240, help="requests per page kind")
     args = parser.parse_args()
     rng = random.Random(0)
-    with tempfile.TemporaryDirectory() as folder:
-        db = Path(folder) / "review-bench.db"
-        started = time.perf_counter()
-        build(db, args.edges, rng)
-        with ReviewStore(db) as store:
-            for name, role in (("ann", "reviewer"), ("ada", "adjudicator")):
-                store.add_reviewer(name, role, hash_password(PASSWORD))
-        with sqlite3.connect(db) as conn:
-            (stored,) = conn.execute("SELECT count(*) FROM edges").fetchone()
+    db, took = cached_database(args.edges)
+    with sqlite3.connect(db) as conn:
+        (stored,) = conn.execute("SELECT count(*) FROM edges").fetchone()
+        (judged,) = conn.execute("SELECT count(*) FROM judgements").fetchone()
+        (located,) = conn.execute("SELECT count(*) FROM edge_locations").fetchone()
+    print(
+        f"{stored:,} edges ({args.edges - stored} (claim, source) clashes dropped), {judged:,} judgements, "
+        f"{located:,} citation locations; " + (f"built in {took:.0f} s" if took else f"reused {db}")
+    )
+
+    port = free_port()
+    server = start_server(db, port)
+    base = f"http://127.0.0.1:{port}"
+    n = args.requests
+    filters = [
+        "platform=gemini",
+        "run=run3",
+        "question=q7",
+        "question=q11",
+        "state=pending",
+        "state=pending&platform=openai",
+        "run=run2&platform=gemini",
+        "run=run2&platform=openai",
+    ]
+    try:
+        ann = login(base, "ann")
+        ada = login(base, "ada")
+        crowd = [login(base, f"c{i}") for i in range(8)]
+        timed(lambda: ann.get("/queue"), 20)  # warm the page cache and the template
+        results: dict[str, list[float]] = {
+            "static file (baseline)": timed(lambda: ann.get("/static/review.css"), n),
+            "queue, first page": timed(lambda: ann.get("/queue"), n),
+        }
+        results["queue, filtered"] = timed(lambda: ann.get(f"/queue?{rng.choice(filters)}"), n)
+        results["queue, disputes (adjudicator)"] = timed(lambda: ada.get("/queue?needs=adjudicate"), n)
+        # deep pages: follow the cursor 200 pages in (10 000 edges), then time pages from there on
+        # (a small database for a trial run has fewer pages: then from page 5)
+        depth = 200 if stored >= 500_000 else 5
+        cursors: list[str] = []
+        url = "/queue"
+        for _ in range(depth + n):
+            page = ann.get(url)
+            found = re.search(r'id="next-page" href="([^"]+)"', page.text)
+            if found is None:  # the end of the queue: start over from the first page
+                url = "/queue"
+                continue
+            url = found.group(1).replace("&amp;", "&")
+            cursors.append(url)
+        deep = iter((cursors[depth:] * n)[:n])
+        results["queue, page 200+ by cursor"] = timed(lambda: ann.get(next(deep)), n)
+        edges = iter([rng.randrange(1, stored + 1) for _ in range(n)])
+        results["edge page"] = timed(lambda: ann.get(f"/edges/{next(edges)}"), n)
+        # 8 reviewers at once, each on their own session
+        results["static file, 8 clients (baseline)"] = concurrent(crowd, lambda r: "/static/review.css", n)
+        results["queue, 8 clients"] = concurrent(
+            crowd, lambda r: "/queue" if r.random() < 0.5 else f"/queue?{r.choice(filters)}", n
+        )
+        results["edge page, 8 clients"] = concurrent(crowd, lambda r: f"/edges/{r.randrange(1, stored + 1)}", n)
+    finally:
+        server.terminate()
+        server.wait(10)
+
+    print(f"\n{'page':36} {'median ms':>10} {'p95 ms':>8} {'median / static':>16}")
+    for name, times in results.items():
+        baseline = statistics.median(
+            results["static file, 8 clients (baseline)" if "8 clients" in name else "static file (baseline)"]
+        )
         print(
-            f"built {stored:,} edges ({args.edges - stored} (claim, source) clashes dropped) "
-            f"in {time.perf_counter() - started:.1f} s"
+            f"{name:36} {statistics.median(times):10.2f} {p95(times):8.2f} {statistics.median(times) / baseline:16.1f}"
         )
 
-        port = free_port()
-        server = start_server(db, port)
-        base = f"http://127.0.0.1:{port}"
-        try:
-            ann = login(base, "ann")
-            ada = login(base, "ada")
-            n = args.requests
-            timed(lambda: ann.get("/queue"), 20)  # warm the page cache and the template
-            results: dict[str, list[float]] = {
-                "static file (baseline)": timed(lambda: ann.get("/static/review.css"), n),
-                "queue, first page": timed(lambda: ann.get("/queue"), n),
-            }
-            filters = [
-                "platform=gemini",
-                "run=run3",
-                "question=q7",
-                "question=q11",
-                "state=labelled",
-                "state=pending&platform=openai",
-                "run=run2&platform=gemini",
-                "run=run2&platform=openai",
-            ]
-            results["queue, filtered"] = timed(lambda: ann.get(f"/queue?{rng.choice(filters)}"), n)
-            results["queue, disputes (adjudicator)"] = timed(lambda: ada.get("/queue?needs=adjudicate"), n)
-            # deep pages: follow the cursor 200 pages in (10 000 edges), then time pages from there on
-            cursors: list[str] = []
-            url = "/queue"
-            for _ in range(200 + n):
-                page = ann.get(url)
-                found = re.search(r'id="next-page" href="([^"]+)"', page.text)
-                assert found is not None
-                url = found.group(1).replace("&amp;", "&")
-                cursors.append(url)
-            deep = iter(cursors[200:])
-            results["queue, page 200+ by cursor"] = timed(lambda: ann.get(next(deep)), n)
-            edge_ids = [rng.randrange(1, stored + 1) for _ in range(n)]
-            edges = iter(edge_ids)
-            results["edge page"] = timed(lambda: ann.get(f"/edges/{next(edges)}"), n)
-        finally:
-            server.terminate()
-            server.wait(10)
+    # the queue query alone, 10 000 edges deep: keyset cursor vs OFFSET
+    with sqlite3.connect(db) as conn:
+        where = f"e.final_code = {PENDING_CODE}"
+        offset_sql = f"SELECT e.pk FROM edges e WHERE {where} ORDER BY {QUEUE_KEY} LIMIT 51 OFFSET 10000"
+        (key,) = conn.execute(
+            f"SELECT {QUEUE_KEY} FROM edges e WHERE {where} ORDER BY {QUEUE_KEY} LIMIT 1 OFFSET 10000"
+        ).fetchone()
+        keyset_sql = f"SELECT e.pk FROM edges e WHERE {where} AND {QUEUE_KEY} > {key} ORDER BY {QUEUE_KEY} LIMIT 51"
 
-        baseline = statistics.median(results["static file (baseline)"])
-        print(f"\n{'page':34} {'median ms':>10} {'p95 ms':>8} {'median / static':>16}")
-        for name, times in results.items():
-            print(
-                f"{name:34} {statistics.median(times):10.2f} {p95(times):8.2f} "
-                f"{statistics.median(times) / baseline:16.1f}"
-            )
-        worst = max(p95(t) for k, t in results.items() if k != "static file (baseline)")
-        print(
-            f"\nworst p95 of queue and edge pages: {worst:.1f} ms (target < 100 ms): "
-            f"{'met' if worst < 100 else 'MISSED'}"
-        )
+        def query(sql: str) -> list[float]:
+            times = []
+            for _ in range(50):
+                started = time.perf_counter()
+                conn.execute(sql).fetchall()
+                times.append((time.perf_counter() - started) * 1000)
+            return times
 
-        # the queue query alone, 10 000 edges deep: keyset cursor vs OFFSET
-        with sqlite3.connect(db) as conn:
-            where = f"e.final_code = {PENDING_CODE}"
-            offset_sql = f"SELECT e.pk FROM edges e WHERE {where} ORDER BY {QUEUE_KEY} LIMIT 51 OFFSET 10000"
-            (key,) = conn.execute(
-                f"SELECT {QUEUE_KEY} FROM edges e WHERE {where} ORDER BY {QUEUE_KEY} LIMIT 1 OFFSET 10000"
-            ).fetchone()
-            keyset_sql = f"SELECT e.pk FROM edges e WHERE {where} AND {QUEUE_KEY} > {key} ORDER BY {QUEUE_KEY} LIMIT 51"
-
-            def query(sql: str) -> list[float]:
-                times = []
-                for _ in range(50):
-                    started = time.perf_counter()
-                    conn.execute(sql).fetchall()
-                    times.append((time.perf_counter() - started) * 1000)
-                return times
-
-            offset, keyset = query(offset_sql), query(keyset_sql)
-        print(
-            f"queue query 10 000 edges deep: keyset {statistics.median(keyset):.3f} ms, OFFSET "
-            f"{statistics.median(offset):.3f} ms "
-            f"(OFFSET / keyset = {statistics.median(offset) / statistics.median(keyset):.0f}x)"
-        )
+        offset, keyset = query(offset_sql), query(keyset_sql)
+    print(
+        f"queue query 10 000 edges deep: keyset {statistics.median(keyset):.3f} ms, OFFSET "
+        f"{statistics.median(offset):.3f} ms "
+        f"(OFFSET / keyset = {statistics.median(offset) / statistics.median(keyset):.0f}x)"
+    )
+    pages = {k: t for k, t in results.items() if "static" not in k}
+    worst_name, worst = max(((k, p95(t)) for k, t in pages.items()), key=lambda item: item[1])
+    print(
+        f"worst p95 of queue and edge pages, 1 and 8 clients: {worst:.1f} ms ({worst_name}); target < 100 ms: "
+        f"{'met' if worst < 100 else 'not met'}"
+    )
 
 
 if __name__ == "__main__":

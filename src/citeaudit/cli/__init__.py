@@ -67,6 +67,7 @@ _GROUPS: dict[str, Callable[[typer.Typer], None]] = {
     "answers": _register("answers"),
     "config": _register("config"),
     "trend": _register("trend"),
+    "judgements": _register("judgements"),
 }
 """How each command module adds its commands to the root."""
 
@@ -99,6 +100,7 @@ _COMMANDS = (
     ("review", "review"),
     ("reviewer", "review"),
     ("audit-log", "review"),
+    ("judgements", "judgements"),
     ("judge", "suggest"),
 )
 """Every root command (commands, then groups, as ``--help`` lists them) and the module group it comes from."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -12,6 +12,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from citeaudit.cli.common import OutputFormat, console, err_console, handles_errors
 from citeaudit.errors import InvalidValue
 from citeaudit.model import Label
+
+if TYPE_CHECKING:
+    from citeaudit.agreement import Rater
 
 __all__ = ["register"]
 
@@ -105,8 +108,24 @@ def agreement(
             raise InvalidValue(str(path), "--ac1-categories", str(exc)) from None
     if fmt is OutputFormat.JSON:
         console.out(json.dumps(result.to_dict(), indent=2), highlight=False)
+    else:
+        console.print(agreement_tables(result, str(path)))
+    _say_retired(path, raters, protocol)
+
+
+def _say_retired(path: Path, raters: list[Rater], protocol: str | None) -> None:
+    """Say how many edges of retired claims (replaced by a later segmentation) the comparison left out."""
+    from citeaudit.api import is_database
+
+    if not is_database(path):
         return
-    console.print(agreement_tables(result, str(path)))
+    from citeaudit.store import Store
+
+    with Store(path) as store:
+        protocol_pk = None if protocol is None else store.choose_protocol(protocol)
+        retired = store.retired_rated(raters, protocol_pk)
+    if retired:
+        err_console.print(f"{retired} edge(s) of retired claims left out (only current claims are compared)")
 
 
 def register(app: typer.Typer) -> None:

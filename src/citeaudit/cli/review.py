@@ -5,15 +5,19 @@ from __future__ import annotations
 import csv
 import io
 import json
+import sys
 from datetime import timedelta
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from citeaudit.cli.common import DbOption, console, err_console, existing_database, handles_errors
 from citeaudit.errors import InvalidValue, StoreError
+
+if TYPE_CHECKING:
+    from citeaudit.store.review import ReviewStore
 
 __all__ = ["audit_log_app", "review_app", "reviewer_app"]
 
@@ -66,6 +70,11 @@ def serve(
     session_hours: Annotated[
         float, typer.Option("--session-hours", help="How long a login lasts.", min=0.01, max=24 * 30)
     ] = 8.0,
+    yes: Annotated[bool, typer.Option("--yes", help="Change the policy of a judged database without asking.")] = False,
+    certfile: Annotated[
+        Path | None, typer.Option("--ssl-certfile", help="Serve HTTPS with this certificate (PEM).")
+    ] = None,
+    keyfile: Annotated[Path | None, typer.Option("--ssl-keyfile", help="The certificate's private key (PEM).")] = None,
 ) -> None:
     """Serve the review UI for a database: blind single or double review, adjudication, evidence groups and the
     score page. Fully offline; log in with an account made by `citeaudit reviewer add`."""
@@ -77,16 +86,63 @@ def serve(
         from citeaudit.review.app import ReviewConfig, create_app
     except ImportError:
         raise StoreError(_EXTRA_HINT) from None
+    if (certfile is None) != (keyfile is None):
+        raise InvalidValue("review serve", "--ssl-certfile/--ssl-keyfile", "give both files or neither")
     ReviewStore.prepare(existing_database(db))
     with ReviewStore(db) as store:
+        if policy is not None and policy.value != store.settings()["policy"] and store.has_human_judgements():
+            _confirm_policy(store, policy.value, yes)
         if policy is not None:
             changed = store.set_setting("serve", "policy", policy.value)
             if changed:
                 err_console.print(f"policy {policy.value}: {changed} edge(s) changed review state")
         current = store.settings()["policy"]
-    err_console.print(f"serving {db} on http://{host}:{port} ({current} review; Ctrl+C stops)")
+    scheme = "https" if certfile is not None else "http"
+    if certfile is None and not _loopback(host):
+        err_console.print(
+            f"warning: serving on {host} without TLS. The session and login cookies are Secure: a browser sends "
+            "them back only over HTTPS (or to localhost), so logging in over plain http from another machine "
+            "fails with a CSRF refusal. Serve with --ssl-certfile/--ssl-keyfile, put a TLS proxy or tunnel in "
+            "front (see docs/review.md), or keep --host 127.0.0.1.",
+            soft_wrap=True,
+        )
+    err_console.print(f"serving {db} on {scheme}://{host}:{port} ({current} review; Ctrl+C stops)")
     app = create_app(ReviewConfig(db=db, session_lifetime=timedelta(hours=session_hours)))
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        ssl_certfile=None if certfile is None else str(certfile),
+        ssl_keyfile=None if keyfile is None else str(keyfile),
+    )
+
+
+def _loopback(host: str) -> bool:
+    """Whether ``host`` is a loopback address or name (where browsers treat plain http as secure)."""
+    import ipaddress
+
+    if host in ("localhost", "localhost."):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _confirm_policy(store: ReviewStore, policy: str, yes: bool) -> None:
+    """Say what changing the policy of a judged database does; go on only when confirmed."""
+    moves = store.policy_change(policy)
+    current = store.settings()["policy"]
+    err_console.print(f"changing the review policy from {current} to {policy} changes {sum(moves.values())} edge(s):")
+    for (before, after), n in sorted(moves.items()):
+        err_console.print(f"  {n} edge(s): {before} -> {after}", soft_wrap=True)
+    if yes:
+        return
+    if not sys.stdin.isatty():
+        raise InvalidValue("review serve", "--policy", f"{policy!r} changes judged edges; confirm with --yes")
+    if not typer.confirm("change the policy?", default=False):
+        raise InvalidValue("review serve", "--policy", f"{policy!r} not confirmed; the policy stays {current!r}")
 
 
 @reviewer_app.command("add")

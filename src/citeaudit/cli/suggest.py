@@ -90,6 +90,7 @@ def _suggest_lines(report: SuggestReport) -> list[str]:
         f"{report.empty_snapshot} whose snapshot has no text",
         f"{report.over_limit} left by --limit",
         f"{report.edges} edge(s) without a final label in scope",
+        f"{report.retired} edge(s) of retired claims left out",
     ]
 
 

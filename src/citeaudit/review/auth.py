@@ -68,7 +68,8 @@ def expiry(lifetime: timedelta) -> str:
 
 
 class LoginLimiter:
-    """At most ``attempts`` failed logins per client address and per account name within ``window`` seconds.
+    """At most ``attempts`` failed logins per key within ``window`` seconds (the login form keys them by account
+    and address together).
 
     Kept in memory: a restart clears it, which only gives an attacker a fresh window after an operator action.
     """

@@ -1,9 +1,10 @@
-"""Which judgements a viewer of an edge may see: the one place that keeps review blind.
+"""What a viewer of an edge may see of other people's decisions: the one place that keeps review blind.
 
-A reviewer sees only their own judgements; model suggestions only when the project shows them, and only before
-the reviewer has judged or when the suggestions are their reference (always with provenance). An adjudicator
-sees every judgement, with provenance, on an edge that is disputed or adjudicated; on other edges they are a
-reviewer like any other. Admins see everything (they do not review).
+A reviewer sees only their own judgements and their own evidence groups; model suggestions only when the project
+shows them (always with provenance). An adjudicator sees every judgement and group, with provenance, on an edge
+that is disputed or adjudicated; on other edges they are a reviewer like any other. Admins see everything (they
+neither review nor adjudicate). Who may record what is the review policy's business
+(:mod:`citeaudit.store.review_policy`).
 """
 
 from __future__ import annotations
@@ -12,20 +13,27 @@ from collections.abc import Sequence
 
 from citeaudit.model import Origin, ReviewState
 from citeaudit.store.review import Reviewer, StoredJudgement
+from citeaudit.store.review_records import GroupView
 
-__all__ = ["can_adjudicate", "visible_judgements"]
+__all__ = ["can_adjudicate", "sees_all", "visible_groups", "visible_judgements"]
 
 
 def can_adjudicate(viewer: Reviewer, state: ReviewState) -> bool:
-    """Whether ``viewer`` may record the final label of an edge in ``state``."""
-    return viewer.role in ("adjudicator", "admin") and state in (ReviewState.DISPUTED, ReviewState.ADJUDICATED)
+    """Whether ``viewer``'s role lets them record the final label of an edge in ``state`` (the policy also
+    refuses an adjudicator who reviewed the edge)."""
+    return viewer.role == "adjudicator" and state in (ReviewState.DISPUTED, ReviewState.ADJUDICATED)
+
+
+def sees_all(viewer: Reviewer, state: ReviewState) -> bool:
+    """Whether ``viewer`` sees every decision on an edge in ``state``."""
+    return viewer.role == "admin" or can_adjudicate(viewer, state)
 
 
 def visible_judgements(
     viewer: Reviewer, state: ReviewState, judgements: Sequence[StoredJudgement], show_model_suggestions: bool
 ) -> list[StoredJudgement]:
     """The judgements ``viewer`` may see on an edge in ``state``."""
-    if viewer.role == "admin" or can_adjudicate(viewer, state):
+    if sees_all(viewer, state):
         return list(judgements)
     return [
         j
@@ -33,3 +41,10 @@ def visible_judgements(
         if (j.judgement.origin is Origin.HUMAN and j.judgement.reviewer == viewer.name)
         or (j.judgement.origin is Origin.MODEL and show_model_suggestions)
     ]
+
+
+def visible_groups(viewer: Reviewer, state: ReviewState, groups: Sequence[GroupView]) -> list[GroupView]:
+    """The evidence groups of the edge's claim that ``viewer`` may see: a group is a decision like a label."""
+    if sees_all(viewer, state):
+        return list(groups)
+    return [g for g in groups if g.reviewer == viewer.name]

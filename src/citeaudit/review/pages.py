@@ -8,12 +8,13 @@ router is a plain module-level ``APIRouter`` and the app factory only wires them
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
+from urllib.parse import parse_qsl, urlencode
 
 from fastapi import Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
@@ -25,6 +26,8 @@ from citeaudit.store.review import Reviewer, ReviewStore, now
 from citeaudit.store.review_records import EdgeView
 
 __all__ = [
+    "LABEL_DEFINITIONS",
+    "CsrfRefused",
     "Current",
     "Db",
     "Denied",
@@ -33,6 +36,7 @@ __all__ = [
     "ReviewContext",
     "Session",
     "check_csrf",
+    "claim_terms",
     "context",
     "edge_or_404",
     "highlight",
@@ -41,9 +45,12 @@ __all__ = [
     "local_path",
     "one_of",
     "page",
+    "queue_query",
+    "queue_query_text",
     "redirect",
     "require",
     "safe_href",
+    "session_of",
     "severity_of",
     "text_or_none",
 ]
@@ -98,6 +105,14 @@ class Denied(Exception):
         self.message = message
 
 
+class CsrfRefused(Denied):
+    """A form without its CSRF token: refused, and recorded in the audit log."""
+
+    def __init__(self, message: str, actor: str) -> None:
+        super().__init__(403, message)
+        self.actor = actor
+
+
 class LoginRequired(Exception):
     """No session, or an expired one."""
 
@@ -141,6 +156,17 @@ def _session(request: Request, db: Db) -> Session:
     return Session(found[0], found[1], digest)
 
 
+def session_of(request: Request) -> Session | None:
+    """The request's live session, looked up outside the dependencies (error pages keep the navigation)."""
+    token = request.cookies.get(SESSION_COOKIE)
+    if not token:
+        return None
+    digest = token_digest(token)
+    with ReviewStore(context(request).config.db) as store:
+        found = store.session(digest, now())
+    return None if found is None else Session(found[0], found[1], digest)
+
+
 Current = Annotated[Session, Depends(_session)]
 """The logged-in reviewer (a request without a valid session is sent to the login page)."""
 
@@ -155,7 +181,9 @@ def require(current: Session, *roles: str) -> Reviewer:
 def check_csrf(current: Session, given: str | None) -> None:
     """Refuse a form without the session's CSRF token."""
     if not csrf_matches(current.csrf, given):
-        raise Denied(403, "the form's CSRF token is missing or wrong; reload the page and try again")
+        raise CsrfRefused(
+            "the form's CSRF token is missing or wrong; reload the page and try again", current.reviewer.name
+        )
 
 
 def page(request: Request, name: str, status: int = 200, **values: Any) -> HTMLResponse:
@@ -222,3 +250,82 @@ def text_or_none(value: str) -> str | None:
 def lines_of(text: str) -> list[str]:
     """The non-empty lines of a text area."""
     return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+QUEUE_FILTERS = ("needs", "run", "platform", "question", "state")
+"""Query parameters that pick a queue: an edge opened from a queue keeps them, so the next edge comes from it."""
+
+
+def queue_query(params: Mapping[str, str]) -> str:
+    """The queue's filters among ``params``, as a query string (empty for the unfiltered queue)."""
+    return urlencode([(key, params[key]) for key in QUEUE_FILTERS if params.get(key)])
+
+
+def queue_query_text(text: str) -> str:
+    """:func:`queue_query` of a query string a form sent back (anything else in it is dropped)."""
+    return queue_query(dict(parse_qsl(text)))
+
+
+LABEL_DEFINITIONS = (
+    ("supported", "the source states the whole claim; the only label that counts as support"),
+    ("partial", "the source states part of the claim; not support"),
+    ("conflicting", "the source contradicts the claim"),
+    ("irrelevant", "the source says nothing about the claim"),
+    ("unknown", "support cannot be judged (source unreachable or unreadable); still counted"),
+)
+"""The five labels as the edge page defines them beside its buttons."""
+
+_WORD = re.compile(r"\w+")
+_SHORT_WORDS = frozenset(
+    {
+        "the",
+        "and",
+        "for",
+        "with",
+        "from",
+        "that",
+        "this",
+        "are",
+        "was",
+        "were",
+        "has",
+        "have",
+        "its",
+        "into",
+        "than",
+        "then",
+        "them",
+        "they",
+        "their",
+        "not",
+        "but",
+        "also",
+        "can",
+        "may",
+        "per",
+        "all",
+        "any",
+        "one",
+    }
+)
+
+
+def claim_terms(text: str, claim: str) -> list[tuple[str, bool]]:
+    """``text`` cut into pieces, each marked whether it is a term of ``claim`` (a word of three or more
+    characters, or a number, that is not a common short word), compared case-insensitively."""
+    terms = {
+        word.casefold()
+        for word in _WORD.findall(claim)
+        if (len(word) >= 3 or word.isdigit()) and word.casefold() not in _SHORT_WORDS
+    }
+    pieces: list[tuple[str, bool]] = []
+    at = 0
+    for found in _WORD.finditer(text):
+        if found.group().casefold() in terms:
+            if found.start() > at:
+                pieces.append((text[at : found.start()], False))
+            pieces.append((found.group(), True))
+            at = found.end()
+    if at < len(text):
+        pieces.append((text[at:], False))
+    return pieces

@@ -101,7 +101,32 @@ _FINAL_LABEL = "CASE e.final_code " + " ".join(f"WHEN {i} THEN '{label}'" for i,
 
 
 def _protocol_filter(protocol_pk: int | None) -> tuple[str, list[object]]:
-    return ("r.protocol_pk = ?", [protocol_pk]) if protocol_pk is not None else ("1", [])
+    # Raters are compared on current claims only: a claim a later segmentation replaced is no longer judged.
+    return ("r.protocol_pk = ? AND c.current = 1", [protocol_pk]) if protocol_pk is not None else ("c.current = 1", [])
+
+
+def read_retired_rated(db: sqlite3.Connection, raters: Sequence[Rater], protocol_pk: int | None) -> int:
+    """Edges of retired claims that any of ``raters`` labelled (or that have a final label, for ``final``): what
+    comparing raters on current claims leaves out."""
+    protocol = "" if protocol_pk is None else " AND r.protocol_pk = ?"
+    params: list[object] = [] if protocol_pk is None else [protocol_pk]
+    conditions = []
+    for rater in raters:
+        if rater == FINAL:
+            conditions.append(f"e.final_code < {len(LABELS)}")
+        else:
+            conditions.append(
+                "EXISTS (SELECT 1 FROM judgements j WHERE j.edge_pk = e.pk AND j.stage = 'review' "
+                "AND j.origin = ? AND j.reviewer = ?)"
+            )
+            params.extend([str(rater.kind), rater.name])
+    if not conditions:
+        return 0
+    (count,) = db.execute(
+        f"SELECT count(*) {_EDGE_SCOPE} WHERE c.current = 0{protocol} AND ({' OR '.join(conditions)})",
+        params,
+    ).fetchone()
+    return int(count)
 
 
 def read_raters(db: sqlite3.Connection, protocol_pk: int | None) -> list[tuple[Rater, int]]:

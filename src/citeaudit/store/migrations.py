@@ -739,6 +739,13 @@ ALTER TABLE answers ADD COLUMN response_id TEXT;
 CREATE INDEX collection_tasks_answer ON collection_tasks(answer_id);
 """
 
+_REVIEWER_PROGRESS = """
+-- A reviewer's own judgements by name: their progress (done / assigned) counts them without reading everyone's.
+CREATE INDEX judgements_reviewer ON judgements(reviewer, edge_pk);
+-- The engine's quotes of a source, shown on the edge page before the source has a snapshot.
+CREATE INDEX citations_source ON citations(source_pk);
+"""
+
 
 MIGRATIONS: tuple[Migration, ...] = (
     _V1,
@@ -756,6 +763,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _window_suggestion_methods,
     _CROSS_PAIRS,
     _RESPONSE_IDS,
+    _REVIEWER_PROGRESS,
 )
 """``MIGRATIONS[n]`` upgrades schema version ``n`` to ``n + 1``."""
 

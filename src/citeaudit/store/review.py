@@ -7,24 +7,30 @@ One short-lived connection per request (the web server runs requests on several 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
-from collections.abc import Iterator, Mapping, Sequence
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 
 from citeaudit.clock import utc_now
 from citeaudit.errors import DuplicateId, InvalidValue, StoreError, UnknownReference
 from citeaudit.identity import url_location
-from citeaudit.model import Judgement, Label, ReviewState, Stage
+from citeaudit.model import Judgement, Label, Origin, ReviewState, Stage
 from citeaudit.scoring import DISPUTED_CODE, LABEL_CODE, LABELS, PENDING_CODE, edge_code
 from citeaudit.store.connection import Transactions, connect
 from citeaudit.store.judgements import INSERT_JUDGEMENT, JUDGEMENT_COLUMNS, judgement_from_row, judgement_row
 from citeaudit.store.migrations import SCHEMA_VERSION
+from citeaudit.store.reading import CURRENT_CLAIM
 from citeaudit.store.resolution import document_passages, latest_document
+from citeaudit.store.review_policy import ReviewRefused, adjudication_refusal, counted_judgements, review_refusal
 from citeaudit.store.review_records import (
     AuditLogEntry,
     EdgeView,
+    FileJudgement,
     GroupView,
     Passage,
     QueueFilter,
@@ -44,6 +50,7 @@ __all__ = [
     "Passage",
     "QueueFilter",
     "QueueRow",
+    "ReviewRefused",
     "ReviewStore",
     "Reviewer",
     "StoredJudgement",
@@ -69,6 +76,13 @@ _NEEDED_CODES: Mapping[str, frozenset[int]] = {
     "adjudicate": frozenset({DISPUTED_CODE}),
 }
 """Final codes of the edges each queue lists (``browse`` lists every edge)."""
+
+COUNT_SECONDS = 10.0
+"""How long a count over every edge (progress, retired edges) is reused before it is counted again."""
+
+_COUNTS: dict[tuple[str, str], tuple[tuple[int, int], float, int]] = {}
+_COUNTS_LOCK = threading.Lock()
+_RECOUNTING: dict[tuple[str, str], threading.Lock] = {}
 
 _NARROW_FILTER = 0.02
 """Below this share of answers a filter is walked from its answers, not in edge key order."""
@@ -188,7 +202,7 @@ class ReviewStore:
     def _recompute(self, db: sqlite3.Connection, edge_pk: int, reviews_required: int) -> tuple[object, object, bool]:
         """Bring one edge's stored state in step with its judgements: ``(before, after, changed)``."""
         state, code = db.execute("SELECT review_state, final_code FROM edges WHERE pk = ?", (edge_pk,)).fetchone()
-        judgements = [j.judgement for j in self._judgements(db, edge_pk)]
+        judgements = counted_judgements(self._judgements(db, edge_pk), reviews_required)
         new_state, new_code = edge_code(judgements, reviews_required)
         before = {"review_state": state, "final_label": code_label(code)}
         after = {"review_state": str(new_state), "final_label": code_label(new_code)}
@@ -280,9 +294,14 @@ class ReviewStore:
         codes = _NEEDED_CODES.get(needs)
         if needs != "browse" and codes is None:
             raise ValueError(f"needs must be review, adjudicate or browse, not {needs!r}")
-        where = [f"{QUEUE_KEY} >= ?", f"{QUEUE_KEY} < ?"]
+        where = [f"{QUEUE_KEY} >= ?", f"{QUEUE_KEY} < ?", CURRENT_CLAIM]
         params: list[object] = [low, high]
-        if filters.state is not None:
+        if needs == "review" and filters.state is not None:
+            # Blind: every edge a reviewer may review is pending from where they stand; another reviewer's label
+            # must not move it between their lists.
+            if filters.state is not ReviewState.PENDING:
+                return []
+        elif filters.state is not None:
             # a state whose edges can never need this action lists nothing (and scans nothing)
             if codes is not None and not codes & _state_codes(filters.state, self.reviews_required()):
                 return []
@@ -315,7 +334,8 @@ class ReviewStore:
             else "answers a CROSS JOIN claims c ON c.answer_pk = a.pk CROSS JOIN edges e ON e.claim_pk = c.pk"
         )
         sql = (
-            f"SELECT e.pk, {QUEUE_KEY}, c.text, coalesce(s.title, s.url, s.key), r.id, a.platform, q.id "
+            f"SELECT e.pk, {QUEUE_KEY}, c.text, coalesce(s.title, s.url, s.key), r.id, "
+            "coalesce(a.platform, r.platform), q.id "
             f"FROM {joins} JOIN runs r ON r.pk = a.run_pk JOIN questions q ON q.pk = a.question_pk "
             "JOIN sources s ON s.pk = e.source_pk "
             f"WHERE {' AND '.join(where + answer_where)} ORDER BY {QUEUE_KEY} LIMIT ?"
@@ -336,17 +356,24 @@ class ReviewStore:
             where.append(f"a.{column} IN ({', '.join('?' * len(pks))})")
             params.extend(pks)
         if filters.platform is not None:
-            where.append("a.platform = ?")
-            params.append(filters.platform)
+            # An imported answer carries its platform on its run; an answer of its own platform overrides it.
+            where.append(
+                "(a.platform = ? OR (a.platform IS NULL AND a.run_pk IN (SELECT pk FROM runs WHERE platform = ?)))"
+            )
+            params.extend((filters.platform, filters.platform))
         return where, params
 
     def filter_values(self) -> dict[str, list[str]]:
         """Values the queue filters offer (runs, platforms, questions)."""
         return {
             "run": [r for (r,) in self._db.execute("SELECT id FROM runs ORDER BY id")],
-            "platform": [
-                p for (p,) in self._db.execute("SELECT DISTINCT platform FROM runs WHERE platform IS NOT NULL")
-            ],
+            "platform": sorted(
+                p
+                for (p,) in self._db.execute(
+                    "SELECT platform FROM runs WHERE platform IS NOT NULL "
+                    "UNION SELECT DISTINCT platform FROM answers WHERE platform IS NOT NULL"
+                )
+            ),
             "question": [q for (q,) in self._db.execute("SELECT DISTINCT id FROM questions ORDER BY id")],
         }
 
@@ -356,7 +383,8 @@ class ReviewStore:
         """The edge, its claim, answer and source."""
         row = self._db.execute(
             'SELECT e.pk, e.review_state, e.final_code, c.pk, c.id, c.text, c.start, c."end", c.severity, a.id, '
-            "a.text, a.platform, r.id, q.id, q.text, s.pk, s.key, s.url, s.resolved_url, s.title, s.status, "
+            "a.text, coalesce(a.platform, r.platform), r.id, q.id, q.text, s.pk, s.key, s.url, s.resolved_url, "
+            "s.title, s.status, "
             "s.reason, e.n_locations FROM edges e JOIN claims c ON c.pk = e.claim_pk "
             "JOIN answers a ON a.pk = c.answer_pk JOIN runs r ON r.pk = a.run_pk "
             "JOIN questions q ON q.pk = a.question_pk JOIN sources s ON s.pk = e.source_pk WHERE e.pk = ?",
@@ -393,9 +421,17 @@ class ReviewStore:
         edge_pk: int,
         judgement: Judgement,
         submission: str,
+        role: str | None = None,
+        detail: Mapping[str, object] | None = None,
     ) -> tuple[bool, ReviewState]:
         """Append a human judgement and bring the edge's state in step, in one transaction with its audit-log row.
 
+        The policy's rules are checked inside that transaction, so two reviewers submitting at once cannot both
+        pass them (:mod:`citeaudit.store.review_policy`): a review by someone who is not one of the edge's
+        reviewers is a :class:`ReviewRefused`; with the account's ``role`` given (the web UI and the import
+        give it), so is a review or adjudication the role or the edge's state does not allow.
+
+        ``detail`` goes into the audit-log row (where a quoted passage was selected, the file row it came from).
         A submission id seen before records nothing (a retried form post). Returns ``(recorded, new state)``.
         """
         with self._transaction() as db:
@@ -404,6 +440,7 @@ class ReviewStore:
                 return False, ReviewState(state)
             if db.execute("SELECT 1 FROM edges WHERE pk = ?", (edge_pk,)).fetchone() is None:
                 raise UnknownReference("review", f"edge {edge_pk}", f"no edge {edge_pk!r}")
+            self._check_policy(db, edge_pk, judgement, role)
             pk = db.execute(INSERT_JUDGEMENT, judgement_row(edge_pk, judgement, submission)).lastrowid
             before, after, _ = self._recompute(db, edge_pk, self.reviews_required())
             assert isinstance(after, dict)
@@ -413,9 +450,203 @@ class ReviewStore:
                 "judgement" if judgement.stage is Stage.REVIEW else "adjudication",
                 f"edge:{edge_pk}",
                 before,
-                {**after, "judgement": pk, "label": str(judgement.label), "rationale": judgement.reasoning},
+                {
+                    **after,
+                    "judgement": pk,
+                    "label": str(judgement.label),
+                    "rationale": judgement.reasoning,
+                    **(detail or {}),
+                },
             )
             return True, ReviewState(after["review_state"])
+
+    def _check_policy(self, db: sqlite3.Connection, edge_pk: int, judgement: Judgement, role: str | None) -> None:
+        (state,) = db.execute("SELECT review_state FROM edges WHERE pk = ?", (edge_pk,)).fetchone()
+        existing = self._judgements(db, edge_pk)
+        name = judgement.reviewer or ""
+        if judgement.stage is Stage.ADJUDICATION:
+            why = None if role is None else adjudication_refusal(existing, name, role, ReviewState(state))
+        else:
+            why = review_refusal(existing, name, role or "reviewer", ReviewState(state), self.reviews_required())
+        if why is not None:
+            raise ReviewRefused(f"edge {edge_pk}: {why}")
+
+    def refusal(self, edge_pk: int, reviewer: Reviewer, stage: Stage) -> str | None:
+        """Why ``reviewer`` may not record a judgement of ``stage`` on the edge now (``None`` when they may):
+        what the edge page asks before it offers a form."""
+        (state,) = self._db.execute("SELECT review_state FROM edges WHERE pk = ?", (edge_pk,)).fetchone()
+        existing = self._judgements(self._db, edge_pk)
+        if stage is Stage.ADJUDICATION:
+            return adjudication_refusal(existing, reviewer.name, reviewer.role, ReviewState(state))
+        return review_refusal(existing, reviewer.name, reviewer.role, ReviewState(state), self.reviews_required())
+
+    def log_event(self, actor: str, action: str, target: str, detail: object = None) -> None:
+        """Append an audit-log row for something refused (a failed login, a form without its CSRF token)."""
+        with self._transaction() as db:
+            self._log(db, actor, action, target, None, detail)
+
+    def progress(self, reviewer: Reviewer) -> tuple[int, int]:
+        """``(done, assigned)`` for a reviewer: edges of current claims they reviewed, and those plus the edges
+        still waiting for a review.
+
+        The reviewer's own part is read live (from their judgements alone); how many edges wait in all is counted
+        at most every :data:`COUNT_SECONDS` (and again after a segmentation or an import), since counting a
+        million edges on every page would cost more than the page."""
+        (done, done_pending) = self._db.execute(
+            "SELECT count(DISTINCT j.edge_pk), count(DISTINCT CASE WHEN e.final_code = ? THEN j.edge_pk END) "
+            "FROM judgements j JOIN edges e ON e.pk = j.edge_pk JOIN claims c ON c.pk = e.claim_pk "
+            f"WHERE j.reviewer = ? AND j.origin = 'human' AND {CURRENT_CLAIM}",
+            (PENDING_CODE, reviewer.name),
+        ).fetchone()
+        waiting = self._counted("waiting", lambda: self._count_current(PENDING_CODE)) - int(done_pending)
+        return int(done), int(done) + max(0, waiting)
+
+    def _count_current(self, code: int) -> int:
+        (total,) = self._db.execute("SELECT count(*) FROM edges WHERE final_code = ?", (code,)).fetchone()
+        return int(total) - self._count_retired(code)
+
+    def _count_retired(self, code: int | None) -> int:
+        sql = "SELECT count(*) FROM claims c JOIN edges e ON e.claim_pk = c.pk WHERE c.current = 0"
+        if code is None:
+            return int(self._db.execute(sql).fetchone()[0])
+        return int(self._db.execute(sql + " AND e.final_code = ?", (code,)).fetchone()[0])
+
+    def _counted(self, what: str, count: Callable[[], int]) -> int:
+        """A count over every edge, kept per database for :data:`COUNT_SECONDS` and recounted at once when a
+        segmentation or an import changed which claims are current. While one request recounts, the others
+        use the previous figure rather than all counting at once."""
+        (claim_sets, imports) = self._db.execute(
+            "SELECT (SELECT coalesce(max(pk), 0) FROM claim_sets), (SELECT coalesce(max(pk), 0) FROM imports)"
+        ).fetchone()
+        key = (str(self.path.resolve()), what)
+        at = time.monotonic()
+        with _COUNTS_LOCK:
+            found = _COUNTS.get(key)
+            recounter = _RECOUNTING.setdefault(key, threading.Lock())
+        fresh = found is not None and found[0] == (claim_sets, imports)
+        if found is not None and fresh and at - found[1] < COUNT_SECONDS:
+            return found[2]
+        if found is not None and fresh:
+            if not recounter.acquire(blocking=False):
+                return found[2]  # another request is recounting: the figure of a few seconds ago will do
+        else:
+            recounter.acquire()  # nothing to show yet: wait for the one count rather than start another
+            with _COUNTS_LOCK:
+                found = _COUNTS.get(key)
+            if found is not None and found[0] == (claim_sets, imports) and at - found[1] < COUNT_SECONDS:
+                recounter.release()
+                return found[2]
+        try:
+            value = count()
+            with _COUNTS_LOCK:
+                _COUNTS[key] = ((claim_sets, imports), at, value)
+        finally:
+            recounter.release()
+        return value
+
+    def retired_edges(self, needs: str) -> int:
+        """Edges of retired claims (replaced by a later segmentation) that the queue leaves out for ``needs``."""
+        codes = _NEEDED_CODES.get(needs)
+        code = None if codes is None else next(iter(codes))
+        return self._counted(f"retired:{needs}", lambda: self._count_retired(code))
+
+    def policy_change(self, policy: str) -> dict[tuple[str, str], int]:
+        """What switching to ``policy`` would do, without doing it: ``(state before, state after)`` → number of
+        judged edges whose state would change that way."""
+        if policy not in POLICIES:
+            raise InvalidValue("settings", "policy", f"policy {policy!r} is not one of {', '.join(POLICIES)}")
+        moves: dict[tuple[str, str], int] = {}
+        for edge_pk, state, code in self._db.execute(
+            "SELECT pk, review_state, final_code FROM edges WHERE pk IN "
+            "(SELECT edge_pk FROM judgements WHERE origin = 'human')"
+        ).fetchall():
+            counted = counted_judgements(self._judgements(self._db, edge_pk), POLICIES[policy])
+            new_state, new_code = edge_code(counted, POLICIES[policy])
+            if (state, code) != (str(new_state), new_code):
+                before = code_label(code)
+                after = code_label(new_code)
+                key = (f"{state}: {before}" if before else state, f"{new_state}: {after}" if after else str(new_state))
+                moves[key] = moves.get(key, 0) + 1
+        return moves
+
+    def has_human_judgements(self) -> bool:
+        """Whether any person has judged an edge (a policy change then needs confirming)."""
+        return self._db.execute("SELECT 1 FROM judgements WHERE origin = 'human' LIMIT 1").fetchone() is not None
+
+    # -- judgements from and to files ----------------------------------------------------------------
+
+    def import_judgements(self, file: str, reviewer: str, rows: Sequence[FileJudgement]) -> tuple[int, int]:
+        """Record ``reviewer``'s labels from a file as reviews, under the same rules as the web UI, all or nothing:
+        a row naming no current edge, or one the policy refuses, is an :class:`InvalidValue` naming the file, its
+        line and value, and nothing is written. Returns ``(recorded, already recorded)`` (importing a file twice
+        records it once)."""
+        account = self.reviewer(reviewer)
+        if account is None:
+            raise UnknownReference(file, "--reviewer", f"no review account {reviewer!r}; add it with `reviewer add`")
+        edges = [self._file_edge(file, row) for row in rows]
+        recorded = 0
+        with self._transaction():
+            for row, edge_pk in zip(rows, edges, strict=True):
+                judgement = Judgement(
+                    row.label,
+                    reviewer,
+                    Origin.HUMAN,
+                    Stage.REVIEW,
+                    row.passage,
+                    row.period,
+                    row.reasoning,
+                    now(),
+                    severity=row.severity,
+                )
+                # the row's content and who gave it: the same row imported again is the same submission
+                content = json.dumps([reviewer, edge_pk, *map(str, judgement_row(edge_pk, judgement)[1:8])])
+                submission = "import:" + hashlib.sha256(content.encode()).hexdigest()
+                try:
+                    done, _ = self.record_judgement(
+                        edge_pk, judgement, submission, role=account.role, detail={"file": file, "line": row.line}
+                    )
+                except ReviewRefused as refused:
+                    raise InvalidValue(file, f"line {row.line}", f"{str(refused)!s}") from None
+                recorded += done
+        return recorded, len(rows) - recorded
+
+    def _file_edge(self, file: str, row: FileJudgement) -> int:
+        where = f"line {row.line}"
+        claims = self._db.execute("SELECT pk, current FROM claims WHERE id = ?", (row.claim_id,)).fetchall()
+        if not claims:
+            raise UnknownReference(file, where, f"no claim {row.claim_id!r}")
+        current = [pk for pk, flag in claims if flag == 1]
+        if not current:
+            raise InvalidValue(file, where, f"claim {row.claim_id!r} is retired (replaced by a later segmentation)")
+        found = self._db.execute(
+            "SELECT e.pk FROM edges e JOIN sources s ON s.pk = e.source_pk WHERE e.claim_pk = ? "
+            "AND (s.key = ? OR s.url = ? OR s.resolved_url = ?) ORDER BY e.pk LIMIT 1",
+            (current[0], row.source, row.source, row.source),
+        ).fetchone()
+        if found is None:
+            raise UnknownReference(file, where, f"claim {row.claim_id!r} cites no source {row.source!r}")
+        return int(found[0])
+
+    def export_judgements(self, reviewer: str | None = None) -> Iterator[tuple[FileJudgement, str, str, str]]:
+        """Every human judgement on a current claim's edge (or only ``reviewer``'s), oldest first, as file rows
+        with who gave it, the stage and when."""
+        sql = (
+            f"SELECT c.id, s.key, {JUDGEMENT_COLUMNS} FROM judgements j JOIN edges e ON e.pk = j.edge_pk "
+            "JOIN claims c ON c.pk = e.claim_pk JOIN sources s ON s.pk = e.source_pk "
+            f"WHERE j.origin = 'human' AND {CURRENT_CLAIM}"
+        )
+        params: tuple[object, ...] = ()
+        if reviewer is not None:
+            sql += " AND j.reviewer = ?"
+            params = (reviewer,)
+        for claim_id, key, *row in self._db.execute(sql + " ORDER BY j.pk", params):
+            j = judgement_from_row(row)
+            yield (
+                FileJudgement(0, claim_id, key, j.label, j.passage, j.period, j.reasoning, j.severity),
+                j.reviewer or "",
+                str(j.stage),
+                j.created_at or "",
+            )
 
     # -- sources -----------------------------------------------------------------------------------
 

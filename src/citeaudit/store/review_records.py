@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from citeaudit.model import Judgement, ReviewState
+from citeaudit.model import Judgement, Label, ReviewState, Severity
 
 __all__ = [
     "AuditLogEntry",
     "EdgeView",
+    "FileJudgement",
     "GroupView",
     "Passage",
     "QueueFilter",
@@ -187,3 +188,26 @@ class AuditLogEntry:
             "before": self.before,
             "after": self.after,
         }
+
+
+@dataclass(frozen=True, slots=True)
+class FileJudgement:
+    """One row of a judgements file (CSV or JSON Lines), as ``citeaudit judgements import`` reads it and
+    ``export`` writes it."""
+
+    line: int
+    """Line of the file the row starts on (for the error message)."""
+    claim_id: str
+    """The claim."""
+    source: str
+    """The source: its key, URL or resolved URL."""
+    label: Label
+    """The label."""
+    passage: str | None = None
+    """Supporting passage quote or page locator."""
+    period: str | None = None
+    """Period the evidence applies to."""
+    reasoning: str | None = None
+    """Why."""
+    severity: Severity | None = None
+    """How much the claim matters."""

@@ -55,7 +55,7 @@ from citeaudit.store.importing import (
     insert_rows,
     write_audit,
 )
-from citeaudit.store.judgements import read_raters, read_sided_labels
+from citeaudit.store.judgements import read_raters, read_retired_rated, read_sided_labels
 from citeaudit.store.migrations import MIGRATIONS, SCHEMA_VERSION
 from citeaudit.store.reading import read_audit, read_scoring_columns, read_segmentations
 from citeaudit.store.records import FetchOutcome, Passage, Snapshot
@@ -486,6 +486,10 @@ class Store:
         """The review-stage judgements of A (side 0) and B (side 1), all protocols or one, and the number of edges
         in scope (for :func:`citeaudit.agreement.pair_sided`)."""
         return read_sided_labels(self._db, a, b, protocol_pk)
+
+    def retired_rated(self, raters: Sequence[Rater], protocol_pk: int | None = None) -> int:
+        """Edges of retired claims labelled by any of ``raters``: left out when raters are compared."""
+        return read_retired_rated(self._db, raters, protocol_pk)
 
 
 def _list_protocols(infos: Sequence[ProtocolInfo]) -> str:

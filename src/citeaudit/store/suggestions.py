@@ -30,6 +30,7 @@ __all__ = [
     "has_suggestion",
     "latest_passages",
     "record_suggestion",
+    "retired_to_suggest",
     "review_raters",
     "run_exists",
 ]
@@ -124,11 +125,22 @@ def _edge(row: tuple[object, ...]) -> EdgeToSuggest:
 
 
 def edges_to_suggest(db: sqlite3.Connection, run: str | None = None) -> list[EdgeToSuggest]:
-    """Edges without a final label (pending or disputed), in edge order; ``run`` narrows to one run id."""
-    where, params = f"e.final_code >= {len(LABELS)}", []
+    """Edges of current claims without a final label (pending or disputed), in edge order; ``run`` narrows to one
+    run id."""
+    where, params = f"e.final_code >= {len(LABELS)} AND c.current = 1", []
     if run is not None:
         where, params = f"{where} AND r.id = ?", [run]
     return [_edge(row) for row in _edge_rows(db, where, params)]
+
+
+def retired_to_suggest(db: sqlite3.Connection, run: str | None = None) -> int:
+    """Edges without a final label whose claims a later segmentation retired: left out of :func:`edges_to_suggest`
+    and counted so that the report says so."""
+    where, params = f"e.final_code >= {len(LABELS)} AND c.current = 0", []
+    if run is not None:
+        where, params = f"{where} AND r.id = ?", [run]
+    (count,) = db.execute(f"SELECT count(*) {_PATH} WHERE {where}", params).fetchone()
+    return int(count)
 
 
 def gold_edges(db: sqlite3.Connection, reviewer: str) -> list[GoldEdge]:

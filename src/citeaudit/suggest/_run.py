@@ -19,6 +19,7 @@ from citeaudit.store.suggestions import (
     edges_to_suggest,
     has_suggestion,
     record_suggestion,
+    retired_to_suggest,
     run_exists,
 )
 
@@ -46,6 +47,8 @@ class SuggestReport:
     """Edges left for a later run by ``limit``."""
     labels: Counter[str] = field(default_factory=Counter)
     """Suggested label → edges, for this run's suggestions."""
+    retired: int = 0
+    """Edges without a final label on claims a later segmentation retired: left out (not in ``edges``)."""
 
     def to_dict(self) -> dict[str, object]:
         """JSON-ready, every label present."""
@@ -57,6 +60,7 @@ class SuggestReport:
             "empty_snapshot": self.empty_snapshot,
             "over_limit": self.over_limit,
             "labels": {str(label): self.labels[str(label)] for label in Label},
+            "retired": self.retired,
         }
 
 
@@ -96,6 +100,7 @@ def suggest_edges(
         if run is not None and not edges and not run_exists(db, run):
             raise InvalidValue("--run", run, f"no run {run!r} in {str(path)!r}")
         report.edges = len(edges)
+        report.retired = retired_to_suggest(db, run)
         todo: list[EdgeToSuggest] = []
         for edge in edges:
             if edge.document_sha256 is None:

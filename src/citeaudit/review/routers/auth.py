@@ -1,6 +1,10 @@
-"""Logging in and out: the login form with its own CSRF cookie, failed logins rate-limited per address and
-account, and sessions held in the database."""
+"""Logging in and out: the login form with its own CSRF cookie, failed logins rate-limited per account and address
+together (and recorded in the audit log), and sessions held in the database.
 
+A name that is not an account costs the same password check as a wrong password, so the time a refusal takes
+does not tell which names exist."""
+
+from functools import cache
 from typing import Annotated
 
 from fastapi import APIRouter, Form, Request
@@ -10,11 +14,12 @@ from citeaudit.review.auth import (
     SESSION_COOKIE,
     csrf_matches,
     expiry,
+    hash_password,
     new_token,
     token_digest,
     verify_password,
 )
-from citeaudit.review.pages import Current, Db, Denied, check_csrf, context, page, redirect
+from citeaudit.review.pages import CsrfRefused, Current, Db, check_csrf, context, local_path, page, redirect
 
 __all__ = ["LOGIN_CSRF_COOKIE", "router"]
 
@@ -23,11 +28,18 @@ LOGIN_CSRF_COOKIE = "citeaudit_login_csrf"
 router = APIRouter()
 
 
+@cache
+def _no_account_hash() -> str:
+    """Checked against for a name that is not an account, so it costs what a wrong password costs."""
+    return hash_password(new_token())
+
+
 @router.get("/login")
 def login_form(request: Request) -> Response:
     """The login form, with a fresh CSRF token in a cookie of its own (there is no session yet)."""
     token = new_token()
-    response = page(request, "login.html.j2", csrf=token, error=None, user=None)
+    back = local_path(request.query_params.get("next", ""), "/queue")
+    response = page(request, "login.html.j2", csrf=token, error=None, user=None, next=back)
     response.set_cookie(LOGIN_CSRF_COOKIE, token, httponly=True, secure=True, samesite="strict")
     return response
 
@@ -39,26 +51,32 @@ def login(
     name: Annotated[str, Form()],
     password: Annotated[str, Form()],
     csrf: Annotated[str, Form()] = "",
+    next: Annotated[str, Form()] = "/queue",
 ) -> Response:
-    """Open a session for a reviewer whose password matches; count the failures."""
+    """Open a session for a reviewer whose password matches; count and record the failures."""
     expected = request.cookies.get(LOGIN_CSRF_COOKIE)
     if not expected or not csrf_matches(expected, csrf):
-        raise Denied(403, "the login form's CSRF token is missing or wrong; reload the page")
+        raise CsrfRefused("the login form's CSRF token is missing or wrong; reload the page", name or "?")
     shared = context(request)
-    address = f"address:{request.client.host if request.client else '?'}"
-    account = f"account:{name}"
-    if shared.limiter.blocked(address, account):
+    address = request.client.host if request.client else "?"
+    # One person's typos lock out that account from that address, not everyone behind the address.
+    attempt = f"account:{name}|address:{address}"
+    back = local_path(next, "/queue")
+    if shared.limiter.blocked(attempt):
+        db.log_event(name, "login.throttled", f"reviewer:{name}", {"address": address})
         error = "too many failed logins; wait and retry"
-        return page(request, "login.html.j2", 429, csrf=expected, error=error, user=None)
+        return page(request, "login.html.j2", 429, csrf=expected, error=error, user=None, next=back)
     reviewer = db.reviewer(name)
-    if reviewer is None or not verify_password(reviewer.password_hash, password):
-        shared.limiter.failed(address, account)
-        return page(request, "login.html.j2", 401, csrf=expected, error="wrong name or password", user=None)
-    shared.limiter.succeeded(account)
+    matches = verify_password(_no_account_hash() if reviewer is None else reviewer.password_hash, password)
+    if reviewer is None or not matches:
+        shared.limiter.failed(attempt)
+        db.log_event(name, "login.failed", f"reviewer:{name}", {"address": address})
+        return page(request, "login.html.j2", 401, csrf=expected, error="wrong name or password", user=None, next=back)
+    shared.limiter.succeeded(attempt)
     token = new_token()
     lifetime = shared.config.session_lifetime
     db.open_session(reviewer, token_digest(token), new_token(), expiry(lifetime))
-    response = redirect("/queue")
+    response = redirect(back)
     response.set_cookie(
         SESSION_COOKIE,
         token,

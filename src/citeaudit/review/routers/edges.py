@@ -11,8 +11,9 @@ from fastapi.responses import Response
 from citeaudit.errors import DatabaseBusy
 from citeaudit.model import Judgement, Label, Origin, Severity, Stage
 from citeaudit.review.auth import new_token
-from citeaudit.review.blind import can_adjudicate, visible_judgements
+from citeaudit.review.blind import sees_all, visible_groups, visible_judgements
 from citeaudit.review.pages import (
+    LABEL_DEFINITIONS,
     Current,
     Db,
     Denied,
@@ -24,6 +25,8 @@ from citeaudit.review.pages import (
     label_of,
     local_path,
     page,
+    queue_query,
+    queue_query_text,
     redirect,
     require,
     safe_href,
@@ -33,7 +36,7 @@ from citeaudit.review.pages import (
 from citeaudit.sources.copy_groups import Conflict, conflicts
 from citeaudit.store import Store
 from citeaudit.store.copies import ClaimSupport, SupportRow, claim_support, fact_support
-from citeaudit.store.review import ReviewStore, code_label, now
+from citeaudit.store.review import ReviewRefused, ReviewStore, code_label, now
 
 __all__ = ["EvidenceView", "evidence_view", "router"]
 
@@ -67,8 +70,11 @@ def edge_page(request: Request, edge_pk: int, db: Db, current: Current) -> Respo
     shown = visible_judgements(
         reviewer, edge.review_state, db.judgements(edge_pk), settings["show_model_suggestions"] == "true"
     )
-    adjudicating = can_adjudicate(reviewer, edge.review_state)
-    seen_all = reviewer.role == "admin" or adjudicating
+    adjudication_refusal = db.refusal(edge_pk, reviewer, Stage.ADJUDICATION)
+    adjudicating = adjudication_refusal is None
+    review_refusal = None if adjudicating else db.refusal(edge_pk, reviewer, Stage.REVIEW)
+    seen_all = sees_all(reviewer, edge.review_state)
+    query = queue_query(request.query_params)
     return page(
         request,
         "edge.html.j2",
@@ -85,13 +91,17 @@ def edge_page(request: Request, edge_pk: int, db: Db, current: Current) -> Respo
         show_state=seen_all,
         final_label=code_label(edge.final_code) if seen_all else None,
         adjudicating=adjudicating,
-        may_review=reviewer.role != "admin" and not adjudicating,
+        may_review=not adjudicating and review_refusal is None,
+        refusal=review_refusal if reviewer.role != "adjudicator" or not seen_all else adjudication_refusal,
+        queue_query=query,
+        progress=db.progress(reviewer) if reviewer.role != "admin" else None,
         labels=[label.value for label in Label],
+        label_definitions=LABEL_DEFINITIONS,
         submission=new_token(),
         claim_sources=db.claim_sources(edge.claim_pk),
         # Other edges' final labels show through these counts: only for those who may see every label.
         evidence_view=evidence_view(context(request).config.db, edge.claim_id) if seen_all else None,
-        groups=db.groups(edge.claim_pk),
+        groups=visible_groups(reviewer, edge.review_state, db.groups(edge.claim_pk)),
         policy=settings["policy"],
     )
 
@@ -107,23 +117,22 @@ class _Form:
     period: str
     reasoning: str
     severity: str = ""
+    queue: str = ""
+    passage_offsets: str = ""
 
 
 def _record(
     request: Request, db: ReviewStore, current: Session, edge_pk: int, stage: Stage, form: _Form, done: str
 ) -> Response:
-    """The one path of a human judgement, review or adjudication: CSRF and role checked, the edge's state
-    checked against the stage, the judgement recorded once per submission token, then on to ``done``. When an
-    import holds the database past the busy timeout, the form comes back filled in as sent (503): nothing is
-    lost, and the same submission token keeps a second click from recording it twice."""
+    """The one path of a human judgement, review or adjudication: CSRF and role checked, the judgement recorded
+    once per submission token, the policy's rules (who may review or adjudicate the edge in its state) checked by
+    the store in the same transaction, then on to ``done``. When an import holds the database past the busy
+    timeout, the form comes back filled in as sent (503): nothing is lost, and the same submission token keeps a
+    second click from recording it twice."""
     check_csrf(current, form.csrf)
     adjudication = stage is Stage.ADJUDICATION
-    reviewer = require(current, *(("adjudicator", "admin") if adjudication else ("reviewer", "adjudicator")))
-    edge = edge_or_404(db, edge_pk)
-    if can_adjudicate(reviewer, edge.review_state) != adjudication:
-        if adjudication:
-            raise Denied(409, f"only disputed edges are adjudicated; this one is {edge.review_state}")
-        raise Denied(409, "this edge is disputed: record an adjudication instead of a review")
+    reviewer = require(current, *(("adjudicator",) if adjudication else ("reviewer", "adjudicator")))
+    edge_or_404(db, edge_pk)
     reasoning = text_or_none(form.reasoning)
     if adjudication and reasoning is None:
         raise Denied(400, "an adjudication needs a rationale")
@@ -140,11 +149,21 @@ def _record(
         severity=None if adjudication else severity_of(form.severity),
     )
     try:
-        db.record_judgement(edge_pk, judgement, form.submission)
+        db.record_judgement(
+            edge_pk,
+            judgement,
+            form.submission,
+            role=reviewer.role,
+            # where the quoted passage was selected (passage and character range), kept with the record
+            detail={"passage_offsets": form.passage_offsets} if form.passage_offsets.strip() else None,
+        )
+    except ReviewRefused as refused:
+        raise Denied(409, str(refused)) from None
     except DatabaseBusy:
         action = f"/edges/{edge_pk}/{'adjudication' if adjudication else 'judgements'}"
         sent = {"label": form.label, "submission": form.submission, "passage": form.passage, "period": form.period}
         sent["reasoning"] = form.reasoning
+        sent["queue"], sent["passage_offsets"] = form.queue, form.passage_offsets
         if not adjudication:
             sent["severity"] = form.severity
         response = page(
@@ -177,10 +196,15 @@ def judge(
     period: Annotated[str, Form()] = "",
     reasoning: Annotated[str, Form()] = "",
     severity: Annotated[str, Form()] = "",
+    queue: Annotated[str, Form()] = "",
+    passage_offsets: Annotated[str, Form()] = "",
 ) -> Response:
-    """Record a review, then go on to the next edge of the queue."""
-    form = _Form(label, submission, csrf, passage, period, reasoning, severity)
-    return _record(request, db, current, edge_pk, Stage.REVIEW, form, "/queue/next")
+    """Record a review, then go on to the next edge of the same (filtered) queue."""
+    form = _Form(label, submission, csrf, passage, period, reasoning, severity, queue, passage_offsets)
+    query = queue_query_text(queue)
+    return _record(
+        request, db, current, edge_pk, Stage.REVIEW, form, f"/queue/next?{query}" if query else "/queue/next"
+    )
 
 
 @router.post("/edges/{edge_pk}/adjudication")
@@ -195,9 +219,10 @@ def adjudicate(
     reasoning: Annotated[str, Form()] = "",
     passage: Annotated[str, Form()] = "",
     period: Annotated[str, Form()] = "",
+    passage_offsets: Annotated[str, Form()] = "",
 ) -> Response:
     """Record the final label of a disputed edge with a rationale, then show the edge again."""
-    form = _Form(label, submission, csrf, passage, period, reasoning)
+    form = _Form(label, submission, csrf, passage, period, reasoning, passage_offsets=passage_offsets)
     return _record(request, db, current, edge_pk, Stage.ADJUDICATION, form, f"/edges/{edge_pk}")
 
 

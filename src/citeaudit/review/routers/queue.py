@@ -5,7 +5,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from citeaudit.model import ReviewState
-from citeaudit.review.pages import Current, Db, Denied, page, redirect, require
+from citeaudit.review.pages import Current, Db, Denied, page, queue_query, redirect, require
 from citeaudit.review.queue import decode_cursor, encode_cursor, page_order, start_key
 from citeaudit.store.review import QueueFilter, Reviewer
 
@@ -78,6 +78,9 @@ def queue(request: Request, db: Db, current: Current) -> Response:
         values=db.filter_values(),
         states=[s.value for s in ReviewState],
         next_query={**params, "after": next_after} if next_after else None,
+        edge_query=queue_query(request.query_params),
+        # counted on the first page only: deeper pages are reached from it
+        retired=db.retired_edges(needs) if after is None else None,
     )
 
 
@@ -89,4 +92,5 @@ def queue_next(request: Request, db: Db, current: Current) -> Response:
     if not rows:
         return redirect("/queue")
     first = page_order(rows, reviewer.pk, rows[0].key)[0]
-    return redirect(f"/edges/{first.edge_pk}")
+    query = queue_query(request.query_params)
+    return redirect(f"/edges/{first.edge_pk}?{query}" if query else f"/edges/{first.edge_pk}")

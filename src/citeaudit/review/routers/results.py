@@ -40,11 +40,14 @@ def agreement_page(request: Request, current: Current, a: str = "", b: str = "",
     with Store(context(request).config.db) as store:
         raters = store.raters()
         result = error = None
+        retired = 0
         if a and b:
             try:
-                pairs = label_pairs_from_store(store, Rater.parse(a), Rater.parse(b))
+                chosen = (Rater.parse(a), Rater.parse(b))
+                retired = store.retired_rated(chosen)
+                pairs = label_pairs_from_store(store, *chosen)
                 result = agreement(pairs, resamples=max(0, min(resamples, 20_000))).to_dict()
-            except CiteauditError as exc:
+            except (CiteauditError, ValueError) as exc:
                 error = str(exc)
     return page(
         request,
@@ -56,4 +59,5 @@ def agreement_page(request: Request, current: Current, a: str = "", b: str = "",
         resamples=resamples,
         result=result,
         error=error,
+        retired=retired,
     )

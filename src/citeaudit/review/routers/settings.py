@@ -1,4 +1,7 @@
-"""Project settings (admins): the review policy and whether reviewers see model suggestions."""
+"""Project settings (admins): the review policy and whether reviewers see model suggestions.
+
+Changing the policy of a database that people have judged asks first, saying which edges would change state and
+how (a stricter policy takes final labels away until the second reviews come in)."""
 
 from typing import Annotated
 
@@ -16,7 +19,9 @@ router = APIRouter()
 def settings_page(request: Request, db: Db, current: Current) -> Response:
     """The settings form."""
     reviewer = require(current, "admin")
-    return page(request, "settings.html.j2", user=reviewer, csrf=current.csrf, settings=db.settings(), changed=None)
+    return page(
+        request, "settings.html.j2", user=reviewer, csrf=current.csrf, settings=db.settings(), changed=None, ask=None
+    )
 
 
 @router.post("/settings")
@@ -27,10 +32,26 @@ def change_settings(
     csrf: Annotated[str, Form()] = "",
     policy: Annotated[str, Form()] = "single",
     show_model_suggestions: Annotated[str, Form()] = "false",
+    confirm: Annotated[str, Form()] = "",
 ) -> Response:
-    """Change the settings (each change is in the audit log); a policy change recomputes every edge's state."""
+    """Change the settings (each change is in the audit log); a policy change of a judged database is shown and
+    confirmed before every edge's state is recomputed."""
     check_csrf(current, csrf)
     reviewer = require(current, "admin")
+    settings = db.settings()
+    if policy != settings["policy"] and confirm != policy and db.has_human_judgements():
+        moves = db.policy_change(policy)
+        return page(
+            request,
+            "settings.html.j2",
+            user=reviewer,
+            csrf=current.csrf,
+            settings=settings,
+            changed=None,
+            ask={"policy": policy, "show_model_suggestions": show_model_suggestions, "moves": sorted(moves.items())},
+        )
     changed = db.set_setting(reviewer.name, "policy", policy)
     db.set_setting(reviewer.name, "show_model_suggestions", show_model_suggestions)
-    return page(request, "settings.html.j2", user=reviewer, csrf=current.csrf, settings=db.settings(), changed=changed)
+    return page(
+        request, "settings.html.j2", user=reviewer, csrf=current.csrf, settings=db.settings(), changed=changed, ask=None
+    )

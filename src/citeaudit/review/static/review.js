@@ -1,10 +1,26 @@
-// citeaudit review: keyboard shortcuts for labelling and a passage filter. Written for this app; no libraries.
+// citeaudit review: keyboard shortcuts for labelling, a passage filter, quoting a selected passage, the claim
+// scrolled into view in its answer, and drafts kept across an expired session. Written for this app; no libraries.
 (function () {
   "use strict";
+
+  var DRAFT_FIELDS = ["passage", "passage-offsets", "period", "reasoning", "severity", "queue"];
+  var SUBMITTED = "citeaudit-submitted";
 
   function typing(target) {
     var tag = target && target.tagName;
     return tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT";
+  }
+
+  function draftKey(form) {
+    return form && form.dataset.draft ? "citeaudit-draft:" + form.dataset.draft : null;
+  }
+
+  function storage(kind) {
+    try {
+      return kind === "local" ? window.localStorage : window.sessionStorage;
+    } catch (error) {
+      return null;
+    }
   }
 
   document.addEventListener("keydown", function (event) {
@@ -36,7 +52,7 @@
     }
   });
 
-  document.addEventListener("DOMContentLoaded", function () {
+  function setUpSearch() {
     var search = document.getElementById("passage-search");
     var list = document.getElementById("passages");
     if (!search || !list) {
@@ -50,5 +66,125 @@
         items[i].hidden = !hit;
       }
     });
+  }
+
+  // The claim sits somewhere in a long answer: scroll the answer box (not the page) to it.
+  function showClaim() {
+    var answer = document.getElementById("answer");
+    var mark = document.getElementById("claim-in-answer");
+    if (answer && mark) {
+      answer.scrollTop = Math.max(0, mark.offsetTop - answer.clientHeight / 3);
+    }
+  }
+
+  function passageOf(node) {
+    while (node && !(node.nodeType === 1 && node.classList.contains("passage-text"))) {
+      node = node.parentNode;
+    }
+    return node;
+  }
+
+  // Selecting text inside one passage quotes it: the exact text, and where it is (passage and characters).
+  function quoteSelection() {
+    var selection = window.getSelection();
+    if (!selection || selection.rangeCount === 0 || selection.isCollapsed) {
+      return;
+    }
+    var range = selection.getRangeAt(0);
+    var passage = passageOf(range.startContainer);
+    if (!passage || passage !== passageOf(range.endContainer)) {
+      return;
+    }
+    var field = document.getElementById("passage");
+    var offsets = document.getElementById("passage-offsets");
+    if (!field) {
+      return;
+    }
+    var before = document.createRange();
+    before.setStart(passage, 0);
+    before.setEnd(range.startContainer, range.startOffset);
+    var text = range.toString();
+    var start = before.toString().length + parseInt(passage.dataset.offset || "0", 10);
+    field.value = text;
+    if (offsets) {
+      offsets.value = "passage " + passage.dataset.passage + ", characters " + start + "-" + (start + text.length);
+    }
+    saveDraft();
+  }
+
+  function fields(form) {
+    var found = [];
+    for (var i = 0; i < DRAFT_FIELDS.length; i++) {
+      var field = form.querySelector("#" + DRAFT_FIELDS[i]);
+      if (field) {
+        found.push(field);
+      }
+    }
+    return found;
+  }
+
+  function saveDraft() {
+    var form = document.getElementById("label-form");
+    var key = draftKey(form);
+    var local = storage("local");
+    if (!key || !local) {
+      return;
+    }
+    var values = {};
+    var any = false;
+    fields(form).forEach(function (field) {
+      values[field.id] = field.value;
+      any = any || (field.id !== "queue" && field.value !== "");
+    });
+    if (any) {
+      local.setItem(key, JSON.stringify(values));
+    } else {
+      local.removeItem(key);
+    }
+  }
+
+  // A draft lives until a page other than the login or error page follows its submission; after logging in
+  // again (the page is opened with ?draft=1) the typed text comes back.
+  function setUpDrafts() {
+    var local = storage("local");
+    var session = storage("session");
+    if (!local || !session) {
+      return;
+    }
+    var kind = document.body.dataset.page || "";
+    var submitted = session.getItem(SUBMITTED);
+    if (submitted && kind !== "login" && kind !== "error") {
+      session.removeItem(SUBMITTED);
+      if (window.location.search.indexOf("draft=1") < 0) {
+        local.removeItem(submitted);
+      }
+    }
+    var form = document.getElementById("label-form");
+    var key = draftKey(form);
+    if (!key) {
+      return;
+    }
+    var stored = local.getItem(key);
+    if (stored) {
+      var values = JSON.parse(stored);
+      fields(form).forEach(function (field) {
+        if (values[field.id] && !field.value) {
+          field.value = values[field.id];
+        }
+      });
+    }
+    form.addEventListener("input", saveDraft);
+    form.addEventListener("change", saveDraft);
+    form.addEventListener("submit", function () {
+      saveDraft();
+      session.setItem(SUBMITTED, key);
+    });
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    setUpSearch();
+    showClaim();
+    setUpDrafts();
+    document.addEventListener("mouseup", quoteSelection);
   });
 })();

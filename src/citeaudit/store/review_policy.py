@@ -1,0 +1,101 @@
+"""The rules of a review policy over one edge's judgements: which reviewers take part, which of their judgements
+decide the edge's state, and who may still review or adjudicate it.
+
+Under a policy needing ``n`` independent reviews, the first ``n`` reviewers to label an edge are its reviewers and
+nobody else may review it (the overlap limit). With ``n`` > 1 their labels are fixed when the ``n``-th reviewer
+submits: a reviewer's later change is recorded but never decides the edge, so a dispute ends only by an
+adjudication. With ``n`` = 1 the one reviewer may revise their label, which then counts.
+
+An adjudication is recorded only by an adjudicator who did not review the edge, and only on a disputed (or already
+adjudicated) edge. Admins manage the project; they neither review nor adjudicate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from citeaudit.errors import CiteauditError
+from citeaudit.model import Judgement, Origin, ReviewState, Stage
+from citeaudit.store.review_records import StoredJudgement
+
+__all__ = [
+    "ReviewRefused",
+    "adjudication_refusal",
+    "counted_judgements",
+    "review_refusal",
+    "reviewers_of",
+]
+
+
+class ReviewRefused(CiteauditError):
+    """A review or adjudication the policy does not allow (the message says which rule)."""
+
+
+def _reviews(judgements: Sequence[StoredJudgement]) -> list[StoredJudgement]:
+    return [j for j in judgements if j.judgement.origin is Origin.HUMAN and j.judgement.stage is Stage.REVIEW]
+
+
+def reviewers_of(judgements: Sequence[StoredJudgement], reviews_required: int) -> list[str]:
+    """The edge's reviewers under the policy: the first ``reviews_required`` people to review it, in order."""
+    found: list[str] = []
+    for stored in sorted(_reviews(judgements), key=lambda j: j.pk):
+        name = stored.judgement.reviewer or ""
+        if name not in found:
+            found.append(name)
+    return found[:reviews_required] if reviews_required > 1 else found
+
+
+def counted_judgements(judgements: Sequence[StoredJudgement], reviews_required: int) -> list[Judgement]:
+    """The judgements that decide the edge's state: every adjudication, and the reviews of its reviewers made
+    before (and including) the review that completed the set; a later change is left out."""
+    adjudications = [
+        j.judgement
+        for j in judgements
+        if j.judgement.origin is Origin.HUMAN and j.judgement.stage is Stage.ADJUDICATION
+    ]
+    if reviews_required <= 1:
+        return [j.judgement for j in _reviews(judgements)] + adjudications
+    reviewers = reviewers_of(judgements, reviews_required)
+    reviews = sorted(_reviews(judgements), key=lambda j: j.pk)
+    cutoff: int | None = None
+    if len(reviewers) == reviews_required:
+        last = reviewers[-1]
+        cutoff = next(j.pk for j in reviews if (j.judgement.reviewer or "") == last)
+    counted = [
+        j.judgement for j in reviews if (j.judgement.reviewer or "") in reviewers and (cutoff is None or j.pk <= cutoff)
+    ]
+    return counted + adjudications
+
+
+def review_refusal(
+    judgements: Sequence[StoredJudgement], reviewer: str, role: str, state: ReviewState, reviews_required: int
+) -> str | None:
+    """Why ``reviewer`` may not record a review on the edge now (``None`` when they may)."""
+    if role == "admin":
+        return "admins manage the project; they do not review"
+    if (
+        state in (ReviewState.DISPUTED, ReviewState.ADJUDICATED)
+        and role == "adjudicator"
+        and not any((j.judgement.reviewer or "") == reviewer for j in _reviews(judgements))
+    ):
+        return f"this edge is {state}: record an adjudication instead of a review"
+    reviewers = reviewers_of(judgements, reviews_required)
+    if reviewer not in reviewers and len(reviewers) >= reviews_required:
+        return (
+            f"this edge already has its {reviews_required} independent review(s) under the "
+            f"{'single' if reviews_required == 1 else 'double'} policy; it is not yours to review"
+        )
+    return None
+
+
+def adjudication_refusal(
+    judgements: Sequence[StoredJudgement], reviewer: str, role: str, state: ReviewState
+) -> str | None:
+    """Why ``reviewer`` may not record the final label of the edge now (``None`` when they may)."""
+    if role != "adjudicator":
+        return "only adjudicator accounts adjudicate"
+    if state not in (ReviewState.DISPUTED, ReviewState.ADJUDICATED):
+        return f"only disputed edges are adjudicated; this one is {state}"
+    if any((j.judgement.reviewer or "") == reviewer for j in _reviews(judgements)):
+        return "you reviewed this edge: another adjudicator settles its dispute"
+    return None
