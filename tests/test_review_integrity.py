@@ -192,19 +192,20 @@ def test_the_queue_lists_current_claims_only_and_counts_the_retired(
     assert set(re.findall(r'data-edge="(\d+)"', ann.get("/queue").text)) == {"1", "2", "3", "4", "5"}
     segmented = cli("segment", "--db", review_db, "--format", "json")
     assert segmented.exit_code == 0, segmented.stderr
-    # Re-segmenting replaces the three imported claims (5 edges: 2 + 2 + 1) with rule-made claims; the one
-    # that quotes "The AX220 has a 20 L tank" takes a1's two citations: edges 6 and 7.
+    # Re-segmenting keeps c1 ("The AX220 has a 20 L tank.", characters 45..71, the sentence exactly as the rules
+    # make it) with its two edges 1 and 2, and replaces c2 and c3, whose texts are not a1's sentences: their
+    # edges 3, 4 (c2) and 5 (c3) belong to retired claims.
     with sqlite3.connect(review_db) as conn:
         current = {
             pk
             for (pk,) in conn.execute("SELECT e.pk FROM edges e JOIN claims c ON c.pk = e.claim_pk WHERE c.current = 1")
         }
-    assert current == {6, 7}
+    assert current == {1, 2}
     page = ann.get("/queue").text
-    assert set(re.findall(r'data-edge="(\d+)"', page)) == {"6", "7"}
-    assert "5 edge(s) of retired claims" in page
+    assert set(re.findall(r'data-edge="(\d+)"', page)) == {"1", "2"}
+    assert "3 edge(s) of retired claims" in page
     # an edge page's progress counts current edges only: 0 done of 2
-    assert "0 / 2 done" in ann.get("/edges/6").text
+    assert "0 / 2 done" in ann.get("/edges/1").text
 
 
 def test_changing_the_policy_of_a_judged_database_asks_first(
@@ -340,9 +341,10 @@ def test_suggest_leaves_out_the_edges_of_retired_claims_and_says_how_many(review
     assert (before.edges, before.retired) == (5, 0)
     assert cli("segment", "--db", review_db).exit_code == 0
     after = suggest_edges(review_db, ChecksJudge())
-    # the 5 edges' claims are retired; the new claim's 2 edges (6, 7) are the ones left to suggest for
-    assert (after.edges, after.retired) == (2, 5)
-    assert after.to_dict()["retired"] == 5
+    # c1 is kept with its 2 edges (see the queue test), the only ones left to suggest for; c2's 2 edges and c3's
+    # 1 belong to retired claims: 3
+    assert (after.edges, after.retired) == (2, 3)
+    assert after.to_dict()["retired"] == 3
 
 
 def test_agreement_compares_current_claims_and_counts_the_retired(
@@ -350,22 +352,28 @@ def test_agreement_compares_current_claims_and_counts_the_retired(
 ) -> None:
     set_policy(review_db, "double")
     ann, bob = client("ann"), client("bob")
+    # both judge two edges whose claims segmenting retires (c2's link, c3's page; see the queue test)
     for edge in (
-        edge_pk(review_db, "c1", "https://brand.com/ax220"),
-        edge_pk(review_db, "c1", "https://shop.example/ax"),
+        edge_pk(review_db, "c2", "javascript:alert('link')"),
+        edge_pk(review_db, "c3", "https://brand.com/ax220"),
     ):
         assert ann.judge(edge, "supported").status_code == 303
         assert bob.judge(edge, "supported").status_code == 303
     assert cli("segment", "--db", review_db).exit_code == 0
-    # the new claim's edges 6 and 7 (see the queue test): ann and bob judge them again, disagreeing on 7
-    assert ann.judge(6, "supported").status_code == 303
-    assert bob.judge(6, "supported").status_code == 303
-    assert ann.judge(7, "supported").status_code == 303
-    assert bob.judge(7, "partial").status_code == 303
+    # c1 is kept with its edges 1 and 2: ann and bob judge them, disagreeing on 2
+    first, second = (
+        edge_pk(review_db, "c1", "https://brand.com/ax220"),
+        edge_pk(review_db, "c1", "https://shop.example/ax"),
+    )
+    assert ann.judge(first, "supported").status_code == 303
+    assert bob.judge(first, "supported").status_code == 303
+    assert ann.judge(second, "supported").status_code == 303
+    assert bob.judge(second, "partial").status_code == 303
     result = cli("agreement", review_db, "--between", "ann", "bob", "--format", "json", "--resamples", "0")
     assert result.exit_code == 0, result.stderr
     body = json.loads(result.stdout)
-    # 2 current edges paired (6 and 7), of the 2 current edges in all; c1's 2 edges are retired and left out
+    # 2 current edges paired (c1's), of the 2 current edges in all; the 2 judged edges of c2 and c3 are retired
+    # and left out
     assert (body["edges"]["paired"], body["edges"]["total"]) == (2, 2)
     assert "2 edge(s) of retired claims left out" in result.stderr
     ada = client("ada")
