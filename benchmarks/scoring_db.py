@@ -182,3 +182,100 @@ SELECT pa.platform, pa.answers, coalesce(o.official_answers, 0), coalesce(pe.uni
 FROM per_answers pa LEFT JOIN per_edges pe USING (platform) LEFT JOIN official o USING (platform)
 LEFT JOIN covered cv USING (platform) ORDER BY pa.platform
 """
+
+
+def _columns(db: sqlite3.Connection, expressions: list[str], rest: str) -> list[object]:
+    """Integer columns as numpy arrays, all from one statement so their rows line up (one text per column,
+    parsed by numpy)."""
+    import numpy as np
+
+    row = db.execute(f"SELECT {', '.join(f'group_concat({e})' for e in expressions)} {rest}").fetchone()
+    return [np.fromstring(t, dtype=np.int64, sep=",") if t else np.zeros(0, dtype=np.int64) for t in row]
+
+
+def to_parquet(path: Path, folder: Path) -> None:
+    """The rows ``citeaudit score`` reads, as Parquet files in ``folder`` (one a table), for DuckDB."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    folder.mkdir(parents=True, exist_ok=True)
+    db = sqlite3.connect(path)
+    try:
+        tables = {
+            "answers": (
+                "answers a JOIN runs r ON r.pk = a.run_pk",
+                {"answer": "a.pk", "question": "a.question_pk"},
+                "WHERE r.kind = 'platform'",
+            ),
+            "claims": (
+                "claims c",
+                {"claim": "c.pk", "answer": "c.answer_pk", "fact": "coalesce(c.fact_pk, -1)"},
+                "WHERE c.current = 1",
+            ),
+            "edges": (
+                "edges e",
+                {"claim": "e.claim_pk", "source": "e.source_pk", "code": "e.final_code", "n": "e.n_locations"},
+                "",
+            ),
+            "citations": (
+                "citations c",
+                {"answer": "c.answer_pk", "source": "c.source_pk"},
+                "WHERE c.kind = 'cited' AND c.source_pk IS NOT NULL",
+            ),
+            "facts": ("required_facts f", {"fact": "f.pk", "question": "f.question_pk"}, ""),
+        }
+        for name, (source, columns, where) in tables.items():
+            if name == "answers":  # few rows, one of them text: fetched as rows
+                rows = db.execute(
+                    "SELECT a.pk, a.question_pk, coalesce(a.platform, r.platform) FROM answers a "
+                    "JOIN runs r ON r.pk = a.run_pk WHERE r.kind = 'platform'"
+                ).fetchall()
+                arrays: dict[str, object] = {
+                    column: [row[i] for row in rows] for i, column in enumerate(("answer", "question", "platform"))
+                }
+            else:
+                found = _columns(db, list(columns.values()), f"FROM {source} {where}")
+                arrays = dict(zip(columns, found, strict=True))
+            pq.write_table(pa.table(arrays), folder / f"{name}.parquet")
+        hosts = db.execute("SELECT pk, host FROM sources ORDER BY pk").fetchall()
+        pq.write_table(
+            pa.table({"source": [pk for pk, _ in hosts], "host": [h for _, h in hosts]}), folder / "sources.parquet"
+        )
+    finally:
+        db.close()
+
+
+DUCKDB_PARQUET_SQL = """
+WITH a AS (SELECT answer, platform, question FROM read_parquet('{folder}/answers.parquet')),
+official_src AS (
+    SELECT source FROM read_parquet('{folder}/sources.parquet') WHERE host = 'brand.com' OR host LIKE '%.brand.com'
+),
+e AS (
+    SELECT c.answer, c.fact, e.source, e.code, e.n FROM read_parquet('{folder}/edges.parquet') e
+    JOIN read_parquet('{folder}/claims.parquet') c ON c.claim = e.claim
+),
+per_edges AS (
+    SELECT a.platform, count(*) AS unique_edges, sum(e.n) AS locations, count(*) FILTER (WHERE e.code = 0) AS supported
+    FROM e JOIN a ON a.answer = e.answer GROUP BY a.platform
+),
+official AS (
+    SELECT a.platform, count(*) AS official_answers FROM a WHERE a.answer IN (
+        SELECT e.answer FROM e WHERE e.source IN (SELECT source FROM official_src)
+        UNION SELECT c.answer FROM read_parquet('{folder}/citations.parquet') c
+        WHERE c.source IN (SELECT source FROM official_src)
+    ) GROUP BY a.platform
+),
+covered AS (
+    SELECT a.platform, count(*) AS covered FROM (SELECT DISTINCT answer, fact FROM e WHERE fact >= 0 AND code = 0) p
+    JOIN a ON a.answer = p.answer GROUP BY a.platform
+),
+facts AS (SELECT question, count(*) AS n FROM read_parquet('{folder}/facts.parquet') GROUP BY question),
+per_answers AS (
+    SELECT a.platform, count(*) AS answers, sum(coalesce(f.n, 0)) AS pairs FROM a LEFT JOIN facts f USING (question)
+    GROUP BY a.platform
+)
+SELECT pa.platform, pa.answers, coalesce(o.official_answers, 0), coalesce(pe.unique_edges, 0),
+       coalesce(pe.locations, 0), coalesce(pe.supported, 0), pa.pairs, coalesce(cv.covered, 0)
+FROM per_answers pa LEFT JOIN per_edges pe USING (platform) LEFT JOIN official o USING (platform)
+LEFT JOIN covered cv USING (platform) ORDER BY pa.platform
+"""
