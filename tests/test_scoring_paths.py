@@ -68,6 +68,24 @@ def test_database_read_in_rowid_ranges_equals_reference(doc: dict[str, Any], by:
     assert_close(found, score_reference(audit, by=by, macro=True).to_dict())
 
 
+@PATHS
+@given(audit_documents(), st.sampled_from([0.0, 2.0]), st.sampled_from(["p1", "p2"]))
+def test_a_scope_reads_only_its_edges_by_either_plan(doc: dict[str, Any], share: float, platform: str) -> None:
+    from citeaudit.scope import Scope, select_audit
+
+    audit = parse(doc)
+    scope = Scope(where={"platform": frozenset({platform})})
+    with tempfile.TemporaryDirectory() as folder, pytest.MonkeyPatch.context() as patch:
+        path = Path(folder) / "audit.db"
+        with Store(path) as store:
+            store.import_audit(audit, json.dumps(doc).encode(), "generated.json")
+        # 0.0: the whole edges table is scanned and other answers' edges dropped; 2.0: only the scope's are read
+        patch.setattr(reading, "_WHOLE_SCAN_SHARE", share)
+        found = score_path(path, scope=scope, by=("question",), macro=True).result.to_dict()
+    expected = score_reference(select_audit(audit, scope)[0], by=("question",), macro=True).to_dict()
+    assert_close(found, expected)
+
+
 def test_official_hosts_are_decided_by_path_only_where_declared() -> None:
     from citeaudit.identity import OfficialMatcher
 

@@ -266,6 +266,10 @@ _TEXT_CHUNK_ROWS = 1 << 23
 one-gigabyte limit on a value."""
 
 
+_WHOLE_SCAN_SHARE = 0.25
+"""Share of the claims table in scope from which the edges are read by one scan of the whole table."""
+
+
 def _int_columns(
     db: sqlite3.Connection, expressions: Sequence[str], table: str, rest: str, params: Sequence[object]
 ) -> list[npt.NDArray[np.int64]]:
@@ -396,13 +400,28 @@ def _columns(
     has_fact = claim_fact_pk >= 0
     claim_fact[has_fact] = fact_order[np.searchsorted(fact_pks[fact_order], claim_fact_pk[has_fact])]
 
-    edge_claim_pk, edge_source, edge_code, edge_locations = _int_columns(
-        db,
-        ["e.claim_pk", "e.source_pk", "e.final_code", "e.n_locations"],
-        "edges e",
-        f"WHERE e.claim_pk IN (SELECT c.pk FROM claims c WHERE c.answer_pk {in_scope} AND {CURRENT_CLAIM})",
-        params,
-    )
+    edge_columns = ["e.claim_pk", "e.source_pk", "e.final_code", "e.n_locations"]
+    (claim_span,) = db.execute("SELECT coalesce(max(rowid) - min(rowid) + 1, 0) FROM claims").fetchone()
+    if len(claim_pks) >= _WHOLE_SCAN_SHARE * claim_span:
+        # Most claims are in scope: one scan of the whole table, the others' edges dropped here, takes half the
+        # time of finding each claim's edges through the (claim, source) index (8 M edges: 2.5 s against 5.5 s).
+        read = _int_columns(db, edge_columns, "edges e", "WHERE 1", [])
+        claim_row = np.full(int(claim_pks[-1]) + 1 if len(claim_pks) else 0, -1, dtype=np.int64)
+        claim_row[claim_pks] = np.arange(len(claim_pks), dtype=np.int64)
+        known = read[0] < len(claim_row)
+        kept = np.zeros(len(read[0]), dtype=np.bool_)
+        kept[known] = claim_row[read[0][known]] >= 0
+        edge_claim_pk, edge_source, edge_code, edge_locations = (
+            column if bool(kept.all()) else column[kept] for column in read
+        )
+    else:
+        edge_claim_pk, edge_source, edge_code, edge_locations = _int_columns(
+            db,
+            edge_columns,
+            "edges e",
+            f"WHERE e.claim_pk IN (SELECT c.pk FROM claims c WHERE c.answer_pk {in_scope} AND {CURRENT_CLAIM})",
+            params,
+        )
     citation_answer_pk, citation_source = _int_columns(
         db,
         ["c.answer_pk", "c.source_pk"],
