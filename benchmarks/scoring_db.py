@@ -148,39 +148,32 @@ def sqlite_by_platform(path: Path) -> list[tuple[object, ...]]:
         db.close()
 
 
+# One pass over the edges, grouped per claim then per answer (twice as fast on this schema as joining the
+# edges to the answers once per figure, which was measured first).
 BY_PLATFORM_SQL = """
 WITH a AS (
     SELECT a.pk AS answer, coalesce(a.platform, r.platform) AS platform, a.question_pk FROM answers a
     JOIN runs r ON r.pk = a.run_pk WHERE r.kind = 'platform'
 ),
-official_src AS (SELECT pk FROM sources WHERE host = 'brand.com' OR host LIKE '%.brand.com'),
-e AS (
-    SELECT c.answer_pk AS answer, c.fact_pk AS fact, e.source_pk, e.final_code AS code, e.n_locations AS n
-    FROM edges e JOIN claims c ON c.pk = e.claim_pk WHERE c.current = 1
+official_src AS MATERIALIZED (SELECT pk FROM sources WHERE host = 'brand.com' OR host LIKE '%.brand.com'),
+per_claim AS (
+    SELECT c.answer_pk AS answer, c.fact_pk AS fact, count(*) AS edges, sum(e.n_locations) AS locs,
+           sum(e.final_code = 0) AS supported, max(e.source_pk IN official_src) AS official
+    FROM claims c JOIN edges e ON e.claim_pk = c.pk WHERE c.current = 1 GROUP BY c.pk
 ),
-per_edges AS (
-    SELECT a.platform, count(*) AS unique_edges, sum(e.n) AS locations,
-           sum(e.code = 0) AS supported FROM e JOIN a ON a.answer = e.answer GROUP BY a.platform
+per_answer AS (
+    SELECT answer, sum(edges) AS edges, sum(locs) AS locs, sum(supported) AS supported, max(official) AS official,
+           count(DISTINCT CASE WHEN supported > 0 THEN fact END) AS covered
+    FROM per_claim GROUP BY answer
 ),
-official AS (
-    SELECT a.platform, count(*) AS official_answers FROM a WHERE a.answer IN (
-        SELECT e.answer FROM e WHERE e.source_pk IN official_src
-        UNION SELECT c.answer_pk FROM citations c WHERE c.kind = 'cited' AND c.source_pk IN official_src
-    ) GROUP BY a.platform
+cited_official AS MATERIALIZED (
+    SELECT DISTINCT answer_pk FROM citations WHERE kind = 'cited' AND source_pk IN official_src
 ),
-covered AS (
-    SELECT a.platform, count(*) AS covered FROM (SELECT DISTINCT answer, fact FROM e WHERE fact IS NOT NULL
-    AND code = 0) p JOIN a ON a.answer = p.answer GROUP BY a.platform
-),
-per_answers AS (
-    SELECT a.platform, count(*) AS answers, sum(
-        (SELECT count(*) FROM required_facts f WHERE f.question_pk = a.question_pk)) AS pairs
-    FROM a GROUP BY a.platform
-)
-SELECT pa.platform, pa.answers, coalesce(o.official_answers, 0), coalesce(pe.unique_edges, 0),
-       coalesce(pe.locations, 0), coalesce(pe.supported, 0), pa.pairs, coalesce(cv.covered, 0)
-FROM per_answers pa LEFT JOIN per_edges pe USING (platform) LEFT JOIN official o USING (platform)
-LEFT JOIN covered cv USING (platform) ORDER BY pa.platform
+facts AS MATERIALIZED (SELECT question_pk, count(*) AS n FROM required_facts GROUP BY question_pk)
+SELECT a.platform, count(*), sum(coalesce(pa.official, 0) OR a.answer IN cited_official), sum(coalesce(pa.edges, 0)),
+       sum(coalesce(pa.locs, 0)), sum(coalesce(pa.supported, 0)), sum(coalesce(f.n, 0)), sum(coalesce(pa.covered, 0))
+FROM a LEFT JOIN per_answer pa ON pa.answer = a.answer LEFT JOIN facts f ON f.question_pk = a.question_pk
+GROUP BY a.platform ORDER BY a.platform
 """
 
 
