@@ -400,13 +400,20 @@ def child(name: str, n_locations: int, repeat: int) -> None:
         PREPARE[name](data)
     if name != "python-loop":  # one untimed run: imports and one-time tables (the public suffix list) load once
         APPROACHES[name](data)
-    times, result = [], None
+    times, core_times, result = [], [], None
     for _ in range(repeat):
         start = time.perf_counter()
         result = APPROACHES[name](data)
         times.append(time.perf_counter() - start)
+        if name in PREPARE:  # the columnar entry points alternate with the core on the same data, in one process
+            start = time.perf_counter()
+            run_citeaudit(data)
+            core_times.append(time.perf_counter() - start)
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"median_s": statistics.median(times), "times": times, "peak_rss_mb": peak_mb, "result": result}))
+    found = {"median_s": statistics.median(times), "times": times, "peak_rss_mb": peak_mb, "result": result}
+    if core_times:
+        found["core_median_s"] = statistics.median(core_times)
+    print(json.dumps(found))
 
 
 def measure(name: str, n_locations: int, repeat: int) -> dict[str, Any]:
@@ -542,8 +549,11 @@ def main() -> None:
     verdicts = [f"core <= 1.5x DuckDB's best ({core_s / duckdb_best:.2f}x): {'met' if core_ok else 'not met'}"]
     for name in ("columnar-arrow", "columnar-parquet"):
         if name in results:
-            ratio = results[name]["median_s"] / core_s
-            print(f"  {name:12s} time ratio to the in-memory core: {ratio:6.2f}x")
+            ratio = results[name]["median_s"] / results[name]["core_median_s"]
+            print(
+                f"  {name:12s} time ratio to the in-memory core run alternately in the same process "
+                f"({results[name]['core_median_s']:.2f} s there): {ratio:6.2f}x"
+            )
             verdicts.append(f"{name} <= 1.5x the core ({ratio:.2f}x): {'met' if ratio <= 1.5 else 'not met'}")
     if "database" not in args.skip:
         found = database_paths(args.db_locations, args.repeat, args.keep)

@@ -134,10 +134,19 @@ class _Tables:
                 row = int(pc.index(pc.is_null(encoded), True).as_py())
                 raise self.refuse(table, column, row, f"null; expected {what}")
             lookup[len(dictionary)] = null
-        return lookup[np.asarray(indices, dtype=np.int64)]
+        found: Int64Array = lookup[np.asarray(indices)]  # Arrow's own integers index: no widened copy
+        return found
 
     def texts(self, table: str, column: str) -> list[str | None]:
-        return [None if v is None else str(v) for v in self.column(table, column).to_pylist()]
+        """A text column as Python strings, each distinct value converted once (through its dictionary)."""
+        pa, _, _ = _pyarrow()
+        values = self.column(table, column)
+        encoded = values.dictionary_encode() if not pa.types.is_dictionary(values.type) else values
+        encoded = encoded.combine_chunks() if isinstance(encoded, pa.ChunkedArray) else encoded
+        names: list[str | None] = [str(v) for v in encoded.dictionary.to_pylist()]
+        names.append(None)
+        indices = encoded.indices.fill_null(len(names) - 1) if encoded.null_count else encoded.indices
+        return [names[i] for i in np.asarray(indices).tolist()]
 
 
 def columns_from_arrow(
