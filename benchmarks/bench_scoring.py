@@ -400,7 +400,7 @@ def child(name: str, n_locations: int, repeat: int) -> None:
         PREPARE[name](data)
     if name != "python-loop":  # one untimed run: imports and one-time tables (the public suffix list) load once
         APPROACHES[name](data)
-    times, core_times, result = [], [], None
+    times, core_times, read_times, result = [], [], [], None
     for _ in range(repeat):
         start = time.perf_counter()
         result = APPROACHES[name](data)
@@ -409,10 +409,18 @@ def child(name: str, n_locations: int, repeat: int) -> None:
             start = time.perf_counter()
             run_citeaudit(data)
             core_times.append(time.perf_counter() - start)
+        if name == "columnar-parquet":  # the floor under it: pyarrow reading the same files, nothing else
+            from citeaudit.columnar import read_parquet_tables
+
+            start = time.perf_counter()
+            read_parquet_tables(data["parquet"])
+            read_times.append(time.perf_counter() - start)
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     found = {"median_s": statistics.median(times), "times": times, "peak_rss_mb": peak_mb, "result": result}
     if core_times:
         found["core_median_s"] = statistics.median(core_times)
+    if read_times:
+        found["read_median_s"] = statistics.median(read_times)
     print(json.dumps(found))
 
 
@@ -554,6 +562,13 @@ def main() -> None:
                 f"  {name:12s} time ratio to the in-memory core run alternately in the same process "
                 f"({results[name]['core_median_s']:.2f} s there): {ratio:6.2f}x"
             )
+            if "read_median_s" in results[name]:
+                read = results[name]["read_median_s"]
+                print(
+                    f"  {'':12s} of which pyarrow reading the Parquet files alone: {read:.2f} s; "
+                    f"scoring what it read: {(results[name]['median_s'] - read) / results[name]['core_median_s']:.2f}x "
+                    "the core"
+                )
             verdicts.append(f"{name} <= 1.5x the core ({ratio:.2f}x): {'met' if ratio <= 1.5 else 'not met'}")
     if "database" not in args.skip:
         found = database_paths(args.db_locations, args.repeat, args.keep)
