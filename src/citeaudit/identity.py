@@ -132,8 +132,10 @@ def unwrap(url: str) -> str | None:
     return None
 
 
+@lru_cache(maxsize=262144)
 def effective_url(url: str) -> str:
-    """``url`` with every known wrapper around it removed (at most :data:`MAX_UNWRAP` levels)."""
+    """``url`` with every known wrapper around it removed (at most :data:`MAX_UNWRAP` levels). Kept per URL: an
+    import asks once for the source's key and again for its host and path."""
     current = url
     for _ in range(MAX_UNWRAP):
         target = unwrap(current)
