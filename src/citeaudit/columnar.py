@@ -105,7 +105,8 @@ class _Tables:
         if values.null_count:
             row = int(pc.index(pc.is_null(values), True).as_py())
             raise self.refuse(table, column, row, f"null; every row refers to a row of {target}")
-        array = np.asarray(values.combine_chunks() if values.num_chunks != 1 else values.chunk(0), dtype=np.int64)
+        chunks = [np.asarray(chunk, dtype=np.int64) for chunk in values.chunks]
+        array = chunks[0] if len(chunks) == 1 else np.concatenate(chunks) if chunks else np.zeros(0, np.int64)
         if len(array) and (int(array.min()) < 0 or int(array.max()) >= n_target):
             row = int(np.flatnonzero((array < 0) | (array >= n_target))[0])
             raise UnknownReference(
@@ -116,24 +117,40 @@ class _Tables:
         return array
 
     def codes(self, table: str, column: str, known: Mapping[str, int], null: int | None, what: str) -> Int64Array:
-        """A text column as integer codes of ``known`` (null as ``null``, refused when that is None)."""
-        pa, pc, _ = _pyarrow()
+        """A text column as integer codes of ``known`` (null as ``null``, refused when that is None).
+
+        Read a chunk at a time: a table read from Parquet has a chunk, with its own dictionary, per row group, and
+        joining them first would unify the dictionaries and copy every index."""
+        pa, _, _ = _pyarrow()
         values = self.column(table, column)
-        encoded = values.dictionary_encode() if not pa.types.is_dictionary(values.type) else values
-        encoded = encoded.combine_chunks() if isinstance(encoded, pa.ChunkedArray) else encoded
+        chunks = values.chunks if isinstance(values, pa.ChunkedArray) else [values]
+        parts, offset = [], 0
+        for chunk in chunks:
+            parts.append(self._chunk_codes(chunk, table, column, known, null, what, offset))
+            offset += len(chunk)
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
+    def _chunk_codes(
+        self, chunk: Any, table: str, column: str, known: Mapping[str, int], null: int | None, what: str, offset: int
+    ) -> Int64Array:
+        pa, pc, _ = _pyarrow()
+        encoded = chunk if pa.types.is_dictionary(chunk.type) else chunk.dictionary_encode()
         dictionary = [str(v) for v in encoded.dictionary.to_pylist()]
-        lookup = np.empty(len(dictionary) + 1, dtype=np.int64)
+        lookup = np.zeros(len(dictionary) + 1, dtype=np.int64)
         for i, value in enumerate(dictionary):
-            if value not in known:
-                row = int(pc.index(encoded.indices, i).as_py())
-                raise self.refuse(table, column, row, f"{value!r} is not {what} ({', '.join(known)})")
-            lookup[i] = known[value]
-        indices = encoded.indices.fill_null(len(dictionary)) if encoded.null_count else encoded.indices
+            if value in known:
+                lookup[i] = known[value]
+                continue
+            row = int(pc.index(encoded.indices, i).as_py())
+            if row >= 0:  # a dictionary may hold values no row uses
+                raise self.refuse(table, column, offset + row, f"{value!r} is not {what} ({', '.join(known)})")
+        indices = encoded.indices
         if encoded.null_count:
             if null is None:
                 row = int(pc.index(pc.is_null(encoded), True).as_py())
-                raise self.refuse(table, column, row, f"null; expected {what}")
+                raise self.refuse(table, column, offset + row, f"null; expected {what}")
             lookup[len(dictionary)] = null
+            indices = indices.fill_null(len(dictionary))
         found: Int64Array = lookup[np.asarray(indices)]  # Arrow's own integers index: no widened copy
         return found
 
