@@ -1,14 +1,19 @@
 """Scoring by platform on 10 M citation locations: citeaudit vs DuckDB SQL vs pandas vs a plain Python loop.
 
 Every approach gets the same in-memory columns (generated from one seed) and must produce the same
-per-platform counts (checked). Each runs in its own process so that its peak RSS is its own; times are
-medians of repeated runs, reported as ratios to DuckDB measured in the same invocation.
+per-platform counts (checked). Each runs in its own process so that its peak RSS is its own, after one untimed
+run; times are medians of repeated runs, reported as ratios to DuckDB's best variant measured in the same
+invocation (packed keys at default threads and at one thread, and the (claim, source) pair as the group key).
+The columnar entry points (``citeaudit.columnar``: Arrow tables, and Parquet files written from them) are timed
+alternately with the core on the same data in one process, and compared with it.
 
 Then the path a user runs: `citeaudit score DB --by platform` on a database of 10 M citation locations, against
 SQLite's own SQL computing the same per-platform counts on the same file and DuckDB over a Parquet copy of the same
 rows (default threads and one thread), each a process of its own whose peak RSS is measured; all must agree.
 
-Targets: the core within 1.5x of DuckDB's best; `citeaudit score DB` within 1.5x of SQLite's SQL and 1.5 GB.
+Targets: the core within 1.5x of DuckDB's best; a columnar entry point within 1.5x of the core; `citeaudit score
+DB` within 1.5x of SQLite's SQL and 1.5 GB peak RSS. The generated database (about 2 GB; built in 3 to 10 min) and
+its Parquet copy are kept between runs with --keep.
 
 Run: make bench   (or: python benchmarks/bench_scoring.py [--locations N] [--repeat K] [--keep FOLDER])
 """
