@@ -136,8 +136,10 @@ def unwrap(url: str) -> str | None:
     return None
 
 
+@lru_cache(maxsize=262144)
 def effective_url(url: str) -> str:
-    """``url`` with every known wrapper around it removed (at most :data:`MAX_UNWRAP` levels)."""
+    """``url`` with every known wrapper around it removed (at most :data:`MAX_UNWRAP` levels). Kept per URL: an
+    import asks once for the source's key and again for its host and path."""
     current = url
     for _ in range(MAX_UNWRAP):
         target = unwrap(current)
@@ -308,6 +310,21 @@ class OfficialMatcher:
             if domain is not None and (domain in self._domains or _ascii_form(domain) in self._domains):
                 return True
         return any(host == h and _path_under(path, prefix) for h, prefix in self._hosts)
+
+    def match_host(self, host: str | None) -> bool | None:
+        """:meth:`match_location`'s decision for every path on ``host`` at once: ``True`` when every URL there is
+        official, ``False`` when none is, ``None`` when the path decides (the host is declared with a path
+        prefix). Lets a caller with many sources on few hosts decide per host and read paths only where needed."""
+        if not host:
+            return False
+        if self._domains:
+            domain = registrable_domain(host)
+            if domain is not None and (domain in self._domains or _ascii_form(domain) in self._domains):
+                return True
+        prefixes = [prefix for h, prefix in self._hosts if h == host]
+        if not prefixes:
+            return False
+        return True if any(prefix in ("", "/") for prefix in prefixes) else None
 
 
 # --- Source keys -----------------------------------------------------------------------------------------------

@@ -232,14 +232,25 @@ def cluster_bootstrap_counts(
         return {name: Interval(None, None, level, "none", 0, 0, "undefined: no units") for name in statistics}
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     distributions = {name: np.empty(resamples, dtype=np.float64) for name in statistics}
+    # Clusters with equal count vectors pool alike: draws are counted per distinct vector, and the product runs
+    # over those (an answer of a few edges has one of few confusion vectors). Sums of whole counts are exact in
+    # any order, so the pooled vectors, and every statistic of them, are the same as cluster by cluster.
+    whole = bool(np.all(table == np.floor(table))) and float(np.abs(table).sum()) < 2.0**52
+    if whole:
+        kinds, kind_of = np.unique(table, axis=0, return_inverse=True)
+        kind_of = kind_of.reshape(-1)
+    else:  # fractional counts: pooled cluster by cluster, in one order
+        kinds, kind_of = table, np.arange(clusters)
+    n_kinds = len(kinds)
     step = max(1, min(batch, cell_budget // clusters))
     for start in range(0, resamples, step):
         size = min(step, resamples - start)
         index = rng.integers(0, clusters, (size, clusters))
-        # how often each cluster was drawn, per resample: one bincount over row-offset indices
-        offsets = index + (np.arange(size, dtype=np.int64) * clusters)[:, None]
-        drawn = np.bincount(offsets.ravel(), minlength=size * clusters).reshape(size, clusters)
-        pooled = drawn.astype(np.float64) @ table
+        # how often each kind of cluster was drawn, per resample: one bincount over row-offset indices
+        offsets = kind_of[index]
+        offsets += (np.arange(size, dtype=np.int64) * n_kinds)[:, None]
+        drawn = np.bincount(offsets.ravel(), minlength=size * n_kinds).reshape(size, n_kinds)
+        pooled = drawn.astype(np.float64) @ kinds
         for name, statistic in statistics.items():
             distributions[name][start : start + size] = statistic(pooled)
         if progress is not None:

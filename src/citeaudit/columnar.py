@@ -1,0 +1,336 @@
+"""Scoring from columns: Arrow tables, or a folder of Parquet files, straight into the vectorized core.
+
+The object API (:func:`citeaudit.score` on an :class:`~citeaudit.model.Audit`) builds a Python object for every
+answer, claim, edge and citation location: the path for small data and for checking one audit by hand. At
+millions of citation locations, hand the same audit over as columns instead; the protocol (questions, required
+facts, official domains) stays an object, since it is small. The layout (``docs/columnar.md``):
+
+``answers``
+    ``question`` (string: a question id of the protocol); optional text columns ``platform``, ``run``, ``model``,
+    ``locale`` (null: the question's locale), ``sample``.
+``claims``
+    ``answer`` (integer: a row of ``answers``); optional ``fact`` (string: a required fact id, null when the claim
+    maps to none) and ``severity`` (string, null: the fact's).
+``locations``
+    One row per citation location: ``claim`` and ``source`` (integers: rows of ``claims`` and ``sources``) and
+    ``label`` (string: a final label, ``pending`` or ``disputed``; null is pending). Locations of one (claim,
+    source) pair are one edge and must carry one label.
+``sources``
+    ``host`` (string, null when the source has none) and optional ``path`` (string, ``/`` when absent): official
+    matching reads these, once per host.
+``citations`` (optional)
+    The answers' cited citations: ``answer`` and ``source`` (rows).
+
+Every reference is checked (range, nulls, known ids and labels) before scoring; a bad value is refused with its
+table, row and column. Arrow columns become numpy arrays without a copy where Arrow allows it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from citeaudit.errors import InvalidValue, MissingExtra, UnknownReference
+from citeaudit.identity import OfficialMatcher
+from citeaudit.model import Protocol
+from citeaudit.protocol import fingerprint
+from citeaudit.results import ScoreResult
+from citeaudit.scoring import (
+    DISPUTED_CODE,
+    LABELS,
+    NO_SEVERITY,
+    PENDING_CODE,
+    SEVERITIES,
+    IntervalSettings,
+    ScoringColumns,
+    collapse_locations,
+    score_columns,
+)
+
+__all__ = ["TABLES", "columns_from_arrow", "read_parquet_tables", "score_arrow", "score_parquet"]
+
+TABLES = ("answers", "claims", "locations", "sources", "citations")
+"""The tables of the columnar layout (``citations`` may be absent)."""
+
+_DIMENSION_COLUMNS = ("platform", "run", "model", "locale", "sample")
+_LABEL_CODES = {**{str(label): code for code, label in enumerate(LABELS)}, "pending": PENDING_CODE}
+_LABEL_CODES["disputed"] = DISPUTED_CODE
+_SEVERITY_CODES = {str(s): code for code, s in enumerate(SEVERITIES)}
+
+Int64Array = npt.NDArray[np.int64]
+
+
+def _pyarrow() -> tuple[Any, Any, Any]:
+    try:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise MissingExtra("parquet", "Scoring Arrow tables or Parquet files") from None
+    return pa, pc, pq
+
+
+class _Tables:
+    """The tables with where they came from, for messages that name the offending row."""
+
+    def __init__(self, tables: Mapping[str, Any], where: str) -> None:
+        self.tables = tables
+        self.where = where
+
+    def table(self, name: str) -> Any:
+        if name not in self.tables:
+            raise InvalidValue(self.where, name, f"missing table {name!r}; the layout has {', '.join(TABLES)}")
+        return self.tables[name]
+
+    def has(self, table: str, column: str) -> bool:
+        return column in self.table(table).column_names
+
+    def column(self, table: str, column: str) -> Any:
+        if not self.has(table, column):
+            names = ", ".join(self.table(table).column_names) or "none"
+            raise InvalidValue(self.where, table, f"missing column {column!r} (columns: {names})")
+        return self.table(table).column(column)
+
+    def refuse(self, table: str, column: str, row: int, message: str) -> InvalidValue:
+        return InvalidValue(self.where, f"{table}[{row}].{column}", message)
+
+    def rows(self, table: str, column: str, n_target: int, target: str) -> Int64Array:
+        """An integer column of row references into ``target`` (``n_target`` rows), checked."""
+        _, pc, _ = _pyarrow()
+        values = self.column(table, column)
+        if values.null_count:
+            row = int(pc.index(pc.is_null(values), True).as_py())
+            raise self.refuse(table, column, row, f"null; every row refers to a row of {target}")
+        chunks = [np.asarray(chunk, dtype=np.int64) for chunk in values.chunks]
+        array = chunks[0] if len(chunks) == 1 else np.concatenate(chunks) if chunks else np.zeros(0, np.int64)
+        if len(array) and (int(array.min()) < 0 or int(array.max()) >= n_target):
+            row = int(np.flatnonzero((array < 0) | (array >= n_target))[0])
+            raise UnknownReference(
+                self.where,
+                f"{table}[{row}].{column}",
+                f"{int(array[row])!r} is not a row of {target} ({n_target} rows)",
+            )
+        return array
+
+    def codes(self, table: str, column: str, known: Mapping[str, int], null: int | None, what: str) -> Int64Array:
+        """A text column as integer codes of ``known`` (null as ``null``, refused when that is None).
+
+        Read a chunk at a time: a table read from Parquet has a chunk, with its own dictionary, per row group, and
+        joining them first would unify the dictionaries and copy every index."""
+        pa, _, _ = _pyarrow()
+        values = self.column(table, column)
+        chunks = values.chunks if isinstance(values, pa.ChunkedArray) else [values]
+        parts, offset = [], 0
+        for chunk in chunks:
+            parts.append(self._chunk_codes(chunk, table, column, known, null, what, offset))
+            offset += len(chunk)
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
+    def _chunk_codes(
+        self, chunk: Any, table: str, column: str, known: Mapping[str, int], null: int | None, what: str, offset: int
+    ) -> Int64Array:
+        pa, pc, _ = _pyarrow()
+        encoded = chunk if pa.types.is_dictionary(chunk.type) else chunk.dictionary_encode()
+        dictionary = [str(v) for v in encoded.dictionary.to_pylist()]
+        lookup = np.zeros(len(dictionary) + 1, dtype=np.int64)
+        for i, value in enumerate(dictionary):
+            if value in known:
+                lookup[i] = known[value]
+                continue
+            row = int(pc.index(encoded.indices, i).as_py())
+            if row >= 0:  # a dictionary may hold values no row uses
+                raise self.refuse(table, column, offset + row, f"{value!r} is not {what} ({', '.join(known)})")
+        indices = encoded.indices
+        if encoded.null_count:
+            if null is None:
+                row = int(pc.index(pc.is_null(encoded), True).as_py())
+                raise self.refuse(table, column, offset + row, f"null; expected {what}")
+            lookup[len(dictionary)] = null
+            indices = indices.fill_null(len(dictionary))
+        found: Int64Array = lookup[np.asarray(indices)]  # Arrow's own integers index: no widened copy
+        return found
+
+    def texts(self, table: str, column: str) -> list[str | None]:
+        """A text column as Python strings, each distinct value converted once (through its dictionary)."""
+        pa, _, _ = _pyarrow()
+        values = self.column(table, column)
+        encoded = values.dictionary_encode() if not pa.types.is_dictionary(values.type) else values
+        encoded = encoded.combine_chunks() if isinstance(encoded, pa.ChunkedArray) else encoded
+        names: list[str | None] = [str(v) for v in encoded.dictionary.to_pylist()]
+        names.append(None)
+        indices = encoded.indices.fill_null(len(names) - 1) if encoded.null_count else encoded.indices
+        return [names[i] for i in np.asarray(indices).tolist()]
+
+
+def columns_from_arrow(
+    protocol: Protocol, tables: Mapping[str, Any], *, where: str = "<arrow tables>"
+) -> ScoringColumns:
+    """The scoring columns of an audit given as Arrow tables in the columnar layout (module docstring),
+    measured under ``protocol``. ``where`` names the tables in messages."""
+    t = _Tables(tables, where)
+    questions = protocol.questions
+    facts = [f for q in questions for f in q.required_facts]
+    fact_index = {f.id: i for i, f in enumerate(facts)}
+    question_index = {q.id: i for i, q in enumerate(questions)}
+
+    answer_question = t.codes("answers", "question", question_index, None, "a question id of the protocol")
+    n_answers = len(answer_question)
+    question_ids = [q.id for q in questions]
+    dims: dict[str, Sequence[str | None]] = {"question": [question_ids[q] for q in answer_question.tolist()]}
+    for name in _DIMENSION_COLUMNS:
+        if t.has("answers", name):
+            dims[name] = t.texts("answers", name)
+        else:
+            dims[name] = [None] * n_answers
+    if not t.has("answers", "locale") or t.column("answers", "locale").null_count:
+        locales = [q.locale for q in questions]
+        given = dims["locale"]
+        dims["locale"] = [
+            value if value is not None else locales[q] for value, q in zip(given, answer_question.tolist(), strict=True)
+        ]
+
+    claim_answer = t.rows("claims", "answer", n_answers, "answers")
+    n_claims = len(claim_answer)
+    claim_fact = (
+        t.codes("claims", "fact", fact_index, -1, "a required fact id of the protocol")
+        if t.has("claims", "fact")
+        else np.full(n_claims, -1, dtype=np.int64)
+    )
+    fact_severity = np.array(
+        [NO_SEVERITY if f.severity is None else _SEVERITY_CODES[str(f.severity)] for f in facts], dtype=np.int64
+    )
+    # A claim's own severity, else its fact's, else none (as the store and the object path decide).
+    inherited = np.where(claim_fact >= 0, fact_severity[np.maximum(claim_fact, 0)] if len(facts) else 0, NO_SEVERITY)
+    if t.has("claims", "severity"):
+        own = t.codes("claims", "severity", _SEVERITY_CODES, -1, "a severity")
+        claim_severity = np.where(own >= 0, own, inherited)
+    else:
+        claim_severity = inherited
+
+    n_sources = t.table("sources").num_rows
+    source_official = _official(t, protocol)
+    loc_claim = t.rows("locations", "claim", n_claims, "claims")
+    loc_source = t.rows("locations", "source", n_sources, "sources")
+    loc_code = (
+        t.codes("locations", "label", _LABEL_CODES, PENDING_CODE, "a label")
+        if t.has("locations", "label")
+        else np.full(len(loc_claim), PENDING_CODE, dtype=np.int64)
+    )
+    try:
+        edge_claim, edge_source, edge_code, edge_locations = collapse_locations(
+            loc_claim, loc_source, loc_code, n_sources
+        )
+    except ValueError as exc:
+        raise InvalidValue(where, "locations.label", str(exc)) from None
+    if "citations" in tables:
+        citation_answer = t.rows("citations", "answer", n_answers, "answers")
+        citation_source = t.rows("citations", "source", n_sources, "sources")
+    else:
+        citation_answer = citation_source = np.zeros(0, dtype=np.int64)
+    weights = dict(protocol.weights) if protocol.weights is not None else None
+    question_facts, start = [], 0
+    for question in questions:
+        question_facts.append(np.arange(start, start + len(question.required_facts), dtype=np.int64))
+        start += len(question.required_facts)
+    return ScoringColumns(
+        answer_dims=dims,
+        answer_question=answer_question,
+        question_facts=question_facts,
+        fact_severity=fact_severity,
+        claim_answer=claim_answer,
+        claim_fact=claim_fact,
+        claim_severity=claim_severity.astype(np.int64),
+        edge_claim=edge_claim,
+        edge_source=edge_source,
+        edge_code=edge_code,
+        edge_locations=edge_locations,
+        source_official=source_official,
+        citation_answer=citation_answer,
+        citation_source=citation_source,
+        fact_weight=None
+        if weights is None
+        else np.array([weights[f.severity] if f.severity else 0.0 for f in facts], dtype=np.float64),
+    )
+
+
+def _official(t: _Tables, protocol: Protocol) -> npt.NDArray[np.bool_]:
+    """Per source row, whether it is official: decided once per distinct host, by path only on hosts the
+    protocol declares with a path prefix."""
+    pa, _, _ = _pyarrow()
+    matcher = OfficialMatcher(protocol.official_domains)
+    hosts = t.column("sources", "host")
+    encoded = hosts.dictionary_encode() if not pa.types.is_dictionary(hosts.type) else hosts
+    encoded = encoded.combine_chunks() if isinstance(encoded, pa.ChunkedArray) else encoded
+    decisions = [matcher.match_host(None if h is None else str(h)) for h in encoded.dictionary.to_pylist()]
+    table = np.array([d is True for d in decisions] + [False], dtype=np.bool_)
+    indices = np.asarray(encoded.indices.fill_null(len(decisions)), dtype=np.int64)
+    official = table[indices]
+    by_path = [i for i, d in enumerate(decisions) if d is None]
+    if by_path:
+        paths = t.texts("sources", "path") if t.has("sources", "path") else None
+        for row in np.flatnonzero(np.isin(indices, by_path)).tolist():
+            host = str(encoded.dictionary[indices[row]].as_py())
+            path = (paths[row] if paths is not None else None) or "/"
+            official[row] = matcher.match_location(host, path)
+    return official
+
+
+def score_arrow(
+    protocol: Protocol,
+    tables: Mapping[str, Any],
+    *,
+    by: Sequence[str] = (),
+    macro: bool = False,
+    ci: IntervalSettings | None = None,
+    where: str = "<arrow tables>",
+) -> ScoreResult:
+    """Score an audit given as Arrow tables (``pyarrow.Table``, one per name of :data:`TABLES`) under
+    ``protocol``: the same numbers as :func:`citeaudit.score` on the same audit as objects."""
+    return score_columns(
+        columns_from_arrow(protocol, tables, where=where),
+        scoring=protocol.scoring,
+        fingerprint=fingerprint(protocol),
+        by=by,
+        macro=macro,
+        ci=ci,
+    )
+
+
+def read_parquet_tables(folder: str | Path) -> dict[str, Any]:
+    """The tables of the columnar layout from ``folder/NAME.parquet`` (``citations.parquet`` may be absent);
+    text columns stay dictionary-encoded as Parquet stores them."""
+    _, _, pq = _pyarrow()
+    root = Path(folder)
+    found = {}
+    for name in TABLES:
+        path = root / f"{name}.parquet"
+        if not path.exists():
+            if name == "citations":
+                continue
+            raise InvalidValue(str(root), name, f"missing {path.name}; the layout has {', '.join(TABLES)}")
+        try:
+            found[name] = pq.read_table(path, read_dictionary=_text_columns(pq.read_schema(path)))
+        except (OSError, ValueError) as exc:
+            raise InvalidValue(str(path), "", f"not a readable Parquet file: {exc}") from None
+    return found
+
+
+def _text_columns(schema: Any) -> list[str]:
+    pa, _, _ = _pyarrow()
+    return [f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)]
+
+
+def score_parquet(
+    folder: str | Path,
+    protocol: Protocol,
+    *,
+    by: Sequence[str] = (),
+    macro: bool = False,
+    ci: IntervalSettings | None = None,
+) -> ScoreResult:
+    """Score an audit stored as Parquet files in the columnar layout (``folder/answers.parquet`` …)."""
+    return score_arrow(protocol, read_parquet_tables(folder), by=by, macro=macro, ci=ci, where=str(folder))
