@@ -266,3 +266,50 @@ def test_an_appositive_closing_the_predicate_describes_the_noun_before_it() -> N
         (0, 30, "He studied at Bello University"),
         (32, 62, "Bello University is a research university in Zaria"),
     ]
+
+
+def test_list_items_share_the_words_up_to_the_preposition_and_the_possessive() -> None:
+    text = "He is known for his work ethic, commitment and humour."
+    # "He is known for his work ethic" = 2+1+2+1+5+1+3+1+3+1+4+1+5 = 30 → [0, 30); ", " 30..32;
+    # "commitment" [32, 42); " and " 42..47; "humour" [47, 53); "for his" is shared by the later items
+    assert claims(text) == [
+        (0, 30, "He is known for his work ethic"),
+        (32, 42, "He is known for his commitment"),
+        (47, 53, "He is known for his humour"),
+    ]
+    text = "She is an advocate for diversity and inclusion."
+    # "She is an advocate for diversity" = 3+1+2+1+2+1+8+1+3+1+9 = 32 → [0, 32); " and " 32..37;
+    # "inclusion" [37, 46)
+    assert claims(text) == [(0, 32, "She is an advocate for diversity"), (37, 46, "She is an advocate for inclusion")]
+
+
+def test_examples_after_such_as_are_claims_of_their_own() -> None:
+    text = "He appeared in films such as Heat and Ronin."
+    # "He appeared in films" = 2+1+8+1+2+1+5 = 20 → [0, 20); " such as " 20..29; "Heat" [29, 33); " and " 33..38;
+    # "Ronin" [38, 43); the examples share "appeared in", not the noun "films"
+    assert claims(text) == [
+        (0, 20, "He appeared in films"),
+        (29, 33, "He appeared in Heat"),
+        (38, 43, "He appeared in Ronin"),
+    ]
+    text = "She produced hits like Judwaa (1997)."
+    # "She produced hits" = 3+1+8+1+4 = 17 → [0, 17); " like " 17..23; "Judwaa (1997)" = 6+1+6 = 13 → [23, 36);
+    # no preposition before "hits": only the subject and verb are shared
+    assert claims(text) == [(0, 17, "She produced hits"), (23, 36, "She produced Judwaa (1997)")]
+    # a lower-case word after "such as" is no named example: one claim
+    assert len(claims("It uses metals such as copper.")) == 1
+
+
+def test_a_noun_after_a_copula_then_best_known_for_gives_two_claims() -> None:
+    text = "Doug Sheehan is an actor best known for his role as Ben."
+    # "Doug Sheehan is an actor" = 4+1+7+1+2+1+2+1+5 = 24 → [0, 24); " " 24;
+    # "best known for his role as Ben" = 4+1+5+1+3+1+3+1+4+1+2+1+3 = 30 → [25, 55): the copula is put back
+    assert claims(text) == [
+        (0, 24, "Doug Sheehan is an actor"),
+        (25, 55, "Doug Sheehan is best known for his role as Ben"),
+    ]
+    text = "Acme was a firm based in Ulm."
+    # "Acme was a firm" = 4+1+3+1+1+1+4 = 15 → [0, 15); "based in Ulm" = 5+1+2+1+3 = 12 → [16, 28)
+    assert claims(text) == [(0, 15, "Acme was a firm"), (16, 28, "Acme was based in Ulm")]
+    # without a copula before the noun nothing splits: "She wrote a book known for its wit" is one claim
+    assert len(claims("She wrote a book known for its wit.")) == 1

@@ -352,6 +352,15 @@ def _predicate(
         close = _closing_comma(tokens, resume, limit)
         relative = [Clause(rest_start, tokens[close - 1].end, antecedent)] if close > resume else []
         return head + relative + _adjunct_or_rest(text, tokens, close + 1, limit, end, subject, verb_text)
+    if kind == "described":
+        # "is an actor best known for his role" → "… is an actor" / "… is best known for his role"
+        copula = next((w for w in reversed(verb_text.split()) if w.lower() in lexicon.COPULAS), "is")
+        rest_group = _verb_group_end(tokens, resume)
+        rest_verb = f"{copula} {_clean(text, rest_start, tokens[rest_group - 1].end)}"
+        rest_prefix = f"{subject} {copula}"
+        return head + _predicate(
+            text, tokens, resume, rest_group, limit, rest_start, end, subject, rest_verb, rest_prefix
+        )
     # an adjunct or "including …": the subject and verb (with a short object right after it) go in front
     skip = 1 if tokens[resume].word in lexicon.INCLUDING else 0
     adjunct_head = verb_text
@@ -456,11 +465,38 @@ def _next_cut(tokens: Sequence[_Token], first: int, limit: int) -> tuple[str, in
         relative = word in ("who", "that") and i > first and tokens[i - 1].word != "," and after < limit
         if relative and _copula_before(tokens, first, i) and _is_verb(tokens, after):
             return "predicate", i, after
+        if i > first + 1 and after < limit and _described(tokens, first, i):
+            return "described", i, i
         if i > first + 1 and after < limit and _second_place_or_date(tokens, i):
             return "adjunct", i, i
         if word == "where" and i > first and after + 1 < limit and tokens[after].word in lexicon.PRONOUNS:
             return "clause", i, after
     return None
+
+
+_DESCRIBED = frozenset(["known", "famous", "renowned", "remembered", "noted", "based", "located"])
+_DEGREE = frozenset(["best", "well", "widely", "also", "perhaps", "mostly", "most", "internationally", "primarily"])
+
+
+def _described(tokens: Sequence[_Token], first: int, i: int) -> bool:
+    """``is an actor best known for …`` / ``is a company based in …``: after a copula and its noun, a participle
+    that says something else about the subject."""
+    word, previous = tokens[i].word, tokens[i - 1]
+    if word in _DEGREE:
+        if i + 2 >= len(tokens) or tokens[i + 1].word not in _DESCRIBED:
+            return False
+        following = tokens[i + 2].word
+    elif word in _DESCRIBED:
+        following = tokens[i + 1].word
+    else:
+        return False
+    if following not in ("for", "as", "in", "at", "on", "by", "für", "als"):
+        return False
+    if previous.depth or not previous.word.isalpha() or previous.word in lexicon.DETERMINERS:
+        return False
+    if previous.word in lexicon.PREPOSITIONS or previous.word in lexicon.AUX or previous.word in _DEGREE:
+        return False
+    return _copula_before(tokens, first, i)
 
 
 def _second_place_or_date(tokens: Sequence[_Token], i: int) -> bool:
@@ -556,6 +592,7 @@ def _objects(
             *_objects(text, tokens, verb, group_end, limit, tokens[noun].start, end, subject, verb_text, shared),
         ]
     whole = Clause(span_start, end, prefix)
+    such = _such_as(tokens, group_end, limit)
     joint = None
     for i in range(group_end + 1, limit):
         if tokens[i].depth:
@@ -566,6 +603,12 @@ def _objects(
             joint = i
             break
     if joint is None:
+        if such is not None:
+            # "appeared in films such as The Big Easy" → "appeared in films" / "appeared in The Big Easy"
+            noun, item = such
+            head = _such_head(text, tokens, group_end, noun)
+            shared = " ".join(p for p in (subject, verb_text, head) if p)
+            return [Clause(span_start, tokens[noun].end, prefix), Clause(tokens[item].start, end, shared)]
         return [whole]
     # items before the conjunction: comma-separated, back to the verb group
     bounds = [joint]
@@ -586,11 +629,18 @@ def _objects(
     second = tokens[min(second_at, limit - 1)]
     item_stops = [*bounds]
     first_start = group_end
-    region = range(group_end, bounds[0])
-    if second.word in lexicon.DETERMINERS or second.word[:1].isdigit() or second.upper:
+    if such is not None and such[1] >= bounds[0]:
+        such = None
+    region = range(such[1] if such else group_end, bounds[0])
+    named = second.word in lexicon.DETERMINERS or second.word[:1].isdigit() or second.upper
+    if second.word not in lexicon.PREPOSITIONS:
         prepositions = [p for p in region if tokens[p].word in lexicon.PREPOSITIONS and not tokens[p].depth]
         if prepositions and bounds[0] - prepositions[-1] - 1 <= 4:
             first_start = prepositions[-1] + 1
+            if not named and tokens[first_start].word in lexicon.POSSESSIVES and first_start + 1 < bounds[0]:
+                first_start += 1  # "known for his wit, charm and …": the possessive is shared too
+        elif such is not None:
+            first_start = such[1]
     if first_start >= bounds[0]:
         return [whole]
     items: list[tuple[int, int]] = []
@@ -607,18 +657,74 @@ def _objects(
         return [whole]
     if any(b - a > _MAX_ITEM_WORDS for a, b in items[1:-1]):
         return [whole]
-    between = _clean(text, tokens[group_end].start, tokens[first_start - 1].end) if first_start > group_end else ""
+    if such is not None:
+        # "films such as A, B and C": "films" is a claim; the items share what comes before the noun
+        noun = such[0]
+        between = _such_head(text, tokens, group_end, noun)
+        if first_start > such[1]:
+            between = " ".join(
+                p for p in (between, _clean(text, tokens[such[1]].start, tokens[first_start - 1].end)) if p
+            )
+        clauses = [Clause(span_start, tokens[noun].end, prefix)]
+        items[0] = (such[1], items[0][1])
+        first_items = items
+    else:
+        between = _clean(text, tokens[group_end].start, tokens[first_start - 1].end) if first_start > group_end else ""
+        clauses = [Clause(span_start, tokens[items[0][1] - 1].end, prefix)]
+        first_items = items[1:]
     shared = " ".join(p for p in (subject, verb_text, between) if p)
-    clauses = [Clause(span_start, tokens[items[0][1] - 1].end, prefix)]
     copular = not between and verb_text.split()[-1].lower() in lexicon.COPULAS
-    for a, b in items[1:]:
+    for a, b in first_items:
         item_prefix = shared
-        if copular and tokens[a].word not in lexicon.DETERMINERS and not tokens[a].upper and tokens[a].word.isalpha():
+        if (
+            copular
+            and tokens[a].word not in lexicon.DETERMINERS
+            and tokens[a].word not in lexicon.PREPOSITIONS
+            and not tokens[a].upper
+            and tokens[a].word.isalpha()
+        ):
             item_prefix = f"{shared} {'an' if tokens[a].word[:1] in 'aeiou' else 'a'}"  # "is an actress, singer"
         clauses.append(Clause(tokens[a].start, tokens[b - 1].end, item_prefix))
     if last_stop < limit:
         clauses.extend(_adjunct_or_rest(text, tokens, last_stop + 1, limit, end, subject, verb_text))
     return clauses
+
+
+def _such_as(tokens: Sequence[_Token], first: int, limit: int) -> tuple[int, int] | None:
+    """``(index of the noun, index of the first example)`` for ``films such as The Big Easy`` / ``films like Judwaa``:
+    a lower-case noun right before ``such as`` (or ``like`` after a plural noun) and a named example after it."""
+    for i in range(first + 1, limit - 1):
+        token = tokens[i]
+        if token.depth:
+            continue
+        if token.word == "such" and i + 2 < limit and tokens[i + 1].word == "as":
+            after = i + 2
+        elif token.word == "like" and tokens[i - 1].word.endswith("s"):
+            after = i + 1
+        else:
+            continue
+        noun, example = tokens[i - 1], tokens[after]
+        if (
+            noun.upper
+            or not noun.word.isalpha()
+            or noun.word in lexicon.DETERMINERS
+            or noun.word in lexicon.PREPOSITIONS
+        ):
+            return None
+        if not (example.upper or example.depth or example.word[:1].isdigit()):
+            return None
+        return i - 1, after
+    return None
+
+
+def _such_head(text: str, tokens: Sequence[_Token], first: int, noun: int) -> str:
+    """What the examples after ``such as`` share: the words between the verb and the last preposition before the
+    noun (``in`` in ``appeared in several films such as``, ``for his roles in`` in ``known for his roles in
+    television dramas such as``); empty when no preposition comes before the noun."""
+    prepositions = [p for p in range(first, noun) if tokens[p].word in lexicon.PREPOSITIONS and not tokens[p].depth]
+    if not prepositions:
+        return ""
+    return _clean(text, tokens[first].start, tokens[prepositions[-1]].end)
 
 
 def _adjectives(tokens: Sequence[_Token], joint: int, limit: int) -> bool:

@@ -69,3 +69,4 @@ AFTER_YEAR = frozenset(
     ["in", "at", "after", "before", "during", "from", "aged", "with", "for", "as", "im", "nach", "vor", "für", "mit"]
 )
 COPULAS = frozenset(["is", "are", "was", "were", "ist", "sind", "war", "waren"])
+POSSESSIVES = _words("his her its their our my your sein seine seinen seinem seiner ihr ihre ihren ihrem ihrer")

@@ -47,7 +47,7 @@ __all__ = ["METHOD", "VERSION", "RulesV2", "segment"]
 
 METHOD = "rules-v2"
 """Method name recorded in the protocol fingerprint."""
-VERSION = "1"
+VERSION = "2"
 """Version of these rules; bump it whenever any output can change."""
 
 
