@@ -313,3 +313,25 @@ def test_a_noun_after_a_copula_then_best_known_for_gives_two_claims() -> None:
     assert claims(text) == [(0, 15, "Acme was a firm"), (16, 28, "Acme was based in Ulm")]
     # without a copula before the noun nothing splits: "She wrote a book known for its wit" is one claim
     assert len(claims("She wrote a book known for its wit.")) == 1
+
+
+def test_including_lists_named_items_and_a_leading_born() -> None:
+    text = "He wrote for a range of networks, including CBS and NBC."
+    # "He wrote for a range of networks" = 2+1+5+1+3+1+1+1+5+1+2+1+8 = 32 → [0, 32); ", including " 32..44;
+    # "CBS" [44, 47); " and " 47..52; "NBC" [52, 55); "a range of" is a quantity: the items share "for"
+    assert claims(text) == [
+        (0, 32, "He wrote for a range of networks"),
+        (44, 47, "He wrote for CBS"),
+        (52, 55, "He wrote for NBC"),
+    ]
+    text = "He directed the series The Closer and Bones."
+    # "He directed the series The Closer" = 2+1+8+1+3+1+6+1+3+1+6 = 33 → [0, 33); " and " 33..38; "Bones" [38, 43);
+    # the name after the lower-case noun is the first item: "the series" is shared
+    assert claims(text) == [
+        (0, 33, "He directed the series The Closer"),
+        (38, 43, "He directed the series Bones"),
+    ]
+    text = "Born in Lyon, Diallo joined Monaco."
+    # "Born in Lyon" = 4+1+2+1+4 = 12 → [0, 12) with "Diallo was" in front (and "born" in lower case); ", " 12..14;
+    # "Diallo joined Monaco" = 6+1+6+1+6 = 20 → [14, 34)
+    assert claims(text) == [(0, 12, "Diallo was born in Lyon"), (14, 34, "Diallo joined Monaco")]

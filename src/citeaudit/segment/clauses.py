@@ -257,6 +257,7 @@ def _english_clauses(
     adverbial's comma, or before appositives set off by commas), the appositives, then the predicate."""
     commas = [i for i in range(verb) if tokens[i].word == "," and not tokens[i].depth]
     appositives: list[tuple[int, int]] = []
+    lead: Clause | None = None
     if verb == 0:
         if not hint:
             return [Clause(start, end, "")], None
@@ -268,6 +269,8 @@ def _english_clauses(
     elif commas[-1] < verb - 1:
         subject_first = commas[-1] + 1
         subject = _clean(text, tokens[subject_first].start, tokens[verb].start)
+        if len(commas) == 1 and tokens[0].word in _LEAD_PARTICIPLES:
+            lead = Clause(start, tokens[commas[0] - 1].end, "")
     else:
         subject_first = 0
         subject = _clean(text, start, tokens[commas[0]].start)
@@ -282,6 +285,10 @@ def _english_clauses(
     ):
         return [Clause(start, end, "")], None
     clauses: list[Clause] = []
+    if lead is not None:
+        # "Born in France, Diallo began …" → "Diallo was born in France" / "Diallo began …"
+        clauses.append(Clause(lead.start, lead.end, f"{subject} was"))
+        start = tokens[subject_first].start
     for first, last in appositives:
         clauses.extend(_appositive(text, tokens, first, last, subject))
     group_end = _verb_group_end(tokens, verb)
@@ -364,6 +371,8 @@ def _predicate(
     # an adjunct or "including …": the subject and verb (with a short object right after it) go in front
     skip = 1 if tokens[resume].word in lexicon.INCLUDING else 0
     adjunct_head = verb_text
+    if skip and at > group_end:
+        adjunct_head = " ".join(p for p in (verb_text, _such_head(text, tokens, group_end, at - 1)) if p)
     if skip == 0:
         adjunct_head = " ".join(p for p in (verb_text, _object(text, tokens, group_end, at)) if p)
     return head + _adjunct(text, tokens, resume + skip, limit, end, subject, adjunct_head)
@@ -455,7 +464,12 @@ def _next_cut(tokens: Sequence[_Token], first: int, limit: int) -> tuple[str, in
                 continue
             if (following in lexicon.ADJUNCTS or following in lexicon.INCLUDING) and after + 1 < limit:
                 return "adjunct", i, after
-            if following in ("the", "a", "an") and i > first + 1 and _appositive_after(tokens, after, limit):
+            if (
+                following in ("the", "a", "an")
+                and i > first + 1
+                and _appositive_after(tokens, after, limit)
+                and _such_as(tokens, first, i) is None  # "shows including Heat, The Wire and …" is a list
+            ):
                 return "appositive", i, after
             continue
         if word in lexicon.COORDINATORS and after < limit:
@@ -474,6 +488,7 @@ def _next_cut(tokens: Sequence[_Token], first: int, limit: int) -> tuple[str, in
     return None
 
 
+_LEAD_PARTICIPLES = frozenset(["born", "raised", "educated", "geboren"])
 _DESCRIBED = frozenset(["known", "famous", "renowned", "remembered", "noted", "based", "located"])
 _DEGREE = frozenset(["best", "well", "widely", "also", "perhaps", "mostly", "most", "internationally", "primarily"])
 
@@ -633,7 +648,10 @@ def _objects(
         such = None
     region = range(such[1] if such else group_end, bounds[0])
     named = second.word in lexicon.DETERMINERS or second.word[:1].isdigit() or second.upper
-    if second.word not in lexicon.PREPOSITIONS:
+    name = _name_in(tokens, region, bounds[0]) if (second.upper or second.depth) and such is None else None
+    if name is not None:
+        first_start = name  # "directed the series The Closer, Bones and …": the items share "the series"
+    elif second.word not in lexicon.PREPOSITIONS:
         prepositions = [p for p in region if tokens[p].word in lexicon.PREPOSITIONS and not tokens[p].depth]
         if prepositions and bounds[0] - prepositions[-1] - 1 <= 4:
             first_start = prepositions[-1] + 1
@@ -690,6 +708,25 @@ def _objects(
     return clauses
 
 
+def _name_in(tokens: Sequence[_Token], region: range, stop: int) -> int | None:
+    """Where a name starts right after a lower-case noun in a list's first item (``the films Boy``), when the name
+    is short enough to be one item."""
+    for k in region:
+        if k == region.start:
+            continue
+        token, previous = tokens[k], tokens[k - 1]
+        if not token.upper or token.depth or previous.depth or previous.upper or not previous.word.isalpha():
+            continue
+        if (
+            previous.word in lexicon.DETERMINERS
+            or previous.word in lexicon.PREPOSITIONS
+            or previous.word in lexicon.AUX
+        ):
+            continue
+        return k if stop - k <= _MAX_ITEM_WORDS else None
+    return None
+
+
 def _such_as(tokens: Sequence[_Token], first: int, limit: int) -> tuple[int, int] | None:
     """``(index of the noun, index of the first example)`` for ``films such as The Big Easy`` / ``films like Judwaa``:
     a lower-case noun right before ``such as`` (or ``like`` after a plural noun) and a named example after it."""
@@ -699,7 +736,7 @@ def _such_as(tokens: Sequence[_Token], first: int, limit: int) -> tuple[int, int
             continue
         if token.word == "such" and i + 2 < limit and tokens[i + 1].word == "as":
             after = i + 2
-        elif token.word == "like" and tokens[i - 1].word.endswith("s"):
+        elif (token.word == "like" and tokens[i - 1].word.endswith("s")) or token.word in lexicon.INCLUDING:
             after = i + 1
         else:
             continue
@@ -710,11 +747,16 @@ def _such_as(tokens: Sequence[_Token], first: int, limit: int) -> tuple[int, int
             or noun.word in lexicon.DETERMINERS
             or noun.word in lexicon.PREPOSITIONS
         ):
-            return None
+            continue
         if not (example.upper or example.depth or example.word[:1].isdigit()):
-            return None
+            continue
         return i - 1, after
     return None
+
+
+_QUANTITY = frozenset(
+    ["variety", "number", "range", "lot", "host", "couple", "list", "kind", "type", "array", "selection", "handful"]
+)
 
 
 def _such_head(text: str, tokens: Sequence[_Token], first: int, noun: int) -> str:
@@ -722,6 +764,8 @@ def _such_head(text: str, tokens: Sequence[_Token], first: int, noun: int) -> st
     noun (``in`` in ``appeared in several films such as``, ``for his roles in`` in ``known for his roles in
     television dramas such as``); empty when no preposition comes before the noun."""
     prepositions = [p for p in range(first, noun) if tokens[p].word in lexicon.PREPOSITIONS and not tokens[p].depth]
+    while prepositions and tokens[prepositions[-1]].word == "of" and tokens[prepositions[-1] - 1].word in _QUANTITY:
+        prepositions.pop()  # "content for a variety of networks": the examples are networks content is for
     if not prepositions:
         return ""
     return _clean(text, tokens[first].start, tokens[prepositions[-1]].end)

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from citeaudit.ingest.sentences import ARTEFACT, LINE_LEAD, sentences
 from citeaudit.ingest.text import claim_text
 from citeaudit.model import Segmentation
+from citeaudit.segment import lexicon
 from citeaudit.segment.clauses import Clause, split_sentence
 from citeaudit.segment.rules import (
     ClaimSpan,
@@ -237,4 +238,7 @@ def _join(prefix: str, body: str) -> str:
         return body
     if _CJK.search(prefix[-1:]) or _CJK.search(body[:1]):
         return prefix + body
+    first = body.split(" ", 1)[0]
+    if first[:1].isupper() and first.lower() in lexicon.PARTICIPLES:
+        body = first.lower() + body[len(first) :]  # "Born in Lyon, Diallo …" → "Diallo was born in Lyon"
     return f"{prefix} {body}"
