@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from citeaudit.ingest.text import claim_text
 from citeaudit.model import Protocol
 from citeaudit.protocol import fingerprint
-from citeaudit.segment import Rules, segment
+from citeaudit.segment import Rules, lexicon, segment
 from citeaudit.segment.rules_v2 import RulesV2
 from citeaudit.segment.rules_v2 import segment as segment_v2
 
@@ -335,3 +335,30 @@ def test_including_lists_named_items_and_a_leading_born() -> None:
     # "Born in Lyon" = 4+1+2+1+4 = 12 → [0, 12) with "Diallo was" in front (and "born" in lower case); ", " 12..14;
     # "Diallo joined Monaco" = 6+1+6+1+6 = 20 → [14, 34)
     assert claims(text) == [(0, 12, "Diallo was born in Lyon"), (14, 34, "Diallo joined Monaco")]
+
+
+def test_participle_clauses_become_claims_in_the_simple_past() -> None:
+    text = "He was a praetor before becoming a consul."
+    # "He was a praetor" = 2+1+3+1+1+1+7 = 16 → [0, 16); " before becoming " 16..33; "a consul" [33, 41):
+    # "becoming" → "became" goes in front with the subject
+    assert claims(text) == [(0, 16, "He was a praetor"), (33, 41, "He became a consul")]
+    text = "Valli returned to the stage, appearing in plays."
+    # "Valli returned to the stage" = 5+1+8+1+2+1+3+1+5 = 27 → [0, 27); ", appearing " 27..39;
+    # "in plays" [39, 47): "appearing" → "appeared" (stem "appear" + "ed")
+    assert claims(text) == [(0, 27, "Valli returned to the stage"), (39, 47, "Valli appeared in plays")]
+    text = "She is a donor, having established a fund."
+    # "She is a donor" = 3+1+2+1+1+1+5 = 14 → [0, 14); ", having established " 14..35; "a fund" [35, 41)
+    assert claims(text) == [(0, 14, "She is a donor"), (35, 41, "She had established a fund")]
+    # "has also won": the adverb stays in the verb group, so items of an "including" list get the whole verb
+    text = "She has also won awards, including a Grammy."
+    # "She has also won awards" = 3+1+3+1+4+1+3+1+6 = 23 → [0, 23); ", including " 23..35; "a Grammy" [35, 43)
+    assert claims(text) == [(0, 23, "She has also won awards"), (35, 43, "She has also won a Grammy")]
+
+
+@pytest.mark.parametrize(
+    ("gerund", "past"),
+    # irregular by list; "stem + d" after an e; consonant + y → "ied"; else "stem + ed"
+    [("becoming", "became"), ("retiring", "retired"), ("studying", "studied"), ("playing", "played")],
+)
+def test_past_tense_of_a_gerund(gerund: str, past: str) -> None:
+    assert lexicon.past_tense(gerund) == past

@@ -173,8 +173,9 @@ def _verb_group_end(tokens: Sequence[_Token], i: int) -> int:
             or word in lexicon.PARTICIPLES
             or word == "not"
             or (word.endswith("ly") and len(word) > 3)
+            or (word in lexicon.GROUP_ADVERBS and tokens[j - 1].word in lexicon.AUX)
             or (
-                tokens[j - 1].word in lexicon.AUX
+                (tokens[j - 1].word in lexicon.AUX or tokens[j - 1].word in lexicon.GROUP_ADVERBS)
                 and (word.endswith("ed") or word.endswith("en") or word.endswith("ing"))
             )
         ):
@@ -359,6 +360,19 @@ def _predicate(
         close = _closing_comma(tokens, resume, limit)
         relative = [Clause(rest_start, tokens[close - 1].end, antecedent)] if close > resume else []
         return head + relative + _adjunct_or_rest(text, tokens, close + 1, limit, end, subject, verb_text)
+    if kind == "gerund":
+        # "…, becoming the youngest minister" / "… before joining Mainz in 2016" → "He became …" / "He joined …"
+        verb_word = tokens[resume].word
+        after = resume + 1
+        if verb_word == "having" and after < limit and _is_participle(tokens[after].word):
+            past = f"had {tokens[after].word}"
+            after += 1
+        else:
+            past = lexicon.past_tense(verb_word)
+        if after >= limit:
+            return head
+        rest = f"{subject} {past}"
+        return head + _predicate(text, tokens, after, after, limit, tokens[after].start, end, subject, past, rest)
     if kind == "described":
         # "is an actor best known for his role" → "… is an actor" / "… is best known for his role"
         copula = next((w for w in reversed(verb_text.split()) if w.lower() in lexicon.COPULAS), "is")
@@ -462,6 +476,11 @@ def _next_cut(tokens: Sequence[_Token], first: int, limit: int) -> tuple[str, in
                 if after + 1 < limit:
                     return "relative", i, after + 1
                 continue
+            gerund = _gerund(tokens, after, limit)
+            if gerund is None and following in ("before", "after") and _gerund(tokens, after + 1, limit) == after + 1:
+                gerund = after + 1
+            if gerund is not None:
+                return "gerund", i, gerund
             if (following in lexicon.ADJUNCTS or following in lexicon.INCLUDING) and after + 1 < limit:
                 return "adjunct", i, after
             if (
@@ -476,6 +495,8 @@ def _next_cut(tokens: Sequence[_Token], first: int, limit: int) -> tuple[str, in
             found = _coordinated(tokens, after, limit)
             if found:
                 return found[0], i, found[1]
+        if word in ("before", "after") and i > first + 1 and _gerund(tokens, after, limit) == after:
+            return "gerund", i, after
         relative = word in ("who", "that") and i > first and tokens[i - 1].word != "," and after < limit
         if relative and _copula_before(tokens, first, i) and _is_verb(tokens, after):
             return "predicate", i, after
@@ -486,6 +507,27 @@ def _next_cut(tokens: Sequence[_Token], first: int, limit: int) -> tuple[str, in
         if word == "where" and i > first and after + 1 < limit and tokens[after].word in lexicon.PRONOUNS:
             return "clause", i, after
     return None
+
+
+def _gerund(tokens: Sequence[_Token], at: int, limit: int) -> int | None:
+    """Index of the ``-ing`` verb that opens a participle clause at ``at`` (``becoming …``, ``most notably winning
+    …``, ``having established …``), ``None`` when there is none or nothing follows it."""
+    k = at
+    if k + 1 < limit and tokens[k].word in ("most", "thereby", "eventually", "later", "also", "subsequently"):
+        k += 1 + (tokens[k].word == "most" and tokens[k + 1].word == "notably")
+    if k + 1 >= limit:
+        return None
+    token = tokens[k]
+    word = token.word
+    if token.upper or token.depth or not word.isalpha() or not word.endswith("ing") or len(word) < 6:
+        return None
+    if word in lexicon.NOT_GERUNDS or tokens[k + 1].word in (",", ";"):
+        return None
+    return k
+
+
+def _is_participle(word: str) -> bool:
+    return word in lexicon.PARTICIPLES or (word.endswith("ed") and word.isalpha())
 
 
 _LEAD_PARTICIPLES = frozenset(["born", "raised", "educated", "geboren"])
@@ -652,7 +694,9 @@ def _objects(
     if name is not None:
         first_start = name  # "directed the series The Closer, Bones and …": the items share "the series"
     elif second.word not in lexicon.PREPOSITIONS:
-        prepositions = [p for p in region if tokens[p].word in lexicon.PREPOSITIONS and not tokens[p].depth]
+        prepositions = [
+            p for p in region if tokens[p].word in lexicon.PREPOSITIONS and not tokens[p].depth and not tokens[p].upper
+        ]
         if prepositions and bounds[0] - prepositions[-1] - 1 <= 4:
             first_start = prepositions[-1] + 1
             if not named and tokens[first_start].word in lexicon.POSSESSIVES and first_start + 1 < bounds[0]:
@@ -763,7 +807,11 @@ def _such_head(text: str, tokens: Sequence[_Token], first: int, noun: int) -> st
     """What the examples after ``such as`` share: the words between the verb and the last preposition before the
     noun (``in`` in ``appeared in several films such as``, ``for his roles in`` in ``known for his roles in
     television dramas such as``); empty when no preposition comes before the noun."""
-    prepositions = [p for p in range(first, noun) if tokens[p].word in lexicon.PREPOSITIONS and not tokens[p].depth]
+    prepositions = [
+        p
+        for p in range(first, noun)
+        if tokens[p].word in lexicon.PREPOSITIONS and not tokens[p].depth and not tokens[p].upper
+    ]
     while prepositions and tokens[prepositions[-1]].word == "of" and tokens[prepositions[-1] - 1].word in _QUANTITY:
         prepositions.pop()  # "content for a variety of networks": the examples are networks content is for
     if not prepositions:
