@@ -17,6 +17,7 @@ from citeaudit.ingest.text import claim_text
 from citeaudit.model import Protocol
 from citeaudit.protocol import fingerprint
 from citeaudit.segment import Rules, lexicon, segment
+from citeaudit.segment.rules import SkipReason
 from citeaudit.segment.rules_v2 import RulesV2
 from citeaudit.segment.rules_v2 import segment as segment_v2
 
@@ -293,9 +294,14 @@ def test_examples_after_such_as_are_claims_of_their_own() -> None:
         (38, 43, "He appeared in Ronin"),
     ]
     text = "She produced hits like Judwaa (1997)."
-    # "She produced hits" = 3+1+8+1+4 = 17 → [0, 17); " like " 17..23; "Judwaa (1997)" = 6+1+6 = 13 → [23, 36);
-    # no preposition before "hits": only the subject and verb are shared
-    assert claims(text) == [(0, 17, "She produced hits"), (23, 36, "She produced Judwaa (1997)")]
+    # "She produced hits" = 3+1+8+1+4 = 17 → [0, 17); " like " 17..23; "Judwaa" [23, 29); " (" 29..31;
+    # "1997" [31, 35); no preposition before "hits": only the subject and verb are shared; the year in brackets
+    # after the title is a claim about the title
+    assert claims(text) == [
+        (0, 17, "She produced hits"),
+        (23, 29, "She produced Judwaa"),
+        (31, 35, "Judwaa is from 1997"),
+    ]
     # a lower-case word after "such as" is no named example: one claim
     assert len(claims("It uses metals such as copper.")) == 1
 
@@ -362,3 +368,21 @@ def test_participle_clauses_become_claims_in_the_simple_past() -> None:
 )
 def test_past_tense_of_a_gerund(gerund: str, past: str) -> None:
     assert lexicon.past_tense(gerund) == past
+
+
+def test_a_year_in_brackets_after_a_title_is_a_claim_about_the_title() -> None:
+    text = "Hicks starred in A Bronx Tale (1993)."
+    # "Hicks starred in A Bronx Tale" = 5+1+7+1+2+1+1+1+5+1+4 = 29 → [0, 29); " (" 29..31; "1993" [31, 35);
+    # the title runs back over capitalised words to "in"
+    assert claims(text) == [(0, 29, "Hicks starred in A Bronx Tale"), (31, 35, "A Bronx Tale is from 1993")]
+    # a bracket that is no year, or a year not closing the clause, makes no claim of its own
+    assert len(claims("Hicks starred in A Bronx Tale (a drama).")) == 1
+    assert len(claims("The AX220 (2021) has a tank.")) == 1
+
+
+def test_a_greeting_is_a_whole_word_not_the_start_of_a_name() -> None:
+    text = "Sure! Surendra is a chef."
+    # "Sure!" [0, 5) is a greeting; "Surendra is a chef" = 8+1+2+1+1+1+4 = 18 → [6, 24) starts with "Sure" but is
+    # a name: a claim
+    assert claims(text) == [(6, 24, "Surendra is a chef")]
+    assert [s.reason for s in segment_v2(text).skipped] == [SkipReason.GREETING]

@@ -227,7 +227,38 @@ def _english(
                 merged[-1] = Clause(merged[-1].start, max(merged[-1].end, clause.end), merged[-1].prefix)
             continue
         merged.append(clause)
+    if "(" in text[start:end]:
+        merged = [part for clause in merged for part in _title_year(text, clause)]
     return merged, subject
+
+
+_YEAR_IN_BRACKETS = re.compile(r"\s*\((1[5-9]\d\d|20\d\d)\)$")
+
+
+def _title_year(text: str, clause: Clause) -> list[Clause]:
+    """``starred in A Bronx Tale (1993)`` → ``… starred in A Bronx Tale`` / ``A Bronx Tale is from 1993``: a year in
+    brackets after a title closing the clause is a claim about the title."""
+    body = text[clause.start : clause.end]
+    found = _YEAR_IN_BRACKETS.search(body)
+    if found is None:
+        return [clause]
+    words = body[: found.start()].split(" ")
+    k = len(words)
+    while k > 0:
+        word = words[k - 1].strip("\"“”‘’'«»,")
+        if not word or not (word[:1].isupper() or word[:1].isdigit() or word.lower() in lexicon.TITLE_WORDS):
+            break
+        k -= 1
+    while k < len(words) and words[k].strip("\"“”‘’'«»") in lexicon.TITLE_WORDS:
+        k += 1  # "the films Boy (2010)": lower-case words before the title are not part of it
+    title = " ".join(words[k:]).strip("\"“”‘’'«», ")
+    if not title or not title[:1].isupper() or len(words) - k > 10:
+        return [clause]
+    year_start = clause.start + found.start(1)
+    return [
+        Clause(clause.start, clause.start + found.start(), clause.prefix),
+        Clause(year_start, year_start + 4, f"{title} is from"),
+    ]
 
 
 def _after_lead(

@@ -102,3 +102,7 @@ def past_tense(gerund: str) -> str:
     if stem.endswith("e"):
         return stem + "d"
     return stem + "ed"
+
+
+TITLE_WORDS = _words("of the a an in and for to on with at de la del le les von und der die das & : - –")
+"""Lower-case words and signs inside a title (``What We Do in the Shadows``, ``Law & Order``)."""

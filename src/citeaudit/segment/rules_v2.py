@@ -32,6 +32,7 @@ from citeaudit.model import Segmentation
 from citeaudit.segment import lexicon
 from citeaudit.segment.clauses import Clause, split_sentence
 from citeaudit.segment.rules import (
+    _GREETING,
     ClaimSpan,
     Rules,
     Segmented,
@@ -202,7 +203,7 @@ class _ClauseBuilder(_Builder):
         if begin >= stop or not any(c.isalnum() for c in text[begin:stop]):
             return subject
         if self.rules.skip_non_assertions:
-            reason = _non_assertion(text, begin, stop)
+            reason = _skip_reason(text, begin, stop)
             if reason is not None:
                 self.skipped.append(Skipped(begin, stop, reason))
                 return subject
@@ -231,6 +232,20 @@ class _ClauseBuilder(_Builder):
                 continue
             self.claims.append(ClaimSpan(c_start, c_end, _join(clause.prefix, body), index))
         return subject
+
+
+def _skip_reason(text: str, start: int, end: int) -> SkipReason | None:
+    """``rules-v1``'s non-assertions, except that a greeting is a whole word: ``Hicks starred …`` and ``Surendra
+    is …`` are claims, not ``Hi`` or ``Sure``."""
+    reason = _non_assertion(text, start, end)
+    if reason is SkipReason.GREETING:
+        piece = text[start : min(end, start + 80)].lstrip("*_ ")
+        found = _GREETING.match(piece)
+        if found is not None and found.end() < len(piece):
+            following = piece[found.end()]
+            if following.isalpha() and not _CJK.match(following):
+                return None
+    return reason
 
 
 def _join(prefix: str, body: str) -> str:
