@@ -386,3 +386,19 @@ def test_a_greeting_is_a_whole_word_not_the_start_of_a_name() -> None:
     # a name: a claim
     assert claims(text) == [(6, 24, "Surendra is a chef")]
     assert [s.reason for s in segment_v2(text).skipped] == [SkipReason.GREETING]
+
+
+def test_brackets_after_the_subject_give_birth_and_death_claims() -> None:
+    text = "Ada Lee (1957 - 2011) was a judge."
+    # "Ada Lee (" 0..9; "1957" [9, 13); " - " 13..16; "2011" [16, 20); ") " 20..22; the predicate then starts at the
+    # verb so no span overlaps another: "was a judge" = 3+1+1+1+5 = 11 → [22, 33) with the subject in front
+    assert claims(text) == [
+        (9, 13, "Ada Lee was born in 1957"),
+        (16, 20, "Ada Lee died in 2011"),
+        (22, 33, "Ada Lee was a judge"),
+    ]
+    text = "Wendy (born Son Seung-wan) is a singer."
+    # "Wendy (" 0..7; "born Son Seung-wan" = 4+1+3+1+9 = 18 → [7, 25); ") " 25..27; "is a singer" [27, 38)
+    assert claims(text) == [(7, 25, "Wendy was born Son Seung-wan"), (27, 38, "Wendy is a singer")]
+    # "bin" between two names is a name particle, not German "bin": the subject is the whole name
+    assert claims("Osama bin Laden was a militant.") == [(0, 30, "Osama bin Laden was a militant")]

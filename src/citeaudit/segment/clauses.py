@@ -129,7 +129,8 @@ def _is_verb(tokens: Sequence[_Token], i: int) -> bool:
     if token.depth or not word.isalpha() or (token.upper and i > 0):
         return False  # "On May 7", "Will Smith": a capital inside the sentence is no verb
     if word in lexicon.AUX or word in lexicon.VERBS:
-        return True
+        # "Osama bin Laden": German "bin" between two names is a name particle
+        return not (word == "bin" and i + 1 < len(tokens) and tokens[i + 1].upper and tokens[i - 1].upper)
     previous = tokens[i - 1].word if i > 0 else ""
     if _present_verb(tokens, i):
         return True
@@ -323,12 +324,39 @@ def _english_clauses(
         start = tokens[subject_first].start
     for first, last in appositives:
         clauses.extend(_appositive(text, tokens, first, last, subject))
+    bracketed = _life_dates(text, tokens[subject_first].start, tokens[verb].start, subject) if verb > 0 else []
+    clauses.extend(bracketed)
     group_end = _verb_group_end(tokens, verb)
     verb_text = _clean(text, tokens[verb].start, tokens[group_end - 1].end)
-    span_start = start if not appositives and verb > 0 else tokens[verb].start
+    span_start = start if not appositives and not bracketed and verb > 0 else tokens[verb].start
     prefix = "" if span_start == start and verb > 0 else subject
     clauses.extend(_predicate(text, tokens, verb, group_end, len(tokens), span_start, end, subject, verb_text, prefix))
     return clauses, subject
+
+
+_BRACKET = re.compile(r"\(([^()]*)\)")
+_BORN = re.compile(r"(?:born|b\.)\s+\S")
+_LIFE_YEARS = re.compile(r"(?:c\.\s*)?(\d{4})\s*[-–—]\s*(?:c\.\s*)?(\d{4}|present)")
+
+
+def _life_dates(text: str, start: int, end: int, subject: str) -> list[Clause]:
+    """Claims of brackets after the subject: ``Wendy (born Son Seung-wan on 21 February 1994) is …`` → ``Wendy was
+    born Son Seung-wan on …``; ``X (1957 – 2011) was …`` → ``X was born in 1957`` / ``X died in 2011``."""
+    found = _BRACKET.search(text, start, end)
+    if found is None:
+        return []
+    inner_start, inner_end = found.span(1)
+    while inner_start < inner_end and text[inner_start].isspace():
+        inner_start += 1
+    if _BORN.match(text, inner_start, inner_end):
+        return [Clause(inner_start, inner_end, f"{subject} was")]
+    years = _LIFE_YEARS.fullmatch(text, inner_start, inner_end)
+    if years is None:
+        return []
+    clauses = [Clause(years.start(1), years.end(1), f"{subject} was born in")]
+    if years.group(2) != "present":
+        clauses.append(Clause(years.start(2), years.end(2), f"{subject} died in"))
+    return clauses
 
 
 def _appositive(text: str, tokens: Sequence[_Token], first: int, last: int, subject: str) -> list[Clause]:
