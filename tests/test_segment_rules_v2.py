@@ -402,3 +402,14 @@ def test_brackets_after_the_subject_give_birth_and_death_claims() -> None:
     assert claims(text) == [(7, 25, "Wendy was born Son Seung-wan"), (27, 38, "Wendy is a singer")]
     # "bin" between two names is a name particle, not German "bin": the subject is the whole name
     assert claims("Osama bin Laden was a militant.") == [(0, 30, "Osama bin Laden was a militant")]
+
+
+def test_a_list_item_opens_like_the_first_item_after_its_preposition() -> None:
+    text = "His works hang in the halls of the Prado in Madrid and the Louvre in Paris."
+    # "His works hang in the halls of the Prado in Madrid" = 3+1+5+1+4+1+2+1+3+1+5+1+2+1+3+1+5+1+2+1+6 = 50 →
+    # [0, 50); " and " 50..55; "the Louvre in Paris" = 3+1+6+1+2+1+5 = 19 → [55, 74); the second item opens with
+    # "the" as the first does after "of": "in the halls of" is shared, not "… the Prado in"
+    assert claims(text) == [
+        (0, 50, "His works hang in the halls of the Prado in Madrid"),
+        (55, 74, "His works hang in the halls of the Louvre in Paris"),
+    ]

@@ -756,7 +756,11 @@ def _objects(
         prepositions = [
             p for p in region if tokens[p].word in lexicon.PREPOSITIONS and not tokens[p].depth and not tokens[p].upper
         ]
-        if prepositions and bounds[0] - prepositions[-1] - 1 <= 4:
+        opened = [p for p in prepositions if second.word in lexicon.DETERMINERS and tokens[p + 1].word == second.word]
+        if opened and bounds[0] - opened[-1] - 1 <= 2 * _MAX_ITEM_WORDS:
+            # "held in the collections of the Musée d'Orsay in Paris, the Musée …": the item opens like the second
+            first_start = opened[-1] + 1
+        elif prepositions and bounds[0] - prepositions[-1] - 1 <= 4:
             first_start = prepositions[-1] + 1
             if not named and tokens[first_start].word in lexicon.POSSESSIVES and first_start + 1 < bounds[0]:
                 first_start += 1  # "known for his wit, charm and …": the possessive is shared too

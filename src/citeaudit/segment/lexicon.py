@@ -104,5 +104,5 @@ def past_tense(gerund: str) -> str:
     return stem + "ed"
 
 
-TITLE_WORDS = _words("of the a an in and for to on with at de la del le les von und der die das & : - –")
+TITLE_WORDS = _words("of the a an in and for to on with at vs vs. v. de la del le les von und der die das & : - –")
 """Lower-case words and signs inside a title (``What We Do in the Shadows``, ``Law & Order``)."""
