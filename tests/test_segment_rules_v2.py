@@ -413,3 +413,12 @@ def test_a_list_item_opens_like_the_first_item_after_its_preposition() -> None:
         (0, 50, "His works hang in the halls of the Prado in Madrid"),
         (55, 74, "His works hang in the halls of the Louvre in Paris"),
     ]
+
+
+def test_a_year_after_a_place_of_birth_is_a_claim_of_its_own() -> None:
+    text = "He was born in Lyon, France in 1994."
+    # "He was born in Lyon, France" = 2+1+3+1+4+1+2+1+5+1+6 = 27 → [0, 27); " " 27; "in 1994" [28, 35) gets
+    # "He was born" in front
+    assert claims(text) == [(0, 27, "He was born in Lyon, France"), (28, 35, "He was born in 1994")]
+    # without a birth or a death the year stays with its predicate
+    assert len(claims("He joined Real Madrid in 1995.")) == 1

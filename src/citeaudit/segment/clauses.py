@@ -615,12 +615,19 @@ def _described(tokens: Sequence[_Token], first: int, i: int) -> bool:
     return _copula_before(tokens, first, i)
 
 
+_YEAR = re.compile(r"1[5-9]\d\d|20\d\d")
+_LIFE_EVENTS = frozenset(["born", "died", "geboren", "gestorben", "starb"])
+
+
 def _second_place_or_date(tokens: Sequence[_Token], i: int) -> bool:
     """``born in Tehran on 27 October`` / ``born on 3 May 1862 in London`` / ``died in 2005 at the age of 86``: a
     second adjunct after a place or a date."""
     word, previous, following = tokens[i].word, tokens[i - 1], tokens[i + 1]
     if word in ("on", "am") and following.word in lexicon.MONTH_NAMES and (previous.upper or previous.word.isdigit()):
         return True
+    if word in ("in", "im") and previous.upper and _YEAR.fullmatch(following.word):
+        # "born in Los Angeles, California in 1994": a year after the place of a birth or a death
+        return any(tokens[k].word in _LIFE_EVENTS for k in range(max(0, i - 8), i - 1))
     return word in lexicon.AFTER_YEAR and re.fullmatch(r"\d{4}", previous.word) is not None and not following.depth
 
 
