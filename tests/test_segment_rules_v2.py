@@ -417,8 +417,28 @@ def test_a_list_item_opens_like_the_first_item_after_its_preposition() -> None:
 
 def test_a_year_after_a_place_of_birth_is_a_claim_of_its_own() -> None:
     text = "He was born in Lyon, France in 1994."
-    # "He was born in Lyon, France" = 2+1+3+1+4+1+2+1+5+1+6 = 27 → [0, 27); " " 27; "in 1994" [28, 35) gets
-    # "He was born" in front
-    assert claims(text) == [(0, 27, "He was born in Lyon, France"), (28, 35, "He was born in 1994")]
+    # "He was born in Lyon" = 2+1+3+1+4+1+2+1+4 = 19 → [0, 19); ", " 19..21; "France" [21, 27) is where Lyon lies;
+    # " " 27; "in 1994" [28, 35) gets "He was born" in front
+    assert claims(text) == [
+        (0, 19, "He was born in Lyon"),
+        (21, 27, "Lyon is in France"),
+        (28, 35, "He was born in 1994"),
+    ]
     # without a birth or a death the year stays with its predicate
     assert len(claims("He joined Real Madrid in 1995.")) == 1
+
+
+def test_a_place_after_a_place_and_a_where_clause() -> None:
+    text = "Acme is a fashion house in Milan, Italy."
+    # "Acme is a fashion house in Milan" = 4+1+2+1+1+1+7+1+5+1+2+1+5 = 32 → [0, 32); ", " 32..34; "Italy" [34, 39)
+    assert claims(text) == [(0, 32, "Acme is a fashion house in Milan"), (34, 39, "Milan is in Italy")]
+    # a list of places is no place in a place: "He lived in Paris" / "… London" / "… Berlin"
+    assert [c[2] for c in claims("He lived in Paris, London and Berlin.")] == [
+        "He lived in Paris",
+        "He lived in London",
+        "He lived in Berlin",
+    ]
+    text = "Lee attended Yale, where he studied law."
+    # "Lee attended Yale" = 3+1+8+1+4 = 17 → [0, 17); ", where he " 17..28; "studied law" [28, 39): the pronoun's
+    # place is taken by the subject
+    assert claims(text) == [(0, 17, "Lee attended Yale"), (28, 39, "Lee studied law")]

@@ -419,6 +419,29 @@ def _predicate(
         close = _closing_comma(tokens, resume, limit)
         relative = [Clause(rest_start, tokens[close - 1].end, antecedent)] if close > resume else []
         return head + relative + _adjunct_or_rest(text, tokens, close + 1, limit, end, subject, verb_text)
+    if kind == "where":
+        close = _closing_comma(tokens, resume, limit)
+        verb_at = resume if _is_verb(tokens, resume) or tokens[resume].word in lexicon.AUX else None
+        if verb_at is None:
+            return [*head, Clause(rest_start, tokens[close - 1].end, _MERGE)]
+        rest_group = _verb_group_end(tokens, verb_at)
+        rest_verb = _clean(text, tokens[verb_at].start, tokens[rest_group - 1].end)
+        return (
+            head
+            + _predicate(
+                text, tokens, verb_at, rest_group, close, rest_start, tokens[close - 1].end, subject, rest_verb, subject
+            )
+            + _adjunct_or_rest(text, tokens, close + 1, limit, end, subject, verb_text)
+        )
+    if kind == "place":
+        # "in Milan, Italy" → "… in Milan" / "Milan is in Italy"
+        place_start = at - 1
+        while place_start > group_end and tokens[place_start - 1].upper and not tokens[place_start - 1].depth:
+            place_start -= 1
+        place = _clean(text, tokens[place_start].start, tokens[at - 1].end)
+        run_end = _name_end(tokens, resume, limit)
+        region = Clause(rest_start, tokens[run_end - 1].end, f"{place} is in")
+        return [*head, region, *_adjunct_or_rest(text, tokens, run_end, limit, end, subject, verb_text)]
     if kind == "gerund":
         # "…, becoming the youngest minister" / "… before joining Mainz in 2016" → "He became …" / "He joined …"
         verb_word = tokens[resume].word
@@ -529,6 +552,8 @@ def _next_cut(tokens: Sequence[_Token], first: int, limit: int) -> tuple[str, in
                 if found:
                     return found[0], i, found[1]
                 continue
+            if following == "where" and after + 2 < limit and tokens[after + 1].word in lexicon.PRONOUNS:
+                return "where", i, after + 2  # ", where he received a degree": the pronoun is the subject
             if following in lexicon.RELATIVES or (
                 following in lexicon.GERMAN_RELATIVES and _german_relative(tokens, after, limit)
             ):
@@ -540,6 +565,8 @@ def _next_cut(tokens: Sequence[_Token], first: int, limit: int) -> tuple[str, in
                 gerund = after + 1
             if gerund is not None:
                 return "gerund", i, gerund
+            if _place_in_region(tokens, first, i, limit):
+                return "place", i, after
             if (following in lexicon.ADJUNCTS or following in lexicon.INCLUDING) and after + 1 < limit:
                 return "adjunct", i, after
             if (
@@ -566,6 +593,37 @@ def _next_cut(tokens: Sequence[_Token], first: int, limit: int) -> tuple[str, in
         if word == "where" and i > first and after + 1 < limit and tokens[after].word in lexicon.PRONOUNS:
             return "clause", i, after
     return None
+
+
+_PLACE_PREPOSITIONS = frozenset(["in", "from", "near", "at", "im", "aus", "bei"])
+
+
+def _name_end(tokens: Sequence[_Token], first: int, limit: int) -> int:
+    k = first
+    while k < limit and tokens[k].upper and not tokens[k].depth and k - first < 3:
+        k += 1
+    return k
+
+
+def _place_in_region(tokens: Sequence[_Token], first: int, comma: int, limit: int) -> bool:
+    """``in Milan, Italy`` / ``born in Moradabad, Uttar Pradesh``: after a preposition of place, a name, a comma
+    and a second name (at most three words each) that closes the clause or is followed by an adjunct: the first
+    place lies in the second. Not in a list (``in Paris, London and Berlin``) and not after ``of``
+    (``University of California, Los Angeles``)."""
+    k = comma - 1
+    while k > first and tokens[k].upper and not tokens[k].depth:
+        k -= 1
+    if comma - 1 - k > 3 or comma - 1 == k or tokens[k].word not in _PLACE_PREPOSITIONS or tokens[k].upper:
+        return False
+    run_end = _name_end(tokens, comma + 1, limit)
+    if run_end == comma + 1:
+        return False
+    if run_end == limit:
+        return True
+    following = tokens[run_end].word
+    if following == ",":
+        return run_end + 1 < limit and tokens[run_end + 1].word not in ("and", "or", "und", "oder")
+    return following in ("in", "on", "im", "am")
 
 
 def _gerund(tokens: Sequence[_Token], at: int, limit: int) -> int | None:
