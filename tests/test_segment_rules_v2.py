@@ -442,3 +442,15 @@ def test_a_place_after_a_place_and_a_where_clause() -> None:
     # "Lee attended Yale" = 3+1+8+1+4 = 17 → [0, 17); ", where he " 17..28; "studied law" [28, 39): the pronoun's
     # place is taken by the subject
     assert claims(text) == [(0, 17, "Lee attended Yale"), (28, 39, "Lee studied law")]
+
+
+def test_verbs_sharing_one_object_stay_one_verb_group() -> None:
+    text = "Lee has written and directed films and operas."
+    # "Lee has written and directed films" = 3+1+3+1+7+1+3+1+8+1+5 = 34 → [0, 34); " and " 34..39;
+    # "operas" [39, 45): both verbs go in front of the second object
+    assert claims(text) == [
+        (0, 34, "Lee has written and directed films"),
+        (39, 45, "Lee has written and directed operas"),
+    ]
+    # "Washington, DC" is one place, not "Washington is in DC"
+    assert claims("He lives in Washington, DC.") == [(0, 26, "He lives in Washington, DC")]

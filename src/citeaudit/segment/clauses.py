@@ -181,6 +181,15 @@ def _verb_group_end(tokens: Sequence[_Token], i: int) -> int:
             )
         ):
             j += 1
+        elif (
+            word in ("and", "or", "and/or")
+            and j + 1 < len(tokens)
+            and not tokens[j + 1].upper
+            and not tokens[j + 1].depth
+            and _is_participle(tokens[j + 1].word)
+            and tokens[j - 1].word not in lexicon.AUX
+        ):
+            j += 2  # "has written and directed films", "was born and raised in": one verb group
         else:
             break
     return j
@@ -577,7 +586,8 @@ def _next_cut(tokens: Sequence[_Token], first: int, limit: int) -> tuple[str, in
             ):
                 return "appositive", i, after
             continue
-        if word in lexicon.COORDINATORS and after < limit:
+        if word in lexicon.COORDINATORS and after < limit and i > first:
+            # "has written and directed films": verbs sharing one object are not cut apart
             found = _coordinated(tokens, after, limit)
             if found:
                 return found[0], i, found[1]
@@ -616,8 +626,8 @@ def _place_in_region(tokens: Sequence[_Token], first: int, comma: int, limit: in
     if comma - 1 - k > 3 or comma - 1 == k or tokens[k].word not in _PLACE_PREPOSITIONS or tokens[k].upper:
         return False
     run_end = _name_end(tokens, comma + 1, limit)
-    if run_end == comma + 1:
-        return False
+    if run_end == comma + 1 or tokens[comma + 1].word.replace(".", "") in ("dc", "d.c"):
+        return False  # "Washington, D.C." is one place
     if run_end == limit:
         return True
     following = tokens[run_end].word
