@@ -14,6 +14,12 @@ its punctuation and the verbs that open a predicate. What splits:
   known for …``);
 - comma-set adjuncts and ``including`` lists after the predicate (``…, after four years`` → ``X resigned after
   four years``), and a place after a year (``born on 3 May 1862 in London``);
+- examples after ``such as`` / ``like`` / ``including`` (``appeared in films such as Heat`` → ``… appeared in
+  films`` / ``… appeared in Heat``), list items sharing the words up to the first item's preposition (``known for
+  his wit and charm`` → ``… known for his charm``), ``an actor best known for …``, participle clauses
+  (``…, becoming …`` → ``X became …``), a leading ``Born in …,``, a year in brackets after a title, life dates
+  in brackets after the subject, a place in a place (``in Milan, Italy``) and ``, where he …``; the phrases are
+  found by :mod:`citeaudit.segment.phrases`;
 - Chinese clauses after ``，`` that open with a predicate (``AX220的水箱容量为20升，可以在户外使用`` →
   ``AX220可以在户外使用``) and ``、`` / ``和`` enumerations after a verb.
 
@@ -26,48 +32,49 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import NamedTuple
 
 from citeaudit.segment import lexicon
+from citeaudit.segment.chinese import _chinese
+from citeaudit.segment.phrases import (
+    _LEAD_PARTICIPLES,
+    _described,
+    _gerund,
+    _life_dates,
+    _name_end,
+    _name_in,
+    _place_in_region,
+    _second_place_or_date,
+    _such_as,
+    _such_head,
+    _title_year,
+)
+from citeaudit.segment.words import (
+    _MAX_ITEM_WORDS,
+    Clause,
+    _clean,
+    _closing_comma,
+    _copula_before,
+    _is_participle,
+    _is_verb,
+    _Token,
+    _tokens,
+    _verb_group_end,
+)
 
 __all__ = ["Clause", "split_sentence"]
 
 
-class Clause(NamedTuple):
-    """One clause: its exact span and what goes in front of that span's text."""
-
-    start: int
-    """Start of its span in the answer."""
-    end: int
-    """End of its span (exclusive)."""
-    prefix: str
-    """Text put in front of the span's text (empty when the span reads on its own)."""
-
-
-_MARKS = re.compile(r"[()\[\]{}\"“”]")
-_WORD = re.compile(r"[^\s,;，；、]+|[,;，；、]")
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+
+
 _NATIONALITY = re.compile(r"[A-Z][a-zé]+(?:an|ese|ish|ch|ss|i|ic)")
+
+
 _MERGE = "\x00"
 """Prefix of a piece that is no clause of its own: it joins the clause before it."""
+
+
 _MAX_SUBJECT_WORDS = 10
-_MAX_ITEM_WORDS = 7
-_ZH_PREDICATE = re.compile(
-    r"(?:也|还|并|并且|而且|同时|可以|可|能够|能|具有|拥有|有|是|为|支持|配备|采用|提供|通过|获得|包括|适合|适用|用于|"
-    r"重|售价|不|已|曾|将|被|在|于|位于|成立|出生|毕业|担任|属于|需要|使用|搭载|内置|带有|符合)"
-)
-_ZH_SUBJECT_END = re.compile(r"的|是|为|有|可以|能|配备|支持|采用|具有|拥有|通过|在|于|位于")
-
-
-class _Token(NamedTuple):
-    start: int
-    end: int
-    word: str
-    """Lower-cased, stripped of quotes and closing punctuation."""
-    depth: int
-    """Bracket / quote nesting at the token."""
-    upper: bool
-    """Whether it starts with a capital letter."""
 
 
 def split_sentence(text: str, start: int, end: int, subject_hint: str | None = None) -> tuple[list[Clause], str | None]:
@@ -87,114 +94,6 @@ def split_sentence(text: str, start: int, end: int, subject_hint: str | None = N
 # -- English and German --------------------------------------------------------------------------------------
 
 
-_new = tuple.__new__  # a named tuple made without its Python-level constructor: tokens are made by the thousand
-
-
-def _tokens(text: str, start: int, end: int) -> list[_Token]:
-    marks = [m.start() for m in _MARKS.finditer(text, start, end)]
-    if not marks:  # the common sentence: no bracket, no quote, nothing nests
-        return [
-            _new(_Token, (m.start(), m.end(), w.rstrip(".:!?").lower(), 0, w[0].isupper()))
-            for m in _WORD.finditer(text, start, end)
-            for w in (m.group(),)
-        ]
-    tokens: list[_Token] = []
-    depth = 0
-    quoted = False
-    next_mark = 0
-    for found in _WORD.finditer(text, start, end):
-        raw = found.group()
-        token_end = found.end()
-        if next_mark >= len(marks) or marks[next_mark] >= token_end:  # no bracket or quote in this word
-            tokens.append(
-                _Token(found.start(), token_end, raw.rstrip(".:!?").lower(), depth + quoted, raw[0].isupper())
-            )
-            continue
-        while next_mark < len(marks) and marks[next_mark] < token_end:
-            next_mark += 1
-        opening = raw.count("(") + raw.count("[") + raw.count("{")
-        token_depth = depth + (raw[0] in "([{") + quoted
-        word = raw.strip("\"'“”‘’«»()[]{}.:!?").lower()
-        tokens.append(_Token(found.start(), token_end, word, token_depth, raw.lstrip("\"'“‘«([{")[:1].isupper()))
-        depth = max(0, depth + opening - raw.count(")") - raw.count("]") - raw.count("}"))
-        straight = raw.count('"') % 2
-        if straight or raw.count("“") != raw.count("”"):
-            quoted = not quoted if straight else raw.count("“") > raw.count("”")
-    return tokens
-
-
-def _is_verb(tokens: Sequence[_Token], i: int) -> bool:
-    token = tokens[i]
-    word = token.word
-    if token.depth or not word.isalpha() or (token.upper and i > 0):
-        return False  # "On May 7", "Will Smith": a capital inside the sentence is no verb
-    if word in lexicon.AUX or word in lexicon.VERBS:
-        # "Osama bin Laden": German "bin" between two names is a name particle
-        return not (word == "bin" and i + 1 < len(tokens) and tokens[i + 1].upper and tokens[i - 1].upper)
-    previous = tokens[i - 1].word if i > 0 else ""
-    if _present_verb(tokens, i):
-        return True
-    return (
-        i > 0
-        and len(word) >= 4
-        and word.endswith("ed")
-        and not token.upper
-        and previous not in lexicon.NOT_VERB_BEFORE
-        and previous not in lexicon.AUX
-    )
-
-
-def _present_verb(tokens: Sequence[_Token], i: int) -> bool:
-    """``Oboh's work focuses on …``: a lower-case word in -s early in the sentence, after a noun or a name and
-    before a preposition, an article or a pronoun, reads as the verb."""
-    word = tokens[i].word
-    if not 0 < i <= 6 or len(word) < 4 or not word.endswith("s") or word.endswith(("ss", "us", "is", "ics", "'s")):
-        return False
-    previous = tokens[i - 1].word
-    if (
-        previous in lexicon.NOT_VERB_BEFORE
-        or previous in lexicon.DETERMINERS
-        or previous in lexicon.PREPOSITIONS
-        or previous == ","
-    ):
-        return False
-    following = tokens[i + 1].word if i + 1 < len(tokens) else ""
-    return following in lexicon.PREPOSITIONS or following in lexicon.DETERMINERS or following in lexicon.PRONOUNS
-
-
-def _verb_group_end(tokens: Sequence[_Token], i: int) -> int:
-    """Index after the verb group starting at ``i`` (auxiliaries, adverbs, participles)."""
-    j = i + 1
-    while j < len(tokens):
-        word = tokens[j].word
-        if tokens[j].depth:
-            break
-        if (
-            word in lexicon.AUX
-            or word in lexicon.PARTICIPLES
-            or word == "not"
-            or (word.endswith("ly") and len(word) > 3)
-            or (word in lexicon.GROUP_ADVERBS and tokens[j - 1].word in lexicon.AUX)
-            or (
-                (tokens[j - 1].word in lexicon.AUX or tokens[j - 1].word in lexicon.GROUP_ADVERBS)
-                and (word.endswith("ed") or word.endswith("en") or word.endswith("ing"))
-            )
-        ):
-            j += 1
-        elif (
-            word in ("and", "or", "and/or")
-            and j + 1 < len(tokens)
-            and not tokens[j + 1].upper
-            and not tokens[j + 1].depth
-            and _is_participle(tokens[j + 1].word)
-            and tokens[j - 1].word not in lexicon.AUX
-        ):
-            j += 2  # "has written and directed films", "was born and raised in": one verb group
-        else:
-            break
-    return j
-
-
 def _first_verb(tokens: Sequence[_Token]) -> int | None:
     """The finite verb of the main clause: the first verb outside a comma-set relative clause."""
     i = 1
@@ -207,12 +106,6 @@ def _first_verb(tokens: Sequence[_Token]) -> int | None:
             return i
         i += 1
     return None
-
-
-def _clean(text: str, start: int, end: int) -> str:
-    piece = re.sub(r"\s*\([^()]*\)", "", text[start:end])
-    piece = re.sub(r"\[\d{1,4}\]", "", piece)
-    return " ".join(piece.split()).strip(" ,;")
 
 
 def _english(
@@ -240,35 +133,6 @@ def _english(
     if "(" in text[start:end]:
         merged = [part for clause in merged for part in _title_year(text, clause)]
     return merged, subject
-
-
-_YEAR_IN_BRACKETS = re.compile(r"\s*\((1[5-9]\d\d|20\d\d)\)$")
-
-
-def _title_year(text: str, clause: Clause) -> list[Clause]:
-    """``starred in A Bronx Tale (1993)`` → ``… starred in A Bronx Tale`` / ``A Bronx Tale is from 1993``: a year in
-    brackets after a title closing the clause is a claim about the title."""
-    body = text[clause.start : clause.end]
-    found = _YEAR_IN_BRACKETS.search(body)
-    if found is None:
-        return [clause]
-    words = body[: found.start()].split(" ")
-    k = len(words)
-    while k > 0:
-        word = words[k - 1].strip("\"“”‘’'«»,")
-        if not word or not (word[:1].isupper() or word[:1].isdigit() or word.lower() in lexicon.TITLE_WORDS):
-            break
-        k -= 1
-    while k < len(words) and words[k].strip("\"“”‘’'«»") in lexicon.TITLE_WORDS:
-        k += 1  # "the films Boy (2010)": lower-case words before the title are not part of it
-    title = " ".join(words[k:]).strip("\"“”‘’'«», ")
-    if not title or not title[:1].isupper() or len(words) - k > 10:
-        return [clause]
-    year_start = clause.start + found.start(1)
-    return [
-        Clause(clause.start, clause.start + found.start(), clause.prefix),
-        Clause(year_start, year_start + 4, f"{title} is from"),
-    ]
 
 
 def _after_lead(
@@ -341,31 +205,6 @@ def _english_clauses(
     prefix = "" if span_start == start and verb > 0 else subject
     clauses.extend(_predicate(text, tokens, verb, group_end, len(tokens), span_start, end, subject, verb_text, prefix))
     return clauses, subject
-
-
-_BRACKET = re.compile(r"\(([^()]*)\)")
-_BORN = re.compile(r"(?:born|b\.)\s+\S")
-_LIFE_YEARS = re.compile(r"(?:c\.\s*)?(\d{4})\s*[-–—]\s*(?:c\.\s*)?(\d{4}|present)")
-
-
-def _life_dates(text: str, start: int, end: int, subject: str) -> list[Clause]:
-    """Claims of brackets after the subject: ``Wendy (born Son Seung-wan on 21 February 1994) is …`` → ``Wendy was
-    born Son Seung-wan on …``; ``X (1957 – 2011) was …`` → ``X was born in 1957`` / ``X died in 2011``."""
-    found = _BRACKET.search(text, start, end)
-    if found is None:
-        return []
-    inner_start, inner_end = found.span(1)
-    while inner_start < inner_end and text[inner_start].isspace():
-        inner_start += 1
-    if _BORN.match(text, inner_start, inner_end):
-        return [Clause(inner_start, inner_end, f"{subject} was")]
-    years = _LIFE_YEARS.fullmatch(text, inner_start, inner_end)
-    if years is None:
-        return []
-    clauses = [Clause(years.start(1), years.end(1), f"{subject} was born in")]
-    if years.group(2) != "present":
-        clauses.append(Clause(years.start(2), years.end(2), f"{subject} died in"))
-    return clauses
 
 
 def _appositive(text: str, tokens: Sequence[_Token], first: int, last: int, subject: str) -> list[Clause]:
@@ -531,16 +370,6 @@ def _adjunct_or_rest(
     return merged + _adjunct_or_rest(text, tokens, close + 1, limit, end, subject, verb_text)
 
 
-def _closing_comma(tokens: Sequence[_Token], first: int, limit: int) -> int:
-    for i in range(first, limit):
-        if tokens[i].word == "," and not tokens[i].depth:
-            following = tokens[i + 1].word if i + 1 < limit else ""
-            if following.isdigit():
-                continue  # "October 27, 1940"
-            return i
-    return limit
-
-
 def _next_cut(tokens: Sequence[_Token], first: int, limit: int) -> tuple[str, int, int] | None:
     """The next place the predicate splits: ``(kind, token index of the cut, index where the rest starts)``."""
     for i in range(first, limit):
@@ -605,100 +434,6 @@ def _next_cut(tokens: Sequence[_Token], first: int, limit: int) -> tuple[str, in
     return None
 
 
-_PLACE_PREPOSITIONS = frozenset(["in", "from", "near", "at", "im", "aus", "bei"])
-
-
-def _name_end(tokens: Sequence[_Token], first: int, limit: int) -> int:
-    k = first
-    while k < limit and tokens[k].upper and not tokens[k].depth and k - first < 3:
-        k += 1
-    return k
-
-
-def _place_in_region(tokens: Sequence[_Token], first: int, comma: int, limit: int) -> bool:
-    """``in Milan, Italy`` / ``born in Moradabad, Uttar Pradesh``: after a preposition of place, a name, a comma
-    and a second name (at most three words each) that closes the clause or is followed by an adjunct: the first
-    place lies in the second. Not in a list (``in Paris, London and Berlin``) and not after ``of``
-    (``University of California, Los Angeles``)."""
-    k = comma - 1
-    while k > first and tokens[k].upper and not tokens[k].depth:
-        k -= 1
-    if comma - 1 - k > 3 or comma - 1 == k or tokens[k].word not in _PLACE_PREPOSITIONS or tokens[k].upper:
-        return False
-    run_end = _name_end(tokens, comma + 1, limit)
-    if run_end == comma + 1 or tokens[comma + 1].word.replace(".", "") in ("dc", "d.c"):
-        return False  # "Washington, D.C." is one place
-    if run_end == limit:
-        return True
-    following = tokens[run_end].word
-    if following == ",":
-        return run_end + 1 < limit and tokens[run_end + 1].word not in ("and", "or", "und", "oder")
-    return following in ("in", "on", "im", "am")
-
-
-def _gerund(tokens: Sequence[_Token], at: int, limit: int) -> int | None:
-    """Index of the ``-ing`` verb that opens a participle clause at ``at`` (``becoming …``, ``most notably winning
-    …``, ``having established …``), ``None`` when there is none or nothing follows it."""
-    k = at
-    if k + 1 < limit and tokens[k].word in ("most", "thereby", "eventually", "later", "also", "subsequently"):
-        k += 1 + (tokens[k].word == "most" and tokens[k + 1].word == "notably")
-    if k + 1 >= limit:
-        return None
-    token = tokens[k]
-    word = token.word
-    if token.upper or token.depth or not word.isalpha() or not word.endswith("ing") or len(word) < 6:
-        return None
-    if word in lexicon.NOT_GERUNDS or tokens[k + 1].word in (",", ";"):
-        return None
-    return k
-
-
-def _is_participle(word: str) -> bool:
-    return word in lexicon.PARTICIPLES or (word.endswith("ed") and word.isalpha())
-
-
-_LEAD_PARTICIPLES = frozenset(["born", "raised", "educated", "geboren"])
-_DESCRIBED = frozenset(["known", "famous", "renowned", "remembered", "noted", "based", "located"])
-_DEGREE = frozenset(["best", "well", "widely", "also", "perhaps", "mostly", "most", "internationally", "primarily"])
-
-
-def _described(tokens: Sequence[_Token], first: int, i: int) -> bool:
-    """``is an actor best known for …`` / ``is a company based in …``: after a copula and its noun, a participle
-    that says something else about the subject."""
-    word, previous = tokens[i].word, tokens[i - 1]
-    if word in _DEGREE:
-        if i + 2 >= len(tokens) or tokens[i + 1].word not in _DESCRIBED:
-            return False
-        following = tokens[i + 2].word
-    elif word in _DESCRIBED:
-        following = tokens[i + 1].word
-    else:
-        return False
-    if following not in ("for", "as", "in", "at", "on", "by", "für", "als"):
-        return False
-    if previous.depth or not previous.word.isalpha() or previous.word in lexicon.DETERMINERS:
-        return False
-    if previous.word in lexicon.PREPOSITIONS or previous.word in lexicon.AUX or previous.word in _DEGREE:
-        return False
-    return _copula_before(tokens, first, i)
-
-
-_YEAR = re.compile(r"1[5-9]\d\d|20\d\d")
-_LIFE_EVENTS = frozenset(["born", "died", "geboren", "gestorben", "starb"])
-
-
-def _second_place_or_date(tokens: Sequence[_Token], i: int) -> bool:
-    """``born in Tehran on 27 October`` / ``born on 3 May 1862 in London`` / ``died in 2005 at the age of 86``: a
-    second adjunct after a place or a date."""
-    word, previous, following = tokens[i].word, tokens[i - 1], tokens[i + 1]
-    if word in ("on", "am") and following.word in lexicon.MONTH_NAMES and (previous.upper or previous.word.isdigit()):
-        return True
-    if word in ("in", "im") and previous.upper and _YEAR.fullmatch(following.word):
-        # "born in Los Angeles, California in 1994": a year after the place of a birth or a death
-        return any(tokens[k].word in _LIFE_EVENTS for k in range(max(0, i - 8), i - 1))
-    return word in lexicon.AFTER_YEAR and re.fullmatch(r"\d{4}", previous.word) is not None and not following.depth
-
-
 def _appositive_after(tokens: Sequence[_Token], first: int, limit: int) -> bool:
     """``, the Dallas Cowboys`` closing a predicate: a noun phrase without a verb that is no list item (no ``and``
     in it or right after it)."""
@@ -709,10 +444,6 @@ def _appositive_after(tokens: Sequence[_Token], first: int, limit: int) -> bool:
         if tokens[k].word in lexicon.COORDINATORS or tokens[k].word == "or" or _is_verb(tokens, k):
             return False
     return not (close + 1 < limit and tokens[close + 1].word in ("and", "or", "und", "oder"))
-
-
-def _copula_before(tokens: Sequence[_Token], first: int, at: int) -> bool:
-    return any(tokens[k].word in lexicon.COPULAS for k in range(max(0, first - 3), first))
 
 
 def _german_relative(tokens: Sequence[_Token], at: int, limit: int) -> bool:
@@ -890,73 +621,6 @@ def _objects(
     return clauses
 
 
-def _name_in(tokens: Sequence[_Token], region: range, stop: int) -> int | None:
-    """Where a name starts right after a lower-case noun in a list's first item (``the films Boy``), when the name
-    is short enough to be one item."""
-    for k in region:
-        if k == region.start:
-            continue
-        token, previous = tokens[k], tokens[k - 1]
-        if not token.upper or token.depth or previous.depth or previous.upper or not previous.word.isalpha():
-            continue
-        if (
-            previous.word in lexicon.DETERMINERS
-            or previous.word in lexicon.PREPOSITIONS
-            or previous.word in lexicon.AUX
-        ):
-            continue
-        return k if stop - k <= _MAX_ITEM_WORDS else None
-    return None
-
-
-def _such_as(tokens: Sequence[_Token], first: int, limit: int) -> tuple[int, int] | None:
-    """``(index of the noun, index of the first example)`` for ``films such as The Big Easy`` / ``films like Judwaa``:
-    a lower-case noun right before ``such as`` (or ``like`` after a plural noun) and a named example after it."""
-    for i in range(first + 1, limit - 1):
-        token = tokens[i]
-        if token.depth:
-            continue
-        if token.word == "such" and i + 2 < limit and tokens[i + 1].word == "as":
-            after = i + 2
-        elif (token.word == "like" and tokens[i - 1].word.endswith("s")) or token.word in lexicon.INCLUDING:
-            after = i + 1
-        else:
-            continue
-        noun, example = tokens[i - 1], tokens[after]
-        if (
-            noun.upper
-            or not noun.word.isalpha()
-            or noun.word in lexicon.DETERMINERS
-            or noun.word in lexicon.PREPOSITIONS
-        ):
-            continue
-        if not (example.upper or example.depth or example.word[:1].isdigit()):
-            continue
-        return i - 1, after
-    return None
-
-
-_QUANTITY = frozenset(
-    ["variety", "number", "range", "lot", "host", "couple", "list", "kind", "type", "array", "selection", "handful"]
-)
-
-
-def _such_head(text: str, tokens: Sequence[_Token], first: int, noun: int) -> str:
-    """What the examples after ``such as`` share: the words between the verb and the last preposition before the
-    noun (``in`` in ``appeared in several films such as``, ``for his roles in`` in ``known for his roles in
-    television dramas such as``); empty when no preposition comes before the noun."""
-    prepositions = [
-        p
-        for p in range(first, noun)
-        if tokens[p].word in lexicon.PREPOSITIONS and not tokens[p].depth and not tokens[p].upper
-    ]
-    while prepositions and tokens[prepositions[-1]].word == "of" and tokens[prepositions[-1] - 1].word in _QUANTITY:
-        prepositions.pop()  # "content for a variety of networks": the examples are networks content is for
-    if not prepositions:
-        return ""
-    return _clean(text, tokens[first].start, tokens[prepositions[-1]].end)
-
-
 def _adjectives(tokens: Sequence[_Token], joint: int, limit: int) -> bool:
     """``his innovative and controversial work``: two lower-case words joined before one noun."""
     if joint < 2 or joint + 2 >= limit or tokens[joint - 2].word not in lexicon.DETERMINERS:
@@ -994,71 +658,3 @@ def _nationality(
 
 
 # -- Chinese -------------------------------------------------------------------------------------------------
-
-
-def _chinese(text: str, start: int, end: int, hint: str | None) -> tuple[list[Clause], str | None]:
-    """Clauses after ``，`` / ``,`` that open with a predicate get the subject of the first clause; other
-    parts stay with the clause before them."""
-    subject = _zh_subject(text, start, end) or hint
-    parts: list[tuple[int, int]] = []
-    begin = start
-    depth = 0
-    for i in range(start, end):
-        char = text[i]
-        if char in "（(「『“":
-            depth += 1
-        elif char in "）)」』”" and depth:
-            depth -= 1
-        elif char in "，," and not depth:
-            parts.append((begin, i))
-            begin = i + 1
-    parts.append((begin, end))
-    first_prefix = hint if hint and _ZH_PREDICATE.match(text, start) else ""
-    clauses = [Clause(parts[0][0], parts[0][1], first_prefix)]
-    for a, b in parts[1:]:
-        while a < b and text[a].isspace():
-            a += 1
-        if subject and _ZH_PREDICATE.match(text, a, b):
-            clauses.append(Clause(a, b, subject))
-        else:
-            last = clauses[-1]
-            clauses[-1] = Clause(last.start, b, last.prefix)
-    return [item for clause in clauses for item in _zh_items(text, clause)], subject
-
-
-def _zh_items(text: str, clause: Clause) -> list[Clause]:
-    """``AX220支持蓝牙、WLAN和NFC`` → one clause per object after the verb (``、`` between them, ``和`` / ``及`` /
-    ``与`` before the last), each with the subject and verb in front."""
-    if "、" not in text[clause.start : clause.end]:
-        return [clause]
-    verb = _ZH_PREDICATE.search(text, clause.start, clause.end)
-    if verb is None or verb.end() >= text.find("、", clause.start, clause.end):
-        return [clause]
-    head = clause.prefix + text[clause.start : verb.end()].strip()
-    bounds = [verb.end()]
-    for i in range(verb.end(), clause.end):
-        if text[i] == "、":
-            bounds.append(i)
-    last = max(text.rfind(joint, bounds[-1], clause.end) for joint in "和及与")
-    if last > bounds[-1]:
-        bounds.append(last)
-    bounds.append(clause.end)
-    items = [(bounds[k] + (k > 0), bounds[k + 1]) for k in range(len(bounds) - 1)]
-    if any(b - a > 12 or b <= a for a, b in items):
-        return [clause]  # long items are clauses of their own, not a list of objects
-    found = [Clause(clause.start, items[0][1], clause.prefix)]
-    found.extend(Clause(a, b, head) for a, b in items[1:])
-    return found
-
-
-def _zh_subject(text: str, start: int, end: int) -> str | None:
-    """The topic of a Chinese sentence: the words before ``的`` when the subject is a possessive phrase
-    (``AX220的水箱容量`` → ``AX220``), else the words before a verb other than the copulas ``为`` / ``是`` (an
-    attribute such as ``最大工作压力为10巴`` has no topic to lend a later clause)."""
-    found = _ZH_SUBJECT_END.search(text, start, end)
-    if found is None or found.start() == start or found.group() in ("为", "是"):
-        return None
-    subject = text[start : found.start()].strip()
-    if len(subject) > 20 or "，" in subject or "," in subject:
-        return None
-    return subject
