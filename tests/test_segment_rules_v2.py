@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from citeaudit.ingest.text import claim_text
 from citeaudit.model import Protocol
 from citeaudit.protocol import fingerprint
-from citeaudit.segment import Rules, segment
+from citeaudit.segment import Rules, lexicon, segment
+from citeaudit.segment.rules import SkipReason
 from citeaudit.segment.rules_v2 import RulesV2
 from citeaudit.segment.rules_v2 import segment as segment_v2
 
@@ -266,3 +267,190 @@ def test_an_appositive_closing_the_predicate_describes_the_noun_before_it() -> N
         (0, 30, "He studied at Bello University"),
         (32, 62, "Bello University is a research university in Zaria"),
     ]
+
+
+def test_list_items_share_the_words_up_to_the_preposition_and_the_possessive() -> None:
+    text = "He is known for his work ethic, commitment and humour."
+    # "He is known for his work ethic" = 2+1+2+1+5+1+3+1+3+1+4+1+5 = 30 → [0, 30); ", " 30..32;
+    # "commitment" [32, 42); " and " 42..47; "humour" [47, 53); "for his" is shared by the later items
+    assert claims(text) == [
+        (0, 30, "He is known for his work ethic"),
+        (32, 42, "He is known for his commitment"),
+        (47, 53, "He is known for his humour"),
+    ]
+    text = "She is an advocate for diversity and inclusion."
+    # "She is an advocate for diversity" = 3+1+2+1+2+1+8+1+3+1+9 = 32 → [0, 32); " and " 32..37;
+    # "inclusion" [37, 46)
+    assert claims(text) == [(0, 32, "She is an advocate for diversity"), (37, 46, "She is an advocate for inclusion")]
+
+
+def test_examples_after_such_as_are_claims_of_their_own() -> None:
+    text = "He appeared in films such as Heat and Ronin."
+    # "He appeared in films" = 2+1+8+1+2+1+5 = 20 → [0, 20); " such as " 20..29; "Heat" [29, 33); " and " 33..38;
+    # "Ronin" [38, 43); the examples share "appeared in", not the noun "films"
+    assert claims(text) == [
+        (0, 20, "He appeared in films"),
+        (29, 33, "He appeared in Heat"),
+        (38, 43, "He appeared in Ronin"),
+    ]
+    text = "She produced hits like Judwaa (1997)."
+    # "She produced hits" = 3+1+8+1+4 = 17 → [0, 17); " like " 17..23; "Judwaa" [23, 29); " (" 29..31;
+    # "1997" [31, 35); no preposition before "hits": only the subject and verb are shared; the year in brackets
+    # after the title is a claim about the title
+    assert claims(text) == [
+        (0, 17, "She produced hits"),
+        (23, 29, "She produced Judwaa"),
+        (31, 35, "Judwaa is from 1997"),
+    ]
+    # a lower-case word after "such as" is no named example: one claim
+    assert len(claims("It uses metals such as copper.")) == 1
+
+
+def test_a_noun_after_a_copula_then_best_known_for_gives_two_claims() -> None:
+    text = "Doug Sheehan is an actor best known for his role as Ben."
+    # "Doug Sheehan is an actor" = 4+1+7+1+2+1+2+1+5 = 24 → [0, 24); " " 24;
+    # "best known for his role as Ben" = 4+1+5+1+3+1+3+1+4+1+2+1+3 = 30 → [25, 55): the copula is put back
+    assert claims(text) == [
+        (0, 24, "Doug Sheehan is an actor"),
+        (25, 55, "Doug Sheehan is best known for his role as Ben"),
+    ]
+    text = "Acme was a firm based in Ulm."
+    # "Acme was a firm" = 4+1+3+1+1+1+4 = 15 → [0, 15); "based in Ulm" = 5+1+2+1+3 = 12 → [16, 28)
+    assert claims(text) == [(0, 15, "Acme was a firm"), (16, 28, "Acme was based in Ulm")]
+    # without a copula before the noun nothing splits: "She wrote a book known for its wit" is one claim
+    assert len(claims("She wrote a book known for its wit.")) == 1
+
+
+def test_including_lists_named_items_and_a_leading_born() -> None:
+    text = "He wrote for a range of networks, including CBS and NBC."
+    # "He wrote for a range of networks" = 2+1+5+1+3+1+1+1+5+1+2+1+8 = 32 → [0, 32); ", including " 32..44;
+    # "CBS" [44, 47); " and " 47..52; "NBC" [52, 55); "a range of" is a quantity: the items share "for"
+    assert claims(text) == [
+        (0, 32, "He wrote for a range of networks"),
+        (44, 47, "He wrote for CBS"),
+        (52, 55, "He wrote for NBC"),
+    ]
+    text = "He directed the series The Closer and Bones."
+    # "He directed the series The Closer" = 2+1+8+1+3+1+6+1+3+1+6 = 33 → [0, 33); " and " 33..38; "Bones" [38, 43);
+    # the name after the lower-case noun is the first item: "the series" is shared
+    assert claims(text) == [
+        (0, 33, "He directed the series The Closer"),
+        (38, 43, "He directed the series Bones"),
+    ]
+    text = "Born in Lyon, Diallo joined Monaco."
+    # "Born in Lyon" = 4+1+2+1+4 = 12 → [0, 12) with "Diallo was" in front (and "born" in lower case); ", " 12..14;
+    # "Diallo joined Monaco" = 6+1+6+1+6 = 20 → [14, 34)
+    assert claims(text) == [(0, 12, "Diallo was born in Lyon"), (14, 34, "Diallo joined Monaco")]
+
+
+def test_participle_clauses_become_claims_in_the_simple_past() -> None:
+    text = "He was a praetor before becoming a consul."
+    # "He was a praetor" = 2+1+3+1+1+1+7 = 16 → [0, 16); " before becoming " 16..33; "a consul" [33, 41):
+    # "becoming" → "became" goes in front with the subject
+    assert claims(text) == [(0, 16, "He was a praetor"), (33, 41, "He became a consul")]
+    text = "Valli returned to the stage, appearing in plays."
+    # "Valli returned to the stage" = 5+1+8+1+2+1+3+1+5 = 27 → [0, 27); ", appearing " 27..39;
+    # "in plays" [39, 47): "appearing" → "appeared" (stem "appear" + "ed")
+    assert claims(text) == [(0, 27, "Valli returned to the stage"), (39, 47, "Valli appeared in plays")]
+    text = "She is a donor, having established a fund."
+    # "She is a donor" = 3+1+2+1+1+1+5 = 14 → [0, 14); ", having established " 14..35; "a fund" [35, 41)
+    assert claims(text) == [(0, 14, "She is a donor"), (35, 41, "She had established a fund")]
+    # "has also won": the adverb stays in the verb group, so items of an "including" list get the whole verb
+    text = "She has also won awards, including a Grammy."
+    # "She has also won awards" = 3+1+3+1+4+1+3+1+6 = 23 → [0, 23); ", including " 23..35; "a Grammy" [35, 43)
+    assert claims(text) == [(0, 23, "She has also won awards"), (35, 43, "She has also won a Grammy")]
+
+
+@pytest.mark.parametrize(
+    ("gerund", "past"),
+    # irregular by list; "stem + d" after an e; consonant + y → "ied"; else "stem + ed"
+    [("becoming", "became"), ("retiring", "retired"), ("studying", "studied"), ("playing", "played")],
+)
+def test_past_tense_of_a_gerund(gerund: str, past: str) -> None:
+    assert lexicon.past_tense(gerund) == past
+
+
+def test_a_year_in_brackets_after_a_title_is_a_claim_about_the_title() -> None:
+    text = "Hicks starred in A Bronx Tale (1993)."
+    # "Hicks starred in A Bronx Tale" = 5+1+7+1+2+1+1+1+5+1+4 = 29 → [0, 29); " (" 29..31; "1993" [31, 35);
+    # the title runs back over capitalised words to "in"
+    assert claims(text) == [(0, 29, "Hicks starred in A Bronx Tale"), (31, 35, "A Bronx Tale is from 1993")]
+    # a bracket that is no year, or a year not closing the clause, makes no claim of its own
+    assert len(claims("Hicks starred in A Bronx Tale (a drama).")) == 1
+    assert len(claims("The AX220 (2021) has a tank.")) == 1
+
+
+def test_a_greeting_is_a_whole_word_not_the_start_of_a_name() -> None:
+    text = "Sure! Surendra is a chef."
+    # "Sure!" [0, 5) is a greeting; "Surendra is a chef" = 8+1+2+1+1+1+4 = 18 → [6, 24) starts with "Sure" but is
+    # a name: a claim
+    assert claims(text) == [(6, 24, "Surendra is a chef")]
+    assert [s.reason for s in segment_v2(text).skipped] == [SkipReason.GREETING]
+
+
+def test_brackets_after_the_subject_give_birth_and_death_claims() -> None:
+    text = "Ada Lee (1957 - 2011) was a judge."
+    # "Ada Lee (" 0..9; "1957" [9, 13); " - " 13..16; "2011" [16, 20); ") " 20..22; the predicate then starts at the
+    # verb so no span overlaps another: "was a judge" = 3+1+1+1+5 = 11 → [22, 33) with the subject in front
+    assert claims(text) == [
+        (9, 13, "Ada Lee was born in 1957"),
+        (16, 20, "Ada Lee died in 2011"),
+        (22, 33, "Ada Lee was a judge"),
+    ]
+    text = "Wendy (born Son Seung-wan) is a singer."
+    # "Wendy (" 0..7; "born Son Seung-wan" = 4+1+3+1+9 = 18 → [7, 25); ") " 25..27; "is a singer" [27, 38)
+    assert claims(text) == [(7, 25, "Wendy was born Son Seung-wan"), (27, 38, "Wendy is a singer")]
+    # "bin" between two names is a name particle, not German "bin": the subject is the whole name
+    assert claims("Osama bin Laden was a militant.") == [(0, 30, "Osama bin Laden was a militant")]
+
+
+def test_a_list_item_opens_like_the_first_item_after_its_preposition() -> None:
+    text = "His works hang in the halls of the Prado in Madrid and the Louvre in Paris."
+    # "His works hang in the halls of the Prado in Madrid" = 3+1+5+1+4+1+2+1+3+1+5+1+2+1+3+1+5+1+2+1+6 = 50 →
+    # [0, 50); " and " 50..55; "the Louvre in Paris" = 3+1+6+1+2+1+5 = 19 → [55, 74); the second item opens with
+    # "the" as the first does after "of": "in the halls of" is shared, not "… the Prado in"
+    assert claims(text) == [
+        (0, 50, "His works hang in the halls of the Prado in Madrid"),
+        (55, 74, "His works hang in the halls of the Louvre in Paris"),
+    ]
+
+
+def test_a_year_after_a_place_of_birth_is_a_claim_of_its_own() -> None:
+    text = "He was born in Lyon, France in 1994."
+    # "He was born in Lyon" = 2+1+3+1+4+1+2+1+4 = 19 → [0, 19); ", " 19..21; "France" [21, 27) is where Lyon lies;
+    # " " 27; "in 1994" [28, 35) gets "He was born" in front
+    assert claims(text) == [
+        (0, 19, "He was born in Lyon"),
+        (21, 27, "Lyon is in France"),
+        (28, 35, "He was born in 1994"),
+    ]
+    # without a birth or a death the year stays with its predicate
+    assert len(claims("He joined Real Madrid in 1995.")) == 1
+
+
+def test_a_place_after_a_place_and_a_where_clause() -> None:
+    text = "Acme is a fashion house in Milan, Italy."
+    # "Acme is a fashion house in Milan" = 4+1+2+1+1+1+7+1+5+1+2+1+5 = 32 → [0, 32); ", " 32..34; "Italy" [34, 39)
+    assert claims(text) == [(0, 32, "Acme is a fashion house in Milan"), (34, 39, "Milan is in Italy")]
+    # a list of places is no place in a place: "He lived in Paris" / "… London" / "… Berlin"
+    assert [c[2] for c in claims("He lived in Paris, London and Berlin.")] == [
+        "He lived in Paris",
+        "He lived in London",
+        "He lived in Berlin",
+    ]
+    text = "Lee attended Yale, where he studied law."
+    # "Lee attended Yale" = 3+1+8+1+4 = 17 → [0, 17); ", where he " 17..28; "studied law" [28, 39): the pronoun's
+    # place is taken by the subject
+    assert claims(text) == [(0, 17, "Lee attended Yale"), (28, 39, "Lee studied law")]
+
+
+def test_verbs_sharing_one_object_stay_one_verb_group() -> None:
+    text = "Lee has written and directed films and operas."
+    # "Lee has written and directed films" = 3+1+3+1+7+1+3+1+8+1+5 = 34 → [0, 34); " and " 34..39;
+    # "operas" [39, 45): both verbs go in front of the second object
+    assert claims(text) == [
+        (0, 34, "Lee has written and directed films"),
+        (39, 45, "Lee has written and directed operas"),
+    ]
+    # "Washington, DC" is one place, not "Washington is in DC"
+    assert claims("He lives in Washington, DC.") == [(0, 26, "He lives in Washington, DC")]

@@ -14,6 +14,12 @@ its punctuation and the verbs that open a predicate. What splits:
   known for …``);
 - comma-set adjuncts and ``including`` lists after the predicate (``…, after four years`` → ``X resigned after
   four years``), and a place after a year (``born on 3 May 1862 in London``);
+- examples after ``such as`` / ``like`` / ``including`` (``appeared in films such as Heat`` → ``… appeared in
+  films`` / ``… appeared in Heat``), list items sharing the words up to the first item's preposition (``known for
+  his wit and charm`` → ``… known for his charm``), ``an actor best known for …``, participle clauses
+  (``…, becoming …`` → ``X became …``), a leading ``Born in …,``, a year in brackets after a title, life dates
+  in brackets after the subject, a place in a place (``in Milan, Italy``) and ``, where he …``; the phrases are
+  found by :mod:`citeaudit.segment.phrases`;
 - Chinese clauses after ``，`` that open with a predicate (``AX220的水箱容量为20升，可以在户外使用`` →
   ``AX220可以在户外使用``) and ``、`` / ``和`` enumerations after a verb.
 
@@ -26,48 +32,49 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import NamedTuple
 
 from citeaudit.segment import lexicon
+from citeaudit.segment.chinese import _chinese
+from citeaudit.segment.phrases import (
+    _LEAD_PARTICIPLES,
+    _described,
+    _gerund,
+    _life_dates,
+    _name_end,
+    _name_in,
+    _place_in_region,
+    _second_place_or_date,
+    _such_as,
+    _such_head,
+    _title_year,
+)
+from citeaudit.segment.words import (
+    _MAX_ITEM_WORDS,
+    Clause,
+    _clean,
+    _closing_comma,
+    _copula_before,
+    _is_participle,
+    _is_verb,
+    _Token,
+    _tokens,
+    _verb_group_end,
+)
 
 __all__ = ["Clause", "split_sentence"]
 
 
-class Clause(NamedTuple):
-    """One clause: its exact span and what goes in front of that span's text."""
-
-    start: int
-    """Start of its span in the answer."""
-    end: int
-    """End of its span (exclusive)."""
-    prefix: str
-    """Text put in front of the span's text (empty when the span reads on its own)."""
-
-
-_MARKS = re.compile(r"[()\[\]{}\"“”]")
-_WORD = re.compile(r"[^\s,;，；、]+|[,;，；、]")
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+
+
 _NATIONALITY = re.compile(r"[A-Z][a-zé]+(?:an|ese|ish|ch|ss|i|ic)")
+
+
 _MERGE = "\x00"
 """Prefix of a piece that is no clause of its own: it joins the clause before it."""
+
+
 _MAX_SUBJECT_WORDS = 10
-_MAX_ITEM_WORDS = 7
-_ZH_PREDICATE = re.compile(
-    r"(?:也|还|并|并且|而且|同时|可以|可|能够|能|具有|拥有|有|是|为|支持|配备|采用|提供|通过|获得|包括|适合|适用|用于|"
-    r"重|售价|不|已|曾|将|被|在|于|位于|成立|出生|毕业|担任|属于|需要|使用|搭载|内置|带有|符合)"
-)
-_ZH_SUBJECT_END = re.compile(r"的|是|为|有|可以|能|配备|支持|采用|具有|拥有|通过|在|于|位于")
-
-
-class _Token(NamedTuple):
-    start: int
-    end: int
-    word: str
-    """Lower-cased, stripped of quotes and closing punctuation."""
-    depth: int
-    """Bracket / quote nesting at the token."""
-    upper: bool
-    """Whether it starts with a capital letter."""
 
 
 def split_sentence(text: str, start: int, end: int, subject_hint: str | None = None) -> tuple[list[Clause], str | None]:
@@ -87,103 +94,6 @@ def split_sentence(text: str, start: int, end: int, subject_hint: str | None = N
 # -- English and German --------------------------------------------------------------------------------------
 
 
-_new = tuple.__new__  # a named tuple made without its Python-level constructor: tokens are made by the thousand
-
-
-def _tokens(text: str, start: int, end: int) -> list[_Token]:
-    marks = [m.start() for m in _MARKS.finditer(text, start, end)]
-    if not marks:  # the common sentence: no bracket, no quote, nothing nests
-        return [
-            _new(_Token, (m.start(), m.end(), w.rstrip(".:!?").lower(), 0, w[0].isupper()))
-            for m in _WORD.finditer(text, start, end)
-            for w in (m.group(),)
-        ]
-    tokens: list[_Token] = []
-    depth = 0
-    quoted = False
-    next_mark = 0
-    for found in _WORD.finditer(text, start, end):
-        raw = found.group()
-        token_end = found.end()
-        if next_mark >= len(marks) or marks[next_mark] >= token_end:  # no bracket or quote in this word
-            tokens.append(
-                _Token(found.start(), token_end, raw.rstrip(".:!?").lower(), depth + quoted, raw[0].isupper())
-            )
-            continue
-        while next_mark < len(marks) and marks[next_mark] < token_end:
-            next_mark += 1
-        opening = raw.count("(") + raw.count("[") + raw.count("{")
-        token_depth = depth + (raw[0] in "([{") + quoted
-        word = raw.strip("\"'“”‘’«»()[]{}.:!?").lower()
-        tokens.append(_Token(found.start(), token_end, word, token_depth, raw.lstrip("\"'“‘«([{")[:1].isupper()))
-        depth = max(0, depth + opening - raw.count(")") - raw.count("]") - raw.count("}"))
-        straight = raw.count('"') % 2
-        if straight or raw.count("“") != raw.count("”"):
-            quoted = not quoted if straight else raw.count("“") > raw.count("”")
-    return tokens
-
-
-def _is_verb(tokens: Sequence[_Token], i: int) -> bool:
-    token = tokens[i]
-    word = token.word
-    if token.depth or not word.isalpha() or (token.upper and i > 0):
-        return False  # "On May 7", "Will Smith": a capital inside the sentence is no verb
-    if word in lexicon.AUX or word in lexicon.VERBS:
-        return True
-    previous = tokens[i - 1].word if i > 0 else ""
-    if _present_verb(tokens, i):
-        return True
-    return (
-        i > 0
-        and len(word) >= 4
-        and word.endswith("ed")
-        and not token.upper
-        and previous not in lexicon.NOT_VERB_BEFORE
-        and previous not in lexicon.AUX
-    )
-
-
-def _present_verb(tokens: Sequence[_Token], i: int) -> bool:
-    """``Oboh's work focuses on …``: a lower-case word in -s early in the sentence, after a noun or a name and
-    before a preposition, an article or a pronoun, reads as the verb."""
-    word = tokens[i].word
-    if not 0 < i <= 6 or len(word) < 4 or not word.endswith("s") or word.endswith(("ss", "us", "is", "ics", "'s")):
-        return False
-    previous = tokens[i - 1].word
-    if (
-        previous in lexicon.NOT_VERB_BEFORE
-        or previous in lexicon.DETERMINERS
-        or previous in lexicon.PREPOSITIONS
-        or previous == ","
-    ):
-        return False
-    following = tokens[i + 1].word if i + 1 < len(tokens) else ""
-    return following in lexicon.PREPOSITIONS or following in lexicon.DETERMINERS or following in lexicon.PRONOUNS
-
-
-def _verb_group_end(tokens: Sequence[_Token], i: int) -> int:
-    """Index after the verb group starting at ``i`` (auxiliaries, adverbs, participles)."""
-    j = i + 1
-    while j < len(tokens):
-        word = tokens[j].word
-        if tokens[j].depth:
-            break
-        if (
-            word in lexicon.AUX
-            or word in lexicon.PARTICIPLES
-            or word == "not"
-            or (word.endswith("ly") and len(word) > 3)
-            or (
-                tokens[j - 1].word in lexicon.AUX
-                and (word.endswith("ed") or word.endswith("en") or word.endswith("ing"))
-            )
-        ):
-            j += 1
-        else:
-            break
-    return j
-
-
 def _first_verb(tokens: Sequence[_Token]) -> int | None:
     """The finite verb of the main clause: the first verb outside a comma-set relative clause."""
     i = 1
@@ -196,12 +106,6 @@ def _first_verb(tokens: Sequence[_Token]) -> int | None:
             return i
         i += 1
     return None
-
-
-def _clean(text: str, start: int, end: int) -> str:
-    piece = re.sub(r"\s*\([^()]*\)", "", text[start:end])
-    piece = re.sub(r"\[\d{1,4}\]", "", piece)
-    return " ".join(piece.split()).strip(" ,;")
 
 
 def _english(
@@ -226,6 +130,8 @@ def _english(
                 merged[-1] = Clause(merged[-1].start, max(merged[-1].end, clause.end), merged[-1].prefix)
             continue
         merged.append(clause)
+    if "(" in text[start:end]:
+        merged = [part for clause in merged for part in _title_year(text, clause)]
     return merged, subject
 
 
@@ -257,6 +163,7 @@ def _english_clauses(
     adverbial's comma, or before appositives set off by commas), the appositives, then the predicate."""
     commas = [i for i in range(verb) if tokens[i].word == "," and not tokens[i].depth]
     appositives: list[tuple[int, int]] = []
+    lead: Clause | None = None
     if verb == 0:
         if not hint:
             return [Clause(start, end, "")], None
@@ -268,6 +175,8 @@ def _english_clauses(
     elif commas[-1] < verb - 1:
         subject_first = commas[-1] + 1
         subject = _clean(text, tokens[subject_first].start, tokens[verb].start)
+        if len(commas) == 1 and tokens[0].word in _LEAD_PARTICIPLES:
+            lead = Clause(start, tokens[commas[0] - 1].end, "")
     else:
         subject_first = 0
         subject = _clean(text, start, tokens[commas[0]].start)
@@ -282,11 +191,17 @@ def _english_clauses(
     ):
         return [Clause(start, end, "")], None
     clauses: list[Clause] = []
+    if lead is not None:
+        # "Born in France, Diallo began …" → "Diallo was born in France" / "Diallo began …"
+        clauses.append(Clause(lead.start, lead.end, f"{subject} was"))
+        start = tokens[subject_first].start
     for first, last in appositives:
         clauses.extend(_appositive(text, tokens, first, last, subject))
+    bracketed = _life_dates(text, tokens[subject_first].start, tokens[verb].start, subject) if verb > 0 else []
+    clauses.extend(bracketed)
     group_end = _verb_group_end(tokens, verb)
     verb_text = _clean(text, tokens[verb].start, tokens[group_end - 1].end)
-    span_start = start if not appositives and verb > 0 else tokens[verb].start
+    span_start = start if not appositives and not bracketed and verb > 0 else tokens[verb].start
     prefix = "" if span_start == start and verb > 0 else subject
     clauses.extend(_predicate(text, tokens, verb, group_end, len(tokens), span_start, end, subject, verb_text, prefix))
     return clauses, subject
@@ -352,9 +267,56 @@ def _predicate(
         close = _closing_comma(tokens, resume, limit)
         relative = [Clause(rest_start, tokens[close - 1].end, antecedent)] if close > resume else []
         return head + relative + _adjunct_or_rest(text, tokens, close + 1, limit, end, subject, verb_text)
+    if kind == "where":
+        close = _closing_comma(tokens, resume, limit)
+        verb_at = resume if _is_verb(tokens, resume) or tokens[resume].word in lexicon.AUX else None
+        if verb_at is None:
+            return [*head, Clause(rest_start, tokens[close - 1].end, _MERGE)]
+        rest_group = _verb_group_end(tokens, verb_at)
+        rest_verb = _clean(text, tokens[verb_at].start, tokens[rest_group - 1].end)
+        return (
+            head
+            + _predicate(
+                text, tokens, verb_at, rest_group, close, rest_start, tokens[close - 1].end, subject, rest_verb, subject
+            )
+            + _adjunct_or_rest(text, tokens, close + 1, limit, end, subject, verb_text)
+        )
+    if kind == "place":
+        # "in Milan, Italy" → "… in Milan" / "Milan is in Italy"
+        place_start = at - 1
+        while place_start > group_end and tokens[place_start - 1].upper and not tokens[place_start - 1].depth:
+            place_start -= 1
+        place = _clean(text, tokens[place_start].start, tokens[at - 1].end)
+        run_end = _name_end(tokens, resume, limit)
+        region = Clause(rest_start, tokens[run_end - 1].end, f"{place} is in")
+        return [*head, region, *_adjunct_or_rest(text, tokens, run_end, limit, end, subject, verb_text)]
+    if kind == "gerund":
+        # "…, becoming the youngest minister" / "… before joining Mainz in 2016" → "He became …" / "He joined …"
+        verb_word = tokens[resume].word
+        after = resume + 1
+        if verb_word == "having" and after < limit and _is_participle(tokens[after].word):
+            past = f"had {tokens[after].word}"
+            after += 1
+        else:
+            past = lexicon.past_tense(verb_word)
+        if after >= limit:
+            return head
+        rest = f"{subject} {past}"
+        return head + _predicate(text, tokens, after, after, limit, tokens[after].start, end, subject, past, rest)
+    if kind == "described":
+        # "is an actor best known for his role" → "… is an actor" / "… is best known for his role"
+        copula = next((w for w in reversed(verb_text.split()) if w.lower() in lexicon.COPULAS), "is")
+        rest_group = _verb_group_end(tokens, resume)
+        rest_verb = f"{copula} {_clean(text, rest_start, tokens[rest_group - 1].end)}"
+        rest_prefix = f"{subject} {copula}"
+        return head + _predicate(
+            text, tokens, resume, rest_group, limit, rest_start, end, subject, rest_verb, rest_prefix
+        )
     # an adjunct or "including …": the subject and verb (with a short object right after it) go in front
     skip = 1 if tokens[resume].word in lexicon.INCLUDING else 0
     adjunct_head = verb_text
+    if skip and at > group_end:
+        adjunct_head = " ".join(p for p in (verb_text, _such_head(text, tokens, group_end, at - 1)) if p)
     if skip == 0:
         adjunct_head = " ".join(p for p in (verb_text, _object(text, tokens, group_end, at)) if p)
     return head + _adjunct(text, tokens, resume + skip, limit, end, subject, adjunct_head)
@@ -408,16 +370,6 @@ def _adjunct_or_rest(
     return merged + _adjunct_or_rest(text, tokens, close + 1, limit, end, subject, verb_text)
 
 
-def _closing_comma(tokens: Sequence[_Token], first: int, limit: int) -> int:
-    for i in range(first, limit):
-        if tokens[i].word == "," and not tokens[i].depth:
-            following = tokens[i + 1].word if i + 1 < limit else ""
-            if following.isdigit():
-                continue  # "October 27, 1940"
-            return i
-    return limit
-
-
 def _next_cut(tokens: Sequence[_Token], first: int, limit: int) -> tuple[str, int, int] | None:
     """The next place the predicate splits: ``(kind, token index of the cut, index where the rest starts)``."""
     for i in range(first, limit):
@@ -438,38 +390,48 @@ def _next_cut(tokens: Sequence[_Token], first: int, limit: int) -> tuple[str, in
                 if found:
                     return found[0], i, found[1]
                 continue
+            if following == "where" and after + 2 < limit and tokens[after + 1].word in lexicon.PRONOUNS:
+                return "where", i, after + 2  # ", where he received a degree": the pronoun is the subject
             if following in lexicon.RELATIVES or (
                 following in lexicon.GERMAN_RELATIVES and _german_relative(tokens, after, limit)
             ):
                 if after + 1 < limit:
                     return "relative", i, after + 1
                 continue
+            gerund = _gerund(tokens, after, limit)
+            if gerund is None and following in ("before", "after") and _gerund(tokens, after + 1, limit) == after + 1:
+                gerund = after + 1
+            if gerund is not None:
+                return "gerund", i, gerund
+            if _place_in_region(tokens, first, i, limit):
+                return "place", i, after
             if (following in lexicon.ADJUNCTS or following in lexicon.INCLUDING) and after + 1 < limit:
                 return "adjunct", i, after
-            if following in ("the", "a", "an") and i > first + 1 and _appositive_after(tokens, after, limit):
+            if (
+                following in ("the", "a", "an")
+                and i > first + 1
+                and _appositive_after(tokens, after, limit)
+                and _such_as(tokens, first, i) is None  # "shows including Heat, The Wire and …" is a list
+            ):
                 return "appositive", i, after
             continue
-        if word in lexicon.COORDINATORS and after < limit:
+        if word in lexicon.COORDINATORS and after < limit and i > first:
+            # "has written and directed films": verbs sharing one object are not cut apart
             found = _coordinated(tokens, after, limit)
             if found:
                 return found[0], i, found[1]
+        if word in ("before", "after") and i > first + 1 and _gerund(tokens, after, limit) == after:
+            return "gerund", i, after
         relative = word in ("who", "that") and i > first and tokens[i - 1].word != "," and after < limit
         if relative and _copula_before(tokens, first, i) and _is_verb(tokens, after):
             return "predicate", i, after
+        if i > first + 1 and after < limit and _described(tokens, first, i):
+            return "described", i, i
         if i > first + 1 and after < limit and _second_place_or_date(tokens, i):
             return "adjunct", i, i
         if word == "where" and i > first and after + 1 < limit and tokens[after].word in lexicon.PRONOUNS:
             return "clause", i, after
     return None
-
-
-def _second_place_or_date(tokens: Sequence[_Token], i: int) -> bool:
-    """``born in Tehran on 27 October`` / ``born on 3 May 1862 in London`` / ``died in 2005 at the age of 86``: a
-    second adjunct after a place or a date."""
-    word, previous, following = tokens[i].word, tokens[i - 1], tokens[i + 1]
-    if word in ("on", "am") and following.word in lexicon.MONTH_NAMES and (previous.upper or previous.word.isdigit()):
-        return True
-    return word in lexicon.AFTER_YEAR and re.fullmatch(r"\d{4}", previous.word) is not None and not following.depth
 
 
 def _appositive_after(tokens: Sequence[_Token], first: int, limit: int) -> bool:
@@ -482,10 +444,6 @@ def _appositive_after(tokens: Sequence[_Token], first: int, limit: int) -> bool:
         if tokens[k].word in lexicon.COORDINATORS or tokens[k].word == "or" or _is_verb(tokens, k):
             return False
     return not (close + 1 < limit and tokens[close + 1].word in ("and", "or", "und", "oder"))
-
-
-def _copula_before(tokens: Sequence[_Token], first: int, at: int) -> bool:
-    return any(tokens[k].word in lexicon.COPULAS for k in range(max(0, first - 3), first))
 
 
 def _german_relative(tokens: Sequence[_Token], at: int, limit: int) -> bool:
@@ -556,6 +514,7 @@ def _objects(
             *_objects(text, tokens, verb, group_end, limit, tokens[noun].start, end, subject, verb_text, shared),
         ]
     whole = Clause(span_start, end, prefix)
+    such = _such_as(tokens, group_end, limit)
     joint = None
     for i in range(group_end + 1, limit):
         if tokens[i].depth:
@@ -566,6 +525,12 @@ def _objects(
             joint = i
             break
     if joint is None:
+        if such is not None:
+            # "appeared in films such as The Big Easy" → "appeared in films" / "appeared in The Big Easy"
+            noun, item = such
+            head = _such_head(text, tokens, group_end, noun)
+            shared = " ".join(p for p in (subject, verb_text, head) if p)
+            return [Clause(span_start, tokens[noun].end, prefix), Clause(tokens[item].start, end, shared)]
         return [whole]
     # items before the conjunction: comma-separated, back to the verb group
     bounds = [joint]
@@ -586,11 +551,27 @@ def _objects(
     second = tokens[min(second_at, limit - 1)]
     item_stops = [*bounds]
     first_start = group_end
-    region = range(group_end, bounds[0])
-    if second.word in lexicon.DETERMINERS or second.word[:1].isdigit() or second.upper:
-        prepositions = [p for p in region if tokens[p].word in lexicon.PREPOSITIONS and not tokens[p].depth]
-        if prepositions and bounds[0] - prepositions[-1] - 1 <= 4:
+    if such is not None and such[1] >= bounds[0]:
+        such = None
+    region = range(such[1] if such else group_end, bounds[0])
+    named = second.word in lexicon.DETERMINERS or second.word[:1].isdigit() or second.upper
+    name = _name_in(tokens, region, bounds[0]) if (second.upper or second.depth) and such is None else None
+    if name is not None:
+        first_start = name  # "directed the series The Closer, Bones and …": the items share "the series"
+    elif second.word not in lexicon.PREPOSITIONS:
+        prepositions = [
+            p for p in region if tokens[p].word in lexicon.PREPOSITIONS and not tokens[p].depth and not tokens[p].upper
+        ]
+        opened = [p for p in prepositions if second.word in lexicon.DETERMINERS and tokens[p + 1].word == second.word]
+        if opened and bounds[0] - opened[-1] - 1 <= 2 * _MAX_ITEM_WORDS:
+            # "held in the collections of the Musée d'Orsay in Paris, the Musée …": the item opens like the second
+            first_start = opened[-1] + 1
+        elif prepositions and bounds[0] - prepositions[-1] - 1 <= 4:
             first_start = prepositions[-1] + 1
+            if not named and tokens[first_start].word in lexicon.POSSESSIVES and first_start + 1 < bounds[0]:
+                first_start += 1  # "known for his wit, charm and …": the possessive is shared too
+        elif such is not None:
+            first_start = such[1]
     if first_start >= bounds[0]:
         return [whole]
     items: list[tuple[int, int]] = []
@@ -607,13 +588,32 @@ def _objects(
         return [whole]
     if any(b - a > _MAX_ITEM_WORDS for a, b in items[1:-1]):
         return [whole]
-    between = _clean(text, tokens[group_end].start, tokens[first_start - 1].end) if first_start > group_end else ""
+    if such is not None:
+        # "films such as A, B and C": "films" is a claim; the items share what comes before the noun
+        noun = such[0]
+        between = _such_head(text, tokens, group_end, noun)
+        if first_start > such[1]:
+            between = " ".join(
+                p for p in (between, _clean(text, tokens[such[1]].start, tokens[first_start - 1].end)) if p
+            )
+        clauses = [Clause(span_start, tokens[noun].end, prefix)]
+        items[0] = (such[1], items[0][1])
+        first_items = items
+    else:
+        between = _clean(text, tokens[group_end].start, tokens[first_start - 1].end) if first_start > group_end else ""
+        clauses = [Clause(span_start, tokens[items[0][1] - 1].end, prefix)]
+        first_items = items[1:]
     shared = " ".join(p for p in (subject, verb_text, between) if p)
-    clauses = [Clause(span_start, tokens[items[0][1] - 1].end, prefix)]
     copular = not between and verb_text.split()[-1].lower() in lexicon.COPULAS
-    for a, b in items[1:]:
+    for a, b in first_items:
         item_prefix = shared
-        if copular and tokens[a].word not in lexicon.DETERMINERS and not tokens[a].upper and tokens[a].word.isalpha():
+        if (
+            copular
+            and tokens[a].word not in lexicon.DETERMINERS
+            and tokens[a].word not in lexicon.PREPOSITIONS
+            and not tokens[a].upper
+            and tokens[a].word.isalpha()
+        ):
             item_prefix = f"{shared} {'an' if tokens[a].word[:1] in 'aeiou' else 'a'}"  # "is an actress, singer"
         clauses.append(Clause(tokens[a].start, tokens[b - 1].end, item_prefix))
     if last_stop < limit:
@@ -658,71 +658,3 @@ def _nationality(
 
 
 # -- Chinese -------------------------------------------------------------------------------------------------
-
-
-def _chinese(text: str, start: int, end: int, hint: str | None) -> tuple[list[Clause], str | None]:
-    """Clauses after ``，`` / ``,`` that open with a predicate get the subject of the first clause; other
-    parts stay with the clause before them."""
-    subject = _zh_subject(text, start, end) or hint
-    parts: list[tuple[int, int]] = []
-    begin = start
-    depth = 0
-    for i in range(start, end):
-        char = text[i]
-        if char in "（(「『“":
-            depth += 1
-        elif char in "）)」』”" and depth:
-            depth -= 1
-        elif char in "，," and not depth:
-            parts.append((begin, i))
-            begin = i + 1
-    parts.append((begin, end))
-    first_prefix = hint if hint and _ZH_PREDICATE.match(text, start) else ""
-    clauses = [Clause(parts[0][0], parts[0][1], first_prefix)]
-    for a, b in parts[1:]:
-        while a < b and text[a].isspace():
-            a += 1
-        if subject and _ZH_PREDICATE.match(text, a, b):
-            clauses.append(Clause(a, b, subject))
-        else:
-            last = clauses[-1]
-            clauses[-1] = Clause(last.start, b, last.prefix)
-    return [item for clause in clauses for item in _zh_items(text, clause)], subject
-
-
-def _zh_items(text: str, clause: Clause) -> list[Clause]:
-    """``AX220支持蓝牙、WLAN和NFC`` → one clause per object after the verb (``、`` between them, ``和`` / ``及`` /
-    ``与`` before the last), each with the subject and verb in front."""
-    if "、" not in text[clause.start : clause.end]:
-        return [clause]
-    verb = _ZH_PREDICATE.search(text, clause.start, clause.end)
-    if verb is None or verb.end() >= text.find("、", clause.start, clause.end):
-        return [clause]
-    head = clause.prefix + text[clause.start : verb.end()].strip()
-    bounds = [verb.end()]
-    for i in range(verb.end(), clause.end):
-        if text[i] == "、":
-            bounds.append(i)
-    last = max(text.rfind(joint, bounds[-1], clause.end) for joint in "和及与")
-    if last > bounds[-1]:
-        bounds.append(last)
-    bounds.append(clause.end)
-    items = [(bounds[k] + (k > 0), bounds[k + 1]) for k in range(len(bounds) - 1)]
-    if any(b - a > 12 or b <= a for a, b in items):
-        return [clause]  # long items are clauses of their own, not a list of objects
-    found = [Clause(clause.start, items[0][1], clause.prefix)]
-    found.extend(Clause(a, b, head) for a, b in items[1:])
-    return found
-
-
-def _zh_subject(text: str, start: int, end: int) -> str | None:
-    """The topic of a Chinese sentence: the words before ``的`` when the subject is a possessive phrase
-    (``AX220的水箱容量`` → ``AX220``), else the words before a verb other than the copulas ``为`` / ``是`` (an
-    attribute such as ``最大工作压力为10巴`` has no topic to lend a later clause)."""
-    found = _ZH_SUBJECT_END.search(text, start, end)
-    if found is None or found.start() == start or found.group() in ("为", "是"):
-        return None
-    subject = text[start : found.start()].strip()
-    if len(subject) > 20 or "，" in subject or "," in subject:
-        return None
-    return subject

@@ -69,3 +69,40 @@ AFTER_YEAR = frozenset(
     ["in", "at", "after", "before", "during", "from", "aged", "with", "for", "as", "im", "nach", "vor", "für", "mit"]
 )
 COPULAS = frozenset(["is", "are", "was", "were", "ist", "sind", "war", "waren"])
+POSSESSIVES = _words("his her its their our my your sein seine seinen seinem seiner ihr ihre ihren ihrem ihrer")
+GROUP_ADVERBS = _words(
+    "also since already never often later still then just recently previously subsequently auch bereits"
+)
+"""Adverbs inside a verb group (``has also won``)."""
+NOT_GERUNDS = _words("including during according regarding concerning something nothing anything everything thing")
+_IRREGULAR = dict(
+    pair.split(":")
+    for pair in _words(
+        "becoming:became making:made winning:won leaving:left going:went taking:took having:had being:was "
+        "getting:got giving:gave running:ran teaching:taught writing:wrote building:built selling:sold "
+        "finding:found beginning:began coming:came bringing:brought holding:held leading:led meeting:met "
+        "spending:spent setting:set putting:put losing:lost choosing:chose driving:drove rising:rose "
+        "falling:fell flying:flew drawing:drew singing:sang beating:beat seeking:sought keeping:kept "
+        "saying:said standing:stood speaking:spoke breaking:broke undergoing:underwent overcoming:overcame "
+        "earning:earned seeing:saw knowing:knew growing:grew telling:told paying:paid hitting:hit "
+        "shooting:shot sitting:sat swimming:swam fighting:fought buying:bought thinking:thought"
+    )
+)
+
+
+def past_tense(gerund: str) -> str:
+    """The simple past of an ``-ing`` form (``becoming`` → ``became``, ``joining`` → ``joined``, ``moving`` →
+    ``moved``, ``studying`` → ``studied``): the irregular verbs of biographies by list, the rest by rule."""
+    found = _IRREGULAR.get(gerund)
+    if found is not None:
+        return found
+    stem = gerund[:-3]
+    if stem.endswith("y") and len(stem) > 1 and stem[-2] not in "aeiou":
+        return stem[:-1] + "ied"
+    if stem.endswith("e"):
+        return stem + "d"
+    return stem + "ed"
+
+
+TITLE_WORDS = _words("of the a an in and for to on with at vs vs. v. de la del le les von und der die das & : - –")
+"""Lower-case words and signs inside a title (``What We Do in the Shadows``, ``Law & Order``)."""

@@ -29,8 +29,10 @@ from dataclasses import dataclass
 from citeaudit.ingest.sentences import ARTEFACT, LINE_LEAD, sentences
 from citeaudit.ingest.text import claim_text
 from citeaudit.model import Segmentation
+from citeaudit.segment import lexicon
 from citeaudit.segment.clauses import Clause, split_sentence
 from citeaudit.segment.rules import (
+    _GREETING,
     ClaimSpan,
     Rules,
     Segmented,
@@ -47,7 +49,7 @@ __all__ = ["METHOD", "VERSION", "RulesV2", "segment"]
 
 METHOD = "rules-v2"
 """Method name recorded in the protocol fingerprint."""
-VERSION = "1"
+VERSION = "2"
 """Version of these rules; bump it whenever any output can change."""
 
 
@@ -201,7 +203,7 @@ class _ClauseBuilder(_Builder):
         if begin >= stop or not any(c.isalnum() for c in text[begin:stop]):
             return subject
         if self.rules.skip_non_assertions:
-            reason = _non_assertion(text, begin, stop)
+            reason = _skip_reason(text, begin, stop)
             if reason is not None:
                 self.skipped.append(Skipped(begin, stop, reason))
                 return subject
@@ -232,9 +234,26 @@ class _ClauseBuilder(_Builder):
         return subject
 
 
+def _skip_reason(text: str, start: int, end: int) -> SkipReason | None:
+    """``rules-v1``'s non-assertions, except that a greeting is a whole word: ``Hicks starred …`` and ``Surendra
+    is …`` are claims, not ``Hi`` or ``Sure``."""
+    reason = _non_assertion(text, start, end)
+    if reason is SkipReason.GREETING:
+        piece = text[start : min(end, start + 80)].lstrip("*_ ")
+        found = _GREETING.match(piece)
+        if found is not None and found.end() < len(piece):
+            following = piece[found.end()]
+            if following.isalpha() and not _CJK.match(following):
+                return None
+    return reason
+
+
 def _join(prefix: str, body: str) -> str:
     if not prefix:
         return body
     if _CJK.search(prefix[-1:]) or _CJK.search(body[:1]):
         return prefix + body
+    first = body.split(" ", 1)[0]
+    if first[:1].isupper() and first.lower() in lexicon.PARTICIPLES:
+        body = first.lower() + body[len(first) :]  # "Born in Lyon, Diallo …" → "Diallo was born in Lyon"
     return f"{prefix} {body}"
