@@ -67,10 +67,14 @@ class CrossPair:
     """Co-cited in the answer, or an official page."""
     judgements: tuple[Judgement, ...] = ()
     """Every judgement of the pair, in the order given."""
+    counted: tuple[Judgement, ...] | None = None
+    """The judgements that decide the pair under the project's review policy, as for edges (a reviewer's change
+    after the reviews were complete is left out, so only an adjudication ends a dispute); the store fills it in.
+    ``None``: every judgement counts."""
 
     def final_label(self, reviews_required: int = 1) -> Label | None:
         """The final label under the review policy (human judgements only, as for edges)."""
-        return review_outcome(self.judgements, reviews_required)[1]
+        return review_outcome(self.judgements if self.counted is None else self.counted, reviews_required)[1]
 
 
 def _location(source: Source) -> str | None:
@@ -249,7 +253,9 @@ def misattribution(
                 supported.append(pair)
         if supported:
             chosen = supported[0]
-            passage, reviewer = _reviewed(chosen.judgements, Label.SUPPORTED)
+            passage, reviewer = _reviewed(
+                chosen.judgements if chosen.counted is None else chosen.counted, Label.SUPPORTED
+            )
             claim = claims[claim_id]
             cases.append(
                 Misattributed(

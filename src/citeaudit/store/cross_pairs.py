@@ -1,7 +1,9 @@
 """Cross pairs in the database: proposing them, their judgements (model and human), and reading them back.
 
 Cross pairs live in their own tables and never touch ``edges`` or ``judgements``, so no score, edge count or
-agreement figure can include them by accident.
+agreement figure can include them by accident. They are judged under the edges' review policy
+(:mod:`citeaudit.store.review_policy`): the same reviewers' limit, the same refusals, and the same judgements
+deciding their state.
 """
 
 from __future__ import annotations
@@ -14,9 +16,17 @@ from dataclasses import dataclass
 from citeaudit.clock import utc_now
 from citeaudit.errors import InvalidValue
 from citeaudit.misattribution import CrossCandidate, CrossKind, CrossPair
-from citeaudit.model import Judgement, Label, Origin, Stage
+from citeaudit.model import Judgement, Label, Origin, ReviewState, Stage
 from citeaudit.store.reading import CURRENT_CLAIM
 from citeaudit.store.review import POLICIES
+from citeaudit.store.review_policy import (
+    ReviewRefused,
+    adjudication_refusal,
+    counted_judgements,
+    policy_outcome,
+    review_refusal,
+)
+from citeaudit.store.review_records import StoredJudgement
 from citeaudit.store.sqlite import Store
 
 __all__ = [
@@ -28,6 +38,7 @@ __all__ = [
     "cross_pairs_of",
     "cross_pairs_to_suggest",
     "cross_ranked_passages",
+    "cross_refusal",
     "has_cross_suggestion",
     "has_run",
     "official_snapshot_keys",
@@ -64,8 +75,33 @@ def _judgement(row: Sequence[object]) -> Judgement:
 
 def reviews_required(store: Store) -> int:
     """Independent human reviews the project's review policy needs (cross pairs follow the edges' policy)."""
-    row = store.connection.execute("SELECT value FROM review_settings WHERE key = 'policy'").fetchone()
+    return _reviews_required(store.connection)
+
+
+def _reviews_required(db: sqlite3.Connection) -> int:
+    row = db.execute("SELECT value FROM review_settings WHERE key = 'policy'").fetchone()
     return POLICIES[str(row[0])] if row is not None and str(row[0]) in POLICIES else 1
+
+
+def _stored(db: sqlite3.Connection, pair_pk: int) -> list[StoredJudgement]:
+    """The pair's judgements with their row ids, oldest first (the policy orders reviews by row)."""
+    return [
+        StoredJudgement(int(pk), _judgement(row))
+        for pk, *row in db.execute(
+            f"SELECT j.pk, {_COLUMNS} FROM cross_judgements j WHERE j.cross_pair_pk = ? ORDER BY j.pk", (pair_pk,)
+        )
+    ]
+
+
+def cross_refusal(db: sqlite3.Connection, pair_pk: int, reviewer: str, role: str, stage: Stage) -> str | None:
+    """Why ``reviewer`` (of ``role``) may not record a judgement of ``stage`` on the cross pair now (``None`` when
+    they may): the edges' rules, read from the pair's judgements."""
+    existing = _stored(db, pair_pk)
+    required = _reviews_required(db)
+    state = policy_outcome(existing, required)[0]
+    if stage is Stage.ADJUDICATION:
+        return adjudication_refusal(existing, reviewer, role, state, item="cross pair")
+    return review_refusal(existing, reviewer, role, state, required, item="cross pair")
 
 
 def has_run(store: Store, run: str) -> bool:
@@ -124,11 +160,20 @@ def propose_cross_pairs(db: sqlite3.Connection, protocol_pk: int, candidates: It
 def cross_pairs_of(store: Store, protocol_pk: int) -> list[CrossPair]:
     """Every cross pair of the protocol's current claims with its judgements, in proposal order."""
     db = store.connection
-    judgements: dict[int, list[Judgement]] = {}
-    for pair_pk, *row in db.execute(f"SELECT j.cross_pair_pk, {_COLUMNS} FROM cross_judgements j ORDER BY j.pk"):
-        judgements.setdefault(int(pair_pk), []).append(_judgement(row))
+    required = _reviews_required(db)
+    judgements: dict[int, list[StoredJudgement]] = {}
+    for pair_pk, pk, *row in db.execute(
+        f"SELECT j.cross_pair_pk, j.pk, {_COLUMNS} FROM cross_judgements j ORDER BY j.pk"
+    ):
+        judgements.setdefault(int(pair_pk), []).append(StoredJudgement(int(pk), _judgement(row)))
     return [
-        CrossPair(str(cid), str(key), CrossKind(str(kind)), tuple(judgements.get(int(pk), ())))
+        CrossPair(
+            str(cid),
+            str(key),
+            CrossKind(str(kind)),
+            tuple(j.judgement for j in judgements.get(int(pk), ())),
+            tuple(counted_judgements(judgements.get(int(pk), []), required)),
+        )
         for pk, cid, key, kind in db.execute(
             "SELECT x.pk, c.id, s.key, x.kind FROM cross_pairs x JOIN claims c ON c.pk = x.claim_pk "
             "JOIN sources s ON s.pk = x.source_pk JOIN answers a ON a.pk = c.answer_pk JOIN runs r ON r.pk = a.run_pk "
@@ -201,16 +246,28 @@ def record_cross_judgement(
     method: str | None = None,
     ranked: Sequence[RankedRow] = (),
     submission: str | None = None,
+    role: str | None = None,
 ) -> int:
     """Store one judgement of a cross pair (a model's with the snapshot and ranked passages it read), and an
     audit-log row; returns its pk. A repeated form ``submission`` stores nothing twice. Call inside a
-    transaction."""
+    transaction: a human judgement is checked against the review policy there, as an edge's is
+    (:mod:`citeaudit.store.review_policy`), so two reviewers submitting at once cannot both pass it. A review by
+    someone who is not one of the pair's reviewers is a :class:`ReviewRefused`; with the account's ``role`` given
+    (the web UI gives it), so is a review or adjudication the role or the pair's state does not allow."""
     if db.execute("SELECT 1 FROM cross_pairs WHERE pk = ?", (pair_pk,)).fetchone() is None:
         raise InvalidValue("database", "cross_pairs", f"no cross pair {pair_pk}")
     if submission is not None:
         seen = db.execute("SELECT pk FROM cross_judgements WHERE submission = ?", (submission,)).fetchone()
         if seen is not None:
             return int(seen[0])
+    if judgement.origin is Origin.HUMAN:
+        name = judgement.reviewer or ""
+        if judgement.stage is Stage.ADJUDICATION and role is None:
+            why = None
+        else:
+            why = cross_refusal(db, pair_pk, name, role or "reviewer", judgement.stage)
+        if why is not None:
+            raise ReviewRefused(f"cross pair {pair_pk}: {why}")
     created = judgement.created_at or utc_now("microseconds")
     pk = db.execute(
         "INSERT INTO cross_judgements (cross_pair_pk, label, reviewer, origin, stage, passage, reasoning, created_at, "
@@ -286,6 +343,10 @@ class CrossPairRow:
     """Its title."""
     judgements: tuple[Judgement, ...]
     """Its judgements, oldest first."""
+    state: ReviewState
+    """Its review state under the project's policy (the edges' rules)."""
+    final_label: Label | None
+    """Its final label under that policy, ``None`` while it has none."""
 
 
 _ROW = (
@@ -297,10 +358,8 @@ _ROW = (
 
 def _row(db: sqlite3.Connection, row: Sequence[object]) -> CrossPairRow:
     pk = int(str(row[0]))
-    judgements = tuple(
-        _judgement(j)
-        for j in db.execute(f"SELECT {_COLUMNS} FROM cross_judgements j WHERE j.cross_pair_pk = ? ORDER BY j.pk", (pk,))
-    )
+    stored = _stored(db, pk)
+    state, final = policy_outcome(stored, _reviews_required(db))
     start, end = row[5], row[6]
     return CrossPairRow(
         pk,
@@ -316,7 +375,9 @@ def _row(db: sqlite3.Connection, row: Sequence[object]) -> CrossPairRow:
         str(row[10]),
         None if row[11] is None else str(row[11]),
         None if row[12] is None else str(row[12]),
-        judgements,
+        tuple(j.judgement for j in stored),
+        state,
+        final,
     )
 
 

@@ -1,5 +1,7 @@
-"""The rules of a review policy over one edge's judgements: which reviewers take part, which of their judgements
-decide the edge's state, and who may still review or adjudicate it.
+"""The rules of a review policy over one item's judgements: which reviewers take part, which of their judgements
+decide its state, and who may still review or adjudicate it. The items are edges and cross pairs, judged under
+the same rules; the functions take plain values (judgements with their row ids, the state, the role), so each
+store calls them inside its own write transaction. The wording below speaks of edges.
 
 Under a policy needing ``n`` independent reviews, the first ``n`` reviewers to label an edge are its reviewers and
 nobody else may review it (the overlap limit). With ``n`` > 1 their labels are fixed when the ``n``-th reviewer
@@ -15,13 +17,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from citeaudit.errors import CiteauditError
-from citeaudit.model import Judgement, Origin, ReviewState, Stage
+from citeaudit.model import Judgement, Label, Origin, ReviewState, Stage, review_outcome
 from citeaudit.store.review_records import StoredJudgement
 
 __all__ = [
     "ReviewRefused",
     "adjudication_refusal",
     "counted_judgements",
+    "policy_outcome",
     "review_refusal",
     "reviewers_of",
 ]
@@ -67,10 +70,23 @@ def counted_judgements(judgements: Sequence[StoredJudgement], reviews_required: 
     return counted + adjudications
 
 
+def policy_outcome(judgements: Sequence[StoredJudgement], reviews_required: int) -> tuple[ReviewState, Label | None]:
+    """The state and final label the policy gives: :func:`citeaudit.model.review_outcome` of the
+    :func:`counted_judgements` alone, so a reviewer's later change never closes a dispute."""
+    return review_outcome(counted_judgements(judgements, reviews_required), reviews_required)
+
+
 def review_refusal(
-    judgements: Sequence[StoredJudgement], reviewer: str, role: str, state: ReviewState, reviews_required: int
+    judgements: Sequence[StoredJudgement],
+    reviewer: str,
+    role: str,
+    state: ReviewState,
+    reviews_required: int,
+    *,
+    item: str = "edge",
 ) -> str | None:
-    """Why ``reviewer`` may not record a review on the edge now (``None`` when they may)."""
+    """Why ``reviewer`` may not record a review on the edge now (``None`` when they may). ``item`` names what is
+    judged in the message (``edge`` or ``cross pair``)."""
     if role == "admin":
         return "admins manage the project; they do not review"
     if (
@@ -78,24 +94,25 @@ def review_refusal(
         and role == "adjudicator"
         and not any((j.judgement.reviewer or "") == reviewer for j in _reviews(judgements))
     ):
-        return f"this edge is {state}: record an adjudication instead of a review"
+        return f"this {item} is {state}: record an adjudication instead of a review"
     reviewers = reviewers_of(judgements, reviews_required)
     if reviewer not in reviewers and len(reviewers) >= reviews_required:
         return (
-            f"this edge already has its {reviews_required} independent review(s) under the "
+            f"this {item} already has its {reviews_required} independent review(s) under the "
             f"{'single' if reviews_required == 1 else 'double'} policy; it is not yours to review"
         )
     return None
 
 
 def adjudication_refusal(
-    judgements: Sequence[StoredJudgement], reviewer: str, role: str, state: ReviewState
+    judgements: Sequence[StoredJudgement], reviewer: str, role: str, state: ReviewState, *, item: str = "edge"
 ) -> str | None:
-    """Why ``reviewer`` may not record the final label of the edge now (``None`` when they may)."""
+    """Why ``reviewer`` may not record the final label of the edge now (``None`` when they may); ``item`` as for
+    :func:`review_refusal`."""
     if role != "adjudicator":
         return "only adjudicator accounts adjudicate"
     if state not in (ReviewState.DISPUTED, ReviewState.ADJUDICATED):
-        return f"only disputed edges are adjudicated; this one is {state}"
+        return f"only disputed {item}s are adjudicated; this one is {state}"
     if any((j.judgement.reviewer or "") == reviewer for j in _reviews(judgements)):
-        return "you reviewed this edge: another adjudicator settles its dispute"
+        return f"you reviewed this {item}: another adjudicator settles its dispute"
     return None

@@ -1,5 +1,7 @@
 """Review pages for cross pairs (misattribution): a claim whose own edges are not supported, and another source of
-the same answer or an official page. Judged like edges, stored apart from them: nothing here touches an edge.
+the same answer or an official page. Judged like edges, under the same review policy (who may review, who may
+adjudicate, which judgements decide: :mod:`citeaudit.store.review_policy`, checked by the store in the write
+transaction, a refusal answered 409), stored apart from them: nothing here touches an edge.
 
 Blindness follows the edge pages: a reviewer sees their own judgements (and model suggestions when the project
 shows them), adjudicators and admins see every judgement and the final label.
@@ -10,7 +12,7 @@ from typing import Annotated
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import Response
 
-from citeaudit.model import Judgement, Label, Origin, ReviewState, Stage, review_outcome
+from citeaudit.model import Judgement, Label, Origin, ReviewState, Stage
 from citeaudit.review.auth import new_token
 from citeaudit.review.pages import Current, Denied, check_csrf, context, page, redirect, require
 from citeaudit.store import Store
@@ -19,30 +21,44 @@ from citeaudit.store.cross_pairs import (
     cross_pair,
     cross_pair_list,
     cross_ranked_passages,
+    cross_refusal,
     record_cross_judgement,
-    reviews_required,
     shows_model_suggestions,
 )
 from citeaudit.store.resolution import passages_of
 from citeaudit.store.review import now
+from citeaudit.store.review_policy import ReviewRefused
 
 __all__ = ["router"]
 
 router = APIRouter()
 
 
-def _state(pair: CrossPairRow, required: int) -> tuple[ReviewState, Label | None]:
-    return review_outcome(pair.judgements, required)
+def _state(pair: CrossPairRow) -> tuple[ReviewState, Label | None]:
+    return pair.state, pair.final_label
 
 
-def _load(request: Request, pair_pk: int) -> tuple[CrossPairRow, int, bool]:
+def _load(request: Request, pair_pk: int) -> tuple[CrossPairRow, bool]:
     with Store(context(request).config.db) as store:
         pair = cross_pair(store.connection, pair_pk)
-        required = reviews_required(store)
         shows_models = shows_model_suggestions(store)
     if pair is None:
         raise Denied(404, f"no cross pair {pair_pk}")
-    return pair, required, shows_models
+    return pair, shows_models
+
+
+def _stage(pair: CrossPairRow, name: str, role: str, asked: str) -> Stage:
+    """The stage of a form post: as the form says, else an adjudication when an adjudicator who did not review
+    the pair posts on a disputed (or adjudicated) one, else a review."""
+    if asked:
+        try:
+            return Stage(asked)
+        except ValueError:
+            raise Denied(400, f"stage {asked!r} is not one of {', '.join(m.value for m in Stage)}") from None
+    reviewed = any(j.origin is Origin.HUMAN and j.stage is Stage.REVIEW and j.reviewer == name for j in pair.judgements)
+    if role == "adjudicator" and not reviewed and pair.state in (ReviewState.DISPUTED, ReviewState.ADJUDICATED):
+        return Stage.ADJUDICATION
+    return Stage.REVIEW
 
 
 @router.get("/cross-pairs")
@@ -50,12 +66,11 @@ def cross_pairs_page(request: Request, current: Current) -> Response:
     reviewer = require(current, "reviewer", "adjudicator", "admin")
     with Store(context(request).config.db) as store:
         pairs = cross_pair_list(store.connection)
-        required = reviews_required(store)
     sees_all = reviewer.role in ("adjudicator", "admin")
     rows = [
         (
             pair,
-            _state(pair, required) if sees_all else None,
+            _state(pair) if sees_all else None,
             any(j.origin is Origin.HUMAN and j.reviewer == reviewer.name for j in pair.judgements),
         )
         for pair in pairs
@@ -66,14 +81,16 @@ def cross_pairs_page(request: Request, current: Current) -> Response:
 @router.get("/cross-pairs/{pair_pk}")
 def cross_pair_page(pair_pk: int, request: Request, current: Current) -> Response:
     reviewer = require(current, "reviewer", "adjudicator", "admin")
-    pair, required, shows_models = _load(request, pair_pk)
-    state, label = _state(pair, required)
+    pair, shows_models = _load(request, pair_pk)
+    state, label = _state(pair)
     sees_all = reviewer.role in ("adjudicator", "admin")
     show_models = sees_all or shows_models
     with Store(context(request).config.db) as store:
         passages = passages_of(store.connection, pair.source_key)
         ranked = cross_ranked_passages(store.connection, pair_pk)
-    adjudicating = state is ReviewState.DISPUTED and reviewer.role in ("adjudicator", "admin")
+        stage = _stage(pair, reviewer.name, reviewer.role, "")
+        refused = cross_refusal(store.connection, pair_pk, reviewer.name, reviewer.role, stage)
+    adjudicating = stage is Stage.ADJUDICATION and refused is None
     return page(
         request,
         "cross_pair.html.j2",
@@ -91,7 +108,8 @@ def cross_pair_page(pair_pk: int, request: Request, current: Current) -> Respons
         ranked=ranked,
         labels=[label.value for label in Label],
         adjudicating=adjudicating,
-        may_review=reviewer.role != "admin" and not adjudicating,
+        may_review=stage is Stage.REVIEW and refused is None,
+        refused=refused,
         submission=new_token(),
     )
 
@@ -106,31 +124,30 @@ def judge_cross_pair(
     csrf: Annotated[str, Form()] = "",
     passage: Annotated[str, Form()] = "",
     reasoning: Annotated[str, Form()] = "",
+    stage: Annotated[str, Form()] = "",
 ) -> Response:
     check_csrf(current, csrf)
+    # Admins reach the store too, so its policy check refuses them (409) as it refuses anyone else.
     reviewer = require(current, "reviewer", "adjudicator", "admin")
     if label not in {member.value for member in Label}:
         raise Denied(400, f"label {label!r} is not one of {', '.join(m.value for m in Label)}")
-    pair, required, _ = _load(request, pair_pk)
-    state, _final = _state(pair, required)
-    if state is ReviewState.DISPUTED and reviewer.role in ("adjudicator", "admin"):
-        stage = Stage.ADJUDICATION
-        if not reasoning.strip():
-            raise Denied(400, "an adjudication needs a rationale")
-    elif reviewer.role == "admin":
-        raise Denied(403, "admins adjudicate disputed cross pairs; they do not review them")
-    else:
-        stage = Stage.REVIEW
+    pair, _ = _load(request, pair_pk)
+    chosen = _stage(pair, reviewer.name, reviewer.role, stage.strip())
+    if chosen is Stage.ADJUDICATION and not reasoning.strip():
+        raise Denied(400, "an adjudication needs a rationale")
     judgement = Judgement(
         Label(label),
         reviewer.name,
         Origin.HUMAN,
-        stage,
+        chosen,
         passage.strip() or None,
         None,
         reasoning.strip() or None,
         now(),
     )
-    with Store(context(request).config.db) as store, store.transaction() as tx:
-        record_cross_judgement(tx, pair_pk, judgement, submission=submission)
+    try:
+        with Store(context(request).config.db) as store, store.transaction() as tx:
+            record_cross_judgement(tx, pair_pk, judgement, submission=submission, role=reviewer.role)
+    except ReviewRefused as refused:
+        raise Denied(409, str(refused)) from None
     return redirect("/cross-pairs")
