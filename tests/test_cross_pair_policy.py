@@ -8,11 +8,14 @@ from __future__ import annotations
 import re
 import secrets
 import sqlite3
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from builders import answer, claim, document
 from citeaudit.api import misattribution_path
@@ -20,9 +23,10 @@ from citeaudit.misattribution import CrossCandidate, CrossKind
 from citeaudit.model import Judgement, Label, Stage
 from citeaudit.review.app import ReviewConfig
 from citeaudit.store import Store
-from citeaudit.store.cross_pairs import propose_cross_pairs, record_cross_judgement
+from citeaudit.store.cross_pairs import cross_pair, propose_cross_pairs, record_cross_judgement
+from citeaudit.store.review import ReviewStore, code_label
 from citeaudit.store.review_policy import ReviewRefused
-from review_support import ReviewClient, add_account, make_db, serve, set_policy
+from review_support import ReviewClient, add_account, edge_pk, make_db, serve, set_policy
 
 pytest.importorskip("fastapi")
 
@@ -233,3 +237,53 @@ def test_the_store_refuses_in_the_write_transaction_and_keeps_nothing(tmp_path: 
     assert human_rows(db) == [("ann", "review", "supported")]
     with sqlite3.connect(db) as con:
         assert con.execute("SELECT count(*) FROM audit_log WHERE action = 'cross_judgement'").fetchone() == (1,)
+
+
+ROLES = {"ann": "reviewer", "bob": "reviewer", "cat": "reviewer", "ada": "adjudicator", "eve": "adjudicator"}
+ROLES["root"] = "admin"
+Attempt = tuple[str, Stage, Label]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.sampled_from(["single", "double"]),
+    st.lists(
+        st.tuples(st.sampled_from(sorted(ROLES)), st.sampled_from(list(Stage)), st.sampled_from(list(Label))),
+        max_size=8,
+    ),
+)
+def test_a_cross_pair_and_an_edge_given_the_same_attempts_end_alike(policy: str, attempts: list[Attempt]) -> None:
+    """Whatever people try, in whatever order, a cross pair refuses exactly what an edge refuses and ends in the
+    same state with the same final label: one policy, not two."""
+    a1 = answer("a1", citations=["https://brand.com/ax220", "https://shop.example/ax"])
+    doc = document([a1], [claim("c1", "a1")], [{"claim_id": "c1", "url": "https://shop.example/ax"}])
+    with tempfile.TemporaryDirectory() as folder:
+        db = make_db(Path(folder) / "same.db", doc)
+        with Store(db) as store, store.transaction() as tx:
+            propose_cross_pairs(tx, 1, [CrossCandidate("c1", "https://brand.com/ax220", CrossKind.CO_CITED)])
+        ReviewStore.prepare(db)
+        set_policy(db, policy)
+        edge = edge_pk(db, "c1", "https://shop.example/ax")
+        with ReviewStore(db) as reviews, Store(db) as store:
+            for step, (name, stage, label) in enumerate(attempts):
+                # distinct, increasing times: the latest adjudication is the latest by time
+                judgement = Judgement(
+                    label, name, stage=stage, reasoning="why", created_at=f"2026-01-01T00:00:{step:02d}Z"
+                )
+                try:
+                    reviews.record_judgement(edge, judgement, f"e-{step}", role=ROLES[name])
+                    edge_refused = False
+                except ReviewRefused:
+                    edge_refused = True
+                try:
+                    with store.transaction() as tx:
+                        record_cross_judgement(tx, PAIR, judgement, submission=f"x-{step}", role=ROLES[name])
+                    pair_refused = False
+                except ReviewRefused:
+                    pair_refused = True
+                assert pair_refused == edge_refused, (step, name, stage, label)
+            view = reviews.edge(edge)
+            assert view is not None
+            pair = cross_pair(store.connection, PAIR)
+            assert pair is not None
+            assert (pair.state, pair.final_label) == (view.review_state, code_label(view.final_code))
