@@ -24,6 +24,7 @@ from urllib.parse import parse_qs, urlsplit
 from publicsuffixlist import PublicSuffixList
 
 from citeaudit.errors import InvalidValue
+from citeaudit.limits import shown
 from citeaudit.model import OfficialDomain, Source, SourceStatus
 
 __all__ = [
@@ -350,8 +351,7 @@ def source_identity(url: str, source: str, where: str) -> str:
         urlsplit(url.strip())  # refuses what cannot be taken apart, which the normaliser would not notice
         return identity_url(url)
     except ValueError as exc:
-        shown = repr(url) if len(repr(url)) <= 80 else repr(url)[:79] + "…"
-        raise InvalidValue(source, where, f"not a usable URL: {shown} ({exc})") from None
+        raise InvalidValue(source, where, f"not a usable URL: {shown(url)} ({exc})") from None
 
 
 class SourceRegistry:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Callable
 from enum import StrEnum
 from importlib import resources
 from pathlib import Path
@@ -112,9 +113,7 @@ def ingest(
             stored[name] += n
             status.update(f"importing {name}: {stored[name]:,} answers read, checked and written…")
 
-        def waiting() -> None:
-            err_console.print(f"waiting for another process that is writing to {str(db)!r}…", soft_wrap=True)
-
+        waiting = _waiting_notice(db)
         with new_database(db, on_wait=waiting) as target, Store(target, on_wait=waiting) as store:
             results = ingest_files(store, plan, fmt, attachment, progress=advanced)
             _keep_response_ids(store, results)
@@ -155,6 +154,15 @@ def _day(value: str | None) -> str | None:
         return date.fromisoformat(value).isoformat()
     except ValueError:
         raise InputError("--collected-on", "", f"expected a day as YYYY-MM-DD (got {value!r})") from None
+
+
+def _waiting_notice(db: Path) -> Callable[[], None]:
+    """What a writer prints when it has to wait for another process writing to ``db``."""
+
+    def waiting() -> None:
+        err_console.print(f"waiting for another process that is writing to {str(db)!r}…", soft_wrap=True)
+
+    return waiting
 
 
 def _ingest_collection(
@@ -206,9 +214,7 @@ def _ingest_collection(
         for f in files
     }
 
-    def waiting() -> None:
-        err_console.print(f"waiting for another process that is writing to {str(db)!r}…", soft_wrap=True)
-
+    waiting = _waiting_notice(db)
     with (
         err_console.status(f"importing collection {name!r}: {len(files)} file(s)…"),
         new_database(db, on_wait=waiting) as target,

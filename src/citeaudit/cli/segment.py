@@ -18,11 +18,8 @@ from citeaudit.errors import InputError
 
 # load_embedder is looked up here at call time, so that it can be replaced (as without the models extra).
 from citeaudit.segment.facts import DEFAULT_THRESHOLD, load_embedder
-from citeaudit.segment.rules import METHOD as RULES_V1
 from citeaudit.segment.rules_v2 import METHOD as DEFAULT_METHOD
-
-METHODS = (RULES_V1, DEFAULT_METHOD)
-"""The rules methods `--compare` lists, in order (as `citeaudit.segment.resegment.METHODS`)."""
+from citeaudit.segment.rules_v2 import RULES_METHODS as METHODS
 
 if TYPE_CHECKING:
     from citeaudit.segment.claimsets import SetPlan

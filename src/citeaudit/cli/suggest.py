@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Protocol, TypeVar
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -129,15 +130,45 @@ def suggest(
     if cross_pairs:
         _suggest_cross(path, chosen, method, top, run, limit, refresh, fmt)
         return
-    with _progress(f"suggesting ({chosen.name})") as progress:
+    report = _suggested(
+        f"suggesting ({chosen.name})",
+        lambda advance: suggest_edges(
+            path, chosen, method=method, k=top, run=run, limit=limit, refresh=refresh, progress=advance
+        ),
+        chosen,
+        method,
+        top,
+        fmt,
+    )
+    if report is not None:
+        for line in _suggest_lines(report):
+            console.print(line)
+
+
+class _Reported(Protocol):
+    def to_dict(self) -> dict[str, object]: ...
+
+
+_R = TypeVar("_R", bound=_Reported)
+
+
+def _suggested(
+    title: str,
+    work: Callable[[Callable[[int, int], None]], _R],
+    chosen: Judge,
+    method: RankMethod,
+    top: int,
+    fmt: ReportFormat,
+) -> _R | None:
+    """Run a suggestion pass with a progress bar; in JSON, print its report (judge, method, counts) and return
+    ``None``, else return the report for the caller's lines."""
+    with _progress(title) as progress:
         task = progress.add_task("suggest", total=None)
 
         def advance(done: int, total: int) -> None:
             progress.update(task, completed=done, total=total)
 
-        report = suggest_edges(
-            path, chosen, method=method, k=top, run=run, limit=limit, refresh=refresh, progress=advance
-        )
+        report = work(advance)
     if fmt is ReportFormat.JSON:
         body = {
             "judge": {"name": chosen.name, "model": chosen.model, "version": chosen.version},
@@ -146,9 +177,8 @@ def suggest(
             **report.to_dict(),
         }
         console.out(json.dumps(body, indent=2, ensure_ascii=False), highlight=False)
-        return
-    for line in _suggest_lines(report):
-        console.print(line)
+        return None
+    return report
 
 
 def _suggest_cross(
@@ -163,23 +193,17 @@ def _suggest_cross(
 ) -> None:
     from citeaudit.suggest import suggest_cross_pairs
 
-    with _progress(f"suggesting for cross pairs ({chosen.name})") as progress:
-        task = progress.add_task("suggest", total=None)
-
-        def advance(done: int, total: int) -> None:
-            progress.update(task, completed=done, total=total)
-
-        report = suggest_cross_pairs(
+    report = _suggested(
+        f"suggesting for cross pairs ({chosen.name})",
+        lambda advance: suggest_cross_pairs(
             path, chosen, method=method, k=top, run=run, limit=limit, refresh=refresh, progress=advance
-        )
-    if fmt is ReportFormat.JSON:
-        body = {
-            "judge": {"name": chosen.name, "model": chosen.model, "version": chosen.version},
-            "method": str(method),
-            "top": top,
-            **report.to_dict(),
-        }
-        console.out(json.dumps(body, indent=2, ensure_ascii=False), highlight=False)
+        ),
+        chosen,
+        method,
+        top,
+        fmt,
+    )
+    if report is None:
         return
     console.print(f"proposed {report.proposed} new cross pair(s); {report.cross_pairs} without a human judgement")
     console.print(

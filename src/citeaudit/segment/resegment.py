@@ -35,7 +35,7 @@ __all__ = [
     "split_claim",
 ]
 
-METHODS = (rules_v1.METHOD, rules_v2.METHOD)
+METHODS = rules_v2.RULES_METHODS
 """Segmentation methods ``citeaudit segment`` knows (the model-assisted one has its own entry point)."""
 DEFAULT_METHOD = rules_v2.METHOD
 """The method ``citeaudit segment`` uses when none is named. ``rules-v1`` stays selectable: claim sets made

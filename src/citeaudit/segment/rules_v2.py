@@ -44,13 +44,16 @@ from citeaudit.segment.rules import (
     _trim,
     _trim_markers,
 )
+from citeaudit.segment.rules import METHOD as V1_METHOD
 
-__all__ = ["METHOD", "VERSION", "RulesV2", "segment"]
+__all__ = ["METHOD", "RULES_METHODS", "VERSION", "RulesV2", "segment"]
 
 METHOD = "rules-v2"
 """Method name recorded in the protocol fingerprint."""
 VERSION = "2"
 """Version of these rules; bump it whenever any output can change."""
+RULES_METHODS = (V1_METHOD, METHOD)
+"""The rules methods, in order: rules-v1, then this one (the default)."""
 
 
 @dataclass(frozen=True, slots=True)
