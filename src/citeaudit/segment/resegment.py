@@ -1,8 +1,9 @@
 """Segmenting the answers in a database, and manual split / merge / edit, as new claim sets.
 
-Each answer is one transaction, so an interrupted run keeps what it finished; re-running skips answers whose
-current claims were already made with the same method, version and parameters (manual edits made on top of
-them are kept).
+Each answer is all or nothing; answers are committed together in batches of a fraction of a second, and an
+answer that fails (or an interruption) commits the answers finished before it, so an interrupted run keeps what
+it finished. Re-running skips answers whose current claims were already made with the same method, version and
+parameters (manual edits made on top of them are kept).
 """
 
 from __future__ import annotations
@@ -205,13 +206,15 @@ def _run(
         report.claims_per_answer[len(segmented.claims)] += 1
         return plan_segmentation(segmented, state.claims, state.edges, state.history), segmentation
 
-    for answer_pk, _, _ in store.answers_for_claims(run):
+    def done(plan: SetPlan | None) -> None:
         report.answers += 1
-        plan = store.change_claims(answer_pk, planner, "segment", actor)
         if plan is not None:
             report.add(plan)
         if advance is not None:
             advance(1)
+
+    answer_pks = [answer_pk for answer_pk, _, _ in store.answers_for_claims(run)]
+    store.change_claims_each(answer_pks, planner, "segment", actor, done)
     return report
 
 

@@ -295,14 +295,7 @@ def write_claim_set(
         )
     else:
         ordinal = state.current_set.ordinal + 1
-    taken = {c.id for c in state.history}
-    members: list[int] = []
-    number = 0
-    for member in plan.members:
-        if isinstance(member, int):
-            members.append(member)
-            continue
-        members.append(_insert_claim(db, state, member, ordinal, taken, number := number + 1))
+    members = _insert_claims(db, state, plan.members, ordinal)
     counts = {
         "kept": plan.kept,
         "new": plan.new,
@@ -321,25 +314,53 @@ def write_claim_set(
     return ordinal
 
 
-def _insert_claim(
-    db: sqlite3.Connection, state: AnswerClaims, claim: NewClaim, ordinal: int, taken: set[str], number: int
-) -> int:
-    claim_id = f"{state.id}-s{ordinal}c{number}"
-    while claim_id in taken or db.execute("SELECT 1 FROM claims WHERE id = ?", (claim_id,)).fetchone():
-        claim_id += "x"
-    taken.add(claim_id)
-    pk = db.execute(
-        'INSERT INTO claims (id, answer_pk, text, start, "end") VALUES (?, ?, ?, ?, ?)',
-        (claim_id, state.pk, claim.text, claim.start, claim.end),
-    ).lastrowid
-    assert pk is not None
-    for source_pk, locations in claim.edges.items():
-        edge_pk = db.execute(
-            "INSERT INTO edges (claim_pk, source_pk, review_state, final_code, n_locations) VALUES (?, ?, ?, ?, ?)",
-            (pk, source_pk, "pending", PENDING_CODE, len(locations)),
-        ).lastrowid
-        db.executemany(
-            'INSERT INTO edge_locations (edge_pk, marker, start, "end") VALUES (?, ?, ?, ?)',
-            [(edge_pk, *location) for location in locations],
-        )
-    return pk
+def _next_pk(db: sqlite3.Connection, table: str) -> int:
+    """The row id SQLite would give the next row of ``table`` (one more than the largest in use)."""
+    (largest,) = db.execute(f"SELECT max(pk) FROM {table}").fetchone()
+    return 1 if largest is None else int(largest) + 1
+
+
+def _insert_claims(db: sqlite3.Connection, state: AnswerClaims, plan: Sequence[ClaimPlan], ordinal: int) -> list[int]:
+    """Create the new claims of ``plan`` with their pending edges; the row ids of all members in order. Rows are
+    numbered here as SQLite would number them one by one, so a few ``executemany`` calls write them all."""
+    new = [m for m in plan if not isinstance(m, int)]
+    if not new:
+        return [m for m in plan if isinstance(m, int)]
+    ids = [f"{state.id}-s{ordinal}c{number}" for number in range(1, len(new) + 1)]
+    stored: set[str] = set()
+    for at in range(0, len(ids), 500):
+        chunk = ids[at : at + 500]
+        marks = ", ".join("?" * len(chunk))
+        stored.update(row[0] for row in db.execute(f"SELECT id FROM claims WHERE id IN ({marks})", chunk))
+    taken = {c.id for c in state.history}
+    claim_pk, edge_pk, location_pk = _next_pk(db, "claims"), _next_pk(db, "edges"), _next_pk(db, "edge_locations")
+    claims: list[tuple[object, ...]] = []
+    edges: list[tuple[object, ...]] = []
+    locations: list[tuple[object, ...]] = []
+    members: list[int] = []
+    made = iter(zip(new, ids, strict=True))
+    for member in plan:
+        if isinstance(member, int):
+            members.append(member)
+            continue
+        claim, claim_id = next(made)
+        if claim_id in taken or claim_id in stored:
+            while claim_id in taken or db.execute("SELECT 1 FROM claims WHERE id = ?", (claim_id,)).fetchone():
+                claim_id += "x"
+        taken.add(claim_id)
+        claims.append((claim_pk, claim_id, state.pk, claim.text, claim.start, claim.end))
+        for source_pk, where in claim.edges.items():
+            edges.append((edge_pk, claim_pk, source_pk, "pending", PENDING_CODE, len(where)))
+            for location in where:
+                locations.append((location_pk, edge_pk, *location))
+                location_pk += 1
+            edge_pk += 1
+        members.append(claim_pk)
+        claim_pk += 1
+    db.executemany('INSERT INTO claims (pk, id, answer_pk, text, start, "end") VALUES (?, ?, ?, ?, ?, ?)', claims)
+    db.executemany(
+        "INSERT INTO edges (pk, claim_pk, source_pk, review_state, final_code, n_locations) VALUES (?, ?, ?, ?, ?, ?)",
+        edges,
+    )
+    db.executemany('INSERT INTO edge_locations (pk, edge_pk, marker, start, "end") VALUES (?, ?, ?, ?, ?)', locations)
+    return members

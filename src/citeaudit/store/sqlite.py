@@ -11,6 +11,7 @@ import dataclasses
 import hashlib
 import json
 import sqlite3
+import time
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -460,6 +461,37 @@ class Store:
             plan, segmentation = decided
             write_claim_set(db, state, plan, segmentation, ingested_as, action, actor, utc_now())
             return plan
+
+    def change_claims_each(
+        self,
+        answer_pks: Sequence[int],
+        planner: Callable[[AnswerClaims, Segmentation], tuple[SetPlan, Segmentation] | None],
+        action: str,
+        actor: str | None,
+        done: Callable[[SetPlan | None], None],
+        batch_seconds: float = 0.25,
+    ) -> None:
+        """:meth:`change_claims` for each answer in turn, ``done`` told each outcome. Each answer is still all or
+        nothing (a savepoint), but answers are committed together, one transaction per ``batch_seconds`` of work:
+        a commit costs more than segmenting a short answer. When an answer fails (or the run is interrupted) the
+        answers finished before it are committed, then the error is raised."""
+        position = 0
+        while position < len(answer_pks):
+            failure: BaseException | None = None
+            with self._transaction():
+                deadline = time.monotonic() + batch_seconds
+                while position < len(answer_pks):
+                    try:
+                        plan = self.change_claims(answer_pks[position], planner, action, actor)
+                        position += 1
+                        done(plan)
+                    except BaseException as exc:  # what is finished is committed, then this is raised
+                        failure = exc
+                        break
+                    if time.monotonic() > deadline:
+                        break
+            if failure is not None:
+                raise failure
 
     def failed_answers(self, protocol_pk: int, scope: Scope) -> int:
         """How many answers the engines did not give in this protocol's runs of the scope's run kinds."""
