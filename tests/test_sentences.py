@@ -103,6 +103,29 @@ def test_a_lower_case_word_after_a_full_stop_continues_the_sentence() -> None:
     assert is_abbreviation("It is No. 5 in the list.", 8)
 
 
+def test_circa_before_a_year_does_not_end_the_sentence() -> None:
+    text = "The chapel (c. 1900) was rebuilt. It was built c. 1200 in Lyon."
+    # "The chapel (c. 1900) was rebuilt." [0, 33); "It was built c. 1200 in Lyon." [34, 63)
+    assert texts(text) == ["The chapel (c. 1900) was rebuilt.", "It was built c. 1200 in Lyon."]
+    assert [(s.start, s.stop) for s in sentences(text)] == [(0, 33), (34, 63)]
+    # the bracket closing after the year still ends its sentence at the full stop after it
+    assert texts("The chapel (c. 1900). It was rebuilt.") == ["The chapel (c. 1900).", "It was rebuilt."]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a capital C is a letter (a vitamin, an appendix), not circa: its full stop ends the sentence
+        ("He took vitamin C. 2 days later he was well.", ["He took vitamin C.", "2 days later he was well."]),
+        ("See appendix C. The next part follows.", ["See appendix C.", "The next part follows."]),
+        # a lower-case c before a word, not a number, is read as before
+        ("See part c. The next part follows.", ["See part c.", "The next part follows."]),
+    ],
+)
+def test_a_c_that_is_not_circa_is_read_as_before(text: str, expected: list[str]) -> None:
+    assert texts(text) == expected
+
+
 _TOKENS = st.sampled_from(
     [
         "The AX220",

@@ -16,10 +16,10 @@ What does not: a full stop inside a word or number (``3.5 bar``, ``1.200 €``, 
 between two words glued together when answer blocks are joined without a space (``specifications.Based``);
 a full stop followed by a lower-case word; a ``!`` or ``?`` inside a quotation closed later on the line (a title
 such as ``"Razzle Dazzle! The Best of …"``); an abbreviation (:func:`is_abbreviation`): titles and Latin
-abbreviations (``Dr.``, ``St.``, ``vs.``, ``e.g.``, ``i.e.``) never end a sentence, ``No.`` / ``p.`` / ``Fig.`` not
-before a number, and words that also close sentences (``Inc.``, ``Bros.``, ``U.S.``, initials, ``Jr.``) only before
-a word that typically opens one (``The``, ``He``, ``In``, …); a German day ordinal before a month
-(``3. Oktober``).
+abbreviations (``Dr.``, ``St.``, ``vs.``, ``e.g.``, ``i.e.``) never end a sentence, ``No.`` / ``p.`` / ``Fig.`` and
+a lower-case ``c.`` (circa: ``(c. 1900)``) not before a number, and words that also close sentences (``Inc.``,
+``Bros.``, ``U.S.``, initials, ``Jr.``) only before a word that typically opens one (``The``, ``He``, ``In``, …); a
+German day ordinal before a month (``3. Oktober``).
 """
 
 from __future__ import annotations
@@ -204,6 +204,8 @@ def is_abbreviation(text: str, dot: int, end: int | None = None) -> bool:
         return True
     if word in _BEFORE_NUMBERS:
         return next_word[:1].isdigit()
+    if word == "c" and text[dot - 1] == "c" and next_word[:1].isdigit():
+        return True  # circa: "(c. 1900)", "built c. 1200"
     if word.isdigit() and len(word) <= 2:
         return next_word.rstrip(".,").lower() in _MONTHS
     final = word in _FINAL or (len(word) == 1 and word.isalpha()) or _DOTTED.fullmatch(word) is not None

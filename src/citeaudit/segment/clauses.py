@@ -36,6 +36,8 @@ from collections.abc import Sequence
 from citeaudit.segment import lexicon
 from citeaudit.segment.chinese import _chinese
 from citeaudit.segment.phrases import (
+    _DEGREE,
+    _DESCRIBED,
     _LEAD_PARTICIPLES,
     _described,
     _gerund,
@@ -370,13 +372,25 @@ def _adjunct_or_rest(
     return merged + _adjunct_or_rest(text, tokens, close + 1, limit, end, subject, verb_text)
 
 
+_CUT_WORDS = frozenset(
+    {";", ",", "before", "after", "who", "that", "where", "on", "am", "in", "im"}
+    | lexicon.COORDINATORS
+    | lexicon.AFTER_YEAR
+    | _DEGREE
+    | _DESCRIBED
+)
+"""The words at which :func:`_next_cut` may cut (any other word is passed over): the comma and semicolon, the
+coordinators, the words that open a participle or relative clause, and those :func:`_described` and
+:func:`_second_place_or_date` start with."""
+
+
 def _next_cut(tokens: Sequence[_Token], first: int, limit: int) -> tuple[str, int, int] | None:
     """The next place the predicate splits: ``(kind, token index of the cut, index where the rest starts)``."""
     for i in range(first, limit):
         token = tokens[i]
-        if token.depth:
-            continue
         word = token.word
+        if token.depth or word not in _CUT_WORDS:
+            continue
         after = i + 1
         if word == ";" and after < limit:
             return "clause", i, after

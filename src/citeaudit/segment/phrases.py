@@ -153,6 +153,9 @@ _YEAR = re.compile(r"1[5-9]\d\d|20\d\d")
 _LIFE_EVENTS = frozenset(["born", "died", "geboren", "gestorben", "starb"])
 
 
+_FOUR_DIGITS = re.compile(r"\d{4}")
+
+
 def _second_place_or_date(tokens: Sequence[_Token], i: int) -> bool:
     """``born in Tehran on 27 October`` / ``born on 3 May 1862 in London`` / ``died in 2005 at the age of 86``: a
     second adjunct after a place or a date."""
@@ -162,7 +165,7 @@ def _second_place_or_date(tokens: Sequence[_Token], i: int) -> bool:
     if word in ("in", "im") and previous.upper and _YEAR.fullmatch(following.word):
         # "born in Los Angeles, California in 1994": a year after the place of a birth or a death
         return any(tokens[k].word in _LIFE_EVENTS for k in range(max(0, i - 8), i - 1))
-    return word in lexicon.AFTER_YEAR and re.fullmatch(r"\d{4}", previous.word) is not None and not following.depth
+    return word in lexicon.AFTER_YEAR and _FOUR_DIGITS.fullmatch(previous.word) is not None and not following.depth
 
 
 def _name_in(tokens: Sequence[_Token], region: range, stop: int) -> int | None:

@@ -63,7 +63,7 @@ def _tokens(text: str, start: int, end: int) -> list[_Token]:
         token_end = found.end()
         if next_mark >= len(marks) or marks[next_mark] >= token_end:  # no bracket or quote in this word
             tokens.append(
-                _Token(found.start(), token_end, raw.rstrip(".:!?").lower(), depth + quoted, raw[0].isupper())
+                _new(_Token, (found.start(), token_end, raw.rstrip(".:!?").lower(), depth + quoted, raw[0].isupper()))
             )
             continue
         while next_mark < len(marks) and marks[next_mark] < token_end:
@@ -155,9 +155,16 @@ def _is_participle(word: str) -> bool:
     return word in lexicon.PARTICIPLES or (word.endswith("ed") and word.isalpha())
 
 
+_BRACKETED = re.compile(r"\s*\([^()]*\)")
+_NUMBER_MARKER = re.compile(r"\[\d{1,4}\]")
+
+
 def _clean(text: str, start: int, end: int) -> str:
-    piece = re.sub(r"\s*\([^()]*\)", "", text[start:end])
-    piece = re.sub(r"\[\d{1,4}\]", "", piece)
+    piece = text[start:end]
+    if "(" in piece:
+        piece = _BRACKETED.sub("", piece)
+    if "[" in piece:
+        piece = _NUMBER_MARKER.sub("", piece)
     return " ".join(piece.split()).strip(" ,;")
 
 
