@@ -295,7 +295,7 @@ def write_claim_set(
         )
     else:
         ordinal = state.current_set.ordinal + 1
-    members = _insert_claims(db, state, plan.members, ordinal)
+    members, created = _insert_claims(db, state, plan.members, ordinal)
     counts = {
         "kept": plan.kept,
         "new": plan.new,
@@ -309,8 +309,12 @@ def write_claim_set(
         "skipped": plan.skipped,
     }
     _insert_set(db, state.pk, ordinal, segmentation, action, actor, created_at, counts, members)
-    db.execute("UPDATE claims SET current = 0 WHERE answer_pk = ? AND current = 1", (state.pk,))
-    db.executemany("UPDATE claims SET current = 1 WHERE pk = ?", [(m,) for m in dict.fromkeys(members)])
+    # Only the flags that change are written: the current claims left out go to 0, claims of older sets brought
+    # back go to 1 (the claims just created are current already).
+    chosen = set(members)
+    current = {c.pk for c in state.claims}
+    db.executemany("UPDATE claims SET current = 0 WHERE pk = ?", [(pk,) for pk in sorted(current - chosen)])
+    db.executemany("UPDATE claims SET current = 1 WHERE pk = ?", [(pk,) for pk in sorted(chosen - current - created)])
     return ordinal
 
 
@@ -320,12 +324,15 @@ def _next_pk(db: sqlite3.Connection, table: str) -> int:
     return 1 if largest is None else int(largest) + 1
 
 
-def _insert_claims(db: sqlite3.Connection, state: AnswerClaims, plan: Sequence[ClaimPlan], ordinal: int) -> list[int]:
-    """Create the new claims of ``plan`` with their pending edges; the row ids of all members in order. Rows are
-    numbered here as SQLite would number them one by one, so a few ``executemany`` calls write them all."""
+def _insert_claims(
+    db: sqlite3.Connection, state: AnswerClaims, plan: Sequence[ClaimPlan], ordinal: int
+) -> tuple[list[int], set[int]]:
+    """Create the new claims of ``plan`` with their pending edges; the row ids of all members in order, and those
+    of the new claims. Rows are numbered here as SQLite would number them one by one, so a few ``executemany``
+    calls write them all."""
     new = [m for m in plan if not isinstance(m, int)]
     if not new:
-        return [m for m in plan if isinstance(m, int)]
+        return [m for m in plan if isinstance(m, int)], set()
     ids = [f"{state.id}-s{ordinal}c{number}" for number in range(1, len(new) + 1)]
     stored: set[str] = set()
     for at in range(0, len(ids), 500):
@@ -338,6 +345,7 @@ def _insert_claims(db: sqlite3.Connection, state: AnswerClaims, plan: Sequence[C
     edges: list[tuple[object, ...]] = []
     locations: list[tuple[object, ...]] = []
     members: list[int] = []
+    created: set[int] = set()
     made = iter(zip(new, ids, strict=True))
     for member in plan:
         if isinstance(member, int):
@@ -356,6 +364,7 @@ def _insert_claims(db: sqlite3.Connection, state: AnswerClaims, plan: Sequence[C
                 location_pk += 1
             edge_pk += 1
         members.append(claim_pk)
+        created.add(claim_pk)
         claim_pk += 1
     db.executemany('INSERT INTO claims (pk, id, answer_pk, text, start, "end") VALUES (?, ?, ?, ?, ?, ?)', claims)
     db.executemany(
@@ -363,4 +372,4 @@ def _insert_claims(db: sqlite3.Connection, state: AnswerClaims, plan: Sequence[C
         edges,
     )
     db.executemany('INSERT INTO edge_locations (pk, edge_pk, marker, start, "end") VALUES (?, ?, ?, ?, ?)', locations)
-    return members
+    return members, created
