@@ -96,12 +96,15 @@ def split_sentence(text: str, start: int, end: int, subject_hint: str | None = N
 # -- English and German --------------------------------------------------------------------------------------
 
 
+_ANY_RELATIVE = lexicon.RELATIVES | lexicon.GERMAN_RELATIVES
+
+
 def _first_verb(tokens: Sequence[_Token]) -> int | None:
     """The finite verb of the main clause: the first verb outside a comma-set relative clause."""
     i = 1
     while i < len(tokens):
         word = tokens[i].word
-        if word == "," and i + 1 < len(tokens) and tokens[i + 1].word in lexicon.RELATIVES | lexicon.GERMAN_RELATIVES:
+        if word == "," and i + 1 < len(tokens) and tokens[i + 1].word in _ANY_RELATIVE:
             i = _closing_comma(tokens, i + 1, len(tokens))
             continue
         if word not in (",", ";") and _is_verb(tokens, i):
