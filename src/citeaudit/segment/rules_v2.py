@@ -50,7 +50,7 @@ __all__ = ["METHOD", "RULES_METHODS", "VERSION", "RulesV2", "segment"]
 
 METHOD = "rules-v2"
 """Method name recorded in the protocol fingerprint."""
-VERSION = "2"
+VERSION = "3"
 """Version of these rules; bump it whenever any output can change."""
 RULES_METHODS = (V1_METHOD, METHOD)
 """The rules methods, in order: rules-v1, then this one (the default)."""
