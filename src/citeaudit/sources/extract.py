@@ -6,6 +6,7 @@ decoded. Both libraries come with the ``resolve`` extra and are imported on firs
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import hashlib
 import io
@@ -18,7 +19,6 @@ from citeaudit.sources.links import canonical_link
 from citeaudit.sources.records import Document
 
 __all__ = [
-    "AUTO_WORKER_PAGES",
     "HTML_TYPES",
     "MAX_HTML_BYTES",
     "PDF_TYPES",
@@ -42,9 +42,6 @@ MAX_HTML_BYTES = 2 * 1024 * 1024
 
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9._:\-]+)""", re.IGNORECASE)
 _INSTALL = "pip install 'citeaudit[resolve]'"
-
-AUTO_WORKER_PAGES = 200
-"""Pages to read from which ``extract_workers=None`` starts a worker process (on a machine with a second core)."""
 
 
 class UnreadableDocument(Exception):
@@ -156,6 +153,33 @@ def _declared_title(tree: Any) -> str | None:
     return tag or graph
 
 
+_EXTRACTION: Any = None
+"""trafilatura's options for every page, made once: making them reads its configuration again (an eighth of the
+time of reading a short page)."""
+
+
+def _extraction_options(url: str) -> Any:
+    """The options ``trafilatura.bare_extraction`` builds from the arguments :func:`_html` used to give it
+    (trafilatura's own extractor only, metadata, no comments, dates as below), for ``url``."""
+    global _EXTRACTION
+    if _EXTRACTION is None:
+        from trafilatura.settings import Extractor
+
+        dates: dict[str, Any] = {"original_date": True, "extensive_search": False}
+        _EXTRACTION = Extractor(
+            output_format="python",
+            # trafilatura's own extractor only: the justext fallback costs several times more per page.
+            fast=True,
+            comments=False,
+            with_metadata=True,
+            date_params=dates,
+        )
+    options = copy.copy(_EXTRACTION)
+    options.url = url
+    options.source = url.encode("utf-8", "replace").decode("utf-8")
+    return options
+
+
 def _html(body: bytes, charset: str | None, url: str) -> tuple[str, str | None, str | None, str | None, str | None]:
     import lxml.etree
     import lxml.html
@@ -177,15 +201,7 @@ def _html(body: bytes, charset: str | None, url: str) -> tuple[str, str | None, 
     declared_title = _declared_title(tree)
     # The page is parsed once, here: trafilatura and htmldate both take the tree and work on copies of it.
     updated = _iso_date(find_date(tree, original_date=False, extensive_search=False))
-    extracted = trafilatura.bare_extraction(
-        tree,
-        url=url,
-        # trafilatura's own extractor only: the justext fallback costs several times more per page.
-        fast=True,
-        with_metadata=True,
-        include_comments=False,
-        date_extraction_params={"original_date": True, "extensive_search": False},
-    )
+    extracted = trafilatura.bare_extraction(tree, options=_extraction_options(url))
     text = getattr(extracted, "text", None) if extracted is not None else None
     if not text:
         # Short pages fall under trafilatura's main-content threshold; their whole text is the content.
