@@ -227,7 +227,8 @@ class _Body:
 class _Response:
     url: str
     status: int
-    headers: httpx.Headers
+    headers: dict[str, str]
+    """Lower-case names; a repeated header's values joined with ", " (as ``httpx.Headers`` gives them)."""
     body: bytes | None
 
 
@@ -341,15 +342,16 @@ class Fetcher:
             self._client.stream("GET", url) as response,
         ):
             status = response.status_code
+            headers = _header_map(response.headers)
             if status in _REDIRECTS or status >= 400 or status < 200:
-                return _Response(url, status, response.headers, None)
-            length = response.headers.get("content-length", "")
+                return _Response(url, status, headers, None)
+            length = headers.get("content-length", "")
             if length.isdigit() and int(length) > self.settings.max_bytes:
                 raise _Failure("too_large", status)
-            body = _Body(response.headers.get("content-encoding", ""), self.settings.max_bytes)
+            body = _Body(headers.get("content-encoding", ""), self.settings.max_bytes)
             async for raw in response.aiter_raw():
                 body.feed(raw)
-            return _Response(url, status, response.headers, body.bytes())
+            return _Response(url, status, headers, body.bytes())
 
     async def _get_with_retries(self, url: str, chain: list[Hop]) -> _Response:
         for attempt in range(self.settings.retries + 1):
@@ -451,6 +453,15 @@ class Fetcher:
             headers=kept,
             document=document,
         )
+
+
+def _header_map(headers: httpx.Headers) -> dict[str, str]:
+    """``headers`` read once into a dict: what ``headers[name]`` gives for every name (each lookup in
+    ``httpx.Headers`` scans and decodes the whole list again)."""
+    found: dict[str, str] = {}
+    for name, value in headers.multi_items():
+        found[name] = f"{found[name]}, {value}" if name in found else value
+    return found
 
 
 def _replace(outcome: FetchOutcome, reason: str) -> FetchOutcome:
