@@ -30,10 +30,12 @@ from citeaudit.errors import InvalidValue
 from citeaudit.identity import unwrap
 from citeaudit.model import SourceStatus
 from citeaudit.sources.extract import (
+    HTML_TYPES,
     MAX_HTML_BYTES,
     UnreadableDocument,
     read_document,
     read_document_text,
+    split_type,
 )
 from citeaudit.sources.links import canonical_link, valid_http_url
 from citeaudit.sources.offload import WorkerGate, machine_cpu
@@ -312,8 +314,9 @@ class Fetcher:
                 return await asyncio.to_thread(
                     read_document, body, content_type, url, max_html_bytes=settings.max_html_bytes
                 )
-            # The gate's worker takes a page only while it keeps up: the loop never waits for it.
-            if self.helper is None or not self.helper.ready():
+            # The gate's worker takes an HTML page (the others cost less to read than to hand over) only while
+            # it keeps up: the loop never waits for it.
+            if self.helper is None or not self.helper.ready() or split_type(content_type)[0] not in HTML_TYPES:
                 return self._read_here(body, content_type, url)
             document = await self.helper.run(read_document_text, body, content_type, url, settings.max_html_bytes)
             return dataclasses.replace(document, body=body)
