@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import os
 from pathlib import Path
 from typing import Any
 
@@ -133,17 +134,16 @@ def stored(db_path: Path, urls: list[str]) -> list[dict[str, Any]]:
     return found
 
 
-def test_the_rows_stored_are_the_same_with_and_without_the_worker(
-    tmp_path: Path, site: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from citeaudit.sources import fetch, resolve_sources, workers
+@pytest.fixture
+def eager(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """The resolver's gate asks for a worker at the second page it sees (the first opens its window, the second
+    closes it), and the worker then takes every HTML page, the first ones waiting for it to come up: which pages it
+    reads does not depend on timing. Gives the list of the workers made."""
+    from citeaudit.sources import fetch, workers
 
     helpers: list[workers.ExtractionHelper] = []
 
     class Eager(workers.ExtractionHelper):
-        """Takes every page once asked to start, the first ones waiting for it to come up: which pages it reads
-        does not depend on timing."""
-
         def __init__(self, depth: int) -> None:
             super().__init__(depth)
             helpers.append(self)
@@ -156,11 +156,17 @@ def test_the_rows_stored_are_the_same_with_and_without_the_worker(
             await asyncio.shield(self._starting)
             return await super().run(function, *args)
 
-    # a gate that asks at the second page it sees: the first opens its window, the second closes it
-    monkeypatch.setattr(
-        fetch, "WorkerGate", lambda cores: WorkerGate(2, window=0.0, min_pages=0, share=0.0, spare=0.0, min_left=0.0)
-    )
+    def gate(cores: int) -> WorkerGate:
+        return WorkerGate(2, window=0.0, min_pages=0, share=0.0, spare=0.0, min_left=0.0)
+
+    monkeypatch.setattr(fetch, "WorkerGate", gate)
     monkeypatch.setattr(fetch, "ExtractionHelper", Eager)
+    return helpers
+
+
+def test_the_rows_stored_are_the_same_with_and_without_the_worker(tmp_path: Path, site: str, eager: list[Any]) -> None:
+    from citeaudit.sources import resolve_sources
+
     urls = [f"{site}{path}" for path in PATHS]
     found = {}
     for workers_asked in (0, None, 1):
@@ -168,12 +174,34 @@ def test_the_rows_stored_are_the_same_with_and_without_the_worker(
         make_db(db_path, [{"claim_id": "c1", "url": url} for url in urls])
         resolve_sources(db_path, settings(extract_workers=workers_asked, concurrency=1))
         found[workers_asked] = stored(db_path, urls)
-    (helper,) = helpers  # only extract_workers=None has one
+    (helper,) = eager  # only extract_workers=None has one
     assert helper.calls == HANDED_OVER
     assert found[None] == found[0]
     assert found[1] == found[0]
     statuses = [entry["source"]["status"] for entry in found[0]]
     assert statuses.count("resolved") == len(PATHS) - 2  # the 404 and the image fail, the same way in all three
+
+
+def _stop_worker(*args: object) -> None:
+    """Stands in for the worker's reader: the worker process dies as an out-of-memory kill would end it."""
+    os._exit(9)
+
+
+def test_a_worker_started_by_the_gate_that_dies_stops_the_run_and_loses_nothing(
+    db_path: Path, site: str, eager: list[Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from citeaudit.errors import ResolveStopped
+    from citeaudit.sources import fetch, resolve_sources
+
+    urls = [f"{site}/paced/AX{n}" for n in range(5)]
+    make_db(db_path, [{"claim_id": "c1", "url": url} for url in urls])
+    monkeypatch.setattr(fetch, "read_document_text", _stop_worker)
+    # the two pages read in the loop are kept; the third, handed to the worker, kills it
+    with pytest.raises(ResolveStopped, match=r"worker process stopped .* after 2 of 5 sources"):
+        resolve_sources(db_path, settings(extract_workers=None, concurrency=1))
+    assert [source(db_path, url)["status"] for url in urls] == ["resolved"] * 2 + ["pending"] * 3
+    monkeypatch.undo()
+    assert resolve_sources(db_path, settings(extract_workers=None)).resolved == 3
 
 
 # -- trafilatura's options made once ---------------------------------------------------------------------

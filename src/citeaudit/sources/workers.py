@@ -262,7 +262,11 @@ class ExtractionHelper:
         reply: asyncio.Future[tuple[bool, Any]] = asyncio.get_running_loop().create_future()
         self._waiting.append(reply)
         self.calls += 1
-        await self._worker.send(function, args)
+        try:
+            await self._worker.send(function, args)
+        except WorkerDied:
+            reply.cancel()  # the reader task fails every waiting call; this one is raised here
+            raise
         ok, value = await reply
         if ok:
             return value  # type: ignore[no-any-return]
