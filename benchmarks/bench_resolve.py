@@ -127,6 +127,12 @@ def children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def machine_busy() -> float:
+    """CPU seconds the whole machine has been busy since boot (``/proc/stat``: all but idle and iowait)."""
+    ticks = [int(value) for value in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
+    return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -224,6 +230,7 @@ def main() -> None:
         cpu: dict[str, list[float]] = {name: [] for name in order}
         total: dict[str, list[float]] = {name: [] for name in order}
         worker_cpu: dict[str, list[float]] = {name: [] for name in order}
+        others: dict[str, list[float]] = {name: [] for name in order}
         seen: dict[str, list[dict[str, int]]] = {name: [] for name in order}
         peaks(port)
         for round_ in range(args.repeat):
@@ -234,6 +241,7 @@ def main() -> None:
                         build_db(db, urls)
                     start, used = time.perf_counter(), time.process_time()
                     server_before, children_before = process_cpu(server.pid), children_cpu()
+                    busy_before = machine_busy()
                     if name == BARE:
                         asyncio.run(bare_httpx(urls, port))
                     else:
@@ -245,6 +253,8 @@ def main() -> None:
                     # the extraction worker has ended (and been waited for) when the run returns
                     worker_cpu[name].append(children_cpu() - children_before)
                     total[name].append(cpu[name][-1] + worker_cpu[name][-1] + process_cpu(server.pid) - server_before)
+                    # what the rest of the machine (other programs) used meanwhile, in cores
+                    others[name].append(max(0.0, machine_busy() - busy_before - total[name][-1]) / wall[name][-1])
                     seen[name].append(peaks(port))
         peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         # Reading the page alone (what every resolver does with each body), in this process.
@@ -258,7 +268,12 @@ def main() -> None:
         setup = f"{args.urls} URLs, {args.hosts} hosts, latency {LATENCY * 1000:.0f} ms, per-host {PER_HOST}"
         print(f"resolve: {setup}, global {GLOBAL}; ideal {ideal:.3f} s (N x latency / {effective}); "
               f"{args.repeat} rounds of the four, in turn; medians")  # fmt: skip
-        print(f"  load average at the start of the summary {os.getloadavg()[0]:.1f} on {cores} cores")
+        print(
+            f"  load average at the start of the summary {os.getloadavg()[0]:.1f} on {cores} cores; other programs "
+            f"used {statistics.median(v for runs in others.values() for v in runs):.2f} cores during the runs "
+            f"(median; {min(v for runs in others.values() for v in runs):.2f} to "
+            f"{max(v for runs in others.values() for v in runs):.2f})"
+        )
         for name in order:
             median = statistics.median(wall[name])
             every = statistics.median(total[name])
@@ -275,8 +290,8 @@ def main() -> None:
         bare_fraction = ideal / baseline
         print(
             f"  bound, CPU: the GETs through httpx {getting_ms:.2f} ms of CPU a URL (the baseline, server included) "
-            f"+ reading the page {reading_ms:.2f} ms = {getting_ms + reading_ms:.2f} ms; on {cores} cores no run "
-            f"takes less than {least:.2f} s: at most {cpu_bound:.2f} of the ideal"
+            f"+ reading the page {reading_ms:.2f} ms = {getting_ms + reading_ms:.2f} ms; on {cores} cores of its own "
+            f"no run takes less than {least:.2f} s: at most {cpu_bound:.2f} of the ideal"
         )
         print(
             f"  bound, network path: the baseline makes the same GETs with nothing else and reaches "
