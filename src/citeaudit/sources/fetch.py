@@ -101,9 +101,10 @@ class ResolveSettings:
     can be kept); with ``extract_timeout=None`` everything is read in this process. ``None`` (the command line's
     default) reads small pages in this process too, and starts one worker process beside it only once extraction
     takes a measurable share of this process's time while a core has idle time and enough pages are left
-    (:class:`~citeaudit.sources.offload.WorkerGate`); that worker is then handed a small page only when it is idle,
-    so the fetching loop never waits on it. N ≥ 1: N worker processes read every page. Extraction is CPU work: a
-    worker process keeps the fetching loop from waiting on it, and costs about a second of CPU to start."""
+    (:class:`~citeaudit.sources.offload.WorkerGate`); that worker is then handed a small HTML page only while few
+    are waiting on it, so the fetching loop never waits on it. N ≥ 1: N worker processes read every page.
+    Extraction is CPU work: a worker process takes it off the fetching loop, and costs about 0.2 s of CPU to
+    start."""
     extract_timeout: float | None = 60.0
     """Wall-clock seconds one document may take to be read in a worker process; past it the worker is killed and
     the source fails as ``extract_timeout``. ``None``: no limit."""

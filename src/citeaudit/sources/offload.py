@@ -2,17 +2,17 @@
 
 Reading a small page takes the fetching process about half a millisecond to tens of milliseconds; while it
 does, the responses that arrive wait. A worker process takes that work off the loop, but it costs the machine
-about a second of CPU to start and some CPU for every page handed over, so it only pays when extraction takes a
+about 0.2 s of CPU to start and some CPU for every page handed over, so it only pays when extraction takes a
 real share of the loop's time, some core has idle time to run it, and enough pages are left; never on a machine
-with a single core. :class:`WorkerGate` decides that from measurements it is given (nothing here reads a clock
-or the kernel), one window at a time:
+with a single core. :class:`WorkerGate` decides that from measurements it is given (it reads no clock and no
+counter itself), one window at a time:
 
 * the seconds the loop spent extracting pages in the window, as a share of the window's wall time;
 * the idle time of the machine's cores over the same window (:func:`machine_cpu`): on a machine whose cores
   are all busy, a worker takes its share of them from the loop, and measured runs were slower with it;
 * the pages still to be read, times the mean extraction time seen so far.
 
-The worker, once started, is handed a page only while it keeps up (a few pages waiting on it at most); every
+The worker, once started, is handed an HTML page only while it keeps up (a few pages waiting on it at most); every
 other page is still read in the loop. So it adds capacity and never makes the loop wait for it (handing it
 every page, ``extract_workers=1``, can make it the bottleneck).
 """
