@@ -327,3 +327,23 @@ def test_reading_a_page_gives_what_the_whole_trafilatura_call_gave() -> None:
         assert found == read_as_before(markup.encode(), url), url
         published += document.published is not None
     assert published > 20  # the dates do come from URLs, metas and JSON-LD
+
+
+def test_a_worker_that_fails_to_start_is_never_offered(monkeypatch: pytest.MonkeyPatch) -> None:
+    from citeaudit.sources import workers
+
+    async def fail(cls: type) -> None:
+        raise workers.WorkerDied("the extraction worker process did not start as expected")
+
+    monkeypatch.setattr(workers._Worker, "start", classmethod(fail))
+
+    async def run() -> tuple[bool, bool, list[int]]:
+        async with workers.ExtractionHelper(4) as helper:
+            helper.start_soon()
+            helper.start_soon()  # once only
+            assert helper._starting is not None
+            await helper._starting
+            return helper.started, helper.ready(), helper.pids()
+
+    # the loop goes on reading every page itself
+    assert asyncio.run(run()) == (True, False, [])
