@@ -327,32 +327,39 @@ def test_links_that_are_not_http_fail_as_bad_url(db_path: Path, url: str) -> Non
     assert (found["status"], found["reason"]) == ("failed", "bad_url")
 
 
-def test_extraction_workers_are_chosen_by_pages_and_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_extraction_workers_start_only_when_asked_or_when_extraction_backs_up(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     from citeaudit.sources import fetch
 
     monkeypatch.setattr(fetch, "_cores", lambda: 2)
     assert settings().extract_workers == 0  # the library reads in the fetching process unless asked
-    auto = settings(extract_workers=None)
-    assert fetch.extract_workers_for(auto, fetch.AUTO_WORKER_PAGES - 1) == 0  # too few pages to pay for a process
-    assert fetch.extract_workers_for(auto, fetch.AUTO_WORKER_PAGES) == 1
-    assert fetch.extract_workers_for(settings(extract_workers=0), 10**6) == 0  # a choice given is kept
-    assert fetch.extract_workers_for(settings(extract_workers=3), 1) == 3
+    assert fetch.Fetcher(settings()).gate is None  # a choice given is kept: no gate
+    assert fetch.Fetcher(settings(extract_workers=3)).gate is None
+    chosen = fetch.Fetcher(settings(extract_workers=None), expected=10)
+    assert chosen.gate is not None
+    assert chosen.gate.cores == 2
+    assert not chosen.gate.started
+    assert chosen.extraction_workers == []  # nothing runs before the gate asks
     monkeypatch.setattr(fetch, "_cores", lambda: 1)
-    assert fetch.extract_workers_for(auto, 10**6) == 0  # no second core to run it on
+    assert not fetch.Fetcher(settings(extract_workers=None)).gate.due(10**6)  # no second core to run one on
 
 
-def test_a_large_run_extracts_in_a_worker_process_when_asked_to_choose(
+def test_a_run_asked_to_choose_reads_pages_in_the_worker_once_the_gate_starts_it(
     db_path: Path, site: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import psutil
 
     from citeaudit.sources import fetch
+    from citeaudit.sources.offload import WorkerGate
 
-    monkeypatch.setattr(fetch, "_cores", lambda: 2)
-    monkeypatch.setattr(fetch, "AUTO_WORKER_PAGES", 3)
+    # a gate that asks for a worker after the second page (its first window), whatever the timings
+    monkeypatch.setattr(
+        fetch, "WorkerGate", lambda cores: WorkerGate(2, window=0.0, min_pages=0, share=0.0, spare=0.0, min_left=0.0)
+    )
     make_db(db_path, [{"claim_id": "c1", "url": f"{site}/paced/AX{n}"} for n in range(3)])
     workers: list[int] = []
-    chosen = settings(extract_workers=None)  # as the command line asks
+    chosen = settings(extract_workers=None, concurrency=1)  # as the command line asks; one page at a time
     # only the children this run starts count (another test's helper, such as a JVM, may still be running)
     before = {child.pid for child in psutil.Process().children()}
 
@@ -361,9 +368,11 @@ def test_a_large_run_extracts_in_a_worker_process_when_asked_to_choose(
 
     report = resolve_sources(db_path, chosen, progress=lambda _: workers.append(running()))
     assert report.resolved == 3
-    # the three pages were extracted while one worker process was running
-    assert workers == [1, 1, 1]
-    for n in range(3):  # each page's text came back from the worker whole
+    # the gate starts one worker at most (in the background: whether it is up when a result is written
+    # depends on timing; tests/test_resolve_offload.py checks which pages it reads), and it ends with the run
+    assert max(workers) <= 1
+    assert running() == 0
+    for n in range(3):
         (snapshot,) = source_snapshots(db_path, source(db_path, f"{site}/paced/AX{n}")["key"])
         assert f"AX{n}" in snapshot.text
         assert "AX220" not in snapshot.text
@@ -396,20 +405,21 @@ def test_a_worker_that_dies_stops_the_run_and_loses_nothing(
 def test_the_command_chooses_the_extraction_workers_unless_told(
     db_path: Path, site: str, cli: Callable[..., Result], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from citeaudit.sources import fetch, resolver
+    from citeaudit.sources import fetch
 
     asked: list[int | None] = []
+    made = fetch.Fetcher.__init__
 
-    def recording(settings: ResolveSettings, pages: int) -> int:
+    def recording(self: fetch.Fetcher, settings: ResolveSettings, expected: int | None = None) -> None:
         asked.append(settings.extract_workers)
-        return fetch.extract_workers_for(settings, pages)
+        made(self, settings, expected)
 
-    monkeypatch.setattr(resolver, "extract_workers_for", recording)
+    monkeypatch.setattr(fetch.Fetcher, "__init__", recording)
     make_db(db_path, [{"claim_id": "c1", "url": f"{site}/article"}])
     for given in ([], ["--extract-workers", "0", "--refresh"], ["--extract-workers", "1", "--refresh"]):
         result = cli("resolve", "--db", db_path, "--map-host", "site.test=127.0.0.1", *given)
         assert result.exit_code == 0, result.stderr
-    assert asked == [None, 0, 1]  # None: the resolver chooses by pages and cores
+    assert asked == [None, 0, 1]  # None: the resolver starts a worker when extraction backs up
 
 
 def test_resolving_links_without_a_database_stops_cleanly_when_the_worker_dies(

@@ -195,3 +195,25 @@ def test_a_page_keeps_the_title_it_gives_itself_not_its_first_heading(head: str,
     body = " ".join(["The AX220 has a 20 L tank and a pump rated at 12 bar for outdoor cleaning."] * 8)
     page = f"<html><head>{head}</head><body><article><h1>AX220</h1><p>{body}</p></article></body></html>"
     assert read_document(page.encode(), "text/html", "https://brand.example/ax220").title == title
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        [],
+        [("Content-Type", "text/html"), ("content-length", "12")],
+        [("Link", "</a>; rel=canonical"), ("LINK", "</b>; rel=next"), ("Date", "x")],  # repeated, any case
+        [("Set-Cookie", "a=1"), ("set-cookie", "b=2"), ("Set-Cookie", "c=3"), ("Location", "/next")],
+        [("X-Name", "caf\u00e9".encode("utf-8").decode("latin-1")), ("Retry-After", "5")],  # not ASCII
+    ],
+)
+def test_headers_read_once_give_what_each_lookup_gave(raw: list[tuple[str, str]]) -> None:
+    import httpx
+
+    from citeaudit.sources.fetch import _header_map
+
+    headers = httpx.Headers([(name.encode("latin-1"), value.encode("latin-1")) for name, value in raw])
+    found = _header_map(headers)
+    names = {name.lower() for name, _ in raw} | {"content-type", "location", "missing"}
+    assert {name: found.get(name) for name in names} == {name: headers.get(name) for name in names}
+    assert set(found) == {name.lower() for name, _ in raw}

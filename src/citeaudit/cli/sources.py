@@ -14,7 +14,7 @@ from rich.table import Table
 
 from citeaudit.cli.common import DbOption, OutputFormat, console, err_console, existing_database, handles_errors
 from citeaudit.errors import InvalidValue
-from citeaudit.sources.extract import AUTO_WORKER_PAGES, MAX_HTML_BYTES
+from citeaudit.sources.extract import MAX_HTML_BYTES
 
 if TYPE_CHECKING:
     from citeaudit.sources import FetchOutcome, ResolveReport, ResolveSettings
@@ -39,8 +39,8 @@ ExtractWorkersOption = Annotated[
         "--extract-workers",
         min=0,
         show_default=False,
-        help="Processes extracting text beside the fetching one; 0 extracts in it. Default: 1 when the machine "
-        f"has a second core and at least {AUTO_WORKER_PAGES} pages are to be read, else 0.",
+        help="Processes extracting text beside the fetching one; 0 extracts in it. Default: extract in it, and "
+        "start one worker process only once extraction takes a measurable share of its time while a core is idle.",
     ),
 ]
 ExtractTimeoutOption = Annotated[

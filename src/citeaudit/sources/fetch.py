@@ -15,6 +15,7 @@ import email.utils
 import http.cookiejar
 import os
 import ssl
+import time
 import zlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -29,16 +30,18 @@ from citeaudit.errors import InvalidValue
 from citeaudit.identity import unwrap
 from citeaudit.model import SourceStatus
 from citeaudit.sources.extract import (
-    AUTO_WORKER_PAGES,
+    HTML_TYPES,
     MAX_HTML_BYTES,
     UnreadableDocument,
     read_document,
     read_document_text,
+    split_type,
 )
 from citeaudit.sources.links import canonical_link, valid_http_url
+from citeaudit.sources.offload import WorkerGate, machine_cpu
 from citeaudit.sources.records import Document, FetchOutcome, Hop
 from citeaudit.sources.security import AddressBlocked, NameNotResolved, PerOriginTransport
-from citeaudit.sources.workers import ExtractionPool, ExtractionTimedOut, WorkerDied
+from citeaudit.sources.workers import ExtractionHelper, ExtractionPool, ExtractionTimedOut, WorkerDied
 
 __all__ = ["USER_AGENT", "Fetcher", "ResolveSettings", "retry_after"]
 
@@ -56,6 +59,8 @@ _KEPT_HEADERS = (
     "link",
 )
 _INLINE_BYTES = 64 * 1024
+_HELPER_DEPTH = 16
+"""Small pages waiting on the gate's worker at most (a busy loop reads its replies once a turn)."""
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _RETRY_STATUSES = frozenset({429, 503})
 
@@ -93,10 +98,13 @@ class ResolveSettings:
     extract_workers: int | None = 0
     """Processes that extract text (HTML, PDF) beside the one that fetches. 0: small pages (up to 64 KiB, not PDF)
     are read in this process, the others in one worker process started when first needed (so that the time limit
-    can be kept); with ``extract_timeout=None`` everything is read in this process. ``None`` chooses
-    (:func:`extract_workers_for`; the command line's default): 1 when this machine has a second core and at least
-    ``AUTO_WORKER_PAGES`` pages are to be read, else 0. Extraction is CPU work: a worker process keeps the fetching
-    loop from waiting on it, and costs about a second to start."""
+    can be kept); with ``extract_timeout=None`` everything is read in this process. ``None`` (the command line's
+    default) reads small pages in this process too, and starts one worker process beside it only once extraction
+    takes a measurable share of this process's time while a core has idle time and enough pages are left
+    (:class:`~citeaudit.sources.offload.WorkerGate`); that worker is then handed a small HTML page only while few
+    are waiting on it, so the fetching loop never waits on it. N ≥ 1: N worker processes read every page.
+    Extraction is CPU work: a worker process takes it off the fetching loop, and costs about 0.2 s of CPU to
+    start."""
     extract_timeout: float | None = 60.0
     """Wall-clock seconds one document may take to be read in a worker process; past it the worker is killed and
     the source fails as ``extract_timeout``. ``None``: no limit."""
@@ -127,13 +135,6 @@ def _cores() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - platforms without CPU affinity
         return os.cpu_count() or 1
-
-
-def extract_workers_for(settings: ResolveSettings, pages: int) -> int:
-    """The extraction processes a run that reads ``pages`` pages uses under ``settings``."""
-    if settings.extract_workers is not None:
-        return settings.extract_workers
-    return 1 if pages >= AUTO_WORKER_PAGES and _cores() >= 2 else 0
 
 
 class _NoCookies(http.cookiejar.DefaultCookiePolicy):
@@ -229,19 +230,29 @@ class _Body:
 class _Response:
     url: str
     status: int
-    headers: httpx.Headers
+    headers: dict[str, str]
+    """Lower-case names; a repeated header's values joined with ", " (as ``httpx.Headers`` gives them)."""
     body: bytes | None
 
 
 class Fetcher:
-    """Resolves URLs with one shared client. Use as an async context manager."""
+    """Resolves URLs with one shared client. Use as an async context manager.
 
-    def __init__(self, settings: ResolveSettings) -> None:
+    ``expected``: the URLs this fetcher will be asked for, if known (with ``extract_workers=None``, a worker is
+    started only while enough of them are left to pay for it)."""
+
+    def __init__(self, settings: ResolveSettings, expected: int | None = None) -> None:
         self.settings = settings
         self._global = asyncio.Semaphore(settings.concurrency)
         self._hosts: dict[str, asyncio.Semaphore] = {}
         self._client: httpx.AsyncClient | None = None
         self._extractors: ExtractionPool | None = None
+        self._expected = expected
+        self._asked = 0
+        self.gate = WorkerGate(_cores()) if settings.extract_workers is None else None
+        """Decides when a worker starts beside the loop (``extract_workers=None`` only)."""
+        self.helper = ExtractionHelper(_HELPER_DEPTH) if self.gate is not None else None
+        """The worker the gate starts, handed small pages while it keeps up."""
 
     async def __aenter__(self) -> Fetcher:
         self._client = httpx.AsyncClient(
@@ -265,26 +276,53 @@ class Fetcher:
             await self._client.aclose()
         if self._extractors is not None:
             await self._extractors.close()
+        if self.helper is not None:
+            await self.helper.close()
 
     @property
     def extraction_workers(self) -> list[int]:
         """Process ids of the extraction workers running now."""
-        return [] if self._extractors is None else self._extractors.pids()
+        pool = [] if self._extractors is None else self._extractors.pids()
+        return pool + ([] if self.helper is None else self.helper.pids())
+
+    def _pool(self) -> ExtractionPool:
+        if self._extractors is None:
+            self._extractors = ExtractionPool(max(1, self.settings.extract_workers or 0), self.settings.extract_timeout)
+        return self._extractors
+
+    def _read_here(self, body: bytes, content_type: str | None, url: str) -> Document:
+        """A small page read in this process (a few milliseconds: handing it to a thread costs more than that),
+        timed for the gate while it decides."""
+        gate = self.gate
+        if gate is None or gate.started:
+            return read_document(body, content_type, url, max_html_bytes=self.settings.max_html_bytes)
+        start = time.perf_counter()
+        try:
+            return read_document(body, content_type, url, max_html_bytes=self.settings.max_html_bytes)
+        finally:
+            now = time.perf_counter()
+            gate.extracted(now - start)
+            if gate.due(now):
+                left = None if self._expected is None else max(0, self._expected - self._asked)
+                if gate.check(now, machine_cpu(), left) and self.helper is not None:
+                    self.helper.start_soon()
 
     async def _extract(self, body: bytes, content_type: str | None, url: str) -> Document:
         settings = self.settings
         small = len(body) <= _INLINE_BYTES and not body.lstrip()[:5].startswith(b"%PDF-")
         if not settings.extract_workers and (small or settings.extract_timeout is None):
-            if small:
-                # A small page is read in a few milliseconds: handing it to a thread costs more than that.
-                return read_document(body, content_type, url, max_html_bytes=settings.max_html_bytes)
-            return await asyncio.to_thread(
-                read_document, body, content_type, url, max_html_bytes=settings.max_html_bytes
-            )
-        if self._extractors is None:
-            self._extractors = ExtractionPool(max(1, settings.extract_workers or 0), settings.extract_timeout)
+            if not small:
+                return await asyncio.to_thread(
+                    read_document, body, content_type, url, max_html_bytes=settings.max_html_bytes
+                )
+            # The gate's worker takes an HTML page (the others cost less to read than to hand over) only while
+            # it keeps up: the loop never waits for it.
+            if self.helper is None or not self.helper.ready() or split_type(content_type)[0] not in HTML_TYPES:
+                return self._read_here(body, content_type, url)
+            document = await self.helper.run(read_document_text, body, content_type, url, settings.max_html_bytes)
+            return dataclasses.replace(document, body=body)
         try:
-            document = await self._extractors.run(read_document_text, body, content_type, url, settings.max_html_bytes)
+            document = await self._pool().run(read_document_text, body, content_type, url, settings.max_html_bytes)
         except ExtractionTimedOut as exc:
             raise UnreadableDocument("extract_timeout", str(exc)) from None
         # The worker sends back everything but the bytes, which this process already holds.
@@ -308,15 +346,16 @@ class Fetcher:
             self._client.stream("GET", url) as response,
         ):
             status = response.status_code
+            headers = _header_map(response.headers)
             if status in _REDIRECTS or status >= 400 or status < 200:
-                return _Response(url, status, response.headers, None)
-            length = response.headers.get("content-length", "")
+                return _Response(url, status, headers, None)
+            length = headers.get("content-length", "")
             if length.isdigit() and int(length) > self.settings.max_bytes:
                 raise _Failure("too_large", status)
-            body = _Body(response.headers.get("content-encoding", ""), self.settings.max_bytes)
+            body = _Body(headers.get("content-encoding", ""), self.settings.max_bytes)
             async for raw in response.aiter_raw():
                 body.feed(raw)
-            return _Response(url, status, response.headers, body.bytes())
+            return _Response(url, status, headers, body.bytes())
 
     async def _get_with_retries(self, url: str, chain: list[Hop]) -> _Response:
         for attempt in range(self.settings.retries + 1):
@@ -336,6 +375,7 @@ class Fetcher:
         """Follow ``url`` to its page and read it; every failure becomes a ``failed`` outcome with its reason."""
         chain: list[Hop] = []
         current = url.strip()
+        self._asked += 1
         try:
             return await self._follow(url, current, chain)
         except _Failure as failure:
@@ -417,6 +457,15 @@ class Fetcher:
             headers=kept,
             document=document,
         )
+
+
+def _header_map(headers: httpx.Headers) -> dict[str, str]:
+    """``headers`` read once into a dict: what ``headers[name]`` gives for every name (each lookup in
+    ``httpx.Headers`` scans and decodes the whole list again)."""
+    found: dict[str, str] = {}
+    for name, value in headers.multi_items():
+        found[name] = f"{found[name]}, {value}" if name in found else value
+    return found
 
 
 def _replace(outcome: FetchOutcome, reason: str) -> FetchOutcome:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from citeaudit.errors import ResolveStopped
-from citeaudit.sources.fetch import Fetcher, ResolveSettings, extract_workers_for
+from citeaudit.sources.fetch import Fetcher, ResolveSettings
 from citeaudit.sources.records import FetchOutcome, Passage, ResolveReport, Snapshot
 from citeaudit.sources.workers import WorkerDied
 
@@ -106,8 +106,7 @@ async def resolve_sources_async(
                     flush()
 
         if selection.todo:
-            extractors = extract_workers_for(settings, len(selection.todo))
-            async with Fetcher(dataclasses.replace(settings, extract_workers=extractors)) as fetcher:
+            async with Fetcher(settings, expected=len(selection.todo)) as fetcher:
                 # More workers than request slots: a worker waiting on a busy host holds no global slot, so the
                 # other hosts keep the global cap busy.
                 tasks = min(len(selection.todo), 4 * settings.concurrency)
@@ -149,10 +148,9 @@ def resolve_urls(urls: Iterable[str], settings: ResolveSettings | None = None) -
 
     wanted = list(urls)
     chosen = settings or ResolveSettings()
-    chosen = dataclasses.replace(chosen, extract_workers=extract_workers_for(chosen, len(wanted)))
 
     async def run() -> list[FetchOutcome]:
-        async with Fetcher(chosen) as fetcher:
+        async with Fetcher(chosen, expected=len(wanted)) as fetcher:
             try:
                 return list(await asyncio.gather(*(fetcher.fetch(url) for url in wanted)))
             except WorkerDied:

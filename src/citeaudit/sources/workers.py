@@ -18,6 +18,7 @@ function travels by reference (module and name), as with any process pool.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import os
 import pickle
@@ -30,7 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
-__all__ = ["ExtractionPool", "ExtractionTimedOut", "WorkerDied", "serve"]
+__all__ = ["ExtractionHelper", "ExtractionPool", "ExtractionTimedOut", "WorkerDied", "serve"]
 
 T = TypeVar("T")
 
@@ -90,8 +91,8 @@ class _Worker:
             code = await self.process.wait()
             raise WorkerDied(f"the extraction worker process stopped (exit status {code})") from None
 
-    async def call(self, function: Callable[..., Any], args: tuple[Any, ...], limit: float | None) -> tuple[bool, Any]:
-        """``(True, result)`` or ``(False, the exception the function raised)``."""
+    async def send(self, function: Callable[..., Any], args: tuple[Any, ...]) -> None:
+        """Hand over one call (its outcome comes back, in order, through :meth:`_receive`)."""
         assert self.process.stdin is not None
         message = pickle.dumps((function, args), protocol=pickle.HIGHEST_PROTOCOL)
         try:
@@ -100,6 +101,10 @@ class _Worker:
         except (BrokenPipeError, ConnectionResetError):
             code = await self.process.wait()
             raise WorkerDied(f"the extraction worker process stopped (exit status {code})") from None
+
+    async def call(self, function: Callable[..., Any], args: tuple[Any, ...], limit: float | None) -> tuple[bool, Any]:
+        """``(True, result)`` or ``(False, the exception the function raised)``."""
+        await self.send(function, args)
         # The clock starts once the document is in the worker's hands: its start-up is not the document's time.
         async with asyncio.timeout(limit):
             ok, value = await self._receive()
@@ -183,6 +188,110 @@ class ExtractionPool:
     def pids(self) -> list[int]:
         """Process ids of the workers running now."""
         return [worker.process.pid for worker in (*self._idle, *self._busy)]
+
+
+class ExtractionHelper:
+    """One worker process, started in the background, that takes calls only while fewer than ``depth`` are
+    waiting on it, with no time limit: the calls a loop hands over beside doing the same work itself.
+
+    Several calls travel to it at once, and their outcomes come back in order, read by one task: a loop that is
+    busy for tens of milliseconds at a time would otherwise give it one call per turn. Use as an async context
+    manager: leaving it stops the worker.
+    """
+
+    def __init__(self, depth: int) -> None:
+        if depth < 1:
+            raise ValueError(f"an extraction helper takes at least one call at a time, not {depth!r}")
+        self.depth = depth
+        self.calls = 0
+        """Calls handed to it so far."""
+        self._worker: _Worker | None = None
+        self._starting: asyncio.Task[None] | None = None
+        self._reading: asyncio.Task[None] | None = None
+        self._waiting: collections.deque[asyncio.Future[tuple[bool, Any]]] = collections.deque()
+        self._died: str | None = None
+
+    async def __aenter__(self) -> ExtractionHelper:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    @property
+    def started(self) -> bool:
+        """Whether its start was asked for."""
+        return self._starting is not None
+
+    def start_soon(self) -> None:
+        """Start the worker in the background (once); :meth:`ready` says when it is up. A worker that fails to
+        start is never offered, and nothing is raised."""
+        if self._starting is None:
+            self._starting = asyncio.get_running_loop().create_task(self._start())
+
+    async def _start(self) -> None:
+        try:
+            worker = await _Worker.start()
+        except (WorkerDied, OSError):
+            return
+        self._worker = worker
+        self._reading = asyncio.get_running_loop().create_task(self._read(worker))
+
+    async def _read(self, worker: _Worker) -> None:
+        try:
+            while True:
+                reply = await worker._receive()
+                waiting = self._waiting.popleft()
+                if not waiting.done():
+                    waiting.set_result(reply)
+        except WorkerDied as exc:
+            self._died = str(exc)
+            while self._waiting:
+                waiting = self._waiting.popleft()
+                if not waiting.done():
+                    waiting.set_exception(WorkerDied(str(exc)))
+
+    def ready(self) -> bool:
+        """Whether the worker is up, alive, and has fewer than ``depth`` calls waiting on it."""
+        return self._worker is not None and self._died is None and len(self._waiting) < self.depth
+
+    async def run(self, function: Callable[..., T], *args: Any) -> T:
+        """``function(*args)`` in the worker (ask :meth:`ready` first). Raises what the function raised, and
+        :class:`WorkerDied` when the worker stopped on its own."""
+        if self._worker is None or self._died is not None:
+            raise WorkerDied(self._died or "the extraction worker process is not running")
+        reply: asyncio.Future[tuple[bool, Any]] = asyncio.get_running_loop().create_future()
+        self._waiting.append(reply)
+        self.calls += 1
+        try:
+            await self._worker.send(function, args)
+        except WorkerDied:
+            reply.cancel()  # the reader task fails every waiting call; this one is raised here
+            raise
+        ok, value = await reply
+        if ok:
+            return value  # type: ignore[no-any-return]
+        raise value
+
+    async def close(self) -> None:
+        """Stop the worker (killed when calls are still waiting on it, else its stdin is closed)."""
+        for task in (self._starting, self._reading):
+            if task is not None and not task.done():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        worker, self._worker = self._worker, None
+        if worker is not None:
+            if self._waiting:
+                await worker.kill()
+            else:
+                await worker.stop()
+        for waiting in self._waiting:
+            waiting.cancel()
+        self._waiting.clear()
+
+    def pids(self) -> list[int]:
+        """Process id of the worker, when it runs."""
+        return [] if self._worker is None else [self._worker.process.pid]
 
 
 # -- the worker side -----------------------------------------------------------------------------------------
