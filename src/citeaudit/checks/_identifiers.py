@@ -80,6 +80,8 @@ _DIRECTIVE_NAME = re.compile(
 )
 _CERTIFICATE_NO = re.compile(r"(?i:certificate|cert\.?)\s*(?i:no\.?|number|#|id)\s*:?\s*(?P<value>\w[\w./-]{3,}\w)")
 _NOT_MODELS = re.compile(r"^(?:ISO|IEC|EN|DIN|ASTM|UL|FCC|CE|E\d+|\d+)$")
+# Every model pattern above needs a digit: a text without one names no model identifier.
+_DIGIT = re.compile(r"\d")
 
 
 def certificates_in(text: str) -> list[Mention]:
@@ -151,6 +153,8 @@ def model_confusion(claim: str, passage: str) -> tuple[tuple[str, ...], tuple[st
     >>> model_confusion("The iPhone 15 has USB-C", "The iPhone 14 has Lightning")
     (('iPhone 15',), ('iPhone 15', 'iPhone 14'))
     """
+    if _DIGIT.search(claim) is None:
+        return (), None
     claimed = [m for m in entities_in(claim, certificates_in(claim)) if m.slot.startswith("model:")]
     if not claimed or not passage:
         return tuple(m.text for m in claimed), None
