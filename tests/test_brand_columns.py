@@ -17,6 +17,7 @@ from citeaudit import parse_audit_bytes
 from citeaudit.api import ScoredPath, score_path
 from citeaudit.brand_metrics import brand_figures, identified_texts
 from citeaudit.checks import model_confusion
+from citeaudit.checks._identifiers import certificates_in, entities_in
 from citeaudit.identity import OfficialMatcher
 from citeaudit.misattribution import cross_candidates, misattribution
 from citeaudit.model import Judgement, Label
@@ -139,6 +140,43 @@ def test_each_distinct_claim_text_is_read_once() -> None:
     texts = ["The AX220 is quiet", "It is quiet", "The AX220 is quiet", "It is quiet", "The V5 weighs 3 kg"]
     assert identified_texts(enumerate(texts), check) == {0: texts[0], 2: texts[0], 4: texts[4]}
     assert read == ["The AX220 is quiet", "It is quiet", "The V5 weighs 3 kg"]
+
+
+def reference_confusion(claim: str, passage: str) -> tuple[tuple[str, ...], tuple[str, str] | None]:
+    """The identifier check as written before its texts were screened and kept: every pattern run on both texts."""
+    claimed = [m for m in entities_in(claim, certificates_in(claim)) if m.slot.startswith("model:")]
+    if not claimed or not passage:
+        return tuple(m.text for m in claimed), None
+    found = [m for m in entities_in(passage, certificates_in(passage)) if m.slot.startswith("model:")]
+    for mention in claimed:
+        same_family = [p for p in found if p.slot == mention.slot]
+        if same_family and all(p.value != mention.value for p in same_family):
+            return tuple(m.text for m in claimed), (mention.text, same_family[0].text)
+    return tuple(m.text for m in claimed), None
+
+
+PIECES = [
+    "AX220",
+    "ax220",
+    "s24",
+    "iPhone 15",
+    "V5",
+    "Q3",
+    "ISO 9001",
+    "E123456",
+    "20 m2",
+    "part no. AB-123",
+    "٢٢",
+    "x",
+]
+PIECES += [" ", "-", "The ", "tank", "20 L", "FCC ID: 2AB-X1", "UL Listed", "2014/35/EU", "iPad", "M", "7"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=8), st.lists(st.sampled_from(PIECES), max_size=8))
+def test_the_screened_identifier_check_answers_as_before(claim: list[str], passage: list[str]) -> None:
+    for a, b in [("".join(claim), "".join(passage)), ("".join(claim), ""), ("".join(passage), "".join(claim))]:
+        assert model_confusion(a, b) == reference_confusion(a, b)
 
 
 def test_a_text_without_a_digit_names_no_model_identifier() -> None:

@@ -220,33 +220,30 @@ def read_brand_columns(
     if wanted:
         quoted[[i for i, claim_id in enumerate(claim_ids) if claim_id in wanted]] = True
     positions = np.flatnonzero(quoted[edge_claim])
-    edge_pk_of: dict[tuple[int, int], int] = {}
+    edge_pks = np.zeros(len(edge_claim), dtype=np.int64)  # known for the edges of the quoted claims
     if len(positions):
-        edge_pk_of = {
-            (claim, source): pk
-            for pk, claim, source in db.execute(
-                "SELECT e.pk, e.claim_pk, e.source_pk FROM edges e "
-                "WHERE e.claim_pk IN (SELECT value FROM json_each(?))",
-                (json.dumps(claim_pks[np.flatnonzero(quoted)].tolist()),),
-            )
-        }
-        pks = np.array(
-            [
-                edge_pk_of[(claim, source)]
-                for claim, source in zip(
-                    claim_pks[edge_claim[positions]].tolist(), scoring.edge_source[positions].tolist(), strict=True
-                )
-            ],
-            dtype=np.int64,
+        read_pk, read_claim, read_source = _int_columns(
+            db,
+            ["e.pk", "e.claim_pk", "e.source_pk"],
+            "edges e",
+            "WHERE e.claim_pk IN (SELECT value FROM json_each(?))",
+            [json.dumps(claim_pks[np.flatnonzero(quoted)].tolist())],
         )
+        span = int(max(read_source.max(), scoring.edge_source.max())) + 1
+        read_key = read_claim * span + read_source
+        by_read_key = np.argsort(read_key, kind="stable")
+        wanted_key = claim_pks[edge_claim[positions]] * span + scoring.edge_source[positions]
+        pks = read_pk[by_read_key[np.searchsorted(read_key[by_read_key], wanted_key)]]
+        edge_pks[positions] = pks
         by_key = np.argsort(pks, kind="stable")
         if bool(np.any(by_key != np.arange(len(pks)))):
             permutation = np.arange(len(edge_claim), dtype=np.int64)
             permutation[positions] = positions[by_key]
-            edge_claim, edge_source, edge_code = (
+            edge_claim, edge_source, edge_code, edge_pks = (
                 edge_claim[permutation],
                 edge_source[permutation],
                 edge_code[permutation],
+                edge_pks[permutation],
             )
 
     passages: dict[int, str] = {}
@@ -254,9 +251,7 @@ def read_brand_columns(
     named[np.fromiter(identified, dtype=np.int64, count=len(identified))] = True
     named_edges = np.flatnonzero(named[edge_claim])
     if len(named_edges):
-        position = {
-            edge_pk_of[(int(claim_pks[edge_claim[i]]), int(source_pks[edge_source[i]]))]: int(i) for i in named_edges
-        }
+        position = dict(zip(edge_pks[named_edges].tolist(), named_edges.tolist(), strict=True))
         for edge_pk, passage in db.execute(
             "SELECT j.edge_pk, j.passage FROM judgements j WHERE j.origin = 'human' AND j.passage <> '' "
             "AND j.edge_pk IN (SELECT value FROM json_each(?)) ORDER BY j.edge_pk, j.created_at, j.pk",
