@@ -7,9 +7,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from click.testing import Result
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -187,7 +189,7 @@ def test_a_text_without_a_digit_names_no_model_identifier() -> None:
     assert model_confusion("The AX220 is quiet", "")[0] == ("AX220",)
 
 
-def test_edges_read_by_claim_are_listed_in_the_order_of_their_keys(tmp_path: Path) -> None:
+def test_edges_read_by_claim_are_listed_in_the_order_of_their_keys(tmp_path: Path, cli: Callable[..., Result]) -> None:
     # One answer of p1 among eight of p2: scored alone, its claims are a small share of the table, so its edges are
     # read through the (claim, source) index, by claim; the cases must still come in the edges' own order (c1's
     # first edge was stored before c0's).
@@ -228,3 +230,5 @@ def test_edges_read_by_claim_are_listed_in_the_order_of_their_keys(tmp_path: Pat
     ]
     assert body["misattribution"]["cases"]
     assert new.to_json() == reference(db, scope, (), None, new)
+    # the command prints that JSON as it is, one newline after it
+    assert cli("score", db, "--where", "platform=p1", "--format", "json").stdout == new.to_json() + "\n"

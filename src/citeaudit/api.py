@@ -173,7 +173,7 @@ def _database_figures(
     """The brand figures and misattribution of a database's scope, from columns (no model object per edge), beside
     the scoring columns of the same scope."""
     from citeaudit.brand_metrics import brand_figures_columns
-    from citeaudit.checks._identifiers import model_confusion
+    from citeaudit.checks import model_confusion
     from citeaudit.misattribution import misattribution_columns
     from citeaudit.store.brand_input import claim_texts, has_cross_pairs, page_snapshots, read_brand_columns
 
