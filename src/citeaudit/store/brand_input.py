@@ -261,14 +261,13 @@ def read_brand_columns(
     judged_at: dict[str, str] = {}
     official = np.flatnonzero(owner[edge_source] == 0)
     if len(official):
+        pairs = np.stack([claim_pks[edge_claim[official]], source_pks[edge_source[official]]], axis=1)
+        # each official edge found by its (claim, source) key: a walk of the pairs, not of every edge
         for source_pk, latest in db.execute(
-            "SELECT e.source_pk, max(j.created_at) FROM edges e JOIN judgements j ON j.edge_pk = e.pk "
-            "WHERE j.origin = 'human' AND e.source_pk IN (SELECT value FROM json_each(?)) "
-            "AND e.claim_pk IN (SELECT value FROM json_each(?)) GROUP BY e.source_pk",
-            (
-                json.dumps(sorted(set(source_pks[edge_source[official]].tolist()))),
-                json.dumps(sorted(set(claim_pks[edge_claim[official]].tolist()))),
-            ),
+            "SELECT e.source_pk, max(j.created_at) FROM json_each(?) p CROSS JOIN edges e "
+            "ON e.claim_pk = json_extract(p.value, '$[0]') AND e.source_pk = json_extract(p.value, '$[1]') "
+            "JOIN judgements j ON j.edge_pk = e.pk WHERE j.origin = 'human' GROUP BY e.source_pk",
+            (json.dumps(pairs.tolist()),),
         ):
             if latest:
                 judged_at[keys[int(np.searchsorted(source_pks, source_pk))]] = latest
