@@ -32,8 +32,10 @@ from test_brand_properties import DECLARED
 from test_properties import audit_documents
 
 ANSWER_TEXTS = ["t" * 50, "Brand makes the AX220.", "the forum and Review say so", "REVIEW of brandt"]
+# A claim's text: with ASCII digits, with another script's digit only ("AX٢" names a model), with none.
 CLAIM_TEXTS = ["claim {c}", "The AX220 has a 20 L tank", "The V5 weighs 3 kg", "It costs 30 euros", "AX220 is quiet"]
-PASSAGES = [None, "The AX221 has a 22 L tank", "The V7 weighs 3 kg", "The AX220 has a 20 L tank", ""]
+CLAIM_TEXTS += ["The AX\u0662 is quiet", "The product is quiet"]
+PASSAGES = [None, "The AX221 has a 22 L tank", "The V7 weighs 3 kg", "The AX220 has a 20 L tank", "", "AX\u0663 page"]
 TIMES = [None, "2026-03-05T00:00:00Z", "2026-02-01T10:00:00Z"]
 
 

@@ -184,7 +184,14 @@ def _database_figures(
 
         pairs, required = cross_pairs_of(store, protocol_pk), reviews_required(store)
     columns = read_brand_columns(
-        store, protocol, protocol_pk, scope, model_confusion, scoring, {pair.claim_id for pair in pairs}
+        store,
+        protocol,
+        protocol_pk,
+        scope,
+        model_confusion,
+        scoring,
+        {pair.claim_id for pair in pairs},
+        digits_needed=True,  # every model identifier has a digit
     )
     # The brand figures group answers by what an answer carries; a collection is not one of those, so grouped by
     # collection they are given overall only.

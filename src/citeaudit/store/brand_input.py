@@ -113,13 +113,16 @@ def read_brand_columns(
     check: IdentifierCheck,
     scoring: ScoringColumns,
     quoted_claims: Collection[str] = (),
+    *,
+    digits_needed: bool = False,
 ) -> BrandColumns:
     """The columns the brand figures read for the answers in ``scope``, beside the ``scoring`` columns just read
     for the same scope (their claims, edges and cited citations are used as they are, not read again): answer and
     claim texts, retrieved citations, owners decided once per host, each distinct claim text read once, and
     passages and judgement times only for the edges whose figures quote them. The edges of the claims that name a
     model identifier and of ``quoted_claims`` (claims with cross pairs) are put in the order of their keys, the
-    order the figures list them in."""
+    order the figures list them in. ``digits_needed``: ``check`` names no identifier in a text without a digit
+    (as :func:`citeaudit.checks.model_confusion`), so the others are not read."""
     db = store.connection
     answers_sql, params = answers_in_scope(protocol_pk, scope)
     owners = SourceOwners(protocol)
@@ -189,10 +192,13 @@ def read_brand_columns(
         params,
     )
 
+    # With ``digits_needed`` only texts with a digit (or a character outside ASCII, where other digits are) are
+    # read: the rest name no identifier.
+    readable = "c.entity IS NOT NULL OR c.text GLOB '*[0-9]*' OR c.text GLOB '*[^ -~]*'" if digits_needed else "1"
     claim_pk_list, claim_ids, claim_texts, claim_entities = _texts(
         db,
-        "SELECT json_group_array(c.pk), json_group_array(c.id), json_group_array(c.text), "
-        "json_group_array(c.entity) FROM "
+        "SELECT json_group_array(c.pk), json_group_array(c.id), "
+        f"json_group_array(CASE WHEN {readable} THEN c.text END), json_group_array(c.entity) FROM "
         f"(SELECT c.pk, c.id, c.text, c.entity FROM claims c WHERE c.answer_pk {in_scope} "
         f"AND {CURRENT_CLAIM} ORDER BY c.pk) c",
         params,
@@ -207,7 +213,12 @@ def read_brand_columns(
     if len(claim_pks) != len(scoring.claim_answer):
         raise RuntimeError("the scoring columns are of another scope")
     identified = identified_texts(
-        ((i, claim_text_read(t, e)) for i, (t, e) in enumerate(zip(claim_texts, claim_entities, strict=True))), check
+        (
+            (i, claim_text_read(t, e))
+            for i, (t, e) in enumerate(zip(claim_texts, claim_entities, strict=True))
+            if t is not None
+        ),
+        check,
     )
 
     edge_claim, edge_code = scoring.edge_claim, scoring.edge_code
