@@ -9,10 +9,19 @@ filled as the importer fills it.
 Shape: 100 locations an answer, 10 claims an answer (half mapped to one of its question's 3 facts), 8 unique
 edges a claim (a quarter of them cited at two locations), 8 cited citations an answer, one source per 20
 locations, 1 source in 200 on the official domain, 5 platforms (one run each).
+
+With ``brand=True`` (the brand figures' benchmark) the protocol also declares a brand and two competitors (each
+owning one host in 997), the runs have a collection date, every answer has about 800 characters of text (a
+quarter name the brand, a quarter a competitor), each answer has 2 retrieved citations (1 in 20 of them an
+official page), and the claims read as claims do: a tenth name a model identifier (``AX17``), four tenths another
+number, half no number; every claim with a number is worded apart from the others. Human judgements of the
+identifier claims' edges quote a passage, one in four about another model, and carry a time; one claim at risk in
+four has a cross pair, judged by a reviewer (a third supported).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
 from pathlib import Path
 
@@ -46,9 +55,20 @@ def sizes(n_locations: int) -> dict[str, int]:
     }
 
 
-def build(path: Path, n_locations: int) -> dict[str, int]:
-    """Write the database at ``path`` and return its row counts."""
-    from citeaudit.model import Audit, OfficialDomain, Protocol, Question, RequiredFact, Run, Severity
+def build(path: Path, n_locations: int, *, brand: bool = False) -> dict[str, int]:
+    """Write the database at ``path`` and return its row counts (``brand``: with a brand, competitors and texts
+    for the brand figures, above)."""
+    from citeaudit.model import (
+        Audit,
+        Brand,
+        Competitor,
+        OfficialDomain,
+        Protocol,
+        Question,
+        RequiredFact,
+        Run,
+        Severity,
+    )
     from citeaudit.store import Store
 
     severities = tuple(Severity)
@@ -66,6 +86,16 @@ def build(path: Path, n_locations: int) -> dict[str, int]:
     )
     protocol = Protocol("bench", "1", official_domains=(OfficialDomain(domain="brand.com"),), questions=questions)
     runs = tuple(Run(f"run-{p}", platform=p) for p in PLATFORMS)
+    if brand:
+        protocol = dataclasses.replace(
+            protocol,
+            brand=Brand("Brand", ("AX series",)),
+            competitors=(
+                Competitor("Rival", (OfficialDomain(domain="site1.org"),)),
+                Competitor("Forum", (OfficialDomain(domain="site2.org"),), ("the forum",)),
+            ),
+        )
+        runs = tuple(dataclasses.replace(run, collected_at="2026-03-01") for run in runs)
     with Store(path) as store:
         store.import_audit(Audit(protocol, runs), b"bench-seed", "bench")
     n = sizes(n_locations)
@@ -74,25 +104,28 @@ def build(path: Path, n_locations: int) -> dict[str, int]:
         db.execute("PRAGMA journal_mode = OFF")
         db.execute("PRAGMA synchronous = OFF")
         db.execute("BEGIN")
-        _fill(db, n)
+        _fill(db, n, brand=brand)
         db.execute("COMMIT")
     finally:
         db.close()
     return n
 
 
-def _fill(db: sqlite3.Connection, n: dict[str, int]) -> None:
+def _fill(db: sqlite3.Connection, n: dict[str, int], *, brand: bool = False) -> None:
     (protocol_pk,) = db.execute("SELECT pk FROM protocols").fetchone()
     (import_pk,) = db.execute("SELECT max(pk) FROM imports").fetchone()
     (q0,) = db.execute("SELECT min(pk) FROM questions").fetchone()
     (f0,) = db.execute("SELECT min(pk) FROM required_facts").fetchone()
     (r0,) = db.execute("SELECT min(pk) FROM runs").fetchone()
+    answer_text, claim_text = (_ANSWER_TEXT, _CLAIM_TEXT) if brand else ("'text'", "'claim'")
+    passage, judged_at = (_PASSAGE, _JUDGED_AT) if brand else ("NULL", "NULL")
     numbers = "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < ?)"
     # question of answer i: a hash of i; run: i % 5
     answer_question = f"((i * 2654435761) % 1000003) % {N_QUESTIONS}"
     db.execute(
         f"{numbers} INSERT INTO answers (pk, id, run_pk, question_pk, text, import_pk, retrieval) "
-        f"SELECT i + 1, 'a' || i, {r0} + i % 5, {q0} + {answer_question}, 'text', ?, 'used' FROM n",
+        f"SELECT i + 1, 'a' || i, {r0} + i % 5, {q0} + {answer_question}, {answer_text}, ?, "
+        "'used' FROM n",
         (n["answers"] - 1, import_pk),
     )
     db.execute(
@@ -108,7 +141,7 @@ def _fill(db: sqlite3.Connection, n: dict[str, int]) -> None:
     db.execute(
         f"{numbers} INSERT INTO claims (pk, id, answer_pk, text, fact_pk) "
         f"SELECT i + 1, 'a' || (i / {CLAIMS_PER_ANSWER}) || 'c' || (i % {CLAIMS_PER_ANSWER}), "
-        f"i / {CLAIMS_PER_ANSWER} + 1, 'claim', CASE WHEN i % 2 = 1 THEN {f0} + "
+        f"i / {CLAIMS_PER_ANSWER} + 1, {claim_text}, CASE WHEN i % 2 = 1 THEN {f0} + "
         f"(SELECT (question_pk - {q0}) * {FACTS_PER_QUESTION} FROM answers WHERE pk = i / {CLAIMS_PER_ANSWER} + 1) "
         f"+ i % {FACTS_PER_QUESTION} END FROM n",
         (n["claims"] - 1,),
@@ -125,8 +158,9 @@ def _fill(db: sqlite3.Connection, n: dict[str, int]) -> None:
     db.execute("INSERT INTO edge_locations (edge_pk, marker) SELECT pk, '[2]' FROM edges WHERE n_locations = 2")
     labels = " ".join(f"WHEN {code} THEN '{label}'" for code, label in enumerate(_LABELS))
     db.execute(
-        f"INSERT INTO judgements (edge_pk, label, reviewer, origin, stage) "
-        f"SELECT pk, CASE final_code {labels} END, 'li', 'human', 'review' FROM edges WHERE final_code < 5"
+        f"INSERT INTO judgements (edge_pk, label, reviewer, origin, stage, passage, created_at) "
+        f"SELECT pk, CASE final_code {labels} END, 'li', 'human', 'review', "
+        f"{passage}, {judged_at} FROM edges WHERE final_code < 5"
     )
     # citation i of answer a: the source of one of its edges
     db.execute(
@@ -136,6 +170,44 @@ def _fill(db: sqlite3.Connection, n: dict[str, int]) -> None:
         f"* 104729) % {n['sources']} + 1 AS s FROM n)",
         (n["answers"] * CITATIONS_PER_ANSWER - 1,),
     )
+    if brand:  # two retrieved citations an answer, after its cited ones; 1 in 20 an official page
+        db.execute(
+            f"{numbers} INSERT INTO citations (answer_pk, ordinal, source_pk, url, marker, kind) "
+            f"SELECT i / 2 + 1, {CITATIONS_PER_ANSWER} + i % 2, CASE WHEN i % 20 = 0 THEN 1 + 200 * ((i / 20) % "
+            f"{max(1, n['sources'] // 200)}) ELSE (i * 7919) % {n['sources']} + 1 END, 'https://x', NULL, 'retrieved' "
+            "FROM n",
+            (n["answers"] * 2 - 1,),
+        )
+        # a cross pair for every claim at risk (no supported edge), judged by a reviewer: half supported
+        db.execute(
+            "INSERT INTO cross_pairs (claim_pk, source_pk, kind, proposed_at) "
+            f"SELECT c.pk, (c.pk * 31) % {n['sources']} + 1, 'co_cited', '2026-03-02T00:00:00Z' FROM claims c "
+            "WHERE c.pk % 4 = 0 AND c.pk NOT IN (SELECT claim_pk FROM edges WHERE final_code = 0)"
+        )
+        db.execute(
+            "INSERT INTO cross_judgements (cross_pair_pk, label, reviewer, origin, stage, passage, created_at) "
+            "SELECT pk, CASE pk % 3 WHEN 0 THEN 'supported' ELSE 'irrelevant' END, 'li', 'human', 'review', "
+            "'It says so', '2026-03-03T00:00:00Z' FROM cross_pairs"
+        )
+
+
+# Texts for brand=True. An answer: about 800 characters, a quarter naming the brand, a quarter a competitor.
+_ANSWER_TEXT = (
+    "replace(hex(zeroblob(130)), '00', 'word ') || CASE i % 4 WHEN 0 THEN ' The Brand AX' || (i % 40) "
+    "WHEN 1 THEN ' Rival sells one too' WHEN 2 THEN ' as the forum says' ELSE ' nothing else' END"
+)
+# A claim (i): a tenth name a model identifier, four tenths another number, half no number at all.
+_CLAIM_TEXT = (
+    "CASE WHEN i % 10 = 0 THEN 'The AX' || (i % 97) || ' has a ' || (i % 30) || ' L tank, line ' || i "
+    "WHEN i % 10 < 5 THEN 'It costs ' || (i % 500) || ' euros in shop ' || i "
+    "ELSE 'The product is reliable and ' || CASE i % 3 WHEN 0 THEN 'quiet' WHEN 1 THEN 'light' ELSE 'cheap' END END"
+)
+# The passage a human judgement of edge `pk` quotes: for an identifier claim's edge, about that model (or, for one
+# edge in 4, the next).
+_PASSAGE = (
+    "CASE WHEN (claim_pk - 1) % 10 = 0 THEN 'The AX' || ((claim_pk - 1) % 97 + (pk % 4 = 0)) || ' has a tank' END"
+)
+_JUDGED_AT = "'2026-03-0' || (1 + pk % 9) || 'T10:00:00Z'"
 
 
 def sqlite_by_platform(path: Path) -> list[tuple[object, ...]]:

@@ -14,12 +14,12 @@ from citeaudit.protocol import disclosure, fingerprint
 from citeaudit.report.formats import result_json
 from citeaudit.results import ScoreResult
 from citeaudit.scope import Scope, select_audit
-from citeaudit.scoring import IntervalSettings, score, score_columns
+from citeaudit.scoring import IntervalSettings, ScoringColumns, score, score_columns
 
 if TYPE_CHECKING:
     from citeaudit.agreement import Agreement, LabelPairs, Rater
     from citeaudit.brand_metrics import BrandFigures, EdgeOutcome
-    from citeaudit.misattribution import MisattributionReport
+    from citeaudit.misattribution import CrossPair, MisattributionReport
     from citeaudit.store import Store
 
 __all__ = [
@@ -129,29 +129,7 @@ def score_path(
             warnings = tuple(revision_warnings(store, protocol_pk, in_scope))
             brand = cross = None
             if figures:
-                from citeaudit.brand_metrics import brand_figures
-                from citeaudit.checks import model_confusion
-                from citeaudit.misattribution import misattribution
-                from citeaudit.store.brand_input import page_snapshots, source_locations
-                from citeaudit.store.cross_pairs import cross_pairs_of, reviews_required
-
-                whole, outcomes = _outcomes_in_scope(store, chosen, protocol_pk, scope)
-                snapshots = page_snapshots(store, protocol_pk)
-                locations = source_locations(store, protocol_pk)
-                # The brand figures group answers by what an answer carries; a collection is not one of those,
-                # so grouped by collection they are given overall only.
-                brand_by = () if {"collection", "collection_date"} & set(by) else by
-                brand = brand_figures(
-                    whole,
-                    model_confusion,
-                    edges=outcomes,
-                    snapshots=snapshots,
-                    locations=locations,
-                    by=brand_by,
-                    ci=_ci(ci),
-                )
-                pairs = cross_pairs_of(store, protocol_pk)
-                cross = misattribution(whole, pairs, edges=outcomes, reviews_required=reviews_required(store))
+                brand, cross = _database_figures(store, chosen, protocol_pk, scope, by, ci, columns)
             cited = {int(pk) for pk in columns.citation_source} | {int(pk) for pk in columns.edge_source}
             from citeaudit.store.answers import unresolved_sources
 
@@ -181,6 +159,57 @@ def score_path(
         cross,
         _unresolved_in(selected),
     )
+
+
+def _database_figures(
+    store: Store,
+    protocol: Protocol,
+    protocol_pk: int,
+    scope: Scope,
+    by: Sequence[str],
+    ci: IntervalSettings | None,
+    scoring: ScoringColumns,
+) -> tuple[BrandFigures, MisattributionReport]:
+    """The brand figures and misattribution of a database's scope, from columns (no model object per edge), beside
+    the scoring columns of the same scope."""
+    from citeaudit.brand_metrics import brand_figures_columns
+    from citeaudit.checks import model_confusion
+    from citeaudit.misattribution import misattribution_columns
+    from citeaudit.store.brand_input import claim_texts, has_cross_pairs, page_snapshots, read_brand_columns
+
+    pairs: list[CrossPair] = []
+    required = 1
+    if has_cross_pairs(store):  # most databases have none: the cross-pair tables' readers are not even loaded
+        from citeaudit.store.cross_pairs import cross_pairs_of, reviews_required
+
+        pairs, required = cross_pairs_of(store, protocol_pk), reviews_required(store)
+    columns = read_brand_columns(
+        store,
+        protocol,
+        protocol_pk,
+        scope,
+        model_confusion,
+        scoring,
+        {pair.claim_id for pair in pairs},
+        digits_needed=True,  # every model identifier has a digit
+    )
+    # The brand figures group answers by what an answer carries; a collection is not one of those, so grouped by
+    # collection they are given overall only.
+    brand_by = () if {"collection", "collection_date"} & set(by) else by
+    brand = brand_figures_columns(
+        protocol, columns, model_confusion, snapshots=page_snapshots(store, protocol_pk), by=brand_by, ci=_ci(ci)
+    )
+    cross = misattribution_columns(
+        columns.claim_ids,
+        lambda claim: columns.answer_ids[int(columns.claim_answer[claim])],
+        claim_texts(store, protocol_pk, (pair.claim_id for pair in pairs)),
+        columns.edge_claim,
+        lambda edge: columns.source_keys[int(columns.edge_source[edge])],
+        columns.edge_code,
+        pairs,
+        reviews_required=required,
+    )
+    return brand, cross
 
 
 def _unresolved_in(audit: Audit) -> int:

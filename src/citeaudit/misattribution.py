@@ -14,13 +14,17 @@ then ``None``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+
+import numpy as np
+import numpy.typing as npt
 
 from citeaudit.brand_metrics import EdgeOutcome, edge_outcomes
 from citeaudit.model import Audit, Judgement, Label, Origin, Source, review_outcome
 from citeaudit.results import Metric
+from citeaudit.scoring import LABELS, SUPPORTED_CODE
 
 __all__ = [
     "CrossCandidate",
@@ -31,6 +35,7 @@ __all__ = [
     "claims_at_risk",
     "cross_candidates",
     "misattribution",
+    "misattribution_columns",
 ]
 
 
@@ -275,6 +280,81 @@ def misattribution(
         rate=Metric(len(cases), len(at_risk)),
         at_risk_with_pending_edges=sum(1 for c in at_risk if any(e.label is None for e in edges_of.get(c, ()))),
         at_risk_without_cross_pairs=sum(1 for c in at_risk if c not in pairs_of),
+        cross_pairs=total,
+        cross_pairs_pending=pending,
+        cases=tuple(cases),
+    )
+
+
+def misattribution_columns(
+    claim_ids: Sequence[str],
+    claim_answer_ids: Callable[[int], str],
+    claim_texts: Mapping[str, str],
+    edge_claim: npt.NDArray[np.int64],
+    edge_source_keys: Callable[[int], str],
+    edge_code: npt.NDArray[np.int64],
+    cross_pairs: Iterable[CrossPair],
+    *,
+    reviews_required: int = 1,
+) -> MisattributionReport:
+    """:func:`misattribution` from columns: the claims in scope in order (``claim_ids``; ``claim_answer_ids`` gives
+    a claim index's answer id), their edges in order as claim indices with final codes (``citeaudit.scoring``'s),
+    ``edge_source_keys`` an edge index's source key, and ``claim_texts`` the text of every claim with a cross pair.
+    Claims at risk are counted per array; only the claims with cross pairs are visited one by one."""
+    n_claims = len(claim_ids)
+    edges = np.bincount(edge_claim, minlength=n_claims)
+    supported = np.bincount(edge_claim[edge_code == SUPPORTED_CODE], minlength=n_claims)
+    pending_edges = np.bincount(edge_claim[edge_code >= len(LABELS)], minlength=n_claims)
+    at_risk = (edges > 0) & (supported == 0)
+    index_of = {claim_id: i for i, claim_id in enumerate(claim_ids)}
+    order = np.argsort(edge_claim, kind="stable")
+    starts = np.concatenate([[0], np.cumsum(edges)])
+
+    def own(claim: int) -> list[int]:
+        return [int(e) for e in order[starts[claim] : starts[claim + 1]]]
+
+    pairs_of: dict[int, list[CrossPair]] = {}
+    for pair in cross_pairs:
+        claim = index_of.get(pair.claim_id)
+        if claim is None or not at_risk[claim]:
+            continue
+        if all(edge_source_keys(e) != pair.source_key for e in own(claim)):
+            pairs_of.setdefault(claim, []).append(pair)
+    cases: list[Misattributed] = []
+    pending = total = 0
+    for claim in sorted(pairs_of):
+        chosen: CrossPair | None = None
+        for pair in sorted(pairs_of[claim], key=lambda p: p.source_key):
+            total += 1
+            label = pair.final_label(reviews_required)
+            pending += label is None
+            if label is Label.SUPPORTED and chosen is None:
+                chosen = pair
+        if chosen is not None:
+            passage, reviewer = _reviewed(
+                chosen.judgements if chosen.counted is None else chosen.counted, Label.SUPPORTED
+            )
+            claim_id = claim_ids[claim]
+            cases.append(
+                Misattributed(
+                    claim_id,
+                    claim_answer_ids(claim),
+                    claim_texts[claim_id],
+                    tuple(
+                        (edge_source_keys(e), None if int(edge_code[e]) >= len(LABELS) else str(LABELS[edge_code[e]]))
+                        for e in own(claim)
+                    ),
+                    chosen.source_key,
+                    chosen.kind,
+                    passage,
+                    reviewer,
+                )
+            )
+    n_at_risk = int(np.count_nonzero(at_risk))
+    return MisattributionReport(
+        rate=Metric(len(cases), n_at_risk),
+        at_risk_with_pending_edges=int(np.count_nonzero(at_risk & (pending_edges > 0))),
+        at_risk_without_cross_pairs=n_at_risk - len(pairs_of),
         cross_pairs=total,
         cross_pairs_pending=pending,
         cases=tuple(cases),

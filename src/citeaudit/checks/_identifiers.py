@@ -7,6 +7,7 @@ contradicted when the passage fills the same slot with other values only.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -80,6 +81,8 @@ _DIRECTIVE_NAME = re.compile(
 )
 _CERTIFICATE_NO = re.compile(r"(?i:certificate|cert\.?)\s*(?i:no\.?|number|#|id)\s*:?\s*(?P<value>\w[\w./-]{3,}\w)")
 _NOT_MODELS = re.compile(r"^(?:ISO|IEC|EN|DIN|ASTM|UL|FCC|CE|E\d+|\d+)$")
+# Every model pattern above needs a digit: a text without one names no model identifier.
+_DIGIT = re.compile(r"\d")
 
 
 def certificates_in(text: str) -> list[Mention]:
@@ -144,6 +147,18 @@ def _model_mention(start: int, end: int, token: str) -> Mention:
     return Mention(start, end, token, f"model:{prefix}", _norm(token))
 
 
+@functools.lru_cache(maxsize=1 << 14)
+def _model_mentions(text: str) -> tuple[Mention, ...]:
+    """The model identifiers in ``text``; kept for the texts read last, since an audit asks again for the same
+    claim (one per edge) and the same passage (one page quoted for many claims)."""
+    # Model mentions come from the three model patterns only: a text none of them matches names none.
+    if _DIGIT.search(text) is None or not (
+        _MODEL.search(text) or _LOWER_MODEL.search(text) or _NAMED_MODEL.search(text)
+    ):
+        return ()
+    return tuple(m for m in entities_in(text, certificates_in(text)) if m.slot.startswith("model:"))
+
+
 def model_confusion(claim: str, passage: str) -> tuple[tuple[str, ...], tuple[str, str] | None]:
     """The model identifiers ``claim`` names, and ``(claim's, passage's)`` for the first one whose family the
     passage fills with other identifiers only (a page about another model); ``None`` when there is none.
@@ -151,10 +166,10 @@ def model_confusion(claim: str, passage: str) -> tuple[tuple[str, ...], tuple[st
     >>> model_confusion("The iPhone 15 has USB-C", "The iPhone 14 has Lightning")
     (('iPhone 15',), ('iPhone 15', 'iPhone 14'))
     """
-    claimed = [m for m in entities_in(claim, certificates_in(claim)) if m.slot.startswith("model:")]
+    claimed = _model_mentions(claim)
     if not claimed or not passage:
         return tuple(m.text for m in claimed), None
-    found = [m for m in entities_in(passage, certificates_in(passage)) if m.slot.startswith("model:")]
+    found = _model_mentions(passage)
     for mention in claimed:
         same_family = [p for p in found if p.slot == mention.slot]
         if same_family and all(p.value != mention.value for p in same_family):

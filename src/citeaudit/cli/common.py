@@ -15,11 +15,28 @@ from rich.markup import escape
 
 from citeaudit.errors import CiteauditError, InputError
 
-__all__ = ["DbOption", "OutputFormat", "console", "err_console", "existing_database", "handles_errors", "one_line"]
+__all__ = [
+    "DbOption",
+    "OutputFormat",
+    "console",
+    "err_console",
+    "existing_database",
+    "handles_errors",
+    "one_line",
+    "out_text",
+]
 
 # Piped output (files, CI logs, `make demo | tee`) gets a readable width instead of rich's 80-column default.
 console = Console(highlight=False, width=None if sys.stdout.isatty() else 110)
 err_console = Console(stderr=True, highlight=False, width=None if sys.stderr.isatty() else 110)
+
+
+def out_text(text: str) -> None:
+    """Print machine-readable text (JSON) as it is, with a final newline, as ``console.out`` prints it: rich lays
+    out every line of its text first, which takes seconds for the megabytes of a large audit's JSON."""
+    console.file.write(text + "\n")
+    console.file.flush()
+
 
 DbOption = Annotated[
     Path,

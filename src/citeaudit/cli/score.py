@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from citeaudit.cli.common import OutputFormat, console, err_console, handles_errors
+from citeaudit.cli.common import OutputFormat, console, err_console, handles_errors, out_text
 from citeaudit.errors import ScopeError
 from citeaudit.model import RunKind
 from citeaudit.scope import FILTER_DIMENSIONS as DIMENSIONS
@@ -165,7 +165,7 @@ def score(
             body = json.loads(text)
             body["run_kinds"] = [str(RunKind.FIXTURE)]
             text = json.dumps(body, indent=2, ensure_ascii=False)
-        console.out(text, highlight=False)
+        out_text(text)
     elif fmt is OutputFormat.CSV:
         console.out(result_csv(scored.result), end="", highlight=False)
         for warning in scored.warnings:

@@ -37,7 +37,7 @@ from citeaudit.scope import Scope
 from citeaudit.scoring import NO_SEVERITY, SEVERITIES, ScoringColumns
 from citeaudit.store.judgements import JUDGEMENT_COLUMNS, judgement_from_row
 
-__all__ = ["CURRENT_CLAIM", "read_audit", "read_scoring_columns", "read_segmentations"]
+__all__ = ["CURRENT_CLAIM", "answers_in_scope", "read_audit", "read_scoring_columns", "read_segmentations"]
 
 CURRENT_CLAIM = "c.current = 1"
 """SQL condition on a claim row ``c``: it belongs to its answer's newest claim set (or the answer has none)."""
@@ -208,7 +208,7 @@ def read_scoring_columns(
     """Columns for scoring one protocol's answers in ``scope``, and how many answers the run-kind
     filter left out. Reads only integer columns; no model objects are built."""
     kinds = sorted(str(k) for k in scope.run_kinds)
-    answers_sql, params = _answers_in_scope(protocol_pk, scope)
+    answers_sql, params = answers_in_scope(protocol_pk, scope)
     expressions = _DIMENSIONS
     rows = db.execute(
         f"SELECT a.pk, q.ordinal, {', '.join(expressions[d] for d in expressions)} {answers_sql} ORDER BY a.pk",
@@ -246,7 +246,7 @@ def _collection_dims(db: sqlite3.Connection, answers_sql: str, params: list[obje
     return {name: [row[i] for row in rows] for i, name in enumerate(_COLLECTION_DIMENSIONS)}
 
 
-def _answers_in_scope(protocol_pk: int, scope: Scope) -> tuple[str, list[object]]:
+def answers_in_scope(protocol_pk: int, scope: Scope) -> tuple[str, list[object]]:
     """``FROM … WHERE …`` selecting the answers ``a`` of one protocol in ``scope``, and its parameters."""
     kinds = sorted(str(k) for k in scope.run_kinds)
     conditions = [f"r.kind IN ({', '.join('?' * len(kinds))})"]
@@ -266,7 +266,7 @@ def _answers_in_scope(protocol_pk: int, scope: Scope) -> tuple[str, list[object]
 def read_segmentations(db: sqlite3.Connection, protocol_pk: int, scope: Scope) -> tuple[set[Segmentation], int]:
     """The segmentations of the newest claim sets of the answers in ``scope``, and how many answers in scope
     have no claim set (their claims are as ingested)."""
-    answers_sql, params = _answers_in_scope(protocol_pk, scope)
+    answers_sql, params = answers_in_scope(protocol_pk, scope)
     found = {
         Segmentation(method, version, tuple((str(n), str(v)) for n, v in json.loads(parameters)))
         for method, version, parameters in db.execute(
