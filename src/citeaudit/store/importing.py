@@ -24,11 +24,13 @@ from citeaudit.scoring import edge_code
 from citeaudit.store.judgements import INSERT_JUDGEMENT, judgement_row
 
 __all__ = [
+    "IMPORT_TABLES",
     "REVIEW_POLICIES",
     "ROWS_PER_STATEMENT",
     "SUMMED",
     "ImportReport",
     "drop_queue_indexes",
+    "drop_secondary_indexes",
     "insert_rows",
     "write_audit",
 ]
@@ -478,10 +480,30 @@ def insert_rows(db: sqlite3.Connection, sql: str, rows: Iterable[Sequence[object
 
 
 def drop_queue_indexes(db: sqlite3.Connection) -> list[str]:
-    """Drop the edges' queue indexes; the statements that make them again (see ``Store.import_chunks``)."""
+    """Drop the edges' queue indexes; the statements that make them again."""
     indexes = db.execute(
         "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'edges' AND sql IS NOT NULL "
         "AND name GLOB 'edges_queue*' ORDER BY name"
+    ).fetchall()
+    for name, _ in indexes:
+        db.execute(f'DROP INDEX "{name}"')
+    return [sql for _, sql in indexes]
+
+
+IMPORT_TABLES = ("answers", "citations", "claims", "edges", "edge_locations")
+"""The tables that receive an import's rows in bulk (several rows for every answer)."""
+
+
+def drop_secondary_indexes(db: sqlite3.Connection, tables: Iterable[str] = IMPORT_TABLES) -> list[str]:
+    """Drop the indexes of ``tables`` that only speed up reads (neither primary keys nor unique constraints,
+    which still refuse a clash row by row); the statements that make them again, in a stable order."""
+    wanted = list(tables)
+    indexes = db.execute(
+        "SELECT m.name, m.sql FROM sqlite_master AS m "
+        f"WHERE m.type = 'index' AND m.sql IS NOT NULL AND m.tbl_name IN ({', '.join('?' * len(wanted))}) "
+        "AND NOT EXISTS (SELECT 1 FROM pragma_index_list(m.tbl_name) AS i WHERE i.name = m.name AND i.[unique]) "
+        "ORDER BY m.tbl_name, m.name",
+        wanted,
     ).fetchall()
     for name, _ in indexes:
         db.execute(f'DROP INDEX "{name}"')

@@ -1,0 +1,105 @@
+"""Writing an import's chunks on a second thread while the next chunk is read.
+
+Python's ``sqlite3`` lets other threads run while SQLite executes a statement, so SQLite's own work on one chunk
+(inserting rows, updating indexes) can go on while the caller's thread reads, checks and assembles the next one.
+:class:`ChunkWriter` runs ``write`` on one chunk at a time, in order, on a thread of its own; the connection it
+writes through is used by that thread alone until :meth:`ChunkWriter.finish` (or the end of the ``with`` block)
+has waited for it. The caller's transaction is untouched: an error on either side stops the writer, and the
+caller, who holds the transaction, rolls it back.
+"""
+
+from __future__ import annotations
+
+import queue
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from types import TracebackType
+from typing import Generic, TypeVar
+
+__all__ = ["ChunkWriter"]
+
+Chunk = TypeVar("Chunk")
+Written = TypeVar("Written")
+
+_DONE = object()
+"""Put after the last chunk: the writer stops."""
+
+SWITCH_INTERVAL = 0.0005
+"""Seconds a thread runs Python before another that waits gets its turn, while a writer runs (Python's default
+is 0.005). The writer gives up the interpreter for every statement SQLite executes and needs it back as soon as
+the statement is done; at the default, it would wait for the reading thread up to 5 ms each time."""
+
+
+class ChunkWriter(Generic[Chunk, Written]):
+    """``write(chunk)`` for every chunk :meth:`put`, in order, on a writer thread; at most one chunk waits.
+
+    :meth:`put` and :meth:`finish` return what ``write`` returned for the chunks written since the last call
+    (so progress is told by the caller's thread). An exception raised by ``write`` is raised again by the next
+    :meth:`put` or by :meth:`finish`; no chunk after it is written. Leaving the ``with`` block, by an error or
+    not, stops the writer and waits for it, so the caller may roll back its transaction then.
+    """
+
+    def __init__(self, write: Callable[[Chunk], Written], *, threaded: bool = True) -> None:
+        """``threaded=False``: every chunk is written by :meth:`put` itself, on the caller's thread."""
+        self._write = write
+        self._threaded = threaded
+        self._chunks: queue.Queue[object] = queue.Queue(maxsize=1)
+        self._written: queue.SimpleQueue[Written] = queue.SimpleQueue()
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="citeaudit-import-writer", daemon=True)
+        self._interval = sys.getswitchinterval()
+        self._stopped = False
+
+    def __enter__(self) -> ChunkWriter[Chunk, Written]:
+        if self._threaded:
+            sys.setswitchinterval(min(self._interval, SWITCH_INTERVAL))
+            self._thread.start()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self._stop()
+
+    def _run(self) -> None:
+        while (chunk := self._chunks.get()) is not _DONE:
+            if self._error is not None:
+                continue  # after an error: take what comes (so put never blocks) and write nothing
+            try:
+                self._written.put(self._write(chunk))  # type: ignore[arg-type]
+            except BaseException as exc:
+                self._error = exc
+
+    def _stop(self) -> None:
+        if self._stopped:
+            return
+        self._stopped = True
+        if not self._threaded:
+            return
+        try:
+            self._chunks.put(_DONE)
+            self._thread.join()
+        finally:
+            sys.setswitchinterval(self._interval)
+
+    def _done(self) -> Iterator[Written]:
+        if self._error is not None:
+            raise self._error
+        while not self._written.empty():
+            yield self._written.get()
+
+    def put(self, chunk: Chunk) -> list[Written]:
+        """Hand ``chunk`` to the writer (waiting while another chunk waits); what the chunks written since the
+        last call returned. Raises what ``write`` raised, if it did."""
+        if not self._threaded:
+            return [self._write(chunk)]
+        if self._error is None:
+            self._chunks.put(chunk)
+        return list(self._done())
+
+    def finish(self) -> list[Written]:
+        """Wait until every chunk is written; what the chunks written since the last call returned. Raises what
+        ``write`` raised, if it did."""
+        self._stop()
+        return list(self._done())
