@@ -135,18 +135,18 @@ def _line(text: str, line_start: int, line_end: int, found: list[Sentence]) -> N
 
 
 def _add(text: str, begin: int, stop: int, end: int, region: int, found: list[Sentence]) -> None:
-    while begin < stop and text[begin].isspace():
-        begin += 1
-    while stop > begin and text[stop - 1].isspace():
-        stop -= 1
-    if begin < stop:
+    # str.strip() and str.isspace() agree on what white space is; the slices are a sentence long
+    piece = text[begin:stop]
+    words = piece.strip()
+    if words:
+        begin += len(piece) - len(piece.lstrip())
+        stop = begin + len(words)
         found.append(Sentence(begin, stop, max(stop, _rstrip(text, end, stop)), region))
 
 
 def _rstrip(text: str, end: int, floor: int) -> int:
-    while end > floor and text[end - 1].isspace():
-        end -= 1
-    return end
+    """``end`` moved back past white space, not before ``floor``."""
+    return floor + len(text[floor:end].rstrip()) if end > floor else end
 
 
 def _sentence_end(text: str, at: int, line_end: int, begin: int) -> tuple[int, int] | None:

@@ -368,6 +368,7 @@ def _write_edges(db: sqlite3.Connection, audit: Audit, claim_pk: dict[str, int],
     # imported judgements are weighed under the database's review policy, as the review UI weighs them
     policy = db.execute("SELECT value FROM review_settings WHERE key = 'policy'").fetchone()
     reviews_required = REVIEW_POLICIES[policy[0]] if policy else 1
+    unjudged = _state_and_code((), reviews_required)  # what nearly every imported edge has: no judgement yet
     insert_rows(
         db,
         "INSERT INTO edges VALUES (?, ?, ?, ?, ?, ?)",
@@ -376,7 +377,7 @@ def _write_edges(db: sqlite3.Connection, audit: Audit, claim_pk: dict[str, int],
                 next_edge + i,
                 claim_pk[edge.claim_id],
                 source_pk[edge.source_key],
-                *_state_and_code(edge.judgements, reviews_required),
+                *(_state_and_code(edge.judgements, reviews_required) if edge.judgements else unjudged),
                 len(edge.locations),
             )
             for i, edge in enumerate(audit.edges)
