@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from citeaudit import Store
 from citeaudit.errors import DuplicateId, InputError
@@ -186,3 +188,45 @@ def test_a_clash_found_by_the_writer_is_raised_and_nothing_of_the_import_is_kept
         assert contents(tmp_path / name) == before
     assert messages[0] == messages[1]
     assert "already in the database" in messages[0]
+
+
+# -- the sentence splitter's shortcuts decide as its rules do -------------------------------------------------
+
+_TEXT = st.text(alphabet="aZ.e g]) [(\"'”»\u00a0\t\n5Inc.St", max_size=60)
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=_TEXT, cut=st.integers(0, 60))
+def test_a_full_stop_after_a_closing_bracket_is_judged_as_the_rules_judge_it(text: str, cut: int) -> None:
+    from citeaudit.ingest import sentences
+
+    for dot in (i for i, char in enumerate(text) if char == "." and i > 0 and text[i - 1] in "])"):
+        limit = min(len(text), max(dot + 1, cut))
+        assert sentences.is_abbreviation(text, dot, limit) == sentences._by_rules(text, dot, limit)
+
+
+def _add_by_loops(text: str, begin: int, stop: int, end: int, region: int) -> list[tuple[int, int, int, int]]:
+    """The sentence bounds as first written: white space skipped a character at a time."""
+    while begin < stop and text[begin].isspace():
+        begin += 1
+    while stop > begin and text[stop - 1].isspace():
+        stop -= 1
+    if begin >= stop:
+        return []
+    trailing = end
+    while trailing > stop and text[trailing - 1].isspace():
+        trailing -= 1
+    return [(begin, stop, max(stop, trailing), region)]
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=st.text(alphabet="ab. \t\u00a0\u2028\u3000x", max_size=30), data=st.data())
+def test_sentence_bounds_skip_white_space_as_the_character_loops_did(text: str, data: st.DataObject) -> None:
+    from citeaudit.ingest import sentences
+
+    begin = data.draw(st.integers(0, len(text)))
+    stop = data.draw(st.integers(begin, len(text)))
+    end = data.draw(st.integers(0, len(text)))
+    found: list[sentences.Sentence] = []
+    sentences._add(text, begin, stop, end, 0, found)
+    assert [tuple(s) for s in found] == _add_by_loops(text, begin, stop, end, 0)

@@ -190,6 +190,14 @@ def is_abbreviation(text: str, dot: int, end: int | None = None) -> bool:
     """Whether the full stop at ``dot`` belongs to an abbreviation, an initial or a day ordinal rather than
     ending a sentence (see the module docstring for the rules)."""
     limit = len(text) if end is None else end
+    if dot > 0 and text[dot - 1] in "])":
+        # After a closing bracket ("tank [2]. It", "(IP54). The"): no abbreviation, initial or ordinal ends so,
+        # and only a lower-case word carries the sentence on (_by_rules decides the same, more slowly).
+        return text[dot + 1 : min(limit, dot + 40)].lstrip(" \t" + _CLOSERS).lstrip()[:1].islower()
+    return _by_rules(text, dot, limit)
+
+
+def _by_rules(text: str, dot: int, limit: int) -> bool:
     before = text[max(0, dot - 24) : dot].rsplit(None, 1)
     word = before[-1].lstrip("([{\"'“‘«").rstrip(".").lower() if before and not text[dot - 1].isspace() else ""
     # "FRED/St. Louis", "Dallas–St. Paul": the abbreviation is the last part of a slashed or dashed word

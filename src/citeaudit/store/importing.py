@@ -297,6 +297,10 @@ def _write_answers(
     return answer_pk
 
 
+_KIND_TEXT = {kind: str(kind) for kind in CitationKind}
+"""How each citation kind is stored."""
+
+
 def _write_citations(
     db: sqlite3.Connection, audit: Audit, answer_pk: dict[str, int], source_pk: dict[str, int]
 ) -> Counter[CitationKind]:
@@ -308,18 +312,19 @@ def _write_citations(
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             (
-                answer_pk[answer.id],
+                pk,
                 ci,
                 None if c.source_key is None else source_pk[c.source_key],
                 c.url,
                 c.title,
                 c.marker,
-                str(c.kind),
+                _KIND_TEXT[c.kind],
                 c.start,
                 c.end,
                 c.quote,
             )
             for answer in audit.answers
+            for pk in (answer_pk[answer.id],)
             for ci, c in enumerate(answer.citations)
         ),
     )
