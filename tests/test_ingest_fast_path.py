@@ -230,3 +230,77 @@ def test_sentence_bounds_skip_white_space_as_the_character_loops_did(text: str, 
     found: list[sentences.Sentence] = []
     sentences._add(text, begin, stop, end, 0, found)
     assert [tuple(s) for s in found] == _add_by_loops(text, begin, stop, end, 0)
+
+
+# -- the chunk writer -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("threaded", [True, False])
+def test_the_chunk_writer_writes_every_chunk_in_order_and_hands_back_what_each_returned(threaded: bool) -> None:
+    from citeaudit.store.pipeline import ChunkWriter
+
+    written: list[int] = []
+
+    def write(chunk: int) -> int:
+        written.append(chunk)
+        return chunk * 10
+
+    import sys
+
+    interval = sys.getswitchinterval()
+    told: list[int] = []
+    with ChunkWriter(write, threaded=threaded) as writer:
+        for chunk in range(25):
+            told.extend(writer.put(chunk))
+        told.extend(writer.finish())
+    assert sys.getswitchinterval() == interval  # as it was before the writer ran
+    assert written == list(range(25))
+    assert told == [chunk * 10 for chunk in range(25)]
+
+
+def test_an_error_in_the_writer_is_raised_on_the_callers_thread_and_no_later_chunk_is_written() -> None:
+    from citeaudit.store.pipeline import ChunkWriter
+
+    written: list[int] = []
+
+    def write(chunk: int) -> int:
+        if chunk == 3:
+            raise DuplicateId("f.jsonl", "answers[3].id", "answer 'a3' is already in the database")
+        written.append(chunk)
+        return chunk
+
+    def run() -> None:
+        with ChunkWriter(write) as writer:
+            for chunk in range(50):
+                writer.put(chunk)
+            writer.finish()
+
+    with pytest.raises(DuplicateId, match="a3"):
+        run()
+    assert written == [0, 1, 2]
+
+
+def test_an_error_on_the_callers_thread_stops_the_writer_before_the_block_is_left() -> None:
+    import threading
+
+    from citeaudit.store.pipeline import ChunkWriter
+
+    started = threading.Event()
+    written: list[int] = []
+
+    def write(chunk: int) -> int:
+        started.set()
+        written.append(chunk)
+        return chunk
+
+    def run() -> None:
+        with ChunkWriter(write) as writer:
+            writer.put(0)
+            started.wait(5)
+            raise InputError("f.jsonl", "line 2", "not JSON")
+
+    with pytest.raises(InputError):
+        run()
+    count = len(written)
+    assert written == list(range(count))
+    assert not any(thread.name == "citeaudit-import-writer" for thread in threading.enumerate())

@@ -50,6 +50,7 @@ class ChunkWriter(Generic[Chunk, Written]):
         self._thread = threading.Thread(target=self._run, name="citeaudit-import-writer", daemon=True)
         self._interval = sys.getswitchinterval()
         self._stopped = False
+        self._abandoned = False
 
     def __enter__(self) -> ChunkWriter[Chunk, Written]:
         if self._threaded:
@@ -60,11 +61,13 @@ class ChunkWriter(Generic[Chunk, Written]):
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
+        if exc_type is not None:
+            self._abandoned = True  # the caller rolls back: a chunk still waiting need not be written first
         self._stop()
 
     def _run(self) -> None:
         while (chunk := self._chunks.get()) is not _DONE:
-            if self._error is not None:
+            if self._error is not None or self._abandoned:
                 continue  # after an error: take what comes (so put never blocks) and write nothing
             try:
                 self._written.put(self._write(chunk))  # type: ignore[arg-type]
