@@ -60,7 +60,7 @@ from citeaudit.store.importing import (
 )
 from citeaudit.store.judgements import read_raters, read_retired_rated, read_sided_labels
 from citeaudit.store.migrations import MIGRATIONS, SCHEMA_VERSION
-from citeaudit.store.pipeline import ChunkWriter
+from citeaudit.store.pipeline import ChunkWriter, second_core_idle
 from citeaudit.store.reading import read_audit, read_scoring_columns, read_segmentations
 from citeaudit.store.records import FetchOutcome, Passage, Snapshot
 from citeaudit.store.writers import busy_error, busy_timeout, is_busy
@@ -98,9 +98,10 @@ class ProtocolInfo:
 class Store:
     """A citeaudit database file. Use as a context manager or call :meth:`close`."""
 
-    write_thread: bool = True
+    write_thread: bool | None = None
     """Whether an import's chunks are written by a thread of their own while the next chunk is read (see
-    ``store/pipeline.py``); the rows are the same either way."""
+    ``store/pipeline.py``); ``None``: when a second core is idle as the import starts
+    (:func:`~citeaudit.store.pipeline.second_core_idle`). The rows are the same either way."""
     defer_indexes: bool = True
     """Whether an import into empty tables builds their secondary indexes once, after its rows (see
     :meth:`import_chunks`); the rows and indexes are the same either way."""
@@ -246,7 +247,8 @@ class Store:
                     len(audit.answers) + len(audit.failed_answers),
                 )
 
-            with ChunkWriter(write, threaded=self.write_thread) as writer:
+            threaded = second_core_idle() if self.write_thread is None else self.write_thread
+            with ChunkWriter(write, threaded=threaded) as writer:
                 for audit in chunks:
                     for part, records in writer.put(audit):
                         report = _added(report, part)
