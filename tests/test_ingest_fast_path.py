@@ -37,6 +37,12 @@ class PlainStore(Store):
     defer_indexes = False
 
 
+class ThreadedStore(Store):
+    """The store as the command opens it when a second core is idle: chunks written by the writer thread."""
+
+    write_thread = True
+
+
 def contents(db: Path) -> tuple[dict[str, list[tuple[Any, ...]]], list[tuple[str, str, str | None]]]:
     """Every table's rows (clock columns left out) in key order, and the schema's tables, indexes and triggers."""
     with sqlite3.connect(db) as connection:
@@ -51,7 +57,7 @@ def contents(db: Path) -> tuple[dict[str, list[tuple[Any, ...]]], list[tuple[str
 
 
 def as_the_command_does(db: Path, files: list[Path], attachment: Attachment, chunk: int) -> None:
-    with new_database(db) as target, Store(target, new=target != db) as store:
+    with new_database(db) as target, ThreadedStore(target, new=target != db) as store:
         ingest_files(store, plan_imports(files), attachment=attachment, chunk=chunk)
 
 
@@ -147,7 +153,7 @@ def test_a_second_import_into_a_database_with_rows_is_stored_alike(tmp_path: Pat
     first = write_lines(tmp_path / "a.jsonl", sonar_lines(60, 5))
     second = write_lines(tmp_path / "b.jsonl", sonar_lines(60, 6))
     attachment = Attachment(PROTOCOL, run_id="bench", question_id="q01")
-    for name, kind in (("fast.db", Store), ("plain.db", PlainStore)):
+    for name, kind in (("fast.db", ThreadedStore), ("plain.db", PlainStore)):
         for path in (first, second):
             with kind(tmp_path / name) as store:
                 ingest_files(store, [path], attachment=attachment, chunk=9)
@@ -164,7 +170,7 @@ def test_bad_input_after_chunks_were_written_leaves_the_database_and_its_indexes
     rows: list[Any] = list(sonar_lines(40, 8))
     rows[33] = {"choices": "not a list"}
     path = write_lines(tmp_path / "bad.jsonl", rows)
-    with Store(db) as store, pytest.raises(InputError) as caught:
+    with ThreadedStore(db) as store, pytest.raises(InputError) as caught:
         ingest_files(store, [path], attachment=Attachment(PROTOCOL, run_id="bench", question_id="q01"), chunk=4)
     assert str(caught.value).startswith(f"{path}: line 34: choices")
     assert contents(db) == before
@@ -178,7 +184,7 @@ def test_a_clash_found_by_the_writer_is_raised_and_nothing_of_the_import_is_kept
     earlier = write_lines(tmp_path / "earlier.jsonl", rows[20:22])
     later = write_lines(tmp_path / "later.jsonl", rows)
     messages = []
-    for name, kind in (("fast.db", Store), ("plain.db", PlainStore)):
+    for name, kind in (("fast.db", ThreadedStore), ("plain.db", PlainStore)):
         with kind(tmp_path / name) as store:
             ingest_files(store, [earlier], attachment=attachment)
         before = contents(tmp_path / name)
@@ -304,3 +310,26 @@ def test_an_error_on_the_callers_thread_stops_the_writer_before_the_block_is_lef
     count = len(written)
     assert written == list(range(count))
     assert not any(thread.name == "citeaudit-import-writer" for thread in threading.enumerate())
+
+
+@pytest.mark.parametrize(
+    ("cores", "load", "idle"), [(2, 0.4, True), (2, 1.0, False), (2, 7.5, False), (1, 0.0, False), (8, 6.9, True)]
+)
+def test_the_writer_thread_runs_only_when_a_second_core_is_idle(
+    monkeypatch: pytest.MonkeyPatch, cores: int, load: float, idle: bool
+) -> None:
+    from citeaudit.store import pipeline
+
+    monkeypatch.setattr(pipeline.os, "cpu_count", lambda: cores)
+    monkeypatch.setattr(pipeline.os, "getloadavg", lambda: (load, load, load))
+    assert pipeline.second_core_idle() is idle
+
+
+def test_without_a_load_average_the_writer_thread_does_not_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    from citeaudit.store import pipeline
+
+    def unknown() -> tuple[float, float, float]:
+        raise OSError("no load average")
+
+    monkeypatch.setattr(pipeline.os, "getloadavg", unknown)
+    assert pipeline.second_core_idle() is False
