@@ -1,6 +1,6 @@
 """Ingest throughput: 100 000 Perplexity Sonar answers (about 8 citations each) into a new database, as
-`citeaudit ingest` imports them (the file built beside its path and published when complete, chunks written by a
-second thread while the next is read, secondary indexes built after the rows).
+`citeaudit ingest` imports them (the file built beside its path and published when complete, secondary indexes
+built after the rows, chunks written by a second thread while the next is read when a second core is idle).
 
 Baselines in the same run: parsing the same JSON Lines with the standard library alone (``json.loads`` per
 line), the floor any reader pays; and two SQLite floors: the rows citeaudit wrote (answers, citations, claims,
@@ -9,9 +9,9 @@ index, key or constraint (the floor any writer of those rows pays on this machin
 schema (keys, checks and the indexes the queue and the scores read, the secondary ones built after the rows,
 with the connection settings the importer uses for a new database: the floor of any writer of this schema).
 Both are written 64 rows to an INSERT statement (``citeaudit.store.sqlite.insert_rows``, as the importer
-writes them). Also timed: the same import with every chunk written on the reading thread (no overlap), and
-reading, checking and assembling alone (no database), which with the schema's floor bounds what any overlap
-can reach.
+writes them). Every import runs both ways, with the writer thread and with every chunk written on the reading
+thread (no overlap), alternately; the figure is the way the command took at most of them. Also timed: reading,
+checking and assembling alone (no database), which with the schema's floor bounds what any overlap can reach.
 Reported: answers/s end to end (read, check, assemble, write), the ratio of ingest time to JSON parsing time,
 and the share of the target's time budget that JSON parsing plus each floor already take. Target: at least
 5 000 answers/s, at most 20x the time of ``json.loads``, peak RSS at most 1 GB.
