@@ -114,7 +114,7 @@ def ingest(
             status.update(f"importing {name}: {stored[name]:,} answers read, checked and written…")
 
         waiting = _waiting_notice(db)
-        with new_database(db, on_wait=waiting) as target, Store(target, on_wait=waiting) as store:
+        with new_database(db, on_wait=waiting) as target, Store(target, on_wait=waiting, new=target != db) as store:
             results = ingest_files(store, plan, fmt, attachment, progress=advanced)
             _keep_response_ids(store, results)
     for name, reader, report in results:
@@ -218,7 +218,7 @@ def _ingest_collection(
     with (
         err_console.status(f"importing collection {name!r}: {len(files)} file(s)…"),
         new_database(db, on_wait=waiting) as target,
-        Store(target, on_wait=waiting) as store,
+        Store(target, on_wait=waiting, new=target != db) as store,
         store.transaction(),
     ):
         results = ingest_files(store, plan, fmt, attachments=attachments)

@@ -175,7 +175,9 @@ def assemble_chunks(
             )
         )
         for k, candidate in enumerate(record.claims):
-            check_span(source, f"{where}.claims[{k}]", candidate.start, candidate.end, length)
+            c_start, c_end = candidate.start, candidate.end
+            if c_start is None or c_end is None or not 0 <= c_start <= c_end <= length:  # located only then
+                check_span(source, f"{where}.claims[{k}]", candidate.start, candidate.end, length)
             claim_id = f"{answer_id}-c{k + 1}"
             claims.append(Claim(claim_id, answer_id, candidate.text, candidate.start, candidate.end))
             for i in candidate.citations:

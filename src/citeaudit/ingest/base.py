@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from citeaudit.ingest.shape import Shape
 from citeaudit.model import AnswerStatus, Audit, CitationKind, RetrievalStatus
@@ -53,9 +53,11 @@ class ReaderKind(StrEnum):
     """Answer records to attach to a protocol question, run and platform."""
 
 
-@dataclass(frozen=True, slots=True)
-class ParsedCitation:
-    """One citation location as the payload gives it."""
+class ParsedCitation(NamedTuple):
+    """One citation location as the payload gives it.
+
+    Immutable like the other records, as a named tuple: a reader makes one for every citation location, and a
+    tuple is made in a fifth of the time a frozen dataclass takes."""
 
     url: str | None
     """URL exactly as given (tracking parameters and redirects included)."""
@@ -81,9 +83,8 @@ class ParsedCitation:
     position): the key is then ``document:<answer id>:<document>``."""
 
 
-@dataclass(frozen=True, slots=True)
-class ClaimCandidate:
-    """A span of the answer that the engine attached citations to."""
+class ClaimCandidate(NamedTuple):
+    """A span of the answer that the engine attached citations to (a named tuple, as :class:`ParsedCitation`)."""
 
     text: str
     """The claim text with engine artefacts (markers, link chips) stripped."""

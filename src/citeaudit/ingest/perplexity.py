@@ -125,17 +125,21 @@ class _Citations:
     def add_markers(self, sentences: SentenceIndex, floor: int, by_number: dict[int, _Source]) -> None:
         """Every ``[n]`` marker from ``floor`` on; ``by_number`` gives the source behind n, if any."""
         spans, citations, cited_urls, claim_span = self.spans, self.citations, self.cited_urls, sentences.claim_span
+        marker_starts = self.marker_starts
+        dangling, cited_kind = CitationKind.DANGLING, CitationKind.CITED
         for match in MARKER.finditer(self.text, floor):
             start, end = match.span()
-            self.marker_starts.add(start)
+            marker_starts.add(start)
             marker, number = match.group(0, 1)
             cited = by_number.get(int(number))
             if cited is None:
-                citation = ParsedCitation(None, None, marker, CitationKind.DANGLING, start, end)
+                citation = ParsedCitation(None, None, marker, dangling, start, end)
             else:
-                citation = ParsedCitation(cited[0], cited[1], marker, CitationKind.CITED, start, end)
-                cited_urls.add(cited[0])
-            spans.append((*claim_span(start), len(citations)))
+                url = cited[0]
+                citation = ParsedCitation(url, cited[1], marker, cited_kind, start, end)
+                cited_urls.add(url)
+            claim_start, claim_end = claim_span(start)
+            spans.append((claim_start, claim_end, len(citations)))
             citations.append(citation)
 
     def add_located(self, url: str, title: str | None, start: int, end: int, claim: tuple[int, int]) -> None:

@@ -135,18 +135,18 @@ def _line(text: str, line_start: int, line_end: int, found: list[Sentence]) -> N
 
 
 def _add(text: str, begin: int, stop: int, end: int, region: int, found: list[Sentence]) -> None:
-    while begin < stop and text[begin].isspace():
-        begin += 1
-    while stop > begin and text[stop - 1].isspace():
-        stop -= 1
-    if begin < stop:
+    # str.strip() and str.isspace() agree on what white space is; the slices are a sentence long
+    piece = text[begin:stop]
+    words = piece.strip()
+    if words:
+        begin += len(piece) - len(piece.lstrip())
+        stop = begin + len(words)
         found.append(Sentence(begin, stop, max(stop, _rstrip(text, end, stop)), region))
 
 
 def _rstrip(text: str, end: int, floor: int) -> int:
-    while end > floor and text[end - 1].isspace():
-        end -= 1
-    return end
+    """``end`` moved back past white space, not before ``floor``."""
+    return floor + len(text[floor:end].rstrip()) if end > floor else end
 
 
 def _sentence_end(text: str, at: int, line_end: int, begin: int) -> tuple[int, int] | None:
@@ -190,6 +190,14 @@ def is_abbreviation(text: str, dot: int, end: int | None = None) -> bool:
     """Whether the full stop at ``dot`` belongs to an abbreviation, an initial or a day ordinal rather than
     ending a sentence (see the module docstring for the rules)."""
     limit = len(text) if end is None else end
+    if dot > 0 and text[dot - 1] in "])":
+        # After a closing bracket ("tank [2]. It", "(IP54). The"): no abbreviation, initial or ordinal ends so,
+        # and only a lower-case word carries the sentence on (_by_rules decides the same, more slowly).
+        return text[dot + 1 : min(limit, dot + 40)].lstrip(" \t" + _CLOSERS).lstrip()[:1].islower()
+    return _by_rules(text, dot, limit)
+
+
+def _by_rules(text: str, dot: int, limit: int) -> bool:
     before = text[max(0, dot - 24) : dot].rsplit(None, 1)
     word = before[-1].lstrip("([{\"'“‘«").rstrip(".").lower() if before and not text[dot - 1].isspace() else ""
     # "FRED/St. Louis", "Dallas–St. Paul": the abbreviation is the last part of a slashed or dashed word

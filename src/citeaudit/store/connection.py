@@ -16,16 +16,21 @@ from pathlib import Path
 from citeaudit.errors import StoreError
 from citeaudit.store.writers import begin_immediate, busy_error, is_busy
 
-__all__ = ["Transactions", "connect"]
+__all__ = ["Transactions", "connect", "use_wal"]
 
 
-def connect(path: Path, *, busy_timeout: float = 5.0, shared: bool = False, bulk: bool = False) -> sqlite3.Connection:
+def connect(
+    path: Path, *, busy_timeout: float = 5.0, shared: bool = False, bulk: bool = False, new: bool = False
+) -> sqlite3.Connection:
     """An open connection to the database at ``path`` with foreign keys enforced.
 
     ``busy_timeout``: seconds a statement waits for another connection's write lock before failing.
     ``shared``: the connection may be used from other threads than the one that opened it (one at a time; the
     web server's worker threads). ``bulk``: the settings for large imports — write-ahead log, ``NORMAL``
-    synchronisation and a 256 MiB page cache.
+    synchronisation and a 256 MiB page cache. ``new`` (with ``bulk``): the file is a new database that no other
+    connection opens until it is complete (see :func:`~citeaudit.store.writers.new_database`): a rollback journal
+    instead of the write-ahead log, with ``FULL`` synchronisation; the caller switches the log on when done
+    (see :func:`use_wal`).
 
     Raises :class:`~citeaudit.errors.StoreError` when the file cannot be opened or is no SQLite database.
     """
@@ -36,7 +41,13 @@ def connect(path: Path, *, busy_timeout: float = 5.0, shared: bool = False, bulk
     try:
         db.execute("PRAGMA foreign_keys = ON")
         db.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
-        if bulk:
+        if bulk and new:
+            # Rows written into a new file go straight to it: a rollback journal keeps only the pages that held
+            # something before (none), where the write-ahead log would take every page and copy it into the file
+            # again at the checkpoint. All or nothing holds as in any transaction; FULL syncs at the commit.
+            db.execute("PRAGMA journal_mode = DELETE")
+            db.execute("PRAGMA synchronous = FULL")
+        elif bulk:
             db.execute("PRAGMA journal_mode = WAL")
             db.execute("PRAGMA synchronous = NORMAL")
             # Imports write hundreds of thousands of index entries; a larger page cache keeps them in memory.
@@ -47,6 +58,13 @@ def connect(path: Path, *, busy_timeout: float = 5.0, shared: bool = False, bulk
             raise busy_error(path, busy_timeout) from None
         raise StoreError(f"{str(path)!r} is not a citeaudit database: {exc}") from None
     return db
+
+
+def use_wal(db: sqlite3.Connection) -> None:
+    """Switch a connection opened with ``new=True`` to the write-ahead log, the mode every other connection
+    uses (readers then never wait for a writer); the file keeps it."""
+    db.execute("PRAGMA journal_mode = WAL")
+    db.execute("PRAGMA synchronous = NORMAL")
 
 
 class Transactions:

@@ -24,11 +24,13 @@ from citeaudit.scoring import edge_code
 from citeaudit.store.judgements import INSERT_JUDGEMENT, judgement_row
 
 __all__ = [
+    "IMPORT_TABLES",
     "REVIEW_POLICIES",
     "ROWS_PER_STATEMENT",
     "SUMMED",
     "ImportReport",
     "drop_queue_indexes",
+    "drop_secondary_indexes",
     "insert_rows",
     "write_audit",
 ]
@@ -295,6 +297,10 @@ def _write_answers(
     return answer_pk
 
 
+_KIND_TEXT = {kind: str(kind) for kind in CitationKind}
+"""How each citation kind is stored."""
+
+
 def _write_citations(
     db: sqlite3.Connection, audit: Audit, answer_pk: dict[str, int], source_pk: dict[str, int]
 ) -> Counter[CitationKind]:
@@ -306,18 +312,19 @@ def _write_citations(
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             (
-                answer_pk[answer.id],
+                pk,
                 ci,
                 None if c.source_key is None else source_pk[c.source_key],
                 c.url,
                 c.title,
                 c.marker,
-                str(c.kind),
+                _KIND_TEXT[c.kind],
                 c.start,
                 c.end,
                 c.quote,
             )
             for answer in audit.answers
+            for pk in (answer_pk[answer.id],)
             for ci, c in enumerate(answer.citations)
         ),
     )
@@ -366,6 +373,7 @@ def _write_edges(db: sqlite3.Connection, audit: Audit, claim_pk: dict[str, int],
     # imported judgements are weighed under the database's review policy, as the review UI weighs them
     policy = db.execute("SELECT value FROM review_settings WHERE key = 'policy'").fetchone()
     reviews_required = REVIEW_POLICIES[policy[0]] if policy else 1
+    unjudged = _state_and_code((), reviews_required)  # what nearly every imported edge has: no judgement yet
     insert_rows(
         db,
         "INSERT INTO edges VALUES (?, ?, ?, ?, ?, ?)",
@@ -374,7 +382,7 @@ def _write_edges(db: sqlite3.Connection, audit: Audit, claim_pk: dict[str, int],
                 next_edge + i,
                 claim_pk[edge.claim_id],
                 source_pk[edge.source_key],
-                *_state_and_code(edge.judgements, reviews_required),
+                *(_state_and_code(edge.judgements, reviews_required) if edge.judgements else unjudged),
                 len(edge.locations),
             )
             for i, edge in enumerate(audit.edges)
@@ -478,10 +486,30 @@ def insert_rows(db: sqlite3.Connection, sql: str, rows: Iterable[Sequence[object
 
 
 def drop_queue_indexes(db: sqlite3.Connection) -> list[str]:
-    """Drop the edges' queue indexes; the statements that make them again (see ``Store.import_chunks``)."""
+    """Drop the edges' queue indexes; the statements that make them again."""
     indexes = db.execute(
         "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'edges' AND sql IS NOT NULL "
         "AND name GLOB 'edges_queue*' ORDER BY name"
+    ).fetchall()
+    for name, _ in indexes:
+        db.execute(f'DROP INDEX "{name}"')
+    return [sql for _, sql in indexes]
+
+
+IMPORT_TABLES = ("answers", "citations", "claims", "edges", "edge_locations")
+"""The tables that receive an import's rows in bulk (several rows for every answer)."""
+
+
+def drop_secondary_indexes(db: sqlite3.Connection, tables: Iterable[str] = IMPORT_TABLES) -> list[str]:
+    """Drop the indexes of ``tables`` that only speed up reads (neither primary keys nor unique constraints,
+    which still refuse a clash row by row); the statements that make them again, in a stable order."""
+    wanted = list(tables)
+    indexes = db.execute(
+        "SELECT m.name, m.sql FROM sqlite_master AS m "
+        f"WHERE m.type = 'index' AND m.sql IS NOT NULL AND m.tbl_name IN ({', '.join('?' * len(wanted))}) "
+        "AND NOT EXISTS (SELECT 1 FROM pragma_index_list(m.tbl_name) AS i WHERE i.name = m.name AND i.[unique]) "
+        "ORDER BY m.tbl_name, m.name",
+        wanted,
     ).fetchall()
     for name, _ in indexes:
         db.execute(f'DROP INDEX "{name}"')

@@ -1,0 +1,335 @@
+"""The import as `citeaudit ingest` runs it into a new database (chunks written by a second thread, secondary indexes
+built after the rows, a rollback journal until the file is complete) stores exactly what the plain construction
+stores: every chunk written in turn on the caller's thread, every index kept up to date row by row, into a
+database in write-ahead-log mode. Compared table by table and row by row (keys included); only the columns
+that hold the wall-clock time of the import are left out."""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from citeaudit import Store
+from citeaudit.errors import DuplicateId, InputError
+from citeaudit.ingest import Attachment, ingest_files, plan_imports
+from citeaudit.interchange import load_protocol
+from citeaudit.store.writers import new_database
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+RECORDINGS = SHARED / "data" / "engine-payloads"
+PROTOCOL = load_protocol(Path(__file__).parent / "fixtures" / "protocol.yaml")
+
+CLOCK = {("payloads", "created_at"), ("imports", "imported_at"), ("fact_locks", "locked_at")}
+"""Columns that hold when the import ran."""
+
+
+class PlainStore(Store):
+    """The reference construction: no writer thread, no index built after the rows."""
+
+    write_thread = False
+    defer_indexes = False
+
+
+class ThreadedStore(Store):
+    """The store as the command opens it when a second core is idle: chunks written by the writer thread."""
+
+    write_thread = True
+
+
+def contents(db: Path) -> tuple[dict[str, list[tuple[Any, ...]]], list[tuple[str, str, str | None]]]:
+    """Every table's rows (clock columns left out) in key order, and the schema's tables, indexes and triggers."""
+    with sqlite3.connect(db) as connection:
+        tables = [name for (name,) in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        rows = {}
+        for table in tables:
+            columns = [column for (_, column, *_) in connection.execute(f"PRAGMA table_info('{table}')")]
+            kept = ", ".join(f'"{c}"' for c in columns if (table, c) not in CLOCK)
+            rows[table] = sorted(connection.execute(f'SELECT {kept} FROM "{table}"').fetchall(), key=repr)
+        schema = sorted(connection.execute("SELECT type, name, sql FROM sqlite_master").fetchall(), key=repr)
+    return rows, schema
+
+
+def as_the_command_does(db: Path, files: list[Path], attachment: Attachment, chunk: int) -> None:
+    with new_database(db) as target, ThreadedStore(target, new=target != db) as store:
+        ingest_files(store, plan_imports(files), attachment=attachment, chunk=chunk)
+
+
+def plainly(db: Path, files: list[Path], attachment: Attachment, chunk: int) -> None:
+    with Store(db):
+        pass  # an existing database, in write-ahead-log mode, before the import
+    with PlainStore(db) as store:
+        ingest_files(store, plan_imports(files), attachment=attachment, chunk=chunk)
+
+
+def recordings() -> list[Path]:
+    found = sorted(RECORDINGS.rglob("*.json"))
+    if not found:
+        pytest.skip(f"recorded engine payloads not found at {RECORDINGS} (see SOURCES.md there)")
+    return found
+
+
+def test_every_real_recording_is_stored_as_the_plain_construction_stores_it(tmp_path: Path) -> None:
+    files = recordings()
+    attachment = Attachment(PROTOCOL, question_id="q01")
+    as_the_command_does(tmp_path / "fast.db", files, attachment, chunk=2)
+    plainly(tmp_path / "plain.db", files, attachment, chunk=2)
+    fast, plain = contents(tmp_path / "fast.db"), contents(tmp_path / "plain.db")
+    assert sum(len(rows) for rows in plain[0].values()) > 0
+    assert fast == plain
+    with sqlite3.connect(tmp_path / "fast.db") as connection:
+        assert connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+SITES = [f"https://www.site{n}.example.org" for n in range(30)]
+SENTENCES = [
+    "The AX220 has a 20 L tank",
+    "It is rated IP54 and can run outdoors",
+    "The maximum working pressure is 10 bar",
+    "Axtorp gives a 3-year warranty on AX compressors",
+    "Spare parts are supplied for 10 years, e.g. valves",
+    "The AX300 needs a 400 V three-phase supply",
+]
+
+
+def sonar_lines(count: int, seed: int) -> Iterator[dict[str, Any]]:
+    """Sonar responses as the benchmark makes them: pages cited again and again, one or two markers a sentence,
+    some past the source list (dangling), some answers failed, cut off or reasoning first."""
+    rng = random.Random(seed)
+    for n in range(count):
+        if rng.random() < 0.05:
+            yield {"error": {"code": 429, "message": "rate limited"}}
+            continue
+        results = [
+            {"title": f"Result {k}", "url": f"{rng.choice(SITES)}/p/{rng.randrange(20)}?utm_source=perplexity"}
+            for k in range(rng.randrange(0, 9))
+        ]
+        parts = [
+            f"{sentence} " + "".join(f"[{rng.randrange(1, 10)}]" for _ in range(rng.choice((1, 1, 2)))) + "."
+            for sentence in rng.sample(SENTENCES, rng.randrange(1, 6))
+        ]
+        text = " ".join(parts)
+        if rng.random() < 0.1:
+            text = "<think>Looking at [1] first.</think>\n" + text
+        finish = "length" if rng.random() < 0.05 else "stop"
+        yield {
+            "id": f"pplx-{n}",
+            "model": "sonar-pro",
+            "object": "chat.completion",
+            "choices": [{"index": 0, "finish_reason": finish, "message": {"role": "assistant", "content": text}}],
+            "search_results": results,
+        }
+
+
+def write_lines(path: Path, rows: Iterator[dict[str, Any]] | list[Any]) -> Path:
+    import json
+
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(("seed", "chunk"), [(1, 1), (2, 7), (3, 64)])
+def test_synthetic_sonar_answers_are_stored_as_the_plain_construction_stores_them(
+    tmp_path: Path, seed: int, chunk: int
+) -> None:
+    first = write_lines(tmp_path / "a.jsonl", sonar_lines(150, seed))
+    second = write_lines(tmp_path / "b.jsonl", sonar_lines(40, seed + 100))  # a second import reuses sources
+    attachment = Attachment(PROTOCOL, run_id="bench", question_id="q01")
+    as_the_command_does(tmp_path / "fast.db", [first, second], attachment, chunk)
+    plainly(tmp_path / "plain.db", [first, second], attachment, chunk)
+    fast, plain = contents(tmp_path / "fast.db"), contents(tmp_path / "plain.db")
+    assert len(plain[0]["edges"]) > 100
+    assert fast == plain
+
+
+def test_a_second_import_into_a_database_with_rows_is_stored_alike(tmp_path: Path) -> None:
+    """Into tables that already hold rows no index is dropped; the writer thread still writes the chunks."""
+    first = write_lines(tmp_path / "a.jsonl", sonar_lines(60, 5))
+    second = write_lines(tmp_path / "b.jsonl", sonar_lines(60, 6))
+    attachment = Attachment(PROTOCOL, run_id="bench", question_id="q01")
+    for name, kind in (("fast.db", ThreadedStore), ("plain.db", PlainStore)):
+        for path in (first, second):
+            with kind(tmp_path / name) as store:
+                ingest_files(store, [path], attachment=attachment, chunk=9)
+    assert contents(tmp_path / "fast.db") == contents(tmp_path / "plain.db")
+
+
+def test_bad_input_after_chunks_were_written_leaves_the_database_and_its_indexes_as_they_were(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "ledger.db"
+    with Store(db):
+        pass
+    before = contents(db)
+    rows: list[Any] = list(sonar_lines(40, 8))
+    rows[33] = {"choices": "not a list"}
+    path = write_lines(tmp_path / "bad.jsonl", rows)
+    with ThreadedStore(db) as store, pytest.raises(InputError) as caught:
+        ingest_files(store, [path], attachment=Attachment(PROTOCOL, run_id="bench", question_id="q01"), chunk=4)
+    assert str(caught.value).startswith(f"{path}: line 34: choices")
+    assert contents(db) == before
+
+
+def test_a_clash_found_by_the_writer_is_raised_and_nothing_of_the_import_is_kept(tmp_path: Path) -> None:
+    """An answer id already in the database is found while writing (on the writer thread): the same one-line
+    error as the plain construction gives, and the database as it was."""
+    attachment = Attachment(PROTOCOL, run_id="bench", question_id="q01")
+    rows = [dict(row, answer_id=f"a{n}") for n, row in enumerate(sonar_lines(30, 9)) if "choices" in row]
+    earlier = write_lines(tmp_path / "earlier.jsonl", rows[20:22])
+    later = write_lines(tmp_path / "later.jsonl", rows)
+    messages = []
+    for name, kind in (("fast.db", ThreadedStore), ("plain.db", PlainStore)):
+        with kind(tmp_path / name) as store:
+            ingest_files(store, [earlier], attachment=attachment)
+        before = contents(tmp_path / name)
+        with kind(tmp_path / name) as store, pytest.raises(DuplicateId) as caught:
+            ingest_files(store, [later], attachment=attachment, chunk=4)
+        messages.append(str(caught.value))
+        assert contents(tmp_path / name) == before
+    assert messages[0] == messages[1]
+    assert "already in the database" in messages[0]
+
+
+# -- the sentence splitter's shortcuts decide as its rules do -------------------------------------------------
+
+_TEXT = st.text(alphabet="aZ.e g]) [(\"'”»\u00a0\t\n5Inc.St", max_size=60)
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=_TEXT, cut=st.integers(0, 60))
+def test_a_full_stop_after_a_closing_bracket_is_judged_as_the_rules_judge_it(text: str, cut: int) -> None:
+    from citeaudit.ingest import sentences
+
+    for dot in (i for i, char in enumerate(text) if char == "." and i > 0 and text[i - 1] in "])"):
+        limit = min(len(text), max(dot + 1, cut))
+        assert sentences.is_abbreviation(text, dot, limit) == sentences._by_rules(text, dot, limit)
+
+
+def _add_by_loops(text: str, begin: int, stop: int, end: int, region: int) -> list[tuple[int, int, int, int]]:
+    """The sentence bounds as first written: white space skipped a character at a time."""
+    while begin < stop and text[begin].isspace():
+        begin += 1
+    while stop > begin and text[stop - 1].isspace():
+        stop -= 1
+    if begin >= stop:
+        return []
+    trailing = end
+    while trailing > stop and text[trailing - 1].isspace():
+        trailing -= 1
+    return [(begin, stop, max(stop, trailing), region)]
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=st.text(alphabet="ab. \t\u00a0\u2028\u3000x", max_size=30), data=st.data())
+def test_sentence_bounds_skip_white_space_as_the_character_loops_did(text: str, data: st.DataObject) -> None:
+    from citeaudit.ingest import sentences
+
+    begin = data.draw(st.integers(0, len(text)))
+    stop = data.draw(st.integers(begin, len(text)))
+    end = data.draw(st.integers(0, len(text)))
+    found: list[sentences.Sentence] = []
+    sentences._add(text, begin, stop, end, 0, found)
+    assert [tuple(s) for s in found] == _add_by_loops(text, begin, stop, end, 0)
+
+
+# -- the chunk writer -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("threaded", [True, False])
+def test_the_chunk_writer_writes_every_chunk_in_order_and_hands_back_what_each_returned(threaded: bool) -> None:
+    from citeaudit.store.pipeline import ChunkWriter
+
+    written: list[int] = []
+
+    def write(chunk: int) -> int:
+        written.append(chunk)
+        return chunk * 10
+
+    import sys
+
+    interval = sys.getswitchinterval()
+    told: list[int] = []
+    with ChunkWriter(write, threaded=threaded) as writer:
+        for chunk in range(25):
+            told.extend(writer.put(chunk))
+        told.extend(writer.finish())
+    assert sys.getswitchinterval() == interval  # as it was before the writer ran
+    assert written == list(range(25))
+    assert told == [chunk * 10 for chunk in range(25)]
+
+
+def test_an_error_in_the_writer_is_raised_on_the_callers_thread_and_no_later_chunk_is_written() -> None:
+    from citeaudit.store.pipeline import ChunkWriter
+
+    written: list[int] = []
+
+    def write(chunk: int) -> int:
+        if chunk == 3:
+            raise DuplicateId("f.jsonl", "answers[3].id", "answer 'a3' is already in the database")
+        written.append(chunk)
+        return chunk
+
+    def run() -> None:
+        with ChunkWriter(write) as writer:
+            for chunk in range(50):
+                writer.put(chunk)
+            writer.finish()
+
+    with pytest.raises(DuplicateId, match="a3"):
+        run()
+    assert written == [0, 1, 2]
+
+
+def test_an_error_on_the_callers_thread_stops_the_writer_before_the_block_is_left() -> None:
+    import threading
+
+    from citeaudit.store.pipeline import ChunkWriter
+
+    started = threading.Event()
+    written: list[int] = []
+
+    def write(chunk: int) -> int:
+        started.set()
+        written.append(chunk)
+        return chunk
+
+    def run() -> None:
+        with ChunkWriter(write) as writer:
+            writer.put(0)
+            started.wait(5)
+            raise InputError("f.jsonl", "line 2", "not JSON")
+
+    with pytest.raises(InputError):
+        run()
+    count = len(written)
+    assert written == list(range(count))
+    assert not any(thread.name == "citeaudit-import-writer" for thread in threading.enumerate())
+
+
+@pytest.mark.parametrize(
+    ("cores", "load", "idle"), [(2, 0.4, True), (2, 1.0, False), (2, 7.5, False), (1, 0.0, False), (8, 6.9, True)]
+)
+def test_the_writer_thread_runs_only_when_a_second_core_is_idle(
+    monkeypatch: pytest.MonkeyPatch, cores: int, load: float, idle: bool
+) -> None:
+    from citeaudit.store import pipeline
+
+    monkeypatch.setattr(pipeline.os, "cpu_count", lambda: cores)
+    monkeypatch.setattr(pipeline.os, "getloadavg", lambda: (load, load, load))
+    assert pipeline.second_core_idle() is idle
+
+
+def test_without_a_load_average_the_writer_thread_does_not_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    from citeaudit.store import pipeline
+
+    def unknown() -> tuple[float, float, float]:
+        raise OSError("no load average")
+
+    monkeypatch.setattr(pipeline.os, "getloadavg", unknown)
+    assert pipeline.second_core_idle() is False
