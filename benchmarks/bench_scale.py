@@ -829,14 +829,16 @@ def main() -> None:
     if args.child:
         child(args)
         return
-    sizes = [args.locations] + ([100_000_000] if args.large else [])
+    # the large size first: it is what --large is run for, and each size's figures are printed when it ends
+    sizes = ([100_000_000] if args.large else []) + [args.locations]
     report: list[str] = []
     measured: dict[str, dict[int, float]] = {"engine": {}, "ci": {}, "export": {}}
     for size in sizes:
+        printed = len(report)
         for key, ratio in run_size(size, args, report).items():
             measured[key][size] = ratio
-    for line in report:
-        print(line)
+        for line in report[printed:]:
+            print(line, flush=True)
     verdicts = []
     for key, label, bound in (
         ("engine", "duckdb engine <= 1.5x hand-written SQL", 1.5),
@@ -844,7 +846,7 @@ def main() -> None:
         ("export", "export <= 2x duckdb copy", 2.0),
     ):
         found = measured[key]
-        sizes_of = ", ".join(f"{size / 1e6:g} M {ratio:.2f}" for size, ratio in found.items()) or "not measured"
+        sizes_of = ", ".join(f"{size / 1e6:g} M {ratio:.2f}" for size, ratio in sorted(found.items())) or "not measured"
         verdict = "met" if found and all(r <= bound for r in found.values()) else "not met"
         verdicts.append(f"{label}: {verdict} ({sizes_of})")
     print("targets: " + "; ".join(verdicts))
