@@ -847,7 +847,7 @@ def main() -> None:
     ):
         found = measured[key]
         sizes_of = ", ".join(f"{size / 1e6:g} M {ratio:.2f}" for size, ratio in sorted(found.items())) or "not measured"
-        verdict = "met" if found and all(r <= bound for r in found.values()) else "not met"
+        verdict = "not measured" if not found else "met" if all(r <= bound for r in found.values()) else "not met"
         verdicts.append(f"{label}: {verdict} ({sizes_of})")
     print("targets: " + "; ".join(verdicts))
 

@@ -178,10 +178,6 @@ def _in(dialect: Dialect, column: str, values: Sequence[str]) -> str:
     return f"{column} IN ({', '.join(dialect.literal(v) for v in sorted(values))})"
 
 
-def _outcome_sum(outcome: str) -> str:
-    return f"CAST(sum(CASE WHEN outcome = '{outcome}' THEN 1 ELSE 0 END) AS BIGINT) AS {outcome}"
-
-
 def cells_sql(
     dialect: Dialect,
     *,
@@ -274,7 +270,7 @@ def _cte_parts(
         # One pass over the edges down to one row per claim, on the claim's integer key alone.
         "claim_totals AS (\n  SELECT u.claim, count(*) AS edges, CAST(sum(u.locations) AS BIGINT) AS locations,\n"
         + ",\n".join(f"    count(*) FILTER (WHERE u.outcome = {i}) AS {o}" for i, o in enumerate(outcomes))
-        + ",\n    max(CASE WHEN u.outcome = 0 THEN 1 ELSE 0 END) AS covers,\n"
+        + f",\n    max(CASE WHEN u.outcome = {outcomes.index('supported')} THEN 1 ELSE 0 END) AS covers,\n"
         "    max(CASE WHEN s.source IS NULL THEN 0 ELSE 1 END) AS cites_official\n"
         "  FROM unique_edges u\n"
         f"  LEFT JOIN (SELECT source FROM sources WHERE {in_protocol} AND official) s ON s.source = u.source\n"
