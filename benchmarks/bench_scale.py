@@ -1,7 +1,9 @@
 """Scoring beyond memory: the in-memory core, the DuckDB engine, Spark local and the Parquet export, side by side.
 
 One generated audit (10 M citation locations by default; ``--large`` adds a 100 M run, which takes long and needs
-disk: opt-in) is written as the engine's Parquet dataset and as a citeaudit database. Each path runs in its own
+disk: opt-in) is written as the engine's Parquet dataset and, up to ``--ledger-max`` locations (10 M), as a
+citeaudit database. The generator works a block of answers at a time (their claims, edges, locations and
+citations), so its memory stays under a gigabyte at any size; its peak RSS is printed. Each path runs in its own
 process, so its peak RSS is its own (Spark's includes its JVM's):
 
 * numpy — ``score_columns`` over in-memory columns (the RSS includes the columns themselves);
@@ -15,6 +17,11 @@ process, so its peak RSS is its own (Spark's includes its JVM's):
 
 Every path must give the same per-platform counts (checked). Targets: DuckDB engine ≤ 1.5× the hand-written
 query; export ≤ 2× DuckDB's copy; ``--ci`` adds ≤ 10 %.
+
+Sizes above ``--ledger-max`` (the export and DuckDB's copy: building a 100 M-location ledger row by row takes
+about 20 minutes), ``--spark-max`` (10 M: Spark local takes minutes per 10 M) and ``--numpy-max`` run without those
+paths, and say so; at 100 M each path runs ``--large-repeat`` times (1). The last line gives each target with the
+sizes it was measured at.
 
 Run: python benchmarks/bench_scale.py [--locations N] [--large] [--repeat K] [--skip spark ...]
 """
@@ -31,6 +38,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,48 +52,6 @@ N_RUNS = 8
 LABELS = ["supported", "partial", "conflicting", "irrelevant", "unknown"]
 # final label codes 0..4, 5 pending, 6 disputed
 CODE_P = [0.45, 0.1, 0.08, 0.07, 0.1, 0.18, 0.02]
-
-
-def generate(n_locations: int, seed: int = 11) -> dict[str, Any]:
-    """An audit of ~n_locations locations: 1.25 locations per edge, 4 edges per claim, 5 claims per answer."""
-    rng = np.random.default_rng(seed)
-    n_edges = n_locations * 4 // 5
-    n_claims = max(1, n_edges // 4)
-    n_edges = n_claims * 4
-    n_answers = max(1, n_claims // 5)
-    n_claims = n_answers * 5
-    n_edges = n_claims * 4
-    n_sources = max(1000, n_locations // 10)
-    answer_question = rng.integers(0, N_QUESTIONS, n_answers)
-    answer_run = rng.integers(0, N_RUNS, n_answers)
-    claim_answer = np.repeat(np.arange(n_answers), 5)
-    mapped = rng.random(n_claims) < 0.5
-    claim_fact = np.where(
-        mapped,
-        answer_question[claim_answer] * FACTS_PER_QUESTION + rng.integers(0, FACTS_PER_QUESTION, n_claims),
-        -1,
-    )
-    edge_claim = np.repeat(np.arange(n_claims), 4)
-    slot = np.tile(np.arange(4), n_claims)
-    # four distinct sources per claim: offsets a quarter of the pool apart
-    edge_source = (edge_claim * 7919 + slot * (n_sources // 4)) % n_sources
-    edge_code = rng.choice(7, size=n_edges, p=CODE_P)
-    extra = rng.integers(0, n_edges, n_locations - n_edges)
-    loc_edge = np.concatenate([np.arange(n_edges), extra])
-    return {
-        "answer_question": answer_question,
-        "answer_run": answer_run,
-        "claim_answer": claim_answer,
-        "claim_fact": claim_fact,
-        "edge_claim": edge_claim,
-        "edge_source": edge_source,
-        "edge_code": edge_code,
-        "loc_edge": loc_edge,
-        "citation_answer": np.repeat(np.arange(n_answers), 3),
-        "citation_source": rng.integers(0, n_sources, n_answers * 3),
-        "source_official": rng.random(n_sources) < 0.05,
-        "n_sources": n_sources,
-    }
 
 
 def protocol_body() -> Any:
@@ -113,9 +80,104 @@ def run_platform(run: int) -> str:
     return PLATFORMS[run % len(PLATFORMS)]
 
 
-def write_parquet(data: dict[str, Any], root: Path) -> None:
-    """The engine dataset, written straight from the columns (as the export lays it out)."""
+ANSWERS_PER_BLOCK = 100_000
+"""Answers generated at a time (500 k claims, 2 M edges, ~2.5 M locations): what bounds the generator's memory."""
+
+
+@dataclass(frozen=True)
+class Shape:
+    """The sizes of one generated audit: 1.25 locations per edge, 4 edges per claim, 5 claims per answer."""
+
+    n_answers: int
+    n_sources: int
+    n_locations: int
+
+    @property
+    def n_claims(self) -> int:
+        return self.n_answers * 5
+
+    @property
+    def n_edges(self) -> int:
+        return self.n_claims * 4
+
+    @classmethod
+    def of(cls, n_locations: int) -> Shape:
+        n_answers = max(1, n_locations * 4 // 5 // 4 // 5)
+        n_edges = n_answers * 20
+        return cls(n_answers, max(1000, n_locations // 10), max(n_locations, n_edges))
+
+
+def audit_blocks(n_locations: int, seed: int = 11) -> Iterator[dict[str, Any]]:
+    """The audit ``ANSWERS_PER_BLOCK`` answers at a time, with global integer keys (a block's claims, edges,
+    locations and citations belong to its answers); the same blocks for the same arguments."""
+    shape = Shape.of(n_locations)
+    rng = np.random.default_rng(seed)
+    source_official = rng.random(shape.n_sources) < 0.05
+    extra_total = shape.n_locations - shape.n_edges
+    for first in range(0, shape.n_answers, ANSWERS_PER_BLOCK):
+        last = min(shape.n_answers, first + ANSWERS_PER_BLOCK)
+        rng = np.random.default_rng([seed, first])
+        n = last - first
+        answers = np.arange(first, last)
+        answer_question = rng.integers(0, N_QUESTIONS, n)
+        answer_run = rng.integers(0, N_RUNS, n)
+        claims = np.arange(first * 5, last * 5)
+        claim_answer = np.repeat(answers, 5)
+        mapped = rng.random(n * 5) < 0.5
+        claim_fact = np.where(
+            mapped,
+            answer_question[claim_answer - first] * FACTS_PER_QUESTION + rng.integers(0, FACTS_PER_QUESTION, n * 5),
+            -1,
+        )
+        edges = np.arange(first * 20, last * 20)
+        edge_claim = np.repeat(claims, 4)
+        slot = np.tile(np.arange(4), n * 5)
+        # four distinct sources per claim: offsets a quarter of the pool apart
+        edge_source = (edge_claim * 7919 + slot * (shape.n_sources // 4)) % shape.n_sources
+        edge_code = rng.choice(7, size=n * 20, p=CODE_P)
+        # the extra locations (duplicated citations) spread over the blocks in proportion to their edges
+        extra = extra_total * last // shape.n_answers - extra_total * first // shape.n_answers
+        loc_edge = np.concatenate([edges, rng.integers(edges[0], edges[-1] + 1, extra)])
+        yield {
+            "answer": answers,
+            "answer_question": answer_question,
+            "answer_run": answer_run,
+            "claim": claims,
+            "claim_answer": claim_answer,
+            "claim_fact": claim_fact,
+            "edge": edges,
+            "edge_claim": edge_claim,
+            "edge_source": edge_source,
+            "edge_code": edge_code,
+            "loc_edge": loc_edge,
+            "citation_answer": np.repeat(answers, 3),
+            "citation_source": rng.integers(0, shape.n_sources, n * 3),
+            "source_official": source_official,
+            "n_sources": shape.n_sources,
+        }
+
+
+def generate(n_locations: int, seed: int = 11) -> dict[str, Any]:
+    """The whole audit in memory (the numpy path's input): the blocks' columns joined, one column at a time."""
+    parts: dict[str, list[Any]] = {}
+    shared: dict[str, Any] = {}
+    for block in audit_blocks(n_locations, seed):
+        for key, value in block.items():
+            if key in ("source_official", "n_sources"):
+                shared[key] = value
+            elif key not in ("answer", "claim", "edge"):  # positions already
+                parts.setdefault(key, []).append(value)
+    found = dict(shared)
+    for key in list(parts):
+        found[key] = np.concatenate(parts.pop(key))
+    return found
+
+
+def write_parquet(n_locations: int, root: Path) -> None:
+    """The engine dataset, written block by block as the export lays it out: one file per table and run, one row
+    group per block (the generator never holds more than a block)."""
     import pyarrow as pa
+    import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     from citeaudit.convention_sql import partition_value
@@ -125,10 +187,13 @@ def write_parquet(data: dict[str, Any], root: Path) -> None:
     protocol = protocol_body()
     part = f"protocol={partition_value(fingerprint(protocol))}"
 
-    def put(table: str, columns: dict[str, Any], run: int | None = None) -> None:
-        folder = root / table / part / (f"run=r{run}" if run is not None else "")
+    def put(table: str, columns: dict[str, Any]) -> None:
+        folder = root / table / part
         folder.mkdir(parents=True, exist_ok=True)
         pq.write_table(pa.table(columns), folder / "part-0.parquet")
+
+    def ids(prefix: str, keys: Any) -> Any:
+        return pc.binary_join_element_wise(prefix, pc.cast(pa.array(keys), pa.string()), "")
 
     body = json.dumps(protocol_to_mapping(protocol), sort_keys=True)
     put(
@@ -154,67 +219,94 @@ def write_parquet(data: dict[str, Any], root: Path) -> None:
             "weight": np.zeros(n_facts),
         },
     )
-    sources = np.arange(data["n_sources"])
-    put(
-        "sources",
-        {"source": sources, "source_key": pa.array([f"s{s}" for s in sources]), "official": data["source_official"]},
-    )
-    answer_run = data["answer_run"]
-    claim_run = answer_run[data["claim_answer"]]
-    edge_run = claim_run[data["edge_claim"]]
-    loc_run = edge_run[data["loc_edge"]]
-    labels = np.array([*LABELS, None, None], dtype=object)
-    states = np.array(["labelled"] * 5 + ["pending", "disputed"], dtype=object)
-    for run in range(N_RUNS):
-        answers = np.flatnonzero(answer_run == run)
-        question = data["answer_question"][answers]
-        put(
-            "answers",
-            {
-                "answer": answers,
-                "answer_id": pa.array([f"a{a}" for a in answers]),
-                "question": pa.array([f"q{q:03d}" for q in question]),
-                "platform": pa.array([run_platform(run)] * len(answers)),
-                "model": pa.array(["m" + str(run % 2)] * len(answers)),
-                "locale": pa.array(["en-GB" if q % 2 else "de-DE" for q in question]),
-                "sample": pa.nulls(len(answers), pa.string()),
-                "run_kind": pa.array(["platform"] * len(answers)),
-            },
-            run,
-        )
-        claims = np.flatnonzero(claim_run == run)
-        fact = data["claim_fact"][claims]
-        put(
-            "claims",
-            {
-                "claim": claims,
-                "claim_id": pa.array([f"c{c}" for c in claims]),
-                "answer": data["claim_answer"][claims],
-                "fact": pa.array(fact, mask=fact < 0),
-                "severity": pa.nulls(len(claims), pa.string()),
-            },
-            run,
-        )
-        edges = np.flatnonzero(edge_run == run)
-        code = data["edge_code"][edges]
-        put(
-            "edges",
-            {
-                "claim": data["edge_claim"][edges],
-                "source": data["edge_source"][edges],
-                "label": pa.array(labels[code], type=pa.string()),
-                "review_state": pa.array(states[code], type=pa.string()),
-            },
-            run,
-        )
-        locations = data["loc_edge"][loc_run == run]
-        put("edge_locations", {"claim": data["edge_claim"][locations], "source": data["edge_source"][locations]}, run)
-        cited = np.flatnonzero(answer_run[data["citation_answer"]] == run)
-        put("citations", {"answer": data["citation_answer"][cited], "source": data["citation_source"][cited]}, run)
+    questions = pa.array([f"q{q:03d}" for q in range(N_QUESTIONS)])
+    locales = pa.array(["en-GB" if q % 2 else "de-DE" for q in range(N_QUESTIONS)])
+    labels = pa.array([*LABELS, None, None], type=pa.string())
+    states = pa.array(["labelled"] * 5 + ["pending", "disputed"])
+    writers: dict[tuple[str, int], Any] = {}
+
+    def append(table: str, run: int, columns: dict[str, Any]) -> None:
+        batch = pa.table(columns)
+        if (table, run) not in writers:
+            folder = root / table / part / f"run=r{run}"
+            folder.mkdir(parents=True, exist_ok=True)
+            writers[table, run] = pq.ParquetWriter(folder / "part-0.parquet", batch.schema)
+        writers[table, run].write_table(batch)
+
+    sources_written = False
+    try:
+        for block in audit_blocks(n_locations):
+            if not sources_written:
+                sources = np.arange(block["n_sources"])
+                put(
+                    "sources",
+                    {"source": sources, "source_key": ids("s", sources), "official": block["source_official"]},
+                )
+                sources_written = True
+            first = block["answer"][0]
+            answer_run = block["answer_run"]
+            claim_run = answer_run[block["claim_answer"] - first]
+            edge_run = claim_run[block["edge_claim"] - block["claim"][0]]
+            loc_edge = block["loc_edge"] - block["edge"][0]
+            loc_run = edge_run[loc_edge]
+            citation_run = answer_run[block["citation_answer"] - first]
+            for run in range(N_RUNS):
+                at = np.flatnonzero(answer_run == run)
+                answers = block["answer"][at]
+                question = pa.array(block["answer_question"][at])
+                append(
+                    "answers",
+                    run,
+                    {
+                        "answer": answers,
+                        "answer_id": ids("a", answers),
+                        "question": questions.take(question),
+                        "platform": pa.array([run_platform(run)] * len(at)),
+                        "model": pa.array(["m" + str(run % 2)] * len(at)),
+                        "locale": locales.take(question),
+                        "sample": pa.nulls(len(at), pa.string()),
+                        "run_kind": pa.array(["platform"] * len(at)),
+                    },
+                )
+                at = np.flatnonzero(claim_run == run)
+                fact = block["claim_fact"][at]
+                append(
+                    "claims",
+                    run,
+                    {
+                        "claim": block["claim"][at],
+                        "claim_id": ids("c", block["claim"][at]),
+                        "answer": block["claim_answer"][at],
+                        "fact": pa.array(fact, mask=fact < 0),
+                        "severity": pa.nulls(len(at), pa.string()),
+                    },
+                )
+                at = np.flatnonzero(edge_run == run)
+                code = pa.array(block["edge_code"][at])
+                append(
+                    "edges",
+                    run,
+                    {
+                        "claim": block["edge_claim"][at],
+                        "source": block["edge_source"][at],
+                        "label": labels.take(code),
+                        "review_state": states.take(code),
+                    },
+                )
+                at = loc_edge[loc_run == run]
+                append("edge_locations", run, {"claim": block["edge_claim"][at], "source": block["edge_source"][at]})
+                at = np.flatnonzero(citation_run == run)
+                append(
+                    "citations", run, {"answer": block["citation_answer"][at], "source": block["citation_source"][at]}
+                )
+    finally:
+        for writer in writers.values():
+            writer.close()
 
 
-def build_database(data: dict[str, Any], path: Path) -> None:
-    """A citeaudit database holding the same audit (rows written directly: the import path would take hours)."""
+def build_database(n_locations: int, path: Path) -> None:
+    """A citeaudit database holding the same audit, block by block (rows written directly: the import path would
+    take hours)."""
     from citeaudit.store import Store
 
     protocol = protocol_body()
@@ -240,58 +332,75 @@ def build_database(data: dict[str, Any], path: Path) -> None:
         "INSERT INTO runs (pk, protocol_pk, id, kind, platform, model) VALUES (?, ?, ?, 'platform', ?, ?)",
         [(r + 1, protocol_pk, f"r{r}", run_platform(r), f"m{r % 2}") for r in range(N_RUNS)],
     )
-    db.executemany(
-        "INSERT INTO answers (pk, id, run_pk, question_pk, text, import_pk) VALUES (?, ?, ?, ?, '', 1)",
-        (
-            (a + 1, f"a{a}", int(r) + 1, question_pk[int(q)])
-            for a, (r, q) in enumerate(zip(data["answer_run"].tolist(), data["answer_question"].tolist(), strict=True))
-        ),
-    )
-    official = data["source_official"].tolist()
-    db.executemany(
-        "INSERT INTO sources (pk, key, url, status, host, path) VALUES (?, ?, ?, 'pending', ?, '/')",
-        (
-            (s + 1, f"s{s}", f"https://{'brand.com' if o else 'site.org'}/{s}", "brand.com" if o else "site.org")
-            for s, o in enumerate(official)
-        ),
-    )
-    db.executemany(
-        "INSERT INTO protocol_sources VALUES (?, ?)", ((protocol_pk, s + 1) for s in range(data["n_sources"]))
-    )
-    db.executemany(
-        "INSERT INTO citations (answer_pk, ordinal, source_pk, kind) VALUES (?, ?, ?, 'cited')",
-        (
-            (a + 1, i % 3, s + 1)
-            for i, (a, s) in enumerate(
-                zip(data["citation_answer"].tolist(), data["citation_source"].tolist(), strict=True)
-            )
-        ),
-    )
-    db.executemany(
-        "INSERT INTO claims (pk, id, answer_pk, text, fact_pk) VALUES (?, ?, ?, '', ?)",
-        (
-            (c + 1, f"c{c}", a + 1, fact_pk[f] if f >= 0 else None)
-            for c, (a, f) in enumerate(zip(data["claim_answer"].tolist(), data["claim_fact"].tolist(), strict=True))
-        ),
-    )
     states = ["labelled"] * 5 + ["pending", "disputed"]
-    n_locations = np.bincount(data["loc_edge"], minlength=len(data["edge_claim"])).tolist()
-    db.executemany(
-        "INSERT INTO edges (pk, claim_pk, source_pk, review_state, final_code, n_locations) VALUES (?, ?, ?, ?, ?, ?)",
-        (
-            (e + 1, c + 1, s + 1, states[k], k, n)
-            for e, (c, s, k, n) in enumerate(
-                zip(
-                    data["edge_claim"].tolist(),
-                    data["edge_source"].tolist(),
-                    data["edge_code"].tolist(),
-                    n_locations,
+    for block in audit_blocks(n_locations):
+        if block["answer"][0] == 0:
+            official = block["source_official"].tolist()
+            db.executemany(
+                "INSERT INTO sources (pk, key, url, status, host, path) VALUES (?, ?, ?, 'pending', ?, '/')",
+                (
+                    (
+                        s + 1,
+                        f"s{s}",
+                        f"https://{'brand.com' if o else 'site.org'}/{s}",
+                        "brand.com" if o else "site.org",
+                    )
+                    for s, o in enumerate(official)
+                ),
+            )
+            db.executemany(
+                "INSERT INTO protocol_sources VALUES (?, ?)", ((protocol_pk, s + 1) for s in range(block["n_sources"]))
+            )
+        db.executemany(
+            "INSERT INTO answers (pk, id, run_pk, question_pk, text, import_pk) VALUES (?, ?, ?, ?, '', 1)",
+            (
+                (a + 1, f"a{a}", r + 1, question_pk[q])
+                for a, r, q in zip(
+                    block["answer"].tolist(),
+                    block["answer_run"].tolist(),
+                    block["answer_question"].tolist(),
                     strict=True,
                 )
-            )
-        ),
-    )
-    db.executemany("INSERT INTO edge_locations (edge_pk) VALUES (?)", ((e + 1,) for e in data["loc_edge"].tolist()))
+            ),
+        )
+        db.executemany(
+            "INSERT INTO citations (answer_pk, ordinal, source_pk, kind) VALUES (?, ?, ?, 'cited')",
+            (
+                (a + 1, i % 3, s + 1)
+                for i, (a, s) in enumerate(
+                    zip(block["citation_answer"].tolist(), block["citation_source"].tolist(), strict=True)
+                )
+            ),
+        )
+        db.executemany(
+            "INSERT INTO claims (pk, id, answer_pk, text, fact_pk) VALUES (?, ?, ?, '', ?)",
+            (
+                (c + 1, f"c{c}", a + 1, fact_pk[f] if f >= 0 else None)
+                for c, a, f in zip(
+                    block["claim"].tolist(), block["claim_answer"].tolist(), block["claim_fact"].tolist(), strict=True
+                )
+            ),
+        )
+        first_edge = int(block["edge"][0])
+        n_locations_of = np.bincount(block["loc_edge"] - first_edge, minlength=len(block["edge"])).tolist()
+        db.executemany(
+            "INSERT INTO edges (pk, claim_pk, source_pk, review_state, final_code, n_locations) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                (e + 1, c + 1, s + 1, states[k], k, n)
+                for e, c, s, k, n in zip(
+                    block["edge"].tolist(),
+                    block["edge_claim"].tolist(),
+                    block["edge_source"].tolist(),
+                    block["edge_code"].tolist(),
+                    n_locations_of,
+                    strict=True,
+                )
+            ),
+        )
+        db.executemany(
+            "INSERT INTO edge_locations (edge_pk) VALUES (?)", ((e + 1,) for e in block["loc_edge"].tolist())
+        )
     db.execute("COMMIT")
     db.close()
 
@@ -546,6 +655,7 @@ def children_peak_rss_mb() -> float:
 def child(args: argparse.Namespace) -> None:
     found = PATHS[args.child](Path(args.root), args)
     found["peak_rss_mb"] = peak_rss_mb() + found.pop("children_rss_mb", 0.0)
+    found["load"] = os.getloadavg()[0]
     print(json.dumps(found))
 
 
@@ -571,7 +681,9 @@ def measure(name: str, root: Path, args: argparse.Namespace, extra_path: str | N
         env["PYTHONPATH"] = extra_path + os.pathsep + env.get("PYTHONPATH", "")
     done = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
     if done.returncode != 0:
-        raise SystemExit(f"{name} failed:\n{done.stderr[-3000:]}")
+        # a path that fails (e.g. killed for memory at 100 M) is reported, and the others still run
+        last = (done.stderr.strip().splitlines() or [f"exit status {done.returncode}"])[-1]
+        return {"failed": last[-300:]}
     return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
 
@@ -595,27 +707,40 @@ def run_size(n_locations: int, args: argparse.Namespace, report: list[str]) -> d
     root = scratch / "tables"
     args.db = scratch / "ledger.db"
     try:
+        ledger = n_locations <= args.ledger_max
         if kept is not None and (kept / "complete").exists():
             print(f"[{n_locations:,} locations] reusing {kept}", flush=True)
         else:
             start = time.perf_counter()
             scratch.mkdir(parents=True, exist_ok=True)
-            data = generate(n_locations)
-            write_parquet(data, root)
-            build_database(data, args.db)
-            del data
+            write_parquet(n_locations, root)
+            written = time.perf_counter() - start
+            if ledger:
+                build_database(n_locations, args.db)
             (scratch / "complete").touch()
             print(
-                f"[{n_locations:,} locations] generated, written as Parquet and a database in "
-                f"{time.perf_counter() - start:.0f} s",
+                f"[{n_locations:,} locations] generated block by block ({ANSWERS_PER_BLOCK:,} answers a block): "
+                f"Parquet in {written:.0f} s"
+                + (f", a database in {time.perf_counter() - start - written:.0f} s" if ledger else "")
+                + f"; generator peak RSS {peak_rss_mb():.0f} MB (this process)",
                 flush=True,
             )
         results: dict[str, dict[str, Any]] = {}
         side_path, extension = sqlite_extension(args.duckdb_sqlite)
         args.sqlite_extension = extension
         chosen = []
+        limits = {
+            "numpy": ("--numpy-max", args.numpy_max),
+            "spark": ("--spark-max", args.spark_max),
+            "export": ("--ledger-max", args.ledger_max),
+            "duckdb copy": ("--ledger-max", args.ledger_max),
+        }
         for name in PATHS:
             if name in args.skip or (name in ("export", "duckdb copy") and "export" in args.skip):
+                continue
+            if name in limits and n_locations > limits[name][1]:
+                option, largest = limits[name]
+                print(f"  {name}: not run at this size (above {option} {largest:,}; measured at the smaller size)")
                 continue
             if name == "duckdb copy" and side_path == "":
                 print("  duckdb copy: DuckDB's sqlite extension is not loadable here (see --duckdb-sqlite)")
@@ -624,18 +749,24 @@ def run_size(n_locations: int, args: argparse.Namespace, report: list[str]) -> d
         # Round-robin: each repetition runs every path once, so a change in the machine's load (it is shared)
         # falls on all paths alike instead of on whichever ran during it.
         runs: dict[str, list[dict[str, Any]]] = {name: [] for name in chosen}
-        for repetition in range(args.repeat):
+        repeat = args.repeat if n_locations < 100_000_000 else args.large_repeat
+        for repetition in range(repeat):
             for name in chosen:
                 if name == "spark" and n_locations >= 10_000_000 and repetition > 0:
                     continue  # minutes per run at this size: once is enough to place it
+                if runs[name] and "failed" in runs[name][-1]:
+                    continue
                 runs[name].append(measure(name, root, args, side_path if name == "duckdb copy" else None))
         for name in chosen:
+            if "failed" in runs[name][-1]:
+                print(f"  {name:22s} failed: {runs[name][-1]['failed']}", flush=True)
+                continue
             best = min(runs[name], key=lambda r: r["seconds"])
             best["median_s"] = statistics.median(r["seconds"] for r in runs[name])
             results[name] = best
             rss = best["peak_rss_mb"]
             print(
-                f"  {name:22s} median {best['median_s']:8.2f} s   peak RSS {rss:8.0f} MB"
+                f"  {name:22s} median {best['median_s']:8.2f} s   peak RSS {rss:8.0f} MB   (load {best['load']:.1f})"
                 + (f"   (session start {best['startup_s']:.1f} s)" if "startup_s" in best else ""),
                 flush=True,
             )
@@ -649,7 +780,7 @@ def run_size(n_locations: int, args: argparse.Namespace, report: list[str]) -> d
         if "duckdb" in results and "duckdb hand-written" in results:
             ratios["engine"] = results["duckdb"]["median_s"] / results["duckdb hand-written"]["median_s"]
         if "duckdb --ci" in results and "duckdb" in results:
-            extra = statistics.median(r["ci_extra_s"] for r in runs["duckdb --ci"])
+            extra = statistics.median(r["ci_extra_s"] for r in runs["duckdb --ci"] if "failed" not in r)
             end_to_end = results["duckdb --ci"]["median_s"] / results["duckdb"]["median_s"]
             report.append(
                 f"{n_locations:,} locations: duckdb --ci / without, end to end = {end_to_end:.2f} "
@@ -674,8 +805,17 @@ def run_size(n_locations: int, args: argparse.Namespace, report: list[str]) -> d
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--locations", type=int, default=10_000_000)
-    parser.add_argument("--large", action="store_true", help="also run 100 M locations (long; needs ~40 GB disk)")
+    parser.add_argument("--large", action="store_true", help="also run 100 M locations (long; needs ~10 GB disk)")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--large-repeat", type=int, default=1, help="repetitions at 100 M locations")
+    parser.add_argument(
+        "--ledger-max",
+        type=int,
+        default=10_000_000,
+        help="largest size given a SQLite ledger (the export and DuckDB's copy; about 2 min and 3 GB per 10 M)",
+    )
+    parser.add_argument("--numpy-max", type=int, default=100_000_000, help="largest size for the in-memory path")
+    parser.add_argument("--spark-max", type=int, default=10_000_000, help="largest size for Spark local (slow)")
     parser.add_argument("--skip", nargs="*", default=[], help=f"paths to leave out: {', '.join(PATHS)}")
     parser.add_argument("--duckdb-sqlite", default=None, help="pip --target folder with duckdb + duckdb-ext-sqlite")
     parser.add_argument("--workdir", default=None, help="where the generated data goes (default: system temp)")
@@ -689,18 +829,27 @@ def main() -> None:
     if args.child:
         child(args)
         return
-    sizes = [args.locations] + ([100_000_000] if args.large else [])
+    # the large size first: it is what --large is run for, and each size's figures are printed when it ends
+    sizes = ([100_000_000] if args.large else []) + [args.locations]
     report: list[str] = []
-    met = True
+    measured: dict[str, dict[int, float]] = {"engine": {}, "ci": {}, "export": {}}
     for size in sizes:
-        ratios = run_size(size, args, report)
-        met &= ratios.get("engine", 99) <= 1.5 and ratios.get("ci", 99) <= 1.10 and ratios.get("export", 99) <= 2.0
-    for line in report:
-        print(line)
-    print(
-        "targets (duckdb engine <= 1.5x hand-written SQL, --ci <= +10 %, export <= 2x duckdb copy): "
-        + ("met" if met else "not met")
-    )
+        printed = len(report)
+        for key, ratio in run_size(size, args, report).items():
+            measured[key][size] = ratio
+        for line in report[printed:]:
+            print(line, flush=True)
+    verdicts = []
+    for key, label, bound in (
+        ("engine", "duckdb engine <= 1.5x hand-written SQL", 1.5),
+        ("ci", "--ci <= +10 %", 1.10),
+        ("export", "export <= 2x duckdb copy", 2.0),
+    ):
+        found = measured[key]
+        sizes_of = ", ".join(f"{size / 1e6:g} M {ratio:.2f}" for size, ratio in sorted(found.items())) or "not measured"
+        verdict = "not measured" if not found else "met" if all(r <= bound for r in found.values()) else "not met"
+        verdicts.append(f"{label}: {verdict} ({sizes_of})")
+    print("targets: " + "; ".join(verdicts))
 
 
 if __name__ == "__main__":

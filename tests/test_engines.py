@@ -208,8 +208,13 @@ def exported(doc: dict[str, Any], folder: Path) -> tuple[Path, Path]:
 BY = st.sampled_from([(), ("platform",), ("run", "question"), ("locale", "model"), ("sample",)])
 
 
+SCOPES = st.sampled_from(
+    [EVERY_KIND, Scope(), Scope(where={"platform": frozenset({"p1"})}), Scope(where={"run": frozenset({"r1"})})]
+)
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(audit_documents(), BY, st.sampled_from([EVERY_KIND, Scope(), Scope(where={"platform": frozenset({"p1"})})]))
+@given(audit_documents(), BY, SCOPES)
 def test_duckdb_equals_the_numpy_path(doc: dict[str, Any], by: tuple[str, ...], scope: Scope) -> None:
     with tempfile.TemporaryDirectory() as folder:
         db, tables = exported(doc, Path(folder))
@@ -250,6 +255,45 @@ def test_cells_query_is_one_result_per_question() -> None:
     # two questions, no facts and no edges: one answer cell each (severity NULL)
     assert [(r[0], r[1], r[2]) for r in rows] == [("p", "q1", None), ("p", "q2", None)]
     assert "read_parquet" in preamble_sql(DIALECTS["duckdb"], "s3://bucket/audit")
+
+
+def test_edges_meet_their_locations_in_the_cells() -> None:
+    """The edge cases of joining locations to edges: an edge row without a location is no edge, locations without
+    an edge row are a pending edge, a disputed edge without a label is pending and disputed, and a run filter
+    reads only that run's partitions."""
+    con = duckdb.connect()
+    for name, columns in TABLES.items():
+        spec = [f"{c.name} {c.type}" for c in columns] + ["protocol VARCHAR", "run VARCHAR"]
+        con.execute(f"CREATE TABLE {name} ({', '.join(spec)})")
+    con.execute("INSERT INTO answers VALUES (1, 'a1', 'q1', 'p', 'm', 'en', NULL, 'platform', 'x', 'r1')")
+    con.execute("INSERT INTO answers VALUES (2, 'a2', 'q1', 'p', 'm', 'en', NULL, 'platform', 'x', 'r2')")
+    con.execute("INSERT INTO claims VALUES (10, 'c10', 1, NULL, 'high', 'x', 'r1')")
+    con.execute("INSERT INTO claims VALUES (20, 'c20', 2, NULL, 'high', 'x', 'r2')")
+    con.execute("INSERT INTO sources VALUES (5, 's5', TRUE, 'x', 'r'), (6, 's6', FALSE, 'x', 'r')")
+    con.execute("INSERT INTO sources VALUES (7, 's7', FALSE, 'x', 'r'), (8, 's8', FALSE, 'x', 'r')")
+    # c10: s5 supported and cited twice; s6 disputed; s7 located but without an edge row; s8 an edge never located
+    con.execute(
+        "INSERT INTO edges VALUES (10, 5, 'supported', 'labelled', 'x', 'r1'), (10, 6, NULL, 'disputed', 'x', 'r1'),"
+        " (10, 8, 'conflicting', 'labelled', 'x', 'r1'), (20, 6, 'partial', 'labelled', 'x', 'r2')"
+    )
+    con.execute(
+        "INSERT INTO edge_locations VALUES (10, 5, 'x', 'r1'), (10, 5, 'x', 'r1'), (10, 6, 'x', 'r1'),"
+        " (10, 7, 'x', 'r1'), (20, 6, 'x', 'r2')"
+    )
+    counts = ["edges", "locations", "supported", "partial", "conflicting", "pending", "disputed"]
+
+    def cells(**where: list[str]) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+        cursor = con.execute(cells_sql(DIALECTS["duckdb"], by=["run"], where=where))
+        rows = [dict(zip([d[0] for d in cursor.description], row, strict=True)) for row in cursor.fetchall()]
+        edge_rows = [(r["run"], *(r[n] for n in counts)) for r in rows if r["severity"] is not None]
+        answer_rows = [(r["run"], r["answers"], r["official"]) for r in rows if r["severity"] is None]
+        return edge_rows, answer_rows
+
+    # r1: three edges (s5 cited twice, s6, s7) and four locations; s5 supported, s7 pending, s6 disputed (the
+    # roll-up counts it as pending too); s8 is never cited. a1 cites the official s5. r2: one partial edge.
+    r1_edges, r2_edges = ("r1", 3, 4, 1, 0, 0, 1, 1), ("r2", 1, 1, 0, 1, 0, 0, 0)
+    assert cells() == ([r1_edges, r2_edges], [("r1", 1, 1), ("r2", 1, 0)])
+    assert cells(run=["r2"]) == ([r2_edges], [("r2", 1, 0)])
 
 
 def test_groups_with_the_same_questions_share_resamples_and_keep_their_intervals() -> None:

@@ -178,10 +178,6 @@ def _in(dialect: Dialect, column: str, values: Sequence[str]) -> str:
     return f"{column} IN ({', '.join(dialect.literal(v) for v in sorted(values))})"
 
 
-def _outcome_sum(outcome: str) -> str:
-    return f"CAST(sum(CASE WHEN outcome = '{outcome}' THEN 1 ELSE 0 END) AS BIGINT) AS {outcome}"
-
-
 def cells_sql(
     dialect: Dialect,
     *,
@@ -235,6 +231,20 @@ def _cte_parts(
         + [("CAST(0 AS DOUBLE)", "weighted_pairs"), ("CAST(0 AS DOUBLE)", "weighted_covered")]
     )
     no_severity = f"CAST(NULL AS {dialect.text_type})"
+    # An edge's outcome as a small integer (its index in `outcomes`): integers are what the large aggregates carry.
+    # A label outside the five counts in no outcome (but as an edge), as a text outcome would.
+    outcome_code = (
+        "CASE WHEN label IS NULL THEN CASE WHEN review_state = 'disputed' THEN "
+        f"{outcomes.index('disputed')} ELSE {outcomes.index('pending')} END "
+        + " ".join(f"WHEN label = '{o}' THEN {i}" for i, o in enumerate(outcomes[: len(Label)]))
+        + f" ELSE {len(outcomes)} END"
+    )
+
+    # The per-run tables are partitioned by the run of their answer: a filter on runs prunes their folders too.
+    def in_runs(alias: str = "") -> str:
+        return f" AND {_in(dialect, alias + 'run', where['run'])}" if where and "run" in where else ""
+
+    per_run = in_protocol + in_runs()
     return [
         # The answers in scope, with the dimensions they can be grouped by.
         f"scoped_answers AS (\n  SELECT answer, {', '.join(DIMENSIONS)}\n  FROM answers\n"
@@ -243,41 +253,44 @@ def _cte_parts(
         "scoped_claims AS (\n  SELECT c.claim, c.answer, c.fact, coalesce(c.severity, f.severity, 'none') AS severity\n"
         "  FROM claims c JOIN scoped_answers a ON a.answer = c.answer\n"
         f"  LEFT JOIN (SELECT fact, severity FROM required_facts WHERE {in_protocol}) f ON f.fact = c.fact\n"
-        f"  WHERE {protocol_is('c.')}\n)",
-        # Duplicated citations (same claim, same source) collapse into one edge; their count is kept.
-        "unique_edges AS (\n  SELECT claim, source, count(*) AS locations\n  FROM edge_locations\n"
-        f"  WHERE {in_protocol}\n  GROUP BY claim, source\n)",
-        # An edge without a final label is pending (scored as unknown, counted apart); disputed is pending too.
-        "scored_edges AS (\n  SELECT u.claim, u.locations, c.answer, c.severity,\n"
-        "    CASE WHEN l.label IS NOT NULL THEN l.label WHEN l.review_state = 'disputed' THEN 'disputed'\n"
-        "         ELSE 'pending' END AS outcome,\n"
-        "    CASE WHEN s.source IS NULL THEN 0 ELSE 1 END AS official\n"
-        "  FROM unique_edges u JOIN scoped_claims c ON c.claim = u.claim\n"
-        f"  LEFT JOIN (SELECT claim, source, label, review_state FROM edges WHERE {in_protocol}) l\n"
-        "    ON l.claim = u.claim AND l.source = u.source\n"
-        f"  LEFT JOIN (SELECT source FROM sources WHERE {in_protocol} AND official) s ON s.source = u.source\n)",
-        # One pass over the edges, down to one row per claim; everything after reads these rows.
+        f"  WHERE {protocol_is('c.')}{in_runs('c.')}\n)",
+        # Duplicated citations (same claim, same source) collapse into one edge; their count is kept. The
+        # locations and the edges' labels meet in one aggregation (no join at the size of the edges). An edge
+        # without a final label is pending (scored as unknown, counted apart); disputed is pending too.
+        "unique_edges AS (\n  SELECT claim, source, count(located) AS locations,\n"
+        f"    coalesce(max(outcome), {outcomes.index('pending')}) AS outcome\n"
+        "  FROM (\n"
+        "    SELECT claim, source, 1 AS located, CAST(NULL AS INT) AS outcome\n"
+        f"    FROM edge_locations WHERE {per_run}\n"
+        "    UNION ALL\n"
+        f"    SELECT claim, source, CAST(NULL AS INT) AS located, {outcome_code} AS outcome\n"
+        f"    FROM edges WHERE {per_run}\n"
+        "  ) located_edges\n"
+        "  GROUP BY claim, source\n  HAVING count(located) > 0\n)",
+        # One pass over the edges down to one row per claim, on the claim's integer key alone.
+        "claim_totals AS (\n  SELECT u.claim, count(*) AS edges, CAST(sum(u.locations) AS BIGINT) AS locations,\n"
+        + ",\n".join(f"    count(*) FILTER (WHERE u.outcome = {i}) AS {o}" for i, o in enumerate(outcomes))
+        + f",\n    max(CASE WHEN u.outcome = {outcomes.index('supported')} THEN 1 ELSE 0 END) AS covers,\n"
+        "    max(CASE WHEN s.source IS NULL THEN 0 ELSE 1 END) AS cites_official\n"
+        "  FROM unique_edges u\n"
+        f"  LEFT JOIN (SELECT source FROM sources WHERE {in_protocol} AND official) s ON s.source = u.source\n"
+        "  GROUP BY u.claim\n)",
+        # Every claim in scope with its edge totals (NULL without edges); everything after reads these rows.
         f"claim_edges AS {dialect.materialized}(\n"
-        "  SELECT claim, answer, severity, count(*) AS edges, CAST(sum(locations) AS BIGINT) AS locations,\n"
-        + ",\n".join(f"    {_outcome_sum(o)}" for o in outcomes)
-        + ",\n    max(CASE WHEN outcome = 'supported' THEN 1 ELSE 0 END) AS covers,\n"
-        "    max(official) AS cites_official\n"
-        "  FROM scored_edges\n  GROUP BY claim, answer, severity\n)",
-        "edge_counts AS (\n  SELECT answer, severity, CAST(sum(edges) AS BIGINT) AS edges,\n"
-        "    CAST(sum(locations) AS BIGINT) AS locations,\n"
-        + ",\n".join(f"    CAST(sum({o}) AS BIGINT) AS {o}" for o in outcomes)
-        + "\n  FROM claim_edges\n  GROUP BY answer, severity\n)",
+        "  SELECT c.claim, c.answer, c.fact, c.severity, t.edges, t.locations,\n"
+        + "".join(f"    t.{o},\n" for o in outcomes)
+        + "    t.covers, t.cites_official\n"
+        "  FROM scoped_claims c LEFT JOIN claim_totals t ON t.claim = c.claim\n)",
         # Only `supported` covers a fact; `partial` never does.
-        "pair_outcomes AS (\n  SELECT c.answer, c.fact,\n"
-        "    max(CASE WHEN o.claim IS NULL THEN 0 ELSE 1 END) AS with_edge,\n"
-        "    max(coalesce(o.covers, 0)) AS covered\n"
-        "  FROM scoped_claims c LEFT JOIN claim_edges o ON o.claim = c.claim\n"
-        "  WHERE c.fact IS NOT NULL\n  GROUP BY c.answer, c.fact\n)",
+        "pair_outcomes AS (\n  SELECT answer, fact,\n"
+        "    max(CASE WHEN edges IS NULL THEN 0 ELSE 1 END) AS with_edge,\n"
+        "    max(coalesce(covers, 0)) AS covered\n"
+        "  FROM claim_edges\n  WHERE fact IS NOT NULL\n  GROUP BY answer, fact\n)",
         # An answer cites an official source through a cited citation or through an edge of its claims.
         "official_answers AS (\n  SELECT DISTINCT answer FROM (\n"
         "    SELECT ci.answer FROM citations ci\n"
         f"    JOIN (SELECT source FROM sources WHERE {in_protocol} AND official) s ON s.source = ci.source\n"
-        f"    WHERE {protocol_is('ci.')}\n"
+        f"    WHERE {protocol_is('ci.')}{in_runs('ci.')}\n"
         "    UNION ALL\n"
         "    SELECT answer FROM claim_edges WHERE cites_official = 1\n"
         "  ) cited\n)",
@@ -286,7 +299,8 @@ def _cte_parts(
         "    CAST(sum(e.locations) AS BIGINT) AS locations,\n"
         + ",\n".join(f"    CAST(sum(e.{o}) AS BIGINT) AS {o}" for o in outcomes)
         + f",\n    {zero_pairs}, 0 AS answers, 0 AS official\n"
-        "  FROM edge_counts e JOIN scoped_answers a ON a.answer = e.answer\n"
+        "  FROM claim_edges e JOIN scoped_answers a ON a.answer = e.answer\n"
+        "  WHERE e.edges IS NOT NULL\n"
         f"  GROUP BY {a_dims}, e.severity\n"
         "  UNION ALL\n"
         # Every (answer, required fact of its question) is a pair, whether or not a claim maps to it.
