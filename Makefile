@@ -48,6 +48,7 @@ bench: $(STAMP_DEV)
 	$(BIN)/python benchmarks/bench_segment.py
 	$(BIN)/python benchmarks/bench_suggest.py
 	$(BIN)/python benchmarks/bench_startup.py
+	$(BIN)/python benchmarks/bench_scale.py
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .mypy_cache .ruff_cache
