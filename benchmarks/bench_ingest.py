@@ -149,6 +149,7 @@ def ingest(
     """Wall and CPU seconds of the import `citeaudit ingest` makes into the new database ``db`` (``thread``:
     chunks written by a second thread or not; ``None``: as the command decides, by whether a second core is
     idle), and its report."""
+    default = Store.write_thread
     Store.write_thread = thread
     try:
         start, cpu = time.perf_counter(), time.process_time()
@@ -156,7 +157,7 @@ def ingest(
             ((_, _, report),) = ingest_files(store, plan_imports([payloads]), attachment=attachment)
         return time.perf_counter() - start, time.process_time() - cpu, report
     finally:
-        Store.write_thread = None
+        Store.write_thread = default
 
 
 def read_and_assemble(payloads: Path, attachment: Attachment) -> float:
@@ -214,8 +215,10 @@ def main() -> None:
         floor, schema_floor = statistics.median(f[0] for f in floors), statistics.median(f[1] for f in floors)
         rows = floors[0][2]
         parse = statistics.median(parse_times)
-        # The figure is the way the command took at most of these imports (a writer thread if a core was idle)
-        command_thread = sum(chosen) * 2 > len(chosen)
+        # The figure is the way the command takes: its default, or (when the default is to decide by the machine)
+        # the way it took at most of these imports (a writer thread if a core was idle)
+        default = Store.write_thread
+        command_thread = sum(chosen) * 2 > len(chosen) if default is None else default
         ingest_seconds = statistics.median(wall for wall, _ in runs[command_thread])
         ingest_cpu = statistics.median(cpu for _, cpu in runs[command_thread])
         other_seconds = statistics.median(wall for wall, _ in runs[not command_thread])
@@ -234,7 +237,7 @@ def main() -> None:
         threaded_seconds = ingest_seconds if command_thread else other_seconds
         inline_seconds = other_seconds if command_thread else ingest_seconds
         print(
-            f"    the command chose: {ways[command_thread]} (a second core idle at {sum(chosen)} of {len(chosen)} "
+            f"    the command takes: {ways[command_thread]} (a second core idle at {sum(chosen)} of {len(chosen)} "
             f"imports); {ways[not command_thread]} instead: {other_seconds:6.2f} s "
             f"({args.answers / other_seconds:,.0f} answers/s); the writer thread takes "
             f"{threaded_seconds / inline_seconds:.2f}x the time of writing on the reading thread"

@@ -99,10 +99,12 @@ class ProtocolInfo:
 class Store:
     """A citeaudit database file. Use as a context manager or call :meth:`close`."""
 
-    write_thread: bool | None = None
+    write_thread: bool | None = False
     """Whether an import's chunks are written by a thread of their own while the next chunk is read (see
     ``store/pipeline.py``); ``None``: when a second core is idle as the import starts
-    (:func:`~citeaudit.store.pipeline.second_core_idle`). The rows are the same either way."""
+    (:func:`~citeaudit.store.pipeline.second_core_idle`). The rows are the same either way. Off by default: in
+    no measurement of ``benchmarks/bench_ingest.py`` did the thread make an import faster (1.02-1.33x the time of
+    writing on the reading thread, at load averages from 1.7 to 8 on 2 cores)."""
     defer_indexes: bool = True
     """Whether an import into empty tables builds their secondary indexes once, after its rows (see
     :meth:`import_chunks`); the rows and indexes are the same either way."""
