@@ -3,6 +3,7 @@ same numbers as the in-memory path over generated audits."""
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 import tempfile
@@ -130,6 +131,46 @@ def test_export_layout_is_hive_partitioned(cli: Cli, four_claim_parquet: Path, f
     # one row per location (4), per unique edge (3), per claim (4)
     rows = {name: pq.read_table(four_claim_parquet / name).num_rows for name in TABLES}
     assert (rows["edge_locations"], rows["edges"], rows["claims"], rows["answers"]) == (4, 3, 4, 1)
+
+
+def _table_rows(folder: Path) -> dict[str, list[tuple[Any, ...]]]:
+    found = {}
+    for name in TABLES:
+        table = pq.read_table(folder / name)
+        found[name] = sorted(zip(*(table.column(c).to_pylist() for c in table.column_names), strict=True), key=repr)
+    return found
+
+
+def test_export_in_many_row_groups_writes_the_same_rows(
+    cli: Cli, exporter_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Row groups are written on a thread of their own while the next are gathered; with one row to a row group
+    # and three rows to a batch, every table is many writes in flight one after another, and the rows must be
+    # those of one write per table.
+    db = tmp_path / "exporter.db"
+    assert cli("ingest", exporter_path, "--db", db).exit_code == 0
+    export_parquet(db, tmp_path / "whole")
+    monkeypatch.setattr("citeaudit.engines._parquet._BUFFERED_ROWS", 1)
+    monkeypatch.setattr("citeaudit.engines.engine_table_batches", functools.partial(engine_table_batches, batch_rows=3))
+    export_parquet(db, tmp_path / "grouped")
+    whole, grouped = _table_rows(tmp_path / "whole"), _table_rows(tmp_path / "grouped")
+    assert grouped == whole
+    assert sum(len(rows) for rows in whole.values()) > 100  # enough rows for many row groups
+    row_groups = pq.ParquetFile(next((tmp_path / "grouped" / "edge_locations").rglob("*.parquet"))).num_row_groups
+    assert row_groups > 1
+
+
+def test_a_failed_row_group_write_leaves_nothing(
+    four_claim_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def full(*_: object, **__: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(pq.ParquetWriter, "write_table", full)
+    with pytest.raises(OSError, match="No space left"):
+        export_parquet(four_claim_db, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".out")]  # no staging left behind
 
 
 def test_export_refuses_a_folder_with_files(cli: Cli, four_claim_db: Path, tmp_path: Path) -> None:

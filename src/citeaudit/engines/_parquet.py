@@ -4,14 +4,20 @@
 :data:`citeaudit.convention_sql.TABLES`. Rows arrive as bounded batches (``store.engine_tables``) and leave as
 Arrow record batches, one open file at a time, so memory stays flat whatever the ledger holds. Everything is
 written into a hidden folder beside ``OUT`` and moved into place at the end: a failed export leaves nothing.
+
+Encoding and compressing a row group (pyarrow, which lets other threads run meanwhile) happens on a thread of its
+own while the next rows are read from the ledger (SQLite and the ADBC driver let other threads run too); at most
+one row group is being written while the next is gathered, so memory stays at two buffers.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -101,24 +107,44 @@ def write_parquet_tables(batches: Iterator[TableBatch], out: Path) -> ParquetExp
     buffered = 0
     table: str | None = None
     protocol_part: tuple[tuple[str, str], ...] = ()
+    # One writing thread: row groups are written in the order they were gathered, and ``writers`` and
+    # ``summary.files`` are touched by that thread only while a write is in flight.
+    writing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="citeaudit-parquet")
+    in_flight: Future[None] | None = None
+
+    def write(name: str, groups: dict[tuple[tuple[str, str], ...], list[Any]]) -> None:
+        # one row group per flush and partition: large enough for engines to read well
+        for partition, parts in groups.items():
+            if partition not in writers:
+                folder = staging / name / partition_folder(partition)
+                folder.mkdir(parents=True, exist_ok=True)
+                writers[partition] = pq.ParquetWriter(folder / "part-0.parquet", schemas[name])
+                summary.files += 1
+            writers[partition].write_table(pa.Table.from_batches(parts, schema=schemas[name]))
+
+    def wait() -> None:
+        nonlocal in_flight
+        if in_flight is not None:
+            done, in_flight = in_flight, None
+            done.result()  # a failed write is raised here
 
     def flush() -> None:
-        # one row group per flush and partition: large enough for engines to read well
-        nonlocal buffered
-        for partition, parts in pending.items():
-            if partition not in writers:
-                folder = staging / str(table) / partition_folder(partition)
-                folder.mkdir(parents=True, exist_ok=True)
-                writers[partition] = pq.ParquetWriter(folder / "part-0.parquet", schemas[str(table)])
-                summary.files += 1
-            writers[partition].write_table(pa.Table.from_batches(parts, schema=schemas[str(table)]))
+        nonlocal buffered, in_flight
+        if not pending:
+            return
+        groups = dict(pending)
         pending.clear()
         buffered = 0
+        wait()
+        in_flight = writing.submit(write, str(table), groups)
 
     def close() -> None:
-        for writer in writers.values():
-            writer.close()
-        writers.clear()
+        try:
+            wait()
+        finally:
+            for writer in writers.values():
+                writer.close()
+            writers.clear()
 
     try:
         for batch in batches:
@@ -147,7 +173,10 @@ def write_parquet_tables(batches: Iterator[TableBatch], out: Path) -> ParquetExp
             out.rmdir()
         os.replace(staging, out)
     except BaseException:
-        close()
+        with contextlib.suppress(Exception):  # the first error is the one to report
+            close()
         shutil.rmtree(staging, ignore_errors=True)
         raise
+    finally:
+        writing.shutdown(wait=True)
     return summary

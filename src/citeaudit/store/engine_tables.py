@@ -138,10 +138,18 @@ def _protocol_rows(
         "WHERE ps.protocol_pk = ? ORDER BY s.pk",
         (protocol_pk,),
     )
+    by_host: dict[str | None, bool | None] = {}  # decided once per host; the path only where a prefix decides
+
+    def official(host: str | None, path: str) -> bool:
+        if host not in by_host:
+            by_host[host] = matcher.match_host(host)
+        decided = by_host[host]
+        return matcher.match_location(host, path) if decided is None else decided
+
     first = True
     while (rows := sources.fetchmany(batch_rows)) or first:
         first = False
-        flagged = [(pk, key, matcher.match_location(host, path)) for pk, key, host, path in rows]
+        flagged = [(pk, key, official(host, path)) for pk, key, host, path in rows]
         yield TableBatch("sources", part, _transpose(flagged, 3))
 
 
