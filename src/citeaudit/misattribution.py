@@ -222,6 +222,28 @@ def _reviewed(judgements: Iterable[Judgement], label: Label) -> tuple[str | None
     return (quoted[-1] if quoted else None), (matching[-1].reviewer if matching else None)
 
 
+def _first_supported(pairs: Iterable[CrossPair], reviews_required: int) -> tuple[CrossPair | None, int, int]:
+    """The first of a claim's cross pairs (by source key) whose final label is supported, how many pairs there
+    are, and how many of them still wait for a final label."""
+    chosen: CrossPair | None = None
+    total = pending = 0
+    for pair in sorted(pairs, key=lambda p: p.source_key):
+        total += 1
+        label = pair.final_label(reviews_required)
+        pending += label is None
+        if label is Label.SUPPORTED and chosen is None:
+            chosen = pair
+    return chosen, total, pending
+
+
+def _case(
+    claim_id: str, answer_id: str, text: str, own: tuple[tuple[str, str | None], ...], chosen: CrossPair
+) -> Misattributed:
+    """One misattributed claim: its own edges (source key, final label) and the supported cross pair shown."""
+    passage, reviewer = _reviewed(chosen.judgements if chosen.counted is None else chosen.counted, Label.SUPPORTED)
+    return Misattributed(claim_id, answer_id, text, own, chosen.source_key, chosen.kind, passage, reviewer)
+
+
 def misattribution(
     audit: Audit,
     cross_pairs: Iterable[CrossPair],
@@ -249,33 +271,12 @@ def misattribution(
     cases: list[Misattributed] = []
     pending = total = 0
     for claim_id in at_risk:
-        supported: list[CrossPair] = []
-        for pair in sorted(pairs_of.get(claim_id, ()), key=lambda p: p.source_key):
-            total += 1
-            label = pair.final_label(reviews_required)
-            pending += label is None
-            if label is Label.SUPPORTED:
-                supported.append(pair)
-        if supported:
-            chosen = supported[0]
-            passage, reviewer = _reviewed(
-                chosen.judgements if chosen.counted is None else chosen.counted, Label.SUPPORTED
-            )
+        chosen, judged, waiting = _first_supported(pairs_of.get(claim_id, ()), reviews_required)
+        total, pending = total + judged, pending + waiting
+        if chosen is not None:
             claim = claims[claim_id]
-            cases.append(
-                Misattributed(
-                    claim_id,
-                    claim.answer_id,
-                    claim.text,
-                    tuple(
-                        (e.source_key, None if e.label is None else str(e.label)) for e in edges_of.get(claim_id, ())
-                    ),
-                    chosen.source_key,
-                    chosen.kind,
-                    passage,
-                    reviewer,
-                )
-            )
+            own = tuple((e.source_key, None if e.label is None else str(e.label)) for e in edges_of.get(claim_id, ()))
+            cases.append(_case(claim_id, claim.answer_id, claim.text, own, chosen))
     return MisattributionReport(
         rate=Metric(len(cases), len(at_risk)),
         at_risk_with_pending_edges=sum(1 for c in at_risk if any(e.label is None for e in edges_of.get(c, ()))),
@@ -323,33 +324,15 @@ def misattribution_columns(
     cases: list[Misattributed] = []
     pending = total = 0
     for claim in sorted(pairs_of):
-        chosen: CrossPair | None = None
-        for pair in sorted(pairs_of[claim], key=lambda p: p.source_key):
-            total += 1
-            label = pair.final_label(reviews_required)
-            pending += label is None
-            if label is Label.SUPPORTED and chosen is None:
-                chosen = pair
+        chosen, judged, waiting = _first_supported(pairs_of[claim], reviews_required)
+        total, pending = total + judged, pending + waiting
         if chosen is not None:
-            passage, reviewer = _reviewed(
-                chosen.judgements if chosen.counted is None else chosen.counted, Label.SUPPORTED
-            )
             claim_id = claim_ids[claim]
-            cases.append(
-                Misattributed(
-                    claim_id,
-                    claim_answer_ids(claim),
-                    claim_texts[claim_id],
-                    tuple(
-                        (edge_source_keys(e), None if int(edge_code[e]) >= len(LABELS) else str(LABELS[edge_code[e]]))
-                        for e in own(claim)
-                    ),
-                    chosen.source_key,
-                    chosen.kind,
-                    passage,
-                    reviewer,
-                )
+            labelled = tuple(
+                (edge_source_keys(e), None if int(edge_code[e]) >= len(LABELS) else str(LABELS[edge_code[e]]))
+                for e in own(claim)
             )
+            cases.append(_case(claim_id, claim_answer_ids(claim), claim_texts[claim_id], labelled, chosen))
     n_at_risk = int(np.count_nonzero(at_risk))
     return MisattributionReport(
         rate=Metric(len(cases), n_at_risk),
