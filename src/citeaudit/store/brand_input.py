@@ -25,9 +25,9 @@ from citeaudit.scope import Scope
 from citeaudit.scoring import DISPUTED_CODE, LABELS, ScoringColumns
 from citeaudit.store.reading import (
     CURRENT_CLAIM,
-    _index_of,
-    _int_columns,
     answers_in_scope,
+    index_of,
+    int_columns,
     read_audit,
 )
 from citeaudit.store.sqlite import Store
@@ -184,7 +184,7 @@ def read_brand_columns(
             owner[index] = owners.location(hosts[index], paths[source_pk_list[index]])
 
     in_scope = f"IN (SELECT a.pk {answers_sql})"
-    retrieved_answer, retrieved_source = _int_columns(
+    retrieved_answer, retrieved_source = int_columns(
         db,
         ["c.answer_pk", "c.source_pk"],
         "citations c",
@@ -222,7 +222,7 @@ def read_brand_columns(
     )
 
     edge_claim, edge_code = scoring.edge_claim, scoring.edge_code
-    edge_source = _index_of(scoring.edge_source, source_pks)
+    edge_source = index_of(scoring.edge_source, source_pks)
     # the edges whose order shows, put in the order of their keys (as a reading ordered by key lists them)
     quoted = np.zeros(len(claim_pks), dtype=np.bool_)
     if identified:
@@ -233,7 +233,7 @@ def read_brand_columns(
     positions = np.flatnonzero(quoted[edge_claim])
     edge_pks = np.zeros(len(edge_claim), dtype=np.int64)  # known for the edges of the quoted claims
     if len(positions):
-        read_pk, read_claim, read_source = _int_columns(
+        read_pk, read_claim, read_source = int_columns(
             db,
             ["e.pk", "e.claim_pk", "e.source_pk"],
             "edges e",
@@ -282,7 +282,7 @@ def read_brand_columns(
         ):
             if latest:
                 judged_at[keys[int(np.searchsorted(source_pks, source_pk))]] = latest
-    retrieved = _index_of(retrieved_answer, answer_pks), _index_of(retrieved_source, source_pks)
+    retrieved = index_of(retrieved_answer, answer_pks), index_of(retrieved_source, source_pks)
     return BrandColumns(
         answer_ids=[r[1] for r in rows],
         answer_questions=[r[2] for r in rows],
@@ -292,7 +292,7 @@ def read_brand_columns(
         source_keys=keys,
         source_owner=owner,
         cited_answer=scoring.citation_answer,
-        cited_source=_index_of(scoring.citation_source, source_pks),
+        cited_source=index_of(scoring.citation_source, source_pks),
         retrieved_answer=retrieved[0],
         retrieved_source=retrieved[1],
         claim_ids=claim_ids,

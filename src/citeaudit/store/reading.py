@@ -37,7 +37,15 @@ from citeaudit.scope import Scope
 from citeaudit.scoring import NO_SEVERITY, SEVERITIES, ScoringColumns
 from citeaudit.store.judgements import JUDGEMENT_COLUMNS, judgement_from_row
 
-__all__ = ["CURRENT_CLAIM", "answers_in_scope", "read_audit", "read_scoring_columns", "read_segmentations"]
+__all__ = [
+    "CURRENT_CLAIM",
+    "answers_in_scope",
+    "index_of",
+    "int_columns",
+    "read_audit",
+    "read_scoring_columns",
+    "read_segmentations",
+]
 
 CURRENT_CLAIM = "c.current = 1"
 """SQL condition on a claim row ``c``: it belongs to its answer's newest claim set (or the answer has none)."""
@@ -290,7 +298,7 @@ _WHOLE_SCAN_SHARE = 0.25
 """Share of the claims table in scope from which the edges are read by one scan of the whole table."""
 
 
-def _int_columns(
+def int_columns(
     db: sqlite3.Connection, expressions: Sequence[str], table: str, rest: str, params: Sequence[object]
 ) -> list[npt.NDArray[np.int64]]:
     """The integer ``expressions`` of ``SELECT … FROM {table} {rest}`` as arrays, rows in one order.
@@ -326,7 +334,7 @@ def _parse_ints(text: str | None) -> npt.NDArray[np.int64]:
     return np.fromstring(text, dtype=np.int64, sep=",")
 
 
-def _index_of(pks: npt.NDArray[np.int64], sorted_pks: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+def index_of(pks: npt.NDArray[np.int64], sorted_pks: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     """Positions of ``pks`` in the ascending ``sorted_pks`` (every one present): a gather through a dense
     table when the keys are dense (as rowids are), else a binary search."""
     if len(sorted_pks) and int(sorted_pks[-1]) < 4 * len(sorted_pks) + 1024:
@@ -355,7 +363,7 @@ def _official_sources(db: sqlite3.Connection, protocol: Protocol) -> npt.NDArray
     whole = [host for host, decision in decided.items() if decision is True]
     by_path = [host for host, decision in decided.items() if decision is None]
     if whole:
-        (pks,) = _int_columns(
+        (pks,) = int_columns(
             db, ["s.pk"], "sources s", "WHERE s.host IN (SELECT value FROM json_each(?))", [json.dumps(whole)]
         )
         official[pks] = True
@@ -403,7 +411,7 @@ def _columns(
     severity_case = " ".join(f"WHEN '{s}' THEN {i}" for i, s in enumerate(SEVERITIES))
     in_scope = f"IN (SELECT a.pk {answers_sql})"
     claim_pks, claim_answer_pk, claim_fact_pk, claim_severity = _sorted_by_first(
-        _int_columns(
+        int_columns(
             db,
             [
                 "c.pk",
@@ -426,7 +434,7 @@ def _columns(
     if len(claim_pks) >= _WHOLE_SCAN_SHARE * claim_span:
         # Most claims are in scope: one scan of the whole table, the others' edges dropped here, takes half the
         # time of finding each claim's edges through the (claim, source) index (8 M edges: 2.5 s against 5.5 s).
-        read = _int_columns(db, edge_columns, "edges e", "WHERE 1", [])
+        read = int_columns(db, edge_columns, "edges e", "WHERE 1", [])
         claim_row = np.full(int(claim_pks[-1]) + 1 if len(claim_pks) else 0, -1, dtype=np.int64)
         claim_row[claim_pks] = np.arange(len(claim_pks), dtype=np.int64)
         known = read[0] < len(claim_row)
@@ -436,14 +444,14 @@ def _columns(
             column if bool(kept.all()) else column[kept] for column in read
         )
     else:
-        edge_claim_pk, edge_source, edge_code, edge_locations = _int_columns(
+        edge_claim_pk, edge_source, edge_code, edge_locations = int_columns(
             db,
             edge_columns,
             "edges e",
             f"WHERE e.claim_pk IN (SELECT c.pk FROM claims c WHERE c.answer_pk {in_scope} AND {CURRENT_CLAIM})",
             params,
         )
-    citation_answer_pk, citation_source = _int_columns(
+    citation_answer_pk, citation_source = int_columns(
         db,
         ["c.answer_pk", "c.source_pk"],
         "citations c",
@@ -456,15 +464,15 @@ def _columns(
         answer_question=np.array([r[1] for r in rows], dtype=np.int64),
         question_facts=[np.array(f, dtype=np.int64) for f in question_facts],
         fact_severity=fact_severity,
-        claim_answer=_index_of(claim_answer_pk, answer_pks),
+        claim_answer=index_of(claim_answer_pk, answer_pks),
         claim_fact=claim_fact,
         claim_severity=claim_severity,
-        edge_claim=_index_of(edge_claim_pk, claim_pks),
+        edge_claim=index_of(edge_claim_pk, claim_pks),
         edge_source=edge_source,
         edge_code=edge_code,
         edge_locations=edge_locations,
         source_official=_official_sources(db, protocol),
-        citation_answer=_index_of(citation_answer_pk, answer_pks),
+        citation_answer=index_of(citation_answer_pk, answer_pks),
         citation_source=citation_source,
         fact_weight=None
         if weights is None
