@@ -20,10 +20,9 @@ import numpy as np
 import numpy.typing as npt
 
 from citeaudit.convention_sql import partition_value
-from citeaudit.identity import OfficialMatcher
 from citeaudit.model import Label, Protocol, ReviewState, Severity
 from citeaudit.protocol import fingerprint, protocol_to_mapping
-from citeaudit.store.reading import CURRENT_CLAIM
+from citeaudit.store.reading import CURRENT_CLAIM, official_sources
 
 __all__ = ["Coded", "TableBatch", "engine_table_batches"]
 
@@ -132,24 +131,16 @@ def _protocol_rows(
             for pk, fid, qid, severity in rows
         ]
         yield TableBatch("required_facts", part, _transpose(weighted, 5))
-    matcher = OfficialMatcher(protocol.official_domains)
+    official = official_sources(db, protocol)  # decided once per host, as scoring decides it
     sources = db.execute(
-        "SELECT s.pk, s.key, s.host, s.path FROM protocol_sources ps JOIN sources s ON s.pk = ps.source_pk "
+        "SELECT s.pk, s.key FROM protocol_sources ps JOIN sources s ON s.pk = ps.source_pk "
         "WHERE ps.protocol_pk = ? ORDER BY s.pk",
         (protocol_pk,),
     )
-    by_host: dict[str | None, bool | None] = {}  # decided once per host; the path only where a prefix decides
-
-    def official(host: str | None, path: str) -> bool:
-        if host not in by_host:
-            by_host[host] = matcher.match_host(host)
-        decided = by_host[host]
-        return matcher.match_location(host, path) if decided is None else decided
-
     first = True
     while (rows := sources.fetchmany(batch_rows)) or first:
         first = False
-        flagged = [(pk, key, official(host, path)) for pk, key, host, path in rows]
+        flagged = [(pk, key, bool(official[pk])) for pk, key in rows]
         yield TableBatch("sources", part, _transpose(flagged, 3))
 
 

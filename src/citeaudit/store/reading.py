@@ -42,6 +42,7 @@ __all__ = [
     "answers_in_scope",
     "index_of",
     "int_columns",
+    "official_sources",
     "read_audit",
     "read_scoring_columns",
     "read_segmentations",
@@ -353,7 +354,7 @@ def _sorted_by_first(columns: list[npt.NDArray[np.int64]]) -> list[npt.NDArray[n
     return [column[order] for column in columns]
 
 
-def _official_sources(db: sqlite3.Connection, protocol: Protocol) -> npt.NDArray[np.bool_]:
+def official_sources(db: sqlite3.Connection, protocol: Protocol) -> npt.NDArray[np.bool_]:
     """Per source pk, whether the source is official under the protocol: decided once per host (sources far
     outnumber hosts), reading paths only on hosts declared with a path prefix."""
     matcher = OfficialMatcher(protocol.official_domains)
@@ -471,7 +472,7 @@ def _columns(
         edge_source=edge_source,
         edge_code=edge_code,
         edge_locations=edge_locations,
-        source_official=_official_sources(db, protocol),
+        source_official=official_sources(db, protocol),
         citation_answer=index_of(citation_answer_pk, answer_pks),
         citation_source=citation_source,
         fact_weight=None
