@@ -18,6 +18,7 @@
     ├── MissingExtra                an optional part is not installed; names the pip install line
     ├── EngineFailed                a SQL engine (DuckDB, Spark) refused the tables or the query
     ├── JudgeError                  a judge cannot be used as configured (no model at the path, no endpoint)
+    ├── ImportStopped               the process reading an import's payload stopped before the end
     └── SegmentationUnavailable     a model-assisted segmentation cannot run (no endpoint, the endpoint failed)
 """
 
@@ -30,6 +31,7 @@ __all__ = [
     "DatabaseBusy",
     "DuplicateId",
     "EngineFailed",
+    "ImportStopped",
     "IncomparableRuns",
     "InputError",
     "InvalidValue",
@@ -63,6 +65,11 @@ class InputError(CiteauditError):
         self.message = message
         where = f"{source}: {location}" if location else source
         super().__init__(f"{where}: {message}")
+
+    def __reduce__(self) -> tuple[type[InputError], tuple[str, str, str]]:
+        # made again from its three parts (its one-line message is made from them): it travels whole from the
+        # process that reads an import to the one that writes it
+        return type(self), (self.source, self.location, self.message)
 
 
 class MalformedInput(InputError):
@@ -144,6 +151,11 @@ class EngineFailed(CiteauditError):
 
 class ResolveStopped(CiteauditError):
     """A resolver run could not go on (its text-extraction worker process stopped); what it recorded is kept."""
+
+
+class ImportStopped(CiteauditError):
+    """An import could not go on: the process reading its payload stopped before the end (killed from outside,
+    out of memory); nothing of the import was written."""
 
 
 class JudgeError(CiteauditError):

@@ -26,6 +26,7 @@ from citeaudit.model import Audit
 if TYPE_CHECKING:
     from citeaudit.ingest.assemble import Attachment
     from citeaudit.store import ImportReport, Store
+    from citeaudit.store.importing import ChunkRows
 
 __all__ = [
     "READERS",
@@ -328,6 +329,7 @@ def ingest_files(
     progress: Callable[[str, int], None] | None = None,
     chunk: int = CHUNK,
     attachments: Mapping[str, Attachment] | None = None,
+    worker: bool | None = None,
 ) -> list[tuple[str, Reader, ImportReport]]:
     """Import files in one transaction, each as an import of its own: ``(file, reader, report)`` per file.
 
@@ -338,6 +340,10 @@ def ingest_files(
     in :func:`plan_imports`). ``progress(file, n)`` is told each time ``n`` more answer records are stored;
     ``chunk`` is how many answer records are written at a time. ``attachments`` gives some imports (by name)
     an attachment of their own (a collection's files each answer their own question from their own engine).
+
+    ``worker``: whether engine payloads are read, checked and assembled in a second process while this one
+    writes (see :mod:`citeaudit.ingest.worker`); ``None`` decides for each payload, by its size and whether a
+    second CPU is there. What is written, and the error a bad payload gives, are the same either way.
     """
     plan = _planned(paths, fmt)
     results: list[tuple[str, Reader, ImportReport]] = []
@@ -347,21 +353,34 @@ def ingest_files(
             for name, reader, files in ((p.name, p.reader, p.files) for p in plan):
                 data = _payload(PlannedImport(name, reader, files))
                 told = None if progress is None else functools.partial(progress, name)
-                partial = _Partial()
-                report = store.import_chunks(
-                    _audits(name, data, reader, (attachments or {}).get(name, attachment), size=chunk, partial=partial),
-                    data,
-                    origin=name,
-                    fmt=reader.name,
-                    media_type=reader.media_type,
-                    progress=told,
-                )
-                if partial.answers:
-                    report = dataclasses.replace(report, partial=partial.answers)
+                attached = (attachments or {}).get(name, attachment)
+                with _chunks(name, data, reader, attached, chunk, worker) as (chunks, partial):
+                    report = store.import_chunks(
+                        chunks, data, origin=name, fmt=reader.name, media_type=reader.media_type, progress=told
+                    )
+                    if partial():
+                        report = dataclasses.replace(report, partial=partial())
                 results.append((name, reader, report))
     except UnicodeEncodeError as exc:
         raise _unstorable(name, exc) from None
     return results
+
+
+@contextmanager
+def _chunks(
+    source: str, data: bytes, reader: Reader, attachment: Attachment | None, chunk: int, worker: bool | None
+) -> Iterator[tuple[Iterable[Audit | ChunkRows], Callable[[], int]]]:
+    """The chunks one import writes, and how many answers the reader only partly understood (known once every
+    chunk came): read here, or by a worker process (see :func:`ingest_files`), stopped when the block is left."""
+    from citeaudit.ingest.worker import ReadAhead, reads_in_worker
+
+    registered = reader.name in READERS and READERS[reader.name] is reader  # a worker finds it by name
+    if reader.read_answers is None or attachment is None or not registered or not reads_in_worker(len(data), worker):
+        counted = _Partial()
+        yield _audits(source, data, reader, attachment, size=chunk, partial=counted), lambda: counted.answers
+        return
+    with ReadAhead(source, data, reader, attachment, chunk) as ahead:
+        yield ahead, lambda: ahead.partial
 
 
 def _unstorable(source: str, error: UnicodeEncodeError) -> InvalidValue:

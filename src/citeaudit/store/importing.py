@@ -11,14 +11,15 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import chain, islice
+from typing import NamedTuple
 
 from citeaudit.clock import utc_now
 from citeaudit.errors import DuplicateId
 from citeaudit.identity import url_location
-from citeaudit.model import Audit, CitationKind, Judgement, RunKind
+from citeaudit.model import Audit, CitationKind, EvidenceGroup, Judgement, Protocol, Run, RunKind, Source
 from citeaudit.protocol import fingerprint_components
 from citeaudit.scoring import edge_code
 from citeaudit.store.judgements import INSERT_JUDGEMENT, judgement_row
@@ -28,11 +29,14 @@ __all__ = [
     "REVIEW_POLICIES",
     "ROWS_PER_STATEMENT",
     "SUMMED",
+    "ChunkRows",
     "ImportReport",
     "drop_queue_indexes",
     "drop_secondary_indexes",
     "insert_rows",
+    "rows_of",
     "write_audit",
+    "write_rows",
 ]
 
 REVIEW_POLICIES = {"single": 1, "double": 2}
@@ -118,6 +122,116 @@ def _next_pk(db: sqlite3.Connection, table: str) -> int:
     return int(db.execute(f"SELECT coalesce(max(pk), 0) + 1 FROM {table}").fetchone()[0])
 
 
+_Text = str | None
+SourceRow = tuple[str, _Text, _Text, _Text, _Text, str, _Text, _Text, _Text]
+"""``(key, url, resolved_url, title, publisher, status, reason, fetched_at, content_hash)``."""
+AnswerRow = tuple[str, str, str, str, _Text, _Text, _Text, _Text, _Text, _Text, _Text]
+"""``(id, question_id, run_id, text, platform, model, locale, payload_sha256, retrieval, queries, reason)``."""
+CitationRow = tuple[int, int, _Text, _Text, _Text, _Text, str, int | None, int | None, _Text]
+"""``(answer position, ordinal, source key, url, title, marker, kind, start, end, quote)``."""
+ClaimRow = tuple[str, int, str, int | None, int | None, _Text, _Text, _Text]
+"""``(id, answer position, text, start, end, required fact id, severity, entity)``."""
+EdgeRow = tuple[int, str, int, tuple[Judgement, ...]]
+"""``(claim position, source key, number of locations, judgements)``."""
+LocationRow = tuple[int, _Text, int | None, int | None]
+"""``(edge position, marker, start, end)``."""
+FailureRow = tuple[int, str, _Text, str, _Text, str]
+"""``(ordinal, status, reason, run id, question id, platform)``."""
+
+
+class ChunkRows(NamedTuple):
+    """One audit (or one chunk of a payload) as the rows it writes, in plain tuples that refer to each other by
+    id and position rather than by database key: made from the audit where it was read (see :func:`rows_of`),
+    possibly in another process (they travel as a pickle), and written by :func:`write_rows`."""
+
+    protocol: Protocol
+    """The protocol the answers are measured under."""
+    runs: tuple[Run, ...]
+    """Every run the answers belong to."""
+    sources: list[SourceRow]
+    """Every source the chunk refers to."""
+    answers: list[AnswerRow]
+    """The answers, in order."""
+    citations: list[CitationRow]
+    """Every answer's citations, in order."""
+    claims: list[ClaimRow]
+    """The claims, in order."""
+    edges: list[EdgeRow]
+    """The edges, in order."""
+    locations: list[LocationRow]
+    """Every edge's citation locations, in order."""
+    evidence_groups: tuple[EvidenceGroup, ...]
+    """Joint-support groups."""
+    failures: list[FailureRow]
+    """The answers the engine did not give."""
+
+
+def _text(value: str | None) -> str | None:
+    """A text enum's value as a plain string (stored the same; a plain string travels faster)."""
+    return None if value is None else str(value)
+
+
+def rows_of(audit: Audit, sent: set[str] | None = None) -> ChunkRows:
+    """The rows ``audit`` writes. ``sent``: the keys of the sources that the rows of earlier chunks of the same
+    import carried; those sources are left out (the writer knows them, see :func:`write_rows`), and the keys of
+    the others are added to it."""
+    answer_at = {answer.id: i for i, answer in enumerate(audit.answers)}
+    claim_at = {claim.id: i for i, claim in enumerate(audit.claims)}
+    kind_text = _KIND_TEXT
+    return ChunkRows(
+        protocol=audit.protocol,
+        runs=audit.runs,
+        sources=[
+            (s.key, s.url, s.resolved_url, s.title, s.publisher, str(s.status), s.reason, s.fetched_at, s.content_hash)
+            for s in (audit.sources if sent is None else _unsent(audit.sources, sent))
+        ],
+        answers=[
+            (
+                a.id,
+                a.question_id,
+                a.run_id,
+                a.text,
+                a.platform,
+                a.model,
+                a.locale,
+                a.payload_sha256,
+                _text(a.retrieval),
+                json.dumps(list(a.queries), ensure_ascii=False) if a.queries else None,
+                a.retrieval_reason,
+            )
+            for a in audit.answers
+        ],
+        citations=[
+            (i, ci, c.source_key, c.url, c.title, c.marker, kind_text[c.kind], c.start, c.end, c.quote)
+            for i, answer in enumerate(audit.answers)
+            for ci, c in enumerate(answer.citations)
+        ],
+        claims=[
+            (c.id, answer_at[c.answer_id], c.text, c.start, c.end, c.required_fact_id, _text(c.severity), c.entity)
+            for c in audit.claims
+        ],
+        edges=[
+            (claim_at[edge.claim_id], edge.source_key, len(edge.locations), edge.judgements) for edge in audit.edges
+        ],
+        locations=[
+            (i, location.marker, location.start, location.end)
+            for i, edge in enumerate(audit.edges)
+            for location in edge.locations
+        ],
+        evidence_groups=audit.evidence_groups,
+        failures=[
+            (f.ordinal, str(f.status), f.reason, f.run_id, f.question_id, f.platform) for f in audit.failed_answers
+        ],
+    )
+
+
+def _unsent(sources: Iterable[Source], sent: set[str]) -> Iterator[Source]:
+    for source in sources:
+        if source.key not in sent:
+            sent.add(source.key)
+            yield source
+
+
 def write_audit(
     db: sqlite3.Connection,
     audit: Audit,
@@ -131,41 +245,60 @@ def write_audit(
     """Write one audit (or one chunk of a payload) measured under the stored protocol ``protocol_pk``, inside
     the caller's transaction; ``new_keys`` gathers the source keys this import added and ``known_keys`` those
     it found stored before it."""
+    return write_rows(db, rows_of(audit), protocol_pk, import_pk, origin, sha, new_keys, known_keys)
+
+
+def write_rows(
+    db: sqlite3.Connection,
+    rows: ChunkRows,
+    protocol_pk: int,
+    import_pk: int,
+    origin: str,
+    sha: str,
+    new_keys: set[str],
+    known_keys: set[str],
+    earlier_sources: dict[str, int] | None = None,
+) -> ImportReport:
+    """:func:`write_audit` for the rows of an audit (see :func:`rows_of`). ``earlier_sources``: the row ids of
+    the sources that earlier chunks of the import, measured under the same protocol, referred to (by key), kept
+    from chunk to chunk: those sources are neither looked up nor tied to the protocol again, and the rows may
+    leave them out (see :func:`rows_of`)."""
     question_pk = dict(db.execute("SELECT id, pk FROM questions WHERE protocol_pk = ?", (protocol_pk,)))
     fact_pk = dict(db.execute("SELECT id, pk FROM required_facts WHERE protocol_pk = ?", (protocol_pk,)))
-    run_pk, new_runs = _write_runs(db, audit, protocol_pk, origin)
-    source_pk = _write_sources(db, audit, protocol_pk, new_keys, known_keys)
-    answer_pk = _write_answers(db, audit, import_pk, origin, run_pk, question_pk)
-    _lock_facts(db, audit, protocol_pk, run_pk)
-    kinds = _write_citations(db, audit, answer_pk, source_pk)
-    claim_pk = _write_claims(db, audit, origin, answer_pk, fact_pk)
-    _write_edges(db, audit, claim_pk, source_pk)
-    _write_evidence_groups(db, audit, origin, claim_pk, source_pk)
+    run_pk, new_runs = _write_runs(db, rows.runs, protocol_pk, origin)
+    earlier = {} if earlier_sources is None else earlier_sources
+    source_pk = _write_sources(db, rows.sources, protocol_pk, new_keys, known_keys, earlier)
+    next_answer = _write_answers(db, rows.answers, import_pk, origin, run_pk, question_pk)
+    _lock_facts(db, rows, protocol_pk, run_pk)
+    kinds = _write_citations(db, rows.citations, next_answer, source_pk)
+    next_claim = _write_claims(db, rows.claims, origin, next_answer, fact_pk)
+    _write_edges(db, rows, next_claim, source_pk)
+    _write_evidence_groups(db, rows, origin, next_claim, source_pk)
     return ImportReport(
         origin=origin,
         sha256=sha,
         already_imported=False,
         runs=new_runs,
-        answers=len(audit.answers),
-        claims=len(audit.claims),
-        edges=len(audit.edges),
-        locations=sum(len(edge.locations) for edge in audit.edges),
-        judgements=sum(len(edge.judgements) for edge in audit.edges),
-        evidence_groups=len(audit.evidence_groups),
-        dangling=kinds[CitationKind.DANGLING],
-        retrieved=kinds[CitationKind.RETRIEVED],
-        unplaced=sum(
-            1 for answer in audit.answers for c in answer.citations if c.kind is CitationKind.CITED and c.start is None
-        ),
+        answers=len(rows.answers),
+        claims=len(rows.claims),
+        edges=len(rows.edges),
+        locations=len(rows.locations),
+        judgements=sum(len(judgements) for *_, judgements in rows.edges),
+        evidence_groups=len(rows.evidence_groups),
+        dangling=kinds[_DANGLING],
+        retrieved=kinds[_RETRIEVED],
+        unplaced=sum(1 for c in rows.citations if c[6] == _CITED and c[7] is None),
     )
 
 
-def _write_runs(db: sqlite3.Connection, audit: Audit, protocol_pk: int, origin: str) -> tuple[dict[str, int], int]:
+def _write_runs(
+    db: sqlite3.Connection, runs: Sequence[Run], protocol_pk: int, origin: str
+) -> tuple[dict[str, int], int]:
     """Row ids of the audit's runs, new ones inserted; and how many were new. A run stored under another
     protocol, or with other settings, is refused."""
     run_pk: dict[str, int] = {}
     new_runs = 0
-    for run in audit.runs:
+    for run in runs:
         row = db.execute(
             "SELECT pk, protocol_pk, kind, platform, model, collected_at, locale, sample FROM runs WHERE id = ?",
             (run.id,),
@@ -206,12 +339,20 @@ def _write_runs(db: sqlite3.Connection, audit: Audit, protocol_pk: int, origin: 
 
 
 def _write_sources(
-    db: sqlite3.Connection, audit: Audit, protocol_pk: int, new_keys: set[str], known_keys: set[str]
+    db: sqlite3.Connection,
+    sources: Sequence[SourceRow],
+    protocol_pk: int,
+    new_keys: set[str],
+    known_keys: set[str],
+    earlier: dict[str, int],
 ) -> dict[str, int]:
-    """Row ids of the audit's sources by key, new ones inserted and every one tied to the protocol."""
-    source_pk = _existing(db, "sources", "key", [source.key for source in audit.sources])
+    """Row ids of the audit's sources by key, new ones inserted and every one tied to the protocol. ``earlier``
+    holds those of the sources that earlier chunks of the import (under the same protocol) referred to: they
+    are not looked up again; this chunk's are added to it, and it is returned."""
+    fresh = [source for source in sources if source[0] not in earlier]
+    source_pk = _existing(db, "sources", "key", [source[0] for source in fresh])
     # A key retired when its source resolved to another page (or merged) still finds that source.
-    retired = [source.key for source in audit.sources if source.key not in source_pk]
+    retired = [source[0] for source in fresh if source[0] not in source_pk]
     for chunk in range(0, len(retired), 500):
         batch = retired[chunk : chunk + 500]
         source_pk.update(
@@ -220,27 +361,12 @@ def _write_sources(
     known_keys.update(key for key in source_pk if key not in new_keys)
     next_source = _next_pk(db, "sources")
     source_rows: list[tuple[object, ...]] = []
-    for source in audit.sources:
-        if source.key in source_pk:
+    for key, url, resolved_url, *rest in fresh:
+        if key in source_pk:
             continue
-        host, path = url_location(source.resolved_url or source.url)
-        source_pk[source.key] = next_source
-        source_rows.append(
-            (
-                next_source,
-                source.key,
-                source.url,
-                source.resolved_url,
-                source.title,
-                source.publisher,
-                str(source.status),
-                source.reason,
-                source.fetched_at,
-                source.content_hash,
-                host,
-                path,
-            )
-        )
+        host, path = url_location(resolved_url or url)
+        source_pk[key] = next_source
+        source_rows.append((next_source, key, url, resolved_url, *rest, host, path))
         next_source += 1
     new_keys.update(str(row[1]) for row in source_rows)
     db.executemany(
@@ -252,80 +378,82 @@ def _write_sources(
         "INSERT OR IGNORE INTO protocol_sources VALUES (?, ?)",
         [(protocol_pk, pk) for pk in source_pk.values()],
     )
-    return source_pk
+    earlier.update(source_pk)
+    return earlier
 
 
 def _write_answers(
     db: sqlite3.Connection,
-    audit: Audit,
+    answers: Sequence[AnswerRow],
     import_pk: int,
     origin: str,
     run_pk: dict[str, int],
     question_pk: dict[str, int],
-) -> dict[str, int]:
-    """Insert the audit's answers (a duplicate id is refused); their row ids by answer id."""
+) -> int:
+    """Insert the audit's answers (a duplicate id is refused); the row id of the first (the others follow)."""
     # Rows are written from generators: a large import never holds a second copy of itself as row tuples.
     next_answer = _next_pk(db, "answers")
-    answer_pk = {answer.id: next_answer + i for i, answer in enumerate(audit.answers)}
     _insert_unique(
         db,
         "answers",
         "INSERT INTO answers (pk, id, run_pk, question_pk, text, platform, model, locale, payload_sha256, "
         "import_pk, retrieval, queries, retrieval_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [answer.id for answer in audit.answers],
+        [answer[0] for answer in answers],
         (
             (
                 next_answer + i,
-                answer.id,
-                run_pk[answer.run_id],
-                question_pk[answer.question_id],
-                answer.text,
-                answer.platform,
-                answer.model,
-                answer.locale,
-                answer.payload_sha256,
+                answer_id,
+                run_pk[run_id],
+                question_pk[question_id],
+                text,
+                platform,
+                model,
+                locale,
+                payload_sha256,
                 import_pk,
-                answer.retrieval,
-                json.dumps(list(answer.queries), ensure_ascii=False) if answer.queries else None,
-                answer.retrieval_reason,
+                retrieval,
+                queries,
+                reason,
             )
-            for i, answer in enumerate(audit.answers)
+            for i, (
+                answer_id,
+                question_id,
+                run_id,
+                text,
+                platform,
+                model,
+                locale,
+                payload_sha256,
+                retrieval,
+                queries,
+                reason,
+            ) in enumerate(answers)
         ),
         origin,
         "answers",
     )
-    return answer_pk
+    return next_answer
 
 
 _KIND_TEXT = {kind: str(kind) for kind in CitationKind}
 """How each citation kind is stored."""
+_CITED, _DANGLING, _RETRIEVED = (
+    _KIND_TEXT[kind] for kind in (CitationKind.CITED, CitationKind.DANGLING, CitationKind.RETRIEVED)
+)
 
 
 def _write_citations(
-    db: sqlite3.Connection, audit: Audit, answer_pk: dict[str, int], source_pk: dict[str, int]
-) -> Counter[CitationKind]:
-    """Insert every answer's citations in order; how many there are of each kind."""
-    kinds = Counter(c.kind for answer in audit.answers for c in answer.citations)
+    db: sqlite3.Connection, citations: Sequence[CitationRow], next_answer: int, source_pk: dict[str, int]
+) -> Counter[str]:
+    """Insert every answer's citations in order; how many there are of each kind (by its stored text)."""
+    kinds = Counter(c[6] for c in citations)
     insert_rows(
         db,
         'INSERT INTO citations (answer_pk, ordinal, source_pk, url, title, marker, kind, start, "end", quote) '
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
-            (
-                pk,
-                ci,
-                None if c.source_key is None else source_pk[c.source_key],
-                c.url,
-                c.title,
-                c.marker,
-                _KIND_TEXT[c.kind],
-                c.start,
-                c.end,
-                c.quote,
-            )
-            for answer in audit.answers
-            for pk in (answer_pk[answer.id],)
-            for ci, c in enumerate(answer.citations)
+            (next_answer + answer, ordinal, None if key is None else source_pk[key], *rest)
+            for answer, ordinal, key, *rest in citations
         ),
     )
     return kinds
@@ -333,41 +461,40 @@ def _write_citations(
 
 def _write_claims(
     db: sqlite3.Connection,
-    audit: Audit,
+    claims: Sequence[ClaimRow],
     origin: str,
-    answer_pk: dict[str, int],
+    next_answer: int,
     fact_pk: dict[str, int],
-) -> dict[str, int]:
-    """Insert the audit's claims (a duplicate id is refused); their row ids by claim id."""
+) -> int:
+    """Insert the audit's claims (a duplicate id is refused); the row id of the first (the others follow)."""
     next_claim = _next_pk(db, "claims")
-    claim_pk = {claim.id: next_claim + i for i, claim in enumerate(audit.claims)}
     _insert_unique(
         db,
         "claims",
         'INSERT INTO claims (pk, id, answer_pk, text, start, "end", fact_pk, severity, entity) '
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [claim.id for claim in audit.claims],
+        [claim[0] for claim in claims],
         (
             (
                 next_claim + i,
-                claim.id,
-                answer_pk[claim.answer_id],
-                claim.text,
-                claim.start,
-                claim.end,
-                fact_pk[claim.required_fact_id] if claim.required_fact_id else None,
-                claim.severity,
-                claim.entity,
+                claim_id,
+                next_answer + answer,
+                text,
+                start,
+                end,
+                fact_pk[fact] if fact else None,
+                severity,
+                entity,
             )
-            for i, claim in enumerate(audit.claims)
+            for i, (claim_id, answer, text, start, end, fact, severity, entity) in enumerate(claims)
         ),
         origin,
         "claims",
     )
-    return claim_pk
+    return next_claim
 
 
-def _write_edges(db: sqlite3.Connection, audit: Audit, claim_pk: dict[str, int], source_pk: dict[str, int]) -> None:
+def _write_edges(db: sqlite3.Connection, rows: ChunkRows, next_claim: int, source_pk: dict[str, int]) -> None:
     """Insert the edges with their state and final code, their citation locations and their judgements."""
     next_edge = _next_pk(db, "edges")
     # imported judgements are weighed under the database's review policy, as the review UI weighs them
@@ -380,38 +507,37 @@ def _write_edges(db: sqlite3.Connection, audit: Audit, claim_pk: dict[str, int],
         (
             (
                 next_edge + i,
-                claim_pk[edge.claim_id],
-                source_pk[edge.source_key],
-                *(_state_and_code(edge.judgements, reviews_required) if edge.judgements else unjudged),
-                len(edge.locations),
+                next_claim + claim,
+                source_pk[key],
+                *(_state_and_code(judgements, reviews_required) if judgements else unjudged),
+                locations,
             )
-            for i, edge in enumerate(audit.edges)
+            for i, (claim, key, locations, judgements) in enumerate(rows.edges)
         ),
     )
     insert_rows(
         db,
         'INSERT INTO edge_locations (edge_pk, marker, start, "end") VALUES (?, ?, ?, ?)',
-        (
-            (next_edge + i, loc.marker, loc.start, loc.end)
-            for i, edge in enumerate(audit.edges)
-            for loc in edge.locations
-        ),
+        ((next_edge + edge, marker, start, end) for edge, marker, start, end in rows.locations),
     )
     db.executemany(
         INSERT_JUDGEMENT,
-        (judgement_row(next_edge + i, j) for i, edge in enumerate(audit.edges) for j in edge.judgements),
+        (judgement_row(next_edge + i, j) for i, (*_, judgements) in enumerate(rows.edges) for j in judgements),
     )
 
 
 def _write_evidence_groups(
     db: sqlite3.Connection,
-    audit: Audit,
+    rows: ChunkRows,
     origin: str,
-    claim_pk: dict[str, int],
+    next_claim: int,
     source_pk: dict[str, int],
 ) -> None:
     """Insert the audit's evidence groups with their sources (a duplicate id is refused)."""
-    for group in audit.evidence_groups:
+    if not rows.evidence_groups:
+        return
+    claim_pk = {claim[0]: next_claim + i for i, claim in enumerate(rows.claims)}
+    for group in rows.evidence_groups:
         if db.execute("SELECT 1 FROM evidence_groups WHERE id = ?", (group.id,)).fetchone():
             raise DuplicateId(origin, "evidence_groups", f"evidence group {group.id!r} is already in the database")
         group_pk = db.execute(
@@ -432,12 +558,12 @@ def _write_evidence_groups(
         )
 
 
-def _lock_facts(db: sqlite3.Connection, audit: Audit, protocol_pk: int, run_pk: dict[str, int]) -> None:
+def _lock_facts(db: sqlite3.Connection, rows: ChunkRows, protocol_pk: int, run_pk: dict[str, int]) -> None:
     """Fix the required-fact list of each platform run that receives its first answers now."""
-    platform_runs = {run.id for run in audit.runs if run.kind is RunKind.PLATFORM}
-    answered = {run_pk[a.run_id] for a in audit.answers if a.run_id in platform_runs}
+    platform_runs = {run.id for run in rows.runs if run.kind is RunKind.PLATFORM}
+    answered = {run_pk[run_id] for _, _, run_id, *_ in rows.answers if run_id in platform_runs}
     if answered:
-        facts_hash = fingerprint_components(audit.protocol)["required_facts"]
+        facts_hash = fingerprint_components(rows.protocol)["required_facts"]
         db.executemany(
             "INSERT OR IGNORE INTO fact_locks (run_pk, protocol_pk, facts_hash, locked_at) VALUES (?, ?, ?, ?)",
             [(pk, protocol_pk, facts_hash, utc_now()) for pk in sorted(answered)],

@@ -53,11 +53,13 @@ from citeaudit.store.importing import (
     REVIEW_POLICIES,
     ROWS_PER_STATEMENT,
     SUMMED,
+    ChunkRows,
     ImportReport,
     drop_queue_indexes,
     drop_secondary_indexes,
     insert_rows,
-    write_audit,
+    rows_of,
+    write_rows,
 )
 from citeaudit.store.judgements import read_raters, read_retired_rated, read_sided_labels
 from citeaudit.store.migrations import MIGRATIONS, SCHEMA_VERSION
@@ -203,7 +205,7 @@ class Store:
 
     def import_chunks(
         self,
-        chunks: Iterable[Audit],
+        chunks: Iterable[Audit | ChunkRows],
         payload: bytes,
         origin: str,
         fmt: str = "audit-json",
@@ -211,7 +213,8 @@ class Store:
         *,
         progress: Callable[[int], None] | None = None,
     ) -> ImportReport:
-        """:meth:`import_audit` for a payload read a chunk at a time (see ``ingest.assemble_chunks``): every
+        """:meth:`import_audit` for a payload read a chunk at a time (see ``ingest.assemble_chunks``; a chunk may
+        also come as its rows, :class:`~citeaudit.store.importing.ChunkRows`, made in another process): every
         chunk is written as it comes, all in one transaction, so an error in any chunk leaves nothing. The
         chunks are not read at all when the payload is already imported. ``progress`` is told how many answer
         records each chunk held."""
@@ -232,22 +235,21 @@ class Store:
             new_keys: set[str] = set()
             known_keys: set[str] = set()
             deferred = self._defer_indexes_while_empty(db) if self.defer_indexes else []
+            earlier_sources: dict[int, dict[str, int]] = {}  # by protocol: source row ids by key, chunk to chunk
 
-            def write(audit: Audit) -> tuple[ImportReport, int]:
-                part = write_audit(
-                    db, audit, self._protocol_pk(db, audit.protocol), import_pk, origin, sha, new_keys, known_keys
-                )
+            def write(chunk: Audit | ChunkRows) -> tuple[ImportReport, int]:
+                rows = chunk if isinstance(chunk, ChunkRows) else rows_of(chunk)
+                protocol_pk = self._protocol_pk(db, rows.protocol)
+                earlier = earlier_sources.setdefault(protocol_pk, {})
+                part = write_rows(db, rows, protocol_pk, import_pk, origin, sha, new_keys, known_keys, earlier)
                 db.executemany(
                     "INSERT INTO ingest_failures (import_pk, ordinal, status, reason, run_id, question_id, platform) "
                     "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    [
-                        (import_pk, f.ordinal, str(f.status), f.reason, f.run_id, f.question_id, f.platform)
-                        for f in audit.failed_answers
-                    ],
+                    [(import_pk, *failure) for failure in rows.failures],
                 )
                 return (
-                    dataclasses.replace(part, failures=len(audit.failed_answers)),
-                    len(audit.answers) + len(audit.failed_answers),
+                    dataclasses.replace(part, failures=len(rows.failures)),
+                    len(rows.answers) + len(rows.failures),
                 )
 
             threaded = second_core_idle() if self.write_thread is None else self.write_thread

@@ -1,0 +1,227 @@
+"""Reading an engine payload in a second process while this one writes it.
+
+An import of engine answers spends about as long reading, checking and assembling the answers as SQLite spends
+writing them, and Python runs both on one core. :class:`ReadAhead` hands the payload to a worker process (a
+fresh interpreter running this module, talking over its stdin and stdout) that reads it exactly as the import
+would (:func:`citeaudit.ingest._audits`: the same readers, checks, ids and chunks) and sends each chunk back as
+plain rows (:class:`~citeaudit.store.importing.ChunkRows`), while this process writes the chunk before. The rows
+are the ones an in-process import writes, in the same order, into the same transaction.
+
+What the worker finds wrong in the payload (the first bad record in file order) comes back as the very error the
+in-process import raises, after the chunks before it: the caller's transaction is rolled back as it would be. A
+worker that stops before the end (killed from outside, out of memory) is :class:`~citeaudit.errors.ImportStopped`,
+never a shorter import. The worker runs in a session of its own, so Ctrl-C at a terminal interrupts this process
+only, which stops the worker as it leaves the ``with`` block (as it does on any error); a worker whose parent is
+gone stops at its next chunk, when its stdout has no reader. No ``multiprocessing`` machinery is involved: no
+main module is imported again and no resource tracker is left behind.
+
+Messages are pickles behind an 8-byte length: in, ``(source, reader name, attachment, chunk, size)`` followed by
+the payload's ``size`` bytes as they are; out, ``("rows", ChunkRows)`` for each chunk, then ``("done", number of
+partly understood answers)`` or ``("error", exception)``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import os
+import pickle
+import struct
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import TracebackType
+from typing import IO, TYPE_CHECKING, Any
+
+from citeaudit.errors import ImportStopped
+from citeaudit.store.importing import ChunkRows
+
+if TYPE_CHECKING:
+    from citeaudit.ingest.assemble import Attachment
+    from citeaudit.ingest.base import Reader
+
+__all__ = ["WORKER_BYTES", "ReadAhead", "reads_in_worker", "serve", "usable_cpus"]
+
+WORKER_BYTES = 4_000_000
+"""Smallest payload (bytes) read in a worker process when the import decides by itself. Below it the worker's
+start (a fresh interpreter, about 0.3 s of one core) and the first and last chunk, which do not overlap, outweigh
+what the overlap saves (see ``benchmarks/bench_ingest.py``)."""
+
+_LENGTH = struct.Struct(">Q")
+
+
+def usable_cpus() -> int:
+    """How many CPUs this process may run on (its affinity mask where the system has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - no affinity masks on this system
+        return os.cpu_count() or 1
+
+
+def reads_in_worker(size: int, worker: bool | None) -> bool:
+    """Whether a payload of ``size`` bytes is read in a worker process: ``worker`` when given, else when it is at
+    least :data:`WORKER_BYTES` and a second CPU is there to run the worker on."""
+    if worker is not None:
+        return worker
+    return size >= WORKER_BYTES and usable_cpus() > 1
+
+
+class ReadAhead:
+    """The chunks of one engine payload as rows, read in a worker process: iterate once (the worker starts then;
+    a payload imported before is never iterated, so no worker starts), inside a ``with`` block, which stops the
+    worker when left. After the last chunk, :attr:`partial` is the number of answers the reader only partly
+    understood."""
+
+    def __init__(self, source: str, data: bytes, reader: Reader, attachment: Attachment, chunk: int) -> None:
+        self._source = source
+        self._data = data
+        self._job = (source, reader.name, attachment, chunk, len(data))
+        self._process: subprocess.Popen[bytes] | None = None
+        self.partial = 0
+        """Answers the reader only partly understood (known once every chunk came)."""
+
+    def __enter__(self) -> ReadAhead:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    @property
+    def pid(self) -> int | None:
+        """Process id of the worker, once started."""
+        return None if self._process is None else self._process.pid
+
+    def __iter__(self) -> Iterator[ChunkRows]:
+        if self._process is not None:
+            raise RuntimeError("the chunks of a payload are read once")
+        package_root = str(Path(__file__).resolve().parents[2])
+        path = [package_root, *(entry for entry in sys.path if entry and entry != package_root)]
+        process = self._process = subprocess.Popen(
+            [sys.executable, "-m", "citeaudit.ingest.worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env={**os.environ, "PYTHONPATH": os.pathsep.join(path)},
+            start_new_session=True,  # Ctrl-C reaches this process, which stops the worker
+        )
+        assert process.stdin is not None
+        assert process.stdout is not None
+        try:
+            header = pickle.dumps(self._job, protocol=pickle.HIGHEST_PROTOCOL)
+            process.stdin.write(_LENGTH.pack(len(header)) + header)
+            process.stdin.write(self._data)  # as it is: no second copy of a large payload
+            process.stdin.close()
+        except BrokenPipeError:
+            raise self._stopped() from None
+        while True:
+            kind, value = self._receive(process.stdout)
+            if kind == "rows":
+                yield value
+            elif kind == "done":
+                self.partial = value
+                return
+            else:
+                raise value
+
+    def _receive(self, stream: IO[bytes]) -> tuple[str, Any]:
+        header = stream.read(_LENGTH.size)
+        if len(header) == _LENGTH.size:
+            (size,) = _LENGTH.unpack(header)
+            message = stream.read(size)
+            if len(message) == size:
+                kind, value = pickle.loads(message)
+                return str(kind), value
+        raise self._stopped()
+
+    def _stopped(self) -> ImportStopped:
+        assert self._process is not None
+        code = self._process.wait()
+        return ImportStopped(
+            f"{self._source}: the process reading it stopped before the end (exit status {code}); nothing of the "
+            "import was written"
+        )
+
+    def close(self) -> None:
+        """Stop the worker (if it still runs) and wait for it."""
+        process = self._process
+        if process is None:
+            return
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+        for stream in (process.stdin, process.stdout):
+            if stream is not None and not stream.closed:
+                with contextlib.suppress(BrokenPipeError):  # unsent bytes of a job the worker did not take
+                    stream.close()
+
+
+# -- the worker side -----------------------------------------------------------------------------------------
+
+
+def _send(out: IO[bytes], message: tuple[str, Any]) -> None:
+    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    out.write(_LENGTH.pack(len(data)) + data)
+    out.flush()
+
+
+def _read(stream: IO[bytes]) -> bytes:
+    header = stream.read(_LENGTH.size)
+    if len(header) != _LENGTH.size:
+        raise EOFError
+    (size,) = _LENGTH.unpack(header)
+    data = stream.read(size)
+    if len(data) != size:
+        raise EOFError
+    return data
+
+
+def _travelling(exc: Exception) -> Exception:
+    """``exc`` if it comes out of a pickle as itself (every citeaudit input error does), else a stand-in that
+    says the same."""
+    try:
+        again = pickle.loads(pickle.dumps(exc, protocol=pickle.HIGHEST_PROTOCOL))
+    except Exception:  # any failure to travel is answered by the stand-in
+        again = None
+    if type(again) is type(exc) and str(again) == str(exc):
+        return exc
+    return RuntimeError(f"{type(exc).__name__}: {exc}")
+
+
+def serve() -> None:
+    """The worker: read one job from stdin, send its chunks as rows to stdout, then stop."""
+    from citeaudit.ingest import READERS, _audits, _Partial
+    from citeaudit.store.importing import rows_of
+
+    # stdout carries the rows: anything a library prints goes to stderr instead.
+    out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    incoming = sys.stdin.buffer
+    try:
+        source, reader, attachment, chunk, size = pickle.loads(_read(incoming))
+        data = incoming.read(size)
+        if len(data) != size:
+            raise EOFError
+    except EOFError:
+        return  # the importer is gone
+    gc.disable()  # as the import runs: hundreds of thousands of small acyclic records
+    partial = _Partial()
+    try:
+        try:
+            sent: set[str] = set()  # each source travels once: the writer keeps the rest (see write_rows)
+            for audit in _audits(source, data, READERS[reader], attachment, size=chunk, partial=partial):
+                _send(out, ("rows", rows_of(audit, sent)))
+        except (BrokenPipeError, ConnectionResetError):
+            raise
+        except Exception as exc:  # the payload's first problem: raised again by the importer
+            _send(out, ("error", _travelling(exc)))
+            return
+        _send(out, ("done", partial.answers))
+    except (BrokenPipeError, ConnectionResetError):
+        return  # the importer stopped reading (it failed or was interrupted): nothing more to do
+
+
+if __name__ == "__main__":
+    serve()
+    os._exit(0)  # every message is flushed; nothing at exit may write to a pipe whose reader is gone
