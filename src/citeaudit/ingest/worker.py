@@ -94,6 +94,11 @@ class ReadAhead:
         """Process id of the worker, once started."""
         return None if self._process is None else self._process.pid
 
+    @property
+    def finished(self) -> bool:
+        """Whether its worker has stopped and been waited for (or never started)."""
+        return self._process is None or self._process.returncode is not None
+
     def __iter__(self) -> Iterator[ChunkRows]:
         if self._process is not None:
             raise RuntimeError("the chunks of a payload are read once")

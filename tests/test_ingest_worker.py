@@ -1,0 +1,338 @@
+"""Engine payloads read, checked and assembled in a worker process while the rows are written: the database the
+import leaves is the one the in-process import leaves, row by row and key by key; a bad record gives the same
+one-line error and leaves nothing; the worker never outlives the import, whatever stops it."""
+
+from __future__ import annotations
+
+import json
+import pickle
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from citeaudit import Store
+from citeaudit.errors import (
+    DuplicateId,
+    ImportStopped,
+    InputError,
+    InvalidValue,
+    MalformedInput,
+    UnknownFormat,
+    UnknownReference,
+)
+from citeaudit.ingest import Attachment, ingest_files, plan_imports, worker
+from citeaudit.store.writers import new_database
+from test_ingest_fast_path import PROTOCOL, PlainStore, contents, recordings, sonar_lines, write_lines
+
+ATTACHMENT = Attachment(PROTOCOL, run_id="bench", question_id="q01")
+
+
+class Watched(worker.ReadAhead):
+    """The worker-side reader, each one kept so a test can see its process."""
+
+    made: list[Watched] = []  # noqa: RUF012 - filled by the instances themselves
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        Watched.made.append(self)
+
+
+@pytest.fixture
+def watched(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Watched]]:
+    Watched.made = []
+    monkeypatch.setattr(worker, "ReadAhead", Watched)
+    yield Watched.made
+    for ahead in Watched.made:  # no test leaves a worker behind, whatever it asserted
+        assert ahead.pid is None or ahead.finished
+
+
+def imported(
+    db: Path, files: list[Path], attachment: Attachment, *, chunk: int, in_worker: bool
+) -> list[tuple[str, Any, Any]]:
+    """The import `citeaudit ingest` makes into a new database, its payloads read in a worker or here."""
+    with new_database(db) as target, Store(target, new=target != db) as store:
+        return ingest_files(
+            store, plan_imports(files, "perplexity"), attachment=attachment, chunk=chunk, worker=in_worker
+        )
+
+
+def test_every_real_recording_is_stored_as_the_in_process_import_stores_it(
+    tmp_path: Path, watched: list[Watched]
+) -> None:
+    files = recordings()
+    attachment = Attachment(PROTOCOL, question_id="q01")
+    told: dict[bool, list[tuple[str, int]]] = {True: [], False: []}
+    reports = {}
+    for in_worker in (True, False):
+        db = tmp_path / f"{in_worker}.db"
+        with new_database(db) as target, Store(target, new=target != db) as store:
+            reports[in_worker] = ingest_files(
+                store,
+                plan_imports(files),
+                attachment=attachment,
+                chunk=2,
+                worker=in_worker,
+                progress=lambda name, n, seen=told[in_worker]: seen.append((name, n)),
+            )
+    # every engine payload went through a worker (the audit files among the recordings are read here)
+    engine_imports = [name for name, reader, _ in reports[True] if reader.read_answers is not None]
+    assert len(watched) == len(engine_imports) > 10
+    assert all(ahead.pid is not None for ahead in watched)
+    fast, plain = contents(tmp_path / "True.db"), contents(tmp_path / "False.db")
+    assert sum(len(rows) for rows in plain[0].values()) > 0
+    assert fast == plain
+    assert [(name, report) for name, _, report in reports[True]] == [
+        (name, report) for name, _, report in reports[False]
+    ]
+    assert told[True] == told[False]
+    assert sum(n for _, n in told[True]) == sum(r.answers + r.failures for _, _, r in reports[True])
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    seed=st.integers(0, 10_000),
+    count=st.integers(0, 120),
+    second=st.integers(1, 40),
+    chunk=st.sampled_from([1, 3, 16, 5000]),
+)
+def test_generated_answers_are_stored_as_the_in_process_import_stores_them(
+    tmp_path_factory: pytest.TempPathFactory, seed: int, count: int, second: int, chunk: int
+) -> None:
+    folder = tmp_path_factory.mktemp("generated")
+    first = write_lines(folder / "a.jsonl", sonar_lines(count, seed))
+    later = write_lines(folder / "b.jsonl", sonar_lines(second, seed + 1))  # a second import reuses sources
+    files = [first, later] if count else [later]
+    fast = imported(folder / "fast.db", files, ATTACHMENT, chunk=chunk, in_worker=True)
+    plain = imported(folder / "plain.db", files, ATTACHMENT, chunk=chunk, in_worker=False)
+    assert [report for _, _, report in fast] == [report for _, _, report in plain]
+    assert contents(folder / "fast.db") == contents(folder / "plain.db")
+
+
+def test_a_second_import_into_a_database_with_rows_is_stored_alike(tmp_path: Path, watched: list[Watched]) -> None:
+    first = write_lines(tmp_path / "a.jsonl", sonar_lines(60, 5))
+    second = write_lines(tmp_path / "b.jsonl", sonar_lines(60, 6))
+    for name, in_worker in (("fast.db", True), ("plain.db", False)):
+        for path in (first, second):
+            with (PlainStore if not in_worker else Store)(tmp_path / name) as store:
+                ingest_files(store, [path], "perplexity", attachment=ATTACHMENT, chunk=9, worker=in_worker)
+    assert len(watched) == 2
+    assert contents(tmp_path / "fast.db") == contents(tmp_path / "plain.db")
+
+
+@pytest.mark.parametrize(("bad_line", "chunk"), [(1, 4), (34, 4), (40, 1), (34, 5000)])
+def test_the_first_bad_record_gives_the_in_process_error_and_nothing_is_kept(
+    tmp_path: Path, watched: list[Watched], bad_line: int, chunk: int
+) -> None:
+    rows: list[Any] = list(sonar_lines(40, 8))
+    rows[-1] = {"choices": [{"message": 3}]}  # a later problem is never the one reported
+    rows[bad_line - 1] = {"choices": "not a list"}
+    path = write_lines(tmp_path / "bad.jsonl", rows)
+    messages = []
+    for in_worker in (True, False):
+        db = tmp_path / f"{in_worker}.db"
+        with Store(db):
+            pass
+        before = contents(db)
+        with Store(db) as store, pytest.raises(InputError) as caught:
+            ingest_files(store, [path], "perplexity", attachment=ATTACHMENT, chunk=chunk, worker=in_worker)
+        assert type(caught.value) is InvalidValue
+        messages.append(str(caught.value))
+        assert contents(db) == before
+    assert messages[0] == messages[1]
+    assert messages[0] == f"{path}: line {bad_line}: choices: expected list (got 'not a list')"
+    assert len(watched) == 1
+    assert watched[0].finished
+
+
+def test_a_file_that_is_not_json_gives_the_in_process_error(tmp_path: Path, watched: list[Watched]) -> None:
+    path = tmp_path / "broken.jsonl"
+    lines = [json.dumps(row) for row in sonar_lines(12, 3)]
+    path.write_text("\n".join(lines[:7]) + "\n{oops\n" + "\n".join(lines[7:]) + "\n", encoding="utf-8")
+    messages = []
+    for in_worker in (True, False):
+        with Store(tmp_path / f"{in_worker}.db") as store, pytest.raises(MalformedInput) as caught:
+            ingest_files(store, [path], "perplexity", attachment=ATTACHMENT, chunk=3, worker=in_worker)
+        messages.append(str(caught.value))
+    assert messages[0] == messages[1]
+    assert messages[0].startswith(f"{path}: line 8 column 2: invalid JSON")
+
+
+def test_a_clash_found_while_writing_stops_the_worker_and_nothing_is_kept(
+    tmp_path: Path, watched: list[Watched]
+) -> None:
+    rows = [dict(row, answer_id=f"a{n}") for n, row in enumerate(sonar_lines(60, 9)) if "choices" in row]
+    earlier = write_lines(tmp_path / "earlier.jsonl", rows[20:22])
+    later = write_lines(tmp_path / "later.jsonl", rows)
+    messages = []
+    for in_worker in (True, False):
+        db = tmp_path / f"{in_worker}.db"
+        with Store(db) as store:
+            ingest_files(store, [earlier], "perplexity", attachment=ATTACHMENT, worker=False)
+        before = contents(db)
+        with Store(db) as store, pytest.raises(DuplicateId) as caught:
+            ingest_files(store, [later], "perplexity", attachment=ATTACHMENT, chunk=4, worker=in_worker)
+        messages.append(str(caught.value))
+        assert contents(db) == before
+    assert messages[0] == messages[1]
+    assert "already in the database" in messages[0]
+    assert len(watched) == 1
+    assert watched[0].finished
+
+
+def test_ctrl_c_while_writing_stops_the_worker_and_leaves_nothing(tmp_path: Path, watched: list[Watched]) -> None:
+    path = write_lines(tmp_path / "a.jsonl", sonar_lines(80, 4))
+    db = tmp_path / "audit.db"
+    with Store(db):
+        pass
+    before = contents(db)
+
+    def interrupted(name: str, n: int) -> None:
+        raise KeyboardInterrupt
+
+    with Store(db) as store, pytest.raises(KeyboardInterrupt):
+        ingest_files(store, [path], "perplexity", attachment=ATTACHMENT, chunk=5, worker=True, progress=interrupted)
+    assert contents(db) == before
+    assert len(watched) == 1
+    assert watched[0].finished
+
+
+def test_a_worker_killed_from_outside_stops_the_import_and_leaves_nothing(
+    tmp_path: Path, watched: list[Watched]
+) -> None:
+    import os
+    import signal
+
+    path = write_lines(tmp_path / "a.jsonl", sonar_lines(400, 4))
+    db = tmp_path / "audit.db"
+    with Store(db):
+        pass
+    before = contents(db)
+    told: list[int] = []
+
+    def kill_the_worker(name: str, n: int) -> None:
+        if not told:
+            pid = watched[0].pid
+            assert pid is not None
+            os.kill(pid, signal.SIGKILL)
+        told.append(n)
+
+    with Store(db) as store, pytest.raises(ImportStopped, match=r"a\.jsonl: the process reading it stopped"):
+        ingest_files(store, [path], "perplexity", attachment=ATTACHMENT, chunk=2, worker=True, progress=kill_the_worker)
+    assert contents(db) == before
+    # 400 records at 2 a chunk: far more chunks than the worker can have sent before it was killed
+    assert 1 <= len(told) < 200
+    assert watched[0].finished
+
+
+def test_a_payload_imported_before_starts_no_worker(tmp_path: Path, watched: list[Watched]) -> None:
+    path = write_lines(tmp_path / "a.jsonl", sonar_lines(20, 4))
+    with Store(tmp_path / "audit.db") as store:
+        ((_, _, first),) = ingest_files(store, [path], "perplexity", attachment=ATTACHMENT, worker=True)
+        ((_, _, again),) = ingest_files(store, [path], "perplexity", attachment=ATTACHMENT, worker=True)
+    assert first.answers > 0
+    assert again.already_imported
+    assert [ahead.pid is not None for ahead in watched] == [True, False]
+
+
+@pytest.mark.parametrize(
+    ("cpus", "size", "expected"),
+    [
+        (2, worker.WORKER_BYTES, True),
+        (2, worker.WORKER_BYTES - 1, False),
+        (1, worker.WORKER_BYTES * 10, False),
+        (8, worker.WORKER_BYTES * 10, True),
+    ],
+)
+def test_the_import_reads_in_a_worker_only_when_the_payload_is_large_and_a_second_cpu_is_there(
+    monkeypatch: pytest.MonkeyPatch, cpus: int, size: int, expected: bool
+) -> None:
+    monkeypatch.setattr(worker.os, "sched_getaffinity", lambda pid: set(range(cpus)))
+    assert worker.reads_in_worker(size, None) is expected
+    assert worker.reads_in_worker(size, True) is True  # asked for: always
+    assert worker.reads_in_worker(size, False) is False
+
+
+def test_by_default_a_small_payload_is_read_here_and_a_large_one_in_a_worker(
+    tmp_path: Path, watched: list[Watched], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(worker.os, "sched_getaffinity", lambda pid: {0, 1})
+    small = write_lines(tmp_path / "small.jsonl", sonar_lines(30, 4))
+    large = write_lines(tmp_path / "large.jsonl", sonar_lines(30, 5))
+    monkeypatch.setattr(worker, "WORKER_BYTES", large.stat().st_size)  # as if it were large
+    assert small.stat().st_size < large.stat().st_size
+    with Store(tmp_path / "audit.db") as store:
+        ingest_files(store, [small, large], "perplexity", attachment=ATTACHMENT)
+    assert len(watched) == 1
+    assert watched[0].pid is not None
+
+
+def test_the_command_gives_the_one_line_error_and_exit_2_when_the_worker_finds_the_problem(
+    cli: Any, tmp_path: Path, db_path: Path, watched: list[Watched], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(worker, "WORKER_BYTES", 0)
+    monkeypatch.setattr(worker.os, "sched_getaffinity", lambda pid: {0, 1})
+    protocol = tmp_path / "protocol.yaml"
+    protocol.write_text("id: p\nversion: '1'\nquestions:\n  - id: q01\n    text: Tell me about the AX220.\n")
+    rows: list[Any] = list(sonar_lines(30, 8))
+    rows[22] = {"choices": [], "search_results": []}
+    path = write_lines(tmp_path / "bad.jsonl", rows)
+    result = cli("ingest", path, "--db", db_path, "--questions", protocol, "--format", "perplexity")
+    assert result.exit_code == 2
+    assert result.stderr.strip().splitlines() == [
+        f"error: {path}: line 23: choices: expected at least one choice (got [])"
+    ]
+    assert not db_path.exists()
+    assert len(watched) == 1
+    assert watched[0].finished
+
+
+def test_the_command_imports_through_a_worker(
+    cli: Any, tmp_path: Path, db_path: Path, watched: list[Watched], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(worker, "WORKER_BYTES", 0)
+    monkeypatch.setattr(worker.os, "sched_getaffinity", lambda pid: {0, 1})
+    protocol = tmp_path / "protocol.yaml"
+    protocol.write_text("id: p\nversion: '1'\nquestions:\n  - id: q01\n    text: Tell me about the AX220.\n")
+    path = write_lines(tmp_path / "good.jsonl", sonar_lines(30, 8))
+    result = cli("ingest", path, "--db", db_path, "--questions", protocol, "--format", "perplexity")
+    assert result.exit_code == 0, result.stderr
+    with sqlite3.connect(db_path) as connection:
+        failures = connection.execute("SELECT count(*) FROM ingest_failures").fetchone()[0]
+        answers = connection.execute("SELECT count(*) FROM answers").fetchone()[0]
+    assert answers + failures == 30  # every record stored: as an answer, or as an answer the engine did not give
+    assert f"{answers} answers" in result.stdout
+    assert len(watched) == 1
+
+
+_TEXT = st.text(max_size=40)
+
+
+@given(
+    kind=st.sampled_from([InputError, InvalidValue, MalformedInput, UnknownReference, DuplicateId, UnknownFormat]),
+    source=_TEXT,
+    location=_TEXT,
+    message=_TEXT,
+)
+def test_an_input_error_travels_between_processes_as_itself(
+    kind: type[InputError], source: str, location: str, message: str
+) -> None:
+    error = kind(source, location, message)
+    again = pickle.loads(pickle.dumps(error))
+    assert type(again) is kind
+    assert (str(again), again.source, again.location, again.message) == (str(error), source, location, message)
+
+
+def test_an_error_that_cannot_travel_comes_back_as_a_stand_in_saying_the_same() -> None:
+    class Local(Exception):  # defined in a function: no pickle can find it again
+        pass
+
+    stand_in = worker._travelling(Local("the reason"))
+    assert type(stand_in) is RuntimeError
+    assert str(stand_in) == "Local: the reason"
+    error = DuplicateId("f.jsonl", "answers[3].id", "answer 'a3' is already in the database")
+    assert worker._travelling(error) is error
