@@ -240,27 +240,40 @@ def test_a_payload_imported_before_starts_no_worker(tmp_path: Path, watched: lis
 
 
 @pytest.mark.parametrize(
-    ("cpus", "size", "expected"),
+    ("cpus", "load", "size", "expected"),
     [
-        (2, worker.WORKER_BYTES, True),
-        (2, worker.WORKER_BYTES - 1, False),
-        (1, worker.WORKER_BYTES * 10, False),
-        (8, worker.WORKER_BYTES * 10, True),
+        (2, 0.4, worker.WORKER_BYTES, True),
+        (2, 0.4, worker.WORKER_BYTES - 1, False),
+        (2, 1.0, worker.WORKER_BYTES * 10, False),  # no second CPU idle
+        (2, 5.5, worker.WORKER_BYTES * 10, False),
+        (1, 0.0, worker.WORKER_BYTES * 10, False),  # one CPU this process may run on
+        (8, 6.9, worker.WORKER_BYTES * 10, True),
     ],
 )
-def test_the_import_reads_in_a_worker_only_when_the_payload_is_large_and_a_second_cpu_is_there(
-    monkeypatch: pytest.MonkeyPatch, cpus: int, size: int, expected: bool
+def test_the_import_reads_in_a_worker_only_when_the_payload_is_large_and_a_second_cpu_is_idle(
+    monkeypatch: pytest.MonkeyPatch, cpus: int, load: float, size: int, expected: bool
 ) -> None:
     monkeypatch.setattr(worker.os, "sched_getaffinity", lambda pid: set(range(cpus)))
+    monkeypatch.setattr(worker.os, "cpu_count", lambda: cpus)
+    monkeypatch.setattr(worker.os, "getloadavg", lambda: (load, load, load))
     assert worker.reads_in_worker(size, None) is expected
     assert worker.reads_in_worker(size, True) is True  # asked for: always
     assert worker.reads_in_worker(size, False) is False
 
 
+def test_without_a_load_average_the_other_cpus_count_as_busy(monkeypatch: pytest.MonkeyPatch) -> None:
+    def missing() -> tuple[float, float, float]:
+        raise OSError("no load average")
+
+    monkeypatch.setattr(worker.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
+    monkeypatch.setattr(worker.os, "getloadavg", missing)
+    assert not worker.second_cpu_idle()
+
+
 def test_by_default_a_small_payload_is_read_here_and_a_large_one_in_a_worker(
     tmp_path: Path, watched: list[Watched], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(worker.os, "sched_getaffinity", lambda pid: {0, 1})
+    monkeypatch.setattr(worker, "second_cpu_idle", lambda: True)
     small = write_lines(tmp_path / "small.jsonl", sonar_lines(30, 4))
     large = write_lines(tmp_path / "large.jsonl", sonar_lines(30, 5))
     monkeypatch.setattr(worker, "WORKER_BYTES", large.stat().st_size)  # as if it were large
@@ -275,7 +288,7 @@ def test_the_command_gives_the_one_line_error_and_exit_2_when_the_worker_finds_t
     cli: Any, tmp_path: Path, db_path: Path, watched: list[Watched], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(worker, "WORKER_BYTES", 0)
-    monkeypatch.setattr(worker.os, "sched_getaffinity", lambda pid: {0, 1})
+    monkeypatch.setattr(worker, "second_cpu_idle", lambda: True)
     protocol = tmp_path / "protocol.yaml"
     protocol.write_text("id: p\nversion: '1'\nquestions:\n  - id: q01\n    text: Tell me about the AX220.\n")
     rows: list[Any] = list(sonar_lines(30, 8))
@@ -295,7 +308,7 @@ def test_the_command_imports_through_a_worker(
     cli: Any, tmp_path: Path, db_path: Path, watched: list[Watched], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(worker, "WORKER_BYTES", 0)
-    monkeypatch.setattr(worker.os, "sched_getaffinity", lambda pid: {0, 1})
+    monkeypatch.setattr(worker, "second_cpu_idle", lambda: True)
     protocol = tmp_path / "protocol.yaml"
     protocol.write_text("id: p\nversion: '1'\nquestions:\n  - id: q01\n    text: Tell me about the AX220.\n")
     path = write_lines(tmp_path / "good.jsonl", sonar_lines(30, 8))

@@ -372,14 +372,14 @@ def _chunks(
 ) -> Iterator[tuple[Iterable[Audit | ChunkRows], Callable[[], int]]]:
     """The chunks one import writes, and how many answers the reader only partly understood (known once every
     chunk came): read here, or by a worker process (see :func:`ingest_files`), stopped when the block is left."""
-    from citeaudit.ingest.worker import ReadAhead, reads_in_worker
+    from citeaudit.ingest.worker import WORKER_CHUNK, ReadAhead, reads_in_worker
 
     registered = reader.name in READERS and READERS[reader.name] is reader  # a worker finds it by name
     if reader.read_answers is None or attachment is None or not registered or not reads_in_worker(len(data), worker):
         counted = _Partial()
         yield _audits(source, data, reader, attachment, size=chunk, partial=counted), lambda: counted.answers
         return
-    with ReadAhead(source, data, reader, attachment, chunk) as ahead:
+    with ReadAhead(source, data, reader, attachment, min(chunk, WORKER_CHUNK)) as ahead:
         yield ahead, lambda: ahead.partial
 
 

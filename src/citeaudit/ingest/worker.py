@@ -41,12 +41,19 @@ if TYPE_CHECKING:
     from citeaudit.ingest.assemble import Attachment
     from citeaudit.ingest.base import Reader
 
-__all__ = ["WORKER_BYTES", "ReadAhead", "reads_in_worker", "serve", "usable_cpus"]
+__all__ = ["WORKER_BYTES", "WORKER_CHUNK", "ReadAhead", "reads_in_worker", "second_cpu_idle", "serve", "usable_cpus"]
 
-WORKER_BYTES = 4_000_000
-"""Smallest payload (bytes) read in a worker process when the import decides by itself. Below it the worker's
-start (a fresh interpreter, about 0.3 s of one core) and the first and last chunk, which do not overlap, outweigh
-what the overlap saves (see ``benchmarks/bench_ingest.py``)."""
+WORKER_BYTES = 16_000_000
+"""Smallest payload (bytes) read in a worker process when the import decides by itself (about 10 000 Sonar
+answers). The worker's start (a fresh interpreter: about 0.3 s), the first chunk, which this process waits for,
+and the last, which the worker does not overlap, cost about 0.45 s; the overlap saves about a quarter of the
+in-process import's 0.16 s a megabyte. Below about 10 MB it does not pay (a 9 MB payload took 1.1-1.4x the time
+in a worker; see ``benchmarks/bench_ingest.py``)."""
+
+WORKER_CHUNK = 1_000
+"""Answer records a chunk read in a worker holds at most: the first chunk is the only one this process waits
+for, and the last the only one the worker does not overlap, so they are kept short. What is written does not
+depend on the size of the chunks."""
 
 _LENGTH = struct.Struct(">Q")
 
@@ -59,12 +66,26 @@ def usable_cpus() -> int:
         return os.cpu_count() or 1
 
 
+def second_cpu_idle() -> bool:
+    """Whether this process may run on more than one CPU and one of the machine's CPUs is idle now: a load
+    average (one minute) below the number of CPUs less one. On a busy machine the worker gains nothing and its
+    cost stays (a worker-read import of 25 000 answers took 1.0-1.2x the time at load averages of 4 to 7 on 2
+    CPUs: the two processes used 1.2x the CPU time of one)."""
+    if usable_cpus() < 2:
+        return False
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):  # no load average on this system: assume the other CPUs are busy
+        return False
+    return load < (os.cpu_count() or 1) - 1
+
+
 def reads_in_worker(size: int, worker: bool | None) -> bool:
     """Whether a payload of ``size`` bytes is read in a worker process: ``worker`` when given, else when it is at
-    least :data:`WORKER_BYTES` and a second CPU is there to run the worker on."""
+    least :data:`WORKER_BYTES` and a second CPU is idle to run the worker on (:func:`second_cpu_idle`)."""
     if worker is not None:
         return worker
-    return size >= WORKER_BYTES and usable_cpus() > 1
+    return size >= WORKER_BYTES and second_cpu_idle()
 
 
 class ReadAhead:
