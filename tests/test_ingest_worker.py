@@ -1,6 +1,8 @@
-"""Engine payloads read, checked and assembled in a worker process while the rows are written: the database the
-import leaves is the one the in-process import leaves, row by row and key by key; a bad record gives the same
-one-line error and leaves nothing; the worker never outlives the import, whatever stops it."""
+"""Engine payloads assembled straight into rows, and read, checked and assembled in a worker process while the
+rows are written: the database the import leaves is the one the model objects make (every answer, citation,
+claim, edge and location built as an object first), row by row and key by key, and the one the in-process import
+leaves; a bad record gives the same one-line error and leaves nothing; the worker never outlives the import,
+whatever stops it."""
 
 from __future__ import annotations
 
@@ -52,13 +54,69 @@ def watched(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Watched]]:
 
 
 def imported(
-    db: Path, files: list[Path], attachment: Attachment, *, chunk: int, in_worker: bool
+    db: Path, files: list[Path], attachment: Attachment, *, chunk: int, in_worker: bool, fmt: str | None = "perplexity"
 ) -> list[tuple[str, Any, Any]]:
     """The import `citeaudit ingest` makes into a new database, its payloads read in a worker or here."""
     with new_database(db) as target, Store(target, new=target != db) as store:
-        return ingest_files(
-            store, plan_imports(files, "perplexity"), attachment=attachment, chunk=chunk, worker=in_worker
-        )
+        return ingest_files(store, plan_imports(files, fmt), attachment=attachment, chunk=chunk, worker=in_worker)
+
+
+def _through_objects(
+    source: str, data: bytes, reader: Any, attachment: Any, *, size: int, partial: Any
+) -> Iterator[Any]:
+    """The import as it assembles model objects first, then writes their rows (as a read file is stored)."""
+    import citeaudit.ingest as ingest
+
+    return ingest._audits(source, data, reader, attachment, size=size, partial=partial)
+
+
+def test_every_real_recording_is_stored_as_its_model_objects_store_it(tmp_path: Path) -> None:
+    import citeaudit.ingest as ingest
+
+    files = recordings()
+    attachment = Attachment(PROTOCOL, question_id="q01")
+    rows = imported(tmp_path / "rows.db", files, attachment, chunk=2, in_worker=False, fmt=None)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(ingest, "_import_chunks", _through_objects)
+        objects = imported(tmp_path / "objects.db", files, attachment, chunk=2, in_worker=False, fmt=None)
+    assert [report for _, _, report in rows] == [report for _, _, report in objects]
+    plain = contents(tmp_path / "objects.db")
+    assert sum(len(table) for table in plain[0].values()) > 0
+    assert contents(tmp_path / "rows.db") == plain
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    seed=st.integers(0, 10_000),
+    count=st.integers(0, 80),
+    second=st.integers(1, 30),
+    chunk=st.sampled_from([1, 3, 16, 5000]),
+    answer_ids=st.booleans(),
+)
+def test_generated_answers_are_stored_as_their_model_objects_store_them(
+    tmp_path_factory: pytest.TempPathFactory, seed: int, count: int, second: int, chunk: int, answer_ids: bool
+) -> None:
+    import citeaudit.ingest as ingest
+
+    folder = tmp_path_factory.mktemp("rows")
+    lines = list(sonar_lines(count, seed))
+    if answer_ids:  # ids given by a collector, some of them twice (the second is refused)
+        lines = [dict(line, answer_id=f"a{n % 50}") for n, line in enumerate(lines)]
+    files = [write_lines(folder / "a.jsonl", lines), write_lines(folder / "b.jsonl", sonar_lines(second, seed + 1))]
+    outcomes: list[Any] = []
+    for name in ("rows.db", "objects.db"):
+        with pytest.MonkeyPatch.context() as patch:
+            if name == "objects.db":
+                patch.setattr(ingest, "_import_chunks", _through_objects)
+            try:
+                reports = imported(folder / name, files, ATTACHMENT, chunk=chunk, in_worker=False)
+            except InputError as exc:
+                outcomes.append((type(exc), str(exc)))
+            else:
+                outcomes.append([report for _, _, report in reports])
+    assert outcomes[0] == outcomes[1]
+    if isinstance(outcomes[0], list):
+        assert contents(folder / "rows.db") == contents(folder / "objects.db")
 
 
 def test_every_real_recording_is_stored_as_the_in_process_import_stores_it(

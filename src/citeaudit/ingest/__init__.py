@@ -199,6 +199,28 @@ def _audits(
     if reader.read_audit is not None:
         yield reader.read_audit(data, source)
         return
+    from citeaudit.ingest.assemble import assemble_chunks
+
+    yield from assemble_chunks(*_answers(source, data, reader, attachment, partial), size=size)
+
+
+def _import_chunks(
+    source: str, data: bytes, reader: Reader, attachment: Attachment | None, *, size: int, partial: _Partial
+) -> Iterator[Audit | ChunkRows]:
+    """What an import writes: :func:`_audits`, an engine payload's chunks as the rows they write (made without
+    the model objects in between: see :func:`~citeaudit.ingest.assemble.assemble_rows`)."""
+    if reader.read_audit is not None:
+        yield reader.read_audit(data, source)
+        return
+    from citeaudit.ingest.assemble import assemble_rows
+
+    yield from assemble_rows(*_answers(source, data, reader, attachment, partial), size=size)
+
+
+def _answers(
+    source: str, data: bytes, reader: Reader, attachment: Attachment | None, partial: _Partial | None
+) -> tuple[Iterable[ParsedAnswer], Attachment, str, str, str | None]:
+    """An engine payload's answers as they are read, and what assembling them needs besides."""
     assert reader.read_answers is not None
     if attachment is None:
         raise InputError(
@@ -212,9 +234,7 @@ def _audits(
         parsed = partial.count(parsed)
     sha = hashlib.sha256(data).hexdigest()
     default_platform = None if reader.generic else reader.name.split("-")[0]
-    from citeaudit.ingest.assemble import assemble_chunks
-
-    yield from assemble_chunks(parsed, attachment, source, sha, default_platform, size=size)
+    return parsed, attachment, source, sha, default_platform
 
 
 def read_files(
@@ -377,7 +397,7 @@ def _chunks(
     registered = reader.name in READERS and READERS[reader.name] is reader  # a worker finds it by name
     if reader.read_answers is None or attachment is None or not registered or not reads_in_worker(len(data), worker):
         counted = _Partial()
-        yield _audits(source, data, reader, attachment, size=chunk, partial=counted), lambda: counted.answers
+        yield _import_chunks(source, data, reader, attachment, size=chunk, partial=counted), lambda: counted.answers
         return
     with ReadAhead(source, data, reader, attachment, min(chunk, WORKER_CHUNK)) as ahead:
         yield ahead, lambda: ahead.partial

@@ -7,6 +7,7 @@ keys come from the registry the interchange reader uses, so both paths identify 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -29,8 +30,17 @@ from citeaudit.model import (
     Protocol,
     Run,
 )
+from citeaudit.store.importing import (
+    AnswerRow,
+    ChunkRows,
+    CitationRow,
+    ClaimRow,
+    EdgeRow,
+    FailureRow,
+    LocationRow,
+)
 
-__all__ = ["CHUNK", "Attachment", "assemble", "assemble_chunks"]
+__all__ = ["CHUNK", "Attachment", "assemble", "assemble_chunks", "assemble_rows"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,4 +198,150 @@ def assemble_chunks(
                 locations.setdefault((claim_id, key), []).append(
                     Location(location.marker, location.start, location.end)
                 )
+    yield chunk()
+
+
+def assemble_rows(
+    parsed: Iterable[ParsedAnswer],
+    attachment: Attachment,
+    source: str,
+    sha256: str,
+    default_platform: str | None,
+    *,
+    size: int | None = CHUNK,
+) -> Iterator[ChunkRows]:
+    """:func:`assemble_chunks` as the rows each chunk writes (:func:`citeaudit.store.importing.rows_of` of each
+    chunk, the sources of earlier chunks left out as with ``sent``), made straight from the answer records
+    without the model objects in between: the same checks, errors, ids and keys, in the same order. The rows are
+    only valid written in order, into one import (see :func:`citeaudit.store.importing.write_rows`)."""
+    records = iter(parsed)
+    head = list(islice(records, 2))
+    single = len(head) == 1  # one answer in the payload: its id needs no index
+    registry = SourceRegistry()
+    url_keys, registered = registry.url_keys, registry.sources
+    runs: dict[str, Run] = {}
+    seen_ids: set[str] = set()
+    sent: set[str] = set()
+    today = datetime.now(UTC).date().isoformat()
+    protocol = attachment.protocol
+    cited_kind, dangling_kind = CitationKind.CITED, CitationKind.DANGLING
+    kind_text = {kind: str(kind) for kind in CitationKind}
+    answers: list[AnswerRow] = []
+    citations: list[CitationRow] = []
+    claims: list[ClaimRow] = []
+    edges: list[EdgeRow] = []
+    locations: list[LocationRow] = []
+    failures: list[FailureRow] = []
+    referenced: dict[str, None] = {}
+    taken = 0
+
+    def chunk() -> ChunkRows:
+        fresh = [key for key in referenced if key not in sent]
+        sent.update(fresh)
+        return ChunkRows(
+            protocol=protocol,
+            runs=tuple(runs.values()),
+            sources=[
+                (
+                    s.key,
+                    s.url,
+                    s.resolved_url,
+                    s.title,
+                    s.publisher,
+                    str(s.status),
+                    s.reason,
+                    s.fetched_at,
+                    s.content_hash,
+                )
+                for s in (registered[key] for key in fresh)
+            ],
+            answers=answers,
+            citations=citations,
+            claims=claims,
+            edges=edges,
+            locations=locations,
+            evidence_groups=(),
+            failures=failures,
+        )
+
+    for index, record in enumerate(chain(head, records)):
+        if size is not None and taken == size:
+            yield chunk()
+            answers, citations, claims, edges, locations, failures, referenced, taken = [], [], [], [], [], [], {}, 0
+        taken += 1
+        where = f"answer {index}"
+        platform = attachment.platform or record.platform or default_platform
+        if platform is None:
+            raise InvalidValue(source, where, "which engine produced it? pass --platform NAME")
+        run_id = attachment.run_id or f"{platform}-{today}"
+        question_id = _question_for(record, attachment, source, index)
+        if run_id not in runs:
+            runs[run_id] = Run(run_id, platform=platform)
+        if record.status is not AnswerStatus.COMPLETE:
+            failures.append((index, str(record.status), record.failure, run_id, question_id, platform))
+            continue
+        answer_id = record.answer_id or (f"{platform}-{sha256[:12]}" if single else f"{platform}-{sha256[:12]}-{index}")
+        if answer_id in seen_ids:
+            raise DuplicateId(source, f"{where}.id", f"duplicate answer id {answer_id!r}")
+        seen_ids.add(answer_id)
+        position = len(answers)
+        length = len(record.text)
+        keys: list[str | None] = []
+        cited_at: list[bool] = []
+        first = len(citations)
+        for ci, cited in enumerate(record.citations):
+            start, end = cited.start, cited.end
+            if (start is not None or end is not None) and (
+                start is None or end is None or not 0 <= start <= end <= length
+            ):
+                check_span(source, f"{where}.citations[{ci}]", start, end, length)
+            key = None
+            kind = cited.kind
+            if kind is not dangling_kind:
+                # a URL seen before has its key already; the location is only spelled out for a new one
+                document = None
+                if cited.document is not None:
+                    document = document_key(f"{answer_id}:{cited.document}" if cited.answer_scoped else cited.document)
+                key = (url_keys.get(cited.url) if cited.url else None) or registry.key_for(
+                    source, f"{where}.citations[{ci}]", answer_id, cited.url, cited.title, document, cited.publisher
+                )
+                referenced[key] = None
+            keys.append(key)
+            cited_at.append(kind is cited_kind)
+            citations.append(
+                (position, ci, key, cited.url, cited.title, cited.marker, kind_text[kind], start, end, cited.quote)
+            )
+        answers.append(
+            (
+                answer_id,
+                question_id,
+                run_id,
+                record.text,
+                platform,
+                record.model,
+                None,
+                sha256,
+                None if record.retrieval is None else str(record.retrieval),
+                json.dumps(list(record.queries), ensure_ascii=False) if record.queries else None,
+                record.retrieval_reason,
+            )
+        )
+        for k, candidate in enumerate(record.claims):
+            c_start, c_end = candidate.start, candidate.end
+            if c_start is None or c_end is None or not 0 <= c_start <= c_end <= length:  # located only then
+                check_span(source, f"{where}.claims[{k}]", candidate.start, candidate.end, length)
+            claim_id = f"{answer_id}-c{k + 1}"
+            claim_position = len(claims)
+            claims.append((claim_id, position, candidate.text, c_start, c_end, None, None, None))
+            found: dict[str, list[tuple[str | None, int | None, int | None]]] = {}
+            for i in candidate.citations:
+                key = keys[i]
+                if key is None or not cited_at[i]:
+                    continue  # dangling markers and retrieved sources never make edges
+                row = citations[first + i]
+                found.setdefault(key, []).append((row[5], row[7], row[8]))
+            for key, spots in found.items():
+                edge = len(edges)
+                edges.append((claim_position, key, len(spots), ()))
+                locations.extend((edge, marker, start, end) for marker, start, end in spots)
     yield chunk()

@@ -3,8 +3,8 @@
 An import of engine answers spends about as long reading, checking and assembling the answers as SQLite spends
 writing them, and Python runs both on one core. :class:`ReadAhead` hands the payload to a worker process (a
 fresh interpreter running this module, talking over its stdin and stdout) that reads it exactly as the import
-would (:func:`citeaudit.ingest._audits`: the same readers, checks, ids and chunks) and sends each chunk back as
-plain rows (:class:`~citeaudit.store.importing.ChunkRows`), while this process writes the chunk before. The rows
+would (:func:`citeaudit.ingest._import_chunks`: the same readers, checks, ids and chunks) and sends each chunk
+back as plain rows (:class:`~citeaudit.store.importing.ChunkRows`), while this process writes the chunk before. The rows
 are the ones an in-process import writes, in the same order, into the same transaction.
 
 What the worker finds wrong in the payload (the first bad record in file order) comes back as the very error the
@@ -217,8 +217,7 @@ def _travelling(exc: Exception) -> Exception:
 
 def serve() -> None:
     """The worker: read one job from stdin, send its chunks as rows to stdout, then stop."""
-    from citeaudit.ingest import READERS, _audits, _Partial
-    from citeaudit.store.importing import rows_of
+    from citeaudit.ingest import READERS, _import_chunks, _Partial
 
     # stdout carries the rows: anything a library prints goes to stderr instead.
     out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
@@ -235,9 +234,8 @@ def serve() -> None:
     partial = _Partial()
     try:
         try:
-            sent: set[str] = set()  # each source travels once: the writer keeps the rest (see write_rows)
-            for audit in _audits(source, data, READERS[reader], attachment, size=chunk, partial=partial):
-                _send(out, ("rows", rows_of(audit, sent)))
+            for rows in _import_chunks(source, data, READERS[reader], attachment, size=chunk, partial=partial):
+                _send(out, ("rows", rows))
         except (BrokenPipeError, ConnectionResetError):
             raise
         except Exception as exc:  # the payload's first problem: raised again by the importer
