@@ -283,7 +283,7 @@ def write_rows(
         claims=len(rows.claims),
         edges=len(rows.edges),
         locations=len(rows.locations),
-        judgements=sum(len(judgements) for *_, judgements in rows.edges),
+        judgements=sum(len(edge[3]) for edge in rows.edges if edge[3]),
         evidence_groups=len(rows.evidence_groups),
         dangling=kinds[_DANGLING],
         retrieved=kinds[_RETRIEVED],
@@ -452,8 +452,19 @@ def _write_citations(
         'INSERT INTO citations (answer_pk, ordinal, source_pk, url, title, marker, kind, start, "end", quote) '
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
-            (next_answer + answer, ordinal, None if key is None else source_pk[key], *rest)
-            for answer, ordinal, key, *rest in citations
+            (
+                next_answer + answer,
+                ordinal,
+                None if key is None else source_pk[key],
+                url,
+                title,
+                marker,
+                kind,
+                start,
+                end,
+                quote,
+            )
+            for answer, ordinal, key, url, title, marker, kind, start, end, quote in citations
         ),
     )
     return kinds
@@ -500,16 +511,18 @@ def _write_edges(db: sqlite3.Connection, rows: ChunkRows, next_claim: int, sourc
     # imported judgements are weighed under the database's review policy, as the review UI weighs them
     policy = db.execute("SELECT value FROM review_settings WHERE key = 'policy'").fetchone()
     reviews_required = REVIEW_POLICIES[policy[0]] if policy else 1
-    unjudged = _state_and_code((), reviews_required)  # what nearly every imported edge has: no judgement yet
+    state, code = _state_and_code((), reviews_required)  # what nearly every imported edge has: no judgement yet
     insert_rows(
         db,
         "INSERT INTO edges VALUES (?, ?, ?, ?, ?, ?)",
         (
-            (
+            (next_edge + i, next_claim + claim, source_pk[key], state, code, locations)
+            if not judgements
+            else (
                 next_edge + i,
                 next_claim + claim,
                 source_pk[key],
-                *(_state_and_code(judgements, reviews_required) if judgements else unjudged),
+                *_state_and_code(judgements, reviews_required),
                 locations,
             )
             for i, (claim, key, locations, judgements) in enumerate(rows.edges)
@@ -522,7 +535,7 @@ def _write_edges(db: sqlite3.Connection, rows: ChunkRows, next_claim: int, sourc
     )
     db.executemany(
         INSERT_JUDGEMENT,
-        (judgement_row(next_edge + i, j) for i, (*_, judgements) in enumerate(rows.edges) for j in judgements),
+        (judgement_row(next_edge + i, j) for i, edge in enumerate(rows.edges) if edge[3] for j in edge[3]),
     )
 
 
