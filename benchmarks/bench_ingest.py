@@ -13,8 +13,9 @@ with the connection settings the importer uses for a new database: the floor of 
 Both are written 64 rows to an INSERT statement (``citeaudit.store.sqlite.insert_rows``, as the importer
 writes them). Every import runs both ways, in turn, in the same run; the figure held against the target is the
 way the command took at most of them (it decides by the payload's size and the load average as each import
-starts). Also timed: reading, checking and assembling alone (no database), which with the schema's floor bounds
-what one core can reach, and what any overlap on two can. Reported: answers/s end to end (read, check, assemble,
+starts). Also timed: reading, checking and assembling alone into the rows the import writes (no database), which with
+the schema's floor bounds what one core can reach, and what any overlap on two can; and the same through the
+model objects, as imports assembled answers before. Reported: answers/s end to end (read, check, assemble,
 write), the ratio of ingest time to JSON parsing time, the CPU time of each process, peak RSS of each process,
 and the share of the target's time budget that JSON parsing plus each floor already take. Target: at least
 5 000 answers/s, at most 20x the time of ``json.loads``, peak RSS at most 1 GB (the two processes together
@@ -40,10 +41,11 @@ from pathlib import Path
 
 from citeaudit import Protocol, Question, Store
 from citeaudit.ingest import READERS, Attachment, ingest_files, plan_imports
-from citeaudit.ingest.assemble import assemble_chunks
+from citeaudit.ingest.assemble import assemble_chunks, assemble_rows
 from citeaudit.ingest.worker import reads_in_worker
 from citeaudit.store import ImportReport
 from citeaudit.store.connection import connect
+from citeaudit.store.importing import rows_of
 from citeaudit.store.sqlite import drop_secondary_indexes, insert_rows
 from citeaudit.store.writers import new_database
 
@@ -188,16 +190,22 @@ def ingest(payloads: Path, db: Path, attachment: Attachment, *, worker: bool) ->
     return timing, report
 
 
-def read_and_assemble(payloads: Path, attachment: Attachment) -> float:
-    """Seconds to read, check and assemble every answer into chunks as the import does, writing nothing."""
+def read_and_assemble(payloads: Path, attachment: Attachment, *, objects: bool = False) -> float:
+    """Seconds to read, check and assemble every answer into the rows of its chunk as the import does, writing
+    nothing (``objects``: as imports did before, into model objects first, then their rows)."""
     data = payloads.read_bytes()
     start = time.perf_counter()
     enabled = gc.isenabled()
     gc.disable()  # as the import runs
     try:
         parsed = READERS["perplexity"].read_answers(data, str(payloads))
-        for _ in assemble_chunks(parsed, attachment, str(payloads), "0" * 64, "perplexity"):
-            pass
+        if objects:
+            sent: set[str] = set()
+            for audit in assemble_chunks(parsed, attachment, str(payloads), "0" * 64, "perplexity"):
+                rows_of(audit, sent)
+        else:
+            for _ in assemble_rows(parsed, attachment, str(payloads), "0" * 64, "perplexity"):
+                pass
     finally:
         if enabled:
             gc.enable()
@@ -237,6 +245,9 @@ def main() -> None:
                 runs[in_worker].append(timing)
         worker_peak_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         assembling = statistics.median(read_and_assemble(payloads, attachment) for _ in range(args.repeat))
+        through_objects = statistics.median(
+            read_and_assemble(payloads, attachment, objects=True) for _ in range(args.repeat)
+        )
         db = Path(folder) / "bench-0-True.db"
         floors = [sqlite_floors(db, Path(folder), attempt) for attempt in range(args.repeat)]
         load_after = os.getloadavg()[0]
@@ -293,6 +304,11 @@ def main() -> None:
             f"on one core, with the schema's floor, at most {args.answers / (assembling + schema_floor):,.0f} "
             f"answers/s and {(assembling + schema_floor) / parse:.1f}x; with the two wholly overlapped on two "
             f"cores, at most {bound:,.0f} answers/s and {max(assembling, schema_floor) / parse:.1f}x"
+        )
+        print(
+            f"    the same through model objects first (answers, citations, claims, edges, locations), as imports "
+            f"read before: {through_objects:6.2f} s ({args.answers / through_objects:,.0f} answers/s, "
+            f"{through_objects / parse:.1f}x json.loads)"
         )
         in_peak = max(timing.peak_mib for timing in runs[False])
         writer_peak = max(timing.peak_mib for timing in runs[True])
