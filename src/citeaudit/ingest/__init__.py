@@ -362,8 +362,10 @@ def ingest_files(
     an attachment of their own (a collection's files each answer their own question from their own engine).
 
     ``worker``: whether engine payloads are read, checked and assembled in a second process while this one
-    writes (see :mod:`citeaudit.ingest.worker`); ``None`` decides for each payload, by its size and whether a
-    second CPU is there. What is written, and the error a bad payload gives, are the same either way.
+    writes (see :mod:`citeaudit.ingest.worker`), then at most :data:`~citeaudit.ingest.worker.WORKER_CHUNK`
+    answer records at a time; ``None`` decides for each payload, by its size and whether a second CPU is idle
+    (:func:`~citeaudit.ingest.worker.reads_in_worker`). What is written, what ``progress`` is told in all, and
+    the error a bad payload gives are the same either way.
     """
     plan = _planned(paths, fmt)
     results: list[tuple[str, Reader, ImportReport]] = []
