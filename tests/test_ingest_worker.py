@@ -407,3 +407,69 @@ def test_an_error_that_cannot_travel_comes_back_as_a_stand_in_saying_the_same() 
     assert str(stand_in) == "Local: the reason"
     error = DuplicateId("f.jsonl", "answers[3].id", "answer 'a3' is already in the database")
     assert worker._travelling(error) is error
+
+
+_DRIVER = """
+import sys, time
+from pathlib import Path
+from citeaudit import Store
+from citeaudit.ingest import Attachment, ingest_files, worker
+from citeaudit.interchange import load_protocol
+
+made = []
+class Told(worker.ReadAhead):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        made.append(self)
+worker.ReadAhead = Told
+
+def progress(name, n):
+    print(made[0].pid, flush=True)  # the worker is up and a chunk is written: the test presses Ctrl-C now
+    time.sleep(600)
+
+attachment = Attachment(load_protocol(Path(sys.argv[3])), run_id="bench", question_id="q01")
+with Store(Path(sys.argv[2])) as store:
+    try:
+        ingest_files(
+            store, [Path(sys.argv[1])], "perplexity", attachment=attachment, chunk=2, worker=True, progress=progress
+        )
+    except KeyboardInterrupt:
+        print("interrupted", made[0].finished, flush=True)
+        raise SystemExit(130)
+"""
+
+
+def test_ctrl_c_at_a_terminal_stops_the_command_and_its_worker(tmp_path: Path) -> None:
+    """Ctrl-C at a terminal sends SIGINT to the foreground process group: the importing process stops, and with
+    it the worker, which runs in a session of its own and never sees the signal."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    # 400 records, 2 to a chunk: the worker is still sending (its pipe full) when Ctrl-C comes
+    path = write_lines(tmp_path / "a.jsonl", sonar_lines(400, 4))
+    protocol = Path(__file__).parent / "fixtures" / "protocol.yaml"
+    src = str(Path(worker.__file__).resolve().parents[2])
+    command = subprocess.Popen(
+        [sys.executable, "-c", _DRIVER, str(path), str(tmp_path / "audit.db"), str(protocol)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([src, *sys.path])},
+        start_new_session=True,  # a process group of its own, as a terminal's foreground job has
+    )
+    try:
+        assert command.stdout is not None
+        pid = int(command.stdout.readline())
+        os.killpg(command.pid, signal.SIGINT)  # what the terminal does on Ctrl-C
+        out, err = command.communicate(timeout=120)
+    finally:
+        if command.poll() is None:
+            command.kill()
+            command.wait()
+    assert command.returncode == 130, err
+    assert out.split() == ["interrupted", "True"]  # the worker was stopped and waited for before the command ended
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+    assert "Traceback" not in err  # the worker printed nothing either
