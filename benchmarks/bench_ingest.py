@@ -38,9 +38,11 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
+from typing import Any, ClassVar
 
 from citeaudit import Protocol, Question, Store
 from citeaudit.ingest import READERS, Attachment, ingest_files, plan_imports
+from citeaudit.ingest import worker as worker_module
 from citeaudit.ingest.assemble import assemble_chunks, assemble_rows
 from citeaudit.ingest.worker import reads_in_worker
 from citeaudit.store import ImportReport
@@ -173,21 +175,38 @@ def _children_cpu() -> float:
 
 
 class Timing:
-    """One import: wall seconds, CPU seconds of this process and of the worker, peak RSS of this process."""
+    """One import: wall seconds, CPU seconds of this process and of the worker, peak RSS of each."""
 
-    def __init__(self, wall: float, cpu: float, worker_cpu: float, peak_mib: float) -> None:
-        self.wall, self.cpu, self.worker_cpu, self.peak_mib = wall, cpu, worker_cpu, peak_mib
+    def __init__(self, wall: float, cpu: float, worker_cpu: float, peak_mib: float, worker_peak_mib: float) -> None:
+        self.wall, self.cpu, self.worker_cpu = wall, cpu, worker_cpu
+        self.peak_mib, self.worker_peak_mib = peak_mib, worker_peak_mib
+
+
+class _Watched(worker_module.ReadAhead):
+    """The worker-side reader, kept so its worker's peak RSS can be read."""
+
+    made: ClassVar[list[_Watched]] = []
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        _Watched.made.append(self)
 
 
 def ingest(payloads: Path, db: Path, attachment: Attachment, *, worker: bool) -> tuple[Timing, ImportReport]:
     """The import `citeaudit ingest` makes into the new database ``db``, its payload read in a worker process
     or in this one; how long it took and its report."""
     _reset_peak()
-    start, cpu, children = time.perf_counter(), time.process_time(), _children_cpu()
-    with new_database(db) as target, Store(target, new=target != db) as store:
-        ((_, _, report),) = ingest_files(store, plan_imports([payloads]), attachment=attachment, worker=worker)
-    timing = Timing(time.perf_counter() - start, time.process_time() - cpu, _children_cpu() - children, _peak_mib())
-    return timing, report
+    _Watched.made.clear()
+    original, worker_module.ReadAhead = worker_module.ReadAhead, _Watched
+    try:
+        start, cpu, children = time.perf_counter(), time.process_time(), _children_cpu()
+        with new_database(db) as target, Store(target, new=target != db) as store:
+            ((_, _, report),) = ingest_files(store, plan_imports([payloads]), attachment=attachment, worker=worker)
+        wall, cpu, children = time.perf_counter() - start, time.process_time() - cpu, _children_cpu() - children
+    finally:
+        worker_module.ReadAhead = original
+    worker_peak = sum((ahead.worker_peak or 0) for ahead in _Watched.made) / 2**20
+    return Timing(wall, cpu, children, _peak_mib(), worker_peak), report
 
 
 def read_and_assemble(payloads: Path, attachment: Attachment, *, objects: bool = False) -> float:
@@ -243,7 +262,6 @@ def main() -> None:
                 db = Path(folder) / f"bench-{attempt}-{in_worker}.db"
                 timing, report = ingest(payloads, db, attachment, worker=in_worker)
                 runs[in_worker].append(timing)
-        worker_peak_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         assembling = statistics.median(read_and_assemble(payloads, attachment) for _ in range(args.repeat))
         through_objects = statistics.median(
             read_and_assemble(payloads, attachment, objects=True) for _ in range(args.repeat)
@@ -312,6 +330,7 @@ def main() -> None:
         )
         in_peak = max(timing.peak_mib for timing in runs[False])
         writer_peak = max(timing.peak_mib for timing in runs[True])
+        worker_peak_mib = max(timing.worker_peak_mib for timing in runs[True])
         peak_mib = writer_peak + worker_peak_mib if command_worker else in_peak
         print(
             f"  peak RSS ({size_mb:.0f} MB payload): read in the importing process {in_peak:,.0f} MiB; read in a "

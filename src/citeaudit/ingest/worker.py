@@ -16,8 +16,8 @@ gone stops at its next chunk, when its stdout has no reader. No ``multiprocessin
 main module is imported again and no resource tracker is left behind.
 
 Messages are pickles behind an 8-byte length: in, ``(source, reader name, attachment, chunk, size)`` followed by
-the payload's ``size`` bytes as they are; out, ``("rows", ChunkRows)`` for each chunk, then ``("done", number of
-partly understood answers)`` or ``("error", exception)``.
+the payload's ``size`` bytes as they are; out, ``("rows", ChunkRows)`` for each chunk, then ``("done", (number of
+partly understood answers, the worker's peak RSS))`` or ``("error", exception)``.
 """
 
 from __future__ import annotations
@@ -101,6 +101,9 @@ class ReadAhead:
         self._process: subprocess.Popen[bytes] | None = None
         self.partial = 0
         """Answers the reader only partly understood (known once every chunk came)."""
+        self.worker_peak: int | None = None
+        """The worker's peak RSS in bytes, as its last message said (Linux; ``None`` elsewhere): the figure
+        ``getrusage`` gives for a child is at least its parent's size when it was started."""
 
     def __enter__(self) -> ReadAhead:
         return self
@@ -146,7 +149,7 @@ class ReadAhead:
             if kind == "rows":
                 yield value
             elif kind == "done":
-                self.partial = value
+                self.partial, self.worker_peak = value
                 return
             else:
                 raise value
@@ -215,6 +218,17 @@ def _travelling(exc: Exception) -> Exception:
     return RuntimeError(f"{type(exc).__name__}: {exc}")
 
 
+def _peak_rss() -> int | None:
+    """This program's peak RSS in bytes (Linux: ``VmHWM``), else ``None``."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
 def serve() -> None:
     """The worker: read one job from stdin, send its chunks as rows to stdout, then stop."""
     from citeaudit.ingest import READERS, _import_chunks, _Partial
@@ -241,7 +255,7 @@ def serve() -> None:
         except Exception as exc:  # the payload's first problem: raised again by the importer
             _send(out, ("error", _travelling(exc)))
             return
-        _send(out, ("done", partial.answers))
+        _send(out, ("done", (partial.answers, _peak_rss())))
     except (BrokenPipeError, ConnectionResetError):
         return  # the importer stopped reading (it failed or was interrupted): nothing more to do
 
