@@ -141,6 +141,8 @@ def test_every_real_recording_is_stored_as_the_in_process_import_stores_it(
     engine_imports = [name for name, reader, _ in reports[True] if reader.read_answers is not None]
     assert len(watched) == len(engine_imports) > 10
     assert all(ahead.pid is not None for ahead in watched)
+    # each worker ended by itself after its last message, none had to be killed
+    assert all(ahead._process is not None and ahead._process.returncode == 0 for ahead in watched)
     if Path("/proc/self/status").exists():  # each worker said how large it grew (Linux)
         assert all(ahead.worker_peak is not None and ahead.worker_peak > 2**20 for ahead in watched)
     fast, plain = contents(tmp_path / "True.db"), contents(tmp_path / "False.db")

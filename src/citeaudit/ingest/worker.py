@@ -150,6 +150,8 @@ class ReadAhead:
                 yield value
             elif kind == "done":
                 self.partial, self.worker_peak = value
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    process.wait(timeout=10)  # it exits right after its last message
                 return
             else:
                 raise value
