@@ -48,7 +48,7 @@ WORKER_BYTES = 16_000_000
 answers). The worker's start (a fresh interpreter: about 0.3 s), the first chunk, which this process waits for,
 and the last, which the worker does not overlap, cost about 0.45 s; the overlap saves about a quarter of the
 in-process import's 0.16 s a megabyte. Below about 10 MB it does not pay (a 9 MB payload took 1.1-1.4x the time
-in a worker; see ``benchmarks/bench_ingest.py``)."""
+in a worker at a load average of 4; see ``benchmarks/bench_ingest.py``)."""
 
 WORKER_CHUNK = 1_000
 """Answer records a chunk read in a worker holds at most: the first chunk is the only one this process waits
@@ -69,8 +69,9 @@ def usable_cpus() -> int:
 def second_cpu_idle() -> bool:
     """Whether this process may run on more than one CPU and one of the machine's CPUs is idle now: a load
     average (one minute) below the number of CPUs less one. On a busy machine the worker gains nothing and its
-    cost stays (a worker-read import of 25 000 answers took 1.0-1.2x the time at load averages of 4 to 7 on 2
-    CPUs: the two processes used 1.2x the CPU time of one)."""
+    cost stays: read in a worker, an import of 100 000 answers took 1.01-1.07x the time at load averages of 5 to
+    7 on 2 CPUs, the two processes using 1.18-1.23x the CPU time of one (the rows pickled and unpickled, a second
+    interpreter started)."""
     if usable_cpus() < 2:
         return False
     try:
