@@ -68,10 +68,10 @@ def usable_cpus() -> int:
 
 def second_cpu_idle() -> bool:
     """Whether this process may run on more than one CPU and one of the machine's CPUs is idle now: a load
-    average (one minute) below the number of CPUs less one. On a busy machine the worker gains nothing and its
-    cost stays: read in a worker, an import of 100 000 answers took 1.01-1.07x the time at load averages of 5 to
-    7 on 2 CPUs, the two processes using 1.18-1.23x the CPU time of one (the rows pickled and unpickled, a second
-    interpreter started)."""
+    average (one minute) below the number of CPUs less one. Read in a worker, an import of 100 000 answers took
+    0.73x the time at a load average of 1 on 2 CPUs, but 1.06x at 3 and 1.01-1.07x at 5 to 7: on a busy machine
+    the worker gains nothing and its cost stays (the two processes use 1.15-1.23x the CPU time of one: the rows
+    pickled and unpickled, a second interpreter started)."""
     if usable_cpus() < 2:
         return False
     try:
