@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from citeaudit.errors import UnknownReference
@@ -28,6 +28,7 @@ __all__ = [
     "answer_claims",
     "answers_in",
     "claim_answer",
+    "segment_inputs",
     "write_claim_set",
 ]
 
@@ -190,34 +191,30 @@ def answer_claims(db: sqlite3.Connection, answer_pk: int) -> AnswerClaims:
         (answer_pk,),
     ).fetchone()
     current_set = None if row is None else SetInfo(row[0], row[1], _segmentation(row[2], row[3], row[4]), row[5])
-    columns = 'c.pk, c.id, c.text, c.start, c."end", c.fact_pk'
+    # every claim of the answer in one query: the history in row order, the current ones (CURRENT_CLAIM) in
+    # text order, claims without a span first
+    rows = db.execute(
+        'SELECT c.pk, c.id, c.text, c.start, c."end", c.fact_pk, c.current FROM claims c WHERE c.answer_pk = ? '
+        "ORDER BY c.pk",
+        (answer_pk,),
+    ).fetchall()
+    history = tuple(CurrentClaim(*r[:6]) for r in rows)
     claims = tuple(
-        CurrentClaim(*r)
-        for r in db.execute(
-            f"SELECT {columns} FROM claims c WHERE c.answer_pk = ? AND {CURRENT_CLAIM} "
-            "ORDER BY coalesce(c.start, -1), c.pk",
+        sorted(
+            (claim for claim, row in zip(history, rows, strict=True) if row[6] == 1),
+            key=lambda c: (-1 if c.start is None else c.start, c.pk),
+        )
+    )
+    ingested_spans: Iterable[tuple[int | None, int | None]] = (
+        ((c.start, c.end) for c in claims)
+        if current_set is None
+        else db.execute(
+            'SELECT c.start, c."end" FROM claims c JOIN claim_set_members m ON m.claim_pk = c.pk WHERE m.set_pk = '
+            "(SELECT pk FROM claim_sets WHERE answer_pk = ? ORDER BY ordinal LIMIT 1)",
             (answer_pk,),
         )
     )
-    history = tuple(
-        CurrentClaim(*r)
-        for r in db.execute(f"SELECT {columns} FROM claims c WHERE c.answer_pk = ? ORDER BY c.pk", (answer_pk,))
-    )
-    first = db.execute(
-        "SELECT pk FROM claim_sets WHERE answer_pk = ? ORDER BY ordinal LIMIT 1", (answer_pk,)
-    ).fetchone()
-    ingested = (
-        claims
-        if first is None
-        else tuple(
-            CurrentClaim(*r)
-            for r in db.execute(
-                f"SELECT {columns} FROM claims c JOIN claim_set_members m ON m.claim_pk = c.pk WHERE m.set_pk = ?",
-                (first[0],),
-            )
-        )
-    )
-    regions = tuple(sorted({(c.start, c.end) for c in ingested if c.start is not None and c.end is not None}))
+    regions = tuple(sorted({(s, e) for s, e in ingested_spans if s is not None and e is not None}))
     locations: dict[int, list[tuple[str | None, int | None, int | None]]] = {}
     for edge_pk, marker, start, end in db.execute(
         'SELECT l.edge_pk, l.marker, l.start, l."end" FROM edge_locations l JOIN edges e ON e.pk = l.edge_pk '
@@ -234,6 +231,45 @@ def answer_claims(db: sqlite3.Connection, answer_pk: int) -> AnswerClaims:
         )
     )
     return AnswerClaims(answer_pk, aid, text, current_set, claims, edges, history, regions)
+
+
+def segment_inputs(
+    db: sqlite3.Connection, answer_pks: Sequence[int]
+) -> list[tuple[int, str, tuple[tuple[int, int], ...], Segmentation | None]]:
+    """``(answer pk, text, engine-given spans, segmentation of the newest claim set or None)`` of each answer, in
+    the order given: what segmenting them needs, read with a few queries per 500 answers. The text and spans are
+    those :func:`answer_claims` reads."""
+    found: list[tuple[int, str, tuple[tuple[int, int], ...], Segmentation | None]] = []
+    for at in range(0, len(answer_pks), 500):
+        chunk = list(answer_pks[at : at + 500])
+        marks = ", ".join("?" * len(chunk))
+        texts = dict(db.execute(f"SELECT pk, text FROM answers WHERE pk IN ({marks})", chunk).fetchall())
+        newest = {
+            int(answer_pk): _segmentation(method, version, parameters)
+            for answer_pk, method, version, parameters in db.execute(
+                "SELECT answer_pk, method, version, parameters FROM claim_sets WHERE pk IN "
+                f"(SELECT max(pk) FROM claim_sets WHERE answer_pk IN ({marks}) GROUP BY answer_pk)",
+                chunk,
+            )
+        }
+        spans: dict[int, set[tuple[int, int]]] = {pk: set() for pk in chunk}
+        # the claims as ingested: those of the answer's first set, or its current claims while it has none
+        for answer_pk, start, end in db.execute(
+            'SELECT s.answer_pk, c.start, c."end" FROM claim_sets s JOIN claim_set_members m ON m.set_pk = s.pk '
+            f"JOIN claims c ON c.pk = m.claim_pk WHERE s.answer_pk IN ({marks}) AND s.ordinal = "
+            "(SELECT min(t.ordinal) FROM claim_sets t WHERE t.answer_pk = s.answer_pk)",
+            chunk,
+        ):
+            if start is not None and end is not None:
+                spans[answer_pk].add((start, end))
+        for answer_pk, start, end in db.execute(
+            f'SELECT c.answer_pk, c.start, c."end" FROM claims c WHERE c.answer_pk IN ({marks}) AND {CURRENT_CLAIM}',
+            chunk,
+        ):
+            if answer_pk not in newest and start is not None and end is not None:
+                spans[answer_pk].add((start, end))
+        found.extend((pk, texts[pk], tuple(sorted(spans[pk])), newest.get(pk)) for pk in chunk)
+    return found
 
 
 def _insert_set(
@@ -333,12 +369,13 @@ def _insert_claims(
     new = [m for m in plan if not isinstance(m, int)]
     if not new:
         return [m for m in plan if isinstance(m, int)], set()
-    ids = [f"{state.id}-s{ordinal}c{number}" for number in range(1, len(new) + 1)]
-    stored: set[str] = set()
-    for at in range(0, len(ids), 500):
-        chunk = ids[at : at + 500]
-        marks = ", ".join("?" * len(chunk))
-        stored.update(row[0] for row in db.execute(f"SELECT id FROM claims WHERE id IN ({marks})", chunk))
+    prefix = f"{state.id}-s{ordinal}c"
+    ids = [f"{prefix}{number}" for number in range(1, len(new) + 1)]
+    # the ids already taken among these: one range of the id index (every id that starts with the prefix sorts
+    # after it and before the prefix with its last character, "c", made "d")
+    stored = {
+        row[0] for row in db.execute("SELECT id FROM claims WHERE id > ? AND id < ?", (prefix, prefix[:-1] + "d"))
+    }
     taken = {c.id for c in state.history}
     claim_pk, edge_pk, location_pk = _next_pk(db, "claims"), _next_pk(db, "edges"), _next_pk(db, "edge_locations")
     claims: list[tuple[object, ...]] = []

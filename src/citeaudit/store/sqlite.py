@@ -36,7 +36,15 @@ from citeaudit.protocol import (
 from citeaudit.scope import Scope
 from citeaudit.scoring import ScoringColumns
 from citeaudit.store import resolution
-from citeaudit.store.claimsets import AnswerClaims, SetPlan, answer_claims, answers_in, claim_answer, write_claim_set
+from citeaudit.store.claimsets import (
+    AnswerClaims,
+    SetPlan,
+    answer_claims,
+    answers_in,
+    claim_answer,
+    segment_inputs,
+    write_claim_set,
+)
 from citeaudit.store.connection import Transactions, connect, use_wal
 from citeaudit.store.facts import (
     FactWork,
@@ -437,6 +445,13 @@ class Store:
     def answer_claims(self, answer_pk: int) -> AnswerClaims:
         """An answer's current claims, edges, claim history and engine-given spans."""
         return answer_claims(self._db, answer_pk)
+
+    def segment_inputs(
+        self, answer_pks: Sequence[int]
+    ) -> list[tuple[int, str, tuple[tuple[int, int], ...], Segmentation | None]]:
+        """``(answer pk, text, engine-given spans, segmentation of the newest claim set or None)`` of each answer,
+        read in bulk (see :func:`~citeaudit.store.claimsets.segment_inputs`)."""
+        return segment_inputs(self._db, answer_pks)
 
     def fact_work(self, answer_pk: int) -> FactWork:
         """An answer's current claims and the required facts still to map."""
