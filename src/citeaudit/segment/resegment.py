@@ -24,6 +24,7 @@ from citeaudit.segment.rules_v2 import RulesV2
 from citeaudit.segment.worker import SegmentedAhead, segment_with, worker_possible
 from citeaudit.store import Store
 from citeaudit.store.claimsets import AnswerClaims
+from citeaudit.store.pipeline import second_core_idle
 
 __all__ = [
     "DEFAULT_METHOD",
@@ -155,8 +156,8 @@ def resegment(
     (which also replaces manual edits made on top of that segmentation).
 
     ``worker``: segment in a worker process while this one writes (``True``: whenever one is possible,
-    ``False``: never, ``None``: when one is possible and there are at least :data:`WORKER_MIN_CHARS` characters
-    to segment). The database ends up the same either way.
+    ``False``: never, ``None``: when one is possible, a second core is idle and there are at least
+    :data:`WORKER_MIN_CHARS` characters to segment). The database ends up the same either way.
     """
     if method is None:
         method = rules_v1.METHOD if isinstance(rules, Rules) else DEFAULT_METHOD
@@ -165,7 +166,7 @@ def resegment(
     report = SegmentReport(method=method)
     answer_pks = [answer_pk for answer_pk, _, _ in store.answers_for_claims(run)]
     ahead: SegmentedAhead | None = None
-    if worker is not False and worker_possible():
+    if worker is not False and worker_possible() and (worker or second_core_idle()):
         todo = [
             (pk, text, regions)
             for pk, text, regions, current in store.segment_inputs(answer_pks)

@@ -75,8 +75,13 @@ def _restore(compact: Compact) -> Segmented:
     )
 
 
-def _segment_compact(rules: Rules | RulesV2, item: tuple[str, Regions]) -> Compact:
-    return _compact(segment_with(item[0], item[1], rules))
+def _segment_compact(rules: Rules | RulesV2, item: tuple[str, Regions]) -> tuple[Compact | None, Exception | None]:
+    """The segmentation of one answer, or what the rules raised on it (so that an error is raised for its own
+    answer, not for the first of the answers sent with it)."""
+    try:
+        return _compact(segment_with(item[0], item[1], rules)), None
+    except Exception as exc:  # raised again in the caller's process by SegmentedAhead.take
+        return None, exc
 
 
 def _ignore_interrupts() -> None:
@@ -97,7 +102,7 @@ class SegmentedAhead:
         self._order = {pk: i for i, (pk, _, _) in enumerate(items)}
         self._next = 0
         self._pool: Pool | None = None
-        self._results: Iterator[Compact] = iter(())
+        self._results: Iterator[tuple[Compact | None, Exception | None]] = iter(())
 
     def __enter__(self) -> SegmentedAhead:
         context = multiprocessing.get_context("fork")
@@ -127,9 +132,12 @@ class SegmentedAhead:
         while self._next < position:  # answers the caller left alone
             next(self._results)
             self._next += 1
-        compact = next(self._results)
+        compact, error = next(self._results)
         self._next += 1
         _, handed_text, handed_regions = self._items[position]
         if handed_text != text or handed_regions != tuple(regions):
             return segment_with(text, regions, self._rules)
+        if error is not None:
+            raise error
+        assert compact is not None
         return _restore(compact)

@@ -1,0 +1,178 @@
+"""``citeaudit segment`` with its worker process: the same database as without it and as the plain path, on
+generated answers; errors and interruptions stop the worker, which never outlives the call."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import shutil
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from builders import answer, document, protocol
+from citeaudit.ingest import read_files, store_prepared
+from citeaudit.segment import worker
+from citeaudit.segment.resegment import resegment
+from citeaudit.segment.rules_v2 import RulesV2
+from citeaudit.segment.rules_v2 import segment as segment_v2
+from citeaudit.segment.worker import SegmentedAhead, worker_possible
+from citeaudit.store import Store
+from test_segment_write_reference import TABLES, _reference_resegment, _rows
+
+SENTENCES = [
+    "The AX220 has a 20 L tank and can operate outdoors.",
+    "It is CE certified.",
+    "Is it loud?",
+    "Born in Lyon, Diallo became a chef, and his wife died in 2001.",
+    "The pump supports Wi-Fi, Bluetooth and Zigbee.",
+    "Sources:",
+    "Die Pumpe wiegt 38 kg und kostet 400 Euro.",
+    "AX220的水箱容量为20升，可以在户外使用。",
+    "Kafka (1883 – 1924) was a writer who is known for The Trial.",
+    "Thanks for asking!",
+]
+URLS = ["https://brand.com/a", "https://example.org/b", "https://example.net/c"]
+
+
+def _need_worker() -> None:
+    if not worker_possible():
+        if sys.platform == "linux" and (os.cpu_count() or 1) > 1:
+            pytest.fail("a worker process must be possible here (Linux, two cores, one thread)")
+        pytest.skip("no worker process on this system")
+
+
+# An answer: sentences (index into SENTENCES, the URL its marker cites or None, whether the engine gave it as a
+# claim, whether a reviewer labelled that citation).
+_SENTENCE = st.tuples(
+    st.integers(0, len(SENTENCES) - 1), st.one_of(st.none(), st.sampled_from(URLS)), st.booleans(), st.booleans()
+)
+_ANSWERS = st.lists(st.lists(_SENTENCE, min_size=1, max_size=6), min_size=1, max_size=4)
+_METHODS = st.lists(st.sampled_from(["rules-v2", "rules-v1"]), min_size=1, max_size=3)
+
+
+def _generated(answers: list[list[tuple[int, str | None, bool, bool]]]) -> dict[str, Any]:
+    """An audit whose answers are made of ``answers``' sentences, each followed by its marker, if any."""
+    built, claims, edges = [], [], []
+    for a, sentences in enumerate(answers):
+        aid = f"a{a}"
+        text = ""
+        cited = [url for _, url, _, _ in sentences if url is not None]
+        numbers = {url: n for n, url in enumerate(dict.fromkeys(cited), start=1)}
+        for s, (index, url, engine_claim, labelled) in enumerate(sentences):
+            start = len(text)
+            text += SENTENCES[index]
+            end = len(text)
+            marker = None
+            if url is not None:
+                marker = f"[{numbers[url]}]"
+                text += marker
+            if engine_claim:
+                cid = f"{aid}-c{s}"
+                claims.append({"id": cid, "answer_id": aid, "text": SENTENCES[index], "start": start, "end": end})
+                if url is not None and marker is not None:
+                    edge: dict[str, Any] = {"claim_id": cid, "url": url, "marker": marker, "start": end}
+                    edge["end"] = end + len(marker)
+                    if labelled:
+                        edge |= {"label": "supported", "reviewer": "li"}
+                    edges.append(edge)
+            text += "\n" if index == 5 else " "
+        built.append(answer(aid, run=f"r{a % 2}", text=text.rstrip(), citations=list(numbers)))
+    return document(built, claims, edges, proto=protocol(facts=[]))
+
+
+def _ingest(path: Path, audit: dict[str, Any]) -> None:
+    source = path.with_suffix(".json")
+    source.write_text(json.dumps(audit), encoding="utf-8")
+    with Store(path) as store:
+        for item in read_files([source], None, None):
+            store_prepared(store, item)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(answers=_ANSWERS, methods=_METHODS)
+def test_the_worker_writes_what_the_caller_alone_and_the_plain_path_write(
+    answers: list[list[tuple[int, str | None, bool, bool]]],
+    methods: list[str],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    _need_worker()
+    folder = tmp_path_factory.mktemp("worker")
+    built = folder / "built.db"
+    _ingest(built, _generated(answers))
+    paths = {name: folder / f"{name}.db" for name in ("worker", "alone", "plain")}
+    for path in paths.values():
+        shutil.copy(built, path)
+    for method in methods:
+        for name, use in (("worker", True), ("alone", False)):
+            with Store(paths[name]) as store:
+                resegment(store, method, worker=use)
+        _reference_resegment(paths["plain"], method)
+        rows = {name: _rows(path) for name, path in paths.items()}
+        for table in TABLES:
+            assert rows["worker"][table] == rows["alone"][table] == rows["plain"][table], f"{table} after {method}"
+
+
+def test_the_worker_runs_in_another_process_and_gives_the_rules_results() -> None:
+    _need_worker()
+    texts = [" ".join(SENTENCES[i:] + SENTENCES[:i]) for i in range(len(SENTENCES))]
+    items = [(pk, text, ((0, len(SENTENCES[0])),)) for pk, text in enumerate(texts)]
+    seen: list[int] = []
+    with SegmentedAhead(RulesV2(), items) as ahead:
+        assert len(multiprocessing.active_children()) == 1  # the worker
+        for pk, text, regions in items:
+            if pk % 3 == 1:
+                continue  # answers the caller leaves alone are passed over
+            assert ahead.take(pk, text, regions) == segment_v2(text, regions)
+            seen.append(pk)
+        # an answer whose text changed since it was handed out is segmented here
+        changed = "It is CE certified. " + texts[-1]
+        assert ahead.take(len(texts) - 1, changed, ()) == segment_v2(changed, ())
+    assert len(seen) == len(texts) - len([pk for pk in range(len(texts)) if pk % 3 == 1])  # 10 - 3 (1, 4, 7) = 7
+    assert multiprocessing.active_children() == []
+
+
+def test_an_error_of_the_rules_in_the_worker_is_raised_for_its_answer_and_stops_the_worker(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _need_worker()
+    original = worker.segment_with
+
+    def failing(text: str, regions: Sequence[tuple[int, int]], rules: Any) -> Any:
+        if text.startswith("Is it loud?"):
+            raise ValueError(f"cannot segment {text[:11]!r}")
+        return original(text, regions, rules)
+
+    monkeypatch.setattr(worker, "segment_with", failing)  # the forked worker inherits it
+    items = [(0, SENTENCES[0], ()), (1, "Is it loud? " + SENTENCES[1], ()), (2, SENTENCES[3], ())]
+    with SegmentedAhead(RulesV2(), items) as ahead:
+        assert ahead.take(0, SENTENCES[0], ()) == segment_v2(SENTENCES[0])
+        with pytest.raises(ValueError, match="cannot segment 'Is it loud\\?'"):
+            ahead.take(1, "Is it loud? " + SENTENCES[1], ())
+        assert len(multiprocessing.active_children()) == 1
+    assert multiprocessing.active_children() == []
+
+
+def test_an_interrupted_run_stops_the_worker_and_keeps_the_answers_finished(tmp_path: Path) -> None:
+    _need_worker()
+    path = tmp_path / "interrupted.db"
+    _ingest(path, _generated([[(i % len(SENTENCES), URLS[0], True, False)] for i in range(12)]))
+    told: list[int] = []
+
+    def advance(n: int) -> None:
+        told.append(n)
+        if len(told) == 5:
+            raise KeyboardInterrupt
+
+    with Store(path) as store, pytest.raises(KeyboardInterrupt):
+        resegment(store, worker=True, advance=advance)
+    assert multiprocessing.active_children() == []
+    with Store(path) as store:
+        done = [pk for pk, _, _ in store.answers_for_claims() if store.answer_claims(pk).current_set is not None]
+    assert len(done) == 5  # the fifth answer was written before advance interrupted the run
