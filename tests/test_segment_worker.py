@@ -24,7 +24,7 @@ from citeaudit.segment.rules_v2 import RulesV2
 from citeaudit.segment.rules_v2 import segment as segment_v2
 from citeaudit.segment.worker import SegmentedAhead, worker_possible
 from citeaudit.store import Store
-from test_segment_write_reference import TABLES, _reference_resegment, _rows
+from test_segment_write_reference import TABLES, _reference_resegment, _rows, _same_reading
 
 SENTENCES = [
     "The AX220 has a 20 L tank and can operate outdoors.",
@@ -117,6 +117,7 @@ def test_the_worker_writes_what_the_caller_alone_and_the_plain_path_write(
         rows = {name: _rows(path) for name, path in paths.items()}
         for table in TABLES:
             assert rows["worker"][table] == rows["alone"][table] == rows["plain"][table], f"{table} after {method}"
+        _same_reading(paths["worker"])
 
 
 def test_the_worker_runs_in_another_process_and_gives_the_rules_results() -> None:
@@ -159,10 +160,13 @@ def test_an_error_of_the_rules_in_the_worker_is_raised_for_its_answer_and_stops_
     assert multiprocessing.active_children() == []
 
 
-def test_an_interrupted_run_stops_the_worker_and_keeps_the_answers_finished(tmp_path: Path) -> None:
+def test_an_interrupted_run_stops_the_worker_and_resumes_to_the_database_of_an_uninterrupted_one(
+    tmp_path: Path,
+) -> None:
     _need_worker()
-    path = tmp_path / "interrupted.db"
+    path, straight = tmp_path / "interrupted.db", tmp_path / "straight.db"
     _ingest(path, _generated([[(i % len(SENTENCES), URLS[0], True, False)] for i in range(12)]))
+    shutil.copy(path, straight)
     told: list[int] = []
 
     def advance(n: int) -> None:
@@ -175,4 +179,8 @@ def test_an_interrupted_run_stops_the_worker_and_keeps_the_answers_finished(tmp_
     assert multiprocessing.active_children() == []
     with Store(path) as store:
         done = [pk for pk, _, _ in store.answers_for_claims() if store.answer_claims(pk).current_set is not None]
-    assert len(done) == 5  # the fifth answer was written before advance interrupted the run
+        assert len(done) >= 5  # at least the answers told finished are kept
+        assert resegment(store, worker=True).answers == 12
+    with Store(straight) as store:
+        resegment(store, worker=False)
+    assert _rows(path) == _rows(straight)

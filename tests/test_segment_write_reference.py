@@ -27,7 +27,14 @@ from citeaudit.segment.claimsets import plan_segmentation
 from citeaudit.segment.resegment import _segment_with, resegment, rules_for
 from citeaudit.segment.worker import worker_possible
 from citeaudit.store import Store
-from citeaudit.store.claimsets import AnswerClaims, NewClaim, SetPlan, _insert_set, answer_claims
+from citeaudit.store.claimsets import (
+    AnswerClaims,
+    NewClaim,
+    SetPlan,
+    _insert_set,
+    answer_claims,
+    answer_claims_many,
+)
 from conftest import SHARED
 
 EXPERTQA = SHARED / "data" / "expertqa"
@@ -165,6 +172,15 @@ def test_segment_writes_the_rows_the_plain_path_writes(tmp_path: Path, worker: b
         assert fast_rows["claims"], "nothing was segmented"
         for name in TABLES:
             assert fast_rows[name] == plain_rows[name], f"{name} differ after {method}"
+        _same_reading(fast)
+
+
+def _same_reading(path: Path) -> None:
+    """The answers as read in bulk are the answers as read one by one."""
+    with Store(path) as store, store.transaction() as db:
+        pks = [pk for (pk,) in db.execute("SELECT pk FROM answers ORDER BY pk")]
+        protocols = dict(db.execute("SELECT a.pk, r.protocol_pk FROM answers a JOIN runs r ON r.pk = a.run_pk"))
+        assert answer_claims_many(db, pks) == [(answer_claims(db, pk), protocols[pk]) for pk in pks]
 
 
 def test_an_answer_that_fails_keeps_the_answers_finished_before_it(tmp_path: Path) -> None:
@@ -173,10 +189,12 @@ def test_an_answer_that_fails_keeps_the_answers_finished_before_it(tmp_path: Pat
     _ingest(path, sorted(EXPERTQA.glob("*.jsonl"))[:1])
     rules = rules_for("rules-v2")
     done: list[int] = []
+    planned: list[int] = []
 
     def planner(state: AnswerClaims, current: Segmentation) -> tuple[SetPlan, Segmentation]:
-        if len(done) == 3:
+        if len(planned) == 3:
             raise RuntimeError("the fourth answer fails")
+        planned.append(state.pk)
         segmented = _segment_with(state.text, state.regions, rules)
         return plan_segmentation(segmented, state.claims, state.edges, state.history), rules.segmentation()
 
@@ -187,3 +205,4 @@ def test_an_answer_that_fails_keeps_the_answers_finished_before_it(tmp_path: Pat
     with sqlite3.connect(path) as db:
         segmented = [pk for (pk,) in db.execute("SELECT DISTINCT answer_pk FROM claim_sets ORDER BY answer_pk")]
     assert segmented == answers[:3]
+    assert len(done) == 3

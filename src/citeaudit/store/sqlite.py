@@ -38,12 +38,15 @@ from citeaudit.scoring import ScoringColumns
 from citeaudit.store import resolution
 from citeaudit.store.claimsets import (
     AnswerClaims,
+    NewSet,
     SetPlan,
     answer_claims,
+    answer_claims_many,
     answers_in,
     claim_answer,
     segment_inputs,
     write_claim_set,
+    write_claim_sets,
 )
 from citeaudit.store.connection import Transactions, connect, use_wal
 from citeaudit.store.facts import (
@@ -524,24 +527,41 @@ class Store:
         actor: str | None,
         done: Callable[[SetPlan | None], None],
         batch_seconds: float = 0.25,
+        group: int = 64,
     ) -> None:
-        """:meth:`change_claims` for each answer in turn, ``done`` told each outcome. Each answer is still all or
-        nothing (a savepoint), but answers are committed together, one transaction per ``batch_seconds`` of work:
-        a commit costs more than segmenting a short answer. When an answer fails (or the run is interrupted) the
-        answers finished before it are committed, then the error is raised."""
+        """:meth:`change_claims` for each answer in turn, ``done`` told each outcome. Answers are read, planned and
+        written ``group`` at a time (a few queries per group instead of several per answer) and committed
+        together, one transaction per ``batch_seconds`` of work: a commit costs more than segmenting a short
+        answer. Each answer is still all or nothing: when the planner fails on an answer (or the run is
+        interrupted) the answers planned before it are written and committed, then the error is raised; when
+        writing a group fails, none of its answers is written, those of the groups before it are committed."""
         position = 0
         while position < len(answer_pks):
             failure: BaseException | None = None
-            with self._transaction():
+            with self._transaction() as db:
                 deadline = time.monotonic() + batch_seconds
-                while position < len(answer_pks):
+                while position < len(answer_pks) and failure is None:
+                    outcomes: list[SetPlan | None] = []
+                    sets: list[NewSet] = []
                     try:
-                        plan = self.change_claims(answer_pks[position], planner, action, actor)
-                        position += 1
-                        done(plan)
-                    except BaseException as exc:  # what is finished is committed, then this is raised
+                        for state, protocol_pk in answer_claims_many(db, answer_pks[position : position + group]):
+                            ingested_as = self.protocol(protocol_pk).segmentation
+                            decided = planner(
+                                state, state.current_set.segmentation if state.current_set else ingested_as
+                            )
+                            if decided is not None:
+                                sets.append((state, decided[0], decided[1], ingested_as))
+                            outcomes.append(None if decided is None else decided[0])
+                    except BaseException as exc:  # what is planned before it is written and committed
                         failure = exc
-                        break
+                    try:
+                        with self._transaction() as group_db:  # a savepoint: the group is written or not
+                            write_claim_sets(group_db, sets, action, actor, utc_now())
+                        for outcome in outcomes:
+                            position += 1
+                            done(outcome)
+                    except BaseException as exc:
+                        failure = exc
                     if time.monotonic() > deadline:
                         break
             if failure is not None:
