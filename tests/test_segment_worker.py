@@ -8,16 +8,18 @@ import multiprocessing
 import os
 import shutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from typer.testing import Result
 
 from builders import answer, document, protocol
 from citeaudit.ingest import read_files, store_prepared
+from citeaudit.segment import resegment as resegment_module
 from citeaudit.segment import worker
 from citeaudit.segment.resegment import resegment
 from citeaudit.segment.rules_v2 import RulesV2
@@ -183,4 +185,40 @@ def test_an_interrupted_run_stops_the_worker_and_resumes_to_the_database_of_an_u
         assert resegment(store, worker=True).answers == 12
     with Store(straight) as store:
         resegment(store, worker=False)
+    assert _rows(path) == _rows(straight)
+
+
+@pytest.mark.parametrize(
+    ("idle", "least", "used"),
+    [(True, 0, True), (False, 0, False), (True, 10**9, False)],
+    ids=["idle core, enough text", "no idle core", "too little text"],
+)
+def test_the_command_uses_the_worker_only_with_an_idle_core_and_enough_text(
+    cli: Callable[..., Result],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    idle: bool,
+    least: int,
+    used: bool,
+) -> None:
+    _need_worker()
+    path, straight = tmp_path / "command.db", tmp_path / "straight.db"
+    _ingest(path, _generated([[(i % len(SENTENCES), URLS[i % 3], True, i % 2 == 0)] for i in range(8)]))
+    shutil.copy(path, straight)
+    with Store(straight) as store:
+        resegment(store, worker=False)
+    started: list[int] = []
+    enter = SegmentedAhead.__enter__
+
+    def recorded(self: SegmentedAhead) -> SegmentedAhead:
+        started.append(len(multiprocessing.active_children()))
+        return enter(self)
+
+    monkeypatch.setattr(resegment_module, "second_core_idle", lambda: idle)
+    monkeypatch.setattr(resegment_module, "WORKER_MIN_CHARS", least)
+    monkeypatch.setattr(SegmentedAhead, "__enter__", recorded)
+    result = cli("segment", "--db", path)
+    assert result.exit_code == 0, result.stderr
+    assert started == ([0] if used else [])
+    assert multiprocessing.active_children() == []
     assert _rows(path) == _rows(straight)
