@@ -34,6 +34,7 @@ from citeaudit.store.claimsets import (
     _insert_set,
     answer_claims,
     answer_claims_many,
+    segment_inputs,
 )
 from conftest import SHARED
 
@@ -176,11 +177,15 @@ def test_segment_writes_the_rows_the_plain_path_writes(tmp_path: Path, worker: b
 
 
 def _same_reading(path: Path) -> None:
-    """The answers as read in bulk are the answers as read one by one."""
+    """The answers as read in groups are the answers as read one by one."""
     with Store(path) as store, store.transaction() as db:
         pks = [pk for (pk,) in db.execute("SELECT pk FROM answers ORDER BY pk")]
         protocols = dict(db.execute("SELECT a.pk, r.protocol_pk FROM answers a JOIN runs r ON r.pk = a.run_pk"))
-        assert answer_claims_many(db, pks) == [(answer_claims(db, pk), protocols[pk]) for pk in pks]
+        alone = [answer_claims(db, pk) for pk in pks]
+        assert answer_claims_many(db, pks) == [(state, protocols[pk]) for state, pk in zip(alone, pks, strict=True)]
+        # what the worker is handed: the same text and spans, and the newest set's segmentation
+        expected = [(s.pk, s.text, s.regions, s.current_set and s.current_set.segmentation) for s in alone]
+        assert segment_inputs(db, pks) == expected
 
 
 def test_an_answer_that_fails_keeps_the_answers_finished_before_it(tmp_path: Path) -> None:
