@@ -7,10 +7,13 @@ import json
 import multiprocessing
 import os
 import shutil
+import subprocess
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -26,7 +29,7 @@ from citeaudit.segment.rules_v2 import RulesV2
 from citeaudit.segment.rules_v2 import segment as segment_v2
 from citeaudit.segment.worker import SegmentedAhead, worker_possible
 from citeaudit.store import Store
-from test_segment_write_reference import TABLES, _reference_resegment, _rows, _same_reading
+from test_segment_write_reference import TABLES, _reference_resegment, _rows, _same_reading, compare_with_plain_path
 
 SENTENCES = [
     "The AX220 has a 20 L tank and can operate outdoors.",
@@ -43,11 +46,41 @@ SENTENCES = [
 URLS = ["https://brand.com/a", "https://example.org/b", "https://example.net/c"]
 
 
-def _need_worker() -> None:
-    if not worker_possible():
-        if sys.platform == "linux" and (os.cpu_count() or 1) > 1:
-            pytest.fail("a worker process must be possible here (Linux, two cores, one thread)")
+FRESH = "CITEAUDIT_TEST_FRESH_PROCESS"
+"""Set in the fresh interpreter :func:`elsewhere` runs this module in."""
+
+
+@pytest.fixture(scope="module")
+def elsewhere(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str] | None:
+    """``None`` when a worker can start in this process. When only other threads of the test run prevent it
+    (the Spark session earlier tests leave, say), this module runs in a fresh interpreter, where none runs, as
+    ``citeaudit segment`` does: each test's outcome there, by name."""
+    if worker_possible():
+        return None
+    running = ", ".join(t.name for t in threading.enumerate())
+    if os.environ.get(FRESH):
+        pytest.fail(f"a worker process must be possible in a fresh interpreter; threads: {running}")
+    if sys.platform != "linux" or (os.cpu_count() or 1) < 2 or "fork" not in multiprocessing.get_all_start_methods():
         pytest.skip("no worker process on this system")
+    report = tmp_path_factory.mktemp("fresh") / "report.xml"
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={report}", __file__]
+    subprocess.run(command, env={**os.environ, FRESH: "1"}, cwd=Path(__file__).parent.parent, capture_output=True)
+    outcomes = {}
+    for case in ElementTree.parse(report).iter("testcase"):
+        problems = [
+            f"{child.tag}: {child.get('message')}" for child in case if child.tag in ("failure", "error", "skipped")
+        ]
+        outcomes[str(case.get("name"))] = "; ".join(problems) or "passed"
+    return outcomes
+
+
+def _here(elsewhere: dict[str, str] | None, request: pytest.FixtureRequest) -> bool:
+    """Whether to run the test in this process; when not, its run in the fresh interpreter must have passed."""
+    if elsewhere is None:
+        return True
+    outcome = elsewhere.get(request.node.name, "not run")
+    assert outcome == "passed", f"{request.node.name} in a fresh interpreter: {outcome}"
+    return False
 
 
 # An answer: sentences (index into SENTENCES, the URL its marker cites or None, whether the engine gave it as a
@@ -103,8 +136,11 @@ def test_the_worker_writes_what_the_caller_alone_and_the_plain_path_write(
     answers: list[list[tuple[int, str | None, bool, bool]]],
     methods: list[str],
     tmp_path_factory: pytest.TempPathFactory,
+    elsewhere: dict[str, str] | None,
+    request: pytest.FixtureRequest,
 ) -> None:
-    _need_worker()
+    if not _here(elsewhere, request):
+        return
     folder = tmp_path_factory.mktemp("worker")
     built = folder / "built.db"
     _ingest(built, _generated(answers))
@@ -122,8 +158,11 @@ def test_the_worker_writes_what_the_caller_alone_and_the_plain_path_write(
         _same_reading(paths["worker"])
 
 
-def test_the_worker_runs_in_another_process_and_gives_the_rules_results() -> None:
-    _need_worker()
+def test_the_worker_runs_in_another_process_and_gives_the_rules_results(
+    elsewhere: dict[str, str] | None, request: pytest.FixtureRequest
+) -> None:
+    if not _here(elsewhere, request):
+        return
     texts = [" ".join(SENTENCES[i:] + SENTENCES[:i]) for i in range(len(SENTENCES))]
     items = [(pk, text, ((0, len(SENTENCES[0])),)) for pk, text in enumerate(texts)]
     seen: list[int] = []
@@ -142,9 +181,10 @@ def test_the_worker_runs_in_another_process_and_gives_the_rules_results() -> Non
 
 
 def test_an_error_of_the_rules_in_the_worker_is_raised_for_its_answer_and_stops_the_worker(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, elsewhere: dict[str, str] | None, request: pytest.FixtureRequest
 ) -> None:
-    _need_worker()
+    if not _here(elsewhere, request):
+        return
     original = worker.segment_with
 
     def failing(text: str, regions: Sequence[tuple[int, int]], rules: Any) -> Any:
@@ -163,9 +203,10 @@ def test_an_error_of_the_rules_in_the_worker_is_raised_for_its_answer_and_stops_
 
 
 def test_an_interrupted_run_stops_the_worker_and_resumes_to_the_database_of_an_uninterrupted_one(
-    tmp_path: Path,
+    tmp_path: Path, elsewhere: dict[str, str] | None, request: pytest.FixtureRequest
 ) -> None:
-    _need_worker()
+    if not _here(elsewhere, request):
+        return
     path, straight = tmp_path / "interrupted.db", tmp_path / "straight.db"
     _ingest(path, _generated([[(i % len(SENTENCES), URLS[0], True, False)] for i in range(12)]))
     shutil.copy(path, straight)
@@ -200,8 +241,11 @@ def test_the_command_uses_the_worker_only_with_an_idle_core_and_enough_text(
     idle: bool,
     least: int,
     used: bool,
+    elsewhere: dict[str, str] | None,
+    request: pytest.FixtureRequest,
 ) -> None:
-    _need_worker()
+    if not _here(elsewhere, request):
+        return
     path, straight = tmp_path / "command.db", tmp_path / "straight.db"
     _ingest(path, _generated([[(i % len(SENTENCES), URLS[i % 3], True, i % 2 == 0)] for i in range(8)]))
     shutil.copy(path, straight)
@@ -222,3 +266,11 @@ def test_the_command_uses_the_worker_only_with_an_idle_core_and_enough_text(
     assert started == ([0] if used else [])
     assert multiprocessing.active_children() == []
     assert _rows(path) == _rows(straight)
+
+
+def test_on_real_answers_the_worker_writes_the_plain_paths_rows(
+    tmp_path: Path, elsewhere: dict[str, str] | None, request: pytest.FixtureRequest
+) -> None:
+    if not _here(elsewhere, request):
+        return
+    compare_with_plain_path(tmp_path, worker=True)
