@@ -213,3 +213,22 @@ def test_an_answer_that_fails_keeps_the_answers_finished_before_it(tmp_path: Pat
         segmented = [pk for (pk,) in db.execute("SELECT DISTINCT answer_pk FROM claim_sets ORDER BY answer_pk")]
     assert segmented == answers[:3]
     assert len(done) == 3
+
+
+def test_an_answer_given_twice_is_read_again_after_its_first_set_is_written(tmp_path: Path) -> None:
+    _data()
+    path = tmp_path / "twice.db"
+    _ingest(path, sorted(EXPERTQA.glob("*.jsonl"))[:1])
+    rules = rules_for("rules-v2")
+
+    def planner(state: AnswerClaims, current: Segmentation) -> tuple[SetPlan, Segmentation]:
+        segmented = _segment_with(state.text, state.regions, rules)
+        return plan_segmentation(segmented, state.claims, state.edges, state.history), rules.segmentation()
+
+    with Store(path) as store:
+        first, second = [pk for pk, _, _ in store.answers_for_claims()][:2]
+        store.change_claims_each([first, second, first], planner, "segment", None, lambda plan: None)
+    with sqlite3.connect(path) as db:
+        ordinals = db.execute("SELECT answer_pk, ordinal FROM claim_sets ORDER BY pk").fetchall()
+    # the first answer: set 0 (as ingested), then 1 and 2; the second: 0 and 1
+    assert ordinals == [(first, 0), (first, 1), (second, 0), (second, 1), (first, 2)]

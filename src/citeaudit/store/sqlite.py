@@ -544,7 +544,8 @@ class Store:
                     outcomes: list[SetPlan | None] = []
                     sets: list[NewSet] = []
                     try:
-                        for state, protocol_pk in answer_claims_many(db, answer_pks[position : position + group]):
+                        chunk = _distinct_run(answer_pks, position, group)
+                        for state, protocol_pk in answer_claims_many(db, chunk):
                             ingested_as = self.protocol(protocol_pk).segmentation
                             decided = planner(
                                 state, state.current_set.segmentation if state.current_set else ingested_as
@@ -552,6 +553,8 @@ class Store:
                             if decided is not None:
                                 sets.append((state, decided[0], decided[1], ingested_as))
                             outcomes.append(None if decided is None else decided[0])
+                            if time.monotonic() > deadline:
+                                break  # slow answers (a model's): the rest of the group waits for the next batch
                     except BaseException as exc:  # what is planned before it is written and committed
                         failure = exc
                     try:
@@ -596,6 +599,18 @@ class Store:
     def retired_rated(self, raters: Sequence[Rater], protocol_pk: int | None = None) -> int:
         """Edges of retired claims labelled by any of ``raters``: left out when raters are compared."""
         return read_retired_rated(self._db, raters, protocol_pk)
+
+
+def _distinct_run(answer_pks: Sequence[int], position: int, group: int) -> Sequence[int]:
+    """Up to ``group`` answers from ``position`` on, ending before an answer that comes twice: an answer is read
+    before any of its group is written, so the second time must be read in a later group."""
+    chunk = answer_pks[position : position + group]
+    seen: set[int] = set()
+    for index, answer_pk in enumerate(chunk):
+        if answer_pk in seen:
+            return chunk[:index]
+        seen.add(answer_pk)
+    return chunk
 
 
 def _added(report: ImportReport, part: ImportReport) -> ImportReport:
