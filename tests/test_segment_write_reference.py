@@ -6,7 +6,7 @@ answer, one ``INSERT`` per claim, edge and location, the row ids left to SQLite,
 ``SELECT`` each. Both run on copies of one database built by ingest of real answers (ExpertQA, the recorded
 engine payloads) through rules-v2, then rules-v1 (claims retired, ingested claims kept), then rules-v2 again
 (claims of an older set brought back, new ids that collide with taken ones); every row of the claim tables
-must be equal (``created_at`` apart).
+must be equal (``created_at`` apart); ``tests/test_segment_worker.py`` runs the same comparison with the worker.
 """
 
 from __future__ import annotations
@@ -26,7 +26,15 @@ from citeaudit.scoring import PENDING_CODE
 from citeaudit.segment.claimsets import plan_segmentation
 from citeaudit.segment.resegment import _segment_with, resegment, rules_for
 from citeaudit.store import Store
-from citeaudit.store.claimsets import AnswerClaims, NewClaim, SetPlan, _insert_set, answer_claims
+from citeaudit.store.claimsets import (
+    AnswerClaims,
+    NewClaim,
+    SetPlan,
+    _insert_set,
+    answer_claims,
+    answer_claims_many,
+    segment_inputs,
+)
 from conftest import SHARED
 
 EXPERTQA = SHARED / "data" / "expertqa"
@@ -142,6 +150,12 @@ def _ingest(path: Path, files: Sequence[Path]) -> None:
 
 
 def test_segment_writes_the_rows_the_plain_path_writes(tmp_path: Path) -> None:
+    compare_with_plain_path(tmp_path, worker=False)
+
+
+def compare_with_plain_path(tmp_path: Path, worker: bool) -> None:
+    """``resegment`` (with or without its worker) and the plain path through rules-v2, rules-v1, rules-v2 on real
+    answers: every row of the claim tables equal after each."""
     _data()
     built = tmp_path / "built.db"
     _ingest(built, sorted(EXPERTQA.glob("*.jsonl"))[:2])
@@ -155,12 +169,25 @@ def test_segment_writes_the_rows_the_plain_path_writes(tmp_path: Path) -> None:
     shutil.copy(built, plain)
     for method in ("rules-v2", "rules-v1", "rules-v2"):
         with Store(fast) as store:
-            resegment(store, method)
+            resegment(store, method, worker=worker)
         _reference_resegment(plain, method)
         fast_rows, plain_rows = _rows(fast), _rows(plain)
         assert fast_rows["claims"], "nothing was segmented"
         for name in TABLES:
             assert fast_rows[name] == plain_rows[name], f"{name} differ after {method}"
+        _same_reading(fast)
+
+
+def _same_reading(path: Path) -> None:
+    """The answers as read in groups are the answers as read one by one."""
+    with Store(path) as store, store.transaction() as db:
+        pks = [pk for (pk,) in db.execute("SELECT pk FROM answers ORDER BY pk")]
+        protocols = dict(db.execute("SELECT a.pk, r.protocol_pk FROM answers a JOIN runs r ON r.pk = a.run_pk"))
+        alone = [answer_claims(db, pk) for pk in pks]
+        assert answer_claims_many(db, pks) == [(state, protocols[pk]) for state, pk in zip(alone, pks, strict=True)]
+        # what the worker is handed: the same text and spans, and the newest set's segmentation
+        expected = [(s.pk, s.text, s.regions, s.current_set and s.current_set.segmentation) for s in alone]
+        assert segment_inputs(db, pks) == expected
 
 
 def test_an_answer_that_fails_keeps_the_answers_finished_before_it(tmp_path: Path) -> None:
@@ -169,10 +196,12 @@ def test_an_answer_that_fails_keeps_the_answers_finished_before_it(tmp_path: Pat
     _ingest(path, sorted(EXPERTQA.glob("*.jsonl"))[:1])
     rules = rules_for("rules-v2")
     done: list[int] = []
+    planned: list[int] = []
 
     def planner(state: AnswerClaims, current: Segmentation) -> tuple[SetPlan, Segmentation]:
-        if len(done) == 3:
+        if len(planned) == 3:
             raise RuntimeError("the fourth answer fails")
+        planned.append(state.pk)
         segmented = _segment_with(state.text, state.regions, rules)
         return plan_segmentation(segmented, state.claims, state.edges, state.history), rules.segmentation()
 
@@ -183,3 +212,23 @@ def test_an_answer_that_fails_keeps_the_answers_finished_before_it(tmp_path: Pat
     with sqlite3.connect(path) as db:
         segmented = [pk for (pk,) in db.execute("SELECT DISTINCT answer_pk FROM claim_sets ORDER BY answer_pk")]
     assert segmented == answers[:3]
+    assert len(done) == 3
+
+
+def test_an_answer_given_twice_is_read_again_after_its_first_set_is_written(tmp_path: Path) -> None:
+    _data()
+    path = tmp_path / "twice.db"
+    _ingest(path, sorted(EXPERTQA.glob("*.jsonl"))[:1])
+    rules = rules_for("rules-v2")
+
+    def planner(state: AnswerClaims, current: Segmentation) -> tuple[SetPlan, Segmentation]:
+        segmented = _segment_with(state.text, state.regions, rules)
+        return plan_segmentation(segmented, state.claims, state.edges, state.history), rules.segmentation()
+
+    with Store(path) as store:
+        first, second = [pk for pk, _, _ in store.answers_for_claims()][:2]
+        store.change_claims_each([first, second, first], planner, "segment", None, lambda plan: None)
+    with sqlite3.connect(path) as db:
+        ordinals = db.execute("SELECT answer_pk, ordinal FROM claim_sets ORDER BY pk").fetchall()
+    # the first answer: set 0 (as ingested), then 1 and 2; the second: 0 and 1
+    assert ordinals == [(first, 0), (first, 1), (second, 0), (second, 1), (first, 2)]

@@ -4,6 +4,7 @@ versioned and reviewable claim sets, and claims mapped to the required facts."""
 from __future__ import annotations
 
 import json
+import time
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -41,6 +42,9 @@ ReviewerOption = Annotated[
     str,
     typer.Option("--reviewer", envvar="CITEAUDIT_REVIEWER", help="Who makes the change (env CITEAUDIT_REVIEWER)."),
 ]
+
+_REDRAW_SECONDS = 0.1
+"""How often ``segment``'s progress bar is redrawn."""
 
 
 def _open(db: Path) -> Store:
@@ -195,6 +199,8 @@ def segment(
         rules = RulesV2(split_clauses=split_clauses, skip_non_assertions=skip_non_assertions)
     with _open(db) as store:
         total = len(store.answers_for_claims(run))
+        # Redrawn from this thread, not by a refresh thread of its own: with no other thread running, the answers
+        # can be segmented in a worker process (see citeaudit.segment.worker).
         with Progress(
             TextColumn("segmenting"),
             BarColumn(),
@@ -202,9 +208,18 @@ def segment(
             TimeRemainingColumn(),
             console=err_console,
             transient=True,
+            auto_refresh=False,
         ) as progress:
             task = progress.add_task("segment", total=total)
-            report = resegment(store, method, rules, run, reviewer, lambda n: progress.advance(task, n), force)
+            drawn = [time.monotonic()]
+
+            def advance(n: int) -> None:
+                progress.advance(task, n)
+                if time.monotonic() - drawn[0] >= _REDRAW_SECONDS:
+                    progress.refresh()
+                    drawn[0] = time.monotonic()
+
+            report = resegment(store, method, rules, run, reviewer, advance, force)
     _print_report(report, fmt)
 
 

@@ -62,8 +62,17 @@ def trim_claim(text: str, start: int, end: int) -> tuple[int, int]:
     return begin, stop
 
 
+_PLAIN = re.compile(r"[^\s\[(【\ue200]+(?: [^\s\[(【\ue200,.;:!?。！？；][^\s\[(【\ue200]*)*")
+"""Text :func:`claim_text` leaves as it is (unless it opens like a bullet): no artefact, no white space but single
+spaces between words, none at either end or before punctuation."""
+
+
 def claim_text(text: str, start: int, end: int) -> str:
     """The claim text of a span: artefacts and a leading list bullet removed, white space folded."""
+    if _PLAIN.fullmatch(text, start, end) is not None and not (
+        text[start] in _BULLET_STARTS or text[start].isdecimal()
+    ):
+        return text[start:end]  # the common claim: nothing to remove or fold
     cleaned = text[start:end]
     if _ARTEFACT_START.search(cleaned) is not None:
         cleaned = ARTEFACT.sub(" ", cleaned)

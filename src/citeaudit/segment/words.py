@@ -79,25 +79,23 @@ def _tokens(text: str, start: int, end: int) -> list[_Token]:
     return tokens
 
 
+_AUX_OR_VERBS = lexicon.AUX | lexicon.VERBS
+
+
 def _is_verb(tokens: Sequence[_Token], i: int) -> bool:
     token = tokens[i]
     word = token.word
     if token.depth or not word.isalpha() or (token.upper and i > 0):
         return False  # "On May 7", "Will Smith": a capital inside the sentence is no verb
-    if word in lexicon.AUX or word in lexicon.VERBS:
+    if word in _AUX_OR_VERBS:
         # "Osama bin Laden": German "bin" between two names is a name particle
         return not (word == "bin" and i + 1 < len(tokens) and tokens[i + 1].upper and tokens[i - 1].upper)
-    previous = tokens[i - 1].word if i > 0 else ""
-    if _present_verb(tokens, i):
-        return True
-    return (
-        i > 0
-        and len(word) >= 4
-        and word.endswith("ed")
-        and not token.upper
-        and previous not in lexicon.NOT_VERB_BEFORE
-        and previous not in lexicon.AUX
-    )
+    if word[-1] == "s":  # the words _present_verb may take; no word in -ed is one of them
+        return _present_verb(tokens, i)
+    if i == 0 or len(word) < 4 or not word.endswith("ed") or token.upper:
+        return False
+    previous = tokens[i - 1].word
+    return previous not in lexicon.NOT_VERB_BEFORE and previous not in lexicon.AUX
 
 
 def _present_verb(tokens: Sequence[_Token], i: int) -> bool:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from citeaudit.errors import UnknownReference
@@ -22,13 +22,17 @@ __all__ = [
     "CurrentClaim",
     "CurrentEdge",
     "NewClaim",
+    "NewSet",
     "SetInfo",
     "SetPlan",
     "StoredLocation",
     "answer_claims",
+    "answer_claims_many",
     "answers_in",
     "claim_answer",
+    "segment_inputs",
     "write_claim_set",
+    "write_claim_sets",
 ]
 
 # The rows read for an answer and the plan written back: the segment services compute a plan from the first and
@@ -190,34 +194,30 @@ def answer_claims(db: sqlite3.Connection, answer_pk: int) -> AnswerClaims:
         (answer_pk,),
     ).fetchone()
     current_set = None if row is None else SetInfo(row[0], row[1], _segmentation(row[2], row[3], row[4]), row[5])
-    columns = 'c.pk, c.id, c.text, c.start, c."end", c.fact_pk'
+    # every claim of the answer in one query: the history in row order, the current ones (CURRENT_CLAIM) in
+    # text order, claims without a span first
+    rows = db.execute(
+        'SELECT c.pk, c.id, c.text, c.start, c."end", c.fact_pk, c.current FROM claims c WHERE c.answer_pk = ? '
+        "ORDER BY c.pk",
+        (answer_pk,),
+    ).fetchall()
+    history = tuple(CurrentClaim(*r[:6]) for r in rows)
     claims = tuple(
-        CurrentClaim(*r)
-        for r in db.execute(
-            f"SELECT {columns} FROM claims c WHERE c.answer_pk = ? AND {CURRENT_CLAIM} "
-            "ORDER BY coalesce(c.start, -1), c.pk",
+        sorted(
+            (claim for claim, row in zip(history, rows, strict=True) if row[6] == 1),
+            key=lambda c: (-1 if c.start is None else c.start, c.pk),
+        )
+    )
+    ingested_spans: Iterable[tuple[int | None, int | None]] = (
+        ((c.start, c.end) for c in claims)
+        if current_set is None
+        else db.execute(
+            'SELECT c.start, c."end" FROM claims c JOIN claim_set_members m ON m.claim_pk = c.pk WHERE m.set_pk = '
+            "(SELECT pk FROM claim_sets WHERE answer_pk = ? ORDER BY ordinal LIMIT 1)",
             (answer_pk,),
         )
     )
-    history = tuple(
-        CurrentClaim(*r)
-        for r in db.execute(f"SELECT {columns} FROM claims c WHERE c.answer_pk = ? ORDER BY c.pk", (answer_pk,))
-    )
-    first = db.execute(
-        "SELECT pk FROM claim_sets WHERE answer_pk = ? ORDER BY ordinal LIMIT 1", (answer_pk,)
-    ).fetchone()
-    ingested = (
-        claims
-        if first is None
-        else tuple(
-            CurrentClaim(*r)
-            for r in db.execute(
-                f"SELECT {columns} FROM claims c JOIN claim_set_members m ON m.claim_pk = c.pk WHERE m.set_pk = ?",
-                (first[0],),
-            )
-        )
-    )
-    regions = tuple(sorted({(c.start, c.end) for c in ingested if c.start is not None and c.end is not None}))
+    regions = tuple(sorted({(s, e) for s, e in ingested_spans if s is not None and e is not None}))
     locations: dict[int, list[tuple[str | None, int | None, int | None]]] = {}
     for edge_pk, marker, start, end in db.execute(
         'SELECT l.edge_pk, l.marker, l.start, l."end" FROM edge_locations l JOIN edges e ON e.pk = l.edge_pk '
@@ -234,6 +234,45 @@ def answer_claims(db: sqlite3.Connection, answer_pk: int) -> AnswerClaims:
         )
     )
     return AnswerClaims(answer_pk, aid, text, current_set, claims, edges, history, regions)
+
+
+def segment_inputs(
+    db: sqlite3.Connection, answer_pks: Sequence[int]
+) -> list[tuple[int, str, tuple[tuple[int, int], ...], Segmentation | None]]:
+    """``(answer pk, text, engine-given spans, segmentation of the newest claim set or None)`` of each answer, in
+    the order given: what segmenting them needs, read with a few queries per 500 answers. The text and spans are
+    those :func:`answer_claims` reads."""
+    found: list[tuple[int, str, tuple[tuple[int, int], ...], Segmentation | None]] = []
+    for at in range(0, len(answer_pks), 500):
+        chunk = list(answer_pks[at : at + 500])
+        marks = ", ".join("?" * len(chunk))
+        texts = dict(db.execute(f"SELECT pk, text FROM answers WHERE pk IN ({marks})", chunk).fetchall())
+        newest = {
+            int(answer_pk): _segmentation(method, version, parameters)
+            for answer_pk, method, version, parameters in db.execute(
+                "SELECT answer_pk, method, version, parameters FROM claim_sets WHERE pk IN "
+                f"(SELECT max(pk) FROM claim_sets WHERE answer_pk IN ({marks}) GROUP BY answer_pk)",
+                chunk,
+            )
+        }
+        spans: dict[int, set[tuple[int, int]]] = {pk: set() for pk in chunk}
+        # the claims as ingested: those of the answer's first set, or its current claims while it has none
+        for answer_pk, start, end in db.execute(
+            'SELECT s.answer_pk, c.start, c."end" FROM claim_sets s JOIN claim_set_members m ON m.set_pk = s.pk '
+            f"JOIN claims c ON c.pk = m.claim_pk WHERE s.answer_pk IN ({marks}) AND s.ordinal = "
+            "(SELECT min(t.ordinal) FROM claim_sets t WHERE t.answer_pk = s.answer_pk)",
+            chunk,
+        ):
+            if start is not None and end is not None:
+                spans[answer_pk].add((start, end))
+        for answer_pk, start, end in db.execute(
+            f'SELECT c.answer_pk, c.start, c."end" FROM claims c WHERE c.answer_pk IN ({marks}) AND {CURRENT_CLAIM}',
+            chunk,
+        ):
+            if answer_pk not in newest and start is not None and end is not None:
+                spans[answer_pk].add((start, end))
+        found.extend((pk, texts[pk], tuple(sorted(spans[pk])), newest.get(pk)) for pk in chunk)
+    return found
 
 
 def _insert_set(
@@ -267,6 +306,86 @@ def _insert_set(
     return pk
 
 
+def answer_claims_many(db: sqlite3.Connection, answer_pks: Sequence[int]) -> list[tuple[AnswerClaims, int]]:
+    """:func:`answer_claims` of each answer, in the order given, with the row id of its protocol: the same
+    records, read with a few queries per 500 answers instead of several per answer."""
+    found: list[tuple[AnswerClaims, int]] = []
+    for at in range(0, len(answer_pks), 500):
+        chunk = list(answer_pks[at : at + 500])
+        marks = ", ".join("?" * len(chunk))
+        answers = {
+            pk: (aid, text, protocol_pk)
+            for pk, aid, text, protocol_pk in db.execute(
+                "SELECT a.pk, a.id, a.text, r.protocol_pk FROM answers a JOIN runs r ON r.pk = a.run_pk "
+                f"WHERE a.pk IN ({marks})",
+                chunk,
+            )
+        }
+        newest = {
+            row[1]: SetInfo(row[0], row[2], _segmentation(row[3], row[4], row[5]), row[6])
+            for row in db.execute(
+                "SELECT pk, answer_pk, ordinal, method, version, parameters, action FROM claim_sets WHERE pk IN "
+                f"(SELECT max(pk) FROM claim_sets WHERE answer_pk IN ({marks}) GROUP BY answer_pk)",
+                chunk,
+            )
+        }
+        history: dict[int, list[CurrentClaim]] = {pk: [] for pk in chunk}
+        current: dict[int, list[CurrentClaim]] = {pk: [] for pk in chunk}
+        for pk, cid, text, start, end, fact_pk, is_current, answer_pk in db.execute(
+            'SELECT pk, id, text, start, "end", fact_pk, current, answer_pk FROM claims '
+            f"WHERE answer_pk IN ({marks}) ORDER BY pk",
+            chunk,
+        ):
+            claim = CurrentClaim(pk, cid, text, start, end, fact_pk)
+            history[answer_pk].append(claim)
+            if is_current == 1:
+                current[answer_pk].append(claim)
+        ingested: dict[int, set[tuple[int, int]]] = {pk: set() for pk in chunk}
+        for answer_pk, start, end in db.execute(
+            'SELECT s.answer_pk, c.start, c."end" FROM claim_sets s JOIN claim_set_members m ON m.set_pk = s.pk '
+            f"JOIN claims c ON c.pk = m.claim_pk WHERE s.answer_pk IN ({marks}) AND s.ordinal = "
+            "(SELECT min(t.ordinal) FROM claim_sets t WHERE t.answer_pk = s.answer_pk)",
+            chunk,
+        ):
+            if start is not None and end is not None:
+                ingested[answer_pk].add((start, end))
+        locations: dict[int, list[StoredLocation]] = {}
+        for edge_pk, marker, start, end in db.execute(
+            'SELECT l.edge_pk, l.marker, l.start, l."end" FROM edge_locations l JOIN edges e ON e.pk = l.edge_pk '
+            f"JOIN claims c ON c.pk = e.claim_pk WHERE c.answer_pk IN ({marks}) ORDER BY l.pk",
+            chunk,
+        ):
+            locations.setdefault(edge_pk, []).append((marker, start, end))
+        edges: dict[int, list[CurrentEdge]] = {pk: [] for pk in chunk}
+        for edge_pk, claim_pk, source_pk, judged, answer_pk in db.execute(
+            "SELECT e.pk, e.claim_pk, e.source_pk, (SELECT count(*) FROM judgements j WHERE j.edge_pk = e.pk), "
+            f"c.answer_pk FROM edges e JOIN claims c ON c.pk = e.claim_pk WHERE c.answer_pk IN ({marks}) "
+            "ORDER BY e.pk",
+            chunk,
+        ):
+            edges[answer_pk].append(
+                CurrentEdge(int(claim_pk), int(source_pk), tuple(locations.get(edge_pk, ())), int(judged))
+            )
+        for pk in chunk:
+            aid, text, protocol_pk = answers[pk]
+            current_set = newest.get(pk)
+            claims = tuple(sorted(current[pk], key=lambda c: (-1 if c.start is None else c.start, c.pk)))
+            spans = (
+                {(c.start, c.end) for c in claims if c.start is not None and c.end is not None}
+                if current_set is None
+                else ingested[pk]
+            )
+            state = AnswerClaims(
+                pk, aid, text, current_set, claims, tuple(edges[pk]), tuple(history[pk]), tuple(sorted(spans))
+            )
+            found.append((state, int(protocol_pk)))
+    return found
+
+
+NewSet = tuple[AnswerClaims, SetPlan, Segmentation, Segmentation]
+"""``(answer as read, plan, segmentation of the new set, segmentation its claims were ingested with)``."""
+
+
 def write_claim_set(
     db: sqlite3.Connection,
     state: AnswerClaims,
@@ -280,22 +399,17 @@ def write_claim_set(
     """Record ``plan`` as the answer's newest claim set: new claims with pending edges, kept claims as they
     are. An answer's first set is preceded by set 0 holding the claims as ingested, so the history starts
     there. Returns the new set's ordinal."""
-    ordinal = 1
-    if state.current_set is None:
-        _insert_set(
-            db,
-            state.pk,
-            0,
-            ingested_as,
-            "ingest",
-            None,
-            created_at,
-            {"claims": len(state.claims)},
-            [c.pk for c in state.claims],
-        )
-    else:
-        ordinal = state.current_set.ordinal + 1
-    members, created = _insert_claims(db, state, plan.members, ordinal)
+    write_claim_sets(db, [(state, plan, segmentation, ingested_as)], action, actor, created_at)
+    return 1 if state.current_set is None else state.current_set.ordinal + 1
+
+
+def _next_pk(db: sqlite3.Connection, table: str) -> int:
+    """The row id SQLite would give the next row of ``table`` (one more than the largest in use)."""
+    (largest,) = db.execute(f"SELECT max(pk) FROM {table}").fetchone()
+    return 1 if largest is None else int(largest) + 1
+
+
+def _counts(plan: SetPlan) -> str:
     counts = {
         "kept": plan.kept,
         "new": plan.new,
@@ -308,68 +422,120 @@ def write_claim_set(
         "unattached_locations": plan.unattached,
         "skipped": plan.skipped,
     }
-    _insert_set(db, state.pk, ordinal, segmentation, action, actor, created_at, counts, members)
-    # Only the flags that change are written: the current claims left out go to 0, claims of older sets brought
-    # back go to 1 (the claims just created are current already).
-    chosen = set(members)
-    current = {c.pk for c in state.claims}
-    db.executemany("UPDATE claims SET current = 0 WHERE pk = ?", [(pk,) for pk in sorted(current - chosen)])
-    db.executemany("UPDATE claims SET current = 1 WHERE pk = ?", [(pk,) for pk in sorted(chosen - current - created)])
-    return ordinal
+    return json.dumps(counts, sort_keys=True)
 
 
-def _next_pk(db: sqlite3.Connection, table: str) -> int:
-    """The row id SQLite would give the next row of ``table`` (one more than the largest in use)."""
-    (largest,) = db.execute(f"SELECT max(pk) FROM {table}").fetchone()
-    return 1 if largest is None else int(largest) + 1
-
-
-def _insert_claims(
-    db: sqlite3.Connection, state: AnswerClaims, plan: Sequence[ClaimPlan], ordinal: int
-) -> tuple[list[int], set[int]]:
-    """Create the new claims of ``plan`` with their pending edges; the row ids of all members in order, and those
-    of the new claims. Rows are numbered here as SQLite would number them one by one, so a few ``executemany``
-    calls write them all."""
-    new = [m for m in plan if not isinstance(m, int)]
-    if not new:
-        return [m for m in plan if isinstance(m, int)], set()
-    ids = [f"{state.id}-s{ordinal}c{number}" for number in range(1, len(new) + 1)]
-    stored: set[str] = set()
-    for at in range(0, len(ids), 500):
-        chunk = ids[at : at + 500]
+def write_claim_sets(
+    db: sqlite3.Connection, sets: Sequence[NewSet], action: str, actor: str | None, created_at: str
+) -> None:
+    """:func:`write_claim_set` for several answers (each read before any of them was written), with one
+    ``executemany`` per table. Rows are numbered here as SQLite would number them one by one, answer after
+    answer, so the rows are those the answers written one at a time would leave."""
+    ids: dict[int, list[str]] = {}
+    for state, plan, _, _ in sets:
+        ordinal = 1 if state.current_set is None else state.current_set.ordinal + 1
+        count = sum(1 for m in plan.members if not isinstance(m, int))
+        ids[state.pk] = [f"{state.id}-s{ordinal}c{number}" for number in range(1, count + 1)]
+    wanted = [claim_id for found in ids.values() for claim_id in found]
+    stored: set[str] = set()  # the ids already taken among those
+    for at in range(0, len(wanted), 500):
+        chunk = wanted[at : at + 500]
         marks = ", ".join("?" * len(chunk))
         stored.update(row[0] for row in db.execute(f"SELECT id FROM claims WHERE id IN ({marks})", chunk))
-    taken = {c.id for c in state.history}
-    claim_pk, edge_pk, location_pk = _next_pk(db, "claims"), _next_pk(db, "edges"), _next_pk(db, "edge_locations")
-    claims: list[tuple[object, ...]] = []
-    edges: list[tuple[object, ...]] = []
-    locations: list[tuple[object, ...]] = []
-    members: list[int] = []
-    created: set[int] = set()
-    made = iter(zip(new, ids, strict=True))
-    for member in plan:
-        if isinstance(member, int):
-            members.append(member)
-            continue
-        claim, claim_id = next(made)
-        if claim_id in taken or claim_id in stored:
-            while claim_id in taken or db.execute("SELECT 1 FROM claims WHERE id = ?", (claim_id,)).fetchone():
-                claim_id += "x"
-        taken.add(claim_id)
-        claims.append((claim_pk, claim_id, state.pk, claim.text, claim.start, claim.end))
-        for source_pk, where in claim.edges.items():
-            edges.append((edge_pk, claim_pk, source_pk, "pending", PENDING_CODE, len(where)))
-            for location in where:
-                locations.append((location_pk, edge_pk, *location))
-                location_pk += 1
-            edge_pk += 1
-        members.append(claim_pk)
-        created.add(claim_pk)
-        claim_pk += 1
-    db.executemany('INSERT INTO claims (pk, id, answer_pk, text, start, "end") VALUES (?, ?, ?, ?, ?, ?)', claims)
+    set_pk, claim_pk = _next_pk(db, "claim_sets"), _next_pk(db, "claims")
+    edge_pk, location_pk = _next_pk(db, "edges"), _next_pk(db, "edge_locations")
+    set_rows: list[tuple[object, ...]] = []
+    member_rows: list[tuple[int, int]] = []
+    claim_rows: list[tuple[object, ...]] = []
+    edge_rows: list[tuple[object, ...]] = []
+    location_rows: list[tuple[object, ...]] = []
+    retired: list[tuple[int]] = []
+    restored: list[tuple[int]] = []
+    written: set[str] = set()  # ids given to claims of the answers before this one
+    for state, plan, segmentation, ingested_as in sets:
+        ordinal = 1
+        if state.current_set is None:
+            counts = json.dumps({"claims": len(state.claims)}, sort_keys=True)
+            set_rows.append(_set_row(set_pk, state.pk, 0, ingested_as, "ingest", None, created_at, counts))
+            member_rows.extend((set_pk, pk) for pk in dict.fromkeys(c.pk for c in state.claims))
+            set_pk += 1
+        else:
+            ordinal = state.current_set.ordinal + 1
+        taken = {c.id for c in state.history}
+        members: list[int] = []
+        created: set[int] = set()
+        made = iter(ids[state.pk])
+        for member in plan.members:
+            if isinstance(member, int):
+                members.append(member)
+                continue
+            claim_id = next(made)
+            if claim_id in taken or claim_id in stored or claim_id in written:
+                while (
+                    claim_id in taken
+                    or claim_id in written
+                    or db.execute("SELECT 1 FROM claims WHERE id = ?", (claim_id,)).fetchone()
+                ):
+                    claim_id += "x"
+            taken.add(claim_id)
+            written.add(claim_id)
+            claim_rows.append((claim_pk, claim_id, state.pk, member.text, member.start, member.end))
+            for source_pk, where in member.edges.items():
+                edge_rows.append((edge_pk, claim_pk, source_pk, "pending", PENDING_CODE, len(where)))
+                for location in where:
+                    location_rows.append((location_pk, edge_pk, *location))
+                    location_pk += 1
+                edge_pk += 1
+            members.append(claim_pk)
+            created.add(claim_pk)
+            claim_pk += 1
+        set_rows.append(_set_row(set_pk, state.pk, ordinal, segmentation, action, actor, created_at, _counts(plan)))
+        member_rows.extend((set_pk, pk) for pk in dict.fromkeys(members))
+        set_pk += 1
+        # Only the flags that change are written: the current claims left out go to 0, claims of older sets
+        # brought back go to 1 (the claims just created are current already).
+        chosen = set(members)
+        current = {c.pk for c in state.claims}
+        retired.extend((pk,) for pk in sorted(current - chosen))
+        restored.extend((pk,) for pk in sorted(chosen - current - created))
+    db.executemany('INSERT INTO claims (pk, id, answer_pk, text, start, "end") VALUES (?, ?, ?, ?, ?, ?)', claim_rows)
     db.executemany(
         "INSERT INTO edges (pk, claim_pk, source_pk, review_state, final_code, n_locations) VALUES (?, ?, ?, ?, ?, ?)",
-        edges,
+        edge_rows,
     )
-    db.executemany('INSERT INTO edge_locations (pk, edge_pk, marker, start, "end") VALUES (?, ?, ?, ?, ?)', locations)
-    return members, created
+    db.executemany(
+        'INSERT INTO edge_locations (pk, edge_pk, marker, start, "end") VALUES (?, ?, ?, ?, ?)', location_rows
+    )
+    db.executemany(
+        "INSERT INTO claim_sets (pk, answer_pk, ordinal, method, version, parameters, action, actor, created_at, "
+        "counts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        set_rows,
+    )
+    db.executemany("INSERT INTO claim_set_members VALUES (?, ?)", member_rows)
+    db.executemany("UPDATE claims SET current = 0 WHERE pk = ?", retired)
+    db.executemany("UPDATE claims SET current = 1 WHERE pk = ?", restored)
+
+
+def _set_row(
+    pk: int,
+    answer_pk: int,
+    ordinal: int,
+    segmentation: Segmentation,
+    action: str,
+    actor: str | None,
+    created_at: str,
+    counts: str,
+) -> tuple[object, ...]:
+    parameters = json.dumps([list(p) for p in segmentation.parameters])
+    return (
+        pk,
+        answer_pk,
+        ordinal,
+        segmentation.method,
+        segmentation.version,
+        parameters,
+        action,
+        actor,
+        created_at,
+        counts,
+    )

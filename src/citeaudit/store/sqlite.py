@@ -36,7 +36,18 @@ from citeaudit.protocol import (
 from citeaudit.scope import Scope
 from citeaudit.scoring import ScoringColumns
 from citeaudit.store import resolution
-from citeaudit.store.claimsets import AnswerClaims, SetPlan, answer_claims, answers_in, claim_answer, write_claim_set
+from citeaudit.store.claimsets import (
+    AnswerClaims,
+    NewSet,
+    SetPlan,
+    answer_claims,
+    answer_claims_many,
+    answers_in,
+    claim_answer,
+    segment_inputs,
+    write_claim_set,
+    write_claim_sets,
+)
 from citeaudit.store.connection import Transactions, connect, use_wal
 from citeaudit.store.facts import (
     FactWork,
@@ -440,6 +451,13 @@ class Store:
         """An answer's current claims, edges, claim history and engine-given spans."""
         return answer_claims(self._db, answer_pk)
 
+    def segment_inputs(
+        self, answer_pks: Sequence[int]
+    ) -> list[tuple[int, str, tuple[tuple[int, int], ...], Segmentation | None]]:
+        """``(answer pk, text, engine-given spans, segmentation of the newest claim set or None)`` of each answer,
+        read in bulk (see :func:`~citeaudit.store.claimsets.segment_inputs`)."""
+        return segment_inputs(self._db, answer_pks)
+
     def fact_work(self, answer_pk: int) -> FactWork:
         """An answer's current claims and the required facts still to map."""
         return fact_work(self._db, answer_pk)
@@ -511,24 +529,44 @@ class Store:
         actor: str | None,
         done: Callable[[SetPlan | None], None],
         batch_seconds: float = 0.25,
+        group: int = 64,
     ) -> None:
-        """:meth:`change_claims` for each answer in turn, ``done`` told each outcome. Each answer is still all or
-        nothing (a savepoint), but answers are committed together, one transaction per ``batch_seconds`` of work:
-        a commit costs more than segmenting a short answer. When an answer fails (or the run is interrupted) the
-        answers finished before it are committed, then the error is raised."""
+        """:meth:`change_claims` for each answer in turn, ``done`` told each outcome. Answers are read, planned and
+        written ``group`` at a time (a few queries per group instead of several per answer) and committed
+        together, one transaction per ``batch_seconds`` of work: a commit costs more than segmenting a short
+        answer. Each answer is still all or nothing: when the planner fails on an answer (or the run is
+        interrupted) the answers planned before it are written and committed, then the error is raised; when
+        writing a group fails, none of its answers is written, those of the groups before it are committed."""
         position = 0
         while position < len(answer_pks):
             failure: BaseException | None = None
-            with self._transaction():
+            with self._transaction() as db:
                 deadline = time.monotonic() + batch_seconds
-                while position < len(answer_pks):
+                while position < len(answer_pks) and failure is None:
+                    outcomes: list[SetPlan | None] = []
+                    sets: list[NewSet] = []
                     try:
-                        plan = self.change_claims(answer_pks[position], planner, action, actor)
-                        position += 1
-                        done(plan)
-                    except BaseException as exc:  # what is finished is committed, then this is raised
+                        chunk = _distinct_run(answer_pks, position, group)
+                        for state, protocol_pk in answer_claims_many(db, chunk):
+                            ingested_as = self.protocol(protocol_pk).segmentation
+                            decided = planner(
+                                state, state.current_set.segmentation if state.current_set else ingested_as
+                            )
+                            if decided is not None:
+                                sets.append((state, decided[0], decided[1], ingested_as))
+                            outcomes.append(None if decided is None else decided[0])
+                            if time.monotonic() > deadline:
+                                break  # slow answers (a model's): the rest of the group waits for the next batch
+                    except BaseException as exc:  # what is planned before it is written and committed
                         failure = exc
-                        break
+                    try:
+                        with self._transaction() as group_db:  # a savepoint: the group is written or not
+                            write_claim_sets(group_db, sets, action, actor, utc_now())
+                        for outcome in outcomes:
+                            position += 1
+                            done(outcome)
+                    except BaseException as exc:
+                        failure = exc
                     if time.monotonic() > deadline:
                         break
             if failure is not None:
@@ -563,6 +601,18 @@ class Store:
     def retired_rated(self, raters: Sequence[Rater], protocol_pk: int | None = None) -> int:
         """Edges of retired claims labelled by any of ``raters``: left out when raters are compared."""
         return read_retired_rated(self._db, raters, protocol_pk)
+
+
+def _distinct_run(answer_pks: Sequence[int], position: int, group: int) -> Sequence[int]:
+    """Up to ``group`` answers from ``position`` on, ending before an answer that comes twice: an answer is read
+    before any of its group is written, so the second time must be read in a later group."""
+    chunk = answer_pks[position : position + group]
+    seen: set[int] = set()
+    for index, answer_pk in enumerate(chunk):
+        if answer_pk in seen:
+            return chunk[:index]
+        seen.add(answer_pk)
+    return chunk
 
 
 def _added(report: ImportReport, part: ImportReport) -> ImportReport:
