@@ -589,6 +589,7 @@ def path_hand_written(root: Path, args: argparse.Namespace) -> dict[str, Any]:
 
     start, cpu = time.perf_counter(), time.process_time()
     con = duckdb.connect(config={"preserve_insertion_order": False})
+    con.execute("SET enable_progress_bar = false")  # as the engine: no bar drawn on the output
     rows = con.execute(HAND_WRITTEN.format(root=root)).fetchall()
     # the rows are per (platform, severity): a platform's counts are their sums
     totals: dict[str, list[int]] = {}
