@@ -389,3 +389,24 @@ def test_both_ledger_readers_give_the_same_tables(four_claim_db: Path) -> None:
     # c1 supported (cited twice), c2 conflicting, c3 unknown: three edges with their final labels
     assert sorted(r["label"] for r in through_adbc["edges"]) == ["conflicting", "supported", "unknown"]
     assert len(through_adbc["edge_locations"]) == 4
+
+
+def test_duckdb_draws_no_progress_bar(four_claim_parquet: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """DuckDB's progress bar goes to standard output, where `score --format json` prints: the engine's
+    connections turn it off (it shows only for queries past two seconds, so the setting is what is checked)."""
+    from citeaudit.engines._duckdb import DuckDBRunner
+
+    connect = duckdb.connect
+
+    def drawing(*args: Any, **kwargs: Any) -> Any:
+        # a connection as a script gets one (DuckDB leaves the bar off under pytest by itself)
+        con = connect(*args, **kwargs)
+        con.execute("SET enable_progress_bar = true")
+        return con
+
+    monkeypatch.setattr(duckdb, "connect", drawing)
+    setting = "SELECT current_setting('enable_progress_bar') AS shown"
+    with DuckDBRunner.over_parquet(str(four_claim_parquet)) as runner:
+        assert runner.query(setting) == {"shown": [False]}
+    with DuckDBRunner.over_batches(iter([])) as runner:
+        assert runner.query(setting) == {"shown": [False]}

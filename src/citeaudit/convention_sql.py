@@ -101,9 +101,10 @@ TABLES: Mapping[str, tuple[Column, ...]] = {
 """Every engine table and its columns (partition columns not included: see :data:`PARTITIONS`).
 
 ``answers`` holds the dimensions already resolved (an answer's platform, else its run's); ``claims.severity``
-is the claim's own; ``edges`` holds one row per edge with its final label (``NULL`` while pending or disputed);
-``edge_locations`` one row per citation location, so duplicated citations collapse in the query; ``citations``
-the *cited* citations (retrieved-only ones never count); ``protocols.body`` the protocol as JSON;
+is the claim's own; ``edges`` holds one row per edge, that is per (claim, source), with its final label
+(``NULL`` while pending or disputed); ``edge_locations`` one row per citation location, so duplicated citations
+collapse in the query; ``citations`` the *cited* citations (retrieved-only ones never count); ``protocols.body``
+the protocol as JSON;
 ``required_facts.weight`` is 0 when the protocol declares no weights (``protocols.weighted`` says whether it does)."""
 
 PARTITIONS: Mapping[str, tuple[str, ...]] = {
@@ -255,18 +256,21 @@ def _cte_parts(
         f"  LEFT JOIN (SELECT fact, severity FROM required_facts WHERE {in_protocol}) f ON f.fact = c.fact\n"
         f"  WHERE {protocol_is('c.')}{in_runs('c.')}\n)",
         # Duplicated citations (same claim, same source) collapse into one edge; their count is kept. The
-        # locations and the edges' labels meet in one aggregation (no join at the size of the edges). An edge
-        # without a final label is pending (scored as unknown, counted apart); disputed is pending too.
-        "unique_edges AS (\n  SELECT claim, source, count(located) AS locations,\n"
-        f"    coalesce(max(outcome), {outcomes.index('pending')}) AS outcome\n"
+        # locations are counted per (claim, source) first, then meet the edges' labels in one join on that key
+        # (``edges`` holds one row per (claim, source), as the ledger does): a located pair without an edge row
+        # is pending, an edge row never located is no edge. An edge without a final label is pending (scored as
+        # unknown, counted apart); disputed is pending too.
+        "unique_edges AS (\n  SELECT l.claim, l.source, l.locations,\n"
+        f"    coalesce(e.outcome, {outcomes.index('pending')}) AS outcome\n"
         "  FROM (\n"
-        "    SELECT claim, source, 1 AS located, CAST(NULL AS INT) AS outcome\n"
+        "    SELECT claim, source, count(*) AS locations\n"
         f"    FROM edge_locations WHERE {per_run}\n"
-        "    UNION ALL\n"
-        f"    SELECT claim, source, CAST(NULL AS INT) AS located, {outcome_code} AS outcome\n"
+        "    GROUP BY claim, source\n"
+        "  ) l\n"
+        "  LEFT JOIN (\n"
+        f"    SELECT claim, source, {outcome_code} AS outcome\n"
         f"    FROM edges WHERE {per_run}\n"
-        "  ) located_edges\n"
-        "  GROUP BY claim, source\n  HAVING count(located) > 0\n)",
+        "  ) e ON e.claim = l.claim AND e.source = l.source\n)",
         # One pass over the edges down to one row per claim, on the claim's integer key alone.
         "claim_totals AS (\n  SELECT u.claim, count(*) AS edges, CAST(sum(u.locations) AS BIGINT) AS locations,\n"
         + ",\n".join(f"    count(*) FILTER (WHERE u.outcome = {i}) AS {o}" for i, o in enumerate(outcomes))

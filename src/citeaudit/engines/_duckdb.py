@@ -46,7 +46,7 @@ class DuckDBRunner:
         """Views over a Parquet dataset written by the export."""
         duckdb = _duckdb()
         with tempfile.TemporaryDirectory(prefix="citeaudit-duckdb-") as spill:
-            con = duckdb.connect(config=_config(spill, memory_limit))
+            con = _connect(duckdb, ":memory:", spill, memory_limit)
             try:
                 runner = cls(con)
                 for statement in preamble_sql(DIALECT, root).split(";\n"):
@@ -62,7 +62,7 @@ class DuckDBRunner:
         duckdb = _duckdb()
         schemas = arrow_schemas(partition_columns=True)
         with tempfile.TemporaryDirectory(prefix="citeaudit-duckdb-") as spill:
-            con = duckdb.connect(str(Path(spill) / "tables.duckdb"), config=_config(spill, memory_limit))
+            con = _connect(duckdb, str(Path(spill) / "tables.duckdb"), spill, memory_limit)
             try:
                 for name, columns in TABLES.items():
                     spec = [f"{c.name} {c.type}" for c in columns] + [f"{p} VARCHAR" for p in PARTITIONS[name]]
@@ -96,6 +96,14 @@ class DuckDBRunner:
             return self._con.execute(sql)
         except _duckdb().Error as exc:
             raise EngineFailed("duckdb", exc) from None
+
+
+def _connect(duckdb: Any, database: str, spill: str, memory_limit: str | None) -> Any:
+    con = duckdb.connect(database, config=_config(spill, memory_limit))
+    # DuckDB draws a progress bar on standard output for queries past two seconds, into the JSON or CSV a
+    # command prints there; it is a setting of the connection, not of the database
+    con.execute("SET enable_progress_bar = false")
+    return con
 
 
 def _config(spill: str, memory_limit: str | None) -> dict[str, Any]:
