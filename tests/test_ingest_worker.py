@@ -329,13 +329,13 @@ def test_without_a_load_average_the_other_cpus_count_as_busy(monkeypatch: pytest
 
     monkeypatch.setattr(worker.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
     monkeypatch.setattr(worker.os, "getloadavg", missing)
-    assert not worker.second_cpu_idle()
+    assert not worker.second_core_idle()
 
 
 def test_by_default_a_small_payload_is_read_here_and_a_large_one_in_a_worker(
     tmp_path: Path, watched: list[Watched], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(worker, "second_cpu_idle", lambda: True)
+    monkeypatch.setattr(worker, "second_core_idle", lambda: True)
     small = write_lines(tmp_path / "small.jsonl", sonar_lines(30, 4))
     large = write_lines(tmp_path / "large.jsonl", sonar_lines(30, 5))
     monkeypatch.setattr(worker, "WORKER_BYTES", large.stat().st_size)  # as if it were large
@@ -350,7 +350,7 @@ def test_the_command_gives_the_one_line_error_and_exit_2_when_the_worker_finds_t
     cli: Any, tmp_path: Path, db_path: Path, watched: list[Watched], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(worker, "WORKER_BYTES", 0)
-    monkeypatch.setattr(worker, "second_cpu_idle", lambda: True)
+    monkeypatch.setattr(worker, "second_core_idle", lambda: True)
     protocol = tmp_path / "protocol.yaml"
     protocol.write_text("id: p\nversion: '1'\nquestions:\n  - id: q01\n    text: Tell me about the AX220.\n")
     rows: list[Any] = list(sonar_lines(30, 8))
@@ -370,7 +370,7 @@ def test_the_command_imports_through_a_worker(
     cli: Any, tmp_path: Path, db_path: Path, watched: list[Watched], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(worker, "WORKER_BYTES", 0)
-    monkeypatch.setattr(worker, "second_cpu_idle", lambda: True)
+    monkeypatch.setattr(worker, "second_core_idle", lambda: True)
     protocol = tmp_path / "protocol.yaml"
     protocol.write_text("id: p\nversion: '1'\nquestions:\n  - id: q01\n    text: Tell me about the AX220.\n")
     path = write_lines(tmp_path / "good.jsonl", sonar_lines(30, 8))

@@ -36,12 +36,13 @@ from typing import IO, TYPE_CHECKING, Any
 
 from citeaudit.errors import ImportStopped
 from citeaudit.store.importing import ChunkRows
+from citeaudit.store.pipeline import second_core_idle
 
 if TYPE_CHECKING:
     from citeaudit.ingest.assemble import Attachment
     from citeaudit.ingest.base import Reader
 
-__all__ = ["WORKER_BYTES", "WORKER_CHUNK", "ReadAhead", "reads_in_worker", "second_cpu_idle", "serve", "usable_cpus"]
+__all__ = ["WORKER_BYTES", "WORKER_CHUNK", "ReadAhead", "reads_in_worker", "serve"]
 
 WORKER_BYTES = 16_000_000
 """Smallest payload (bytes) read in a worker process when the import decides by itself (about 10 000 Sonar
@@ -58,35 +59,16 @@ depend on the size of the chunks."""
 _LENGTH = struct.Struct(">Q")
 
 
-def usable_cpus() -> int:
-    """How many CPUs this process may run on (its affinity mask where the system has one)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - no affinity masks on this system
-        return os.cpu_count() or 1
-
-
-def second_cpu_idle() -> bool:
-    """Whether this process may run on more than one CPU and one of the machine's CPUs is idle now: a load
-    average (one minute) below the number of CPUs less one. Read in a worker, an import of 100 000 answers took
-    0.73x the time at a load average of 1 on 2 CPUs, but 1.06x at 3 and 1.01-1.07x at 5 to 7: on a busy machine
-    the worker gains nothing and its cost stays (the two processes use 1.15-1.23x the CPU time of one: the rows
-    pickled and unpickled, a second interpreter started)."""
-    if usable_cpus() < 2:
-        return False
-    try:
-        load = os.getloadavg()[0]
-    except (AttributeError, OSError):  # no load average on this system: assume the other CPUs are busy
-        return False
-    return load < (os.cpu_count() or 1) - 1
-
-
 def reads_in_worker(size: int, worker: bool | None) -> bool:
     """Whether a payload of ``size`` bytes is read in a worker process: ``worker`` when given, else when it is at
-    least :data:`WORKER_BYTES` and a second CPU is idle to run the worker on (:func:`second_cpu_idle`)."""
+    least :data:`WORKER_BYTES` and a second CPU is idle to run the worker on
+    (:func:`~citeaudit.store.pipeline.second_core_idle`). Read in a worker, an import of 100 000 answers took 0.73x
+    the time at a load average of 1 on 2 CPUs, but 1.06x at 3 and 1.01-1.07x at 5 to 7: on a busy machine the
+    worker gains nothing and its cost stays (the two processes use 1.15-1.23x the CPU time of one: the rows
+    pickled and unpickled, a second interpreter started)."""
     if worker is not None:
         return worker
-    return size >= WORKER_BYTES and second_cpu_idle()
+    return size >= WORKER_BYTES and second_core_idle()
 
 
 class ReadAhead:

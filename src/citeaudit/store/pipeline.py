@@ -33,16 +33,22 @@ the statement is done; at the default, it would wait for the reading thread up t
 
 
 def second_core_idle() -> bool:
-    """Whether a core besides this one is idle now: more than one core, and a load average (one minute) below
-    the number of cores less one. Only then can SQLite's work overlap the reading; on a busy machine the writer
-    thread only adds the cost of handing the interpreter to and fro (an import of 100 000 answers took 1.15x
-    the time with it at a load average of 8 on 2 cores)."""
-    cores = os.cpu_count() or 1
+    """Whether a core besides this one is idle now: this process may run on more than one core (its affinity
+    mask, where the system has one), and the load average (one minute) is below the machine's cores less one.
+    Only then can a second thread or process overlap this one's work; on a busy machine it only adds its own
+    cost (an import of 100 000 answers took 1.15x the time with the writer thread at a load average of 8 on 2
+    cores)."""
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - no affinity masks on this system
+        usable = os.cpu_count() or 1
+    if usable < 2:
+        return False
     try:
         load = os.getloadavg()[0]
     except (AttributeError, OSError):  # no load average on this system: assume the other cores are busy
         return False
-    return cores > 1 and load < cores - 1
+    return load < (os.cpu_count() or 1) - 1
 
 
 class ChunkWriter(Generic[Chunk, Written]):
