@@ -236,6 +236,20 @@ def answer_claims(db: sqlite3.Connection, answer_pk: int) -> AnswerClaims:
     return AnswerClaims(answer_pk, aid, text, current_set, claims, edges, history, regions)
 
 
+def _first_set_spans(db: sqlite3.Connection, chunk: Sequence[int], marks: str) -> dict[int, set[tuple[int, int]]]:
+    """``answer pk → spans`` of the claims of each answer's first claim set (empty for an answer without one)."""
+    spans: dict[int, set[tuple[int, int]]] = {pk: set() for pk in chunk}
+    for answer_pk, start, end in db.execute(
+        'SELECT s.answer_pk, c.start, c."end" FROM claim_sets s JOIN claim_set_members m ON m.set_pk = s.pk '
+        f"JOIN claims c ON c.pk = m.claim_pk WHERE s.answer_pk IN ({marks}) AND s.ordinal = "
+        "(SELECT min(t.ordinal) FROM claim_sets t WHERE t.answer_pk = s.answer_pk)",
+        chunk,
+    ):
+        if start is not None and end is not None:
+            spans[answer_pk].add((start, end))
+    return spans
+
+
 def segment_inputs(
     db: sqlite3.Connection, answer_pks: Sequence[int]
 ) -> list[tuple[int, str, tuple[tuple[int, int], ...], Segmentation | None]]:
@@ -255,16 +269,8 @@ def segment_inputs(
                 chunk,
             )
         }
-        spans: dict[int, set[tuple[int, int]]] = {pk: set() for pk in chunk}
         # the claims as ingested: those of the answer's first set, or its current claims while it has none
-        for answer_pk, start, end in db.execute(
-            'SELECT s.answer_pk, c.start, c."end" FROM claim_sets s JOIN claim_set_members m ON m.set_pk = s.pk '
-            f"JOIN claims c ON c.pk = m.claim_pk WHERE s.answer_pk IN ({marks}) AND s.ordinal = "
-            "(SELECT min(t.ordinal) FROM claim_sets t WHERE t.answer_pk = s.answer_pk)",
-            chunk,
-        ):
-            if start is not None and end is not None:
-                spans[answer_pk].add((start, end))
+        spans = _first_set_spans(db, chunk, marks)
         for answer_pk, start, end in db.execute(
             f'SELECT c.answer_pk, c.start, c."end" FROM claims c WHERE c.answer_pk IN ({marks}) AND {CURRENT_CLAIM}',
             chunk,
@@ -340,15 +346,7 @@ def answer_claims_many(db: sqlite3.Connection, answer_pks: Sequence[int]) -> lis
             history[answer_pk].append(claim)
             if is_current == 1:
                 current[answer_pk].append(claim)
-        ingested: dict[int, set[tuple[int, int]]] = {pk: set() for pk in chunk}
-        for answer_pk, start, end in db.execute(
-            'SELECT s.answer_pk, c.start, c."end" FROM claim_sets s JOIN claim_set_members m ON m.set_pk = s.pk '
-            f"JOIN claims c ON c.pk = m.claim_pk WHERE s.answer_pk IN ({marks}) AND s.ordinal = "
-            "(SELECT min(t.ordinal) FROM claim_sets t WHERE t.answer_pk = s.answer_pk)",
-            chunk,
-        ):
-            if start is not None and end is not None:
-                ingested[answer_pk].add((start, end))
+        ingested = _first_set_spans(db, chunk, marks)
         locations: dict[int, list[StoredLocation]] = {}
         for edge_pk, marker, start, end in db.execute(
             'SELECT l.edge_pk, l.marker, l.start, l."end" FROM edge_locations l JOIN edges e ON e.pk = l.edge_pk '
