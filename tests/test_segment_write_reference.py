@@ -11,6 +11,7 @@ must be equal (``created_at`` apart); ``tests/test_segment_worker.py`` runs the 
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sqlite3
@@ -30,7 +31,6 @@ from citeaudit.store.claimsets import (
     AnswerClaims,
     NewClaim,
     SetPlan,
-    _insert_set,
     answer_claims,
     answer_claims_many,
     segment_inputs,
@@ -47,6 +47,37 @@ TABLES = {
     "edges": "SELECT pk, claim_pk, source_pk, review_state, final_code, n_locations FROM edges",
     "edge_locations": 'SELECT pk, edge_pk, marker, start, "end" FROM edge_locations',
 }
+
+
+def _insert_set(  # the reference path's set row: one INSERT, its row id left to SQLite
+    db: sqlite3.Connection,
+    answer_pk: int,
+    ordinal: int,
+    segmentation: Segmentation,
+    action: str,
+    actor: str | None,
+    created_at: str,
+    counts: dict[str, object],
+    members: Sequence[int],
+) -> int:
+    pk = db.execute(
+        "INSERT INTO claim_sets (answer_pk, ordinal, method, version, parameters, action, actor, created_at, counts) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            answer_pk,
+            ordinal,
+            segmentation.method,
+            segmentation.version,
+            json.dumps([list(p) for p in segmentation.parameters]),
+            action,
+            actor,
+            created_at,
+            json.dumps(counts, sort_keys=True),
+        ),
+    ).lastrowid
+    assert pk is not None
+    db.executemany("INSERT INTO claim_set_members VALUES (?, ?)", [(pk, m) for m in dict.fromkeys(members)])
+    return pk
 
 
 def _data() -> None:

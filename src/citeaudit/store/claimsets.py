@@ -281,37 +281,6 @@ def segment_inputs(
     return found
 
 
-def _insert_set(
-    db: sqlite3.Connection,
-    answer_pk: int,
-    ordinal: int,
-    segmentation: Segmentation,
-    action: str,
-    actor: str | None,
-    created_at: str,
-    counts: dict[str, object],
-    members: Sequence[int],
-) -> int:
-    pk = db.execute(
-        "INSERT INTO claim_sets (answer_pk, ordinal, method, version, parameters, action, actor, created_at, counts) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            answer_pk,
-            ordinal,
-            segmentation.method,
-            segmentation.version,
-            json.dumps([list(p) for p in segmentation.parameters]),
-            action,
-            actor,
-            created_at,
-            json.dumps(counts, sort_keys=True),
-        ),
-    ).lastrowid
-    assert pk is not None
-    db.executemany("INSERT INTO claim_set_members VALUES (?, ?)", [(pk, m) for m in dict.fromkeys(members)])
-    return pk
-
-
 def answer_claims_many(db: sqlite3.Connection, answer_pks: Sequence[int]) -> list[tuple[AnswerClaims, int]]:
     """:func:`answer_claims` of each answer, in the order given, with the row id of its protocol: the same
     records, read with a few queries per 500 answers instead of several per answer."""
