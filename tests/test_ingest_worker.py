@@ -346,13 +346,19 @@ def test_by_default_a_small_payload_is_read_here_and_a_large_one_in_a_worker(
     assert watched[0].pid is not None
 
 
-def test_the_command_gives_the_one_line_error_and_exit_2_when_the_worker_finds_the_problem(
-    cli: Any, tmp_path: Path, db_path: Path, watched: list[Watched], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _command_reads_in_a_worker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every payload read in a worker from here on (any size, a CPU idle); the protocol file the command is given."""
     monkeypatch.setattr(worker, "WORKER_BYTES", 0)
     monkeypatch.setattr(worker, "second_core_idle", lambda: True)
     protocol = tmp_path / "protocol.yaml"
     protocol.write_text("id: p\nversion: '1'\nquestions:\n  - id: q01\n    text: Tell me about the AX220.\n")
+    return protocol
+
+
+def test_the_command_gives_the_one_line_error_and_exit_2_when_the_worker_finds_the_problem(
+    cli: Any, tmp_path: Path, db_path: Path, watched: list[Watched], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    protocol = _command_reads_in_a_worker(tmp_path, monkeypatch)
     rows: list[Any] = list(sonar_lines(30, 8))
     rows[22] = {"choices": [], "search_results": []}
     path = write_lines(tmp_path / "bad.jsonl", rows)
@@ -369,10 +375,7 @@ def test_the_command_gives_the_one_line_error_and_exit_2_when_the_worker_finds_t
 def test_the_command_imports_through_a_worker(
     cli: Any, tmp_path: Path, db_path: Path, watched: list[Watched], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(worker, "WORKER_BYTES", 0)
-    monkeypatch.setattr(worker, "second_core_idle", lambda: True)
-    protocol = tmp_path / "protocol.yaml"
-    protocol.write_text("id: p\nversion: '1'\nquestions:\n  - id: q01\n    text: Tell me about the AX220.\n")
+    protocol = _command_reads_in_a_worker(tmp_path, monkeypatch)
     path = write_lines(tmp_path / "good.jsonl", sonar_lines(30, 8))
     result = cli("ingest", path, "--db", db_path, "--questions", protocol, "--format", "perplexity")
     assert result.exit_code == 0, result.stderr
