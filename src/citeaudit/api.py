@@ -130,10 +130,9 @@ def score_path(
             brand = cross = None
             if figures:
                 brand, cross = _database_figures(store, chosen, protocol_pk, scope, by, ci, columns)
-            cited = {int(pk) for pk in columns.citation_source} | {int(pk) for pk in columns.edge_source}
             from citeaudit.store.answers import unresolved_sources
 
-            unresolved = unresolved_sources(store, cited)
+            unresolved = unresolved_sources(store, columns.citation_source, columns.edge_source)
         result = score_columns(
             columns, scoring=chosen.scoring, fingerprint=fingerprint(chosen), by=by, macro=macro, ci=ci
         )
