@@ -16,7 +16,7 @@ from pathlib import Path
 from citeaudit.errors import StoreError
 from citeaudit.store.writers import begin_immediate, busy_error, is_busy
 
-__all__ = ["Transactions", "connect", "use_wal"]
+__all__ = ["Transactions", "connect", "read_snapshot", "use_wal"]
 
 
 def connect(
@@ -65,6 +65,25 @@ def use_wal(db: sqlite3.Connection) -> None:
     uses (readers then never wait for a writer); the file keeps it."""
     db.execute("PRAGMA journal_mode = WAL")
     db.execute("PRAGMA synchronous = NORMAL")
+
+
+@contextmanager
+def read_snapshot(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """Several reads that see one state of the ledger: a read transaction (``BEGIN`` … ``COMMIT``), so a writer
+    that commits between two of them changes neither. Inside another transaction the reads already share one.
+
+    In autocommit mode each statement is a transaction of its own: without this, an answer imported between the
+    read of the answers in scope and the read of their citations would bring citations of an answer the first
+    read never saw."""
+    if db.in_transaction:
+        yield db
+        return
+    db.execute("BEGIN")
+    try:
+        yield db
+    finally:
+        if db.in_transaction:
+            db.execute("COMMIT")
 
 
 class Transactions:

@@ -48,7 +48,7 @@ from citeaudit.store.claimsets import (
     write_claim_set,
     write_claim_sets,
 )
-from citeaudit.store.connection import Transactions, connect, use_wal
+from citeaudit.store.connection import Transactions, connect, read_snapshot, use_wal
 from citeaudit.store.facts import (
     FactWork,
     MappingRow,
@@ -189,6 +189,11 @@ class Store:
         """One write transaction (``BEGIN IMMEDIATE`` … ``COMMIT``, rolled back on any error). Inside another,
         a savepoint: its writes are kept or rolled back with the outer transaction."""
         return self._transaction()
+
+    def snapshot(self) -> AbstractContextManager[sqlite3.Connection]:
+        """Reads that see one state of the database, whatever other processes commit meanwhile (a read
+        transaction; see :func:`~citeaudit.store.connection.read_snapshot`)."""
+        return read_snapshot(self._db)
 
     @property
     def connection(self) -> sqlite3.Connection:
