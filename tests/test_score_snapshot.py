@@ -29,9 +29,19 @@ def _second_answer(four_claim_path: Path) -> dict[str, Any]:
     return document
 
 
+@pytest.mark.parametrize("cores", [1, 2], ids=["one connection", "two connections"])
 def test_a_commit_during_the_read_changes_no_figure(
-    cli: Cli, four_claim_path: Path, write_json: Callable[..., Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    cli: Cli,
+    four_claim_path: Path,
+    write_json: Callable[..., Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    cores: int,
 ) -> None:
+    import citeaudit.store.sqlite as store_module
+
+    monkeypatch.setattr(store_module, "usable_cores", lambda: cores)
+    monkeypatch.setattr(reading, "_SPLIT_ROWS", 1)  # with two connections, every table read in halves
     db = tmp_path / "a.db"
     assert cli("ingest", four_claim_path, "--db", db).exit_code == 0
     fixture = Scope(run_kinds=frozenset({"fixture"}))
@@ -41,15 +51,15 @@ def test_a_commit_during_the_read_changes_no_figure(
     original = reading.int_columns
     imported: list[Result] = []
 
-    def commit_first(db_: Any, expressions: Any, table: str, rest: str, params: Any) -> Any:
+    def commit_first(db_: Any, expressions: Any, table: str, rest: str, params: Any, **kwargs: Any) -> Any:
         # Another process's import commits after the answers and claims were read, before the citations are.
         if table == "citations c" and not imported:
             imported.append(cli("ingest", second, "--db", db))
-        return original(db_, expressions, table, rest, params)
+        return original(db_, expressions, table, rest, params, **kwargs)
 
     monkeypatch.setattr(reading, "int_columns", commit_first)
     during = score_path(db, scope=fixture)
-    monkeypatch.undo()
+    monkeypatch.setattr(reading, "int_columns", original)
     assert len(imported) == 1
     assert imported[0].exit_code == 0, imported[0].stderr
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from citeaudit.errors import StoreError
 from citeaudit.store.writers import begin_immediate, busy_error, is_busy
 
-__all__ = ["Transactions", "connect", "read_snapshot", "use_wal"]
+__all__ = ["Transactions", "connect", "paired_snapshot", "read_snapshot", "use_wal"]
 
 
 def connect(
@@ -84,6 +84,45 @@ def read_snapshot(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     finally:
         if db.in_transaction:
             db.execute("COMMIT")
+
+
+def paired_snapshot(db: sqlite3.Connection, path: Path) -> sqlite3.Connection | None:
+    """Begin a read transaction on ``db`` and one on a second connection to ``path`` that see the very same
+    state of the ledger, so one table can be read by two threads at once; returns the second connection (its
+    transaction open), or ``None`` with ``db``'s transaction not begun when that cannot be had at once.
+
+    A third connection holds the write lock (``BEGIN IMMEDIATE``, without waiting) while both transactions take
+    their snapshot, so no writer can commit between the two; it lets go straight after. When another writer
+    holds the lock, or the file cannot be written (read-only, immutable), there is no pair: one connection
+    reads, as it always can."""
+    try:
+        gate = sqlite3.connect(path, isolation_level=None, timeout=0)
+    except sqlite3.Error:
+        return None
+    try:
+        try:
+            gate.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error:
+            return None
+        try:
+            second = connect(path, shared=True)
+        except StoreError:
+            return None
+        try:
+            # A read transaction takes its snapshot at its first read.
+            for connection in (db, second):
+                connection.execute("BEGIN")
+                connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except sqlite3.Error:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            second.close()
+            return None
+        return second
+    finally:
+        if gate.in_transaction:
+            gate.execute("ROLLBACK")  # nothing was written: the lock only kept writers out
+        gate.close()
 
 
 class Transactions:
