@@ -271,8 +271,8 @@ def plan_imports(paths: Sequence[str | Path], fmt: str | Reader | None = None) -
     - ExpertQA files given together form one dataset, first, named after all of them (its payload is their
       lines in the given order);
     - an Anthropic response that stopped with ``pause_turn``, given right before the next Anthropic response
-      file, forms one import with it (its payload is the two responses as a JSON list, in the given order),
-      since a paused turn and its continuation are one answer.
+      file, forms one import with it (its payload is the two responses as a JSON list, in the given order; two
+      saved event streams one after the other), since a paused turn and its continuation are one answer.
     """
     plan: list[PlannedImport] = []
     expertqa_files: list[str] = []
@@ -289,13 +289,14 @@ def plan_imports(paths: Sequence[str | Path], fmt: str | Reader | None = None) -
             paused = []
         if reader is READERS["anthropic"]:
             shape = shape if shape is not None else _read_shape(path)
-            single = shape.json and not shape.listed and not shape.more
-            if paused and not single:
+            single = shape.json and not shape.listed and (not shape.more or shape.stream)
+            if paused and (not single or shape.stream != _read_shape(paused[0]).stream):
                 plan.append(_joined(paused))
                 paused = []
-            if single and (paused or shape.value_is("stop_reason", "pause_turn")):
+            pauses = _stream_pauses(path) if shape.stream else shape.value_is("stop_reason", "pause_turn")
+            if single and (paused or pauses):
                 paused.append(name)
-                if not shape.value_is("stop_reason", "pause_turn"):
+                if not pauses:
                     plan.append(_joined(paused))
                     paused = []
                 continue
@@ -305,6 +306,18 @@ def plan_imports(paths: Sequence[str | Path], fmt: str | Reader | None = None) -
     if expertqa_files:
         plan.insert(0, PlannedImport(" + ".join(expertqa_files), READERS["expertqa"], tuple(expertqa_files)))
     return plan
+
+
+def _stream_pauses(path: str | Path) -> bool:
+    """Whether a saved Anthropic event stream ends its (last) message with ``stop_reason: pause_turn``."""
+    from citeaudit.ingest.events import Events
+
+    stop = None
+    for event in Events(_read_bytes(path), str(path)):
+        value = event.value
+        if isinstance(value, dict) and value.get("type") == "message_delta" and isinstance(value.get("delta"), dict):
+            stop = value["delta"].get("stop_reason", stop)
+    return stop == "pause_turn"
 
 
 def _joined(files: Sequence[str]) -> PlannedImport:
@@ -327,7 +340,10 @@ def _payload(planned: PlannedImport) -> bytes:
 
         return combine([_read_bytes(part) for part in planned.files])
     if len(planned.files) > 1:
-        return b"[\n" + b",\n".join(_read_bytes(part).strip() for part in planned.files) + b"\n]\n"
+        parts = [_read_bytes(part) for part in planned.files]
+        if _read_shape(planned.files[0]).stream:  # saved event streams, one after the other
+            return b"\n\n".join(part.rstrip(b"\r\n") for part in parts) + b"\n\n"
+        return b"[\n" + b",\n".join(part.strip() for part in parts) + b"\n]\n"
     (file,) = planned.files
     return _read_bytes(file)
 

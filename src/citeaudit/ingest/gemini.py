@@ -43,7 +43,7 @@ from typing import Any
 
 from citeaudit.errors import InvalidValue
 from citeaudit.ingest.base import CUT_OFF, ParsedAnswer, ParsedCitation, Reader
-from citeaudit.ingest.payload import expect, load_payloads, retrieved_only
+from citeaudit.ingest.payload import cut_short, expect, load_responses, retrieved_only
 from citeaudit.ingest.shape import Shape, shape_of
 from citeaudit.ingest.text import candidates, trim_span
 from citeaudit.model import AnswerStatus, CitationKind, RetrievalStatus
@@ -442,8 +442,12 @@ def _read_payload(payload: Any, reading: _Reading) -> ParsedAnswer:
 
 
 def read_answers(data: bytes, source: str) -> Iterator[ParsedAnswer]:
-    """Every answer in a Gemini payload file (one response, a JSON list, or JSON Lines)."""
-    return (_read_payload(payload, _Reading(source, where)) for where, payload in load_payloads(data, source))
+    """Every answer in a Gemini payload file (one response, a JSON list, or JSON Lines), the chunks of a streamed
+    response (an event stream, or a JSON list of chunks sharing a ``responseId``) read as one response."""
+    return (
+        cut_short(_read_payload(payload, _Reading(source, where)), cut)
+        for where, payload, cut in load_responses(data, source, "gemini")
+    )
 
 
 READER = Reader(

@@ -49,7 +49,15 @@ from typing import Any
 from citeaudit.errors import InvalidValue
 from citeaudit.identity import host_of
 from citeaudit.ingest.base import ANSWER_LEVEL, CUT_OFF, ClaimCandidate, ParsedAnswer, ParsedCitation, Reader
-from citeaudit.ingest.payload import agent_response, expect, load_payloads, retrieved_only, sonar_traits, vendor_model
+from citeaudit.ingest.payload import (
+    agent_response,
+    cut_short,
+    expect,
+    load_responses,
+    retrieved_only,
+    sonar_traits,
+    vendor_model,
+)
 from citeaudit.ingest.shape import Shape, shape_of
 from citeaudit.ingest.text import SentenceIndex, candidates, claim_text, trim_span
 from citeaudit.model import AnswerStatus, CitationKind, RetrievalStatus
@@ -547,17 +555,22 @@ def _read_response(payload: Any, source: str, location: str) -> ParsedAnswer:
 
 
 def read_responses(data: bytes, source: str) -> Iterator[ParsedAnswer]:
-    """One answer per Responses API payload (one JSON document, a JSON list or JSON Lines)."""
-    return (_read_response(payload, source, location) for location, payload in load_payloads(data, source))
+    """One answer per Responses API payload (one JSON document, a JSON list or JSON Lines), or per response of
+    a saved event stream."""
+    return (
+        cut_short(_read_response(payload, source, location), cut)
+        for location, payload, cut in load_responses(data, source, "openai-responses")
+    )
 
 
 def can_read_responses(content: bytes | Shape) -> bool:
     """A Responses API object (``"object": "response"``, or an ``output`` list holding an ``output_text``
-    message), but not a stream event nor a Perplexity Agent API response, which has the same envelope but
-    ``search_results`` items and ``vendor/model`` model names (OpenAI's own model names have no slash)."""
+    message) or a saved stream of its events (``response.created`` …), but not a Perplexity Agent API response,
+    which has the same envelope but ``search_results`` items and ``vendor/model`` model names (OpenAI's own model
+    names have no slash)."""
     shape = shape_of(content)
     if any(kind.startswith("response.") for kind in shape.values("type")):
-        return False
+        return not any("/" in model for model in shape.values("response.model"))
     if agent_response(shape) or vendor_model(shape):
         return False
     if shape.value_is("object", "response"):
@@ -624,10 +637,11 @@ def _read_completion(payload: Any, source: str, location: str) -> list[ParsedAns
 
 
 def read_chat(data: bytes, source: str) -> Iterator[ParsedAnswer]:
-    """One answer per choice of every Chat Completions payload (one JSON document, a JSON list or JSON Lines)."""
+    """One answer per choice of every Chat Completions payload (one JSON document, a JSON list or JSON Lines), or
+    of every completion of a saved event stream."""
     return (
-        answer
-        for location, payload in load_payloads(data, source)
+        cut_short(answer, cut)
+        for location, payload, cut in load_responses(data, source, "openai-chat")
         for answer in _read_completion(payload, source, location)
     )
 
@@ -636,9 +650,12 @@ _PERPLEXITY_KEYS = frozenset({"search_results", "citations"})
 
 
 def can_read_chat(content: bytes | Shape) -> bool:
-    """A ``chat.completion`` object with ``url_citation`` annotations or from a ``gpt-…search…`` model, but not
-    Perplexity Sonar (same envelope, with top-level ``search_results`` / ``citations`` or Sonar's own traits)."""
+    """A ``chat.completion`` object with ``url_citation`` annotations or from a ``gpt-…search…`` model, or a saved
+    stream of ``chat.completion.chunk`` events, but not Perplexity Sonar (same envelope, with top-level
+    ``search_results`` / ``citations`` or Sonar's own traits)."""
     shape = shape_of(content)
+    if shape.value_is("object", "chat.completion.chunk"):
+        return not (shape.fields() & _PERPLEXITY_KEYS or sonar_traits(shape))
     if not shape.value_is("object", "chat.completion") or shape.fields() & _PERPLEXITY_KEYS or sonar_traits(shape):
         return False
     if shape.value_is("choices[].message.annotations[].type", "url_citation"):

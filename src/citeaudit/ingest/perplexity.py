@@ -37,7 +37,7 @@ from typing import Any
 
 from citeaudit.errors import InvalidValue
 from citeaudit.ingest.base import ANSWER_LEVEL, CUT_OFF, ParsedAnswer, ParsedCitation, Reader
-from citeaudit.ingest.payload import agent_response, expect, load_payloads, sonar_traits
+from citeaudit.ingest.payload import agent_response, cut_short, expect, load_responses, sonar_traits
 from citeaudit.ingest.shape import Shape, shape_of
 from citeaudit.ingest.text import MARKER, SentenceIndex, candidates
 from citeaudit.model import AnswerStatus, CitationKind, RetrievalStatus
@@ -417,8 +417,12 @@ def _read_payload(payload: Any, reading: _Reading) -> ParsedAnswer:
 
 
 def read_answers(data: bytes, source: str) -> Iterator[ParsedAnswer]:
-    """Every answer in a Perplexity payload file (one response, a JSON list, or JSON Lines)."""
-    return (_read_payload(payload, _Reading(source, where)) for where, payload in load_payloads(data, source))
+    """Every answer in a Perplexity payload file (one response, a JSON list, or JSON Lines), or per completion of
+    a saved Sonar event stream."""
+    return (
+        cut_short(_read_payload(payload, _Reading(source, where)), cut)
+        for where, payload, cut in load_responses(data, source, "openai-chat")
+    )
 
 
 READER = Reader(
