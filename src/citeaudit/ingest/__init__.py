@@ -53,6 +53,7 @@ _HOMES = (
     ("openai-chat", "openai", "CHAT_READER"),
     ("perplexity", "perplexity", "READER"),
     ("gemini", "gemini", "READER"),
+    ("gemini-interactions", "gemini_interactions", "READER"),
     ("anthropic", "anthropic", "READER"),
     ("serpapi-ai-overview", "serpapi", "READER"),
     ("jsonl", "jsonl", "READER"),
@@ -91,15 +92,21 @@ READERS: Mapping[str, Reader] = _Registry()
 
 def detect_reader(data: bytes | Shape, source: str, fmt: str | Reader | None = None) -> Reader:
     """The reader named ``fmt`` (or given as ``fmt``), or the one that recognises the content: decided from the
-    structure of its first JSON value (see :mod:`citeaudit.ingest.shape`), the first bytes for text formats."""
+    structure of its first JSON value (see :mod:`citeaudit.ingest.shape`), the first bytes for text formats.
+
+    A named format that does not recognise the content (``data`` given) while another reader does is refused,
+    naming the format the content looks like: read with the wrong reader, an answer would be lost or misread."""
     known = ", ".join(sorted(READERS))
     if isinstance(fmt, Reader):
         return fmt
     if fmt is not None:
         try:
-            return READERS[fmt]
+            named = READERS[fmt]
         except KeyError:
             raise UnknownFormat(source, "--format", f"no reader for {fmt!r}; known formats: {known}") from None
+        if isinstance(data, Shape) or data:
+            _check_named(named, shape_of(data), source)
+        return named
     shape = shape_of(data)
     for reader in READERS.values():
         if reader.can_read(shape):
@@ -108,6 +115,19 @@ def detect_reader(data: bytes | Shape, source: str, fmt: str | Reader | None = N
     if declared:
         raise UnknownFormat(source, "format", f"no reader for format {declared[0]!r}; known: {known}")
     raise UnknownFormat(source, "", f"no reader recognises this content; known formats: {known} (or pass --format)")
+
+
+def _check_named(named: Reader, shape: Shape, source: str) -> None:
+    if named.can_read(shape):
+        return
+    other = next((reader for reader in READERS.values() if reader is not named and reader.can_read(shape)), None)
+    if other is not None:
+        raise UnknownFormat(
+            source,
+            "--format",
+            f"this is not {named.name} content: it looks like {other.name} (pass --format {other.name}, or leave "
+            "--format out to have the format recognised)",
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,7 +162,7 @@ def read_file(
     """
     source = str(path)
     data = _read_bytes(path)
-    reader = detect_reader(b"", source, fmt) if fmt is not None else detect_reader(_read_shape(path), source)
+    reader = detect_reader(_read_shape(path) if isinstance(fmt, str | None) else b"", source, fmt)
     return _prepare(source, data, reader, attachment)
 
 
@@ -279,7 +299,8 @@ def plan_imports(paths: Sequence[str | Path], fmt: str | Reader | None = None) -
     paused: list[str] = []
     for path in paths:
         name = str(path)
-        shape = _read_shape(path) if fmt is None else None  # a named format needs no recognition
+        # a named format needs no recognition, but is checked against what the content looks like
+        shape = _read_shape(path) if not isinstance(fmt, Reader) else None
         reader = detect_reader(shape if shape is not None else b"", name, fmt)
         if reader is READERS["expertqa"]:
             expertqa_files.append(name)

@@ -48,7 +48,7 @@ from citeaudit.ingest.shape import Shape, shape_of
 from citeaudit.ingest.text import candidates, trim_span
 from citeaudit.model import AnswerStatus, CitationKind, RetrievalStatus
 
-__all__ = ["READER", "can_read", "read_answers"]
+__all__ = ["READER", "can_read", "read_answers", "read_generate_content"]
 
 _CAMEL_HUMP = re.compile(r"(?<!^)(?=[A-Z])")
 _ANSWERED = frozenset({"STOP", "MAX_TOKENS", "FINISH_REASON_UNSPECIFIED"})
@@ -439,6 +439,12 @@ def _read_payload(payload: Any, reading: _Reading) -> ParsedAnswer:
         queries=tuple(reading.check(q, str, f"{path}.webSearchQueries[{k}]") for k, q in enumerate(queries)),
         notes=tuple(notes),
     )
+
+
+def read_generate_content(payload: Any, source: str, where: str) -> ParsedAnswer:
+    """The answer in one ``generateContent`` response (``where`` names it in ``source``: ``$`` for a whole
+    document)."""
+    return _read_payload(payload, _Reading(source, where))
 
 
 def read_answers(data: bytes, source: str) -> Iterator[ParsedAnswer]:
