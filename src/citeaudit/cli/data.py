@@ -298,6 +298,10 @@ def _print_report(report: ImportReport, source: str, reader: str) -> None:
         "official-domain rate, no claim edge)"
         if report.unplaced
         else "",
+        f"{report.placed_by_markers} citation(s) given without a position placed by the answer's \\[n] markers "
+        "(the list numbered in order)"
+        if report.placed_by_markers
+        else "",
         f"{report.partial} answer(s) only partly understood (the payload holds parts this reader does not know)"
         if report.partial
         else "",

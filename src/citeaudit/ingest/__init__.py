@@ -144,6 +144,9 @@ class PreparedImport:
     """What it contains, canonical."""
     partial: int = 0
     """Answers the reader only partly understood (see :attr:`~citeaudit.ingest.base.ParsedAnswer.notes`)."""
+    placed: int = 0
+    """Citations without a position that ``[n]`` markers placed (see
+    :attr:`~citeaudit.ingest.base.ParsedAnswer.placed_by_markers`)."""
 
 
 def _read_bytes(path: str | Path) -> bytes:
@@ -190,19 +193,21 @@ def _prepare(source: str, data: bytes, reader: Reader, attachment: Attachment | 
 def _prepare_now(source: str, data: bytes, reader: Reader, attachment: Attachment | None) -> PreparedImport:
     partial = _Partial()
     (audit,) = _audits(source, data, reader, attachment, size=None, partial=partial)
-    return PreparedImport(source, data, reader, audit, partial.answers)
+    return PreparedImport(source, data, reader, audit, partial.answers, partial.placed)
 
 
 @dataclass(slots=True)
 class _Partial:
-    """Counts the answers a reader only partly understood, as they stream past."""
+    """Counts the answers a reader only partly understood, and the citations markers placed, as they stream past."""
 
     answers: int = 0
+    placed: int = 0
 
     def count(self, parsed: Iterable[ParsedAnswer]) -> Iterator[ParsedAnswer]:
         for answer in parsed:
             if answer.notes:
                 self.answers += 1
+            self.placed += answer.placed_by_markers
             yield answer
 
 
@@ -417,8 +422,9 @@ def ingest_files(
                     report = store.import_chunks(
                         chunks, data, origin=name, fmt=reader.name, media_type=reader.media_type, progress=told
                     )
-                    if partial():
-                        report = dataclasses.replace(report, partial=partial())
+                    partly, placed = partial()
+                    if partly or placed:
+                        report = dataclasses.replace(report, partial=partly, placed_by_markers=placed)
                 results.append((name, reader, report))
     except UnicodeEncodeError as exc:
         raise _unstorable(name, exc) from None
@@ -428,18 +434,20 @@ def ingest_files(
 @contextmanager
 def _chunks(
     source: str, data: bytes, reader: Reader, attachment: Attachment | None, chunk: int, worker: bool | None
-) -> Iterator[tuple[Iterable[Audit | ChunkRows], Callable[[], int]]]:
-    """The chunks one import writes, and how many answers the reader only partly understood (known once every
-    chunk came): read here, or by a worker process (see :func:`ingest_files`), stopped when the block is left."""
+) -> Iterator[tuple[Iterable[Audit | ChunkRows], Callable[[], tuple[int, int]]]]:
+    """The chunks one import writes, and how many answers the reader only partly understood and how many
+    citations markers placed (known once every chunk came): read here, or by a worker process (see
+    :func:`ingest_files`), stopped when the block is left."""
     from citeaudit.ingest.worker import WORKER_CHUNK, ReadAhead, reads_in_worker
 
     registered = reader.name in READERS and READERS[reader.name] is reader  # a worker finds it by name
     if reader.read_answers is None or attachment is None or not registered or not reads_in_worker(len(data), worker):
         counted = _Partial()
-        yield _import_chunks(source, data, reader, attachment, size=chunk, partial=counted), lambda: counted.answers
+        chunks = _import_chunks(source, data, reader, attachment, size=chunk, partial=counted)
+        yield chunks, lambda: (counted.answers, counted.placed)
         return
     with ReadAhead(source, data, reader, attachment, min(chunk, WORKER_CHUNK)) as ahead:
-        yield ahead, lambda: ahead.partial
+        yield ahead, lambda: (ahead.partial, ahead.placed)
 
 
 def _unstorable(source: str, error: UnicodeEncodeError) -> InvalidValue:
@@ -471,8 +479,8 @@ def store_prepared(store: Store, prepared: PreparedImport) -> ImportReport:
                 fmt=prepared.reader.name,
                 media_type=prepared.reader.media_type,
             )
-        if prepared.partial and not report.already_imported:
-            report = dataclasses.replace(report, partial=prepared.partial)
+        if (prepared.partial or prepared.placed) and not report.already_imported:
+            report = dataclasses.replace(report, partial=prepared.partial, placed_by_markers=prepared.placed)
         return report
     except UnicodeEncodeError as exc:
         raise _unstorable(prepared.source, exc) from None

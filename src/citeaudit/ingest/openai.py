@@ -28,8 +28,11 @@ otherwise (the payload does not say whether a search ran). ``finish_reason`` ``l
 make the answer incomplete. A body that is only an ``error`` object is a failed answer.
 
 A ``url_citation`` without ``start_index``/``end_index`` (xAI's Responses-compatible API) or at ``0/0``
-(OpenRouter writes that for every one) has no position: it is located at a markdown link to its URL when the text
-has one, and is otherwise an answer-level citation (cited, no claim). ``file_citation`` annotations and
+(OpenRouter writes that for every one) has no position. When every annotation of a one-part answer lacks one and
+the text has ``[n]`` markers that all fall within the list (OpenRouter's Perplexity Sonar: the list is Sonar's, in
+order), the markers place them, as for Sonar itself: marker ``n`` cites annotation ``n``, its claim the sentence it
+closes; annotations no marker names stay answer-level. Otherwise it is located at a markdown link to its URL when
+the text has one, and is an answer-level citation (cited, no claim) when it has none. ``file_citation`` annotations and
 ``file_search_call`` results are document sources (``document:<file id>``): a cited file is answer-level (its
 ``index`` is a point where no chip is written), files only searched are retrieved, and a completed file search
 makes retrieval ``used``. ``file_path`` and ``container_file_citation`` cite no source and are skipped; other
@@ -49,6 +52,7 @@ from typing import Any
 from citeaudit.errors import InvalidValue
 from citeaudit.identity import host_of
 from citeaudit.ingest.base import ANSWER_LEVEL, CUT_OFF, ClaimCandidate, ParsedAnswer, ParsedCitation, Reader
+from citeaudit.ingest.markers import cite_markers, numbered
 from citeaudit.ingest.payload import (
     agent_response,
     cut_short,
@@ -59,7 +63,7 @@ from citeaudit.ingest.payload import (
     vendor_model,
 )
 from citeaudit.ingest.shape import Shape, shape_of
-from citeaudit.ingest.text import SentenceIndex, candidates, claim_text, trim_span
+from citeaudit.ingest.text import MARKER, SentenceIndex, candidates, claim_text, trim_span
 from citeaudit.model import AnswerStatus, CitationKind, RetrievalStatus
 
 __all__ = ["CHAT_READER", "RESPONSES_READER", "can_read_chat", "can_read_responses", "read_chat", "read_responses"]
@@ -295,8 +299,34 @@ def _claim_spans(text: str, chips: Iterable[_Chip]) -> list[tuple[int, int, int]
     return spans
 
 
-def _cited(parts: Sequence[_Part], source: str) -> tuple[str, list[ParsedCitation], tuple[ClaimCandidate, ...]]:
-    """The joined answer text, its cited (and dangling) citations and their claim candidates."""
+def _listed_by_markers(parts: Sequence[_Part]) -> bool:
+    """Whether the answer's ``[n]`` markers place its citations: one text part, every ``url_citation`` without a
+    position, and markers in the text that all fall within the list (numbered in order, as Sonar's are; a marker
+    past the list shows the list is not what the markers count)."""
+    if len(parts) != 1 or not parts[0].annotations or any(a.start is not None for a in parts[0].annotations):
+        return False
+    numbers = [int(match.group(1)) for match in MARKER.finditer(parts[0].text)]
+    return bool(numbers) and all(1 <= number <= len(parts[0].annotations) for number in numbers)
+
+
+def _by_markers(part: _Part) -> tuple[str, list[ParsedCitation], tuple[ClaimCandidate, ...], int]:
+    """Citations placed by the ``[n]`` markers: marker ``n`` cites annotation ``n``; annotations no marker names
+    stay answer-level. Also returns how many citations the markers placed."""
+    entries = [(annotation.url, annotation.title) for annotation in part.annotations]
+    citations, claims, referenced = cite_markers(part.text, numbered(entries))
+    placed = len(citations)
+    for number, annotation in enumerate(part.annotations, start=1):
+        if number not in referenced:
+            citations.append(ParsedCitation(annotation.url, annotation.title, quote=annotation.quote))
+    citations.extend(ParsedCitation(None, file.filename, document=file.file_id) for file in part.files)
+    return part.text, citations, claims, placed
+
+
+def _cited(parts: Sequence[_Part], source: str) -> tuple[str, list[ParsedCitation], tuple[ClaimCandidate, ...], int]:
+    """The joined answer text, its cited (and dangling) citations, their claim candidates, and how many citations
+    without a position the answer's ``[n]`` markers placed."""
+    if _listed_by_markers(parts):
+        return _by_markers(parts[0])
     text = "".join(part.text for part in parts)
     citations: list[ParsedCitation] = []
     chips: list[_Chip] = []
@@ -333,7 +363,7 @@ def _cited(parts: Sequence[_Part], source: str) -> tuple[str, list[ParsedCitatio
             # is a point where a chip would go, written nowhere in the text).
             citations.append(ParsedCitation(None, file.filename, document=file.file_id))
         offset += len(part.text)
-    return text, citations, candidates(text, _claim_spans(text, chips))
+    return text, citations, candidates(text, _claim_spans(text, chips)), 0
 
 
 def _payload_ids(body: dict[str, Any], source: str, location: str) -> tuple[str | None, str | None]:
@@ -523,7 +553,7 @@ def _read_response(payload: Any, source: str, location: str) -> ParsedAnswer:
         elif kind not in _IGNORED_ITEMS:
             notes.append(f"output item of type {kind!r}")
     notes.extend(note for part in parts for note in part.unknown)
-    text, citations, claims = _cited(parts, source)
+    text, citations, claims, placed = _cited(parts, source)
     retrieval, reason = searches.retrieval(), None
     if retrieval is RetrievalStatus.NOT_USED and _searches_counted(body):
         # no search item in the output, but the usage counts searches (xAI): never read as "did not search"
@@ -551,6 +581,7 @@ def _read_response(payload: Any, source: str, location: str) -> ParsedAnswer:
         answer_id=answer_id,
         queries=tuple(dict.fromkeys(searches.queries)),
         notes=tuple(dict.fromkeys(notes)),
+        placed_by_markers=placed,
     )
 
 
@@ -595,7 +626,7 @@ def _read_choice(raw: Any, source: str, where: str) -> ParsedAnswer:
     part = _part(
         _choice_text(message, source, where), message.get("annotations"), source, f"{where}.message.annotations"
     )
-    text, citations, claims = _cited([part], source)
+    text, citations, claims, placed = _cited([part], source)
     finish = expect(choice.get("finish_reason"), _OPTIONAL_TEXT, source, f"{where}.finish_reason")
     incomplete = finish in _INCOMPLETE_FINISH
     return ParsedAnswer(
@@ -608,6 +639,7 @@ def _read_choice(raw: Any, source: str, where: str) -> ParsedAnswer:
         else None,
         retrieval=RetrievalStatus.USED if part.annotations or part.files else RetrievalStatus.UNKNOWN,
         notes=tuple(dict.fromkeys(part.unknown)),
+        placed_by_markers=placed,
     )
 
 
