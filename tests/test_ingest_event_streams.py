@@ -483,3 +483,16 @@ def test_interaction_stream_reads_as_the_interaction() -> None:
     streamed = sse(events, named=False)
     assert detect_reader(streamed, "s").name == "gemini-interactions"
     assert read("gemini-interactions", streamed) == expected
+
+
+def test_formats_lists_the_stream_forms_of_every_engine(cli: Cli) -> None:
+    listing = cli("formats", env={"COLUMNS": "600"}).stdout
+    assert "event streams" in listing
+    for name in (*FORMS, "gemini-interactions"):
+        streams = READERS[name].streams
+        assert streams, name
+        assert streams[:12] in listing, name  # the listing wraps and cuts long cells; their start is there
+    page = (Path(__file__).parent.parent / "docs" / "formats.md").read_text(encoding="utf-8")
+    section = page[page.index("## Saved event streams") :]
+    for name in (*FORMS, "gemini-interactions"):
+        assert f"| `{name}` |" in section, name

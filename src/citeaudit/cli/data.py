@@ -365,14 +365,21 @@ def export(
 
 
 def formats() -> None:
-    """List the readers `citeaudit ingest` knows: what each reads (API versions, payload variants) and what it
-    does with citations that have no position in the answer text."""
+    """List the readers `citeaudit ingest` knows: what each reads (API versions, payload variants), the saved event
+    streams it reads, and what it does with citations that have no position in the answer text."""
     from citeaudit.ingest import READERS
 
-    table = Table("format", "gives", "reads", "citations without a position", header_style="bold", show_lines=True)
+    columns = ("format", "gives", "reads", "event streams", "citations without a position")
+    table = Table(*columns, header_style="bold", show_lines=True)
     for name, reader in sorted(READERS.items()):
         gives = "whole audit" if reader.read_audit is not None else "engine answers"
-        table.add_row(name, gives, Text(reader.reads or reader.description), Text(reader.positionless or "-"))
+        table.add_row(
+            name,
+            gives,
+            Text(reader.reads or reader.description),
+            Text(reader.streams or "-"),
+            Text(reader.positionless or "-"),
+        )
     console.print(table)
 
 

@@ -338,6 +338,8 @@ def can_read(content: bytes | Shape) -> bool:
     return shape.has("stop_reason") or claude or bool(shape.values("content[].type") & _BLOCK_TYPES)
 
 
+_SSE = "Server-Sent Events as sent (data: lines, event: names, [DONE]) or one event's JSON per line"
+
 READER = Reader(
     name="anthropic",
     description="Anthropic Messages API with web search (cited text blocks, web_search_tool_result)",
@@ -350,4 +352,9 @@ READER = Reader(
         "response and its continuation as one answer; the SDK's sorted-key dumps and reassembled streams"
     ),
     positionless="none occur: every citation is located at the text block that carries it",
+    streams=(
+        "Messages streams: message_start, content_block_start/_delta (text_delta, citations_delta, input_json_delta "
+        "of server_tool_use, thinking_delta)/_stop, message_delta, message_stop; a pause_turn stream and its "
+        f"continuation as one answer; {_SSE}"
+    ),
 )

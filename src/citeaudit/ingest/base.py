@@ -168,6 +168,8 @@ class Reader:
     """Which API versions and payload variants it reads (for ``citeaudit formats``)."""
     positionless: str = ""
     """What it does with citations that have no position in the answer text (for ``citeaudit formats``)."""
+    streams: str = ""
+    """The saved event streams it reads, put back together into responses (for ``citeaudit formats``)."""
 
     @property
     def kind(self) -> ReaderKind:

@@ -456,6 +456,8 @@ def read_answers(data: bytes, source: str) -> Iterator[ParsedAnswer]:
     )
 
 
+_SSE = "Server-Sent Events as sent (data: lines, event: names, [DONE]) or one event's JSON per line"
+
 READER = Reader(
     name="gemini",
     description="Gemini API generateContent responses grounded with Google Search (groundingMetadata)",
@@ -469,4 +471,8 @@ READER = Reader(
         "URL context tool fetched are retrieved), thought parts left out, REST camelCase and SDK snake_case names"
     ),
     positionless="none occur: every support has a segment; chunks no support cites are retrieved, not cited",
+    streams=(
+        "streamGenerateContent: chunks up to the one with a finishReason, text parts joined, groundingMetadata from "
+        f"the last chunk; {_SSE} (alt=sse), or a JSON array of chunks sharing a responseId"
+    ),
 )

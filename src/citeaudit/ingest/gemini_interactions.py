@@ -204,4 +204,8 @@ READER = Reader(
         "google_search_call queries, google_search_result pages; the earlier outputs[] form; saved event streams"
     ),
     positionless=f"url_citation without start_index/end_index: {ANSWER_LEVEL}",
+    streams=(
+        "interaction.start, content.start/delta/stop (text, annotations), interaction.complete (its interaction "
+        "when it carries the steps); Server-Sent Events or one event's JSON per line"
+    ),
 )

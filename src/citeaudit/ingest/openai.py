@@ -695,6 +695,8 @@ def can_read_chat(content: bytes | Shape) -> bool:
     return any(model.startswith("gpt-") and "search" in model for model in shape.values("model"))
 
 
+_SSE = "Server-Sent Events as sent (data: lines, event: names, [DONE]) or one event's JSON per line"
+
 RESPONSES_READER = Reader(
     name="openai-responses",
     description="OpenAI Responses API with web search (url_citation annotations, web_search_call sources)",
@@ -704,6 +706,12 @@ RESPONSES_READER = Reader(
         "Responses API responses of OpenAI and of Responses-compatible APIs (xAI): message output_text and "
         "refusal parts, flat url_citation and file_citation annotations, web_search_call (search, open_page, "
         "find_in_page; action.sources; xAI's arguments) and file_search_call (queries, results) items"
+    ),
+    streams=(
+        "Responses streams of OpenAI, Azure OpenAI and xAI: response.created, response.output_item.added/done, "
+        "response.content_part.added/done, response.output_text.delta/done, "
+        "response.output_text.annotation.added, response.completed/incomplete/failed; "
+        f"{_SSE}"
     ),
     positionless=(
         "url_citation without start_index/end_index (xAI) or at 0/0 (OpenRouter), and file_citation (a document "
@@ -720,8 +728,14 @@ CHAT_READER = Reader(
         "Chat Completions search models (gpt-4o-search-preview, gpt-5-search-api) and OpenAI-compatible gateways "
         "(OpenRouter): nested url_citation annotations, one answer per choice"
     ),
+    streams=(
+        "Chat Completions streams: chat.completion.chunk, delta.content joined and delta.annotations appended per "
+        f"choice, the last finish_reason; {_SSE}"
+    ),
     positionless=(
-        "url_citation without start_index/end_index or at 0/0 (OpenRouter): "
-        f"{ANSWER_LEVEL}; a markdown link to the cited URL written in the text is taken as its chip"
+        "url_citation without start_index/end_index or at 0/0 (OpenRouter): placed by the text's [n] markers when "
+        "every annotation lacks a position and the markers all fall within the list (OpenRouter's Perplexity Sonar: "
+        "marker n cites annotation n; the summary counts them); otherwise a markdown link to the cited URL written "
+        f"in the text is taken as its chip, and without one it is {ANSWER_LEVEL}"
     ),
 )

@@ -425,6 +425,8 @@ def read_answers(data: bytes, source: str) -> Iterator[ParsedAnswer]:
     )
 
 
+_SSE = "Server-Sent Events as sent (data: lines, event: names, [DONE]) or one event's JSON per line"
+
 READER = Reader(
     name="perplexity",
     description="Perplexity Sonar chat completions and Agent API responses ([n] markers, search results)",
@@ -434,6 +436,10 @@ READER = Reader(
         "Sonar chat completions (search_results, citations, or neither: an uncited answer; sonar-reasoning "
         "<think> blocks left out) and Agent API (/v1/agent) responses (search_results and fetch_url_results items, "
         "[n] markers naming result ids, url_citation annotations)"
+    ),
+    streams=(
+        "Sonar streams: chat.completion.chunk (delta.content joined; citations and search_results of the last "
+        f"chunk, which every chunk repeats) and chat.completion.done; {_SSE}"
     ),
     positionless=(
         "each [n] marker is a position (listed sources no marker names are retrieved); an Agent url_citation "
