@@ -27,7 +27,6 @@ __all__ = ["Event", "Events", "sse_like"]
 
 _FIELD = re.compile(rb"(?:event|data|id|retry)[ \t]*:|:")
 """How the first line of a Server-Sent Events body starts (a field, or a comment)."""
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 def sse_like(head: bytes) -> bool:
@@ -37,15 +36,9 @@ def sse_like(head: bytes) -> bool:
     return _FIELD.match(start.lstrip(b" \t\r\n")) is not None
 
 
-def _split(text: str) -> Iterator[tuple[int, str]]:
-    """``(line number, line)`` of every line, as they are needed (a large stream is not split all at once)."""
-    start, number = 0, 0
-    for match in _LINE_BREAK.finditer(text):
-        number += 1
-        yield number, text[start : match.start()]
-        start = match.end()
-    if start < len(text):
-        yield number + 1, text[start:]
+def _lf(text: str) -> str:
+    """``text`` with every line end a line feed (CR LF and CR counted as one line end each, as SSE reads them)."""
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
 def _ends_early(error: MalformedInput, data: str) -> bool:
@@ -122,32 +115,40 @@ class Events:
         return Event(location, name, value)
 
     def _lines(self) -> Iterator[tuple[int, str | None, str]]:
-        for number, line in _split(self._text):
+        for number, line in enumerate(_lf(self._text).split("\n"), start=1):
             if line.strip():
                 yield number, None, line
 
     def _sse(self) -> Iterator[tuple[int, str | None, str]]:
-        name: str | None = None
-        data: list[str] = []
-        first = 0
-        for number, line in _split(self._text):
-            if not line:
-                if data:
-                    yield from self._dispatch(first, name, data)
-                name, data = None, []
+        # Split at blank lines first (one C call), then read each event's lines; line numbers are counted as it goes.
+        line = 1
+        for block in _lf(self._text).split("\n\n"):
+            first = line
+            line += block.count("\n") + 2
+            if block.startswith("data: {") and "\n" not in block:  # nearly every event: one data line, no name
+                yield first, None, block[6:]
                 continue
-            if line.startswith(":"):
-                continue
-            field, _, value = line.partition(":")
-            value = value.removeprefix(" ")
-            if field == "data":
-                if not data:
-                    first = number
-                data.append(value)
-            elif field == "event":
-                name = value or None
-        if data:
-            yield from self._dispatch(first, name, data)
+            name: str | None = None
+            data: list[str] = []
+            start = first
+            for number, text in enumerate(block.split("\n"), start=first):
+                if not text:  # a further blank line inside the gap between events
+                    if data:
+                        yield from self._dispatch(start, name, data)
+                    name, data = None, []
+                    continue
+                if text.startswith(":"):
+                    continue
+                field, _, value = text.partition(":")
+                value = value.removeprefix(" ")
+                if field == "data":
+                    if not data:
+                        start = number
+                    data.append(value)
+                elif field == "event":
+                    name = value or None
+            if data:
+                yield from self._dispatch(start, name, data)
 
     def _dispatch(self, line: int, name: str | None, data: list[str]) -> Iterator[tuple[int, str | None, str]]:
         joined = "\n".join(data)

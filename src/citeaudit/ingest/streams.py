@@ -176,30 +176,43 @@ def _add_annotation(part: dict[str, Any], value: dict[str, Any]) -> None:
 class _Completion:
     envelope: dict[str, Any]
     choices: dict[int, dict[str, Any]] = field(default_factory=dict)
+    texts: dict[int, list[str]] = field(default_factory=dict)
+    """Each choice's content pieces, joined once at the end."""
     finished: bool = False
 
     def add(self, chunk: dict[str, Any]) -> None:
-        _merge(self.envelope, {k: v for k, v in chunk.items() if k != "choices"})
-        for raw in chunk.get("choices") or []:
+        envelope = self.envelope
+        for key, value in chunk.items():  # as _merge, without a copy of the chunk (this runs for every chunk)
+            if key != "choices" and (value is not None or key not in envelope):
+                envelope[key] = value
+        for raw in chunk.get("choices") or ():
             if not isinstance(raw, dict):
                 continue
             index = raw.get("index", 0)
-            choice = self.choices.setdefault(
-                index if isinstance(index, int) else 0,
-                {"index": index, "message": {"role": "assistant", "content": ""}, "finish_reason": None},
-            )
+            index = index if isinstance(index, int) else 0
+            choice = self.choices.get(index)
+            if choice is None:
+                choice = self.choices[index] = {
+                    "index": index,
+                    "message": {"role": "assistant"},
+                    "finish_reason": None,
+                }
+                self.texts[index] = []
             message = choice["message"]
             delta = raw.get("delta")
             if isinstance(delta, dict):
-                if isinstance(delta.get("content"), str):
-                    message["content"] += delta["content"]
+                content = delta.get("content")
+                if isinstance(content, str):
+                    self.texts[index].append(content)
                 if isinstance(delta.get("refusal"), str):
                     message["refusal"] = (message.get("refusal") or "") + delta["refusal"]
                 if isinstance(delta.get("annotations"), list):
                     message.setdefault("annotations", []).extend(delta["annotations"])
             elif isinstance(raw.get("message"), dict):
-                # no delta: the chunk carries the message so far (Sonar writes both)
-                message.update(raw["message"])
+                # no delta: the chunk carries the message so far
+                message.update({k: v for k, v in raw["message"].items() if k != "content"})
+                if isinstance(raw["message"].get("content"), str):
+                    self.texts[index] = [raw["message"]["content"]]
             if raw.get("finish_reason") is not None:
                 choice["finish_reason"] = raw["finish_reason"]
                 self.finished = True
@@ -207,6 +220,8 @@ class _Completion:
     def document(self) -> dict[str, Any]:
         body = dict(self.envelope)
         body["object"] = "chat.completion"
+        for index, choice in self.choices.items():
+            choice["message"]["content"] = "".join(self.texts[index])
         body["choices"] = [self.choices[i] for i in sorted(self.choices)]
         return body
 
