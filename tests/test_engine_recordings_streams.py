@@ -427,3 +427,15 @@ def test_cli_summary_says_the_markers_placed_position_less_citations(cli: Cli, t
     assert "4 cited source(s) without a position in the text" in result.stdout
     # one claim per marked sentence: 7 sentences carry markers
     assert "(openai-chat): 1 answers, 7 claims" in result.stdout
+
+
+def test_a_saved_event_stream_is_archived_as_one(cli: Cli, tmp_path: Path) -> None:
+    db = tmp_path / "media.db"
+    for relative in ("anthropic/rubyllm-haiku45-websearch-stream.sse", "perplexity/rubyllm-sonar-ruby-citations.json"):
+        result = cli("ingest", _data() / relative, "--db", db, "--questions", PROTOCOL, "--question-id", "q01")
+        assert result.exit_code == 0, result.output
+    with sqlite3.connect(db) as connection:
+        stored = dict(connection.execute("SELECT size, media_type FROM payloads").fetchall())
+    files = [(_data() / r).stat().st_size for r in ("anthropic/rubyllm-haiku45-websearch-stream.sse",)]
+    assert stored[files[0]] == "text/event-stream"
+    assert sorted(stored.values()) == ["application/json", "text/event-stream"]

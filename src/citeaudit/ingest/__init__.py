@@ -420,7 +420,7 @@ def ingest_files(
                 attached = (attachments or {}).get(name, attachment)
                 with _chunks(name, data, reader, attached, chunk, worker) as (chunks, partial):
                     report = store.import_chunks(
-                        chunks, data, origin=name, fmt=reader.name, media_type=reader.media_type, progress=told
+                        chunks, data, origin=name, fmt=reader.name, media_type=_media_type(reader, data), progress=told
                     )
                     partly, placed = partial()
                     if partly or placed:
@@ -450,6 +450,13 @@ def _chunks(
         yield ahead, lambda: (ahead.partial, ahead.placed)
 
 
+def _media_type(reader: Reader, data: bytes) -> str:
+    """What a payload is archived as: a saved event stream as the ``text/event-stream`` it is."""
+    from citeaudit.ingest.events import sse_like
+
+    return "text/event-stream" if reader.kind is ReaderKind.ANSWERS and sse_like(data[:4096]) else reader.media_type
+
+
 def _unstorable(source: str, error: UnicodeEncodeError) -> InvalidValue:
     """The last guard before the store: a string the readers let through (a command-line value, say) that holds
     a lone surrogate, which no UTF-8 text can; the transaction it broke has been rolled back."""
@@ -477,7 +484,7 @@ def store_prepared(store: Store, prepared: PreparedImport) -> ImportReport:
                 prepared.data,
                 origin=prepared.source,
                 fmt=prepared.reader.name,
-                media_type=prepared.reader.media_type,
+                media_type=_media_type(prepared.reader, prepared.data),
             )
         if (prepared.partial or prepared.placed) and not report.already_imported:
             report = dataclasses.replace(report, partial=prepared.partial, placed_by_markers=prepared.placed)
