@@ -496,3 +496,24 @@ def test_formats_lists_the_stream_forms_of_every_engine(cli: Cli) -> None:
     section = page[page.index("## Saved event streams") :]
     for name in (*FORMS, "gemini-interactions"):
         assert f"| `{name}` |" in section, name
+
+
+def test_malformed_events_are_refused_naming_where() -> None:
+    opened = {"type": "response.created", "response": {"object": "response", "status": "in_progress", "output": []}}
+    stray = {"type": "response.output_text.delta", "output_index": 4, "content_index": 0, "delta": "x"}
+    with pytest.raises(InvalidValue) as raised:
+        read("openai-responses", json_lines([opened, stray]))
+    assert str(raised.value) == (
+        "payload: line 2: a response.output_text.delta event for output item 4, content part 0, which no "
+        "response.output_item.added opened"
+    )
+    chunk = {"id": "c1", "object": "chat.completion.chunk", "model": "gpt-4o-search-preview", "choices": 3}
+    with pytest.raises(InvalidValue) as raised:
+        read("openai-chat", sse([chunk], named=False))
+    assert str(raised.value) == "payload: line 1: choices: expected list (got 3)"
+
+
+def test_a_first_line_nested_past_the_limits_is_refused_not_crashed() -> None:
+    deep = b'{"a":' * 100_000 + b"1" + b"}" * 100_000 + b"\n" + b'{"type": "response.created"}\n'
+    with pytest.raises(MalformedInput):
+        read("openai-responses", deep)

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator
 from itertools import chain
 from typing import TYPE_CHECKING, Any
 
-from citeaudit.errors import InvalidValue, MalformedInput
+from citeaudit.errors import InputError, InvalidValue, MalformedInput
 from citeaudit.identity import document_key, identity_url
 from citeaudit.ingest.base import ParsedAnswer, ParsedCitation
 from citeaudit.ingest.shape import Shape
@@ -102,7 +102,7 @@ def load_responses(data: bytes, source: str, protocol: str) -> Iterator[Reassemb
     if event_of(protocol, first[1]):
         yield from reassemble(protocol, Events.of(every, source))
     elif protocol == "gemini":
-        yield from gemini_chunks(every, stream=False)
+        yield from gemini_chunks(every, source, stream=False)
     else:
         yield from (Reassembled(location, payload) for location, payload in every)
 
@@ -115,8 +115,8 @@ def _first_line(data: bytes) -> Any:
     if not line.startswith(b"{") or not line.endswith(b"}"):
         return None
     try:
-        return json.loads(line)
-    except (json.JSONDecodeError, UnicodeDecodeError):
+        return load_json(line, "")
+    except InputError:
         return None
 
 

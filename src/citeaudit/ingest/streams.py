@@ -33,6 +33,7 @@ from typing import Any, NamedTuple
 
 from citeaudit.errors import InvalidValue
 from citeaudit.ingest.events import Events
+from citeaudit.ingest.payload import expect
 from citeaudit.limits import shown
 
 __all__ = ["PROTOCOLS", "Reassembled", "event_of", "gemini_chunks", "reassemble"]
@@ -50,6 +51,16 @@ class Reassembled(NamedTuple):
 
 
 _RESPONSES_FINAL = frozenset({"response.completed", "response.incomplete", "response.failed"})
+_RESPONSES_PART_EVENTS: dict[str, tuple[str, type]] = {
+    "response.content_part.added": ("part", dict),
+    "response.content_part.done": ("part", dict),
+    "response.output_text.delta": ("delta", str),
+    "response.output_text.done": ("text", str),
+    "response.output_text.annotation.added": ("annotation", dict),
+    "response.refusal.delta": ("delta", str),
+    "response.refusal.done": ("refusal", str),
+}
+"""Events about one content part of an output item: the field each carries, and its kind."""
 _ANTHROPIC_EVENTS = frozenset(
     {"message_start", "content_block_start", "content_block_delta", "content_block_stop", "message_delta"}
 )
@@ -93,7 +104,8 @@ class _Response:
     items: dict[int, dict[str, Any]] = field(default_factory=dict)
 
     def part(self, value: dict[str, Any]) -> dict[str, Any] | None:
-        item = self.items.get(value.get("output_index", -1))
+        index = value.get("output_index")
+        item = self.items.get(index) if isinstance(index, int) else None
         if item is None:
             return None
         content = item.setdefault("content", [])
@@ -102,8 +114,8 @@ class _Response:
             return None
         while len(content) <= index:
             content.append({"type": "output_text", "text": "", "annotations": []})
-        part: dict[str, Any] = content[index]
-        return part
+        part = content[index]
+        return part if isinstance(part, dict) else None
 
     def document(self, status: str | None = None) -> dict[str, Any]:
         body = dict(self.envelope)
@@ -132,27 +144,34 @@ def _responses(events: Events) -> Iterator[Reassembled]:
             if isinstance(value.get("response"), dict):
                 response.envelope = {k: v for k, v in value["response"].items() if k != "output"}
         elif kind in ("response.output_item.added", "response.output_item.done"):
-            index, item = value.get("output_index"), value.get("item")
-            if isinstance(index, int) and isinstance(item, dict):
-                response.items[index] = copy.deepcopy(item) if kind.endswith("added") else item
-        elif kind in ("response.content_part.added", "response.content_part.done"):
+            index = expect(value.get("output_index"), int, events.source, f"{event.location}: output_index")
+            item = expect(value.get("item"), dict, events.source, f"{event.location}: item")
+            response.items[index] = copy.deepcopy(item) if kind.endswith("added") else item
+        elif kind in _RESPONSES_PART_EVENTS:
+            field_name, wanted = _RESPONSES_PART_EVENTS[kind]
             part = response.part(value)
-            if part is not None and isinstance(value.get("part"), dict):
+            if part is None:
+                raise InvalidValue(
+                    events.source,
+                    event.location,
+                    f"a {kind} event for output item {shown(value.get('output_index'))}, content part "
+                    f"{shown(value.get('content_index', 0))}, which no response.output_item.added opened",
+                )
+            given = expect(value.get(field_name), wanted, events.source, f"{event.location}: {field_name}")
+            if kind.startswith("response.content_part"):
                 part.clear()
-                part.update(copy.deepcopy(value["part"]))
-        elif kind == "response.output_text.delta":
-            part = response.part(value)
-            if part is not None and isinstance(value.get("delta"), str):
-                part["text"] = str(part.get("text") or "") + value["delta"]
-        elif kind == "response.output_text.done":
-            part = response.part(value)
-            if part is not None and isinstance(value.get("text"), str):
-                part["text"] = value["text"]
-        elif kind == "response.output_text.annotation.added":
-            part = response.part(value)
-            if part is not None and isinstance(value.get("annotation"), dict):
+                part.update(copy.deepcopy(given))
+            elif kind == "response.output_text.delta":
+                part["text"] = str(part.get("text") or "") + given
+            elif kind == "response.output_text.done":
+                part["text"] = given
+            elif kind == "response.refusal.delta":
+                part["type"], part["refusal"] = "refusal", str(part.get("refusal") or "") + given
+            elif kind == "response.refusal.done":
+                part["type"], part["refusal"] = "refusal", given
+            else:
                 _add_annotation(part, value)
-        elif kind == "error" or (kind is None and isinstance(value.get("error"), dict)):
+        elif kind == "error" or (isinstance(value, dict) and kind is None and isinstance(value.get("error"), dict)):
             yield Reassembled(start, {"object": "response", "status": "failed", "output": [], "error": value})
             response = None
     if response is not None:
@@ -185,7 +204,8 @@ class _Completion:
         for key, value in chunk.items():  # as _merge, without a copy of the chunk (this runs for every chunk)
             if key != "choices" and (value is not None or key not in envelope):
                 envelope[key] = value
-        for raw in chunk.get("choices") or ():
+        choices = chunk.get("choices") or ()
+        for raw in choices if isinstance(choices, list) else ():
             if not isinstance(raw, dict):
                 continue
             index = raw.get("index", 0)
@@ -245,6 +265,8 @@ def _chat(events: Events) -> Iterator[Reassembled]:
             continue
         if completion is None:
             completion, start = _Completion({}), event.location
+        if value.get("choices") is not None:
+            expect(value["choices"], list, events.source, f"{event.location}: choices")
         completion.add(value)
     if completion is not None:
         cut = None if completion.finished else _cut("a finish_reason", events)
@@ -318,17 +340,18 @@ def _anthropic(events: Events) -> Iterator[Reassembled]:
         if message is None or kind in (None, "ping"):
             continue
         if kind == "content_block_start":
-            index, block = value.get("index"), value.get("content_block")
-            if isinstance(index, int) and isinstance(block, dict):
-                message.blocks[index] = copy.deepcopy(block)
+            index = expect(value.get("index"), int, events.source, f"{event.location}: index")
+            block = expect(value.get("content_block"), dict, events.source, f"{event.location}: content_block")
+            message.blocks[index] = copy.deepcopy(block)
         elif kind == "content_block_delta":
             _block_delta(message, value, events.source, event.location)
         elif kind == "content_block_stop":
             _block_stop(message, value.get("index"), events.source, event.location)
         elif kind == "message_delta":
             _merge(message.body, value.get("delta"))
+            usage = message.body.get("usage")
             if isinstance(value.get("usage"), dict):
-                message.body["usage"] = {**(message.body.get("usage") or {}), **value["usage"]}
+                message.body["usage"] = {**(usage if isinstance(usage, dict) else {}), **value["usage"]}
         elif kind == "message_stop":
             yield Reassembled(start, message.document())
             message = None
@@ -373,7 +396,7 @@ def _join_parts(parts: list[Any], more: Any) -> None:
             parts.append(part)
 
 
-def _gemini_merge(merged: dict[str, Any], chunk: dict[str, Any]) -> None:
+def _gemini_merge(merged: dict[str, Any], chunk: dict[str, Any], source: str, location: str) -> None:
     candidate = _candidate(chunk)
     _merge(merged, {k: v for k, v in chunk.items() if k != "candidates"})
     if candidate is None:
@@ -386,6 +409,10 @@ def _gemini_merge(merged: dict[str, Any], chunk: dict[str, Any]) -> None:
     into = target.setdefault("content", {})
     if isinstance(content, dict) and isinstance(into, dict):
         parts = into.setdefault("parts", [])
+        if not isinstance(parts, list):  # not parts at all: the reader says so, naming them
+            return
+        if content.get("parts") is not None:
+            expect(content["parts"], list, source, f"{location}: candidates[0].content.parts")
         _join_parts(parts, content.get("parts"))
         _merge(into, {k: v for k, v in content.items() if k != "parts"})
     _merge(target, {k: v for k, v in candidate.items() if k != "content"})
@@ -396,7 +423,7 @@ def _same_response(first: dict[str, Any], chunk: dict[str, Any]) -> bool:
     return ids[0] is not None and ids[0] == ids[1]
 
 
-def gemini_chunks(payloads: Iterable[tuple[str, Any]], *, stream: bool) -> Iterator[Reassembled]:
+def gemini_chunks(payloads: Iterable[tuple[str, Any]], source: str, *, stream: bool) -> Iterator[Reassembled]:
     """Gemini responses, the chunks of a streamed one merged: consecutive chunks that share a ``responseId``, and
     in an event stream (``stream``) every chunk up to one with a ``finishReason``."""
     merged: dict[str, Any] | None = None
@@ -414,7 +441,7 @@ def gemini_chunks(payloads: Iterable[tuple[str, Any]], *, stream: bool) -> Itera
             merged = None
         if merged is None:
             merged, first, start = {}, payload, location
-        _gemini_merge(merged, payload)
+        _gemini_merge(merged, payload, source, location)
         if stream and _finished(payload):
             yield Reassembled(start, merged)
             merged = None
@@ -423,7 +450,7 @@ def gemini_chunks(payloads: Iterable[tuple[str, Any]], *, stream: bool) -> Itera
 
 
 def _gemini(events: Events) -> Iterator[Reassembled]:
-    found = list(gemini_chunks(((e.location, e.value) for e in events), stream=True))
+    found = list(gemini_chunks(((e.location, e.value) for e in events), events.source, stream=True))
     for item in found:
         if item.cut is not None:
             yield item._replace(cut=_cut("a chunk with a finishReason", events))
