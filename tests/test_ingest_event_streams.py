@@ -22,6 +22,7 @@ from citeaudit import InvalidValue, MalformedInput
 from citeaudit.ingest import READERS, detect_reader
 from citeaudit.ingest.base import ParsedAnswer
 from citeaudit.ingest.events import Events
+from citeaudit.ingest.shape import shape_of_file
 from citeaudit.model import AnswerStatus, CitationKind
 
 PROTOCOL = Path(__file__).parent / "fixtures" / "protocol.yaml"
@@ -517,3 +518,20 @@ def test_a_first_line_nested_past_the_limits_is_refused_not_crashed() -> None:
     deep = b'{"a":' * 100_000 + b"1" + b"}" * 100_000 + b"\n" + b'{"type": "response.created"}\n'
     with pytest.raises(MalformedInput):
         read("openai-responses", deep)
+
+
+def test_an_event_stream_is_recognised_from_its_first_event_with_data(tmp_path: Path) -> None:
+    document, text = anthropic_document(["AX220 holds 20 L"])
+    events = anthropic_stream(document, text, set())
+    # a byte-order mark, a comment and an event without data first; a first event with data larger than the
+    # 64 KiB the shape is read in
+    events[0]["message"]["padding"] = "x" * 200_000
+    body = b"\xef\xbb\xbf: open\r\n\r\nevent: ping\r\n\r\n" + sse(events, newline="\r\n")
+    path = tmp_path / "stream.sse"
+    path.write_bytes(body)
+    shape = shape_of_file(path)
+    assert (shape.stream, shape.complete) == (True, True)
+    assert shape.value_is("type", "message_start")
+    assert detect_reader(shape, str(path)).name == "anthropic"
+    (answer,) = read("anthropic", body)
+    assert (answer.text, answer.status) == (text, AnswerStatus.COMPLETE)
