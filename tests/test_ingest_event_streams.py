@@ -146,7 +146,7 @@ def responses_stream(document: dict[str, Any], text: str, cuts: set[int], *, fin
         events.append({"type": "response.output_text.delta", "output_index": 1, "content_index": 0, "delta": piece})
         written += len(piece)
         for i, note in enumerate(annotations):  # each annotation once the text holds its chip
-            if written >= note["end_index"] and not note.get("sent"):
+            if written >= note.get("end_index", len(text) + 1) and not note.get("sent"):  # no position: sent later
                 note["sent"] = True
                 events.append(
                     {
@@ -535,3 +535,30 @@ def test_an_event_stream_is_recognised_from_its_first_event_with_data(tmp_path: 
     assert detect_reader(shape, str(path)).name == "anthropic"
     (answer,) = read("anthropic", body)
     assert (answer.text, answer.status) == (text, AnswerStatus.COMPLETE)
+
+
+def test_a_responses_stream_with_annotations_without_positions_reads_as_its_response() -> None:
+    """xAI streams url_citation annotations with no start_index/end_index: answer-level, streamed or not."""
+    document, text = responses_document(["AX220 holds 20 L", "café tank"])
+    for note in document["output"][1]["content"][0]["annotations"]:
+        del note["start_index"], note["end_index"]
+    events = responses_stream(document, text, {2, 30})
+    annotations = document["output"][1]["content"][0]["annotations"]
+    events[-1:-1] = [
+        {
+            "type": "response.output_text.annotation.added",
+            "output_index": 1,
+            "content_index": 0,
+            "annotation_index": i,
+            "annotation": note,
+        }
+        for i, note in enumerate(annotations)
+    ]
+    (answer,) = read("openai-responses", sse(events))
+    assert answer == read("openai-responses", json.dumps(document).encode("utf-8"))[0]
+    # two annotations without positions, each placed at the markdown link to its URL written in the text
+    cited = [c for c in answer.citations if c.kind is CitationKind.CITED]
+    assert [text[c.start : c.end] for c in cited if c.start is not None] == [
+        f"([site0]({SITES[0]}))",
+        f"([site1]({SITES[1]}))",
+    ]

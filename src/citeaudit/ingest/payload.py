@@ -107,10 +107,17 @@ def load_responses(data: bytes, source: str, protocol: str) -> Iterator[Reassemb
         yield from (Reassembled(location, payload) for location, payload in every)
 
 
+_EVENT_LINE = 1 << 20
+
+
 def _first_line(data: bytes) -> Any:
-    """The JSON value on the first line that is not blank, when that line is one (else ``None``)."""
+    """The JSON value on the first line that is not blank, when that line is one of at most a mebibyte (else
+    ``None``): a single-line document of any size is not parsed twice (a list of events, or events larger than
+    that, are still recognised once parsed as payloads)."""
     start = len(data) - len(data.lstrip())
-    end = data.find(b"\n", start)
+    end = data.find(b"\n", start, start + _EVENT_LINE + 1)
+    if end < 0 and len(data) - start > _EVENT_LINE:
+        return None
     line = data[start : end if end >= 0 else len(data)].strip()
     if not line.startswith(b"{") or not line.endswith(b"}"):
         return None
