@@ -454,7 +454,8 @@ def _media_type(reader: Reader, data: bytes) -> str:
     """What a payload is archived as: a saved event stream as the ``text/event-stream`` it is."""
     from citeaudit.ingest.events import sse_like
 
-    return "text/event-stream" if reader.kind is ReaderKind.ANSWERS and sse_like(data[:4096]) else reader.media_type
+    json_reader = reader.kind is ReaderKind.ANSWERS and reader.media_type == "application/json"  # not Markdown
+    return "text/event-stream" if json_reader and sse_like(data[:4096]) else reader.media_type
 
 
 def _unstorable(source: str, error: UnicodeEncodeError) -> InvalidValue:
