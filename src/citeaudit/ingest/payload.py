@@ -1,19 +1,33 @@
-"""Loading engine payload files: one JSON document, or JSON Lines with one payload per line."""
+"""Loading engine payload files: one JSON document, JSON Lines with one payload per line, or a saved event stream."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterable, Iterator
 from itertools import chain
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from citeaudit.errors import InvalidValue, MalformedInput
+from citeaudit.errors import InputError, InvalidValue, MalformedInput
 from citeaudit.identity import document_key, identity_url
-from citeaudit.ingest.base import ParsedCitation
+from citeaudit.ingest.base import ParsedAnswer, ParsedCitation
 from citeaudit.ingest.shape import Shape
 from citeaudit.limits import load_json
+from citeaudit.model import AnswerStatus
 
-__all__ = ["agent_response", "expect", "load_payloads", "retrieved_only", "sonar_traits", "vendor_model"]
+if TYPE_CHECKING:
+    from citeaudit.ingest.streams import Reassembled
+
+__all__ = [
+    "agent_response",
+    "cut_short",
+    "expect",
+    "load_payloads",
+    "load_responses",
+    "retrieved_only",
+    "sonar_traits",
+    "vendor_model",
+]
 
 _AGENT_ITEMS = frozenset({"search_results", "fetch_url_results"})
 """Output items only Perplexity's Agent API writes."""
@@ -65,6 +79,61 @@ def load_payloads(data: bytes, source: str) -> Iterator[tuple[str, Any]]:
         yield from ((f"[{i}]", item) for i, item in enumerate(whole))
         return
     yield ("$", whole)
+
+
+def load_responses(data: bytes, source: str, protocol: str) -> Iterator[Reassembled]:
+    """The responses of one engine ``protocol`` a file holds, as :func:`load_payloads` gives them, or put back
+    together from the saved event stream the file holds (Server-Sent Events, one event per line, or a JSON list of
+    events; see :mod:`citeaudit.ingest.streams`)."""
+    from citeaudit.ingest.events import Events, sse_like
+    from citeaudit.ingest.streams import Reassembled, event_of, gemini_chunks, reassemble
+
+    if sse_like(data[:4096]):
+        yield from reassemble(protocol, Events(data, source))
+        return
+    if event_of(protocol, _first_line(data)):
+        yield from reassemble(protocol, Events(data, source))  # one event per line; the last may be cut
+        return
+    payloads = load_payloads(data, source)
+    first = next(payloads, None)
+    if first is None:
+        return
+    every = chain((first,), payloads)
+    if event_of(protocol, first[1]):
+        yield from reassemble(protocol, Events.of(every, source))
+    elif protocol == "gemini":
+        yield from gemini_chunks(every, source, stream=False)
+    else:
+        yield from (Reassembled(location, payload) for location, payload in every)
+
+
+_EVENT_LINE = 1 << 20
+
+
+def _first_line(data: bytes) -> Any:
+    """The JSON value on the first line that is not blank, when that line is one of at most a mebibyte (else
+    ``None``): a single-line document of any size is not parsed twice (a list of events, or events larger than
+    that, are still recognised once parsed as payloads)."""
+    start = len(data) - len(data.lstrip())
+    end = data.find(b"\n", start, start + _EVENT_LINE + 1)
+    if end < 0 and len(data) - start > _EVENT_LINE:
+        return None
+    line = data[start : end if end >= 0 else len(data)].strip()
+    if not line.startswith(b"{") or not line.endswith(b"}"):
+        return None
+    try:
+        return load_json(line, "")
+    except InputError:
+        return None
+
+
+def cut_short(answer: ParsedAnswer, cut: str | None) -> ParsedAnswer:
+    """``answer`` as read from a stream that ended before its final event (``cut`` says where): incomplete, with
+    that reason; failed when the stream gave no answer text before it ended."""
+    if cut is None:
+        return answer
+    status = AnswerStatus.INCOMPLETE if answer.text.strip() else AnswerStatus.FAILED
+    return dataclasses.replace(answer, status=status, failure=cut)
 
 
 def _syntax(error: MalformedInput) -> bool:
