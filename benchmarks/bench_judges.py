@@ -32,6 +32,7 @@ import hashlib
 import json
 import os
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -171,6 +172,27 @@ def judged_by(judge: Judge, pairs: Sequence[StancePair]) -> tuple[list[Label], f
     start = time.perf_counter()
     labels = [judge.judge(JudgeRequest(p.claim, (p.evidence,))).label for p in pairs]
     return labels, time.perf_counter() - start
+
+
+def similarities(relevance: RelevanceJudge, pairs: Sequence[StancePair]) -> tuple[np.ndarray, float]:
+    """Each pair's claim–evidence cosine and the seconds it took to encode them; kept in the temporary folder
+    (keyed by the pairs and the model), so a rerun on the same data reads them back (and says so)."""
+    key = hashlib.sha256(json.dumps([relevance.model, [(p.claim, p.evidence) for p in pairs]]).encode()).hexdigest()[
+        :16
+    ]
+    cache = Path(tempfile.gettempdir()) / f"citeaudit-bench-judges-{key}.npz"
+    if cache.exists():
+        stored = np.load(cache)
+        print(f"  (similarities read back from {cache}; encoding took {float(stored['seconds']):.1f} s)")
+        return stored["similarity"], float(stored["seconds"])
+    start = time.perf_counter()
+    texts = sorted({p.claim for p in pairs} | {p.evidence for p in pairs})
+    rows = relevance.encoder.encode(texts)  # one embedding per distinct text
+    row_of = {t: rows[i] for i, t in enumerate(texts)}
+    similarity = np.array([float(row_of[p.claim] @ row_of[p.evidence]) for p in pairs])
+    seconds = time.perf_counter() - start
+    np.savez(cache, similarity=similarity, seconds=np.array(seconds))
+    return similarity, seconds
 
 
 def precision_coverage(gold: Sequence[Label], similarity: np.ndarray) -> None:
@@ -356,12 +378,7 @@ def main() -> None:
     measure("checks", gold, labels, clusters, seconds, args.resamples)
 
     relevance = RelevanceJudge()
-    start = time.perf_counter()
-    texts = sorted({p.claim for p in pairs} | {p.evidence for p in pairs})
-    rows = relevance.encoder.encode(texts)  # one embedding per distinct text
-    row_of = {t: rows[i] for i, t in enumerate(texts)}
-    similarity = np.array([float(row_of[p.claim] @ row_of[p.evidence]) for p in pairs])
-    seconds = time.perf_counter() - start
+    similarity, seconds = similarities(relevance, pairs)
     relevance_labels = [Label.IRRELEVANT if s < relevance.threshold else Label.UNKNOWN for s in similarity]
     measure(
         f"relevance (all-MiniLM-L6-v2, irrelevant below {relevance.threshold:.2f}, else unknown)",

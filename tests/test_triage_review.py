@@ -197,11 +197,9 @@ def test_a_confirmation_is_the_reviewers_judgement(offered_db: Path) -> None:
             assert shown == suggestion
             done = bob.post(f"/triage/{c1}/confirm", {"submission": submission, "suggestion": shown})
             assert done.status_code == 303
-            # the same form posted twice records it once
-            assert bob.post(f"/triage/{c1}/confirm", {"submission": submission, "suggestion": shown}).status_code in (
-                303,
-                409,
-            )
+            # the same form posted again: the edge is judged, so it is no longer offered, and nothing more is recorded
+            again = bob.post(f"/triage/{c1}/confirm", {"submission": submission, "suggestion": shown})
+            assert again.status_code == 409
             after = html.unescape(bob.get("/triage").text)
             assert PUMP not in after  # judged: no longer offered
             assert TANK in after
