@@ -390,6 +390,7 @@ def main() -> None:
     )
     precision_coverage(gold, similarity)
     print("  nli: not run: no local NLI model on this machine (weights are never fetched from a hub)")
+    openai: Judge | None = None
     if os.environ.get("CITEAUDIT_OPENAI_BASE_URL") or os.environ.get("OPENAI_BASE_URL"):
         from citeaudit.judges import make_judge
 
@@ -409,6 +410,10 @@ def main() -> None:
         print("judge-bias battery on the Factcheck-Bench edges:")
         battery("checks", checks, pairs, args.resamples)
         battery(f"relevance, first {args.battery_limit} edges", relevance, pairs[: args.battery_limit], args.resamples)
+        if openai is not None:
+            battery(f"openai, first {args.battery_limit} edges", openai, pairs[: args.battery_limit], args.resamples)
+        else:
+            print("  bias battery, openai: not run: no endpoint")
     wice(relevance, args.wice_limit)
 
 

@@ -192,3 +192,47 @@ def test_relevance_judge_says_irrelevant_only_below_the_threshold() -> None:
     near = judge.judge(JudgeRequest("claim", ("far", "near")))
     assert (near.label, near.quote) == (Label.UNKNOWN, "near")
     assert judge.judge(JudgeRequest("claim", ())).label is Label.UNKNOWN
+
+
+# -- thresholds chosen on data ------------------------------------------------------------------------------------
+
+
+def _edges(rows: list[tuple[float, str | None, Label]]) -> list[object]:
+    return [
+        bench.Edge(bench.StancePair(f"claim {i}", f"passage {i}", label, i + 1), similarity, conflict)
+        for i, (similarity, conflict, label) in enumerate(rows)
+    ]
+
+
+def test_irrelevant_threshold_offers_the_most_edges_at_the_target_precision() -> None:
+    edges = _edges(
+        [
+            (0.10, None, Label.IRRELEVANT),
+            (0.20, None, Label.IRRELEVANT),
+            (0.30, None, Label.SUPPORTED),
+            (0.40, None, Label.IRRELEVANT),
+        ]
+    )
+    # Below t = 0.21 (the first grid step above 0.20): the 0.10 and 0.20 edges, both irrelevant, 2/2 = 1.0. From
+    # 0.31 the supported edge comes in: 2/3 = 0.667, then 3/4 = 0.75 from 0.41; both under 0.95. So 0.21, 2 of 2.
+    assert bench.choose(edges, TriageReason.IRRELEVANT) == (0.21, 2, 2)
+
+
+def test_conflict_threshold_keeps_only_on_topic_conflicts() -> None:
+    edges = _edges(
+        [
+            (0.15, "date_mismatch: 1980 vs 1990", Label.IRRELEVANT),
+            (0.55, "date_mismatch: 1980 vs 1990", Label.CONFLICTING),
+            (0.70, "quantity_mismatch: 20 L vs 30 L", Label.CONFLICTING),
+            (0.90, None, Label.SUPPORTED),
+        ]
+    )
+    # conflict_min <= 0.15 offers the three conflicts, 2/3 = 0.667; from 0.16 to 0.55 the two on-topic ones, 2/2.
+    # The smallest threshold offering those two is 0.16.
+    assert bench.choose(edges, TriageReason.CHECK_CONFLICT) == (0.16, 2, 2)
+
+
+def test_no_threshold_reaching_the_target_falls_back_to_the_most_precise() -> None:
+    edges = _edges([(0.10, None, Label.SUPPORTED), (0.20, None, Label.IRRELEVANT)])
+    # t in (0.10, 0.20]: 0/1; t > 0.20: 1/2 = 0.5, the most precise, first reached at 0.21.
+    assert bench.choose(edges, TriageReason.IRRELEVANT) == (0.21, 1, 2)
