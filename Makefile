@@ -47,6 +47,7 @@ bench: $(STAMP_DEV)
 	$(BIN)/python benchmarks/bench_evidence.py
 	$(BIN)/python benchmarks/bench_segment.py
 	$(BIN)/python benchmarks/bench_suggest.py
+	$(BIN)/python benchmarks/bench_judges.py
 	$(BIN)/python benchmarks/bench_startup.py
 	$(BIN)/python benchmarks/bench_scale.py
 

@@ -1,4 +1,5 @@
-"""Segmentation quality and throughput: against human atomic facts (FActScore) and human claims (ExpertQA).
+"""Segmentation quality and throughput: against human atomic facts (FActScore) and human claims (ExpertQA,
+Factcheck-Bench).
 
 **FActScore** (``../shared/data/factscore/``: real InstructGPT and PerplexityAI biographies, split by annotators
 into sentences and each sentence into atomic facts; the Perplexity outputs keep their ``[n]`` markers, the
@@ -28,6 +29,13 @@ Targets (PerplexityAI): the shared sentence splitter's F1 >= 0.97; >= 0.97 of th
 among the default method's claim ends; for the default method claims / facts >= 0.6 with claim precision
 >= 0.8. The model-assisted method runs when ``CITEAUDIT_ATOMIC_BASE_URL`` (and ``CITEAUDIT_ATOMIC_MODEL``) are
 set; the benchmark says so when not.
+
+**Factcheck-Bench** (``../shared/data/factcheck-bench/factcheck-GPT-benchmark.jsonl``: 94 real ChatGPT answers,
+split by annotators into sentences and each sentence into checkable claims): the same figures with its human
+claims in the place of FActScore's facts (claims per human claim, claim precision and fact recall by the same
+matcher at the threshold chosen on InstructGPT, sentence ends), and the same targets for the default method.
+Sentences are aligned as FActScore's are, curly quotes read as straight; an answer with a sentence not found in
+order in its response is left out and counted.
 
 **ExpertQA** (``answer_string`` texts): agreement with ExpertQA's human claim boundaries (each ``claim_string``
 located in its answer). A predicted claim matches a human claim when both spans are equal after trimming
@@ -86,6 +94,7 @@ from citeaudit.store.pipeline import second_core_idle
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
 DATA = SHARED / "expertqa"
 FACTSCORE = SHARED / "factscore"
+FACTCHECK = SHARED / "factcheck-bench" / "factcheck-GPT-benchmark.jsonl"
 _NAIVE = re.compile(r"(?<=[.!?])\s+")
 _CLOSING = ".!?。！？；:;,"
 DEFAULT_METHOD = resegment_module.DEFAULT_METHOD
@@ -257,6 +266,37 @@ def load_factscore(name: str) -> list[Annotated]:
             found.append((at, _end_key(skeleton, at, cursor), facts))
         answers.append(Annotated(record["output"], skeleton, before, found))
     return answers
+
+
+_QUOTES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"'})
+"""Curly quotes read as straight ones when aligning (one character for one: offsets are kept)."""
+
+
+def load_factcheck() -> tuple[list[Annotated], int]:
+    """Factcheck-Bench's answers whose annotator sentences are all found, in order, in the response, each with
+    its human claims as the sentence's facts; and how many answers were left out because one was not."""
+    answers = []
+    left_out = 0
+    for line in FACTCHECK.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        text = record["response"]
+        skeleton, before = _skeleton(text.translate(_QUOTES))
+        cursor = 0
+        found = []
+        order = sorted(record["sentences"], key=lambda name: int(name.removeprefix("sentence")))
+        for name in order:
+            sentence = record["sentences"][name]
+            piece, _ = _skeleton(sentence["text"].translate(_QUOTES))
+            at = skeleton.find(piece, cursor)
+            if at < 0 or not piece:
+                break
+            cursor = at + len(piece)
+            found.append((at, _end_key(skeleton, at, cursor), [str(c) for c in sentence.get("claims") or []]))
+        if len(found) < len(order):
+            left_out += 1
+            continue
+        answers.append(Annotated(text, skeleton, before, found))
+    return answers, left_out
 
 
 def _key(answer: Annotated, start: int, end: int) -> int:
@@ -534,6 +574,47 @@ def factscore(with_facts: bool) -> bool | None:
                     targets[f"{label} claim precision {precision:.3f} >= 0.8"] = precision >= 0.8
     for target, verdict in targets.items():
         print(f"  target (PerplexityAI, held out) {target}: {'met' if verdict else 'NOT met'}")
+    second = factcheck(methods, embeddings, threshold)
+    return all(targets.values()) and second is not False
+
+
+def factcheck(
+    methods: dict[str, Callable[[str], list[Claim]]], embeddings: Embeddings | None, threshold: float | None
+) -> bool | None:
+    """The same figures on a second human set: Factcheck-Bench's ChatGPT answers, split by annotators into
+    sentences and each sentence into checkable claims (matched as FActScore's facts are, with the threshold chosen
+    on FActScore's InstructGPT). Whether the default method meets the targets there (``None`` without the data)."""
+    if not FACTCHECK.exists():
+        print(f"skipped: Factcheck-Bench data not found at {FACTCHECK} (see shared/data/SOURCES.md)")
+        return None
+    answers, left_out = load_factcheck()
+    count = sum(len(a.sentences) for a in answers)
+    claims = sum(len(f) for a in answers for _, _, f in a.sentences)
+    print(
+        f"Factcheck-Bench: {len(answers)} answers, {count} annotator sentences, {claims} human claims "
+        f"({left_out} answer(s) left out: an annotator sentence not found in order in the response)"
+    )
+    ends = sentence_ends(answers, shared_splitter)
+    print(f"  sentence ends, shared splitter (precision / recall / F1): {ends.line()}")
+    targets: dict[str, bool] = {}
+    print("claims against the annotators' sentences and human claims (Factcheck-Bench, never used to develop):")
+    for label, claims_of in methods.items():
+        figures = claim_figures(answers, claims_of)
+        if embeddings is not None and threshold is not None:
+            embeddings.add(t for made, human in figures.pairs for t in made + human)
+            figures.matched = sum(greedy_matches(c, f, embeddings, threshold) for c, f in figures.pairs)
+        row = figures.row(embeddings is not None).replace("fact recall", "human-claim recall")
+        print(f"  {label:22s} {row.replace('facts', 'human claims')}")
+        if label == DEFAULT_METHOD:
+            ratio = figures.fact_claims / figures.facts
+            targets[f"{label} claims / human claims {ratio:.2f} >= 0.6"] = ratio >= 0.6
+            if embeddings is None:
+                targets[f"{label} claim precision not measured (--no-facts)"] = False
+            else:
+                precision = figures.matched / figures.fact_claims
+                targets[f"{label} claim precision {precision:.3f} >= 0.8"] = precision >= 0.8
+    for target, verdict in targets.items():
+        print(f"  target (Factcheck-Bench) {target}: {'met' if verdict else 'NOT met'}")
     return all(targets.values())
 
 

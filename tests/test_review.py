@@ -117,9 +117,9 @@ def test_every_route_but_login_needs_a_session(base: str, review_db: Path) -> No
             response = anonymous.post(path, {"label": "supported", "submission": "x", "url": "https://x.example/"})
             assert response.status_code == 401, path
         checked += 1
-    # queue, queue/next, /, edge, score, settings, agreement, cross-pairs, cross pair (GET); logout, judgements,
-    # adjudication, url, groups, settings, cross-pair judgements (POST)
-    assert checked == 16
+    # queue, queue/next, /, edge, score, settings, agreement, cross-pairs, cross pair, triage (GET); logout,
+    # judgements, adjudication, url, groups, settings, cross-pair judgements, triage confirmation (POST)
+    assert checked == 18
     assert [row[3] for row in judgement_rows(review_db)] == ["model"]
     anonymous.close()
 

@@ -116,16 +116,57 @@ def suggest(
             "of the same answer, official pages) and suggest for those (misattribution; never scored as edges).",
         ),
     ] = False,
+    triage: Annotated[
+        bool,
+        typer.Option(
+            "--triage",
+            help="Instead of a judge's label for every edge: offer for the review UI's triage page the edges a "
+            "consistency check finds in conflict with an on-topic passage, or whose best passage the relevance "
+            "judge (all-MiniLM-L6-v2, models extra) rates below the threshold. A reviewer confirms each one.",
+        ),
+    ] = False,
+    conflict_min: Annotated[
+        float | None,
+        typer.Option(
+            "--conflict-min",
+            min=-1.0,
+            max=1.0,
+            help="With --triage: a check's conflict counts only in a passage at least this similar to the claim.",
+        ),
+    ] = None,
+    irrelevant_below: Annotated[
+        float | None,
+        typer.Option(
+            "--irrelevant-below",
+            min=-1.0,
+            max=1.0,
+            help="With --triage: offer as irrelevant an edge whose best passage is less similar than this.",
+        ),
+    ] = None,
 ) -> None:
     """Rank each unlabelled edge's snapshot passages for its claim and store the judge's suggestion.
 
     A suggestion is a model judgement with its provenance (judge, model, version, prompt hash, confidence) and
     the top passages it read; it never sets a final label. Reruns skip edges this judge already suggested for.
-    With --cross-pairs the same is done for cross pairs (see `citeaudit misattribution`).
+    With --cross-pairs the same is done for cross pairs (see `citeaudit misattribution`). With --triage the edges
+    the offline judges are sure about are offered to reviewers to confirm (see docs/review.md, "Triage").
     """
     from citeaudit.suggest import suggest_edges
 
     path = existing_database(db)
+    if not triage:
+        for name, value in (("--conflict-min", conflict_min), ("--irrelevant-below", irrelevant_below)):
+            if value is not None:
+                from citeaudit.errors import InvalidValue
+
+                raise InvalidValue("suggest", f"{name} {value!r}", "needs --triage")
+    if triage:
+        if cross_pairs:
+            from citeaudit.errors import InvalidValue
+
+            raise InvalidValue("suggest", "--triage", "offers edges, not cross pairs; leave out --cross-pairs")
+        _triage(path, method, top, run, conflict_min, irrelevant_below, fmt)
+        return
     chosen = _judge(judge, model)
     if cross_pairs:
         _suggest_cross(path, chosen, method, top, run, limit, refresh, fmt)
@@ -143,6 +184,49 @@ def suggest(
     if report is not None:
         for line in _suggest_lines(report):
             console.print(line)
+
+
+def _triage(
+    path: Path,
+    method: RankMethod,
+    top: int,
+    run: str | None,
+    conflict_min: float | None,
+    irrelevant_below: float | None,
+    fmt: ReportFormat,
+) -> None:
+    from citeaudit.judges.triage import DEFAULT_THRESHOLDS, TriageThresholds
+    from citeaudit.suggest import triage_edges
+
+    thresholds = TriageThresholds(
+        DEFAULT_THRESHOLDS.conflict_min if conflict_min is None else conflict_min,
+        DEFAULT_THRESHOLDS.irrelevant_below if irrelevant_below is None else irrelevant_below,
+    )
+    with _progress("triage") as progress:
+        task = progress.add_task("triage", total=None)
+        report = triage_edges(
+            path,
+            thresholds=thresholds,
+            k=top,
+            method=method,
+            run=run,
+            progress=lambda done, total: progress.update(task, completed=done, total=total),
+        )
+    if fmt is ReportFormat.JSON:
+        body = {"method": str(method), "top": top, **report.to_dict()}
+        console.out(json.dumps(body, indent=2, ensure_ascii=False), highlight=False)
+        return
+    offered = ", ".join(f"{count} {reason}" for reason, count in sorted(report.offered.items()) if count)
+    console.print(f"{sum(report.offered.values())} edge(s) offered for triage" + (f" ({offered})" if offered else ""))
+    console.print(f"{report.left_to_reviewer} left to the reviewer (no reason is sure)")
+    console.print(f"{report.already_offered} already offered (skipped)")
+    console.print(f"{report.no_snapshot} without a snapshot of their source (run `citeaudit resolve` first)")
+    console.print(f"{report.empty_snapshot} whose snapshot has no text")
+    console.print(f"{report.edges} edge(s) without a final label in scope")
+    console.print(
+        f"thresholds: conflict in a passage with similarity >= {thresholds.conflict_min:.2f}; "
+        f"irrelevant below {thresholds.irrelevant_below:.2f}"
+    )
 
 
 class _Reported(Protocol):

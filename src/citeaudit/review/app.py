@@ -33,7 +33,7 @@ from citeaudit.review.pages import (
     safe_href,
     session_of,
 )
-from citeaudit.review.routers import auth, cross_pairs, edges, groups, queue, results, settings
+from citeaudit.review.routers import auth, cross_pairs, edges, groups, queue, results, settings, triage
 from citeaudit.store.review import ReviewStore
 
 __all__ = ["ReviewConfig", "create_app", "highlight", "safe_href"]
@@ -128,6 +128,7 @@ def create_app(config: ReviewConfig) -> FastAPI:
         settings.router,
         results.router,
         cross_pairs.router,
+        triage.router,
     ):
         # The routers' own routes, not a router included as one opaque entry: the app's route table lists every
         # route, as the checks that every route needs a session read it.

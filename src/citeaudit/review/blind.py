@@ -15,7 +15,7 @@ from citeaudit.model import Origin, ReviewState
 from citeaudit.store.review import Reviewer, StoredJudgement
 from citeaudit.store.review_records import GroupView
 
-__all__ = ["can_adjudicate", "sees_all", "visible_groups", "visible_judgements"]
+__all__ = ["can_adjudicate", "sees_all", "shows_suggestions", "visible_groups", "visible_judgements"]
 
 
 def can_adjudicate(viewer: Reviewer, state: ReviewState) -> bool:
@@ -41,6 +41,18 @@ def visible_judgements(
         if (j.judgement.origin is Origin.HUMAN and j.judgement.reviewer == viewer.name)
         or (j.judgement.origin is Origin.MODEL and show_model_suggestions)
     ]
+
+
+def shows_suggestions(
+    viewer: Reviewer, judgements: Sequence[StoredJudgement], show_model_suggestions: bool, reviews_required: int
+) -> bool:
+    """Whether ``viewer`` may see the model suggestions of an edge: when the project shows them, except to a
+    reviewer of an edge someone else has already reviewed under a policy of more than one review (the second
+    review stays independent of the suggestion the first may have confirmed)."""
+    if not show_model_suggestions:
+        return False
+    others = any(j.judgement.origin is Origin.HUMAN and j.judgement.reviewer != viewer.name for j in judgements)
+    return not (reviews_required > 1 and others)
 
 
 def visible_groups(viewer: Reviewer, state: ReviewState, groups: Sequence[GroupView]) -> list[GroupView]:

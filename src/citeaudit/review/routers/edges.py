@@ -11,7 +11,7 @@ from fastapi.responses import Response
 from citeaudit.errors import DatabaseBusy
 from citeaudit.model import Judgement, Label, Origin, Severity, Stage
 from citeaudit.review.auth import new_token
-from citeaudit.review.blind import sees_all, visible_groups, visible_judgements
+from citeaudit.review.blind import sees_all, shows_suggestions, visible_groups, visible_judgements
 from citeaudit.review.pages import (
     LABEL_DEFINITIONS,
     Current,
@@ -67,9 +67,11 @@ def edge_page(request: Request, edge_pk: int, db: Db, current: Current) -> Respo
     reviewer = require(current, "reviewer", "adjudicator", "admin")
     edge = edge_or_404(db, edge_pk)
     settings = db.settings()
-    shown = visible_judgements(
-        reviewer, edge.review_state, db.judgements(edge_pk), settings["show_model_suggestions"] == "true"
+    judgements = db.judgements(edge_pk)
+    show_models = shows_suggestions(
+        reviewer, judgements, settings["show_model_suggestions"] == "true", db.reviews_required()
     )
+    shown = visible_judgements(reviewer, edge.review_state, judgements, show_models)
     adjudication_refusal = db.refusal(edge_pk, reviewer, Stage.ADJUDICATION)
     adjudicating = adjudication_refusal is None
     review_refusal = None if adjudicating else db.refusal(edge_pk, reviewer, Stage.REVIEW)
