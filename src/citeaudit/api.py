@@ -78,6 +78,7 @@ class ScoredPath:
         extra["unresolved_links"] = self.unresolved_links
         return result_json(
             self.result,
+            unresolved=self.unresolved_links,
             failed_answers=self.failed_answers,
             warnings=list(self.warnings),
             disclosure=disclosure(self.protocol),

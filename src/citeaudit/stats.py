@@ -334,6 +334,7 @@ class Difference:
                 "method": "paired cluster bootstrap (percentile)",
                 "clusters": self.clusters,
                 "resamples": self.resamples,
+                **({"caution": caution} if (caution := few_clusters_caution(self.clusters, self.level)) else {}),
             },
             "p_value": self.p_value,
             "mde": self.mde,

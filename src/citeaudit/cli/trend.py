@@ -32,7 +32,7 @@ def trend(
     fingerprint changes between two collections the trend is broken: the break is marked with the changed
     components, and the two sides are not to be read as one series."""
     from citeaudit.cli.score import _by, _scope
-    from citeaudit.report import fraction
+    from citeaudit.report.tables import scope_fraction
     from citeaudit.report.trend import trend_path
     from citeaudit.scoring import IntervalSettings
 
@@ -61,6 +61,7 @@ def trend(
     )
     previous = None
     notes: list[str] = []
+    cautions: set[str] = set()
     for point in found.points:
         name = Text(point.collection)
         if point.break_before:
@@ -83,13 +84,20 @@ def trend(
                 point.date,
                 *labels,
                 str(scope.answers),
-                fraction(scope.official_rate, "official_rate"),
-                fraction(scope.precision, "precision"),
-                fraction(scope.coverage, "coverage"),
+                scope_fraction(scope, "official_rate"),
+                scope_fraction(scope, "precision"),
+                scope_fraction(scope, "coverage"),
+            )
+            cautions.update(
+                shown.caution
+                for shown in (scope.shown(n) for n in ("official_rate", "precision", "coverage"))
+                if shown.caution
             )
     console.print(table)
     for note in notes:
         console.print(note, soft_wrap=True, style="bold red", markup=False)
+    for caution in sorted(cautions):
+        console.print(f"caution: {caution}", soft_wrap=True, markup=False)
     console.print(
         f"{len(found.points)} collection(s), {found.breaks} comparability break(s); intervals: "
         f"{level:.0%} cluster bootstrap over questions",

@@ -45,12 +45,12 @@ class TrendPoint:
             "changed_components": list(self.break_before),
             "answers": overall.answers,
             "provisional": self.result.provisional,
-            **{name: getattr(overall, name).to_dict() for name in ("official_rate", "precision", "coverage")},
+            **{name: overall.metric_dict(name) for name in ("official_rate", "precision", "coverage")},
             "groups": [
                 {
                     **dict(group.by),
                     "answers": group.answers,
-                    **{name: getattr(group, name).to_dict() for name in ("official_rate", "precision", "coverage")},
+                    **{name: group.metric_dict(name) for name in ("official_rate", "precision", "coverage")},
                 }
                 for group in self.result.groups
             ],
