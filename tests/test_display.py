@@ -57,7 +57,7 @@ def test_not_measured_is_null_with_its_reason_whatever_the_counts() -> None:
     shown = show_figure(0, 6, "misattribution", not_measured=NOT_MEASURED)
     assert shown.state is FigureState.NOT_MEASURED
     assert shown.value is None
-    assert shown.text == "— not measured (no cross pairs proposed: run `citeaudit suggest --cross-pairs`)"
+    assert shown.text == "— not measured (no cross pairs proposed: run citeaudit suggest --cross-pairs)"
     assert "0.000" not in shown.text
 
 

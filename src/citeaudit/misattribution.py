@@ -174,7 +174,7 @@ class Misattributed:
         }
 
 
-NOT_MEASURED = "no cross pairs proposed: run `citeaudit suggest --cross-pairs`"
+NOT_MEASURED = "no cross pairs proposed: run citeaudit suggest --cross-pairs"
 """Why misattribution is not measured while the claims at risk have no cross pair at all."""
 
 
