@@ -132,3 +132,59 @@ def test_report_compares_two_selections_of_one_database(cli: Cli, db: Path, tmp_
     comparison = html.split("<h2>Comparison")[1].split("</table>")[0]
     assert '<td>Official-domain rate</td><td class="num">1.000</td><td class="num">1.000</td>' in comparison
     assert "+0.000" in comparison
+
+
+@pytest.fixture
+def revised_db(tmp_path: Path, cli: Cli) -> Path:
+    """Two collections under version 1, then the required facts revised (version 2, f01 reworded) after their
+    answers were locked, then a third collection ingested under version 2."""
+    path = tmp_path / "revised.db"
+    revised = tmp_path / "v2.yaml"
+    text = PROTOCOL.read_text(encoding="utf-8").replace('version: "1"', 'version: "2"')
+    revised.write_text(text.replace("AX220 tank is 20 L", "AX220 tank holds 20 litres"), encoding="utf-8")
+
+    def ingest(name: str, protocol: Path) -> None:
+        result = cli(
+            "ingest", _collection(tmp_path, name), "--pattern", PATTERN, "--collection", name, "--questions",
+            protocol, "--db", path,
+        )  # fmt: skip
+        assert result.exit_code == 0, result.stderr
+
+    ingest("2026-09", PROTOCOL)
+    ingest("2026-10", PROTOCOL)
+    result = cli("protocol", "revise", revised, "--db", path, "--by", "li", "--reason", "wording")
+    assert result.exit_code == 0, result.stderr
+    ingest("2026-11", revised)
+    return path
+
+
+def test_trend_scores_revised_collections_under_their_revised_protocol(cli: Cli, revised_db: Path) -> None:
+    result = cli("trend", revised_db, "--resamples", "200", "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    points = json.loads(result.stdout)["collections"]
+    assert [p["collection"] for p in points] == ["2026-09", "2026-10", "2026-11"]
+    # each collection holds one answer, and `score --by collection` gives each of them one answer as well
+    assert [p["answers"] for p in points] == [1, 1, 1]
+    score = json.loads(cli("score", revised_db, "--by", "collection", "--format", "json").stdout)
+    by_collection = {g["by"]["collection"]: g for g in score["groups"]}
+    for point in points:
+        group = by_collection[point["collection"]]
+        for name in ("official_rate", "precision", "coverage"):
+            assert (point[name]["numerator"], point[name]["denominator"]) == (
+                group[name]["numerator"],
+                group[name]["denominator"],
+            )
+    # all three are now measured under version 2
+    assert {p["protocol"] for p in points} == {"axtorp-ingest-test@2"}
+    # the first two were revised after their answers were locked: they say so, and the third (locked under
+    # version 2 from the start) is not one series with them
+    assert [p["revised_from"] for p in points] == ["axtorp-ingest-test@1", "axtorp-ingest-test@1", None]
+    assert all(
+        any("required facts changed after answers were ingested" in w for w in p["warnings"]) for p in points[:2]
+    )
+    assert points[2]["warnings"] == []
+    assert [p["comparable_with_previous"] for p in points] == [True, True, False]
+    assert points[2]["changed_components"] == ["revision"]
+    table = " ".join(cli("trend", revised_db, "--resamples", "200").stdout.split())
+    assert "required facts changed after answers were ingested" in table
+    assert "break before 2026-11" in table

@@ -62,6 +62,7 @@ def trend(
     previous = None
     notes: list[str] = []
     cautions: set[str] = set()
+    warnings: list[str] = []
     for point in found.points:
         name = Text(point.collection)
         if point.break_before:
@@ -71,6 +72,9 @@ def trend(
                 f"⚠ break before {point.collection}: not comparable with {previous} "
                 f"({', '.join(point.break_before)} changed); the two are not one series"
             )
+        if point.revised_from:
+            name.append(f"\nrevised from {point.revised_from}", style="yellow")
+        warnings.extend(w for w in point.warnings if w not in warnings)
         previous = point.collection
         rows = [*point.result.groups, point.result.overall] if groups else [point.result.overall]
         for scope in rows:
@@ -80,7 +84,7 @@ def trend(
                 else (["all"] + [""] * (len(groups) - 1) if groups else [])
             )
             table.add_row(
-                Text(point.collection),
+                name if scope is rows[0] else Text(point.collection),
                 point.date,
                 *labels,
                 str(scope.answers),
@@ -96,6 +100,8 @@ def trend(
     console.print(table)
     for note in notes:
         console.print(note, soft_wrap=True, style="bold red", markup=False)
+    for warning in warnings:
+        console.print(f"WARNING: {warning}", soft_wrap=True, style="bold yellow", markup=False)
     for caution in sorted(cautions):
         console.print(f"caution: {caution}", soft_wrap=True, markup=False)
     console.print(

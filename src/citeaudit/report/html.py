@@ -234,9 +234,7 @@ def render_report(report: ReportInput) -> str:
                 "total": scope is overall and bool(result.group_by),
                 "labels": _row_labels(result, scope),
                 "answers": scope.answers,
-                "official": scope_fraction(
-                    scope, "official_rate", report.unresolved_links if scope is overall else 0
-                ),
+                "official": scope_fraction(scope, "official_rate", report.unresolved_links if scope is overall else 0),
                 "precision": scope_fraction(scope, "precision"),
                 "coverage": scope_fraction(scope, "coverage"),
             }
@@ -343,6 +341,7 @@ def _trend(trend: Trend | None) -> dict[str, Any] | None:
                 "precision": scope_fraction(point.result.overall, "precision"),
                 "coverage": scope_fraction(point.result.overall, "coverage"),
                 "break": bar.break_before,
+                "revised": point.revised_from,
             }
             for point, bar in zip(trend.points, bars, strict=True)
         ],

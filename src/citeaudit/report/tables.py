@@ -29,9 +29,7 @@ LOW = 0.5
 """Below this a diagnostic hint is printed next to the number (an interpretation aid, not a verdict)."""
 
 
-def fraction(
-    metric: Metric, name: str = "precision", *, pending: int = 0, pending_of: str | None = None
-) -> str:
+def fraction(metric: Metric, name: str = "precision", *, pending: int = 0, pending_of: str | None = None) -> str:
     """``1/3  0.333`` (``0/49 · 49 pending`` while provisional, the em-dash form when undefined) with the interval
     on a second line: :meth:`Metric.shown`'s cell."""
     return metric.shown(name, pending=pending, pending_of=pending_of).cell
