@@ -130,7 +130,7 @@ def read_brand_columns(
     text = "a.text" if names else "''"
     rows = db.execute(
         "SELECT a.pk, a.id, q.id, r.id, a.platform, r.platform, a.model, r.model, a.locale, r.sample, "
-        f"r.collected_at, {text} {answers_sql} ORDER BY a.pk",
+        f"r.collected_at, {text}, a.retrieval {answers_sql} ORDER BY a.pk",
         params,
     ).fetchall()
     if len(rows) != len(scoring.answer_question):
@@ -288,6 +288,7 @@ def read_brand_columns(
         answer_questions=[r[2] for r in rows],
         answer_texts=[r[11] for r in rows],
         answer_collected=[r[10] for r in rows],
+        answer_retrieval=[r[12] for r in rows],
         answer_dims=dims,
         source_keys=keys,
         source_owner=owner,
