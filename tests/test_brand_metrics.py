@@ -201,7 +201,8 @@ def test_retrieved_not_cited_counts_an_answer_that_cited_what_it_retrieved(
         {"id": "b1", "question_id": "q1", "run_id": "r1", "platform": "p1", "text": "The AX220.",
          "retrieval": "used", "citations": [cite("https://brand.com/ax220")]},
         {"id": "b2", "question_id": "q1", "run_id": "r1", "platform": "p1", "text": "The AX220.",
-         "retrieval": "used", "citations": [cite("https://blog.example/z"), cite("https://brand.com/ax220", "retrieved")]},
+         "retrieval": "used",
+         "citations": [cite("https://blog.example/z"), cite("https://brand.com/ax220", "retrieved")]},
     ]  # fmt: skip
     doc["claims"], doc["edges"] = [], []
     path = write_json(doc, "retrieved.json")
@@ -262,6 +263,25 @@ def test_version_drift_lists_stale_and_changed_pages(audit: Audit) -> None:
     assert [(c.answer_id, c.collected_at, c.changed_at) for c in drift.changed_after_collection] == [
         ("a1", "2026-03-01", "2026-03-28")
     ]
+
+
+def test_version_drift_counts_a_page_judged_without_a_time() -> None:
+    doc = hand_built()
+    # c6's judgement of brand.com/faq records no time (as in an imported file without created_at)
+    del doc["edges"][5]["created_at"]
+    snapshots = [
+        PageSnapshot("https://brand.com/ax220", "2026-02-20T00:00:00Z", "sha256:h1"),
+        PageSnapshot("https://brand.com/ax220", "2026-04-01T00:00:00Z", "sha256:h2"),
+        PageSnapshot("https://brand.com/faq", "2026-02-01T00:00:00Z", "sha256:h3"),
+        PageSnapshot("https://brand.com/faq", "2026-04-01T00:00:00Z", "sha256:h4"),
+    ]
+    drift = version_drift(audit_of(doc), snapshots)
+    # ax220 (judged 03-05 on the 02-20 snapshot, revised 04-01): judged and stale. faq: judged, time unknown, so
+    # in the denominator (2 judged pages) but never counted stale: which of its two snapshots was read is unknown.
+    assert (drift.judged_pages, len(drift.stale), drift.judged_time_unknown) == (2, 1, 1)
+    stale = drift.to_dict()["stale"]
+    assert isinstance(stale, dict)
+    assert (stale["numerator"], stale["denominator"], stale["time_unknown"]) == (1, 2, 1)
 
 
 def test_a_page_changed_after_collection_by_its_snapshots_alone(audit: Audit) -> None:

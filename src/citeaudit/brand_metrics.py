@@ -131,7 +131,9 @@ class EdgeOutcome(NamedTuple):
     passage: str | None = None
     """Passage quoted by the latest human judgement that quotes one."""
     judged_at: str | None = None
-    """Time of the latest human judgement."""
+    """Time of the latest human judgement (``None`` without one, or when no human judgement records its time)."""
+    human_judged: bool = False
+    """Whether a human judged the edge at all (with or without a recorded time)."""
 
 
 def _reviewed_passage(edge: Edge) -> str | None:
@@ -146,10 +148,13 @@ def edge_outcomes(audit: Audit, reviews_required: int = 1) -> list[EdgeOutcome]:
     """The outcome of every edge of an audit under a review policy (single review by default)."""
     found = []
     for edge in audit.edges:
-        times = [j.created_at for j in edge.judgements if j.origin is Origin.HUMAN and j.created_at]
+        human = [j for j in edge.judgements if j.origin is Origin.HUMAN]
+        times = [j.created_at for j in human if j.created_at]
         label = review_outcome(edge.judgements, reviews_required)[1]
         found.append(
-            EdgeOutcome(edge.claim_id, edge.source_key, label, _reviewed_passage(edge), max(times, default=None))
+            EdgeOutcome(
+                edge.claim_id, edge.source_key, label, _reviewed_passage(edge), max(times, default=None), bool(human)
+            )
         )
     return found
 
@@ -554,10 +559,13 @@ def version_drift(
 
 
 def _version_drift(frame: _Frame, snapshots: Iterable[PageSnapshot]) -> VersionDrift:
-    judged_at: dict[str, str] = {}
+    # a page judged without a recorded time is judged all the same: None, "judged, time unknown"
+    judged_at: dict[str, str | None] = {}
     for edge in frame.edges:
         if edge.judged_at:
-            judged_at[edge.source_key] = max(judged_at.get(edge.source_key, ""), edge.judged_at)
+            judged_at[edge.source_key] = max(judged_at.get(edge.source_key) or "", edge.judged_at)
+        elif edge.human_judged:
+            judged_at.setdefault(edge.source_key, None)
     cited_official: dict[str, list[tuple[str, str | None]]] = {}
     runs = {r.id: r for r in frame.audit.runs}
     for answer in frame.audit.answers:
@@ -799,8 +807,9 @@ class BrandColumns:
     """Final code per edge (``citeaudit.scoring``'s codes: a label, pending or disputed)."""
     edge_passage: Mapping[int, str]
     """Reviewed passage (latest human judgement that quotes one) of the edges of identified claims that have one."""
-    judged_at: Mapping[str, str]
-    """Latest human judgement time per source key (at least for every official source cited in scope)."""
+    judged_at: Mapping[str, str | None]
+    """Latest human judgement time per source key (at least for every official source cited in scope); ``None``
+    for a source judged by humans none of whose judgements records its time."""
     answer_retrieval: Sequence[str | None] = ()
     """Each answer's retrieval status (``used``, ``not_used``, ``failed``, ``unknown`` or ``None``); empty: unknown
     for every answer."""
