@@ -350,6 +350,26 @@ def test_score_page_matches_the_score_command(client: Callable[[str], ReviewClie
     assert '<td class="fraction">1/5</td>' in page.text
 
 
+def test_progress_keeps_its_total_while_the_reviewer_works(
+    client: Callable[[str], ReviewClient], review_db: Path
+) -> None:
+    with sqlite3.connect(review_db) as conn:
+        edges = [pk for (pk,) in conn.execute("SELECT pk FROM edges ORDER BY pk")]
+    assert len(edges) == 5
+    ann = client("ann")
+    # single review: ann has 5 edges to review; each one she labels becomes final. The total stays 5 and the
+    # done count rises by one per label (the counts of all waiting edges are kept for a few seconds, which must
+    # not show as a growing total: 1 / 6, 2 / 7, …)
+    shown = []
+    for edge in edges:
+        page = ann.get(f"/edges/{edge}").text
+        found = re.search(r"your progress: (\d+) / (\d+) done", page)
+        assert found is not None
+        shown.append((int(found.group(1)), int(found.group(2))))
+        assert ann.judge(edge, "supported", reasoning="spec table").status_code == 303
+    assert shown == [(0, 5), (1, 5), (2, 5), (3, 5), (4, 5)]
+
+
 def test_score_page_shows_the_pending_count_in_the_figure(client: Callable[[str], ReviewClient]) -> None:
     page = html.unescape(client("ada").get("/score").text)
     # nothing reviewed: 0 supported of 5 edges, all 5 pending; the figure says so itself, not 0.000
