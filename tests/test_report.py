@@ -100,3 +100,36 @@ def test_chromium_renders_the_report(cli: Cli, exporter_path: Path, tmp_path: Pa
     )
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert shot.stat().st_size > 10_000
+
+
+def test_each_citation_shows_its_own_link_beside_the_shared_page(
+    cli: Cli, write_json: Callable[..., Path], tmp_path: Path
+) -> None:
+    from builders import document
+
+    # ChatGPT and Claude cite one distributor page; ChatGPT's link carries its tracking parameter. Both normalise
+    # to the same source, judged conflicting for both claims.
+    links = {"chatgpt": "https://dist.example/ax220?utm_source=openai", "claude": "https://dist.example/ax220"}
+    answers = [
+        {"id": f"a-{name}", "question_id": "q1", "run_id": "r1", "platform": name, "text": "The AX220 tank is 30 L.",
+         "citations": [{"url": url}]}
+        for name, url in links.items()
+    ]  # fmt: skip
+    claims = [{"id": f"c-{name}", "answer_id": f"a-{name}", "text": "The AX220 tank is 30 L"} for name in links]
+    edges = [
+        {"claim_id": f"c-{name}", "url": url, "label": "conflicting", "reviewer": "li"} for name, url in links.items()
+    ]
+    html = render(cli, write_json(document(answers, claims, edges), "shared.json"), tmp_path / "r.html")
+    rows = {
+        platform: row
+        for row in re.findall(r"<tr><td>(chatgpt|claude)</td>(.*?)</tr>", html, re.S)
+        for platform in [row[0]]
+    }
+    claude = rows["claude"][1]
+    # Claude's row shows Claude's own link, never ChatGPT's tracking URL
+    assert "utm_source" not in claude
+    assert 'href="https://dist.example/ax220"' in claude
+    chatgpt = rows["chatgpt"][1]
+    assert "https://dist.example/ax220?utm_source=openai" in chatgpt
+    # beside ChatGPT's own link, the shared page both resolve to
+    assert "resolved page: https://dist.example/ax220" in chatgpt

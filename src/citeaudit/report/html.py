@@ -129,12 +129,18 @@ def _problems(audit: Audit) -> tuple[list[dict[str, Any]], int]:
         run = runs.get(answer.run_id)
         source = sources[edge.source_key]
         latest = next((j for j in reversed(edge.judgements) if j.origin == "human"), None)
+        # the link as this answer cited it (another engine's raw URL of a shared source is not this answer's),
+        # with the shared resolved page beside it
+        own = next((c.url for c in answer.citations if c.source_key == edge.source_key and c.url), None)
+        url = own or source.url or edge.source_key
+        shared = source.resolved_url or edge.source_key
         found.append(
             {
                 "platform": answer.platform or (run.platform if run else "") or "",
                 "claim": claim.text,
                 "title": source.title or "",
-                "url": source.resolved_url or source.url or edge.source_key,
+                "url": url,
+                "shared": shared if shared != url else "",
                 "label": str(label) if label else str(state),
                 "passage": latest.passage if latest else None,
                 "reasoning": latest.reasoning if latest and latest.reasoning else "",
