@@ -188,3 +188,42 @@ def test_trend_scores_revised_collections_under_their_revised_protocol(cli: Cli,
     table = " ".join(cli("trend", revised_db, "--resamples", "200").stdout.split())
     assert "required facts changed after answers were ingested" in table
     assert "break before 2026-11" in table
+
+
+def test_two_collections_are_not_repeats_of_one_ask(cli: Cli, tmp_path: Path) -> None:
+    path = tmp_path / "months.db"
+    for name in ("2026-09", "2026-10"):
+        result = cli(
+            "ingest", _collection(tmp_path, name), "--pattern", PATTERN, "--collection", name, "--questions",
+            PROTOCOL, "--db", path,
+        )  # fmt: skip
+        assert result.exit_code == 0, result.stderr
+    body = json.loads(cli("score", path, "--format", "json").stdout)
+    # one answer to q01 on perplexity in each monthly collection: no (question, platform, collection) cell was
+    # asked more than once, so there is no repeat variance to report
+    assert body["answers"] == 2
+    assert "repeats" not in body
+
+
+def test_the_repeats_line_names_its_statistic_and_unit(
+    cli: Cli, write_json: Callable[..., Path], tmp_path: Path
+) -> None:
+    from builders import document
+
+    # q1 asked twice on p1 (runs r1 and r2, no collections): a1 1 supported of 2 edges (0.5), a2 1 of 1 (1.0).
+    # Sample variance of (0.5, 1.0) = (0.25² + 0.25²) / 1 = 0.125, SD 0.354
+    answers = [{"id": f"a{i}", "question_id": "q1", "run_id": f"r{i}", "platform": "p1", "text": "t"} for i in (1, 2)]
+    claims = [{"id": "c1", "answer_id": "a1", "text": "x"}, {"id": "c2", "answer_id": "a2", "text": "y"}]
+    edges = [
+        {"claim_id": "c1", "url": "https://brand.com/a", "label": "supported", "reviewer": "li"},
+        {"claim_id": "c1", "url": "https://brand.com/b", "label": "irrelevant", "reviewer": "li"},
+        {"claim_id": "c2", "url": "https://brand.com/a", "label": "supported", "reviewer": "li"},
+    ]
+    table = cli("score", write_json(document(answers, claims, edges), "repeats.json"))
+    assert table.exit_code == 0, table.stderr
+    words = " ".join(table.stdout.split())
+    assert (
+        "repeats: variance of per-answer precision (a proportion, 0–1; variance in squared units, SD beside it) "
+        "between asks of one question on one platform within one collection: 0.1250 (SD 0.354) on average over 1 "
+        "such cell(s) asked more than once"
+    ) in words

@@ -307,8 +307,8 @@ class ScoreResult:
     groups: tuple[ScopeScore, ...] = field(default=())
     """One score per group, sorted by group values."""
     repeats: Mapping[str, RepeatVariance] = field(default_factory=dict)
-    """Per-answer precision and coverage variance between repeats of a (question, platform) cell and
-    between cells; empty when no cell was asked more than once."""
+    """Per-answer precision and coverage variance between repeats (asks of one question on one platform within one
+    collection) and between such cells; empty when no cell was asked more than once."""
 
     @property
     def provisional(self) -> bool:

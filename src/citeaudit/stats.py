@@ -447,7 +447,7 @@ class RepeatVariance:
     """
 
     cells_with_repeats: int
-    """(question, platform) cells with at least two answers whose value is defined."""
+    """(question, platform, collection) cells with at least two answers whose value is defined."""
     within: float | None
     """Mean within-cell variance of per-answer values (sample variance, ddof 1)."""
     between: float | None

@@ -11,7 +11,7 @@ from rich.text import Text
 
 from citeaudit.model import Label
 from citeaudit.results import Metric, ScopeScore, ScoreResult
-from citeaudit.stats import FEW_CLUSTERS, few_clusters_caution
+from citeaudit.stats import FEW_CLUSTERS, RepeatVariance, few_clusters_caution
 
 if TYPE_CHECKING:
     from citeaudit.comparison import Comparison, SliceComparison
@@ -170,12 +170,7 @@ def score_tables(
                 "less often than their level"
             )
     for name, repeat in result.repeats.items():
-        within = "—" if repeat.within is None else f"{repeat.within:.4f}"
-        between = "—" if repeat.between is None else f"{repeat.between:.4f}"
-        lines.append(
-            f"repeats: per-answer {name} varies {within} within {repeat.cells_with_repeats} (question, platform) "
-            f"cell(s) asked more than once, {between} between cells"
-        )
+        lines.append(_repeat_line(name, repeat))
     lines.extend(notes)
     lines.extend(f"note: {hint}" for hint in diagnostics(overall))
     if disclosure is not None:
@@ -185,6 +180,21 @@ def score_tables(
         parts.append(severity)
     parts.append(Text("\n".join(lines), style="dim"))
     return Group(*parts)
+
+
+def _variance(value: float | None) -> str:
+    # a variance of proportions is in squared proportion units; its square root is read on the 0–1 scale itself
+    return "—" if value is None else f"{value:.4f} (SD {value**0.5:.3f})"
+
+
+def _repeat_line(name: str, repeat: RepeatVariance) -> str:
+    """What the repeat variance is, in words and units."""
+    return (
+        f"repeats: variance of per-answer {name} (a proportion, 0–1; variance in squared units, SD beside it) "
+        f"between asks of one question on one platform within one collection: {_variance(repeat.within)} on "
+        f"average over {repeat.cells_with_repeats} such cell(s) asked more than once; variance of the cells' "
+        f"means {_variance(repeat.between)}"
+    )
 
 
 def _severity_table(scope: ScopeScore) -> Table | None:
