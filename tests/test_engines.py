@@ -21,8 +21,11 @@ from typer.testing import Result
 
 from citeaudit import Store
 from citeaudit.api import score_path
+from citeaudit.columnar import score_parquet
 from citeaudit.convention_sql import DIALECTS, TABLES, cells_sql, preamble_sql, scoring_sql
 from citeaudit.engines import export_parquet, score_with_engine
+from citeaudit.errors import InvalidValue
+from citeaudit.interchange.reader import load_protocol
 from citeaudit.model import RunKind
 from citeaudit.scope import Scope
 from citeaudit.scoring import IntervalSettings
@@ -282,6 +285,28 @@ def test_duckdb_equals_the_numpy_path(doc: dict[str, Any], by: tuple[str, ...], 
             assert scored.result.to_dict() == expected
             # the official rate is provisional on the same unresolved links
             assert scored.unresolved_links == numpy.unresolved_links
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(audit_documents(), BY)
+def test_score_parquet_reads_what_the_export_writes(doc: dict[str, Any], by: tuple[str, ...]) -> None:
+    # one Parquet layout: the dataset `export --format parquet` writes is what score_parquet scores, with the
+    # numbers of the database it came from (platform runs, as `score` scores them)
+    with tempfile.TemporaryDirectory() as folder:
+        db, tables = exported(doc, Path(folder))
+        scored = score_path(db, by=by)
+        assert score_parquet(tables, scored.protocol, by=by).to_dict() == scored.result.to_dict()
+
+
+def test_score_parquet_refuses_an_export_of_another_protocol(four_claim_parquet: Path, tmp_path: Path) -> None:
+    path = tmp_path / "other.yaml"
+    path.write_text(
+        "id: other\nversion: '1'\nofficial_domains: [brand.com]\nquestions:\n  - {id: q1, text: 'Q', locale: en}\n",
+        encoding="utf-8",
+    )
+    other = load_protocol(path)
+    with pytest.raises(InvalidValue, match="no protocol with fingerprint"):
+        score_parquet(four_claim_parquet, other)
 
 
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
