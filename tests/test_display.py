@@ -145,3 +145,17 @@ def test_trend_table_carries_the_caution(cli: Cli, tmp_path: Path) -> None:
     # one question: the intervals rest on 1 cluster
     assert "caution: only 1 clusters" in words
     assert "not informative" in words
+
+
+def test_score_and_report_show_misattribution_as_not_measured(cli: Cli, four_claim_path: Path, tmp_path: Path) -> None:
+    body = json.loads(cli("score", four_claim_path, "--kind", "fixture", "--format", "json").stdout)
+    rate = body["misattribution"]["rate"]
+    # claims at risk: c2 (conflicting) and c3 (unknown), 2; no cross pair ever proposed for them
+    assert (rate["value"], rate["numerator"], rate["denominator"]) == (None, 0, 2)
+    assert rate["state"] == "not_measured"
+    assert rate["reason"] == NOT_MEASURED
+    out = tmp_path / "r.html"
+    assert cli("report", four_claim_path, "--kind", "fixture", "--out", out, "--resamples", "200").exit_code == 0
+    page = out.read_text(encoding="utf-8")
+    assert "— not measured (no cross pairs proposed: run citeaudit suggest --cross-pairs)" in page
+    assert "0/2  0.000" not in page
