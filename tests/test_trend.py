@@ -132,6 +132,9 @@ def test_report_compares_two_selections_of_one_database(cli: Cli, db: Path, tmp_
     comparison = html.split("<h2>Comparison")[1].split("</table>")[0]
     assert '<td>Official-domain rate</td><td class="num">1.000</td><td class="num">1.000</td>' in comparison
     assert "+0.000" in comparison
+    # one question paired: its interval carries the few-questions caution in the report as in compare's JSON
+    assert "Caution: only 1 clusters" in html.split("<h2>Comparison")[1]
+    assert "p (Holm)" in comparison
 
 
 @pytest.fixture

@@ -170,7 +170,7 @@ def _official(audit: Audit) -> list[tuple[str, int]]:
     return counts.most_common()
 
 
-def _comparison_rows(comparison: Mapping[str, Any]) -> list[dict[str, str]]:
+def _comparison_rows(comparison: Mapping[str, Any]) -> list[dict[str, Any]]:
     rows = []
     for metric, d in comparison["metrics"].items():
         ci = d["ci"]
@@ -181,7 +181,9 @@ def _comparison_rows(comparison: Mapping[str, Any]) -> list[dict[str, str]]:
                 "b": "—" if d["b"] is None else f"{d['b']:.3f}",
                 "delta": "—" if d["delta"] is None else f"{d['delta']:+.3f}",
                 "ci": "—" if ci["low"] is None else f"{ci['low']:+.3f} to {ci['high']:+.3f}",
-                "p": "—" if d["p_value"] is None else f"{d['p_value']:.3f}",
+                # the wording follows the p-value adjusted over the three metrics: that one is shown
+                "p": "—" if d.get("p_value_holm") is None else f"{d['p_value_holm']:.3f}",
+                "caution": ci.get("caution", ""),
                 "mde": "—" if d["mde"] is None else f"{d['mde']:.3f}",
                 "wording": d["wording"],
             }
