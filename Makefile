@@ -40,6 +40,7 @@ bench: $(STAMP_DEV)
 	$(BIN)/python benchmarks/bench_limits.py
 	$(BIN)/python benchmarks/bench_stats.py
 	$(BIN)/python benchmarks/bench_coverage.py
+	$(BIN)/python benchmarks/bench_compare_null.py
 	$(BIN)/python benchmarks/bench_copies.py
 	$(BIN)/python benchmarks/bench_agreement.py
 	$(BIN)/python benchmarks/bench_resolve.py

@@ -181,7 +181,7 @@ def test_no_brand_declared_means_no_mention_rate() -> None:
 
 def test_retrieved_but_not_cited_per_platform(audit: Audit) -> None:
     found = retrieved_not_cited(audit)
-    # Answers reporting retrieved sources: a1, a2, a4 (a3 reports none): denominator 3.
+    # Answers reporting retrieved sources: a1, a2, a4 (a3 reports none), each retrieved an official page: 3.
     # a1 retrieved brand.com/manual and cited only ax220 → counts; a2 retrieved ax220 and cited no official page
     # → counts; a4 retrieved faq and cited it → does not. 2 of 3; all three retrieved an official page.
     assert (fraction(found.rate), found.retrieved_official, found.not_reported) == ((2, 3), 3, 1)
@@ -189,6 +189,35 @@ def test_retrieved_but_not_cited_per_platform(audit: Audit) -> None:
     per_platform = {p: (fraction(f.rate), f.not_reported) for p, f in figures.retrieved_by_platform}
     # p1: a1 counts (1 of 1), a3 not reported; p2: a2 counts, a4 not: 1 of 2.
     assert per_platform == {"p1": ((1, 1), 1), "p2": ((1, 2), 0)}
+
+
+def test_retrieved_not_cited_counts_an_answer_that_cited_what_it_retrieved(
+    write_json: Callable[[Any, str], Path], cli: Callable[..., Result], tmp_path: Path
+) -> None:
+    doc = hand_built()
+    # b1 retrieved brand.com/ax220 and cited it (the engine lists it once, as cited); b2 retrieved it and left it
+    # out; both engines report what they retrieved (retrieval: used)
+    doc["answers"] = [
+        {"id": "b1", "question_id": "q1", "run_id": "r1", "platform": "p1", "text": "The AX220.",
+         "retrieval": "used", "citations": [cite("https://brand.com/ax220")]},
+        {"id": "b2", "question_id": "q1", "run_id": "r1", "platform": "p1", "text": "The AX220.",
+         "retrieval": "used",
+         "citations": [cite("https://blog.example/z"), cite("https://brand.com/ax220", "retrieved")]},
+    ]  # fmt: skip
+    doc["claims"], doc["edges"] = [], []
+    path = write_json(doc, "retrieved.json")
+    found = retrieved_not_cited(load_audit(path))
+    # both retrieved an official page: denominator 2; only b2 left it uncited: 1 of 2 (the old rule gave 1 of 1)
+    assert (fraction(found.rate), found.retrieved_official, found.not_reported, found.without_official) == (
+        (1, 2),
+        2,
+        0,
+        0,
+    )
+    db = tmp_path / "retrieved.db"
+    assert cli("ingest", path, "--db", db).exit_code == 0
+    body = json.loads(cli("score", db, "--format", "json").stdout)["retrieved_not_cited"]
+    assert (body["rate"]["numerator"], body["rate"]["denominator"], body["retrieved_official"]) == (1, 2, 2)
 
 
 def test_entity_confusion_over_edges_whose_claim_names_an_identifier(audit: Audit) -> None:
@@ -234,6 +263,25 @@ def test_version_drift_lists_stale_and_changed_pages(audit: Audit) -> None:
     assert [(c.answer_id, c.collected_at, c.changed_at) for c in drift.changed_after_collection] == [
         ("a1", "2026-03-01", "2026-03-28")
     ]
+
+
+def test_version_drift_counts_a_page_judged_without_a_time() -> None:
+    doc = hand_built()
+    # c6's judgement of brand.com/faq records no time (as in an imported file without created_at)
+    del doc["edges"][5]["created_at"]
+    snapshots = [
+        PageSnapshot("https://brand.com/ax220", "2026-02-20T00:00:00Z", "sha256:h1"),
+        PageSnapshot("https://brand.com/ax220", "2026-04-01T00:00:00Z", "sha256:h2"),
+        PageSnapshot("https://brand.com/faq", "2026-02-01T00:00:00Z", "sha256:h3"),
+        PageSnapshot("https://brand.com/faq", "2026-04-01T00:00:00Z", "sha256:h4"),
+    ]
+    drift = version_drift(audit_of(doc), snapshots)
+    # ax220 (judged 03-05 on the 02-20 snapshot, revised 04-01): judged and stale. faq: judged, time unknown, so
+    # in the denominator (2 judged pages) but never counted stale: which of its two snapshots was read is unknown.
+    assert (drift.judged_pages, len(drift.stale), drift.judged_time_unknown) == (2, 1, 1)
+    stale = drift.to_dict()["stale"]
+    assert isinstance(stale, dict)
+    assert (stale["numerator"], stale["denominator"], stale["time_unknown"]) == (1, 2, 1)
 
 
 def test_a_page_changed_after_collection_by_its_snapshots_alone(audit: Audit) -> None:

@@ -27,10 +27,18 @@ def test_score_json_is_exactly_the_documented_shape(cli: Cli, four_claim_path: P
     assert body["scoring"] == "strict-v1"
     assert body["fingerprint"].startswith("sha256:")
     assert body["provisional"] is False
-    # 1 supported of 3 unique edges; 1 of 4 (answer, fact) pairs; the fixture cites no official source (0/1)
+    # 1 supported of 3 unique edges; 1 of 4 (answer, fact) pairs; the fixture cites no official source (0/1),
+    # provisional: its three cited links (s1, s2, s3) were never resolved
     assert body["precision"] == {"value": 1 / 3, "numerator": 1, "denominator": 3}
     assert body["coverage"] == {"value": 0.25, "numerator": 1, "denominator": 4}
-    assert body["official_rate"] == {"value": 0.0, "numerator": 0, "denominator": 1}
+    assert body["official_rate"] == {
+        "value": 0.0,
+        "numerator": 0,
+        "denominator": 1,
+        "state": "provisional",
+        "pending": 3,
+        "shown": "0/1  0.000 · 3 links pending",
+    }
     assert body["edges"] == {
         "unique": 3,
         "locations": 4,
@@ -39,7 +47,8 @@ def test_score_json_is_exactly_the_documented_shape(cli: Cli, four_claim_path: P
         "disputed": 0,
         "by_label": {"supported": 1, "partial": 0, "conflicting": 1, "irrelevant": 0, "unknown": 1},
     }
-    assert body["required"] == {"pairs": 4, "covered": 1, "without_claim": 0, "without_edge": 1}
+    # c2 (conflicting) and c3 (unknown) have edges, none supported: 1 + 0 + 1 + 2 = 4 pairs
+    assert body["required"] == {"pairs": 4, "covered": 1, "without_claim": 0, "without_edge": 1, "not_supported": 2}
     assert body["groups"] == []
 
 

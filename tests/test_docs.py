@@ -35,3 +35,46 @@ def test_the_readme_contents_list_its_sections_in_order() -> None:
     contents = readme.split("## Contents\n", 1)[1].split("\n## ", 1)[0]
     listed = re.findall(r"\]\(#([^)]+)\)", contents)
     assert listed == [h for h in headings if h != "contents"]
+
+
+# dotted names that are files or formats, not Python names
+_NOT_API = re.compile(r"^citeaudit\.(db|toml|audit)$")
+
+
+def _resolves(dotted: str) -> bool:
+    """Whether ``citeaudit.a.b.c`` names a module or an attribute reachable from one."""
+    import importlib
+
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            found: object = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for name in parts[cut:]:
+            if not hasattr(found, name):
+                return False
+            found = getattr(found, name)
+        return True
+    return False
+
+
+def _mentioned_api() -> set[str]:
+    names = set()
+    for page in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]:
+        text = page.read_text(encoding="utf-8")
+        for dotted in re.findall(r"(?<![\w/.-])citeaudit(?:\.[A-Za-z_]\w*)+(?![\w/-])", text):
+            dotted = dotted.rstrip(".")
+            if not _NOT_API.match(dotted):
+                names.add(f"{page.name}: {dotted}")
+        for module, imported in re.findall(r"^from (citeaudit[\w.]*) import ([\w, ]+)$", text, flags=re.MULTILINE):
+            names.update(f"{page.name}: {module}.{name.strip()}" for name in imported.split(",") if name.strip())
+    return names
+
+
+def test_every_api_name_the_docs_mention_exists() -> None:
+    mentioned = _mentioned_api()
+    # the pages name dozens of them: a broken pattern would check nothing
+    assert len(mentioned) > 20
+    missing = sorted(m for m in mentioned if not _resolves(m.split(": ", 1)[1]))
+    assert missing == []

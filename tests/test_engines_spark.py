@@ -77,6 +77,8 @@ def test_four_claim_fixture_and_printed_sql_on_spark(spark: Any, cli: Cli, four_
     assert body["precision"] == {"value": 1 / 3, "numerator": 1, "denominator": 3}
     assert body["coverage"] == {"value": 0.25, "numerator": 1, "denominator": 4}
     assert body["edges"]["collapsed"] == 1
+    # s1, s2, s3 cited and never followed: the official rate stays provisional on Spark too
+    assert (body["unresolved_links"], body["official_rate_provisional"]) == (3, True)
     printed = cli("sql", "--engine", "spark", "--kind", "all", "--by", "platform", "--parquet", four_claim_parquet)
     assert printed.exit_code == 0, printed.stderr
     statements = [s.strip().rstrip(";") for s in printed.stdout.split(";\n") if s.strip()]
@@ -108,11 +110,13 @@ def test_numpy_duckdb_and_spark_agree(spark: Any, doc: dict[str, Any], by: tuple
     ci = IntervalSettings(resamples=200, seed=1)
     with tempfile.TemporaryDirectory() as folder:
         db, tables = exported(doc, Path(folder))
-        expected = without_repeats(score_path(db, scope=scope, by=by, ci=ci).result.to_dict())
-        duck = score_with_engine(tables, "duckdb", scope=scope, by=by, ci=ci).result.to_dict()
-        on_spark = score_with_engine(tables, "spark", scope=scope, by=by, ci=ci).result.to_dict()
-    assert duck == expected
-    assert on_spark == expected
+        numpy = score_path(db, scope=scope, by=by, ci=ci)
+        expected = without_repeats(numpy.result.to_dict())
+        duck = score_with_engine(tables, "duckdb", scope=scope, by=by, ci=ci)
+        on_spark = score_with_engine(tables, "spark", scope=scope, by=by, ci=ci)
+    assert duck.result.to_dict() == expected
+    assert on_spark.result.to_dict() == expected
+    assert duck.unresolved_links == on_spark.unresolved_links == numpy.unresolved_links
 
 
 def test_spark_submit_entry_point(spark: Any, four_claim_parquet: Path, capsys: pytest.CaptureFixture[str]) -> None:

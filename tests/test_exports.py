@@ -61,3 +61,45 @@ def test_flat_export_needs_a_folder(cli: Cli, exporter_db: Path) -> None:
     result = cli("export", "--db", exporter_db, "--format", "csv")
     assert result.exit_code == 2
     assert "--out" in result.stderr
+
+
+def _truth(value: object) -> bool:
+    # CSV writes booleans as True/False text; JSON Lines keeps them
+    return value is True or value == "True"
+
+
+@pytest.mark.parametrize("fmt", ["csv", "jsonl"])
+def test_every_headline_number_is_rebuilt_from_the_files(
+    cli: Cli, exporter_db: Path, exporter_path: Path, tmp_path: Path, fmt: str
+) -> None:
+    out = tmp_path / f"rebuild-{fmt}"
+    assert cli("export", "--db", exporter_db, "--format", fmt, "--out", out).exit_code == 0
+    t = {name: read_table(out / f"{name}.{fmt}") for name in ("answers", "citations", "required_facts", "claims",
+                                                              "edges", "scores")}  # fmt: skip
+    # the scope `score` uses: platform runs
+    answers = {str(a["id"]): a for a in t["answers"] if a["run_kind"] == "platform"}
+    claim_answer = {str(c["id"]): str(c["answer_id"]) for c in t["claims"]}
+    edges = [e for e in t["edges"] if claim_answer[str(e["claim_id"])] in answers]
+    # official rate: answers citing an official source through a cited citation or an edge of their claims
+    official = {str(c["answer_id"]) for c in t["citations"] if c["kind"] == "cited" and _truth(c["is_official"])}
+    official |= {claim_answer[str(e["claim_id"])] for e in edges if _truth(e["is_official"])}
+    official_rate = (len(official & set(answers)), len(answers))
+    # precision: supported unique edges / unique edges
+    precision = (sum(1 for e in edges if e["final_label"] == "supported"), len(edges))
+    # coverage: (answer, required fact) pairs with a mapped claim that has a supported edge
+    facts: dict[str, list[str]] = {}
+    for f in t["required_facts"]:
+        facts.setdefault(str(f["question_id"]), []).append(str(f["fact_id"]))
+    supported_claims = {str(e["claim_id"]) for e in edges if e["final_label"] == "supported"}
+    covered_pairs = {
+        (str(c["answer_id"]), str(c["required_fact_id"])) for c in t["claims"] if str(c["id"]) in supported_claims
+    }
+    pairs = [(a, f) for a, row in answers.items() for f in facts.get(str(row["question_id"]), [])]
+    coverage = (sum(1 for p in pairs if p in covered_pairs), len(pairs))
+    (scores,) = t["scores"]
+    for name, rebuilt in (("official_rate", official_rate), ("precision", precision), ("coverage", coverage)):
+        assert rebuilt == (int(str(scores[f"{name}_numerator"])), int(str(scores[f"{name}_denominator"]))), name
+    expected = score(load_audit(exporter_path))
+    assert official_rate == (expected.official_rate.numerator, expected.official_rate.denominator)
+    assert precision == (expected.precision.numerator, expected.precision.denominator)
+    assert coverage == (expected.coverage.numerator, expected.coverage.denominator)

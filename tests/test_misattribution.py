@@ -218,7 +218,7 @@ def test_suggest_review_and_report_leave_every_edge_count_alone(
     assert rows(db_path, "SELECT count(*) FROM judgements") == [(2,)]  # the two imported labels only
 
     table = cli("misattribution", db_path)
-    assert "misattributed: 1/1" in table.stdout
+    assert "misattributed claims / claims at risk: 1/1  1.000" in table.stdout
     lines = cli("misattribution", db_path, "--format", "csv").stdout.splitlines()
     assert lines[0] == "claim_id,answer_id,claim,cited,supported_by,kind,passage,reviewer"
     assert lines[1].startswith("c1,a1,")

@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from citeaudit import Store, audit_to_document, parse_audit_bytes, score, score_reference
+from citeaudit.model import Label
 
 LABELS = ["supported", "partial", "conflicting", "irrelevant", "unknown"]
 URLS = [
@@ -250,3 +251,40 @@ def test_store_round_trip_is_lossless(doc: dict[str, Any]) -> None:
         loaded = store.load_audit(store.choose_protocol(None))
     assert loaded == audit
     assert audit_to_document(loaded) == audit_to_document(audit)
+
+
+@FAST
+@given(audit_documents(), st.sampled_from([(), ("platform",)]))
+def test_every_breakdown_adds_up_to_its_denominator(doc: dict[str, Any], by: tuple[str, ...]) -> None:
+    audit = parse(doc)
+    result = score(audit, by=by)
+    # the required-fact pairs sorted by hand into the four categories, independently of the scorer
+    edges_of: dict[str, list[Any]] = {}
+    for edge in audit.edges:
+        edges_of.setdefault(edge.claim_id, []).append(edge)
+    facts = {q.id: [f.id for f in q.required_facts] for q in audit.protocol.questions}
+    counted = {"covered": 0, "without_claim": 0, "without_edge": 0, "not_supported": 0}
+    for answer in audit.answers:
+        for fact in facts.get(answer.question_id, []):
+            mapped = [c for c in audit.claims if c.answer_id == answer.id and c.required_fact_id == fact]
+            found = [e for c in mapped for e in edges_of.get(c.id, [])]
+            if not mapped:
+                counted["without_claim"] += 1
+            elif not found:
+                counted["without_edge"] += 1
+            elif any(e.final_label is Label.SUPPORTED for e in found):
+                counted["covered"] += 1
+            else:
+                counted["not_supported"] += 1
+    required = result.overall.required.to_dict()
+    assert {k: required[k] for k in counted} == counted
+    for scope in (*result.groups, result.overall):
+        parts = scope.required.to_dict()
+        assert (
+            parts["covered"] + parts["without_claim"] + parts["without_edge"] + parts["not_supported"]
+            == (parts["pairs"])
+        )
+        assert min(parts.values()) >= 0
+        assert sum(scope.edges.by_label.values()) + scope.edges.pending == scope.edges.unique
+        severity_pairs = sum(s.coverage.denominator for s in scope.severity.values())
+        assert severity_pairs == scope.required.pairs

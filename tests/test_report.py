@@ -32,9 +32,10 @@ def test_report_is_one_self_contained_file(cli: Cli, exporter_path: Path, tmp_pa
     assert not re.search(r"""<(?!a\s)[a-z]+[^>]*\shref\s*=""", html)
     assert "@import" not in html
     assert "<svg" in html  # the chart is inline
-    # the headline numbers are those of `score`: precision 26 of 68, coverage 23 of 45
-    assert "26 of 68" in html
-    assert "23 of 45" in html
+    # the headline numbers are those of `score`: precision 26 of 68, coverage 23 of 45, both provisional with the
+    # same 10 pending edges in the card itself
+    assert "26/68  0.382 · 10 pending" in html
+    assert "23/45  0.511 · 10 edges pending" in html
     for section in (
         "By question",
         "Edges by final label",
@@ -90,7 +91,7 @@ def test_chromium_renders_the_report(cli: Cli, exporter_path: Path, tmp_path: Pa
     # the browser built the page: cards, chart and tables are in its DOM
     assert 'data-metric="precision"' in dom
     assert "<svg" in dom
-    assert "26 of 68" in dom
+    assert "26/68  0.382 · 10 pending" in dom
     ARTIFACTS.mkdir(exist_ok=True)
     shot = ARTIFACTS / "report.png"
     shot.unlink(missing_ok=True)
@@ -99,3 +100,36 @@ def test_chromium_renders_the_report(cli: Cli, exporter_path: Path, tmp_path: Pa
     )
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert shot.stat().st_size > 10_000
+
+
+def test_each_citation_shows_its_own_link_beside_the_shared_page(
+    cli: Cli, write_json: Callable[..., Path], tmp_path: Path
+) -> None:
+    from builders import document
+
+    # ChatGPT and Claude cite one distributor page; ChatGPT's link carries its tracking parameter. Both normalise
+    # to the same source, judged conflicting for both claims.
+    links = {"chatgpt": "https://dist.example/ax220?utm_source=openai", "claude": "https://dist.example/ax220"}
+    answers = [
+        {"id": f"a-{name}", "question_id": "q1", "run_id": "r1", "platform": name, "text": "The AX220 tank is 30 L.",
+         "citations": [{"url": url}]}
+        for name, url in links.items()
+    ]  # fmt: skip
+    claims = [{"id": f"c-{name}", "answer_id": f"a-{name}", "text": "The AX220 tank is 30 L"} for name in links]
+    edges = [
+        {"claim_id": f"c-{name}", "url": url, "label": "conflicting", "reviewer": "li"} for name, url in links.items()
+    ]
+    html = render(cli, write_json(document(answers, claims, edges), "shared.json"), tmp_path / "r.html")
+    rows = {
+        platform: row
+        for row in re.findall(r"<tr><td>(chatgpt|claude)</td>(.*?)</tr>", html, re.S)
+        for platform in [row[0]]
+    }
+    claude = rows["claude"][1]
+    # Claude's row shows Claude's own link, never ChatGPT's tracking URL
+    assert "utm_source" not in claude
+    assert 'href="https://dist.example/ax220"' in claude
+    chatgpt = rows["chatgpt"][1]
+    assert "https://dist.example/ax220?utm_source=openai" in chatgpt
+    # beside ChatGPT's own link, the shared page both resolve to
+    assert "resolved page: https://dist.example/ax220" in chatgpt

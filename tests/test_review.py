@@ -272,14 +272,15 @@ def test_double_review_then_adjudication_moves_the_score(
     set_policy(review_db, "double")
     edge = edge_pk(review_db, "c1", "https://brand.com/ax220")
     before = score_json(cli, review_db)
-    # 5 unique edges, none with a final label: precision 0/5, provisional
-    assert before["precision"] == {"value": 0.0, "numerator": 0, "denominator": 5}
+    # 5 unique edges, none with a final label: precision 0/5, provisional, the 5 pending in the figure itself
+    pending = {"state": "provisional", "pending": 5, "shown": "0/5 · 5 pending"}
+    assert before["precision"] == {"value": 0.0, "numerator": 0, "denominator": 5, **pending}
     assert before["provisional"] is True
 
     client("ann").judge(edge, "supported", reasoning="spec table")
     # one review under the double policy: labelled, still no final label
     assert edge_state(review_db, edge) == "labelled"
-    assert score_json(cli, review_db)["precision"] == {"value": 0.0, "numerator": 0, "denominator": 5}
+    assert score_json(cli, review_db)["precision"] == {"value": 0.0, "numerator": 0, "denominator": 5, **pending}
 
     client("bob").judge(edge, "partial", reasoning="only the tank")
     assert edge_state(review_db, edge) == "disputed"
@@ -295,10 +296,24 @@ def test_double_review_then_adjudication_moves_the_score(
     assert ada.judge(edge, "supported", reasoning="the spec table states 20 L").status_code == 303
     assert edge_state(review_db, edge) == "adjudicated"
     after = score_json(cli, review_db)
-    # 1 supported of 5 unique edges
-    assert after["precision"] == {"value": 0.2, "numerator": 1, "denominator": 5}
-    # c1 covers q1f1 for a1: 1 of 2 (answer, fact) pairs (a1 and a2 both answer q1)
-    assert after["coverage"] == {"value": 0.5, "numerator": 1, "denominator": 2}
+    # 1 supported of 5 unique edges, the other 4 still pending
+    assert after["precision"] == {
+        "value": 0.2,
+        "numerator": 1,
+        "denominator": 5,
+        "state": "provisional",
+        "pending": 4,
+        "shown": "1/5  0.200 · 4 pending",
+    }
+    # c1 covers q1f1 for a1: 1 of 2 (answer, fact) pairs (a1 and a2 both answer q1), 4 edges pending
+    assert after["coverage"] == {
+        "value": 0.5,
+        "numerator": 1,
+        "denominator": 2,
+        "state": "provisional",
+        "pending": 4,
+        "shown": "1/2  0.500 · 4 edges pending",
+    }
 
 
 def test_agreeing_reviewers_make_the_edge_agreed(client: Callable[[str], ReviewClient], review_db: Path) -> None:
@@ -333,6 +348,35 @@ def test_score_page_matches_the_score_command(client: Callable[[str], ReviewClie
     assert json.loads(html.unescape(shown.group(1))) == score_json(cli, review_db)
     # 1 supported of 5 edges, shown as a fraction
     assert '<td class="fraction">1/5</td>' in page.text
+
+
+def test_progress_keeps_its_total_while_the_reviewer_works(
+    client: Callable[[str], ReviewClient], review_db: Path
+) -> None:
+    with sqlite3.connect(review_db) as conn:
+        edges = [pk for (pk,) in conn.execute("SELECT pk FROM edges ORDER BY pk")]
+    assert len(edges) == 5
+    ann = client("ann")
+    # single review: ann has 5 edges to review; each one she labels becomes final. The total stays 5 and the
+    # done count rises by one per label (the counts of all waiting edges are kept for a few seconds, which must
+    # not show as a growing total: 1 / 6, 2 / 7, …)
+    shown = []
+    for edge in edges:
+        page = ann.get(f"/edges/{edge}").text
+        found = re.search(r"your progress: (\d+) / (\d+) done", page)
+        assert found is not None
+        shown.append((int(found.group(1)), int(found.group(2))))
+        assert ann.judge(edge, "supported", reasoning="spec table").status_code == 303
+    assert shown == [(0, 5), (1, 5), (2, 5), (3, 5), (4, 5)]
+
+
+def test_score_page_shows_the_pending_count_in_the_figure(client: Callable[[str], ReviewClient]) -> None:
+    page = html.unescape(client("ada").get("/score").text)
+    # nothing reviewed: 0 supported of 5 edges, all 5 pending; the figure says so itself, not 0.000
+    row = re.search(r'<tr data-metric="precision" data-state="provisional">(.*?)</tr>', page, re.S)
+    assert row is not None
+    assert '<td class="value">0/5 · 5 pending</td>' in row.group(1)
+    assert "0.000" not in row.group(1)
 
 
 def test_a_retried_submission_records_one_judgement(client: Callable[[str], ReviewClient], review_db: Path) -> None:

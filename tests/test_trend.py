@@ -132,3 +132,101 @@ def test_report_compares_two_selections_of_one_database(cli: Cli, db: Path, tmp_
     comparison = html.split("<h2>Comparison")[1].split("</table>")[0]
     assert '<td>Official-domain rate</td><td class="num">1.000</td><td class="num">1.000</td>' in comparison
     assert "+0.000" in comparison
+    # one question paired: its interval carries the few-questions caution in the report as in compare's JSON
+    assert "Caution: only 1 clusters" in html.split("<h2>Comparison")[1]
+    assert "p (Holm)" in comparison
+
+
+@pytest.fixture
+def revised_db(tmp_path: Path, cli: Cli) -> Path:
+    """Two collections under version 1, then the required facts revised (version 2, f01 reworded) after their
+    answers were locked, then a third collection ingested under version 2."""
+    path = tmp_path / "revised.db"
+    revised = tmp_path / "v2.yaml"
+    text = PROTOCOL.read_text(encoding="utf-8").replace('version: "1"', 'version: "2"')
+    revised.write_text(text.replace("AX220 tank is 20 L", "AX220 tank holds 20 litres"), encoding="utf-8")
+
+    def ingest(name: str, protocol: Path) -> None:
+        result = cli(
+            "ingest", _collection(tmp_path, name), "--pattern", PATTERN, "--collection", name, "--questions",
+            protocol, "--db", path,
+        )  # fmt: skip
+        assert result.exit_code == 0, result.stderr
+
+    ingest("2026-09", PROTOCOL)
+    ingest("2026-10", PROTOCOL)
+    result = cli("protocol", "revise", revised, "--db", path, "--by", "li", "--reason", "wording")
+    assert result.exit_code == 0, result.stderr
+    ingest("2026-11", revised)
+    return path
+
+
+def test_trend_scores_revised_collections_under_their_revised_protocol(cli: Cli, revised_db: Path) -> None:
+    result = cli("trend", revised_db, "--resamples", "200", "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    points = json.loads(result.stdout)["collections"]
+    assert [p["collection"] for p in points] == ["2026-09", "2026-10", "2026-11"]
+    # each collection holds one answer, and `score --by collection` gives each of them one answer as well
+    assert [p["answers"] for p in points] == [1, 1, 1]
+    score = json.loads(cli("score", revised_db, "--by", "collection", "--format", "json").stdout)
+    by_collection = {g["by"]["collection"]: g for g in score["groups"]}
+    for point in points:
+        group = by_collection[point["collection"]]
+        for name in ("official_rate", "precision", "coverage"):
+            assert (point[name]["numerator"], point[name]["denominator"]) == (
+                group[name]["numerator"],
+                group[name]["denominator"],
+            )
+    # all three are now measured under version 2
+    assert {p["protocol"] for p in points} == {"axtorp-ingest-test@2"}
+    # the first two were revised after their answers were locked: they say so, and the third (locked under
+    # version 2 from the start) is not one series with them
+    assert [p["revised_from"] for p in points] == ["axtorp-ingest-test@1", "axtorp-ingest-test@1", None]
+    assert all(
+        any("required facts changed after answers were ingested" in w for w in p["warnings"]) for p in points[:2]
+    )
+    assert points[2]["warnings"] == []
+    assert [p["comparable_with_previous"] for p in points] == [True, True, False]
+    assert points[2]["changed_components"] == ["revision"]
+    table = " ".join(cli("trend", revised_db, "--resamples", "200").stdout.split())
+    assert "required facts changed after answers were ingested" in table
+    assert "break before 2026-11" in table
+
+
+def test_two_collections_are_not_repeats_of_one_ask(cli: Cli, tmp_path: Path) -> None:
+    path = tmp_path / "months.db"
+    for name in ("2026-09", "2026-10"):
+        result = cli(
+            "ingest", _collection(tmp_path, name), "--pattern", PATTERN, "--collection", name, "--questions",
+            PROTOCOL, "--db", path,
+        )  # fmt: skip
+        assert result.exit_code == 0, result.stderr
+    body = json.loads(cli("score", path, "--format", "json").stdout)
+    # one answer to q01 on perplexity in each monthly collection: no (question, platform, collection) cell was
+    # asked more than once, so there is no repeat variance to report
+    assert body["answers"] == 2
+    assert "repeats" not in body
+
+
+def test_the_repeats_line_names_its_statistic_and_unit(
+    cli: Cli, write_json: Callable[..., Path], tmp_path: Path
+) -> None:
+    from builders import document
+
+    # q1 asked twice on p1 (runs r1 and r2, no collections): a1 1 supported of 2 edges (0.5), a2 1 of 1 (1.0).
+    # Sample variance of (0.5, 1.0) = (0.25² + 0.25²) / 1 = 0.125, SD 0.354
+    answers = [{"id": f"a{i}", "question_id": "q1", "run_id": f"r{i}", "platform": "p1", "text": "t"} for i in (1, 2)]
+    claims = [{"id": "c1", "answer_id": "a1", "text": "x"}, {"id": "c2", "answer_id": "a2", "text": "y"}]
+    edges = [
+        {"claim_id": "c1", "url": "https://brand.com/a", "label": "supported", "reviewer": "li"},
+        {"claim_id": "c1", "url": "https://brand.com/b", "label": "irrelevant", "reviewer": "li"},
+        {"claim_id": "c2", "url": "https://brand.com/a", "label": "supported", "reviewer": "li"},
+    ]
+    table = cli("score", write_json(document(answers, claims, edges), "repeats.json"))
+    assert table.exit_code == 0, table.stderr
+    words = " ".join(table.stdout.split())
+    assert (
+        "repeats: variance of per-answer precision (a proportion, 0–1; variance in squared units, SD beside it) "
+        "between asks of one question on one platform within one collection: 0.1250 (SD 0.354) on average over 1 "
+        "such cell(s) asked more than once"
+    ) in words

@@ -78,6 +78,7 @@ class ScoredPath:
         extra["unresolved_links"] = self.unresolved_links
         return result_json(
             self.result,
+            unresolved=self.unresolved_links,
             failed_answers=self.failed_answers,
             warnings=list(self.warnings),
             disclosure=disclosure(self.protocol),
@@ -115,7 +116,9 @@ def score_path(
         from citeaudit.engines import score_with_engine
 
         scored = score_with_engine(path, engine, scope=scope, by=by, protocol=protocol, ci=ci)
-        return ScoredPath(scored.result, scored.protocol, scored.excluded_by_kind)
+        return ScoredPath(
+            scored.result, scored.protocol, scored.excluded_by_kind, unresolved_links=scored.unresolved_links
+        )
     if is_database(path):
         # The store is loaded only for a database: scoring a file never touches it.
         from citeaudit.store import Store

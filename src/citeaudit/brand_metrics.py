@@ -22,7 +22,19 @@ import numpy.typing as npt
 
 from citeaudit.drift import ChangedAfterCollection, PageSnapshot, StaleSnapshot, VersionDrift, drift
 from citeaudit.identity import OfficialMatcher, url_location
-from citeaudit.model import Answer, Audit, CitationKind, Claim, Edge, Label, Origin, Protocol, Source, review_outcome
+from citeaudit.model import (
+    Answer,
+    Audit,
+    CitationKind,
+    Claim,
+    Edge,
+    Label,
+    Origin,
+    Protocol,
+    RetrievalStatus,
+    Source,
+    review_outcome,
+)
 from citeaudit.results import Metric
 from citeaudit.scoring import LABEL_CODE, LABELS
 from citeaudit.stats import cluster_bootstrap_ratio
@@ -119,7 +131,9 @@ class EdgeOutcome(NamedTuple):
     passage: str | None = None
     """Passage quoted by the latest human judgement that quotes one."""
     judged_at: str | None = None
-    """Time of the latest human judgement."""
+    """Time of the latest human judgement (``None`` without one, or when no human judgement records its time)."""
+    human_judged: bool = False
+    """Whether a human judged the edge at all (with or without a recorded time)."""
 
 
 def _reviewed_passage(edge: Edge) -> str | None:
@@ -134,10 +148,13 @@ def edge_outcomes(audit: Audit, reviews_required: int = 1) -> list[EdgeOutcome]:
     """The outcome of every edge of an audit under a review policy (single review by default)."""
     found = []
     for edge in audit.edges:
-        times = [j.created_at for j in edge.judgements if j.origin is Origin.HUMAN and j.created_at]
+        human = [j for j in edge.judgements if j.origin is Origin.HUMAN]
+        times = [j.created_at for j in human if j.created_at]
         label = review_outcome(edge.judgements, reviews_required)[1]
         found.append(
-            EdgeOutcome(edge.claim_id, edge.source_key, label, _reviewed_passage(edge), max(times, default=None))
+            EdgeOutcome(
+                edge.claim_id, edge.source_key, label, _reviewed_passage(edge), max(times, default=None), bool(human)
+            )
         )
     return found
 
@@ -386,16 +403,20 @@ def _mentions(frame: _Frame, answers: Sequence[Answer], ci: CiSettings | None) -
 class RetrievedNotCited:
     """Answers whose engine retrieved an official page and did not cite it.
 
-    Notes: the denominator is the answers whose engine reports retrieved sources (at least one ``retrieved``
-    citation); answers without such a list are counted in ``not_reported`` and in no rate.
+    Notes: the denominator is the answers whose engine reports what it retrieved (a ``retrieved`` citation, or
+    ``retrieval: used``) and which retrieved an official page, cited or not (a page the answer cites was
+    retrieved); undefined (``None``) when there are none. Answers without such a report are counted in
+    ``not_reported``, answers that retrieved no official page in ``without_official``; neither is in the rate.
     """
 
     rate: Metric
-    """Answers that retrieved an official page without citing it / answers reporting retrieved sources."""
+    """Answers that retrieved an official page without citing it / answers that retrieved an official page."""
     retrieved_official: int
-    """Answers reporting retrieved sources that retrieved at least one official page."""
+    """Answers reporting what they retrieved that retrieved at least one official page (the denominator)."""
     not_reported: int
-    """Answers whose engine reports no retrieved sources."""
+    """Answers whose engine reports nothing of what it retrieved."""
+    without_official: int = 0
+    """Answers reporting what they retrieved that retrieved no official page."""
 
     def to_dict(self) -> dict[str, object]:
         """JSON form."""
@@ -403,6 +424,7 @@ class RetrievedNotCited:
             "rate": self.rate.to_dict(),
             "retrieved_official": self.retrieved_official,
             "not_reported": self.not_reported,
+            "without_official": self.without_official,
         }
 
 
@@ -415,18 +437,22 @@ def retrieved_not_cited(
 
 def _retrieved_not_cited(frame: _Frame, answers: Sequence[Answer], ci: CiSettings | None) -> RetrievedNotCited:
     units: list[tuple[str, bool]] = []
-    retrieved_official = not_reported = 0
+    not_reported = without_official = 0
     for answer in answers:
         retrieved = {
             c.source_key for c in answer.citations if c.kind is CitationKind.RETRIEVED and c.source_key is not None
         }
-        if not retrieved:
+        if not retrieved and answer.retrieval is not RetrievalStatus.USED:
             not_reported += 1
             continue
-        official_pages = {key for key in retrieved if frame.owner[key] == OWNER_OFFICIAL}
-        retrieved_official += bool(official_pages)
-        units.append((answer.question_id, bool(official_pages - frame.cited[answer.id])))
-    return RetrievedNotCited(_metric(units, ci), retrieved_official, not_reported)
+        cited = frame.cited[answer.id]
+        # what it cites it retrieved: an answer that cited every official page it retrieved is in the denominator
+        if not any(frame.owner[key] == OWNER_OFFICIAL for key in retrieved | cited):
+            without_official += 1
+            continue
+        uncited = {key for key in retrieved if frame.owner[key] == OWNER_OFFICIAL} - cited
+        units.append((answer.question_id, bool(uncited)))
+    return RetrievedNotCited(_metric(units, ci), len(units), not_reported, without_official)
 
 
 # --- entity confusion --------------------------------------------------------------------------------------------
@@ -533,10 +559,13 @@ def version_drift(
 
 
 def _version_drift(frame: _Frame, snapshots: Iterable[PageSnapshot]) -> VersionDrift:
-    judged_at: dict[str, str] = {}
+    # a page judged without a recorded time is judged all the same: None, "judged, time unknown"
+    judged_at: dict[str, str | None] = {}
     for edge in frame.edges:
         if edge.judged_at:
-            judged_at[edge.source_key] = max(judged_at.get(edge.source_key, ""), edge.judged_at)
+            judged_at[edge.source_key] = max(judged_at.get(edge.source_key) or "", edge.judged_at)
+        elif edge.human_judged:
+            judged_at.setdefault(edge.source_key, None)
     cited_official: dict[str, list[tuple[str, str | None]]] = {}
     runs = {r.id: r for r in frame.audit.runs}
     for answer in frame.audit.answers:
@@ -778,8 +807,12 @@ class BrandColumns:
     """Final code per edge (``citeaudit.scoring``'s codes: a label, pending or disputed)."""
     edge_passage: Mapping[int, str]
     """Reviewed passage (latest human judgement that quotes one) of the edges of identified claims that have one."""
-    judged_at: Mapping[str, str]
-    """Latest human judgement time per source key (at least for every official source cited in scope)."""
+    judged_at: Mapping[str, str | None]
+    """Latest human judgement time per source key (at least for every official source cited in scope); ``None``
+    for a source judged by humans none of whose judgements records its time."""
+    answer_retrieval: Sequence[str | None] = ()
+    """Each answer's retrieval status (``used``, ``not_used``, ``failed``, ``unknown`` or ``None``); empty: unknown
+    for every answer."""
 
 
 def _label_of(code: int) -> Label | None:
@@ -914,17 +947,19 @@ def _columns_mentions(frame: _ColumnFrame, answers: IntArray, ci: CiSettings | N
 
 
 class _Retrieved:
-    """Per answer: whether its engine reports retrieved sources, retrieved an official page, and retrieved an
-    official page it did not cite."""
+    """Per answer: whether its engine reports what it retrieved, whether it retrieved an official page (cited or
+    not), and whether it retrieved an official page it did not cite."""
 
     def __init__(self, frame: _ColumnFrame) -> None:
         c = frame.c
         n = len(c.answer_ids)
         self.reported = np.zeros(n, dtype=np.bool_)
         self.reported[c.retrieved_answer] = True
+        if len(c.answer_retrieval):
+            self.reported |= np.array([status == "used" for status in c.answer_retrieval], dtype=np.bool_)
         official = c.source_owner[c.retrieved_source] == 0
         answers, sources = c.retrieved_answer[official], c.retrieved_source[official]
-        self.official = np.zeros(n, dtype=np.bool_)
+        self.official = frame.owned[:, 0].copy()  # cited an official page (owner code 0): it retrieved one
         self.official[answers] = True
         keys = answers * frame.n_sources + sources
         at = np.searchsorted(frame.cited_keys, keys)
@@ -939,11 +974,13 @@ def _columns_retrieved(
     frame: _ColumnFrame, retrieved: _Retrieved, answers: IntArray, ci: CiSettings | None
 ) -> RetrievedNotCited:
     reported = retrieved.reported[answers]
-    units = answers[reported]
+    with_official = reported & retrieved.official[answers]
+    units = answers[with_official]
     return RetrievedNotCited(
         _rate(frame.question[units], retrieved.uncited[units], ci),
-        int(np.count_nonzero(retrieved.official[units])),
-        int(len(answers) - len(units)),
+        len(units),
+        int(len(answers) - np.count_nonzero(reported)),
+        int(np.count_nonzero(reported & ~retrieved.official[answers])),
     )
 
 

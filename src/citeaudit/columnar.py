@@ -30,10 +30,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import numpy as np
 import numpy.typing as npt
 
+from citeaudit.convention_sql import PARTITIONS, partition_value
 from citeaudit.errors import InvalidValue, MissingExtra, UnknownReference
 from citeaudit.identity import OfficialMatcher
 from citeaudit.model import Protocol
@@ -51,7 +53,7 @@ from citeaudit.scoring import (
     score_columns,
 )
 
-__all__ = ["TABLES", "columns_from_arrow", "read_parquet_tables", "score_arrow", "score_parquet"]
+__all__ = ["TABLES", "columns_from_arrow", "read_export_tables", "read_parquet_tables", "score_arrow", "score_parquet"]
 
 TABLES = ("answers", "claims", "locations", "sources", "citations")
 """The tables of the columnar layout (``citations`` may be absent)."""
@@ -331,6 +333,122 @@ def score_parquet(
     by: Sequence[str] = (),
     macro: bool = False,
     ci: IntervalSettings | None = None,
+    run_kinds: Sequence[str] = ("platform",),
 ) -> ScoreResult:
-    """Score an audit stored as Parquet files in the columnar layout (``folder/answers.parquet`` …)."""
-    return score_arrow(protocol, read_parquet_tables(folder), by=by, macro=macro, ci=ci, where=str(folder))
+    """Score an audit stored as Parquet: files in the columnar layout (``folder/answers.parquet`` …), or the
+    dataset ``citeaudit export --format parquet`` writes (``folder/answers/protocol=…/run=…/…``), read for
+    ``protocol`` and the answers of ``run_kinds`` (platform runs, as ``citeaudit score`` scores by default)."""
+    root = Path(folder)
+    if (root / "protocols").is_dir():
+        tables = read_export_tables(root, protocol, run_kinds)
+    else:
+        tables = read_parquet_tables(root)
+    return score_arrow(protocol, tables, by=by, macro=macro, ci=ci, where=str(folder))
+
+
+def read_export_tables(
+    folder: str | Path, protocol: Protocol, run_kinds: Sequence[str] = ("platform",)
+) -> dict[str, Any]:
+    """The columnar layout's tables from the engine tables ``citeaudit export --format parquet`` wrote, for one
+    protocol and the answers of ``run_kinds``: one Parquet layout for the engines and this path alike."""
+    pa, _, _ = _pyarrow()
+    import pyarrow.compute as pc
+    import pyarrow.dataset as ds
+
+    root = Path(folder)
+    wanted = partition_value(fingerprint(protocol))
+
+    def table(name: str) -> Any:
+        schema = pa.schema([pa.field(p, pa.string()) for p in PARTITIONS[name]])
+        try:
+            found = ds.dataset(root / name, format="parquet", partitioning=ds.partitioning(schema, flavor="hive"))
+            read = found.to_table(filter=pc.field("protocol") == wanted)
+        except (OSError, ValueError, pa.ArrowInvalid) as exc:
+            raise InvalidValue(str(root / name), "", f"not a readable Parquet dataset: {exc}") from None
+        return read
+
+    protocols = table("protocols")
+    if protocols.num_rows == 0:
+        raise InvalidValue(
+            str(root), "protocols", f"no protocol with fingerprint {fingerprint(protocol)[:23]}… in this export"
+        )
+    answers = table("answers")
+    answers = answers.filter(pc.is_in(answers["run_kind"], value_set=pa.array(list(run_kinds), pa.string())))
+    answers = answers.sort_by("answer")
+    answer_keys = np.asarray(answers["answer"].to_numpy(), dtype=np.int64)
+    claims = table("claims")
+    claims = claims.filter(pc.is_in(claims["answer"], value_set=answers["answer"])).sort_by("claim")
+    claim_keys = np.asarray(claims["claim"].to_numpy(), dtype=np.int64)
+    sources = table("sources").sort_by("source")
+    source_keys = np.asarray(sources["source"].to_numpy(), dtype=np.int64)
+    facts = table("required_facts")
+    fact_ids = dict(zip(facts["fact"].to_pylist(), facts["fact_id"].to_pylist(), strict=True))
+
+    def rows(keys: Any, sorted_keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        values = np.asarray(keys.to_numpy(), dtype=np.int64)
+        return np.searchsorted(sorted_keys, values).astype(np.int64)
+
+    locations = table("edge_locations")
+    locations = locations.filter(pc.is_in(locations["claim"], value_set=claims["claim"]))
+    edges = table("edges")
+    edges = edges.filter(pc.is_in(edges["claim"], value_set=claims["claim"]))
+    # an edge's label as the columnar layout spells it: pending while it has none, disputed when reviewers disagree
+    label_of = {
+        (c, src): (lbl if lbl is not None else "disputed" if state == "disputed" else "pending")
+        for c, src, lbl, state in zip(
+            edges["claim"].to_pylist(),
+            edges["source"].to_pylist(),
+            edges["label"].to_pylist(),
+            edges["review_state"].to_pylist(),
+            strict=True,
+        )
+    }
+    location_labels = [
+        label_of.get((c, src), "pending")
+        for c, src in zip(locations["claim"].to_pylist(), locations["source"].to_pylist(), strict=True)
+    ]
+    citations = table("citations")
+    citations = citations.filter(pc.is_in(citations["answer"], value_set=answers["answer"]))
+    hosts, paths = [], []
+    for key in sources["source_key"].to_pylist():
+        host, path = _host_and_path(str(key))
+        hosts.append(host)
+        paths.append(path)
+    return {
+        "answers": pa.table(
+            {
+                "question": answers["question"],
+                "platform": answers["platform"],
+                "run": answers["run"],
+                "model": answers["model"],
+                "locale": answers["locale"],
+                "sample": answers["sample"],
+            }
+        ),
+        "claims": pa.table(
+            {
+                "answer": rows(claims["answer"], answer_keys),
+                "fact": pa.array([None if f is None else fact_ids[f] for f in claims["fact"].to_pylist()], pa.string()),
+                "severity": claims["severity"],
+            }
+        ),
+        "locations": pa.table(
+            {
+                "claim": rows(locations["claim"], claim_keys),
+                "source": rows(locations["source"], source_keys),
+                "label": pa.array(location_labels, pa.string()),
+            }
+        ),
+        "sources": pa.table({"host": pa.array(hosts, pa.string()), "path": pa.array(paths, pa.string())}),
+        "citations": pa.table(
+            {"answer": rows(citations["answer"], answer_keys), "source": rows(citations["source"], source_keys)}
+        ),
+    }
+
+
+def _host_and_path(key: str) -> tuple[str | None, str | None]:
+    """The host and path of a source key (a normalised URL); ``(None, None)`` for a title-only card's key."""
+    if "://" not in key:
+        return None, None
+    parts = urlsplit(key)
+    return (parts.hostname or None), (parts.path or "/")

@@ -5,20 +5,22 @@ For each headline metric and slice the difference B − A gets a paired cluster-
 questions, a sign-flip permutation p-value and a minimum detectable effect.
 
 The overall row is always the comparison of the whole scopes per question, whatever ``by`` asks for: it equals
-the comparison without ``by``. The groups form one family of tests (every group × every metric) whose p-values
-are Holm-adjusted together, and a group's wording follows its adjusted p-value: under the null the chance that
-any group reads "associated" stays at or below ``1 - level``. A group with too few differing questions for the
-sign-flip test ever to reach that level says so instead.
+the comparison without ``by``. Its three metrics are one family, Holm-adjusted together. The groups form another
+family (every group × every metric) whose p-values are Holm-adjusted together. Every wording follows its adjusted
+p-value: under the null the chance that any metric of the overall row, or any group, reads "associated" stays at
+or below ``1 - level``. A group with too few differing questions for the sign-flip test ever to reach that level
+says so instead.
 
-When precision and coverage are both lower in B, the first thing to rule out is that the two sides were cut up
-or cited differently rather than answered worse: the comparison then opens with what changed between the sides
-in segmentation (method, version, claims per answer) and in the cited documents (snapshot dates, sources cited on
-both sides whose snapshot content differs), before any other note.
+When precision and coverage are both lower in B, each fall distinguishable from noise, the first thing to rule
+out is that the two sides were cut up or cited differently rather than answered worse: the comparison then opens
+with what changed between the sides in segmentation (method, version, claims per answer) and in the cited
+documents (snapshot dates, sources cited on both sides whose snapshot content differs), before any other note.
+Lower point estimates alone open it with "no change distinguishable from noise".
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,9 +32,21 @@ from citeaudit.model import Audit
 from citeaudit.protocol import differing_components
 from citeaudit.results import Metric, ScopeScore
 from citeaudit.scope import Scope
-from citeaudit.stats import Difference, holm, paired_ratio_difference, reading
+from citeaudit.stats import ASSOCIATED, Difference, holm, paired_ratio_difference, reading
 
-__all__ = ["METRICS", "Comparison", "SliceComparison", "both_lower", "compare_groups", "compare_paths", "diagnose"]
+__all__ = [
+    "METRICS",
+    "NOISE_ONLY",
+    "Comparison",
+    "SliceComparison",
+    "both_lower",
+    "compare_groups",
+    "compare_overall",
+    "compare_paths",
+    "compare_totals",
+    "diagnose",
+    "lower_on_points_only",
+]
 
 METRICS = ("official_rate", "precision", "coverage")
 """The headline metrics compared."""
@@ -47,7 +61,8 @@ class SliceComparison:
     metrics: dict[str, Difference]
     """B − A per metric."""
     adjusted_p: dict[str, float | None]
-    """Holm-adjusted p-values across every group and metric (equal to the raw p-value for the whole scope)."""
+    """Holm-adjusted p-values: across the three metrics for the whole scope, across every group and metric for
+    the groups."""
 
     @property
     def wording(self) -> dict[str, str]:
@@ -115,6 +130,32 @@ def _per_question(
             found[question] = group
     totals = [_pair(getattr(found[q], metric)) if q in found else (0.0, 0.0) for q in questions]
     return np.array([t[0] for t in totals]), np.array([t[1] for t in totals])
+
+
+def compare_overall(metrics: Mapping[str, Difference]) -> SliceComparison:
+    """The whole scopes' comparison: the three metrics are one family, their p-values Holm-adjusted together, so
+    that under the null the chance that any of them reads "associated" stays at or below ``1 - level``."""
+    names = list(metrics)
+    adjusted = holm([metrics[name].p_value for name in names])
+    return SliceComparison((), dict(metrics), dict(zip(names, adjusted, strict=True)))
+
+
+def compare_totals(
+    a: Mapping[str, tuple[np.ndarray, np.ndarray]],
+    b: Mapping[str, tuple[np.ndarray, np.ndarray]],
+    *,
+    level: float = 0.95,
+    resamples: int = 9999,
+    seed: int = 0,
+) -> SliceComparison:
+    """The whole scopes compared from per-question ``(numerators, denominators)`` of each metric (same questions,
+    same order, on both sides)."""
+    return compare_overall(
+        {
+            metric: paired_ratio_difference(a[metric], b[metric], level=level, resamples=resamples, seed=seed)
+            for metric in METRICS
+        }
+    )
 
 
 def compare_groups(
@@ -186,8 +227,7 @@ def compare_paths(
             for metric in METRICS
         }
 
-    overall_metrics = compare_slice((), whole_a, whole_b)
-    overall = SliceComparison((), overall_metrics, {m: d.p_value for m, d in overall_metrics.items()})
+    overall = compare_overall(compare_slice((), whole_a, whole_b))
     keys = sorted(
         {g.by for g in (*shown_a.result.groups, *shown_b.result.groups)},
         key=lambda k: tuple((v is not None, v or "") for _, v in k),
@@ -198,13 +238,31 @@ def compare_paths(
         diagnosis = diagnose(
             load_scope(a, scope=scope_a, protocol=protocol_a), load_scope(b, scope=scope_b, protocol=protocol_b)
         )
+    elif lower_on_points_only(overall):
+        diagnosis = (NOISE_ONLY,)
     return Comparison(shown_a, shown_b, overall, compare_groups(keys, raw), diagnosis)
 
 
+NOISE_ONLY = (
+    "precision and coverage are both lower in B on the point estimates only: no change distinguishable from noise"
+)
+"""What the comparison says when both point estimates fall but neither fall can be told from noise."""
+
+
 def both_lower(overall: SliceComparison) -> bool:
-    """Precision and coverage both lower in B than in A (point estimates)."""
+    """Precision and coverage both lower in B than in A, each fall distinguishable from noise (worded "associated"
+    by its adjusted p-value and its interval): only then is it worth checking segmentation and documents."""
+    wording = overall.wording
+    return all(
+        wording[name] == ASSOCIATED and (delta := overall.metrics[name].delta) is not None and delta < 0
+        for name in ("precision", "coverage")
+    )
+
+
+def lower_on_points_only(overall: SliceComparison) -> bool:
+    """Both point estimates lower in B, but not both falls distinguishable from noise."""
     deltas = [overall.metrics[name].delta for name in ("precision", "coverage")]
-    return all(delta is not None and delta < 0 for delta in deltas)
+    return all(delta is not None and delta < 0 for delta in deltas) and not both_lower(overall)
 
 
 def _claims_per_answer(audit: Audit) -> str:

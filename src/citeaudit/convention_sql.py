@@ -41,6 +41,7 @@ __all__ = [
     "partition_value",
     "preamble_sql",
     "scoring_sql",
+    "unresolved_sql",
 ]
 
 DIMENSIONS = ("platform", "run", "question", "model", "locale", "sample")
@@ -80,7 +81,7 @@ TABLES: Mapping[str, tuple[Column, ...]] = {
     "required_facts": _columns(
         "fact BIGINT", "fact_id VARCHAR", "question VARCHAR", "severity VARCHAR NULL", "weight DOUBLE"
     ),
-    "sources": _columns("source BIGINT", "source_key VARCHAR", "official BOOLEAN"),
+    "sources": _columns("source BIGINT", "source_key VARCHAR", "official BOOLEAN", "status VARCHAR"),
     "answers": _columns(
         "answer BIGINT",
         "answer_id VARCHAR",
@@ -103,7 +104,8 @@ TABLES: Mapping[str, tuple[Column, ...]] = {
 ``answers`` holds the dimensions already resolved (an answer's platform, else its run's); ``claims.severity``
 is the claim's own; ``edges`` holds one row per edge, that is per (claim, source), with its final label
 (``NULL`` while pending or disputed); ``edge_locations`` one row per citation location, so duplicated citations
-collapse in the query; ``citations`` the *cited* citations (retrieved-only ones never count); ``protocols.body``
+collapse in the query; ``sources.status`` is the source's resolution state (``resolved``, ``pending``: its link
+not followed yet, ``failed``); ``citations`` the *cited* citations (retrieved-only ones never count); ``protocols.body``
 the protocol as JSON;
 ``required_facts.weight`` is 0 when the protocol declares no weights (``protocols.weighted`` says whether it does)."""
 
@@ -195,6 +197,40 @@ def cells_sql(
     ``NULL``; edge and pair rows have the claim's (else its fact's) severity, ``'none'`` when unset."""
     return (
         "WITH\n" + ",\n".join(_cte_parts(dialect, by, protocol, run_kinds, where, scoring)) + "\n" + _cells_select(by)
+    )
+
+
+def unresolved_sql(
+    dialect: Dialect,
+    *,
+    protocol: str | None = None,
+    run_kinds: Sequence[str] = ("platform",),
+    where: Mapping[str, Sequence[str]] | None = None,
+    scoring: str = "strict-v1",
+) -> str:
+    """How many sources the answers in scope cite (a cited citation, or an edge of one of their claims) whose link
+    has not been followed yet (``status = 'pending'``): while any are, the official-domain rate is provisional.
+    One row, column ``unresolved``; the arguments select answers as :func:`cells_sql`'s do."""
+    scoped = _cte_parts(dialect, (), protocol, run_kinds, where, scoring)[:2]
+
+    def partition(alias: str) -> str:
+        # the per-run tables' partitions, as the cells query prunes them
+        found = [f"{alias}protocol = {dialect.literal(protocol)}"] if protocol is not None else []
+        if where and "run" in where:
+            found.append(_in(dialect, alias + "run", where["run"]))
+        return " AND ".join(found) or "TRUE"
+
+    in_protocol = f"protocol = {dialect.literal(protocol)}" if protocol is not None else "TRUE"
+    return (
+        "WITH\n"
+        + ",\n".join(scoped)
+        + ",\ncited AS (\n  SELECT ci.source FROM citations ci JOIN scoped_answers a ON a.answer = ci.answer\n"
+        f"  WHERE {partition('ci.')}\n"
+        "  UNION\n"
+        "  SELECT l.source FROM edge_locations l JOIN scoped_claims c ON c.claim = l.claim\n"
+        f"  WHERE {partition('l.')}\n)\n"
+        "SELECT count(*) AS unresolved FROM cited\n"
+        f"  JOIN (SELECT source FROM sources WHERE {in_protocol} AND status = 'pending') s ON s.source = cited.source\n"
     )
 
 

@@ -94,6 +94,9 @@ class VersionDrift:
     """(answer, cited official page) pairs without a collection date or without a snapshot."""
     changed_after_collection: tuple[ChangedAfterCollection, ...]
     """Of the dated pairs, those whose page changed after the answer was collected."""
+    judged_time_unknown: int = 0
+    """Of the judged pages, those whose human judgements record no time ("judged, time unknown"): in the
+    denominator, never counted stale (which snapshot the reviewers read cannot be told)."""
 
     def to_dict(self) -> dict[str, object]:
         """JSON form: counts over their denominators, and every case with both dates."""
@@ -102,6 +105,7 @@ class VersionDrift:
                 "value": len(self.stale) / self.judged_pages if self.judged_pages else None,
                 "numerator": len(self.stale),
                 "denominator": self.judged_pages,
+                "time_unknown": self.judged_time_unknown,
                 "cases": [case.to_dict() for case in self.stale],
             },
             "changed_after_collection": {
@@ -121,11 +125,11 @@ def _day(value: str) -> str:
 
 def drift(
     cited_official: Mapping[str, Sequence[tuple[str, str | None]]],
-    judged_at: Mapping[str, str],
+    judged_at: Mapping[str, str | None],
     snapshots: Iterable[PageSnapshot],
 ) -> VersionDrift:
     """Version drift from the cited official pages (``key → [(answer id, collected_at)]``), the latest human
-    judgement time per page, and every snapshot of the pages.
+    judgement time per page (``None``: judged, but no judgement records its time), and every snapshot of the pages.
 
     The judged snapshot of a page is the newest one taken no later than the latest human judgement of an edge to
     it (the page the reviewers could read); it is stale when a later snapshot has other content. A page changed
@@ -139,13 +143,18 @@ def drift(
         readings.sort(key=lambda s: s.fetched_at)
 
     stale: list[StaleSnapshot] = []
-    judged_pages = 0
+    judged_pages = time_unknown = 0
     for key in sorted(cited_official):
         readings = history.get(key, [])
         if key not in judged_at or not readings:
             continue
         judged_pages += 1
-        before = [s for s in readings if s.fetched_at <= judged_at[key]] or readings[:1]
+        when = judged_at[key]
+        if when is None:
+            # judged, time unknown: in the denominator; which snapshot was read cannot be told
+            time_unknown += 1
+            continue
+        before = [s for s in readings if s.fetched_at <= when] or readings[:1]
         judged, newest = before[-1], readings[-1]
         if newest.content_sha256 != judged.content_sha256 and newest.fetched_at > judged.fetched_at:
             stale.append(StaleSnapshot(key, judged.fetched_at, judged.page_date, newest.fetched_at, newest.page_date))
@@ -162,7 +171,7 @@ def drift(
             when = _changed_after(readings, collected)
             if when is not None:
                 changed.append(ChangedAfterCollection(answer_id, key, collected, when))
-    return VersionDrift(judged_pages, tuple(stale), dated, undated, tuple(changed))
+    return VersionDrift(judged_pages, tuple(stale), dated, undated, tuple(changed), time_unknown)
 
 
 def _changed_after(readings: Sequence[PageSnapshot], collected: str) -> str | None:

@@ -22,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from citeaudit.brand_metrics import EdgeOutcome, edge_outcomes
+from citeaudit.display import ShownFigure
 from citeaudit.model import Audit, Judgement, Label, Origin, Source, review_outcome
 from citeaudit.results import Metric
 from citeaudit.scoring import LABELS, SUPPORTED_CODE
@@ -173,6 +174,10 @@ class Misattributed:
         }
 
 
+NOT_MEASURED = "no cross pairs proposed: run citeaudit suggest --cross-pairs"
+"""Why misattribution is not measured while the claims at risk have no cross pair at all."""
+
+
 @dataclass(frozen=True, slots=True)
 class MisattributionReport:
     """Misattributed claims over the claims at risk, with every case.
@@ -199,10 +204,29 @@ class MisattributionReport:
         """True while some claim at risk has a cross pair or an edge without a final label."""
         return self.cross_pairs_pending > 0 or self.at_risk_with_pending_edges > 0
 
+    def _shown_args(self) -> tuple[int, str | None, str | None]:
+        # (pending, what is pending, why not measured)
+        if self.rate.denominator and not self.cross_pairs:
+            return 0, None, NOT_MEASURED
+        if self.cross_pairs_pending:
+            return self.cross_pairs_pending, "cross pairs", None
+        if self.at_risk_with_pending_edges:
+            return self.at_risk_with_pending_edges, "claims with edges", None
+        return 0, None, None
+
+    def shown(self) -> ShownFigure:
+        """How the rate is shown: not measured while no cross pair was ever proposed for the claims at risk (a count
+        over nothing is not 0), provisional with the pending cross pairs (or claims with pending edges)."""
+        pending, pending_of, not_measured = self._shown_args()
+        return self.rate.shown("misattribution", pending=pending, pending_of=pending_of, not_measured=not_measured)
+
     def to_dict(self) -> dict[str, object]:
-        """JSON form."""
+        """JSON form; ``rate.value`` is ``null`` with ``rate.reason`` while not measured."""
+        pending, pending_of, not_measured = self._shown_args()
         return {
-            "rate": self.rate.to_dict(),
+            "rate": self.rate.to_dict(
+                "misattribution", pending=pending, pending_of=pending_of, not_measured=not_measured
+            ),
             "provisional": self.provisional,
             "at_risk_with_pending_edges": self.at_risk_with_pending_edges,
             "at_risk_without_cross_pairs": self.at_risk_without_cross_pairs,

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from citeaudit.display import ShownFigure, interval_shown, show_figure
 from citeaudit.model import Label
 from citeaudit.stats import Interval, RepeatVariance
 
@@ -45,11 +46,41 @@ class Metric:
         """``numerator / denominator``, or ``None`` when the denominator is 0."""
         return None if self.denominator == 0 else self.numerator / self.denominator
 
-    def to_dict(self) -> dict[str, object]:
-        """JSON form ``{"value", "numerator", "denominator"}``, plus ``ci`` when an interval was computed."""
-        body: dict[str, object] = {"value": self.value, "numerator": self.numerator, "denominator": self.denominator}
+    def shown(
+        self, name: str, *, pending: int = 0, pending_of: str | None = None, not_measured: str | None = None
+    ) -> ShownFigure:
+        """How this metric is shown (:func:`citeaudit.display.show_figure`): every view asks here."""
+        return show_figure(
+            self.numerator,
+            self.denominator,
+            name,
+            ci=self.ci,
+            pending=pending,
+            pending_of=pending_of,
+            not_measured=not_measured,
+        )
+
+    def to_dict(
+        self,
+        name: str = "",
+        *,
+        pending: int = 0,
+        pending_of: str | None = None,
+        not_measured: str | None = None,
+    ) -> dict[str, object]:
+        """JSON form ``{"value", "numerator", "denominator"}``, plus ``ci`` when an interval was computed, plus
+        ``state``, ``pending``, ``reason`` and ``shown`` when the figure is not a plain final measurement (``value``
+        is then ``null`` when it was not measured)."""
+        shown = self.shown(name, pending=pending, pending_of=pending_of, not_measured=not_measured)
+        body: dict[str, object] = {"value": shown.value, "numerator": self.numerator, "denominator": self.denominator}
         if self.ci is not None:
-            body["ci"] = self.ci.to_dict()
+            ci = self.ci.to_dict()
+            wording, _ = interval_shown(self.ci)
+            if wording is not None and wording.startswith("not informative"):
+                ci["informative"] = False
+                ci["shown"] = wording
+            body["ci"] = ci
+        body.update(shown.to_dict())
         return body
 
 
@@ -149,13 +180,21 @@ class RequiredCounts:
     without_edge: int
     """Pairs whose mapped claims have no edge at all."""
 
+    @property
+    def not_supported(self) -> int:
+        """Pairs whose mapped claims have edges, none of them supported (conflicting, partial, pending, …).
+
+        With it the four categories add up to ``pairs``."""
+        return self.pairs - self.covered - self.without_claim - self.without_edge
+
     def to_dict(self) -> dict[str, int]:
-        """JSON form as DESIGN §6."""
+        """JSON form as DESIGN §6, plus ``not_supported`` (the four categories add up to ``pairs``)."""
         return {
             "pairs": self.pairs,
             "covered": self.covered,
             "without_claim": self.without_claim,
             "without_edge": self.without_edge,
+            "not_supported": self.not_supported,
         }
 
 
@@ -198,8 +237,33 @@ class ScopeScore:
     macro_coverage: MacroMetric | None = None
     """Mean per-answer coverage (only when asked for)."""
 
-    def to_dict(self) -> dict[str, object]:
-        """JSON form as DESIGN §6 (``by`` present on groups only)."""
+    def pending(self, name: str, unresolved_links: int = 0) -> tuple[int, str | None]:
+        """What keeps metric ``name`` provisional, and what those inputs are when they are not its own units:
+        pending edges for precision, pending edges for coverage (one may still cover a pair), cited links not
+        resolved yet for the official rate."""
+        if name == "precision":
+            return self.edges.pending, None
+        if name == "coverage":
+            return self.edges.pending, "edges"
+        if name == "official_rate":
+            return unresolved_links, "links"
+        raise ValueError(f"unknown metric {name!r} (precision, coverage, official_rate)")
+
+    def shown(self, name: str, unresolved_links: int = 0) -> ShownFigure:
+        """How metric ``name`` of this scope is shown, pending count included."""
+        pending, pending_of = self.pending(name, unresolved_links)
+        metric: Metric = getattr(self, name)
+        return metric.shown(name, pending=pending, pending_of=pending_of)
+
+    def metric_dict(self, name: str, unresolved_links: int = 0) -> dict[str, object]:
+        """The JSON object of metric ``name``, with its state and pending count."""
+        pending, pending_of = self.pending(name, unresolved_links)
+        metric: Metric = getattr(self, name)
+        return metric.to_dict(name, pending=pending, pending_of=pending_of)
+
+    def to_dict(self, unresolved_links: int = 0) -> dict[str, object]:
+        """JSON form as DESIGN §6 (``by`` present on groups only); ``unresolved_links`` makes the official rate
+        provisional."""
         body: dict[str, object] = {}
         if self.by:
             body["by"] = dict(self.by)
@@ -207,9 +271,9 @@ class ScopeScore:
             {
                 "answers": self.answers,
                 "provisional": self.provisional,
-                "precision": self.precision.to_dict(),
-                "coverage": self.coverage.to_dict(),
-                "official_rate": self.official_rate.to_dict(),
+                "precision": self.metric_dict("precision"),
+                "coverage": self.metric_dict("coverage"),
+                "official_rate": self.metric_dict("official_rate", unresolved_links),
                 "edges": self.edges.to_dict(),
                 "required": self.required.to_dict(),
                 "severity": {
@@ -243,8 +307,8 @@ class ScoreResult:
     groups: tuple[ScopeScore, ...] = field(default=())
     """One score per group, sorted by group values."""
     repeats: Mapping[str, RepeatVariance] = field(default_factory=dict)
-    """Per-answer precision and coverage variance between repeats of a (question, platform) cell and
-    between cells; empty when no cell was asked more than once."""
+    """Per-answer precision and coverage variance between repeats (asks of one question on one platform within one
+    collection) and between such cells; empty when no cell was asked more than once."""
 
     @property
     def provisional(self) -> bool:
@@ -266,9 +330,10 @@ class ScoreResult:
         """Overall official-domain citation rate."""
         return self.overall.official_rate
 
-    def to_dict(self) -> dict[str, object]:
-        """JSON form as DESIGN §6."""
-        overall = self.overall.to_dict()
+    def to_dict(self, unresolved_links: int = 0) -> dict[str, object]:
+        """JSON form as DESIGN §6; ``unresolved_links`` (cited links in scope not followed yet) makes the overall
+        official rate provisional."""
+        overall = self.overall.to_dict(unresolved_links)
         return {
             "scoring": self.scoring,
             "fingerprint": self.fingerprint,

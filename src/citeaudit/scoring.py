@@ -145,6 +145,10 @@ def collapse_locations(
     return edge_key // n_sources, edge_key % n_sources, unique_packed & 7, counts
 
 
+REPEAT_CELL = ("question", "platform", "collection")
+"""The dimensions of a cell whose answers are repeats of one ask (repeat variance)."""
+
+
 def _factorize(
     answer_dims: Mapping[str, Sequence[str | None]], by: Sequence[str], n_answers: int
 ) -> tuple[Int64Array, list[tuple[str | None, ...]]]:
@@ -379,7 +383,10 @@ def score_columns(
         )
 
     groups = tuple(scope(g) for g in range(n_groups)) if by else ()
-    cell, _ = _factorize(columns.answer_dims, ("question", "platform"), n_answers)
+    # repeats are asks of one question on one platform within one collection: two monthly collections are not
+    # repeats of each other (answers outside any collection, and an audit file's, form one)
+    unset: list[str | None] = [None] * n_answers
+    cell, _ = _factorize({d: columns.answer_dims.get(d, unset) for d in REPEAT_CELL}, REPEAT_CELL, n_answers)
     repeats = {}
     if n_answers and int(np.bincount(cell).max()) >= 2:
         repeats = {
@@ -512,7 +519,7 @@ def score_reference(audit: Audit, *, by: Sequence[str] = (), macro: bool = False
 
 
 def _reference_repeats(audit: Audit, dims: Mapping[str, Sequence[str | None]]) -> dict[str, RepeatVariance]:
-    """Per-answer precision and coverage, grouped into (question, platform) cells, variance by hand."""
+    """Per-answer precision and coverage, grouped into (question, platform, collection) cells, variance by hand."""
     claims = {c.id: c for c in audit.claims}
     edges: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     supported_claims: set[str] = set()
@@ -524,9 +531,9 @@ def _reference_repeats(audit: Audit, dims: Mapping[str, Sequence[str | None]]) -
             edges[answer_id][0] += 1
             supported_claims.add(edge.claim_id)
     facts = {q.id: [f.id for f in q.required_facts] for q in audit.protocol.questions}
-    cells: dict[tuple[str | None, str | None], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    cells: dict[tuple[str | None, ...], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for i, answer in enumerate(audit.answers):
-        cell = cells[(dims["question"][i], dims["platform"][i])]
+        cell = cells[tuple(dims[d][i] for d in REPEAT_CELL)]
         supported, total = edges[answer.id]
         if total:
             cell["precision"].append(supported / total)
@@ -536,9 +543,9 @@ def _reference_repeats(audit: Audit, dims: Mapping[str, Sequence[str | None]]) -
                 c.required_fact_id for c in audit.claims if c.answer_id == answer.id and c.id in supported_claims
             }
             cell["coverage"].append(len(covered & set(wanted)) / len(wanted))
-    sizes: dict[tuple[str | None, str | None], int] = defaultdict(int)
+    sizes: dict[tuple[str | None, ...], int] = defaultdict(int)
     for i in range(len(audit.answers)):
-        sizes[(dims["question"][i], dims["platform"][i])] += 1
+        sizes[tuple(dims[d][i] for d in REPEAT_CELL)] += 1
     if not sizes or max(sizes.values()) < 2:
         return {}
     found = {}

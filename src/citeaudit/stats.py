@@ -334,6 +334,7 @@ class Difference:
                 "method": "paired cluster bootstrap (percentile)",
                 "clusters": self.clusters,
                 "resamples": self.resamples,
+                **({"caution": caution} if (caution := few_clusters_caution(self.clusters, self.level)) else {}),
             },
             "p_value": self.p_value,
             "mde": self.mde,
@@ -446,7 +447,7 @@ class RepeatVariance:
     """
 
     cells_with_repeats: int
-    """(question, platform) cells with at least two answers whose value is defined."""
+    """(question, platform, collection) cells with at least two answers whose value is defined."""
     within: float | None
     """Mean within-cell variance of per-answer values (sample variance, ddof 1)."""
     between: float | None

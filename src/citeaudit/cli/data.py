@@ -324,7 +324,8 @@ def export(
     by: Annotated[str | None, typer.Option("--by", help="Grouping of the scores table (csv, jsonl).")] = None,
 ) -> None:
     """Export everything measured under one protocol: losslessly as citeaudit.audit/v1, as flat tables
-    (answers, claims, edges, judgements, scores) in CSV or JSON Lines, or as the engine tables in Parquet
+    (answers, citations, required facts, claims, edges, judgements, scores: enough to rebuild every headline
+    number) in CSV or JSON Lines, or as the engine tables in Parquet
     (streamed, hive-partitioned by protocol and run; `citeaudit score DIR --engine duckdb|spark` reads them)."""
     from citeaudit.api import is_database
     from citeaudit.interchange import audit_to_document

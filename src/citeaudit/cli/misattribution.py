@@ -36,13 +36,8 @@ def _csv(report: MisattributionReport) -> str:
 
 
 def _print_table(report: MisattributionReport, title: str) -> None:
-    rate = report.rate
-    value = "n/a (no claims at risk)" if rate.value is None else f"{rate.value:.3f}"
     console.print(f"[bold]{title}[/bold]")
-    console.print(
-        f"misattributed: {rate.numerator}/{rate.denominator} claims at risk = {value}"
-        + ("  (provisional)" if report.provisional else "")
-    )
+    console.print(f"misattributed claims / claims at risk: {report.shown().text}", markup=False)
     console.print(
         f"claims at risk with pending edges: {report.at_risk_with_pending_edges}; without cross pairs: "
         f"{report.at_risk_without_cross_pairs}; cross pairs: {report.cross_pairs} "

@@ -32,7 +32,7 @@ def trend(
     fingerprint changes between two collections the trend is broken: the break is marked with the changed
     components, and the two sides are not to be read as one series."""
     from citeaudit.cli.score import _by, _scope
-    from citeaudit.report import fraction
+    from citeaudit.report.tables import scope_fraction
     from citeaudit.report.trend import trend_path
     from citeaudit.scoring import IntervalSettings
 
@@ -61,6 +61,8 @@ def trend(
     )
     previous = None
     notes: list[str] = []
+    cautions: set[str] = set()
+    warnings: list[str] = []
     for point in found.points:
         name = Text(point.collection)
         if point.break_before:
@@ -70,6 +72,9 @@ def trend(
                 f"⚠ break before {point.collection}: not comparable with {previous} "
                 f"({', '.join(point.break_before)} changed); the two are not one series"
             )
+        if point.revised_from:
+            name.append(f"\nrevised from {point.revised_from}", style="yellow")
+        warnings.extend(w for w in point.warnings if w not in warnings)
         previous = point.collection
         rows = [*point.result.groups, point.result.overall] if groups else [point.result.overall]
         for scope in rows:
@@ -79,17 +84,26 @@ def trend(
                 else (["all"] + [""] * (len(groups) - 1) if groups else [])
             )
             table.add_row(
-                Text(point.collection),
+                name if scope is rows[0] else Text(point.collection),
                 point.date,
                 *labels,
                 str(scope.answers),
-                fraction(scope.official_rate, "official_rate"),
-                fraction(scope.precision, "precision"),
-                fraction(scope.coverage, "coverage"),
+                scope_fraction(scope, "official_rate"),
+                scope_fraction(scope, "precision"),
+                scope_fraction(scope, "coverage"),
+            )
+            cautions.update(
+                shown.caution
+                for shown in (scope.shown(n) for n in ("official_rate", "precision", "coverage"))
+                if shown.caution
             )
     console.print(table)
     for note in notes:
         console.print(note, soft_wrap=True, style="bold red", markup=False)
+    for warning in warnings:
+        console.print(f"WARNING: {warning}", soft_wrap=True, style="bold yellow", markup=False)
+    for caution in sorted(cautions):
+        console.print(f"caution: {caution}", soft_wrap=True, markup=False)
     console.print(
         f"{len(found.points)} collection(s), {found.breaks} comparability break(s); intervals: "
         f"{level:.0%} cluster bootstrap over questions",

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from citeaudit.cells import score_cells
-from citeaudit.convention_sql import DIALECTS, cells_sql
+from citeaudit.convention_sql import DIALECTS, cells_sql, unresolved_sql
 from citeaudit.engines._parquet import ParquetExport, write_parquet_tables
 from citeaudit.engines._tables import ProtocolRow, choose_protocol_row, parse_protocol_row
 from citeaudit.errors import InputError, ScopeError
@@ -50,6 +50,8 @@ class EngineScore:
     """The protocol they were measured under."""
     excluded_by_kind: int
     """Answers left out because of their run kind."""
+    unresolved_links: int = 0
+    """Cited sources in scope whose link has not been followed yet: the official-domain rate is provisional."""
 
 
 def _is_database(path: str) -> bool:
@@ -119,16 +121,17 @@ def score_with_engine(
         with ThreadPoolExecutor(max_workers=1) as pool:
             parsing = pool.submit(parse_protocol_row, row, where)
             try:
+                selected = {name: sorted(values) for name, values in scope.where.items()}
                 cells = runner.query(
                     cells_sql(
-                        dialect,
-                        by=by,
-                        protocol=row.partition,
-                        run_kinds=kinds,
-                        where={name: sorted(values) for name, values in scope.where.items()},
-                        scoring=row.scoring,
+                        dialect, by=by, protocol=row.partition, run_kinds=kinds, where=selected, scoring=row.scoring
                     )
                 )
+                (unresolved,) = runner.query(
+                    unresolved_sql(
+                        dialect, protocol=row.partition, run_kinds=kinds, where=selected, scoring=row.scoring
+                    )
+                )["unresolved"]
                 others = sorted({str(k) for k in RunKind} - set(kinds))
                 excluded = 0
                 if others:
@@ -141,7 +144,7 @@ def score_with_engine(
             finally:
                 chosen = parsing.result()
     result = score_cells(cells, by=by, scoring=row.scoring, fingerprint=row.fingerprint, weighted=row.weighted, ci=ci)
-    return EngineScore(result, chosen, excluded)
+    return EngineScore(result, chosen, excluded, int(unresolved))
 
 
 def export_parquet(db: str | Path, out: Path, *, protocol: str | None = None) -> ParquetExport:

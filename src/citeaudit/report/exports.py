@@ -22,8 +22,9 @@ from citeaudit.results import ScoreResult
 
 __all__ = ["TABLES", "export_tables", "table_rows"]
 
-TABLES = ("answers", "claims", "edges", "judgements", "scores")
-"""The tables written, in order."""
+TABLES = ("answers", "citations", "required_facts", "claims", "edges", "judgements", "scores")
+"""The tables written, in order: with ``citations`` (every citation with its URL and whether its source is
+official) and ``required_facts`` (each question's), the three headline numbers can be rebuilt from the files."""
 
 Row = dict[str, Any]
 
@@ -48,6 +49,41 @@ def _answers(audit: Audit) -> list[Row]:
             "text": a.text,
         }
         for a in audit.answers
+    ]
+
+
+def _citations(audit: Audit) -> list[Row]:
+    sources = {s.key: s for s in audit.sources}
+    official = OfficialMatcher(audit.protocol.official_domains)
+    rows = []
+    for a in audit.answers:
+        for c in a.citations:
+            source = sources.get(c.source_key) if c.source_key is not None else None
+            url = (source.resolved_url or source.url) if source is not None else c.url
+            rows.append(
+                {
+                    "answer_id": a.id,
+                    "kind": str(c.kind),
+                    "url": c.url,
+                    "title": c.title,
+                    "source_key": c.source_key,
+                    "source_status": str(source.status) if source is not None else None,
+                    "is_official": official(url),
+                }
+            )
+    return rows
+
+
+def _required_facts(audit: Audit) -> list[Row]:
+    return [
+        {
+            "question_id": q.id,
+            "fact_id": f.id,
+            "text": f.text,
+            "severity": str(f.severity) if f.severity else None,
+        }
+        for q in audit.protocol.questions
+        for f in q.required_facts
     ]
 
 
@@ -125,6 +161,8 @@ def table_rows(audit: Audit, result: ScoreResult) -> dict[str, list[Row]]:
     """Every table's rows."""
     return {
         "answers": _answers(audit),
+        "citations": _citations(audit),
+        "required_facts": _required_facts(audit),
         "claims": _claims(audit),
         "edges": _edges(audit),
         "judgements": _judgements(audit),

@@ -12,9 +12,10 @@ from citeaudit.results import ScopeScore, ScoreResult
 __all__ = ["result_csv", "result_json", "score_row"]
 
 
-def result_json(result: ScoreResult, **extra: object) -> str:
-    """The result as JSON; ``null`` where a metric is undefined."""
-    return json.dumps({**result.to_dict(), **extra}, indent=2, ensure_ascii=False)
+def result_json(result: ScoreResult, *, unresolved: int = 0, **extra: object) -> str:
+    """The result as JSON; ``null`` where a metric is undefined; ``unresolved`` cited links not followed yet make the
+    official rate provisional."""
+    return json.dumps({**result.to_dict(unresolved), **extra}, indent=2, ensure_ascii=False)
 
 
 def score_row(result: ScoreResult, scope: ScopeScore) -> dict[str, object]:

@@ -15,11 +15,12 @@ from typing import Any
 
 from jinja2 import Environment, select_autoescape
 
+from citeaudit.display import FigureState, interval_shown
 from citeaudit.identity import OfficialMatcher
 from citeaudit.misattribution import MisattributionReport
 from citeaudit.model import Audit, Label, review_outcome
 from citeaudit.report.charts import METRIC_NAMES, Bar, bar_chart
-from citeaudit.report.tables import diagnostics, fraction
+from citeaudit.report.tables import diagnostics, scope_fraction
 from citeaudit.report.trend import Trend
 from citeaudit.results import Metric, ScopeScore, ScoreResult
 
@@ -73,14 +74,23 @@ def _interval(metric: Metric) -> str:
     if metric.ci is None or metric.ci.low is None or metric.ci.high is None:
         return "no interval (undefined)" if metric.value is None else ""
     ci = metric.ci
+    wording, caution = interval_shown(ci)
     questions = "question" if ci.clusters == 1 else "questions"
-    return f"{ci.level:.0%} CI {ci.low:.3f}–{ci.high:.3f} ({ci.method}, {ci.clusters} {questions})"
+    shown = (
+        f"{ci.level:.0%} CI {wording}"
+        if wording and wording.startswith("not informative")
+        else f"{ci.level:.0%} CI {ci.low:.3f}–{ci.high:.3f} ({ci.method}, {ci.clusters} {questions})"
+    )
+    return shown + (f" · caution: {caution}" if caution else "")
 
 
-def _card_fraction(metric: Metric) -> str:
-    if metric.value is None:
-        return f"{metric.numerator}/{metric.denominator}: undefined"
-    return f"{metric.numerator} of {metric.denominator}"
+def _card_fraction(scope: ScopeScore, name: str, unresolved_links: int) -> str:
+    shown = scope.shown(name, unresolved_links)
+    if shown.value is None:
+        return f"{shown.numerator}/{shown.denominator}: {shown.text.removeprefix('— ')}"
+    if shown.state is FigureState.PROVISIONAL:
+        return shown.text
+    return f"{shown.numerator} of {shown.denominator}"
 
 
 def _chart(result: ScoreResult) -> str | None:
@@ -119,12 +129,18 @@ def _problems(audit: Audit) -> tuple[list[dict[str, Any]], int]:
         run = runs.get(answer.run_id)
         source = sources[edge.source_key]
         latest = next((j for j in reversed(edge.judgements) if j.origin == "human"), None)
+        # the link as this answer cited it (another engine's raw URL of a shared source is not this answer's),
+        # with the shared resolved page beside it
+        own = next((c.url for c in answer.citations if c.source_key == edge.source_key and c.url), None)
+        url = own or source.url or edge.source_key
+        shared = source.resolved_url or edge.source_key
         found.append(
             {
                 "platform": answer.platform or (run.platform if run else "") or "",
                 "claim": claim.text,
                 "title": source.title or "",
-                "url": source.resolved_url or source.url or edge.source_key,
+                "url": url,
+                "shared": shared if shared != url else "",
                 "label": str(label) if label else str(state),
                 "passage": latest.passage if latest else None,
                 "reasoning": latest.reasoning if latest and latest.reasoning else "",
@@ -154,7 +170,7 @@ def _official(audit: Audit) -> list[tuple[str, int]]:
     return counts.most_common()
 
 
-def _comparison_rows(comparison: Mapping[str, Any]) -> list[dict[str, str]]:
+def _comparison_rows(comparison: Mapping[str, Any]) -> list[dict[str, Any]]:
     rows = []
     for metric, d in comparison["metrics"].items():
         ci = d["ci"]
@@ -165,7 +181,9 @@ def _comparison_rows(comparison: Mapping[str, Any]) -> list[dict[str, str]]:
                 "b": "—" if d["b"] is None else f"{d['b']:.3f}",
                 "delta": "—" if d["delta"] is None else f"{d['delta']:+.3f}",
                 "ci": "—" if ci["low"] is None else f"{ci['low']:+.3f} to {ci['high']:+.3f}",
-                "p": "—" if d["p_value"] is None else f"{d['p_value']:.3f}",
+                # the wording follows the p-value adjusted over the three metrics: that one is shown
+                "p": "—" if d.get("p_value_holm") is None else f"{d['p_value_holm']:.3f}",
+                "caution": ci.get("caution", ""),
                 "mde": "—" if d["mde"] is None else f"{d['mde']:.3f}",
                 "wording": d["wording"],
             }
@@ -208,7 +226,7 @@ def render_report(report: ReportInput) -> str:
                 "key": name,
                 "name": _NAMES[name],
                 "value": "—" if getattr(overall, name).value is None else f"{getattr(overall, name).value:.1%}",
-                "fraction": _card_fraction(getattr(overall, name)),
+                "fraction": _card_fraction(overall, name, report.unresolved_links),
                 "interval": _interval(getattr(overall, name)),
                 "provisional": (
                     f"provisional: {report.unresolved_links} cited link(s) not resolved yet"
@@ -224,9 +242,9 @@ def render_report(report: ReportInput) -> str:
                 "total": scope is overall and bool(result.group_by),
                 "labels": _row_labels(result, scope),
                 "answers": scope.answers,
-                "official": fraction(scope.official_rate, "official_rate"),
-                "precision": fraction(scope.precision, "precision"),
-                "coverage": fraction(scope.coverage, "coverage"),
+                "official": scope_fraction(scope, "official_rate", report.unresolved_links if scope is overall else 0),
+                "precision": scope_fraction(scope, "precision"),
+                "coverage": scope_fraction(scope, "coverage"),
             }
             for scope in scopes
         ],
@@ -249,9 +267,9 @@ def render_report(report: ReportInput) -> str:
             {
                 "question": str(dict(g.by)["question"]),
                 "answers": g.answers,
-                "official": fraction(g.official_rate, "official_rate"),
-                "precision": fraction(g.precision, "precision"),
-                "coverage": fraction(g.coverage, "coverage"),
+                "official": scope_fraction(g, "official_rate"),
+                "precision": scope_fraction(g, "precision"),
+                "coverage": scope_fraction(g, "coverage"),
             }
             for g in report.by_question.groups
         ],
@@ -289,7 +307,7 @@ def _misattribution(report: ReportInput) -> dict[str, Any] | None:
         return None
     titles = {s.key: s.title or s.resolved_url or s.url or s.key for s in report.audit.sources}
     return {
-        "fraction": fraction(found.rate, "misattribution"),
+        "fraction": found.shown().text,
         "provisional": found.provisional,
         "without_cross_pairs": found.at_risk_without_cross_pairs,
         "pending": found.cross_pairs_pending,
@@ -327,10 +345,11 @@ def _trend(trend: Trend | None) -> dict[str, Any] | None:
                 "collection": point.collection,
                 "date": point.date,
                 "answers": point.result.overall.answers,
-                "official": fraction(point.result.overall.official_rate, "official_rate"),
-                "precision": fraction(point.result.overall.precision, "precision"),
-                "coverage": fraction(point.result.overall.coverage, "coverage"),
+                "official": scope_fraction(point.result.overall, "official_rate"),
+                "precision": scope_fraction(point.result.overall, "precision"),
+                "coverage": scope_fraction(point.result.overall, "coverage"),
                 "break": bar.break_before,
+                "revised": point.revised_from,
             }
             for point, bar in zip(trend.points, bars, strict=True)
         ],

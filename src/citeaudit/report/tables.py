@@ -11,18 +11,13 @@ from rich.text import Text
 
 from citeaudit.model import Label
 from citeaudit.results import Metric, ScopeScore, ScoreResult
-from citeaudit.stats import FEW_CLUSTERS, few_clusters_caution
+from citeaudit.stats import FEW_CLUSTERS, RepeatVariance, few_clusters_caution
 
 if TYPE_CHECKING:
     from citeaudit.comparison import Comparison, SliceComparison
 
-__all__ = ["comparison_table", "diagnostics", "fraction", "score_tables"]
+__all__ = ["comparison_table", "diagnostics", "fraction", "scope_fraction", "score_tables"]
 
-_UNDEFINED = {
-    "precision": "— n/a (no edges)",
-    "coverage": "— n/a (no facts)",
-    "official_rate": "— n/a (no answers)",
-}
 _SHORT = {
     Label.SUPPORTED: "sup",
     Label.PARTIAL: "part",
@@ -34,14 +29,15 @@ LOW = 0.5
 """Below this a diagnostic hint is printed next to the number (an interpretation aid, not a verdict)."""
 
 
-def fraction(metric: Metric, name: str = "precision") -> str:
-    """``1/3  0.333``, or the em-dash form when undefined."""
-    if metric.value is None:
-        return _UNDEFINED.get(name, "— n/a")
-    shown = f"{metric.numerator}/{metric.denominator}  {metric.value:.3f}"
-    if metric.ci is not None and metric.ci.low is not None and metric.ci.high is not None:
-        shown += f"\n[{metric.ci.low:.3f}, {metric.ci.high:.3f}]"
-    return shown
+def fraction(metric: Metric, name: str = "precision", *, pending: int = 0, pending_of: str | None = None) -> str:
+    """``1/3  0.333`` (``0/49 · 49 pending`` while provisional, the em-dash form when undefined) with the interval
+    on a second line: :meth:`Metric.shown`'s cell."""
+    return metric.shown(name, pending=pending, pending_of=pending_of).cell
+
+
+def scope_fraction(scope: ScopeScore, name: str, unresolved_links: int = 0) -> str:
+    """A scope's metric as a table cell, its pending count included."""
+    return scope.shown(name, unresolved_links).cell
 
 
 def diagnostics(scope: ScopeScore) -> list[str]:
@@ -102,9 +98,9 @@ def score_tables(
             [
                 *label,
                 str(group.answers),
-                fraction(group.official_rate, "official_rate"),
-                fraction(group.precision, "precision"),
-                fraction(group.coverage, "coverage"),
+                scope_fraction(group, "official_rate", unresolved_links if group is result.overall else 0),
+                scope_fraction(group, "precision"),
+                scope_fraction(group, "coverage"),
             ]
         )
         labels.append(
@@ -130,7 +126,8 @@ def score_tables(
         f"({overall.edges.collapsed} duplicate location(s) collapsed); final labels sup/part/conf/irr/unk = "
         "supported/partial/conflicting/irrelevant/unknown; pending = no final label yet, scored as unknown",
         f"required facts: {overall.required.pairs} (answer, fact) pairs — {overall.required.covered} covered, "
-        f"{overall.required.without_claim} without a claim, {overall.required.without_edge} with a claim but no edge",
+        f"{overall.required.without_claim} without a claim, {overall.required.without_edge} with a claim but no edge, "
+        f"{overall.required.not_supported} with edges but none supported",
     ]
     if unresolved_links:
         lines.append(
@@ -173,12 +170,7 @@ def score_tables(
                 "less often than their level"
             )
     for name, repeat in result.repeats.items():
-        within = "—" if repeat.within is None else f"{repeat.within:.4f}"
-        between = "—" if repeat.between is None else f"{repeat.between:.4f}"
-        lines.append(
-            f"repeats: per-answer {name} varies {within} within {repeat.cells_with_repeats} (question, platform) "
-            f"cell(s) asked more than once, {between} between cells"
-        )
+        lines.append(_repeat_line(name, repeat))
     lines.extend(notes)
     lines.extend(f"note: {hint}" for hint in diagnostics(overall))
     if disclosure is not None:
@@ -188,6 +180,21 @@ def score_tables(
         parts.append(severity)
     parts.append(Text("\n".join(lines), style="dim"))
     return Group(*parts)
+
+
+def _variance(value: float | None) -> str:
+    # a variance of proportions is in squared proportion units; its square root is read on the 0–1 scale itself
+    return "—" if value is None else f"{value:.4f} (SD {value**0.5:.3f})"
+
+
+def _repeat_line(name: str, repeat: RepeatVariance) -> str:
+    """What the repeat variance is, in words and units."""
+    return (
+        f"repeats: variance of per-answer {name} (a proportion, 0–1; variance in squared units, SD beside it) "
+        f"between asks of one question on one platform within one collection: {_variance(repeat.within)} on "
+        f"average over {repeat.cells_with_repeats} such cell(s) asked more than once; variance of the cells' "
+        f"means {_variance(repeat.between)}"
+    )
 
 
 def _severity_table(scope: ScopeScore) -> Table | None:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from citeaudit.errors import InputError
-from citeaudit.model import RunKind
+from citeaudit.model import Protocol, RunKind
 from citeaudit.protocol import differing_components, fingerprint
 from citeaudit.results import ScoreResult
 from citeaudit.scope import Scope
@@ -32,7 +32,14 @@ class TrendPoint:
     result: ScoreResult
     """The three numbers (grouped as asked), under this collection's protocol."""
     break_before: tuple[str, ...] = ()
-    """Fingerprint components that changed since the collection before (empty: comparable with it)."""
+    """Fingerprint components that changed since the collection before (empty: comparable with it); ``revision``
+    when one of the two was revised after its results and the other was not (or from another version)."""
+    protocol: str = ""
+    """The protocol (``id@version``) the collection's answers are measured under now."""
+    revised_from: str | None = None
+    """The protocol the collection was made under, when ``protocol revise`` has since moved its runs."""
+    warnings: tuple[str, ...] = ()
+    """What a reader must see beside the numbers (required facts changed after the answers were locked)."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form: the collection, its date, fingerprint, break, and the overall and group scores."""
@@ -41,16 +48,19 @@ class TrendPoint:
             "collection": self.collection,
             "date": self.date,
             "fingerprint": self.fingerprint,
+            "protocol": self.protocol,
+            "revised_from": self.revised_from,
             "comparable_with_previous": not self.break_before,
             "changed_components": list(self.break_before),
+            "warnings": list(self.warnings),
             "answers": overall.answers,
             "provisional": self.result.provisional,
-            **{name: getattr(overall, name).to_dict() for name in ("official_rate", "precision", "coverage")},
+            **{name: overall.metric_dict(name) for name in ("official_rate", "precision", "coverage")},
             "groups": [
                 {
                     **dict(group.by),
                     "answers": group.answers,
-                    **{name: getattr(group, name).to_dict() for name in ("official_rate", "precision", "coverage")},
+                    **{name: group.metric_dict(name) for name in ("official_rate", "precision", "coverage")},
                 }
                 for group in self.result.groups
             ],
@@ -80,7 +90,7 @@ def trend_path(
     """Score each collection of the database at ``path`` (platform runs, or the run kinds of ``scope``)."""
     from citeaudit.api import is_database, score_path
     from citeaudit.store import Store
-    from citeaudit.store.answers import collections_with_answers
+    from citeaudit.store.answers import collections_measured
 
     if not is_database(path):
         raise InputError(
@@ -90,8 +100,8 @@ def trend_path(
             "`citeaudit ingest DIR --manifest FILE` or `citeaudit collect`",
         )
     with Store(path) as store:
-        collections = collections_with_answers(store)
-        protocols = {pk: store.protocol(pk) for _, _, pk, _ in collections}
+        collections = collections_measured(store)
+        protocols = {pk: store.protocol(pk) for row in collections for pk in row[2:4]}
     if not collections:
         raise InputError(
             str(path),
@@ -100,10 +110,13 @@ def trend_path(
             "DIR --manifest FILE`, `citeaudit collect`)",
         )
     base = scope or Scope(run_kinds=frozenset({RunKind.PLATFORM}))
-    points = []
-    previous = None
-    for name, date, protocol_pk, _ in collections:
-        protocol = protocols[protocol_pk]
+    points: list[TrendPoint] = []
+    previous: Protocol | None = None
+    previous_origin: str | None = None
+    for name, date, made_under, measured_under, _ in collections:
+        # a revised collection's runs point at the revised protocol: it is scored there, and says so
+        protocol = protocols[measured_under]
+        origin = None if made_under == measured_under else _named(protocols[made_under])
         where = {**base.where, "collection": frozenset({name})}
         scored = score_path(
             path,
@@ -112,7 +125,19 @@ def trend_path(
             protocol=fingerprint(protocol),
             ci=ci,
         )
-        changed = () if previous is None else tuple(differing_components(previous, protocol))
-        points.append(TrendPoint(name, date, fingerprint(protocol), scored.result, changed))
-        previous = protocol
+        changed: tuple[str, ...] = ()
+        if previous is not None:
+            changed = tuple(differing_components(previous, protocol))
+            if origin != previous_origin:
+                changed = (*changed, "revision")
+        points.append(
+            TrendPoint(
+                name, date, fingerprint(protocol), scored.result, changed, _named(protocol), origin, scored.warnings
+            )
+        )
+        previous, previous_origin = protocol, origin
     return Trend(tuple(points), tuple(by))
+
+
+def _named(protocol: Protocol) -> str:
+    return f"{protocol.id}@{protocol.version}"

@@ -27,6 +27,7 @@ __all__ = [
     "answer_claims",
     "answer_rows",
     "collection_values",
+    "collections_measured",
     "collections_with_answers",
     "date_collection",
     "link_collected",
@@ -237,6 +238,20 @@ def collections_with_answers(store: Store) -> list[tuple[str, str, int, int]]:
             "SELECT k.name, k.created_at, k.protocol_pk, count(DISTINCT t.answer_id) FROM collections k "
             "JOIN collection_tasks t ON t.collection_pk = k.pk WHERE t.answer_id IS NOT NULL "
             "GROUP BY k.pk ORDER BY k.created_at, k.pk"
+        )
+    ]
+
+
+def collections_measured(store: Store) -> list[tuple[str, str, int, int, int]]:
+    """``(name, date, protocol row id the collection was made under, protocol row id its answers' runs are measured
+    under now, answers)`` per collection and measuring protocol, oldest first. The two protocols differ after
+    ``protocol revise`` moved the collection's runs to a new version."""
+    return [
+        (str(name), str(created)[:10], int(made_under), int(measured_under), int(n))
+        for name, created, made_under, measured_under, n in store.connection.execute(
+            "SELECT k.name, k.created_at, k.protocol_pk, r.protocol_pk, count(DISTINCT t.answer_id) FROM collections k "
+            "JOIN collection_tasks t ON t.collection_pk = k.pk JOIN answers a ON a.id = t.answer_id "
+            "JOIN runs r ON r.pk = a.run_pk GROUP BY k.pk, r.protocol_pk ORDER BY k.created_at, k.pk, r.protocol_pk"
         )
     ]
 

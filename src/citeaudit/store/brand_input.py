@@ -50,16 +50,17 @@ def read_outcomes(store: Store, protocol: Protocol, protocol_pk: int) -> tuple[A
         "e.claim_pk IN (SELECT c.pk FROM claims c JOIN answers a ON a.pk = c.answer_pk JOIN runs r "
         f"ON r.pk = a.run_pk WHERE r.protocol_pk = ? AND {CURRENT_CLAIM})"
     )
-    reviewed: dict[int, tuple[str | None, str | None]] = {}
+    reviewed: dict[int, tuple[str | None, str | None, bool]] = {}
     for edge_pk, passage, created_at in db.execute(
         f"SELECT j.edge_pk, j.passage, j.created_at FROM judgements j JOIN edges e ON e.pk = j.edge_pk "
         f"WHERE j.origin = 'human' AND {edge_filter} ORDER BY j.edge_pk, j.created_at, j.pk",
         (protocol_pk,),
     ):
         quoted = reviewed[edge_pk][0] if edge_pk in reviewed else None
-        reviewed[edge_pk] = (passage or quoted, created_at)
+        latest = created_at or (reviewed[edge_pk][1] if edge_pk in reviewed else None)
+        reviewed[edge_pk] = (passage or quoted, latest, True)
     labels: list[Label | None] = [LABELS[code] if code < len(LABELS) else None for code in range(DISPUTED_CODE + 1)]
-    unjudged = (None, None)
+    unjudged = (None, None, False)
     # SQLite gives ints and strs already; a million edges are built here, so no conversions per row.
     outcomes = [
         EdgeOutcome(cid, key, labels[code], *reviewed.get(pk, unjudged))
@@ -130,7 +131,7 @@ def read_brand_columns(
     text = "a.text" if names else "''"
     rows = db.execute(
         "SELECT a.pk, a.id, q.id, r.id, a.platform, r.platform, a.model, r.model, a.locale, r.sample, "
-        f"r.collected_at, {text} {answers_sql} ORDER BY a.pk",
+        f"r.collected_at, {text}, a.retrieval {answers_sql} ORDER BY a.pk",
         params,
     ).fetchall()
     if len(rows) != len(scoring.answer_question):
@@ -269,7 +270,7 @@ def read_brand_columns(
             (json.dumps(list(position)),),
         ):
             passages[position[edge_pk]] = passage
-    judged_at: dict[str, str] = {}
+    judged_at: dict[str, str | None] = {}
     official = np.flatnonzero(owner[edge_source] == 0)
     if len(official):
         pairs = np.stack([claim_pks[edge_claim[official]], source_pks[edge_source[official]]], axis=1)
@@ -280,14 +281,15 @@ def read_brand_columns(
             "JOIN judgements j ON j.edge_pk = e.pk WHERE j.origin = 'human' GROUP BY e.source_pk",
             (json.dumps(pairs.tolist()),),
         ):
-            if latest:
-                judged_at[keys[int(np.searchsorted(source_pks, source_pk))]] = latest
+            # judged without a recorded time: judged all the same (None, "time unknown")
+            judged_at[keys[int(np.searchsorted(source_pks, source_pk))]] = latest or None
     retrieved = index_of(retrieved_answer, answer_pks), index_of(retrieved_source, source_pks)
     return BrandColumns(
         answer_ids=[r[1] for r in rows],
         answer_questions=[r[2] for r in rows],
         answer_texts=[r[11] for r in rows],
         answer_collected=[r[10] for r in rows],
+        answer_retrieval=[r[12] for r in rows],
         answer_dims=dims,
         source_keys=keys,
         source_owner=owner,

@@ -133,15 +133,15 @@ def _protocol_rows(
         yield TableBatch("required_facts", part, _transpose(weighted, 5))
     official = official_sources(db, protocol)  # decided once per host, as scoring decides it
     sources = db.execute(
-        "SELECT s.pk, s.key FROM protocol_sources ps JOIN sources s ON s.pk = ps.source_pk "
+        "SELECT s.pk, s.key, s.status FROM protocol_sources ps JOIN sources s ON s.pk = ps.source_pk "
         "WHERE ps.protocol_pk = ? ORDER BY s.pk",
         (protocol_pk,),
     )
     first = True
     while (rows := sources.fetchmany(batch_rows)) or first:
         first = False
-        flagged = [(pk, key, bool(official[pk])) for pk, key in rows]
-        yield TableBatch("sources", part, _transpose(flagged, 3))
+        flagged = [(pk, key, bool(official[pk]), status) for pk, key, status in rows]
+        yield TableBatch("sources", part, _transpose(flagged, 4))
 
 
 def _transpose(rows: Sequence[tuple[Any, ...]], width: int) -> tuple[Any, ...]:

@@ -442,7 +442,9 @@ class ReviewStore:
                 raise UnknownReference("review", f"edge {edge_pk}", f"no edge {edge_pk!r}")
             self._check_policy(db, edge_pk, judgement, role)
             pk = db.execute(INSERT_JUDGEMENT, judgement_row(edge_pk, judgement, submission)).lastrowid
+            (code_before,) = db.execute("SELECT final_code FROM edges WHERE pk = ?", (edge_pk,)).fetchone()
             before, after, _ = self._recompute(db, edge_pk, self.reviews_required())
+            (code_after,) = db.execute("SELECT final_code FROM edges WHERE pk = ?", (edge_pk,)).fetchone()
             assert isinstance(after, dict)
             self._log(
                 db,
@@ -458,7 +460,10 @@ class ReviewStore:
                     **(detail or {}),
                 },
             )
-            return True, ReviewState(after["review_state"])
+        # the edges waiting for a review, as counted a few seconds ago, follow this write at once: a reviewer's
+        # progress keeps its total while they work instead of growing with each edge they finish
+        self._adjust_count("waiting", (code_after == PENDING_CODE) - (code_before == PENDING_CODE))
+        return True, ReviewState(after["review_state"])
 
     def _check_policy(self, db: sqlite3.Connection, edge_pk: int, judgement: Judgement, role: str | None) -> None:
         (state,) = db.execute("SELECT review_state FROM edges WHERE pk = ?", (edge_pk,)).fetchone()
@@ -510,6 +515,16 @@ class ReviewStore:
         if code is None:
             return int(self._db.execute(sql).fetchone()[0])
         return int(self._db.execute(sql + " AND e.final_code = ?", (code,)).fetchone()[0])
+
+    def _adjust_count(self, what: str, delta: int) -> None:
+        """Move a kept count by ``delta`` after a write of this process changed it (left alone when none is kept)."""
+        if not delta:
+            return
+        key = (str(self.path.resolve()), what)
+        with _COUNTS_LOCK:
+            found = _COUNTS.get(key)
+            if found is not None:
+                _COUNTS[key] = (found[0], found[1], found[2] + delta)
 
     def _counted(self, what: str, count: Callable[[], int]) -> int:
         """A count over every edge, kept per database for :data:`COUNT_SECONDS` and recounted at once when a

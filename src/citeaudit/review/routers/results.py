@@ -26,6 +26,10 @@ def score(request: Request, db: Db, current: Current) -> Response:
         user=reviewer,
         csrf=current.csrf,
         result=scored.result,
+        shown={
+            name: scored.result.overall.shown(name, scored.unresolved_links)
+            for name in ("precision", "coverage", "official_rate")
+        },
         protocol=scored.protocol,
         document=scored.to_json(),
         groups=db.group_counts(),
