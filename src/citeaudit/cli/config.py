@@ -25,7 +25,6 @@ file's folder, so the file works from anywhere.
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +36,7 @@ from rich.text import Text
 
 from citeaudit.cli.common import console, handles_errors
 from citeaudit.errors import InputError, InvalidValue
+from citeaudit.limits import load_toml
 
 __all__ = ["CONFIG_NAME", "Defaults", "Setting", "config_app", "find_config", "load_settings", "register"]
 
@@ -117,11 +117,10 @@ def _check(path: Path, setting: Setting, value: object) -> object:
 def load_settings(path: Path) -> dict[str, object]:
     """The settings of the file at ``path`` by dotted key, checked; an unknown key is refused, never ignored."""
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(str(path), "", f"not valid TOML: {exc}") from None
+        text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(str(path), "", f"cannot read: {exc}") from None
+    raw = load_toml(text, str(path))
     flat: dict[str, object] = {}
     for key, value in raw.items():
         if isinstance(value, dict):

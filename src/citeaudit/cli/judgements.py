@@ -21,6 +21,7 @@ import typer
 
 from citeaudit.cli.common import DbOption, console, err_console, existing_database, handles_errors
 from citeaudit.errors import InvalidValue, MalformedInput, UnknownFormat
+from citeaudit.limits import load_json
 from citeaudit.model import Label, Severity
 
 if TYPE_CHECKING:
@@ -63,25 +64,33 @@ def _format_of(path: Path) -> FileFormat:
 def _records(path: Path, text: str) -> Iterator[tuple[int, Mapping[str, object]]]:
     """``(line, fields)`` of each row of the file."""
     if _format_of(path) is FileFormat.CSV:
-        reader = csv.DictReader(io.StringIO(text, newline=""))
-        missing = [c for c in ("claim_id", "source", "label") if c not in (reader.fieldnames or [])]
-        if missing:
-            raise InvalidValue(str(path), "line 1", f"header {reader.fieldnames!r} lacks column(s) {missing!r}")
-        line = 1
-        for row in reader:
-            yield line + 1, row
-            line = reader.line_num
+        yield from _csv_records(path, text)
         return
-    for number, raw in enumerate(text.splitlines(), start=1):
+    # Lines end at "\n" only: U+2028 and the other characters splitlines() breaks at may stand inside a string.
+    for number, raw in enumerate(text.split("\n"), start=1):
         if not raw.strip():
             continue
-        try:
-            value = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise MalformedInput(str(path), f"line {number}", f"not JSON ({exc.msg}): {raw[:80]!r}") from None
+        value = load_json(raw.removesuffix("\r"), str(path), f"line {number}")
         if not isinstance(value, dict):
             raise InvalidValue(str(path), f"line {number}", f"a row is a JSON object, not {value!r}")
         yield number, value
+
+
+def _csv_records(path: Path, text: str) -> Iterator[tuple[int, Mapping[str, object]]]:
+    """The rows of a CSV file, read strictly: a quote left open or text after a closing quote is refused (a lenient
+    reader would shift every later value into the wrong column), as is a field over the reader's limit."""
+    reader = csv.DictReader(io.StringIO(text, newline=""), strict=True)
+    line = 0
+    try:
+        missing = [c for c in ("claim_id", "source", "label") if c not in (reader.fieldnames or [])]
+        if missing:
+            raise InvalidValue(str(path), "line 1", f"header {reader.fieldnames!r} lacks column(s) {missing!r}")
+        line = reader.line_num
+        for row in reader:
+            yield line + 1, row
+            line = reader.line_num
+    except csv.Error as exc:
+        raise MalformedInput(str(path), f"line {line + 1}", f"not CSV: {exc}") from None
 
 
 def _text(path: Path, line: int, fields: Mapping[str, object], column: str) -> str | None:
@@ -101,6 +110,8 @@ def read_rows(path: Path, reviewer: str) -> list[FileJudgement]:
         text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise InvalidValue(str(path), "", "no such file") from None
+    except IsADirectoryError:
+        raise InvalidValue(str(path), "", "a directory, not a judgements file") from None
     except UnicodeDecodeError as exc:
         raise MalformedInput(str(path), f"byte {exc.start}", "not UTF-8 text") from None
     rows: list[FileJudgement] = []

@@ -14,13 +14,13 @@ A name pattern names the same fields in braces: ``{question}__{engine}__{locale}
 from __future__ import annotations
 
 import csv
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from citeaudit.errors import InputError, InvalidValue
+from citeaudit.limits import load_json
 
 __all__ = ["FIELDS", "CollectedFile", "from_manifest", "from_pattern", "response_id"]
 
@@ -163,8 +163,8 @@ def response_id(data: bytes) -> str | None:
     """The engine's own id of a saved response, when the payload is one JSON object that gives one: OpenAI's and
     Anthropic's and Perplexity's ``id``, Gemini's ``responseId``, SerpApi's ``search_metadata.id``."""
     try:
-        document = json.loads(data)
-    except (ValueError, UnicodeDecodeError):
+        document = load_json(data, "response")
+    except InputError:  # not one JSON document within the limits: the reader says why when it reads it
         return None
     if not isinstance(document, dict):
         return None
