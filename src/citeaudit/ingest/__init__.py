@@ -380,8 +380,11 @@ def ingest_files(
                     report = store.import_chunks(
                         chunks, data, origin=name, fmt=reader.name, media_type=reader.media_type, progress=told
                     )
-                    if partial():
+                    if partial() and not report.already_imported:
                         report = dataclasses.replace(report, partial=partial())
+                        from citeaudit.store.answers import record_partly_understood
+
+                        record_partly_understood(store, report.sha256, report.partial)
                 results.append((name, reader, report))
     except UnicodeEncodeError as exc:
         raise _unstorable(name, exc) from None
@@ -436,6 +439,9 @@ def store_prepared(store: Store, prepared: PreparedImport) -> ImportReport:
             )
         if prepared.partial and not report.already_imported:
             report = dataclasses.replace(report, partial=prepared.partial)
+            from citeaudit.store.answers import record_partly_understood
+
+            record_partly_understood(store, report.sha256, report.partial)
         return report
     except UnicodeEncodeError as exc:
         raise _unstorable(prepared.source, exc) from None

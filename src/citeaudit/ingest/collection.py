@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from citeaudit.errors import InputError, InvalidValue
-from citeaudit.limits import load_json
+from citeaudit.limits import MAX_REPEATS, load_json, shown
 
 __all__ = ["FIELDS", "CollectedFile", "from_manifest", "from_pattern", "response_id"]
 
@@ -45,13 +45,12 @@ class CollectedFile:
 
 
 def _repeat(value: str, source: str, where: str) -> int:
-    try:
-        repeat = int(value)
-    except ValueError:
-        raise InvalidValue(source, where, f"repeat must be a whole number (got {value!r})") from None
-    if repeat < 1:
-        raise InvalidValue(source, where, f"repeat counts from 1 (got {value!r})")
-    return repeat
+    if not value.isascii() or not value.isdigit():
+        raise InvalidValue(source, where, f"repeat must be a whole number (got {value!r})")
+    # Compared as text first: int() refuses thousands of digits, and no repeat is stored past MAX_REPEATS.
+    if len(value.lstrip("0")) > len(str(MAX_REPEATS)) or not 1 <= int(value) <= MAX_REPEATS:
+        raise InvalidValue(source, where, f"repeat counts from 1 to {MAX_REPEATS} (got {shown(value, 30)})")
+    return int(value)
 
 
 def _unique(files: Sequence[CollectedFile], source: str) -> list[CollectedFile]:
