@@ -54,11 +54,12 @@ def list_answers(
         console.out(json.dumps([row.to_dict() for row in rows], indent=2, ensure_ascii=False), highlight=False)
         return
     if fmt is OutputFormat.CSV:
-        import csv
         import io
 
+        from citeaudit.report.csv_cells import SafeDictWriter
+
         buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=list(rows[0].to_dict()) if rows else ["id"])
+        writer = SafeDictWriter(buffer, fieldnames=list(rows[0].to_dict()) if rows else ["id"])
         writer.writeheader()
         writer.writerows(row.to_dict() for row in rows)
         console.out(buffer.getvalue(), end="", highlight=False)

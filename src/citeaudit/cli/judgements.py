@@ -79,6 +79,8 @@ def _records(path: Path, text: str) -> Iterator[tuple[int, Mapping[str, object]]
 def _csv_records(path: Path, text: str) -> Iterator[tuple[int, Mapping[str, object]]]:
     """The rows of a CSV file, read strictly: a quote left open or text after a closing quote is refused (a lenient
     reader would shift every later value into the wrong column), as is a field over the reader's limit."""
+    from citeaudit.report.csv_cells import spreadsheet_text
+
     reader = csv.DictReader(io.StringIO(text, newline=""), strict=True)
     line = 0
     try:
@@ -87,7 +89,8 @@ def _csv_records(path: Path, text: str) -> Iterator[tuple[int, Mapping[str, obje
             raise InvalidValue(str(path), "line 1", f"header {reader.fieldnames!r} lacks column(s) {missing!r}")
         line = reader.line_num
         for row in reader:
-            yield line + 1, row
+            # A cell an export made spreadsheet-safe (a leading apostrophe) reads back as the text it was.
+            yield line + 1, {key: spreadsheet_text(v) if isinstance(v, str) else v for key, v in row.items()}
             line = reader.line_num
     except csv.Error as exc:
         raise MalformedInput(str(path), f"line {line + 1}", f"not CSV: {exc}") from None
@@ -201,7 +204,9 @@ def export_file(
         ]
     buffer = io.StringIO(newline="")
     if file_format is FileFormat.CSV:
-        writer = csv.DictWriter(buffer, fieldnames=[*COLUMNS, *_EXPORT_ONLY], lineterminator="\n")
+        from citeaudit.report.csv_cells import SafeDictWriter
+
+        writer = SafeDictWriter(buffer, fieldnames=[*COLUMNS, *_EXPORT_ONLY], lineterminator="\n")
         writer.writeheader()
         writer.writerows({k: "" if v is None else v for k, v in r.items()} for r in records)
     else:

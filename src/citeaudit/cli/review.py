@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 import sys
@@ -198,7 +197,9 @@ def export(
         text = "".join(json.dumps(entry, ensure_ascii=False, sort_keys=True) + "\n" for entry in entries)
     else:
         buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=["seq", "at", "actor", "action", "target", "before", "after"])
+        from citeaudit.report.csv_cells import SafeDictWriter
+
+        writer = SafeDictWriter(buffer, fieldnames=["seq", "at", "actor", "action", "target", "before", "after"])
         writer.writeheader()
         for entry in entries:
             writer.writerow(

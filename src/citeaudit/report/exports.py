@@ -6,7 +6,6 @@ One file per table. Every row keeps its ids, so the tables join back together (`
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 from collections.abc import Callable
@@ -16,6 +15,7 @@ from typing import Any
 from citeaudit.errors import CiteauditError
 from citeaudit.identity import OfficialMatcher
 from citeaudit.model import Audit, review_outcome
+from citeaudit.report.csv_cells import SafeDictWriter
 from citeaudit.report.files import write_atomically
 from citeaudit.report.formats import score_row
 from citeaudit.results import ScoreResult
@@ -134,7 +134,7 @@ def table_rows(audit: Audit, result: ScoreResult) -> dict[str, list[Row]]:
 
 def _csv(rows: list[Row], columns: list[str]) -> bytes:
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
+    writer = SafeDictWriter(buffer, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
     writer.writerows(rows)
     return buffer.getvalue().encode("utf-8")
