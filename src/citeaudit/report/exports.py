@@ -170,14 +170,23 @@ def _columns(rows: list[Row]) -> list[str]:
 
 
 def export_tables(audit: Audit, result: ScoreResult, fmt: str, folder: Path) -> list[Path]:
-    """Write every table into ``folder`` (created if needed); each file appears whole or not at all."""
+    """Write every table into ``folder`` (created if needed): all of them, each whole, or none."""
     suffix, writer = WRITERS[fmt]
     tables = table_rows(audit, result)
     encoded = {name: writer(rows, _columns(rows)) for name, rows in tables.items()}  # fail before writing
+    made = not folder.exists()
     folder.mkdir(parents=True, exist_ok=True)
-    written = []
-    for name in TABLES:
-        target = folder / f"{name}{suffix}"
-        write_atomically(target, encoded[name])
-        written.append(target)
+    written: list[Path] = []
+    try:
+        for name in TABLES:
+            target = folder / f"{name}{suffix}"
+            write_atomically(target, encoded[name])
+            written.append(target)
+    except BaseException:
+        # All tables or none (a full disk after the second table leaves neither it nor the first).
+        for path in written:
+            path.unlink(missing_ok=True)
+        if made:
+            folder.rmdir()
+        raise
     return written
