@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import json
 import signal
+import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -282,3 +283,74 @@ def test_json_yaml_and_toml_are_parsed_only_by_the_bounded_loaders() -> None:
             if name not in ALLOWED and not (owner.id == "json" and name in OWN_WRITING):
                 outside.append(f"{name}:{node.lineno} {owner.id}.{node.func.attr}")
     assert outside == []
+
+
+# -- special files ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", [None, "gemini"])
+@pytest.mark.parametrize("kind", ["device", "huge", "folder"])
+def test_special_and_oversized_files_are_refused_before_reading(
+    cli: Cli, tmp_path: Path, db_path: Path, fmt: str | None, kind: str
+) -> None:
+    path = tmp_path / "answer.json"
+    if kind == "device":
+        path.symlink_to("/dev/zero")  # reads forever
+    elif kind == "huge":
+        with open(path, "wb") as handle:  # sparse: 1.5 GB announced, no disk used
+            handle.truncate(1_500_000_000)
+    else:
+        path.mkdir()
+    expected = {
+        "device": "not a regular file",
+        "huge": "1500000000 bytes, more than the 1000000000 a payload may have",
+        "folder": "a folder, not a file",
+    }[kind]
+    with within(20):
+        if fmt is None:
+            result = cli("ingest", path, "--db", db_path)
+        else:
+            result = cli("ingest", path, "--db", db_path, "--format", fmt, "--questions", PROTOCOL, "--platform", "p")
+    refused(result, f"{path}: {expected}")
+    assert not db_path.exists()
+
+
+# -- judgements CSV and the busy timeout -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("rows", "fragments"),
+    [
+        # a quote left open: read leniently, every later value would have moved into the source column
+        ('c1,"s1,supported\nc2,s2,irrelevant\n', ("line 2", "not CSV: unexpected end of data")),
+        ('c1,"s1"x,supported\n', ("line 2", "not CSV")),
+        ('c1,s1,"' + "x" * 140_000 + '"\n', ("line 2", "not CSV: field larger than field limit")),
+        # one edge given two labels in one file: both would have been recorded
+        ("c1,s1,irrelevant\nc2,s2,partial\nc1,s1,supported\n", ("line 4", "which line 2 labels 'irrelevant'")),
+    ],
+)
+def test_judgements_csv_is_read_strictly(cli: Cli, tmp_path: Path, rows: str, fragments: tuple[str, ...]) -> None:
+    db = _labelled_db(cli, tmp_path)
+    before = db.read_bytes()
+    path = write(tmp_path, "labels.csv", "claim_id,source,label\n" + rows)
+    refused(cli("judgements", "import", path, "--reviewer", "li", "--db", db), "labels.csv", *fragments)
+    assert db.read_bytes() == before
+
+
+@pytest.mark.parametrize("command", ["reviewer add", "judgements import"])
+def test_review_writers_wait_only_as_long_as_citeaudit_busy_timeout(cli: Cli, tmp_path: Path, command: str) -> None:
+    db = _labelled_db(cli, tmp_path)
+    labels = write(tmp_path, "labels.csv", "claim_id,source,label\nc1,https://shop.example/ax,irrelevant\n")
+    args = {
+        "reviewer add": ("reviewer", "add", "bo", "--role", "reviewer", "--password", "long-enough-1"),
+        "judgements import": ("judgements", "import", labels, "--reviewer", "li"),
+    }[command]
+    lock = sqlite3.connect(db, isolation_level=None)
+    lock.execute("BEGIN IMMEDIATE")  # held until the command has given up
+    try:
+        with within(20):  # the default wait is 30 s
+            result = cli(*args, "--db", db, env={"CITEAUDIT_BUSY_TIMEOUT": "0.2"})
+    finally:
+        lock.execute("ROLLBACK")
+        lock.close()
+    refused(result, "0.2 s", "nothing was written")

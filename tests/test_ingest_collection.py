@@ -123,6 +123,9 @@ def test_a_folder_by_manifest_is_one_collection(cli: Cli, folder: Path, tmp_path
             "line 2: repeat counts from 1 to 1000",
         ),
         ("file,question,engine,repeat\nq01__chatgpt__en-GB__1.json,q01,chatgpt," + "9" * 5000 + "\n", "line 2: repeat"),
+        # a quote left open would have shifted the cells; a field past the CSV reader's 131 072 characters
+        ('file,question,engine\n"q01__chatgpt__en-GB__1.json,q01,chatgpt\n', "not CSV: unexpected end of data"),
+        ('file,question,engine\nq01__chatgpt__en-GB__1.json,q01,"' + "x" * 140_000 + '"\n', "not CSV: field larger"),
     ],
 )
 def test_a_bad_manifest_writes_nothing(cli: Cli, folder: Path, tmp_path: Path, rows: str, message: str) -> None:

@@ -30,6 +30,7 @@ from citeaudit.errors import InvalidValue, MalformedInput
 
 __all__ = [
     "MAX_DEPTH",
+    "MAX_INPUT_BYTES",
     "MAX_INT",
     "MAX_REPEATS",
     "MAX_YAML_ALIASES",
@@ -44,6 +45,9 @@ __all__ = [
 MAX_DEPTH = 100
 """Deepest nesting of arrays / objects (JSON) or sequences / mappings (YAML) accepted. Real payloads nest fewer
 than 15 levels."""
+MAX_INPUT_BYTES = 1_000_000_000
+"""Largest file one import reads: the payload is kept whole in the database, and SQLite's largest value is 10⁹
+bytes."""
 MAX_INT = 2**63 - 1
 """Largest integer accepted: SQLite stores signed 64-bit integers."""
 MIN_INT = -(2**63)

@@ -118,6 +118,7 @@ def read_rows(path: Path, reviewer: str) -> list[FileJudgement]:
     except UnicodeDecodeError as exc:
         raise MalformedInput(str(path), f"byte {exc.start}", "not UTF-8 text") from None
     rows: list[FileJudgement] = []
+    labels: dict[tuple[str, str], tuple[int, str]] = {}
     for line, fields in _records(path, text):
         where = f"line {line}"
         if None in fields:
@@ -130,6 +131,15 @@ def read_rows(path: Path, reviewer: str) -> list[FileJudgement]:
             raise InvalidValue(str(path), where, f"claim_id {claim_id!r} and source {source!r} are both needed")
         if label not in {member.value for member in Label}:
             raise InvalidValue(str(path), where, f"label {label!r} is not one of {', '.join(Label)}")
+        # One reviewer gives one edge one label per file: two would both be recorded, the later one final.
+        first_line, first_label = labels.setdefault((claim_id, source), (line, label))
+        if first_label != label:
+            raise InvalidValue(
+                str(path),
+                where,
+                f"label {label!r} for claim {claim_id!r} and source {source!r}, which line "
+                f"{first_line} labels {first_label!r}: one label per edge",
+            )
         severity = _text(path, line, fields, "severity")
         if severity is not None and severity not in {member.value for member in Severity}:
             raise InvalidValue(str(path), where, f"severity {severity!r} is not one of {', '.join(Severity)}")
@@ -164,11 +174,12 @@ def import_file(
     """Record a reviewer's labels from a file, checked row by row under the project's review policy; one bad row
     (its file, line and value are named) and nothing is written."""
     from citeaudit.store.review import ReviewStore  # loaded when the command runs, not for --help
+    from citeaudit.store.writers import busy_timeout
 
     existing_database(db)
     rows = read_rows(file, reviewer)
     ReviewStore.prepare(db)
-    with ReviewStore(db) as store:
+    with ReviewStore(db, busy_timeout()) as store:
         recorded, repeated = store.import_judgements(str(file), reviewer, rows)
     err_console.print(f"{recorded} judgement(s) recorded for {reviewer}; {repeated} already recorded")
 
@@ -183,10 +194,11 @@ def export_file(
 ) -> None:
     """Write the human judgements on current claims with the import's columns (plus reviewer, stage, when)."""
     from citeaudit.store.review import ReviewStore  # loaded when the command runs, not for --help
+    from citeaudit.store.writers import busy_timeout
 
     existing_database(db)
     ReviewStore.prepare(db)
-    with ReviewStore(db) as store:
+    with ReviewStore(db, busy_timeout()) as store:
         records = [
             {
                 "claim_id": row.claim_id,

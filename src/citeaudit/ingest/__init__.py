@@ -11,6 +11,8 @@ import functools
 import gc
 import hashlib
 import importlib
+import os
+import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -20,7 +22,7 @@ from typing import TYPE_CHECKING
 from citeaudit.errors import InputError, InvalidValue, UnknownFormat
 from citeaudit.ingest.base import CHUNK, ParsedAnswer, Reader, ReaderKind
 from citeaudit.ingest.shape import Shape, shape_of, shape_of_file
-from citeaudit.limits import shown
+from citeaudit.limits import MAX_INPUT_BYTES, shown
 from citeaudit.model import Audit
 
 if TYPE_CHECKING:
@@ -126,11 +128,35 @@ class PreparedImport:
     """Answers the reader only partly understood (see :attr:`~citeaudit.ingest.base.ParsedAnswer.notes`)."""
 
 
-def _read_bytes(path: str | Path) -> bytes:
+def _checked_file(path: str | Path) -> None:
+    """Refuse, before reading a byte, what is not a file to import: a folder, a device (``/dev/zero`` reads
+    forever), a socket, or a file larger than a payload may be. A named pipe is read as it is written."""
     try:
-        return Path(path).read_bytes()
+        found = os.stat(path)
     except OSError as exc:
         raise InputError(str(path), "", f"cannot read: {exc.strerror}") from None
+    if stat.S_ISDIR(found.st_mode):
+        raise InputError(
+            str(path), "", "a folder, not a file (a folder of saved responses takes --manifest or --pattern)"
+        )
+    if not (stat.S_ISREG(found.st_mode) or stat.S_ISFIFO(found.st_mode)):
+        raise InputError(str(path), "", "not a regular file (a device or a socket): nothing to import")
+    if found.st_size > MAX_INPUT_BYTES:
+        raise InputError(
+            str(path), "", f"{found.st_size} bytes, more than the {MAX_INPUT_BYTES} a payload may have: split the file"
+        )
+
+
+def _read_bytes(path: str | Path) -> bytes:
+    _checked_file(path)
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_INPUT_BYTES + 1)  # a pipe has no size to check first
+    except OSError as exc:
+        raise InputError(str(path), "", f"cannot read: {exc.strerror}") from None
+    if len(data) > MAX_INPUT_BYTES:
+        raise InputError(str(path), "", f"more than the {MAX_INPUT_BYTES} bytes a payload may have: split the file")
+    return data
 
 
 def read_file(
@@ -279,6 +305,7 @@ def plan_imports(paths: Sequence[str | Path], fmt: str | Reader | None = None) -
     paused: list[str] = []
     for path in paths:
         name = str(path)
+        _checked_file(path)
         shape = _read_shape(path) if fmt is None else None  # a named format needs no recognition
         reader = detect_reader(shape if shape is not None else b"", name, fmt)
         if reader is READERS["expertqa"]:

@@ -14,6 +14,7 @@ A name pattern names the same fields in braces: ``{question}__{engine}__{locale}
 from __future__ import annotations
 
 import csv
+import io
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -75,7 +76,15 @@ def from_manifest(manifest: Path, folder: Path) -> list[CollectedFile]:
         text = manifest.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(source, "", f"cannot read: {exc}") from None
-    reader = csv.DictReader(text.splitlines())
+    # Read strictly: a quote left open would shift every later cell into another column.
+    reader = csv.DictReader(io.StringIO(text, newline=""), strict=True)
+    try:
+        return _manifest_rows(reader, source, folder)
+    except csv.Error as exc:  # a quote left open, a field over the reader's limit
+        raise InvalidValue(source, f"line {reader.line_num}", f"not CSV: {exc}") from None
+
+
+def _manifest_rows(reader: csv.DictReader[str], source: str, folder: Path) -> list[CollectedFile]:
     header = reader.fieldnames or []
     missing = [name for name in _REQUIRED if name not in header]
     if missing:
