@@ -7,23 +7,18 @@ test machines run), filled to the last byte with a filler file; the read-only ca
 
 from __future__ import annotations
 
-import errno
 import json
-import os
 import shutil
-import sqlite3
 import subprocess
-import tempfile
 from collections.abc import Callable, Iterator
-from contextlib import closing
 from pathlib import Path
-from typing import BinaryIO
 
 import pytest
 from tests.builders import answer, claim, document, edge
 from typer.testing import Result
 
 from conftest import EXAMPLES
+from small_disk import contents, fill, mounted_disk
 
 Cli = Callable[..., Result]
 
@@ -34,40 +29,8 @@ FOUR_CLAIM = EXAMPLES / "four-claim.audit.json"
 @pytest.fixture
 def disk(tmp_path: Path) -> Iterator[Path]:
     """A 2 MiB tmpfs, unmounted afterwards."""
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)], capture_output=True)
-    assert done.returncode == 0, f"mount -t tmpfs failed (the test needs root): {done.stderr.decode()}"
-    try:
+    with mounted_disk(tmp_path / "disk") as mount:
         yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=True)
-
-
-def _write_until_full(handle: BinaryIO, chunk: bytes) -> None:
-    while True:
-        handle.write(chunk)
-
-
-def fill(folder: Path, leave: int = 0) -> None:
-    """Write a filler file in ``folder`` until its file system has no byte left, then give ``leave`` bytes back."""
-    filler = folder / "filler"
-    for chunk in (b"\0" * 4096, b"\0"):  # whole blocks, then the last bytes one by one
-        with open(filler, "ab", buffering=0) as handle, pytest.raises(OSError, match="No space left") as full:
-            _write_until_full(handle, chunk)
-        assert full.value.errno == errno.ENOSPC
-    if leave:
-        os.truncate(filler, filler.stat().st_size - leave)
-
-
-def contents(db: Path) -> list[str]:
-    """Every row of the database, read from a copy of its files (reading it in place needs room for its index of
-    the write-ahead log, which a full or read-only disk does not give)."""
-    with tempfile.TemporaryDirectory() as folder:
-        for part in db.parent.glob(db.name + "*"):
-            shutil.copy(part, Path(folder) / part.name)
-        with closing(sqlite3.connect(Path(folder) / db.name)) as connection:
-            return list(connection.iterdump())
 
 
 def refused_in_one_line(result: Result, *fragments: str) -> str:

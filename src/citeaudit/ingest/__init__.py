@@ -407,6 +407,13 @@ def ingest_files(
                     report = store.import_chunks(
                         chunks, data, origin=name, fmt=reader.name, media_type=reader.media_type, progress=told
                     )
+                    if (
+                        reader.name != "audit-json"
+                        and not report.already_imported
+                        and not (report.answers or report.failures)
+                    ):
+                        # An empty file (or an empty list) would import as 0 answers without a word.
+                        raise InvalidValue(name, "", f"holds no {reader.name} answer: nothing to import")
                     if partial() and not report.already_imported:
                         report = dataclasses.replace(report, partial=partial())
                         from citeaudit.store.answers import record_partly_understood
