@@ -354,3 +354,29 @@ def test_review_writers_wait_only_as_long_as_citeaudit_busy_timeout(cli: Cli, tm
         lock.execute("ROLLBACK")
         lock.close()
     refused(result, "0.2 s", "nothing was written")
+
+
+# -- terminal escapes in answer text ---------------------------------------------------------------------------
+
+
+def test_terminal_escapes_in_answers_are_shown_escaped(cli: Cli, tmp_path: Path, db_path: Path) -> None:
+    from tests.builders import answer, claim, document, edge
+
+    text = "Tank \x1b[2J cleared \x1b]0;pwned\x07 title \x9b31m C1" + " " * 40
+    doc = document(
+        [{**answer("a1"), "text": text}],
+        [{**claim("c1", "a1"), "text": "claim \x1b[31mred", "start": 0, "end": 4}],
+        [edge("c1", "https://brand.com/x")],
+    )
+    path = write(tmp_path, "escapes.audit.json", json.dumps(doc))
+    assert cli("ingest", path, "--db", db_path).exit_code == 0
+    shown = cli("answers", "show", "a1", "--db", db_path)
+    listed = cli("claim", "list", "a1", "--db", db_path)
+    for result in (shown, listed):
+        assert result.exit_code == 0, result.stderr
+        # no control character reaches the terminal: ESC, BEL and the C1 CSI are written as their escapes
+        assert not {"\x1b", "\x07", "\x9b"} & set(result.stdout)
+    assert "\\x1b[2J" in shown.stdout
+    assert "\\x1b]0;pwned\\x07" in shown.stdout
+    assert "\\x9b31m" in shown.stdout
+    assert "\\x1b[31mred" in "".join(listed.stdout.split())

@@ -66,6 +66,15 @@ def one_line(message: str) -> str:
     return message.translate(_LINE_BREAKS)
 
 
+_CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0)) if chr(c) not in "\n\t"}
+
+
+def shown_text(text: str) -> str:
+    """Outside text (an answer, a claim, a URL) as a terminal may show it: control characters other than line feed
+    and tab written as their escapes (``\\x1b``), so an answer cannot clear the screen or retitle the window."""
+    return text.translate(_CONTROLS)
+
+
 def existing_database(db: Path) -> Path:
     """``db`` when the file exists: a command that reads a database never creates an empty one."""
     if not db.exists():
