@@ -23,7 +23,7 @@ from tests.test_hostile_input import FIXTURES, PROTOCOL, four_claim, ingest_refu
 from typer.testing import Result
 
 from citeaudit.errors import InvalidValue, MalformedInput
-from citeaudit.limits import load_json, load_toml, load_yaml
+from citeaudit.limits import load_json, load_yaml
 from conftest import REPO
 from review_support import add_account, make_db
 
@@ -231,6 +231,9 @@ def test_arguments_that_are_not_json_are_still_skipped(cli: Cli, tmp_path: Path,
         ("[resolve]\nconcurrency = 99999999999999999999", ("resolve.concurrency", "64-bit range")),
         ("[resolve]\ntimeout = inf", ("resolve.timeout", "inf is not a finite number")),
         ("[resolve]\ntimeout = nan", ("resolve.timeout", "nan is not a finite number")),
+        # out of the option's range: the file and the key are named, not an option the user did not type
+        ("[resolve]\nconcurrency = 0", ("resolve.concurrency", "0 is below the smallest allowed, 1")),
+        ("[resolve]\nmap_host = ['a=999.1.1.1']", ("resolve.map_host", "'999.1.1.1' in 'a=999.1.1.1' is not an IP")),
     ],
 )
 def test_the_project_file_goes_through_the_bounded_loader(
@@ -238,8 +241,19 @@ def test_the_project_file_goes_through_the_bounded_loader(
 ) -> None:
     config = write(tmp_path, "citeaudit.toml", text)
     refused(cli("--config", config, "config", "show"), "citeaudit.toml", *fragments)
-    with pytest.raises((InvalidValue, MalformedInput)):
-        load_toml(text, "citeaudit.toml")
+    refused(cli("--config", config, "resolve", "--db", tmp_path / "a.db"), "citeaudit.toml", *fragments)
+
+
+@pytest.mark.parametrize(
+    ("option", "fragment"),
+    [(("--map-host", "a=999.1.1.1"), "'999.1.1.1' is not an IP address"), (("--timeout", "inf"), "finite")],
+)
+def test_resolve_options_out_of_range_are_refused(
+    cli: Cli, tmp_path: Path, option: tuple[str, str], fragment: str
+) -> None:
+    db = tmp_path / "a.db"
+    assert cli("ingest", REPO / "src" / "citeaudit" / "examples" / "four-claim.audit.json", "--db", db).exit_code == 0
+    refused(cli("resolve", "--db", db, *option), fragment)
 
 
 # -- no parser outside the bounded loaders --------------------------------------------------------------------

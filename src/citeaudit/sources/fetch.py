@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import http.cookiejar
+import math
 import os
 import ssl
 import time
@@ -123,9 +124,9 @@ class ResolveSettings:
         if self.extract_workers is not None and self.extract_workers < 0:
             raise bad("extract_workers", "must be 0 or more (or None to choose)")
         for name in ("timeout", "backoff", "max_retry_wait"):
-            if not getattr(self, name) > 0:
-                raise bad(name, "must be a positive number of seconds")
-        if self.extract_timeout is not None and not self.extract_timeout > 0:
+            if not 0 < getattr(self, name) < math.inf:  # an infinite timeout would be no deadline at all
+                raise bad(name, "must be a positive, finite number of seconds")
+        if self.extract_timeout is not None and not 0 < self.extract_timeout < math.inf:
             raise bad("extract_timeout", "must be a positive number of seconds (or None for no limit)")
 
 
