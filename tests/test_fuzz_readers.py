@@ -8,6 +8,7 @@ The command must either succeed or exit 2 with one line naming the file; a refus
 
 from __future__ import annotations
 
+import csv
 import json
 import sqlite3
 import tempfile
@@ -15,6 +16,7 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -23,6 +25,7 @@ from typer.testing import CliRunner, Result
 from citeaudit.cli import app
 from citeaudit.limits import MAX_DEPTH
 from conftest import EXAMPLES, REPO, SHARED
+from small_disk import contents, fill, mounted_disk
 
 FIXTURES = REPO / "tests" / "fixtures"
 PROTOCOL = FIXTURES / "protocol.yaml"
@@ -133,6 +136,7 @@ def replacements(original: Any) -> st.SearchStrategy[Any]:
         st.sampled_from(["\ud800", "a\udfffb"]),
         st.sampled_from(["\ud800", "a\udfffb"]),
         st.sampled_from([2**63, -(2**63) - 1, 10**30]),
+        st.just(_HUGE),  # written as 5 000 digits, past int()'s own limit
         st.integers(min_value=MAX_DEPTH - 5, max_value=MAX_DEPTH + 10).map(_nested),
         st.just({"value": original}),
         st.sampled_from([[], {}, None, True, False, -1, 0, 2**31, 2**63 - 1]),
@@ -161,6 +165,8 @@ def _get(node: Any, path: tuple[Any, ...]) -> Any:
 
 
 _DUPLICATE = "\x00duplicate\x00"
+_HUGE = "\x00huge\x00"
+"""Stands for an integer of 5 000 digits, which json.dumps cannot write: :func:`render` puts the digits in."""
 
 
 @st.composite
@@ -194,6 +200,7 @@ def _dump(document: Any, ascii_only: bool) -> str:
 
 def render(documents: list[Any], jsonl: bool, duplicate: bool, ascii_only: bool) -> str:
     text = "\n".join(_dump(d, ascii_only) for d in documents) + "\n" if jsonl else _dump(documents[0], ascii_only)
+    text = text.replace(json.dumps(_HUGE), "9" * 5000)
     if duplicate:
         # `"<dup>": value, ..., "<dup>key": null` becomes `"key": value, ..., "key": null`: one key twice.
         marker = json.dumps(_DUPLICATE)[1:-1]
@@ -223,7 +230,7 @@ def refused_cleanly(result: Result, name: str) -> None:
     """Exit 0, or exit 2 with one line on stderr naming the file: never a traceback."""
     assert result.exit_code in (0, 2), (result.exit_code, result.stdout, result.stderr)
     if result.exit_code == 2:
-        line = result.stderr.rstrip("\n")
+        line = result.stderr.strip("\n")  # a progress bar ends with a line feed when stderr is no terminal
         assert line.startswith("error: "), line
         assert "\n" not in line, line
         assert name in line, line
@@ -334,3 +341,219 @@ def test_markdown_answers_refuse_damage_cleanly(damage: list[tuple[int, str]], e
         refused_cleanly(result, "answer.md")
         if result.exit_code == 2:
             assert not db.exists(), "a refused first import left a database"
+
+
+# -- the families of the second round: YAML text, duplicate responses, special files, structured side inputs,
+# a full disk, formula cells ------------------------------------------------------------------------------------
+
+YAML_DAMAGE = st.sampled_from(
+    [
+        "\x00",
+        "\x01",
+        "\x1b[2J",
+        "\x7f",
+        "\nloop: &loop [*loop]\n",  # a recursive alias
+        "\nloop: &loop {a: *loop}\n",
+        "\nbig: " + "9" * 5000 + "\n",
+        "\nbig: 0x" + "f" * 5000 + "\n",
+        "\nid: twice\n",  # a key given twice
+        "\nweights: {high: .inf}\n",
+        "[" * 200,
+    ]
+)
+
+
+@settings(FUZZ, max_examples=30)
+@given(position=st.integers(0, 2000), damage=YAML_DAMAGE)
+def test_protocol_text_damage_is_refused_cleanly(position: int, damage: str) -> None:
+    text = yaml.safe_dump(_yaml_seed(), sort_keys=False)
+    position = min(position, len(text))
+    text = text[:position] + damage + text[position:]
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "protocol.yaml"
+        path.write_text(text, encoding="utf-8", newline="")
+        refused_cleanly(run("protocol", "check", path), "protocol.yaml")
+        refused_cleanly(run("protocol", "fingerprint", path), "protocol.yaml")
+        db = Path(folder) / "plan.db"
+        refused_cleanly(run("collect", "--protocol", path, "--dry-run", "--db", db), "protocol.yaml")
+
+
+ENGINE_SEEDS = [
+    (f, n, d)
+    for f, n, d in SEEDS
+    if f not in ("audit-json", "expertqa", "jsonl") and len(d) == 1 and isinstance(d[0], dict)
+]
+"""Engine payloads that are one response (one JSON object)."""
+
+
+@settings(FUZZ, max_examples=20)
+@given(seed=st.sampled_from(ENGINE_SEEDS), layout=st.sampled_from(["list", "lines"]), copies=st.integers(2, 4))
+def test_a_response_given_more_than_once_in_a_file_is_never_stored_twice(
+    seed: tuple[str, str, list[Any]], layout: str, copies: int
+) -> None:
+    fmt, name, (document,) = seed
+    if layout == "list":
+        text = json.dumps([document] * copies)
+    else:
+        text = "\n".join(json.dumps(document) for _ in range(copies)) + "\n"
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / name
+        path.write_text(text, encoding="utf-8")
+        db = Path(folder) / "audit.db"
+        protocol = Path(folder) / "protocol.yaml"
+        protocol.write_text(ONE_QUESTION, encoding="utf-8")
+        args: list[str | Path] = ["--db", db, "--format", fmt, "--questions", protocol, "--platform", "fuzz"]
+        result = run("ingest", path, *args)
+        refused_cleanly(result, name)
+        if result.exit_code == 0:
+            # no id to tell the copies apart: each copy is its own answer, as the file says (never fewer)
+            with closing(sqlite3.connect(db)) as connection:
+                ((answers,),) = connection.execute("SELECT count(*) FROM answers").fetchall()
+            assert answers >= copies
+            return
+        assert not db.exists()
+        alone = Path(folder) / ("alone-" + name)
+        alone.write_text(json.dumps(document), encoding="utf-8")
+        if run("ingest", alone, *args).exit_code == 0:  # the response is good: the copies are what is refused
+            assert "given twice" in result.stderr
+
+
+@settings(FUZZ, max_examples=12)
+@given(
+    kind=st.sampled_from(["device", "folder", "huge", "empty"]),
+    fmt=st.sampled_from([None, *sorted({s[0] for s in SEEDS})]),
+)
+def test_special_files_are_refused_cleanly_in_every_format(kind: str, fmt: str | None) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "input.json"
+        if kind == "device":
+            path.symlink_to("/dev/zero")
+        elif kind == "folder":
+            path.mkdir()
+        elif kind == "huge":
+            with open(path, "wb") as handle:
+                handle.truncate(1_000_000_001)  # sparse: one byte past the limit, no disk used
+        else:
+            path.write_bytes(b"")
+        protocol = Path(folder) / "protocol.yaml"
+        protocol.write_text(ONE_QUESTION, encoding="utf-8")
+        db = Path(folder) / "audit.db"
+        args: list[str | Path] = ["ingest", path, "--db", db, "--questions", protocol, "--platform", "fuzz"]
+        result = run(*args, *(["--format", fmt] if fmt else []))
+        refused_cleanly(result, "input.json")
+        assert result.exit_code == 2
+        assert not db.exists()
+
+
+SIDE_INPUTS = st.sampled_from(
+    [
+        ("labels.jsonl", '{"claim_id": "c1", "source": "s", "label": "irrelevant", "label": "supported"}\n'),
+        ("labels.jsonl", "[" * 3000 + "]" * 3000 + "\n"),
+        ("labels.jsonl", '{"claim_id": "c1", "source": "\\udc00", "label": "partial"}\n'),
+        ("labels.jsonl", '{"claim_id": "c1", "source": "s", "label": "partial", "n": ' + "9" * 5000 + "}\n"),
+        ("labels.csv", 'claim_id,source,label\nc1,"s1,partial\n'),
+        ("labels.csv", "claim_id,source,label\nc1,s1,partial\nc1,s1,supported\n"),
+        ("labels.csv", 'claim_id,source,label\nc1,s1,"' + "x" * 140_000 + '"\n'),
+        ("citeaudit.toml", "x = " + "[" * 2000 + "]" * 2000 + "\n"),
+        ("citeaudit.toml", "[resolve]\ntimeout = inf\n"),
+        ("citeaudit.toml", "[resolve]\nconcurrency = " + "9" * 5000 + "\n"),
+        ("citeaudit.toml", "db = 'a'\ndb = 'b'\n"),
+    ]
+)
+
+
+@settings(FUZZ, max_examples=15)
+@given(side=SIDE_INPUTS)
+def test_judgements_files_and_the_project_file_refuse_damage_cleanly(side: tuple[str, str]) -> None:
+    from review_support import add_account, make_db
+
+    name, text = side
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / name
+        path.write_text(text, encoding="utf-8", errors="surrogatepass")
+        if name == "citeaudit.toml":
+            result = run("--config", path, "config", "show")
+            refused_cleanly(result, name)
+            assert result.exit_code == 2
+            return
+        db = make_db(Path(folder) / "labels.db")
+        add_account(db, "ann", "reviewer")
+        before = _contents(db)
+        result = run("judgements", "import", path, "--reviewer", "ann", "--db", db)
+        refused_cleanly(result, name)
+        assert result.exit_code == 2
+        assert _contents(db) == before
+
+
+@settings(FUZZ, max_examples=25)
+@given(
+    start=st.sampled_from(["=", "+", "-", "@", "\t", "\r", "'=", "-1", "+2.5"]),
+    rest=st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=20),
+)
+def test_no_exported_cell_starts_a_formula(start: str, rest: str) -> None:
+    from tests.builders import answer, claim, document, edge
+
+    from citeaudit.report.csv_cells import spreadsheet_text
+
+    value = start + rest
+    doc = document(
+        [{**answer("a1"), "text": value + " " + "x" * 40}],
+        [{**claim("c1", "a1"), "text": value}],
+        [edge("c1", "https://brand.com/x", "supported", passage=value, reviewer="r")],
+    )
+    with tempfile.TemporaryDirectory() as folder:
+        source = Path(folder) / "a.audit.json"
+        source.write_text(json.dumps(doc), encoding="utf-8")
+        db = Path(folder) / "audit.db"
+        result = run("ingest", source, "--db", db)
+        refused_cleanly(result, "a.audit.json")
+        if result.exit_code != 0:
+            return
+        out = Path(folder) / "tables"
+        assert run("export", "--db", db, "--format", "csv", "--out", out).exit_code == 0
+        for table in out.glob("*.csv"):
+            with table.open(encoding="utf-8", newline="") as handle:
+                for row in csv.reader(handle):
+                    for cell in row:
+                        first = cell[:1]
+                        numeric = cell.lstrip("+-").replace(".", "", 1).isdigit()
+                        assert first not in ("=", "+", "-", "@", "\t", "\r") or numeric or not first, cell
+                        if cell[:1] == "'" and value in spreadsheet_text(cell):
+                            assert cell[1:].startswith(value[:1])
+
+
+@pytest.mark.parametrize("leave", [0, 40_000, 400_000])
+@pytest.mark.parametrize("seed", ["four-claim.audit.json", "openai-responses", "expertqa"])
+def test_every_writer_on_a_nearly_full_disk_succeeds_or_refuses_cleanly(tmp_path: Path, leave: int, seed: str) -> None:
+    with mounted_disk(tmp_path / "disk") as disk:
+        _writers_on_a_full_disk(tmp_path, disk, leave, seed)
+
+
+def _writers_on_a_full_disk(tmp_path: Path, disk: Path, leave: int, seed: str) -> None:
+    db = disk / "audit.db"
+    assert run("ingest", EXAMPLES / "exporter.audit.json", "--db", db).exit_code == 0
+    fill(disk, leave)
+    if seed == "four-claim.audit.json":
+        args: list[str | Path] = ["ingest", EXAMPLES / seed, "--db", db]
+    elif seed == "expertqa":
+        path = tmp_path / "expertqa.jsonl"
+        path.write_text(json.dumps(EXPERTQA_LINE) + "\n", encoding="utf-8")
+        args = ["ingest", path, "--db", db]
+    else:
+        protocol = tmp_path / "protocol.yaml"
+        protocol.write_text(ONE_QUESTION, encoding="utf-8")
+        path = FIXTURES / "openai-responses" / "search.json"
+        args = ["ingest", path, "--db", db, "--questions", protocol, "--platform", "fuzz"]
+    commands = [
+        args,
+        ["reviewer", "add", "li", "--role", "reviewer", "--password", "long-enough-1", "--db", db],
+        ["segment", "--db", db, "--force"],
+        ["export", "--db", db, "--format", "csv", "--out", disk / "tables"],
+        ["report", db, "--out", disk / "report.html"],
+    ]
+    for command in commands:
+        before = contents(db)
+        result = run(*command)
+        refused_cleanly(result, str(disk))
+        if result.exit_code == 2:
+            assert contents(db) == before, command

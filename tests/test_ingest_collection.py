@@ -107,11 +107,31 @@ def test_a_folder_by_manifest_is_one_collection(cli: Cli, folder: Path, tmp_path
             "one response per repeat",
         ),
         ("file,question,engine\nq01__chatgpt__en-GB__1.json,q99,chatgpt\n", "q99"),
+        # one file, or a byte-identical copy, as two repeats: stored once, it would have been counted twice
+        (
+            "file,question,engine,repeat\nq01__chatgpt__en-GB__1.json,q01,chatgpt,1\n"
+            "q01__chatgpt__en-GB__1.json,q01,chatgpt,2\n",
+            "holds the same bytes as",
+        ),
+        (
+            "file,question,engine,repeat\nq01__chatgpt__en-GB__1.json,q01,chatgpt,1\ncopy.json,q01,chatgpt,2\n",
+            "copy.json: holds the same bytes as",
+        ),
+        # 2**64 and 5 000 digits: past any repeat (int() refuses the second outright)
+        (
+            "file,question,engine,repeat\nq01__chatgpt__en-GB__1.json,q01,chatgpt,18446744073709551616\n",
+            "line 2: repeat counts from 1 to 1000",
+        ),
+        ("file,question,engine,repeat\nq01__chatgpt__en-GB__1.json,q01,chatgpt," + "9" * 5000 + "\n", "line 2: repeat"),
+        # a quote left open would have shifted the cells; a field past the CSV reader's 131 072 characters
+        ('file,question,engine\n"q01__chatgpt__en-GB__1.json,q01,chatgpt\n', "not CSV: unexpected end of data"),
+        ('file,question,engine\nq01__chatgpt__en-GB__1.json,q01,"' + "x" * 140_000 + '"\n', "not CSV: field larger"),
     ],
 )
 def test_a_bad_manifest_writes_nothing(cli: Cli, folder: Path, tmp_path: Path, rows: str, message: str) -> None:
     manifest = tmp_path / "collection.csv"
     manifest.write_text(rows, encoding="utf-8")
+    shutil.copy(folder / "q01__chatgpt__en-GB__1.json", folder / "copy.json")
     db = tmp_path / "a.db"
     result = cli("ingest", folder, "--manifest", manifest, "--questions", PROTOCOL, "--db", db)
     assert result.exit_code == 2

@@ -6,10 +6,13 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
@@ -168,3 +171,28 @@ def test_kill_9_of_the_resolver_takes_its_extraction_worker_with_it(db_path: Pat
     for pid in survivors:  # leave nothing behind, then fail
         psutil.Process(pid).kill()
     assert survivors == []
+
+
+def test_a_write_lock_held_by_another_process_neither_stalls_nor_fails_the_pages(db_path: Path, site: str) -> None:
+    # 60 pages of one host, 4 at a time, 0.25 s each: about 4 s of fetching, all of it while another connection
+    # holds the database's write lock. Waiting for the database is not a page's time: every page is read while
+    # the lock is held, and none is recorded as a time-out once it is released.
+    urls = [f"{site}/paced/p{n}" for n in range(60)]
+    make_db(db_path, [{"claim_id": "c1", "url": url} for url in urls])
+    reports: list[Any] = []
+    lock = sqlite3.connect(db_path, isolation_level=None)
+    lock.execute("BEGIN IMMEDIATE")
+    resolving = threading.Thread(target=lambda: reports.append(resolve_sources(db_path, settings())), daemon=True)
+    try:
+        resolving.start()
+        deadline = time.monotonic() + 60
+        while len([path for path in Site.hits if path.startswith("/paced/")]) < len(urls) or Site.active["*"]:
+            assert time.monotonic() < deadline, "the pages were not all read while the write lock was held"
+            assert resolving.is_alive(), "the resolver ended while the write lock was held"
+            time.sleep(0.05)
+    finally:
+        lock.execute("ROLLBACK")
+        lock.close()
+    resolving.join(timeout=120)
+    (report,) = reports
+    assert (report.selected, report.resolved, report.failed) == (60, 60, {})

@@ -14,7 +14,7 @@ from typer.testing import Result
 from citeaudit.errors import InvalidValue
 from citeaudit.sources import ResolveSettings
 from citeaudit.sources.extract import split_type
-from citeaudit.sources.fetch import _Body, _Failure, retry_after
+from citeaudit.sources.fetch import _Body, _Failure
 from citeaudit.sources.passages import split_passages
 from citeaudit.sources.security import address_refusal
 
@@ -41,13 +41,6 @@ from citeaudit.sources.security import address_refusal
 )
 def test_address_policy(address: str, kind: str | None) -> None:
     assert address_refusal(address) == kind
-
-
-def test_retry_after_forms() -> None:
-    assert retry_after("3") == 3.0
-    assert retry_after(None) is None
-    assert retry_after("soon") is None
-    assert retry_after("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0  # a date in the past: no wait
 
 
 def test_split_type() -> None:

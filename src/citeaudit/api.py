@@ -130,7 +130,9 @@ def score_path(
             chosen, columns, excluded = store.scoring_input(protocol_pk, scope)
             failed = store.failed_answers(protocol_pk, scope)
             in_scope = {str(run) for run in columns.answer_dims["run"]}
-            warnings = tuple(revision_warnings(store, protocol_pk, in_scope))
+            from citeaudit.store.answers import partly_understood
+
+            warnings = (*revision_warnings(store, protocol_pk, in_scope), *partly_understood(store, in_scope))
             brand = cross = None
             if figures:
                 brand, cross = _database_figures(store, chosen, protocol_pk, scope, by, ci, columns)

@@ -22,22 +22,33 @@ class _BoundedLoader(yaml.SafeLoader):
         super().__init__(stream)
         self._depth = 0
         self._aliases = 0
+        self._open: set[str] = set()
+        """Anchors of the nodes being composed: an alias to one of them would make the node contain itself."""
 
     def compose_node(self, parent: Node | None, index: int) -> Node | None:
-        if self.check_event(yaml.AliasEvent):
+        event = self.peek_event()  # type: ignore[no-untyped-call]
+        if isinstance(event, yaml.AliasEvent):
             self._aliases += 1
             if self._aliases > MAX_YAML_ALIASES:
-                event = self.peek_event()  # type: ignore[no-untyped-call]
                 raise _YamlRefused(f"more than {MAX_YAML_ALIASES} aliases", event.start_mark)
+            if event.anchor in self._open:
+                # ``&a [*a]`` stands for an endless document: expanding or walking it would never end.
+                raise _YamlRefused(
+                    f"alias *{event.anchor} refers to a node that contains it (a recursive alias)", event.start_mark
+                )
             return super().compose_node(parent, index)
         self._depth += 1
         if self._depth > MAX_DEPTH:
-            event = self.peek_event()  # type: ignore[no-untyped-call]
             raise _YamlRefused(f"nested deeper than {MAX_DEPTH} levels", event.start_mark)
+        anchor = getattr(event, "anchor", None)
+        if anchor is not None:
+            self._open.add(anchor)
         try:
             return super().compose_node(parent, index)
         finally:
             self._depth -= 1
+            if anchor is not None:
+                self._open.discard(anchor)
 
     def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: set[Any] = set()
@@ -55,7 +66,13 @@ class _BoundedLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
     def construct_yaml_int(self, node: ScalarNode) -> int:
-        value: int = super().construct_yaml_int(node)
+        try:
+            value: int = super().construct_yaml_int(node)
+        except ValueError:  # int() refuses past 4 300 digits
+            raise _YamlRefused(
+                f"integer {shown(node.value, 40)} ({len(node.value)} characters) is outside the 64-bit range",
+                node.start_mark,
+            ) from None
         if not MIN_INT <= value <= MAX_INT:
             raise _YamlRefused(
                 f"integer {shown(value, 40)} is outside the 64-bit range ({MIN_INT}..{MAX_INT})", node.start_mark
@@ -115,7 +132,16 @@ def _expanded_size(root: Node) -> int:
 
 def load_bounded_yaml(text: str, source: str) -> Any:
     """Parse one YAML document (JSON is YAML too) within the limits; errors name line and column."""
-    loader = _BoundedLoader(text)
+    try:
+        # The reader checks every character when made: a control character (NUL, ESC) is refused here.
+        loader = _BoundedLoader(text)
+    except yaml.reader.ReaderError as exc:
+        line = text.count("\n", 0, exc.position) + 1
+        column = exc.position - (text.rfind("\n", 0, exc.position) + 1) + 1
+        character = exc.character if isinstance(exc.character, str) else chr(exc.character)
+        raise MalformedInput(
+            source, f"line {line} column {column}", f"character {character!r} is not allowed in YAML"
+        ) from None
     try:
         root = loader.get_single_node()
         if root is None:

@@ -30,12 +30,14 @@ from citeaudit.errors import InvalidValue, MalformedInput
 
 __all__ = [
     "MAX_DEPTH",
+    "MAX_INPUT_BYTES",
     "MAX_INT",
     "MAX_REPEATS",
     "MAX_YAML_ALIASES",
     "MAX_YAML_NODES",
     "MIN_INT",
     "load_json",
+    "load_toml",
     "load_yaml",
     "shown",
 ]
@@ -43,6 +45,9 @@ __all__ = [
 MAX_DEPTH = 100
 """Deepest nesting of arrays / objects (JSON) or sequences / mappings (YAML) accepted. Real payloads nest fewer
 than 15 levels."""
+MAX_INPUT_BYTES = 1_000_000_000
+"""Largest file one import reads: the payload is kept whole in the database, and SQLite's largest value is 10⁹
+bytes."""
 MAX_INT = 2**63 - 1
 """Largest integer accepted: SQLite stores signed 64-bit integers."""
 MIN_INT = -(2**63)
@@ -58,6 +63,8 @@ repeats requests)."""
 
 def shown(value: object, width: int = 80) -> str:
     """``repr(value)`` cut to ``width`` characters, so a message stays one readable line."""
+    if isinstance(value, int) and value.bit_length() > 64 * 8:  # repr() refuses past 4 300 digits
+        return f"<an integer of {len(hex(abs(value))) - 2} hex digits>"
     text = repr(value)
     return text if len(text) <= width else text[: width - 3] + "..."
 
@@ -76,6 +83,8 @@ def _refuse_constant(name: str) -> Any:
 
 
 def _checked_int(text: str) -> int:
+    if len(text) > 20:  # 19 digits and a sign at most; int() itself refuses past 4 300 digits
+        raise _Refused(f"integer {shown(text, 40)} ({len(text.lstrip('-'))} digits) is outside the 64-bit range")
     value = int(text)
     if not MIN_INT <= value <= MAX_INT:
         raise _Refused(f"integer {shown(value, 40)} is outside the 64-bit range ({MIN_INT}..{MAX_INT})")
@@ -242,6 +251,8 @@ def load_json(data: bytes | str, source: str, location: str = "") -> Any:
         raise MalformedInput(source, where(exc.pos), f"invalid JSON: {exc.msg}") from exc
     except _Refused as exc:
         refused, past = exc.message, True
+    except ValueError:  # int() refuses an integer over 4 300 digits before any check of ours sees it
+        past = True
     except RecursionError:  # nested far deeper than the limit: the parser's own guard stopped it
         past = True
     if past:
@@ -273,3 +284,44 @@ def load_yaml(text: str, source: str) -> Any:
     from citeaudit.bounded_yaml import load_bounded_yaml
 
     return load_bounded_yaml(text, source)
+
+
+def _toml_refusal(document: dict[str, Any]) -> tuple[str, str] | None:
+    """``(key path, reason)`` of the first value of a parsed TOML document past the limits, or ``None``."""
+    stack: list[tuple[Any, str, int]] = [(document, "", 1)]
+    while stack:
+        node, where, level = stack.pop()
+        if isinstance(node, dict | list):
+            if level > MAX_DEPTH:
+                return where, f"nested deeper than {MAX_DEPTH} levels"
+            if isinstance(node, dict):
+                stack.extend((child, f"{where}.{key}" if where else key, level + 1) for key, child in node.items())
+            else:
+                stack.extend((child, f"{where}[{i}]", level + 1) for i, child in enumerate(node))
+        elif isinstance(node, int) and not isinstance(node, bool) and not MIN_INT <= node <= MAX_INT:
+            return where, f"integer {shown(node, 40)} is outside the 64-bit range ({MIN_INT}..{MAX_INT})"
+        elif isinstance(node, float) and not math.isfinite(node):
+            return where, f"{node!r} is not a finite number"
+    return None
+
+
+def load_toml(text: str, source: str) -> dict[str, Any]:
+    """Parse one TOML document within the limits above (nesting, 64-bit integers, finite numbers: TOML allows
+    ``inf`` and ``nan``, which no setting can mean); errors name the line and column, or the key."""
+    import tomllib  # only the project file is TOML: most commands never need the parser
+
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise MalformedInput(source, "", f"not valid TOML: {exc}") from None
+    except RecursionError:  # the parser recurses once per nested array
+        raise MalformedInput(source, "", f"nested deeper than {MAX_DEPTH} levels") from None
+    except ValueError:  # int() refuses an integer over 4 300 digits before the parser can say where
+        raise InvalidValue(source, "", "an integer of over 4300 digits is outside the 64-bit range") from None
+    refused = _toml_refusal(document)
+    if refused is not None:
+        where, reason = refused
+        where = where if len(where) <= 60 else where[:57] + "..."
+        kind = MalformedInput if reason.startswith("nested") else InvalidValue
+        raise kind(source, where, reason)
+    return document

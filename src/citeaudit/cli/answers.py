@@ -10,7 +10,7 @@ import typer
 from rich.table import Column, Table
 from rich.text import Text
 
-from citeaudit.cli.common import DbOption, OutputFormat, console, existing_database, handles_errors
+from citeaudit.cli.common import DbOption, OutputFormat, console, existing_database, handles_errors, shown_text
 from citeaudit.errors import InputError
 
 __all__ = ["answers_app"]
@@ -54,11 +54,12 @@ def list_answers(
         console.out(json.dumps([row.to_dict() for row in rows], indent=2, ensure_ascii=False), highlight=False)
         return
     if fmt is OutputFormat.CSV:
-        import csv
         import io
 
+        from citeaudit.report.csv_cells import SafeDictWriter
+
         buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=list(rows[0].to_dict()) if rows else ["id"])
+        writer = SafeDictWriter(buffer, fieldnames=list(rows[0].to_dict()) if rows else ["id"])
         writer.writeheader()
         writer.writerows(row.to_dict() for row in rows)
         console.out(buffer.getvalue(), end="", highlight=False)
@@ -77,11 +78,11 @@ def list_answers(
     for name in ("claims", "edges", "pending"):
         table.add_column(name, justify="right")
     for row in rows:
-        cells = [Text(row.id), Text(row.platform), Text(row.run), Text(row.question)]
+        cells = [Text(shown_text(value)) for value in (row.id, row.platform, row.run, row.question)]
         if with_collection:
-            cells.append(Text(row.collection or "—"))
+            cells.append(Text(shown_text(row.collection or "—")))
         if with_response:
-            cells.append(Text(row.response_id or "—"))
+            cells.append(Text(shown_text(row.response_id or "—")))
         table.add_row(*cells, str(row.claims), str(row.edges), str(row.pending))
     console.print(table)
     pending = sum(row.pending for row in rows)
@@ -124,24 +125,26 @@ def show_answer(
         console.out(json.dumps(body, indent=2, ensure_ascii=False), highlight=False)
         return
     console.print(
-        f"answer {row.id} · platform {row.platform} · run {row.run} · question {row.question}"
-        f" · collection {row.collection or '—'} · response id {row.response_id or '—'}",
+        shown_text(
+            f"answer {row.id} · platform {row.platform} · run {row.run} · question {row.question}"
+            f" · collection {row.collection or '—'} · response id {row.response_id or '—'}"
+        ),
         soft_wrap=True,
         markup=False,
     )
     console.print(f"{row.claims} claim(s), {row.edges} edge(s), {row.pending} pending ({row.state})", soft_wrap=True)
-    console.print(Text(row.text), soft_wrap=True)
+    console.print(Text(shown_text(row.text)), soft_wrap=True)
     table = Table("claim", "span", "fact", "text", "source", "state", "label", header_style="bold", show_lines=True)
     for claim in claims:
         span = "—" if claim.start is None else f"{claim.start}–{claim.end}"
         for k, (url, state_, label) in enumerate(claim.edges or (("—", "", None),)):
             first = k == 0
             table.add_row(
-                Text(claim.id if first else ""),
+                Text(shown_text(claim.id) if first else ""),
                 span if first else "",
-                Text((claim.fact or "—") if first else ""),
-                Text(claim.text if first else ""),
-                Text(url),
+                Text(shown_text(claim.fact or "—") if first else ""),
+                Text(shown_text(claim.text) if first else ""),
+                Text(shown_text(url)),
                 state_,
                 label or "—",
             )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import json
 import sys
 from typing import Annotated
@@ -33,7 +32,9 @@ def checks(
         console.out(json.dumps(report.to_dict(), indent=2, ensure_ascii=False), highlight=False)
         return
     if fmt is OutputFormat.CSV:
-        writer = csv.writer(sys.stdout, lineterminator="\n")
+        from citeaudit.report.csv_cells import SafeWriter
+
+        writer = SafeWriter(sys.stdout, lineterminator="\n")
         writer.writerow(["kind", "conflict", "claim_span", "passage_span", "detail"])
         for finding in report.findings:
             passage_text = finding.passage_span.text if finding.passage_span else ""

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, ParamSpec, TypeVar
+from typing import Annotated, NoReturn, ParamSpec, TypeVar
 
 import typer
 from rich.console import Console
@@ -66,6 +66,15 @@ def one_line(message: str) -> str:
     return message.translate(_LINE_BREAKS)
 
 
+_CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0)) if chr(c) not in "\n\t"}
+
+
+def shown_text(text: str) -> str:
+    """Outside text (an answer, a claim, a URL) as a terminal may show it: control characters other than line feed
+    and tab written as their escapes (``\\x1b``), so an answer cannot clear the screen or retitle the window."""
+    return text.translate(_CONTROLS)
+
+
 def existing_database(db: Path) -> Path:
     """``db`` when the file exists: a command that reads a database never creates an empty one."""
     if not db.exists():
@@ -86,10 +95,31 @@ def handles_errors(command: Callable[P, R]) -> Callable[P, R]:
         try:
             return command(*args, **kwargs)
         except CiteauditError as exc:
-            err_console.print(f"[bold red]error:[/] {escape(one_line(str(exc)))}", soft_wrap=True)
-            raise typer.Exit(EXIT_BAD_INPUT) from None
+            _refuse(str(exc))
         except BrokenPipeError:
             sys.stderr.close()
             raise typer.Exit(0) from None
+        except OSError as exc:
+            # The machine refused a file (a full disk, a folder where a file was meant, a missing folder).
+            if exc.errno is None:
+                raise
+            _refuse(f"{exc.filename}: {exc.strerror}" if exc.filename is not None else str(exc.strerror))
+        except Exception as exc:
+            # A database the disk cannot take (full, read-only) where no transaction of the store caught it.
+            # (sqlite3 is looked up, not imported: a command that never opened a database has not loaded it.)
+            sqlite3 = sys.modules.get("sqlite3")
+            if sqlite3 is None or not isinstance(exc, sqlite3.Error):
+                raise
+            from citeaudit.store.connection import storage_failure
+
+            if not storage_failure(exc):
+                raise
+            where = kwargs.get("db") or kwargs.get("path") or "the database"
+            _refuse(f"cannot write to {str(where)!r} ({exc})")
 
     return wrapper
+
+
+def _refuse(message: str) -> NoReturn:
+    err_console.print(f"[bold red]error:[/] {escape(one_line(message))}", soft_wrap=True)
+    raise typer.Exit(EXIT_BAD_INPUT) from None

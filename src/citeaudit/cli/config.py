@@ -25,8 +25,7 @@ file's folder, so the file works from anywhere.
 from __future__ import annotations
 
 import os
-import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,6 +36,7 @@ from rich.text import Text
 
 from citeaudit.cli.common import console, handles_errors
 from citeaudit.errors import InputError, InvalidValue
+from citeaudit.limits import load_toml
 
 __all__ = ["CONFIG_NAME", "Defaults", "Setting", "config_app", "find_config", "load_settings", "register"]
 
@@ -114,14 +114,46 @@ def _check(path: Path, setting: Setting, value: object) -> object:
     return float(value) if kind is float else value  # type: ignore[arg-type]
 
 
+def _host_pairs(value: object) -> str | None:
+    import ipaddress
+
+    for pair in value if isinstance(value, list) else []:
+        name, sep, address = str(pair).partition("=")
+        if not sep or not name.strip():
+            return f"{pair!r} is not NAME=IP"
+        try:
+            ipaddress.ip_address(address.strip())
+        except ValueError:
+            return f"{address.strip()!r} in {pair!r} is not an IP address"
+    return None
+
+
+def _at_least(low: float) -> Callable[[object], str | None]:
+    def rule(value: object) -> str | None:
+        assert isinstance(value, int | float)
+        return None if value >= low else f"{value!r} is below the smallest allowed, {low!r}"
+
+    return rule
+
+
+_RULES: dict[str, Callable[[object], str | None]] = {
+    "resolve.map_host": _host_pairs,
+    "resolve.concurrency": _at_least(1),
+    "resolve.per_host": _at_least(1),
+    "resolve.timeout": _at_least(0.001),
+    "resolve.max_bytes": _at_least(1),
+}
+"""What a setting's value must also be, as the command-line option says it (checked here, so that the refusal
+names the file and the key rather than an option the user did not type)."""
+
+
 def load_settings(path: Path) -> dict[str, object]:
     """The settings of the file at ``path`` by dotted key, checked; an unknown key is refused, never ignored."""
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(str(path), "", f"not valid TOML: {exc}") from None
+        text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(str(path), "", f"cannot read: {exc}") from None
+    raw = load_toml(text, str(path))
     flat: dict[str, object] = {}
     for key, value in raw.items():
         if isinstance(value, dict):
@@ -133,7 +165,12 @@ def load_settings(path: Path) -> dict[str, object]:
     for key in flat:
         if key not in known:
             raise InvalidValue(str(path), key, f"unknown setting {key!r}; settings: {', '.join(known)}")
-    return {key: _check(path, known[key], value) for key, value in flat.items()}
+    checked = {key: _check(path, known[key], value) for key, value in flat.items()}
+    for key, value in checked.items():
+        refusal = _RULES[key](value) if key in _RULES else None
+        if refusal is not None:
+            raise InvalidValue(str(path), key, refusal)
+    return checked
 
 
 class Defaults(dict[str, Any]):

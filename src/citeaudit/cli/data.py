@@ -15,10 +15,11 @@ from rich.table import Table
 from rich.text import Text
 
 from citeaudit.cli.common import DbOption, console, err_console, handles_errors
-from citeaudit.errors import InputError
+from citeaudit.errors import InputError, InvalidValue
 
 if TYPE_CHECKING:
     from citeaudit.ingest import Attachment, PlannedImport, Reader
+    from citeaudit.ingest.collection import CollectedFile
     from citeaudit.store import ImportReport, Store
 
 __all__ = ["register"]
@@ -223,6 +224,7 @@ def _ingest_collection(
         store.transaction(),
     ):
         results = ingest_files(store, plan, fmt, attachments=attachments)
+        _same_bytes_once(files, results, str(manifest or folder))
         _keep_response_ids(store, results)
         row = open_collection(store, name, store.ensure_protocol(chosen.protocol))
         if day is not None:
@@ -246,6 +248,21 @@ def _ingest_collection(
             + ", ".join(p.name for p in others),
             soft_wrap=True,
         )
+
+
+def _same_bytes_once(files: list[CollectedFile], results: list[tuple[str, Reader, ImportReport]], source: str) -> None:
+    """Refuse two files of one collection that hold the same bytes: stored once (a payload is content-addressed),
+    they would be one answer standing for two repeats."""
+    first: dict[str, int] = {}
+    for n, (f, (_, _, report)) in enumerate(zip(files, results, strict=True)):
+        earlier = files[first.setdefault(report.sha256, n)]
+        if earlier is not f:
+            raise InvalidValue(
+                source,
+                str(f.path),
+                f"holds the same bytes as {str(earlier.path)!r} (repeat {earlier.repeat}): one response cannot be "
+                f"two repeats",
+            )
 
 
 def _attachment(

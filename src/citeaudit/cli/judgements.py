@@ -21,6 +21,7 @@ import typer
 
 from citeaudit.cli.common import DbOption, console, err_console, existing_database, handles_errors
 from citeaudit.errors import InvalidValue, MalformedInput, UnknownFormat
+from citeaudit.limits import load_json
 from citeaudit.model import Label, Severity
 
 if TYPE_CHECKING:
@@ -63,25 +64,36 @@ def _format_of(path: Path) -> FileFormat:
 def _records(path: Path, text: str) -> Iterator[tuple[int, Mapping[str, object]]]:
     """``(line, fields)`` of each row of the file."""
     if _format_of(path) is FileFormat.CSV:
-        reader = csv.DictReader(io.StringIO(text, newline=""))
-        missing = [c for c in ("claim_id", "source", "label") if c not in (reader.fieldnames or [])]
-        if missing:
-            raise InvalidValue(str(path), "line 1", f"header {reader.fieldnames!r} lacks column(s) {missing!r}")
-        line = 1
-        for row in reader:
-            yield line + 1, row
-            line = reader.line_num
+        yield from _csv_records(path, text)
         return
-    for number, raw in enumerate(text.splitlines(), start=1):
+    # Lines end at "\n" only: U+2028 and the other characters splitlines() breaks at may stand inside a string.
+    for number, raw in enumerate(text.split("\n"), start=1):
         if not raw.strip():
             continue
-        try:
-            value = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise MalformedInput(str(path), f"line {number}", f"not JSON ({exc.msg}): {raw[:80]!r}") from None
+        value = load_json(raw.removesuffix("\r"), str(path), f"line {number}")
         if not isinstance(value, dict):
             raise InvalidValue(str(path), f"line {number}", f"a row is a JSON object, not {value!r}")
         yield number, value
+
+
+def _csv_records(path: Path, text: str) -> Iterator[tuple[int, Mapping[str, object]]]:
+    """The rows of a CSV file, read strictly: a quote left open or text after a closing quote is refused (a lenient
+    reader would shift every later value into the wrong column), as is a field over the reader's limit."""
+    from citeaudit.report.csv_cells import spreadsheet_text
+
+    reader = csv.DictReader(io.StringIO(text, newline=""), strict=True)
+    line = 0
+    try:
+        missing = [c for c in ("claim_id", "source", "label") if c not in (reader.fieldnames or [])]
+        if missing:
+            raise InvalidValue(str(path), "line 1", f"header {reader.fieldnames!r} lacks column(s) {missing!r}")
+        line = reader.line_num
+        for row in reader:
+            # A cell an export made spreadsheet-safe (a leading apostrophe) reads back as the text it was.
+            yield line + 1, {key: spreadsheet_text(v) if isinstance(v, str) else v for key, v in row.items()}
+            line = reader.line_num
+    except csv.Error as exc:
+        raise MalformedInput(str(path), f"line {line + 1}", f"not CSV: {exc}") from None
 
 
 def _text(path: Path, line: int, fields: Mapping[str, object], column: str) -> str | None:
@@ -101,9 +113,12 @@ def read_rows(path: Path, reviewer: str) -> list[FileJudgement]:
         text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise InvalidValue(str(path), "", "no such file") from None
+    except IsADirectoryError:
+        raise InvalidValue(str(path), "", "a directory, not a judgements file") from None
     except UnicodeDecodeError as exc:
         raise MalformedInput(str(path), f"byte {exc.start}", "not UTF-8 text") from None
     rows: list[FileJudgement] = []
+    labels: dict[tuple[str, str], tuple[int, str]] = {}
     for line, fields in _records(path, text):
         where = f"line {line}"
         if None in fields:
@@ -116,6 +131,15 @@ def read_rows(path: Path, reviewer: str) -> list[FileJudgement]:
             raise InvalidValue(str(path), where, f"claim_id {claim_id!r} and source {source!r} are both needed")
         if label not in {member.value for member in Label}:
             raise InvalidValue(str(path), where, f"label {label!r} is not one of {', '.join(Label)}")
+        # One reviewer gives one edge one label per file: two would both be recorded, the later one final.
+        first_line, first_label = labels.setdefault((claim_id, source), (line, label))
+        if first_label != label:
+            raise InvalidValue(
+                str(path),
+                where,
+                f"label {label!r} for claim {claim_id!r} and source {source!r}, which line "
+                f"{first_line} labels {first_label!r}: one label per edge",
+            )
         severity = _text(path, line, fields, "severity")
         if severity is not None and severity not in {member.value for member in Severity}:
             raise InvalidValue(str(path), where, f"severity {severity!r} is not one of {', '.join(Severity)}")
@@ -150,11 +174,12 @@ def import_file(
     """Record a reviewer's labels from a file, checked row by row under the project's review policy; one bad row
     (its file, line and value are named) and nothing is written."""
     from citeaudit.store.review import ReviewStore  # loaded when the command runs, not for --help
+    from citeaudit.store.writers import busy_timeout
 
     existing_database(db)
     rows = read_rows(file, reviewer)
     ReviewStore.prepare(db)
-    with ReviewStore(db) as store:
+    with ReviewStore(db, busy_timeout()) as store:
         recorded, repeated = store.import_judgements(str(file), reviewer, rows)
     err_console.print(f"{recorded} judgement(s) recorded for {reviewer}; {repeated} already recorded")
 
@@ -169,10 +194,11 @@ def export_file(
 ) -> None:
     """Write the human judgements on current claims with the import's columns (plus reviewer, stage, when)."""
     from citeaudit.store.review import ReviewStore  # loaded when the command runs, not for --help
+    from citeaudit.store.writers import busy_timeout
 
     existing_database(db)
     ReviewStore.prepare(db)
-    with ReviewStore(db) as store:
+    with ReviewStore(db, busy_timeout()) as store:
         records = [
             {
                 "claim_id": row.claim_id,
@@ -190,7 +216,9 @@ def export_file(
         ]
     buffer = io.StringIO(newline="")
     if file_format is FileFormat.CSV:
-        writer = csv.DictWriter(buffer, fieldnames=[*COLUMNS, *_EXPORT_ONLY], lineterminator="\n")
+        from citeaudit.report.csv_cells import SafeDictWriter
+
+        writer = SafeDictWriter(buffer, fieldnames=[*COLUMNS, *_EXPORT_ONLY], lineterminator="\n")
         writer.writeheader()
         writer.writerows({k: "" if v is None else v for k, v in r.items()} for r in records)
     else:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 from pathlib import Path
@@ -24,7 +23,9 @@ __all__ = ["register"]
 
 def _csv(report: MisattributionReport) -> str:
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
+    from citeaudit.report.csv_cells import SafeWriter
+
+    writer = SafeWriter(buffer, lineterminator="\n")
     writer.writerow(["claim_id", "answer_id", "claim", "cited", "supported_by", "kind", "passage", "reviewer"])
     for case in report.cases:
         cited = "; ".join(f"{key} ({label or 'pending'})" for key, label in case.cited)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 import sys
@@ -79,6 +78,7 @@ def serve(
     """Serve the review UI for a database: blind single or double review, adjudication, evidence groups and the
     score page. Fully offline; log in with an account made by `citeaudit reviewer add`."""
     from citeaudit.store.review import ReviewStore
+    from citeaudit.store.writers import busy_timeout
 
     try:
         import uvicorn
@@ -89,7 +89,7 @@ def serve(
     if (certfile is None) != (keyfile is None):
         raise InvalidValue("review serve", "--ssl-certfile/--ssl-keyfile", "give both files or neither")
     ReviewStore.prepare(existing_database(db))
-    with ReviewStore(db) as store:
+    with ReviewStore(db, busy_timeout()) as store:
         if policy is not None and policy.value != store.settings()["policy"] and store.has_human_judgements():
             _confirm_policy(store, policy.value, yes)
         if policy is not None:
@@ -165,6 +165,7 @@ def add(
 ) -> None:
     """Create a review account; the password is stored only as an Argon2id hash."""
     from citeaudit.store.review import ReviewStore
+    from citeaudit.store.writers import busy_timeout
 
     try:
         from citeaudit.review.auth import hash_password
@@ -175,7 +176,7 @@ def add(
     if len(password) < 8:
         raise InvalidValue("reviewer add", "--password", "a password needs 8 or more characters")
     ReviewStore.prepare(db)
-    with ReviewStore(db) as store:
+    with ReviewStore(db, busy_timeout()) as store:
         store.add_reviewer(name, role.value, hash_password(password))
     console.print(f"added {role.value} {name!r} to {db}")
 
@@ -190,15 +191,18 @@ def export(
     """Export the audit log of review actions: who, when, what, and the state before and after."""
     from citeaudit.report.files import write_atomically
     from citeaudit.store.review import ReviewStore
+    from citeaudit.store.writers import busy_timeout
 
     ReviewStore.prepare(existing_database(db))
-    with ReviewStore(db) as store:
+    with ReviewStore(db, busy_timeout()) as store:
         entries = [entry.to_dict() for entry in store.audit_log()]
     if fmt is LogFormat.JSONL:
         text = "".join(json.dumps(entry, ensure_ascii=False, sort_keys=True) + "\n" for entry in entries)
     else:
         buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=["seq", "at", "actor", "action", "target", "before", "after"])
+        from citeaudit.report.csv_cells import SafeDictWriter
+
+        writer = SafeDictWriter(buffer, fieldnames=["seq", "at", "actor", "action", "target", "before", "after"])
         writer.writeheader()
         for entry in entries:
             writer.writerow(

@@ -14,7 +14,15 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-from citeaudit.cli.common import DbOption, OutputFormat, console, err_console, existing_database, handles_errors
+from citeaudit.cli.common import (
+    DbOption,
+    OutputFormat,
+    console,
+    err_console,
+    existing_database,
+    handles_errors,
+    shown_text,
+)
 from citeaudit.errors import InputError
 
 # load_embedder is looked up here at call time, so that it can be replaced (as without the models extra).
@@ -367,7 +375,12 @@ def list_command(
         return
     table = Table("claim", "span", "edges", "text", header_style="bold")
     for row in rows:
-        table.add_row(str(row["id"]), f"{row['start']}–{row['end']}", str(row["edges"]), Text(str(row["text"])))
+        table.add_row(
+            Text(shown_text(str(row["id"]))),
+            f"{row['start']}–{row['end']}",
+            str(row["edges"]),
+            Text(shown_text(str(row["text"]))),
+        )
     console.print(table)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import getpass
+import ipaddress
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -70,11 +71,16 @@ MapHostOption = Annotated[
 
 
 def _host_map(pairs: list[str] | None) -> tuple[tuple[str, str], ...]:
+
     mapped = []
     for pair in pairs or []:
         name, sep, address = pair.partition("=")
         if not sep or not name.strip() or not address.strip():
             raise InvalidValue("--map-host", pair, "expected NAME=IP, e.g. docs.example.test=127.0.0.1")
+        try:
+            ipaddress.ip_address(address.strip())
+        except ValueError:
+            raise InvalidValue("--map-host", pair, f"{address.strip()!r} is not an IP address") from None
         mapped.append((name.strip(), address.strip()))
     return tuple(mapped)
 

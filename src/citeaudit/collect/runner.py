@@ -39,7 +39,8 @@ from citeaudit.ingest.assemble import Attachment, assemble
 from citeaudit.limits import load_json
 from citeaudit.model import AnswerStatus, Audit, FailedAnswer, RetrievalStatus, Run
 from citeaudit.sources.extract import require_extra
-from citeaudit.sources.fetch import ResolveSettings, retry_after
+from citeaudit.sources.fetch import ResolveSettings
+from citeaudit.sources.headers import MalformedHeader, retry_after
 from citeaudit.sources.resolver import resolve_sources_async
 from citeaudit.store import Store
 
@@ -298,7 +299,11 @@ class _Collector:
                     self.ledger.error(row.pk, reason)
                     self.report.errors[(spec.id, reason)] += 1
                     return None
-                wait = retry_after(response.headers.get("retry-after"))
+                try:
+                    wait = retry_after(response.headers.get("retry-after"))
+                except MalformedHeader as exc:
+                    reason = f"{reason} ({exc})"
+                    break
                 if wait is not None and wait > self.settings.max_wait:
                     reason = f"{reason} (Retry-After {wait:.0f} s exceeds --max-wait)"
                     break

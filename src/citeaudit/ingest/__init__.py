@@ -11,6 +11,8 @@ import functools
 import gc
 import hashlib
 import importlib
+import os
+import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -20,7 +22,7 @@ from typing import TYPE_CHECKING
 from citeaudit.errors import InputError, InvalidValue, UnknownFormat
 from citeaudit.ingest.base import CHUNK, ParsedAnswer, Reader, ReaderKind
 from citeaudit.ingest.shape import Shape, shape_of, shape_of_file
-from citeaudit.limits import shown
+from citeaudit.limits import MAX_INPUT_BYTES, shown
 from citeaudit.model import Audit
 
 if TYPE_CHECKING:
@@ -149,11 +151,35 @@ class PreparedImport:
     :attr:`~citeaudit.ingest.base.ParsedAnswer.placed_by_markers`)."""
 
 
-def _read_bytes(path: str | Path) -> bytes:
+def _checked_file(path: str | Path) -> None:
+    """Refuse, before reading a byte, what is not a file to import: a folder, a device (``/dev/zero`` reads
+    forever), a socket, or a file larger than a payload may be. A named pipe is read as it is written."""
     try:
-        return Path(path).read_bytes()
+        found = os.stat(path)
     except OSError as exc:
         raise InputError(str(path), "", f"cannot read: {exc.strerror}") from None
+    if stat.S_ISDIR(found.st_mode):
+        raise InputError(
+            str(path), "", "a folder, not a file (a folder of saved responses takes --manifest or --pattern)"
+        )
+    if not (stat.S_ISREG(found.st_mode) or stat.S_ISFIFO(found.st_mode)):
+        raise InputError(str(path), "", "not a regular file (a device or a socket): nothing to import")
+    if found.st_size > MAX_INPUT_BYTES:
+        raise InputError(
+            str(path), "", f"{found.st_size} bytes, more than the {MAX_INPUT_BYTES} a payload may have: split the file"
+        )
+
+
+def _read_bytes(path: str | Path) -> bytes:
+    _checked_file(path)
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_INPUT_BYTES + 1)  # a pipe has no size to check first
+    except OSError as exc:
+        raise InputError(str(path), "", f"cannot read: {exc.strerror}") from None
+    if len(data) > MAX_INPUT_BYTES:
+        raise InputError(str(path), "", f"more than the {MAX_INPUT_BYTES} bytes a payload may have: split the file")
+    return data
 
 
 def read_file(
@@ -304,6 +330,7 @@ def plan_imports(paths: Sequence[str | Path], fmt: str | Reader | None = None) -
     paused: list[str] = []
     for path in paths:
         name = str(path)
+        _checked_file(path)
         # a named format needs no recognition, but is checked against what the content looks like
         shape = _read_shape(path) if not isinstance(fmt, Reader) else None
         reader = detect_reader(shape if shape is not None else b"", name, fmt)
@@ -423,8 +450,19 @@ def ingest_files(
                         chunks, data, origin=name, fmt=reader.name, media_type=_media_type(reader, data), progress=told
                     )
                     partly, placed = partial()
-                    if partly or placed:
+                    if (
+                        reader.name != "audit-json"
+                        and not report.already_imported
+                        and not (report.answers or report.failures)
+                    ):
+                        # An empty file (or an empty list) would import as 0 answers without a word.
+                        raise InvalidValue(name, "", f"holds no {reader.name} answer: nothing to import")
+                    if (partly or placed) and not report.already_imported:
                         report = dataclasses.replace(report, partial=partly, placed_by_markers=placed)
+                        if partly:
+                            from citeaudit.store.answers import record_partly_understood
+
+                            record_partly_understood(store, report.sha256, report.partial)
                 results.append((name, reader, report))
     except UnicodeEncodeError as exc:
         raise _unstorable(name, exc) from None
@@ -489,6 +527,10 @@ def store_prepared(store: Store, prepared: PreparedImport) -> ImportReport:
             )
         if (prepared.partial or prepared.placed) and not report.already_imported:
             report = dataclasses.replace(report, partial=prepared.partial, placed_by_markers=prepared.placed)
+            if prepared.partial:
+                from citeaudit.store.answers import record_partly_understood
+
+                record_partly_understood(store, report.sha256, report.partial)
         return report
     except UnicodeEncodeError as exc:
         raise _unstorable(prepared.source, exc) from None

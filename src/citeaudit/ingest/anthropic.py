@@ -203,7 +203,10 @@ def _search_result(block: dict[str, Any], source: str, where: str, reading: _Rea
     for i, raw in enumerate(content):
         at = f"{where}.content[{i}]"
         result = expect(raw, dict, source, at)
-        if result.get("type") != "web_search_result":
+        kind = result.get("type")
+        if kind != "web_search_result":
+            # A result of a kind not known yet is not read, and the answer says so (partly understood).
+            _note(reading, f"web_search_tool_result entry of type {shown(kind, 40)}")
             continue
         url = expect(result.get("url"), _OPTIONAL_TEXT, source, f"{at}.url")
         title = expect(result.get("title"), _OPTIONAL_TEXT, source, f"{at}.title")

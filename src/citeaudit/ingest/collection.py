@@ -14,13 +14,14 @@ A name pattern names the same fields in braces: ``{question}__{engine}__{locale}
 from __future__ import annotations
 
 import csv
-import json
+import io
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from citeaudit.errors import InputError, InvalidValue
+from citeaudit.limits import MAX_REPEATS, load_json, shown
 
 __all__ = ["FIELDS", "CollectedFile", "from_manifest", "from_pattern", "response_id"]
 
@@ -45,13 +46,12 @@ class CollectedFile:
 
 
 def _repeat(value: str, source: str, where: str) -> int:
-    try:
-        repeat = int(value)
-    except ValueError:
-        raise InvalidValue(source, where, f"repeat must be a whole number (got {value!r})") from None
-    if repeat < 1:
-        raise InvalidValue(source, where, f"repeat counts from 1 (got {value!r})")
-    return repeat
+    if not value.isascii() or not value.isdigit():
+        raise InvalidValue(source, where, f"repeat must be a whole number (got {value!r})")
+    # Compared as text first: int() refuses thousands of digits, and no repeat is stored past MAX_REPEATS.
+    if len(value.lstrip("0")) > len(str(MAX_REPEATS)) or not 1 <= int(value) <= MAX_REPEATS:
+        raise InvalidValue(source, where, f"repeat counts from 1 to {MAX_REPEATS} (got {shown(value, 30)})")
+    return int(value)
 
 
 def _unique(files: Sequence[CollectedFile], source: str) -> list[CollectedFile]:
@@ -76,7 +76,15 @@ def from_manifest(manifest: Path, folder: Path) -> list[CollectedFile]:
         text = manifest.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(source, "", f"cannot read: {exc}") from None
-    reader = csv.DictReader(text.splitlines())
+    # Read strictly: a quote left open would shift every later cell into another column.
+    reader = csv.DictReader(io.StringIO(text, newline=""), strict=True)
+    try:
+        return _manifest_rows(reader, source, folder)
+    except csv.Error as exc:  # a quote left open, a field over the reader's limit
+        raise InvalidValue(source, f"line {reader.line_num}", f"not CSV: {exc}") from None
+
+
+def _manifest_rows(reader: csv.DictReader[str], source: str, folder: Path) -> list[CollectedFile]:
     header = reader.fieldnames or []
     missing = [name for name in _REQUIRED if name not in header]
     if missing:
@@ -163,8 +171,8 @@ def response_id(data: bytes) -> str | None:
     """The engine's own id of a saved response, when the payload is one JSON object that gives one: OpenAI's and
     Anthropic's and Perplexity's ``id``, Gemini's ``responseId``, SerpApi's ``search_metadata.id``."""
     try:
-        document = json.loads(data)
-    except (ValueError, UnicodeDecodeError):
+        document = load_json(data, "response")
+    except InputError:  # not one JSON document within the limits: the reader says why when it reads it
         return None
     if not isinstance(document, dict):
         return None

@@ -49,7 +49,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from citeaudit.errors import InvalidValue
+from citeaudit.errors import InvalidValue, MalformedInput
 from citeaudit.identity import host_of
 from citeaudit.ingest.base import ANSWER_LEVEL, CUT_OFF, ClaimCandidate, ParsedAnswer, ParsedCitation, Reader
 from citeaudit.ingest.markers import cite_markers, numbered
@@ -64,6 +64,7 @@ from citeaudit.ingest.payload import (
 )
 from citeaudit.ingest.shape import Shape, shape_of
 from citeaudit.ingest.text import MARKER, SentenceIndex, candidates, claim_text, trim_span
+from citeaudit.limits import load_json
 from citeaudit.model import AnswerStatus, CitationKind, RetrievalStatus
 
 __all__ = ["CHAT_READER", "RESPONSES_READER", "can_read_chat", "can_read_responses", "read_chat", "read_responses"]
@@ -457,9 +458,11 @@ def _arguments_query(item: dict[str, Any], source: str, where: str, searches: _S
     """The query of a search call written as function-call ``arguments`` (xAI's Responses-compatible API)."""
     arguments = expect(item.get("arguments"), _OPTIONAL_TEXT, source, f"{where}.arguments")
     try:
-        parsed = json.loads(arguments) if arguments else None
-    except json.JSONDecodeError:
-        return  # not structured: nothing to read a query from, and nothing the answer depends on
+        parsed = load_json(arguments, source, f"{where}.arguments") if arguments else None
+    except MalformedInput as exc:
+        if isinstance(exc.__cause__, json.JSONDecodeError):
+            return  # not structured: nothing to read a query from, and nothing the answer depends on
+        raise  # structured past the limits (nesting, numbers, keys): refused like any payload
     query = parsed.get("query") if isinstance(parsed, dict) else None
     if isinstance(query, str) and query:
         searches.queries.append(query)

@@ -12,7 +12,7 @@ from citeaudit.errors import InputError, InvalidValue, MalformedInput
 from citeaudit.identity import document_key, identity_url
 from citeaudit.ingest.base import ParsedAnswer, ParsedCitation
 from citeaudit.ingest.shape import Shape
-from citeaudit.limits import load_json
+from citeaudit.limits import load_json, shown
 from citeaudit.model import AnswerStatus
 
 if TYPE_CHECKING:
@@ -63,7 +63,37 @@ def load_payloads(data: bytes, source: str) -> Iterator[tuple[str, Any]]:
     A JSON document that is a list yields one payload per element (``"[i]"``). JSON Lines are split at line
     feeds only (a JSON string may hold U+2028 and other characters ``str.splitlines`` breaks at) and parsed one
     at a time as they are read, so a large file never holds every parsed payload at once.
+
+    The same response given twice in one file (the engine's own id: ``id``, ``responseId``,
+    ``search_metadata.id``) is refused at its second place: stored twice, it would count twice in every
+    denominator.
     """
+    seen: dict[str, str] = {}
+    for location, payload in _payloads(data, source):
+        found = _response_id(payload)
+        if found is not None:
+            first = seen.setdefault(found, location)
+            if first != location:
+                raise InvalidValue(
+                    source, location, f"response {shown(found, 60)} is also at {first}: one response given twice"
+                )
+        yield location, payload
+
+
+def _response_id(payload: Any) -> str | None:
+    """The engine's own id of one payload, when it gives one."""
+    if not isinstance(payload, dict):
+        return None
+    for key in ("id", "responseId"):
+        value = payload.get(key)
+        if isinstance(value, str) and value:
+            return value
+    metadata = payload.get("search_metadata")
+    value = metadata.get("id") if isinstance(metadata, dict) else None
+    return value if isinstance(value, str) and value else None
+
+
+def _payloads(data: bytes, source: str) -> Iterator[tuple[str, Any]]:
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

@@ -6,7 +6,6 @@ One file per table. Every row keeps its ids, so the tables join back together (`
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 from collections.abc import Callable
@@ -16,6 +15,7 @@ from typing import Any
 from citeaudit.errors import CiteauditError
 from citeaudit.identity import OfficialMatcher
 from citeaudit.model import Audit, review_outcome
+from citeaudit.report.csv_cells import SafeDictWriter
 from citeaudit.report.files import write_atomically
 from citeaudit.report.formats import score_row
 from citeaudit.results import ScoreResult
@@ -172,7 +172,7 @@ def table_rows(audit: Audit, result: ScoreResult) -> dict[str, list[Row]]:
 
 def _csv(rows: list[Row], columns: list[str]) -> bytes:
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
+    writer = SafeDictWriter(buffer, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
     writer.writerows(rows)
     return buffer.getvalue().encode("utf-8")
@@ -208,14 +208,23 @@ def _columns(rows: list[Row]) -> list[str]:
 
 
 def export_tables(audit: Audit, result: ScoreResult, fmt: str, folder: Path) -> list[Path]:
-    """Write every table into ``folder`` (created if needed); each file appears whole or not at all."""
+    """Write every table into ``folder`` (created if needed): all of them, each whole, or none."""
     suffix, writer = WRITERS[fmt]
     tables = table_rows(audit, result)
     encoded = {name: writer(rows, _columns(rows)) for name, rows in tables.items()}  # fail before writing
+    made = not folder.exists()
     folder.mkdir(parents=True, exist_ok=True)
-    written = []
-    for name in TABLES:
-        target = folder / f"{name}{suffix}"
-        write_atomically(target, encoded[name])
-        written.append(target)
+    written: list[Path] = []
+    try:
+        for name in TABLES:
+            target = folder / f"{name}{suffix}"
+            write_atomically(target, encoded[name])
+            written.append(target)
+    except BaseException:
+        # All tables or none (a full disk after the second table leaves neither it nor the first).
+        for path in written:
+            path.unlink(missing_ok=True)
+        if made:
+            folder.rmdir()
+        raise
     return written

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 
 from citeaudit.model import Label
+from citeaudit.report.csv_cells import SafeDictWriter
 from citeaudit.results import ScopeScore, ScoreResult
 
 __all__ = ["result_csv", "result_json", "score_row"]
@@ -42,7 +42,7 @@ def result_csv(result: ScoreResult) -> str:
     """One row per group (or one row for the whole scope); empty cells where a metric is undefined."""
     scopes = result.groups if result.group_by else (result.overall,)
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=list(score_row(result, result.overall)), lineterminator="\n")
+    writer = SafeDictWriter(buffer, fieldnames=list(score_row(result, result.overall)), lineterminator="\n")
     writer.writeheader()
     writer.writerows(score_row(result, scope) for scope in scopes)
     return buffer.getvalue()

@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from citeaudit.errors import SegmentationUnavailable
+from citeaudit.errors import InputError, SegmentationUnavailable
+from citeaudit.limits import load_json
 from citeaudit.model import Segmentation
 from citeaudit.segment.rules import ClaimSpan, Segmented
 from citeaudit.segment.rules_v2 import RulesV2
@@ -99,8 +100,8 @@ class ResponseCache:
         if not path.is_file():
             return None
         try:
-            body = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
+            body = load_json(path.read_bytes(), str(path))
+        except (OSError, InputError):
             return None  # a damaged entry is asked again and overwritten
         return body if isinstance(body, dict) else None
 
@@ -277,8 +278,8 @@ def _read(body: dict[str, Any]) -> list[tuple[str, str]] | None:
     if not isinstance(content, str):
         return None
     try:
-        parsed = json.loads(_FENCE.sub("", content))
-    except json.JSONDecodeError:
+        parsed = load_json(_FENCE.sub("", content), "model reply")
+    except InputError:
         return None
     facts = parsed.get("facts") if isinstance(parsed, dict) else None
     if not isinstance(facts, list):

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import email.utils
 import http.cookiejar
+import math
 import os
 import ssl
 import time
@@ -20,7 +20,6 @@ import zlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 import httpx
@@ -37,13 +36,14 @@ from citeaudit.sources.extract import (
     read_document_text,
     split_type,
 )
+from citeaudit.sources.headers import MalformedHeader, content_length, retry_after
 from citeaudit.sources.links import canonical_link, valid_http_url
 from citeaudit.sources.offload import WorkerGate, machine_cpu
 from citeaudit.sources.records import Document, FetchOutcome, Hop
 from citeaudit.sources.security import AddressBlocked, NameNotResolved, PerOriginTransport
 from citeaudit.sources.workers import ExtractionHelper, ExtractionPool, ExtractionTimedOut, WorkerDied
 
-__all__ = ["USER_AGENT", "Fetcher", "ResolveSettings", "retry_after"]
+__all__ = ["USER_AGENT", "Fetcher", "ResolveSettings"]
 
 USER_AGENT = "citeaudit/0.1 (citation audit; reads each cited page once; no cookies)"
 """User-Agent sent with every request."""
@@ -124,9 +124,9 @@ class ResolveSettings:
         if self.extract_workers is not None and self.extract_workers < 0:
             raise bad("extract_workers", "must be 0 or more (or None to choose)")
         for name in ("timeout", "backoff", "max_retry_wait"):
-            if not getattr(self, name) > 0:
-                raise bad(name, "must be a positive number of seconds")
-        if self.extract_timeout is not None and not self.extract_timeout > 0:
+            if not 0 < getattr(self, name) < math.inf:  # an infinite timeout would be no deadline at all
+                raise bad(name, "must be a positive, finite number of seconds")
+        if self.extract_timeout is not None and not 0 < self.extract_timeout < math.inf:
             raise bad("extract_timeout", "must be a positive number of seconds (or None for no limit)")
 
 
@@ -151,22 +151,6 @@ class _Failure(Exception):
     def __init__(self, reason: str, status: int | None = None) -> None:
         self.reason, self.status = reason, status
         super().__init__(reason)
-
-
-def retry_after(value: str | None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` value (delta-seconds or HTTP date), ``None`` when absent or bad."""
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
 def _without_credentials(url: str) -> str:
@@ -349,8 +333,11 @@ class Fetcher:
             headers = _header_map(response.headers)
             if status in _REDIRECTS or status >= 400 or status < 200:
                 return _Response(url, status, headers, None)
-            length = headers.get("content-length", "")
-            if length.isdigit() and int(length) > self.settings.max_bytes:
+            try:
+                length = content_length(headers.get("content-length"))
+            except MalformedHeader as exc:
+                raise _Failure(exc.reason, status) from None
+            if length is not None and length > self.settings.max_bytes:
                 raise _Failure("too_large", status)
             body = _Body(headers.get("content-encoding", ""), self.settings.max_bytes)
             async for raw in response.aiter_raw():
@@ -362,7 +349,10 @@ class Fetcher:
             response = await self._get(url)
             if response.status not in _RETRY_STATUSES or attempt == self.settings.retries:
                 return response
-            wait = retry_after(response.headers.get("retry-after"))
+            try:
+                wait = retry_after(response.headers.get("retry-after"))
+            except MalformedHeader as exc:
+                raise _Failure(exc.reason, response.status) from None
             if wait is None:
                 wait = self.settings.backoff * 2**attempt
             if wait > self.settings.max_retry_wait:

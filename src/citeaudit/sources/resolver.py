@@ -12,11 +12,15 @@ import dataclasses
 from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from citeaudit.errors import ResolveStopped
 from citeaudit.sources.fetch import Fetcher, ResolveSettings
 from citeaudit.sources.records import FetchOutcome, Passage, ResolveReport, Snapshot
 from citeaudit.sources.workers import WorkerDied
+
+if TYPE_CHECKING:
+    from citeaudit.store.resolution import MergeCounts
 
 __all__ = [
     "resolve_sources",
@@ -32,7 +36,9 @@ ProgressHook = Callable[[FetchOutcome], None]
 _BATCH = 32
 """Results written in one transaction at most."""
 _FLUSH_SECONDS = 0.5
-"""Longest a result waits before it is written."""
+"""Longest a result waits before it is written (unless a write is waiting for another process's lock)."""
+_MOST_WAITING = 8 * _BATCH
+"""Results kept at most while a write waits for the database; past it the fetching waits too."""
 
 
 def resolve_sources(
@@ -76,13 +82,29 @@ async def resolve_sources_async(
         pending = iter(selection.todo)
 
         batch: list[tuple[int, FetchOutcome]] = []
+        writing = asyncio.Lock()
 
-        def flush() -> None:
+        async def flush() -> None:
             # One transaction for the results gathered so far: a stop loses at most these and the pages in flight.
+            # The write may wait for another process's lock (up to the busy timeout): it waits in a thread, so the
+            # pages in flight keep being read and their own deadlines are not spent on the database's time.
+            async with writing:
+                done = batch[:]
+                batch.clear()
+                if not done:
+                    return
+                write = asyncio.ensure_future(asyncio.to_thread(store.record_fetches, done))
+                try:
+                    recorded = await asyncio.shield(write)
+                except asyncio.CancelledError:
+                    # A write cannot stop half-way: it ends (and is counted) before the connection is used again.
+                    counted(done, await write)
+                    raise
+            counted(done, recorded)
+
+        def counted(done: list[tuple[int, FetchOutcome]], recorded: list[MergeCounts]) -> None:
             nonlocal resolved, merged_sources, merged_edges, disputed
-            done = batch[:]
-            batch.clear()
-            for (_, outcome), merges in zip(done, store.record_fetches(done), strict=True):
+            for (_, outcome), merges in zip(done, recorded, strict=True):
                 if outcome.reason is None:
                     resolved += 1
                 else:
@@ -96,14 +118,15 @@ async def resolve_sources_async(
         async def worker(fetcher: Fetcher) -> None:
             for source in pending:
                 batch.append((source.pk, await fetcher.fetch(source.url)))
-                if len(batch) >= _BATCH:
-                    flush()
+                # While a write waits, results gather up to a bound (memory), then the workers wait for it too.
+                if (len(batch) >= _BATCH and not writing.locked()) or len(batch) >= _MOST_WAITING:
+                    await flush()
 
         async def ticker() -> None:
             while True:
                 await asyncio.sleep(_FLUSH_SECONDS)
-                if batch:
-                    flush()
+                if batch and not writing.locked():
+                    await flush()
 
         if selection.todo:
             async with Fetcher(settings, expected=len(selection.todo)) as fetcher:
@@ -118,7 +141,7 @@ async def resolve_sources_async(
                     for task in running:
                         task.cancel()
                     await asyncio.gather(*running, return_exceptions=True)
-                    flush()
+                    await flush()
                     raise ResolveStopped(
                         f"the text-extraction worker process stopped (killed, or out of memory) after "
                         f"{resolved + sum(failed.values())} of {len(selection.todo)} sources were recorded; run "
@@ -127,8 +150,7 @@ async def resolve_sources_async(
                     ) from None
                 finally:
                     tick.cancel()
-                    if batch:
-                        flush()
+                    await flush()
         return ResolveReport(
             selected=len(selection.todo),
             resolved=resolved,

@@ -8,7 +8,7 @@ import counted them apart.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,6 +31,8 @@ __all__ = [
     "collections_with_answers",
     "date_collection",
     "link_collected",
+    "partly_understood",
+    "record_partly_understood",
     "record_response_id",
     "unresolved_sources",
 ]
@@ -182,6 +184,39 @@ def record_response_id(store: Store, payload_sha256: str, response_id: str) -> i
             "UPDATE answers SET response_id = ? WHERE payload_sha256 = ? AND response_id IS NULL",
             (response_id, payload_sha256),
         ).rowcount
+
+
+def record_partly_understood(store: Store, payload_sha256: str, answers: int) -> None:
+    """Keep with the import of that payload how many of its answers the reader only partly understood (known
+    once the last chunk was read, after the import's counts were written)."""
+    with store.transaction() as db:
+        db.execute(
+            "UPDATE imports SET counts = json_set(counts, '$.partial', ?) WHERE payload_sha256 = ?",
+            (answers, payload_sha256),
+        )
+
+
+def partly_understood(store: Store, runs: Collection[str]) -> list[str]:
+    """One warning per import with answers in ``runs`` that its reader only partly understood."""
+    rows = store.connection.execute(
+        "SELECT i.pk, i.origin, i.format, json_extract(i.counts, '$.partial') FROM imports i "
+        "WHERE json_extract(i.counts, '$.partial') > 0 ORDER BY i.pk"
+    ).fetchall()
+    warnings = []
+    for import_pk, origin, fmt, answers in rows:
+        found = {
+            run
+            for (run,) in store.connection.execute(
+                "SELECT DISTINCT r.id FROM answers a JOIN runs r ON r.pk = a.run_pk WHERE a.import_pk = ?",
+                (import_pk,),
+            )
+        }
+        if found & set(runs):
+            warnings.append(
+                f"{answers} answer(s) of {origin} ({fmt}) only partly understood: the payload holds parts this "
+                "reader does not know, which are not counted"
+            )
+    return warnings
 
 
 def link_collected(store: Store, collection_pk: int, imported: Sequence[tuple[tuple[str, str, str, int], str]]) -> int:

@@ -16,7 +16,7 @@ from pathlib import Path
 from citeaudit.errors import StoreError
 from citeaudit.store.writers import begin_immediate, busy_error, is_busy
 
-__all__ = ["Transactions", "connect", "paired_snapshot", "read_snapshot", "use_wal"]
+__all__ = ["Transactions", "connect", "paired_snapshot", "read_snapshot", "storage_failure", "unwritable", "use_wal"]
 
 
 def connect(
@@ -56,6 +56,8 @@ def connect(
         db.close()
         if is_busy(exc):
             raise busy_error(path, busy_timeout) from None
+        if storage_failure(exc):
+            raise unwritable(path, exc) from None
         raise StoreError(f"{str(path)!r} is not a citeaudit database: {exc}") from None
     return db
 
@@ -154,15 +156,47 @@ class Transactions:
             try:
                 yield self._db
             except BaseException:
-                self._db.execute(f"ROLLBACK TO {name}")
-                self._db.execute(f"RELEASE {name}")
+                if self._db.in_transaction:  # SQLite ends the whole transaction itself on a full disk
+                    self._db.execute(f"ROLLBACK TO {name}")
+                    self._db.execute(f"RELEASE {name}")
                 raise
             self._db.execute(f"RELEASE {name}")
             return
         begin_immediate(self._db, self._path, self._busy_timeout, self._on_wait)
         try:
             yield self._db
-        except BaseException:
-            self._db.execute("ROLLBACK")
+        except BaseException as exc:
+            # On a full disk SQLite has rolled back already: a second ROLLBACK would hide why.
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.Error) and storage_failure(exc):
+                raise unwritable(self._path, exc) from None
             raise
-        self._db.execute("COMMIT")
+        try:
+            self._db.execute("COMMIT")
+        except sqlite3.Error as exc:
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+            if storage_failure(exc):
+                raise unwritable(self._path, exc) from None
+            raise
+
+
+_STORAGE_FAILURES = (
+    "database or disk is full",
+    "readonly database",
+    "disk i/o error",
+    "unable to open database file",
+)
+
+
+def storage_failure(exc: sqlite3.Error) -> bool:
+    """True when ``exc`` is SQLite failing to write the file (a full disk, a read-only or immutable file, an I/O
+    error), not a fault of the data or of citeaudit."""
+    message = str(exc).lower()
+    return any(failure in message for failure in _STORAGE_FAILURES)
+
+
+def unwritable(path: Path, exc: sqlite3.Error) -> StoreError:
+    """The one-line error for a database that cannot be written; the transaction has been rolled back."""
+    return StoreError(f"cannot write to the database {str(path)!r} ({exc}): nothing was written")

@@ -48,7 +48,15 @@ from citeaudit.store.claimsets import (
     write_claim_set,
     write_claim_sets,
 )
-from citeaudit.store.connection import Transactions, connect, paired_snapshot, read_snapshot, use_wal
+from citeaudit.store.connection import (
+    Transactions,
+    connect,
+    paired_snapshot,
+    read_snapshot,
+    storage_failure,
+    unwritable,
+    use_wal,
+)
 from citeaudit.store.facts import (
     FactWork,
     MappingRow,
@@ -145,6 +153,8 @@ class Store:
             self._db.close()
             if is_busy(exc):
                 raise busy_error(self.path, self._busy_timeout) from None
+            if storage_failure(exc):
+                raise unwritable(self.path, exc) from None
             raise StoreError(f"{str(self.path)!r} is not a citeaudit database: {exc}") from None
 
     def __enter__(self) -> Store:
