@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import getpass
 import sys
 from collections.abc import Callable
 from enum import StrEnum
@@ -23,6 +24,7 @@ __all__ = [
     "existing_database",
     "handles_errors",
     "one_line",
+    "os_user",
     "out_text",
 ]
 
@@ -64,6 +66,14 @@ def one_line(message: str) -> str:
     """``message`` with every character that would break the line written as its escape: an error stays one line
     even when the value it shows (a file name, a path) holds a newline."""
     return message.translate(_LINE_BREAKS)
+
+
+def os_user() -> str:
+    """The operating-system user running the command, for the audit log ("" when the system names none)."""
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):  # no login name and no passwd entry (a bare container)
+        return ""
 
 
 def existing_database(db: Path) -> Path:

@@ -77,6 +77,7 @@ from citeaudit.store.migrations import MIGRATIONS, SCHEMA_VERSION
 from citeaudit.store.pipeline import ChunkWriter, second_core_idle
 from citeaudit.store.reading import read_audit, read_scoring_columns, read_segmentations
 from citeaudit.store.records import FetchOutcome, Passage, Snapshot
+from citeaudit.store.review_policy import require_account
 from citeaudit.store.writers import busy_error, busy_timeout, is_busy
 
 # REVIEW_POLICIES, ImportReport, insert_rows, the index helpers and ROWS_PER_STATEMENT live with the import
@@ -476,6 +477,7 @@ class Store:
     ) -> tuple[str, str]:
         """Confirm a proposal, or map a claim to a fact directly; coverage counts it from now on."""
         with self._transaction() as db:
+            require_account(db, actor, "facts confirm")
             return confirm_mapping(db, mapping_pk, claim_id, fact_id, actor, utc_now())
 
     def confirm_facts(
@@ -485,17 +487,20 @@ class Store:
         :meth:`confirm_fact`) all or none: one refused request leaves every mapping as it was."""
         at = utc_now()
         with self._transaction() as db:
+            require_account(db, actor, "facts confirm")
             return [confirm_mapping(db, pk, claim_id, fact_id, actor, at) for pk, claim_id, fact_id in requests]
 
     def reject_facts(self, mapping_pks: Sequence[int], actor: str) -> list[tuple[str, str]]:
         """Reject several proposals all or none."""
         at = utc_now()
         with self._transaction() as db:
+            require_account(db, actor, "facts reject")
             return [reject(db, pk, actor, at) for pk in mapping_pks]
 
     def reject_fact(self, mapping_pk: int, actor: str) -> tuple[str, str]:
         """Reject a proposal: that claim is never proposed for that fact again."""
         with self._transaction() as db:
+            require_account(db, actor, "facts reject")
             return reject(db, mapping_pk, actor, utc_now())
 
     def change_claims(
@@ -508,6 +513,8 @@ class Store:
         """Read an answer's claims, let ``planner`` decide its new claim set (``None``: leave it) and record
         that set, all in one transaction. ``planner`` gets the current claims and their segmentation."""
         with self._transaction() as db:
+            if actor is not None:
+                require_account(db, actor, f"claim {action}")
             state = answer_claims(db, answer_pk)
             (protocol_pk,) = db.execute(
                 "SELECT r.protocol_pk FROM answers a JOIN runs r ON r.pk = a.run_pk WHERE a.pk = ?", (answer_pk,)
@@ -537,6 +544,8 @@ class Store:
         answer. Each answer is still all or nothing: when the planner fails on an answer (or the run is
         interrupted) the answers planned before it are written and committed, then the error is raised; when
         writing a group fails, none of its answers is written, those of the groups before it are committed."""
+        if actor is not None:
+            require_account(self.connection, actor, action)
         position = 0
         while position < len(answer_pks):
             failure: BaseException | None = None
