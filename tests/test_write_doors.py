@@ -286,3 +286,70 @@ def test_a_decision_by_a_name_with_no_account_is_refused(cli: Cli, db: Path, com
     with sqlite3.connect(db) as con:
         after = con.execute("SELECT (SELECT count(*) FROM fact_mappings), (SELECT count(*) FROM claim_sets)").fetchone()
     assert after == before
+
+
+# -- the same payload again with other metadata -----------------------------------------------------------------
+
+PROTOCOL = Path(__file__).parent / "fixtures" / "protocol.yaml"
+
+
+def _answers(db: Path) -> list[tuple[str, str, str | None, str]]:
+    with sqlite3.connect(db) as con:
+        return [
+            (str(a), str(q), p, str(r))
+            for a, q, p, r in con.execute(
+                "SELECT a.id, q.id, a.platform, r.id FROM answers a JOIN questions q ON q.pk = a.question_pk "
+                "JOIN runs r ON r.pk = a.run_pk ORDER BY a.pk"
+            )
+        ]
+
+
+def test_a_reimport_with_a_corrected_question_is_refused_then_moved_with_replace(
+    cli: Cli, tmp_path: Path, write_json: WriteJson
+) -> None:
+    sonar = {
+        "id": "x",
+        "model": "sonar",
+        "object": "chat.completion",
+        "search_results": [{"title": "Result 1", "url": URL}],
+        "choices": [
+            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "AX220 tank: 20 L [1]."}}
+        ],
+    }
+    payload = write_json(sonar, "sonar.json")
+    db = tmp_path / "answers.db"
+    common = ("--db", db, "--questions", PROTOCOL, "--run", "r1")
+    assert cli("ingest", payload, *common, "--question-id", "q02").exit_code == 0
+    ((answer_id, question, platform, run),) = _answers(db)
+    assert (question, platform, run) == ("q02", "perplexity", "r1")
+    add_reviewer(db, "rev-a")
+    with sqlite3.connect(db) as con:
+        (edge,) = con.execute("SELECT pk FROM edges").fetchone()
+    with ReviewStore(db) as store:
+        store.record_judgement(int(edge), Judgement(Label.SUPPORTED, "rev-a"), "s1")
+    # the same bytes, the same metadata: a no-op
+    same = cli("ingest", payload, *common, "--question-id", "q02")
+    assert same.exit_code == 0
+    assert "already imported" in same.stdout
+    assert "nothing written" in same.stdout
+    # the manifest said q02 by mistake: the corrected question is refused, naming what differs and the way out
+    corrected = cli("ingest", payload, *common, "--question-id", "q01")
+    assert corrected.exit_code == 2
+    message = corrected.stderr.replace("\n", "")
+    assert "question 'q02' → 'q01' (1 answer)" in message
+    assert "--replace" in message
+    assert "Traceback" not in corrected.stderr
+    assert _answers(db) == [(answer_id, "q02", "perplexity", "r1")]
+    # with --replace the answer moves, its claims, edges and judgements with it, and the audit log says so
+    moved = cli("ingest", payload, *common, "--question-id", "q01", "--replace")
+    assert moved.exit_code == 0, moved.stderr
+    assert "1 answer(s) moved" in moved.stdout
+    assert _answers(db) == [(answer_id, "q01", "perplexity", "r1")]
+    with sqlite3.connect(db) as con:
+        assert con.execute("SELECT count(*) FROM edges").fetchone() == (1,)
+        assert con.execute("SELECT reviewer, label FROM judgements").fetchall() == [("rev-a", "supported")]
+        (before, after) = con.execute("SELECT before, after FROM audit_log WHERE action = 'answers.move'").fetchone()
+    assert json.loads(before) == {answer_id: {"question": "q02"}}
+    assert json.loads(after) == {"file": str(payload), "answers": {answer_id: {"question": "q01"}}}
+    # and now the corrected metadata is the stored one: importing it again is a no-op
+    assert "nothing written" in cli("ingest", payload, *common, "--question-id", "q01").stdout

@@ -88,6 +88,8 @@ class ImportReport:
     partial: int = 0
     """Answers the reader only partly understood (it saw parts of the payload it does not know); set by the
     ingest service, which reads the payload."""
+    moved: int = 0
+    """Answers of an earlier import of these bytes moved to the metadata given now (``--replace``)."""
 
 
 SUMMED = (

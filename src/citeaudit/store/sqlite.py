@@ -13,7 +13,7 @@ import hashlib
 import json
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +21,7 @@ from types import TracebackType
 
 from citeaudit.agreement import Rater, SidedLabel
 from citeaudit.clock import utc_now
-from citeaudit.errors import SchemaVersionMismatch, ScopeError, StoreError, UnknownReference
+from citeaudit.errors import InvalidValue, SchemaVersionMismatch, ScopeError, StoreError, UnknownReference
 from citeaudit.model import (
     Audit,
     Protocol,
@@ -77,6 +77,7 @@ from citeaudit.store.migrations import MIGRATIONS, SCHEMA_VERSION
 from citeaudit.store.pipeline import ChunkWriter, second_core_idle
 from citeaudit.store.reading import read_audit, read_scoring_columns, read_segmentations
 from citeaudit.store.records import FetchOutcome, Passage, Snapshot
+from citeaudit.store.reimport import describe, metadata_changes, move_answers
 from citeaudit.store.review_policy import require_account
 from citeaudit.store.writers import busy_error, busy_timeout, is_busy
 
@@ -224,16 +225,38 @@ class Store:
         media_type: str = "application/json",
         *,
         progress: Callable[[int], None] | None = None,
+        metadata: Mapping[str, str] | None = None,
+        replace: bool = False,
+        actor: str = "",
     ) -> ImportReport:
         """:meth:`import_audit` for a payload read a chunk at a time (see ``ingest.assemble_chunks``; a chunk may
         also come as its rows, :class:`~citeaudit.store.importing.ChunkRows`, made in another process): every
         chunk is written as it comes, all in one transaction, so an error in any chunk leaves nothing. The
         chunks are not read at all when the payload is already imported. ``progress`` is told how many answer
-        records each chunk held."""
+        records each chunk held.
+
+        ``metadata``: what the command says of an engine payload's answers that its bytes do not (``question``,
+        ``platform``, ``run``: :data:`~citeaudit.store.reimport.FIELDS`). The same payload again with the same
+        metadata is a no-op; with other metadata it is an :class:`~citeaudit.errors.InvalidValue` naming what
+        differs, unless ``replace``: then the import's answers move (their claims, edges and judgements with
+        them) and the audit log records it with ``actor``; the report says how many moved."""
         sha = hashlib.sha256(payload).hexdigest()
         with self._transaction() as db:
-            if db.execute("SELECT 1 FROM imports WHERE payload_sha256 = ?", (sha,)).fetchone():
-                return ImportReport(origin=origin, sha256=sha, already_imported=True)
+            found = db.execute("SELECT pk FROM imports WHERE payload_sha256 = ?", (sha,)).fetchone()
+            if found is not None:
+                changes = metadata_changes(db, int(found[0]), metadata or {})
+                if not changes:
+                    return ImportReport(origin=origin, sha256=sha, already_imported=True)
+                if not replace:
+                    raise InvalidValue(
+                        origin,
+                        "",
+                        f"already imported (sha256 {sha[:12]}…) with other metadata: {describe(changes)}; nothing "
+                        "written. To move its answers (their claims, edges and judgements stay with them), run the "
+                        "same command with --replace",
+                    )
+                moved = move_answers(db, changes, origin, sha, actor)
+                return ImportReport(origin=origin, sha256=sha, already_imported=True, moved=moved)
             db.execute(
                 "INSERT OR IGNORE INTO payloads VALUES (?, ?, ?, ?, ?)",
                 (sha, media_type, len(payload), payload, utc_now()),
