@@ -158,6 +158,12 @@ def test_ingest_stores_the_state_the_policy_gives(cli: Cli, db: Path, write_json
         ("rev-b", "review", "irrelevant"),
         ("rev-b", "review", "supported"),
     ]
+    # the audit log says who brought these labels, through which door and from which file
+    with sqlite3.connect(db) as con:
+        (actor, after) = con.execute("SELECT actor, after FROM audit_log WHERE action = 'judgements.ingest'").fetchone()
+    record = json.loads(after)
+    assert actor == "rev-a, rev-b"
+    assert (record["door"], record["file"], record["judgements"]) == ("ingest", str(db.parent / "late.json"), 3)
 
 
 def test_ingest_into_a_database_without_accounts_takes_the_files_names(

@@ -115,6 +115,29 @@ def _state_and_code(judgements: Sequence[Judgement], reviews_required: int) -> t
     return str(state), code
 
 
+def _log_judgements(db: sqlite3.Connection, rows: ChunkRows, origin: str, sha: str) -> None:
+    """One audit-log row for the people's judgements an audit file brings: the door, the file, its hash, how many
+    and whose (a judgement's edge leads to its answer and so to the import too)."""
+    human = [j for *_, judgements in rows.edges for j in judgements if j.origin is Origin.HUMAN]
+    if not human:
+        return
+    reviewers = sorted({j.reviewer or "" for j in human})
+    db.execute(
+        "INSERT INTO audit_log (at, actor, action, target, before, after) VALUES (?, ?, ?, ?, NULL, ?)",
+        (
+            utc_now("microseconds"),
+            ", ".join(reviewers),
+            "judgements.ingest",
+            f"import:{sha}",
+            json.dumps(
+                {"door": "ingest", "file": origin, "sha256": sha, "judgements": len(human), "reviewers": reviewers},
+                sort_keys=True,
+                ensure_ascii=False,
+            ),
+        ),
+    )
+
+
 def _check_judgements(db: sqlite3.Connection, rows: ChunkRows, origin: str, reviews_required: int) -> None:
     """Every person's judgement the rows carry, checked in the order given by the rules every door follows
     (:func:`citeaudit.store.review_policy.judgement_refusal`): the first one that breaks them is an
@@ -311,7 +334,7 @@ def write_rows(
     _lock_facts(db, rows, protocol_pk, run_pk)
     kinds = _write_citations(db, rows.citations, next_answer, source_pk)
     next_claim = _write_claims(db, rows.claims, origin, next_answer, fact_pk)
-    _write_edges(db, rows, origin, next_claim, source_pk)
+    _write_edges(db, rows, origin, sha, next_claim, source_pk)
     _write_evidence_groups(db, rows, origin, next_claim, source_pk)
     return ImportReport(
         origin=origin,
@@ -545,7 +568,7 @@ def _write_claims(
 
 
 def _write_edges(
-    db: sqlite3.Connection, rows: ChunkRows, origin: str, next_claim: int, source_pk: dict[str, int]
+    db: sqlite3.Connection, rows: ChunkRows, origin: str, sha: str, next_claim: int, source_pk: dict[str, int]
 ) -> None:
     """Insert the edges with their state and final code, their citation locations and their judgements."""
     next_edge = _next_pk(db, "edges")
@@ -553,6 +576,7 @@ def _write_edges(
     reviews_required = policy_reviews_required(db)
     if any(judgements for *_, judgements in rows.edges):
         _check_judgements(db, rows, origin, reviews_required)
+        _log_judgements(db, rows, origin, sha)
     state, code = _state_and_code((), reviews_required)  # what nearly every imported edge has: no judgement yet
     insert_rows(
         db,
