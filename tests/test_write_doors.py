@@ -88,6 +88,16 @@ def test_the_library_refuses_what_the_web_form_refuses(db: Path, judgement: Judg
     assert human(db) == []
 
 
+def test_the_suggestion_writer_takes_no_persons_label(db: Path) -> None:
+    from citeaudit.store import Store
+    from citeaudit.store.suggestions import record_suggestion
+
+    refused = pytest.raises(ReviewRefused, match="a suggestion is a model's judgement, not 'rev-a''s")
+    with Store(db) as store, refused, store.transaction() as tx:
+        record_suggestion(tx, edge_pk(db, "c1", URL), "0" * 64, "bm25", [], Judgement(Label.SUPPORTED, "rev-a"))
+    assert human(db) == []
+
+
 # -- ingest of an audit file ------------------------------------------------------------------------------------
 
 
