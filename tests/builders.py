@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
 
 FORMAT = "citeaudit.audit/v1"
@@ -93,3 +94,13 @@ def edge(cid: str, url: str, label: str | None = None, **extra: Any) -> dict[str
 def clone(doc: dict[str, Any]) -> dict[str, Any]:
     """A deep copy to mutate."""
     return copy.deepcopy(doc)
+
+
+def add_reviewer(db: Path, name: str, role: str = "reviewer") -> None:
+    """A review account with no usable password, for decisions recorded through the CLI or the library (every
+    name that records a decision is an account)."""
+    from citeaudit.store.review import ReviewStore
+
+    ReviewStore.prepare(db)
+    with ReviewStore(db) as store:
+        store.add_reviewer(name, role, "no password")

@@ -37,8 +37,8 @@ def two_reviewers() -> dict[str, Any]:
                 "c1",
                 "https://x.org/1",
                 j("li", "supported", "2026-01-01T10:00:00"),
+                j("mo", "partial", "2026-01-01T11:00:00"),  # the two independent reviews differ: disputed
                 j("li", "partial", "2026-01-02T10:00:00"),  # li changed their mind: partial is li's label
-                j("mo", "partial", "2026-01-01T11:00:00"),
                 j("j1", "supported", origin="model"),
                 j("boss", "supported", "2026-01-03T10:00:00", stage="adjudication"),  # never a review
             ),

@@ -28,6 +28,7 @@ from citeaudit.scoring import IntervalSettings
 from citeaudit.store import Store
 from citeaudit.store.brand_input import page_snapshots, read_outcomes, source_locations
 from citeaudit.store.cross_pairs import cross_pairs_of, propose_cross_pairs, record_cross_judgement, reviews_required
+from citeaudit.store.review import ReviewStore
 from test_brand_properties import DECLARED
 from test_properties import audit_documents
 
@@ -102,6 +103,8 @@ def stored(doc: dict[str, Any], folder: str, labels: list[Label | None]) -> Path
         audit, outcomes = read_outcomes(store, protocol, protocol_pk)
         official = OfficialMatcher(protocol.official_domains)
         db = store.connection
+        with ReviewStore(path) as reviews:
+            reviews.add_reviewer("li", "reviewer", "no password: labels recorded through the library")
         with db:
             propose_cross_pairs(db, protocol_pk, cross_candidates(audit, official, set(), edges=outcomes))
             pairs = [int(pk) for (pk,) in db.execute("SELECT pk FROM cross_pairs ORDER BY pk")]

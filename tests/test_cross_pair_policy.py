@@ -80,8 +80,8 @@ class People:
         return client.post(f"/cross-pairs/{PAIR}/judgements", {"label": label, "submission": submission, **fields})
 
     def state(self) -> str:
-        """The pair's state as an adjudicator's page shows it (read by eve, who never reviews here)."""
-        found = re.search(r'id="state"[^>]*>([^<]*)<', self["eve"].get(f"/cross-pairs/{PAIR}").text)
+        """The pair's state as the admin's page shows it (an adjudicator sees it only once the pair is disputed)."""
+        found = re.search(r'id="state"[^>]*>([^<]*)<', self["root"].get(f"/cross-pairs/{PAIR}").text)
         assert found is not None
         return found.group(1).strip()
 
@@ -223,16 +223,16 @@ def test_the_store_refuses_in_the_write_transaction_and_keeps_nothing(tmp_path: 
     db = cross_db(tmp_path / "store.db", "single")
     with Store(db) as store:
         with store.transaction() as tx:
-            record_cross_judgement(tx, PAIR, Judgement(Label.SUPPORTED, "ann"), submission="s-1", role="reviewer")
-        # a second reviewer under single review, no role given (the review rules hold regardless)
+            record_cross_judgement(tx, PAIR, Judgement(Label.SUPPORTED, "ann"), submission="s-1")
+        # a second reviewer under single review (the role is the account's, never the caller's)
         refusal = pytest.raises(ReviewRefused, match="cross pair 1: this cross pair already has its 1")
         with refusal, store.transaction() as tx:
             record_cross_judgement(tx, PAIR, Judgement(Label.PARTIAL, "bob"), submission="s-2")
-        # an adjudication of a pair that is only labelled, the adjudicator's role given
+        # an adjudication of a pair that is only labelled, by an adjudicator
         refusal = pytest.raises(ReviewRefused, match="only disputed cross pairs are adjudicated; this one is labelled")
         with refusal, store.transaction() as tx:
             adjudication = Judgement(Label.PARTIAL, "eve", stage=Stage.ADJUDICATION, reasoning="x")
-            record_cross_judgement(tx, PAIR, adjudication, submission="s-3", role="adjudicator")
+            record_cross_judgement(tx, PAIR, adjudication, submission="s-3")
     # ann's one review and its one audit-log row; nothing of the refused ones
     assert human_rows(db) == [("ann", "review", "supported")]
     with sqlite3.connect(db) as con:
@@ -263,6 +263,9 @@ def test_a_cross_pair_and_an_edge_given_the_same_attempts_end_alike(policy: str,
             propose_cross_pairs(tx, 1, [CrossCandidate("c1", "https://brand.com/ax220", CrossKind.CO_CITED)])
         ReviewStore.prepare(db)
         set_policy(db, policy)
+        with ReviewStore(db) as accounts:
+            for name, role in ROLES.items():
+                accounts.add_reviewer(name, role, "no password: judgements recorded through the library")
         edge = edge_pk(db, "c1", "https://shop.example/ax")
         with ReviewStore(db) as reviews, Store(db) as store:
             for step, (name, stage, label) in enumerate(attempts):
@@ -271,13 +274,13 @@ def test_a_cross_pair_and_an_edge_given_the_same_attempts_end_alike(policy: str,
                     label, name, stage=stage, reasoning="why", created_at=f"2026-01-01T00:00:{step:02d}Z"
                 )
                 try:
-                    reviews.record_judgement(edge, judgement, f"e-{step}", role=ROLES[name])
+                    reviews.record_judgement(edge, judgement, f"e-{step}")
                     edge_refused = False
                 except ReviewRefused:
                     edge_refused = True
                 try:
                     with store.transaction() as tx:
-                        record_cross_judgement(tx, PAIR, judgement, submission=f"x-{step}", role=ROLES[name])
+                        record_cross_judgement(tx, PAIR, judgement, submission=f"x-{step}")
                     pair_refused = False
                 except ReviewRefused:
                     pair_refused = True

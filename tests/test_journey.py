@@ -169,7 +169,7 @@ def test_an_audit_from_scratch_in_ten_commands(
     journey.run("citeaudit collect --collection 2026-11")
     # 3: every cited page read (the host mappings come from citeaudit.toml)
     resolved = journey.run("citeaudit resolve --format json")
-    # 4-6: required facts proposed, listed, confirmed
+    # 4-5: required facts proposed and listed
     journey.run("citeaudit facts map --dense off")
     listed = json.loads(journey.run("citeaudit facts list --format json").stdout)
     # per answer: q1 answers map f1 -> c1 and f2 -> c2; q2 answers map f3 -> c3: 2 + 2 + 1 + 1 = 6 proposals
@@ -178,9 +178,10 @@ def test_an_audit_from_scratch_in_ten_commands(
         + [("f2", "The AX220 pump delivers 12 bar.")] * 2
         + [("f3", "The AX220 is rated for outdoor use.")] * 2
     )
-    journey.run("citeaudit facts confirm " + " ".join(str(p["id"]) for p in listed) + " --reviewer ann")
-    # 7-8: a reviewer account, then the review UI as its own process, labelled in Chromium
+    # 6-7: a reviewer account (every name that decides something is one), who confirms the mappings
     journey.run("citeaudit reviewer add ann")
+    journey.run("citeaudit facts confirm " + " ".join(str(p["id"]) for p in listed) + " --reviewer ann")
+    # 8: the review UI as its own process, labelled in Chromium
     port = free_port()
     line = f"citeaudit review serve --port {port}"
     journey.typed.append(line)

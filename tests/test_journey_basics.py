@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 from typer.testing import Result
 
+from builders import add_reviewer
+
 Cli = Callable[..., Result]
 
 S1 = "https://s1.example.org/ax220"
@@ -104,6 +106,7 @@ def test_facts_confirm_is_all_or_nothing(cli: Cli, write_json: Callable[..., Pat
     db = tmp_path / "a.db"
     assert cli("ingest", write_json(one_claim_audit("The AX220 has a 20 L tank")), "--db", db).exit_code == 0
     assert cli("facts", "map", "--db", db, "--dense", "off").exit_code == 0
+    add_reviewer(db, "ann")
     proposals = json.loads(cli("facts", "list", "--db", db, "--format", "json").stdout)
     assert [(p["id"], p["claim"], p["fact"]) for p in proposals] == [(1, "c1", "f1")]
     result = cli("facts", "confirm", "1", "999", "--reviewer", "ann", "--db", db)

@@ -20,7 +20,7 @@ from citeaudit.identity import OfficialMatcher
 from citeaudit.interchange import parse_audit_bytes
 from citeaudit.judges import make_judge
 from citeaudit.misattribution import CrossKind, CrossPair, cross_candidates, misattribution
-from citeaudit.model import Audit, Judgement, Label, Origin, Stage
+from citeaudit.model import Audit, Judgement, Label, Origin
 from citeaudit.review.app import ReviewConfig
 from citeaudit.sources import ResolveSettings, resolve_sources
 from citeaudit.store import Store
@@ -273,11 +273,11 @@ def test_a_claim_found_supported_later_is_no_longer_suggested_for(db_path: Path,
     ((edge,),) = rows(db_path, "SELECT e.pk FROM edges e JOIN claims c ON c.pk = e.claim_pk WHERE c.id = 'c1'")
     ReviewStore.prepare(db_path)
     with ReviewStore(db_path) as store:
-        # adjudicated supported: c1 now has a supported edge and is not at risk
+        store.add_reviewer("li", "reviewer", "no password: labels recorded through the library")
+        # li, its one reviewer (single review), revises unknown to supported: c1 now has a supported edge and is
+        # not at risk
         store.record_judgement(
-            int(edge),
-            Judgement(Label.SUPPORTED, "ada", stage=Stage.ADJUDICATION, reasoning="found it", created_at="2027"),
-            "s-1",
+            int(edge), Judgement(Label.SUPPORTED, "li", reasoning="found it", created_at="2027"), "s-1"
         )
     report = suggest_cross_pairs(db_path, make_judge("checks"))
     assert (report.cross_pairs, report.suggested) == (0, 0)

@@ -98,6 +98,8 @@ def test_filters(queue_db: Path, narrow: float, monkeypatch: pytest.MonkeyPatch)
 
 
 def judge(store: ReviewStore, edge: int, name: str, label: Label, submission: str) -> None:
+    if store.reviewer(name) is None:  # every judgement is a review account's
+        store.add_reviewer(name, "adjudicator" if name == "ada" else "reviewer", "unused")
     store.record_judgement(
         edge,
         Judgement(label, name, Origin.HUMAN, Stage.REVIEW, created_at=f"2026-11-30T00:00:0{len(name)}"),

@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import Result
 
-from builders import answer, document
+from builders import add_reviewer, answer, document
 from citeaudit.segment.facts import FactCandidate, agreement, entities, load_embedder, propose
 
 Cli = Callable[..., Result]
@@ -121,6 +121,7 @@ def test_only_confirmed_mappings_count_for_coverage(
 ) -> None:
     db = tmp_path / "facts.db"
     assert cli("ingest", write_json(_audit(), "a.json"), "--db", db).exit_code == 0
+    add_reviewer(db, "li")
     segmented = cli("segment", "--db", db, "--format", "json")
     # both claims come out unchanged in text and span: kept with their supported judgements
     assert json.loads(segmented.stdout)["kept"] == 2
@@ -186,6 +187,7 @@ def test_a_rejected_proposal_is_not_made_again(
 ) -> None:
     db = tmp_path / "facts.db"
     cli("ingest", write_json(_audit(), "a.json"), "--db", db)
+    add_reviewer(db, "li")
     cli("facts", "map", "--db", db, "--dense", "off")
     (proposal,) = json.loads(cli("facts", "list", "--db", db, "--format", "json").stdout)
     rejected = cli("facts", "reject", str(proposal["id"]), "--reviewer", "li", "--db", db)

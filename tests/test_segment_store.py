@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import Result
 
-from builders import answer, document, protocol
+from builders import add_reviewer, answer, document, protocol
 from citeaudit.ingest import read_files, store_prepared
 from citeaudit.segment import Rules
 from citeaudit.segment.resegment import merge_claims, resegment, split_claim
@@ -63,6 +63,7 @@ def db(tmp_path: Path, cli: Cli, write_json: Callable[[Any, str], Path]) -> Path
     path = tmp_path / "seg.db"
     result = cli("ingest", write_json(_audit(), "a.json"), "--db", path)
     assert result.exit_code == 0, result.stderr
+    add_reviewer(path, "li")
     return path
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import getpass
 import sys
 from collections.abc import Callable
 from enum import StrEnum
@@ -23,6 +24,7 @@ __all__ = [
     "existing_database",
     "handles_errors",
     "one_line",
+    "os_user",
     "out_text",
 ]
 
@@ -73,6 +75,14 @@ def shown_text(text: str) -> str:
     """Outside text (an answer, a claim, a URL) as a terminal may show it: control characters other than line feed
     and tab written as their escapes (``\\x1b``), so an answer cannot clear the screen or retitle the window."""
     return text.translate(_CONTROLS)
+
+
+def os_user() -> str:
+    """The operating-system user running the command, for the audit log ("" when the system names none)."""
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):  # no login name and no passwd entry (a bare container)
+        return ""
 
 
 def existing_database(db: Path) -> Path:

@@ -14,7 +14,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from citeaudit.cli.common import DbOption, console, err_console, handles_errors
+from citeaudit.cli.common import DbOption, console, err_console, handles_errors, os_user
 from citeaudit.errors import InputError, InvalidValue
 
 if TYPE_CHECKING:
@@ -85,6 +85,14 @@ def ingest(
             "collection's date and its place in a trend.",
         ),
     ] = None,
+    replace: Annotated[
+        bool,
+        typer.Option(
+            "--replace",
+            help="A file imported before with another question, platform or run: move its answers to these "
+            "(their claims, edges and judgements stay with them; recorded in the audit log).",
+        ),
+    ] = False,
 ) -> None:
     """Import files into the database, each as an import of its own; the same file twice is a no-op.
 
@@ -102,7 +110,9 @@ def ingest(
     from citeaudit.store.writers import new_database
 
     if manifest is not None or pattern is not None:
-        _ingest_collection(paths, db, fmt, questions, protocol, manifest, pattern, collection, _day(collected_on))
+        _ingest_collection(
+            paths, db, fmt, questions, protocol, manifest, pattern, collection, _day(collected_on), replace
+        )
         return
     if collection is not None or collected_on is not None:
         raise InputError("--collection", "", "names a collection of --manifest or --pattern; give one of them")
@@ -117,7 +127,7 @@ def ingest(
 
         waiting = _waiting_notice(db)
         with new_database(db, on_wait=waiting) as target, Store(target, on_wait=waiting, new=target != db) as store:
-            results = ingest_files(store, plan, fmt, attachment, progress=advanced)
+            results = ingest_files(store, plan, fmt, attachment, progress=advanced, replace=replace, actor=os_user())
             _keep_response_ids(store, results)
     for name, reader, report in results:
         _print_report(report, name, reader.name)
@@ -177,6 +187,7 @@ def _ingest_collection(
     pattern: str | None,
     name: str | None,
     day: str | None,
+    replace: bool,
 ) -> None:
     """Import a folder of saved responses as one collection, all or nothing."""
     from citeaudit.ingest import Attachment, ingest_files, plan_imports
@@ -223,7 +234,7 @@ def _ingest_collection(
         Store(target, on_wait=waiting, new=target != db) as store,
         store.transaction(),
     ):
-        results = ingest_files(store, plan, fmt, attachments=attachments)
+        results = ingest_files(store, plan, fmt, attachments=attachments, replace=replace, actor=os_user())
         _same_bytes_once(files, results, str(manifest or folder))
         _keep_response_ids(store, results)
         row = open_collection(store, name, store.ensure_protocol(chosen.protocol))
@@ -298,6 +309,13 @@ def _attachment(
 
 
 def _print_report(report: ImportReport, source: str, reader: str) -> None:
+    if report.moved:
+        console.print(
+            f"{source}: already imported (sha256 {report.sha256[:12]}…); {report.moved} answer(s) moved to the "
+            "question, platform and run given now, their claims, edges and judgements with them",
+            soft_wrap=True,
+        )
+        return
     if report.already_imported:
         console.print(f"{source}: already imported (sha256 {report.sha256[:12]}…), nothing written", soft_wrap=True)
         return

@@ -9,6 +9,7 @@ an import accepts them back (``reviewer`` must then be the importing reviewer, `
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import sys
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from citeaudit.cli.common import DbOption, console, err_console, existing_database, handles_errors
+from citeaudit.cli.common import DbOption, console, err_console, existing_database, handles_errors, os_user
 from citeaudit.errors import InvalidValue, MalformedInput, UnknownFormat
 from citeaudit.limits import load_json
 from citeaudit.model import Label, Severity
@@ -172,15 +173,18 @@ def import_file(
     db: DbOption = Path("citeaudit.db"),
 ) -> None:
     """Record a reviewer's labels from a file, checked row by row under the project's review policy; one bad row
-    (its file, line and value are named) and nothing is written."""
+    (its file, line and value are named) and nothing is written. --reviewer names a review account (not an
+    admin); a file imported under one account is refused under another. A row that differs from the reviewer's
+    latest label of its edge is recorded (the latest wins); an identical one is already recorded."""
     from citeaudit.store.review import ReviewStore  # loaded when the command runs, not for --help
     from citeaudit.store.writers import busy_timeout
 
     existing_database(db)
     rows = read_rows(file, reviewer)
+    sha256 = hashlib.sha256(file.read_bytes()).hexdigest()
     ReviewStore.prepare(db)
     with ReviewStore(db, busy_timeout()) as store:
-        recorded, repeated = store.import_judgements(str(file), reviewer, rows)
+        recorded, repeated = store.import_judgements(str(file), reviewer, rows, sha256, os_user() or None)
     err_console.print(f"{recorded} judgement(s) recorded for {reviewer}; {repeated} already recorded")
 
 

@@ -419,6 +419,8 @@ def ingest_files(
     chunk: int = CHUNK,
     attachments: Mapping[str, Attachment] | None = None,
     worker: bool | None = None,
+    replace: bool = False,
+    actor: str = "",
 ) -> list[tuple[str, Reader, ImportReport]]:
     """Import files in one transaction, each as an import of its own: ``(file, reader, report)`` per file.
 
@@ -435,6 +437,10 @@ def ingest_files(
     answer records at a time; ``None`` decides for each payload, by its size and whether a second CPU is idle
     (:func:`~citeaudit.ingest.worker.reads_in_worker`). What is written, what ``progress`` is told in all, and
     the error a bad payload gives are the same either way.
+
+    A file imported before (the same bytes) with the same question, platform and run (those the attachment
+    names) is a no-op; with others it is refused, or with ``replace`` its answers move to them (see
+    :meth:`~citeaudit.store.sqlite.Store.import_chunks`; ``actor`` is recorded).
     """
     plan = _planned(paths, fmt)
     results: list[tuple[str, Reader, ImportReport]] = []
@@ -447,7 +453,15 @@ def ingest_files(
                 attached = (attachments or {}).get(name, attachment)
                 with _chunks(name, data, reader, attached, chunk, worker) as (chunks, partial):
                     report = store.import_chunks(
-                        chunks, data, origin=name, fmt=reader.name, media_type=_media_type(reader, data), progress=told
+                        chunks,
+                        data,
+                        origin=name,
+                        fmt=reader.name,
+                        media_type=_media_type(reader, data),
+                        progress=told,
+                        metadata=_metadata(reader, attached),
+                        replace=replace,
+                        actor=actor,
                     )
                     partly, placed = partial()
                     if (
@@ -467,6 +481,14 @@ def ingest_files(
     except UnicodeEncodeError as exc:
         raise _unstorable(name, exc) from None
     return results
+
+
+def _metadata(reader: Reader, attachment: Attachment | None) -> dict[str, str]:
+    """What the command says of an engine payload's answers that its bytes do not (a whole audit says it all)."""
+    if reader.read_audit is not None or attachment is None:
+        return {}
+    given = {"question": attachment.question_id, "platform": attachment.platform, "run": attachment.run_id}
+    return {field: value for field, value in given.items() if value is not None}
 
 
 @contextmanager

@@ -18,13 +18,15 @@ from citeaudit.errors import InvalidValue
 from citeaudit.misattribution import CrossCandidate, CrossKind, CrossPair
 from citeaudit.model import Judgement, Label, Origin, ReviewState, Stage
 from citeaudit.store.reading import CURRENT_CLAIM
-from citeaudit.store.review import POLICIES
 from citeaudit.store.review_policy import (
+    DOORS,
     ReviewRefused,
-    adjudication_refusal,
+    account_role,
+    claim_retirement,
     counted_judgements,
+    judgement_refusal,
     policy_outcome,
-    review_refusal,
+    policy_reviews_required,
 )
 from citeaudit.store.review_records import StoredJudgement
 from citeaudit.store.sqlite import Store
@@ -79,8 +81,7 @@ def reviews_required(store: Store) -> int:
 
 
 def _reviews_required(db: sqlite3.Connection) -> int:
-    row = db.execute("SELECT value FROM review_settings WHERE key = 'policy'").fetchone()
-    return POLICIES[str(row[0])] if row is not None and str(row[0]) in POLICIES else 1
+    return policy_reviews_required(db)
 
 
 def _stored(db: sqlite3.Connection, pair_pk: int) -> list[StoredJudgement]:
@@ -93,15 +94,26 @@ def _stored(db: sqlite3.Connection, pair_pk: int) -> list[StoredJudgement]:
     ]
 
 
-def cross_refusal(db: sqlite3.Connection, pair_pk: int, reviewer: str, role: str, stage: Stage) -> str | None:
-    """Why ``reviewer`` (of ``role``) may not record a judgement of ``stage`` on the cross pair now (``None`` when
-    they may): the edges' rules, read from the pair's judgements."""
-    existing = _stored(db, pair_pk)
-    required = _reviews_required(db)
-    state = policy_outcome(existing, required)[0]
-    if stage is Stage.ADJUDICATION:
-        return adjudication_refusal(existing, reviewer, role, state, item="cross pair")
-    return review_refusal(existing, reviewer, role, state, required, item="cross pair")
+def cross_refusal(db: sqlite3.Connection, pair_pk: int, reviewer: str, stage: Stage) -> str | None:
+    """Why ``reviewer`` may not record a judgement of ``stage`` on the cross pair now (``None`` when they may):
+    what the page asks before it offers a form, by the same rules as :func:`record_cross_judgement`."""
+    return _refusal(db, pair_pk, Judgement(Label.UNKNOWN, reviewer, Origin.HUMAN, stage))
+
+
+def _refusal(db: sqlite3.Connection, pair_pk: int, judgement: Judgement) -> str | None:
+    """The edges' rules (:func:`citeaudit.store.review_policy.judgement_refusal`) read from the pair's claim,
+    its judgements and the reviewer's account."""
+    (claim_pk,) = db.execute("SELECT claim_pk FROM cross_pairs WHERE pk = ?", (pair_pk,)).fetchone()
+    retired = claim_retirement(db, int(claim_pk))
+    if retired is not None:
+        return retired
+    return judgement_refusal(
+        _stored(db, pair_pk),
+        judgement,
+        account_role(db, judgement.reviewer),
+        _reviews_required(db),
+        item="cross pair",
+    )
 
 
 def has_run(store: Store, run: str) -> bool:
@@ -246,14 +258,17 @@ def record_cross_judgement(
     method: str | None = None,
     ranked: Sequence[RankedRow] = (),
     submission: str | None = None,
-    role: str | None = None,
+    door: str = "api",
 ) -> int:
     """Store one judgement of a cross pair (a model's with the snapshot and ranked passages it read), and an
     audit-log row; returns its pk. A repeated form ``submission`` stores nothing twice. Call inside a
-    transaction: a human judgement is checked against the review policy there, as an edge's is
-    (:mod:`citeaudit.store.review_policy`), so two reviewers submitting at once cannot both pass it. A review by
-    someone who is not one of the pair's reviewers is a :class:`ReviewRefused`; with the account's ``role`` given
-    (the web UI gives it), so is a review or adjudication the role or the pair's state does not allow."""
+    transaction: a person's judgement is checked there by the rules every door follows, as an edge's is
+    (:mod:`citeaudit.store.review_policy`: the reviewer's account and its role, the pair's claim, state and
+    reviewers), so two reviewers submitting at once cannot both pass them; what they refuse is a
+    :class:`ReviewRefused`. ``door`` (one of :data:`~citeaudit.store.review_policy.DOORS`) goes into the
+    audit-log row."""
+    if door not in DOORS:
+        raise InvalidValue("review", "door", f"door {door!r} is not one of {', '.join(DOORS)}")
     if db.execute("SELECT 1 FROM cross_pairs WHERE pk = ?", (pair_pk,)).fetchone() is None:
         raise InvalidValue("database", "cross_pairs", f"no cross pair {pair_pk}")
     if submission is not None:
@@ -261,11 +276,7 @@ def record_cross_judgement(
         if seen is not None:
             return int(seen[0])
     if judgement.origin is Origin.HUMAN:
-        name = judgement.reviewer or ""
-        if judgement.stage is Stage.ADJUDICATION and role is None:
-            why = None
-        else:
-            why = cross_refusal(db, pair_pk, name, role or "reviewer", judgement.stage)
+        why = _refusal(db, pair_pk, judgement)
         if why is not None:
             raise ReviewRefused(f"cross pair {pair_pk}: {why}")
     created = judgement.created_at or utc_now("microseconds")
@@ -305,7 +316,10 @@ def record_cross_judgement(
             judgement.reviewer or judgement.judge or "",
             "cross_suggestion" if judgement.origin is Origin.MODEL else "cross_judgement",
             f"cross_pair:{pair_pk}",
-            json.dumps({"judgement": pk, "label": str(judgement.label), "stage": str(judgement.stage)}, sort_keys=True),
+            json.dumps(
+                {"judgement": pk, "label": str(judgement.label), "stage": str(judgement.stage), "door": door},
+                sort_keys=True,
+            ),
         ),
     )
     return int(pk)

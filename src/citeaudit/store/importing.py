@@ -17,12 +17,20 @@ from itertools import chain, islice
 from typing import NamedTuple
 
 from citeaudit.clock import utc_now
-from citeaudit.errors import DuplicateId
+from citeaudit.errors import DuplicateId, InvalidValue
 from citeaudit.identity import url_location
-from citeaudit.model import Audit, CitationKind, EvidenceGroup, Judgement, Protocol, Run, RunKind, Source
+from citeaudit.model import Audit, CitationKind, EvidenceGroup, Judgement, Origin, Protocol, Run, RunKind, Source, Stage
 from citeaudit.protocol import fingerprint_components
 from citeaudit.scoring import edge_code
 from citeaudit.store.judgements import INSERT_JUDGEMENT, judgement_row
+from citeaudit.store.review_policy import (
+    REVIEW_POLICIES,
+    account_role,
+    counted_judgements,
+    judgement_refusal,
+    policy_reviews_required,
+)
+from citeaudit.store.review_records import StoredJudgement
 
 __all__ = [
     "IMPORT_TABLES",
@@ -38,9 +46,6 @@ __all__ = [
     "write_audit",
     "write_rows",
 ]
-
-REVIEW_POLICIES = {"single": 1, "double": 2}
-"""Review policies and how many independent human reviews each needs before an edge has a final label."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +91,8 @@ class ImportReport:
     placed_by_markers: int = 0
     """Cited sources the payload gives without a position that the answer's ``[n]`` markers placed; set by the
     ingest service, which reads the payload."""
+    moved: int = 0
+    """Answers of an earlier import of these bytes moved to the metadata given now (``--replace``)."""
 
 
 SUMMED = (
@@ -105,8 +112,63 @@ SUMMED = (
 
 
 def _state_and_code(judgements: Sequence[Judgement], reviews_required: int) -> tuple[str, int]:
-    state, code = edge_code(judgements, reviews_required)
+    """The edge's state and final code under the policy: only the judgements the policy counts decide it."""
+    stored = [StoredJudgement(i, judgement) for i, judgement in enumerate(judgements)]
+    state, code = edge_code(counted_judgements(stored, reviews_required), reviews_required)
     return str(state), code
+
+
+def _log_judgements(db: sqlite3.Connection, rows: ChunkRows, origin: str, sha: str) -> None:
+    """One audit-log row for the people's judgements an audit file brings: the door, the file, its hash, how many
+    and whose (a judgement's edge leads to its answer and so to the import too)."""
+    human = [j for *_, judgements in rows.edges for j in judgements if j.origin is Origin.HUMAN]
+    if not human:
+        return
+    reviewers = sorted({j.reviewer or "" for j in human})
+    db.execute(
+        "INSERT INTO audit_log (at, actor, action, target, before, after) VALUES (?, ?, ?, ?, NULL, ?)",
+        (
+            utc_now("microseconds"),
+            ", ".join(reviewers),
+            "judgements.ingest",
+            f"import:{sha}",
+            json.dumps(
+                {"door": "ingest", "file": origin, "sha256": sha, "judgements": len(human), "reviewers": reviewers},
+                sort_keys=True,
+                ensure_ascii=False,
+            ),
+        ),
+    )
+
+
+def _check_judgements(db: sqlite3.Connection, rows: ChunkRows, origin: str, reviews_required: int) -> None:
+    """Every person's judgement the rows carry, checked in the order given by the rules every door follows
+    (:func:`citeaudit.store.review_policy.judgement_refusal`): the first one that breaks them is an
+    :class:`InvalidValue` naming the file, the judgement's place and the rule, before anything is written.
+
+    A reviewer is the database's account of that name, with its role. A database with no review accounts yet
+    has no one to go round: the file's names are taken as given, a review as a reviewer's and an adjudication
+    as an adjudicator's, and every other rule holds. An audit file may carry the two independent reviews of an
+    edge that the format describes (their labels agree or dispute) under either policy, so the reviewers' limit
+    is at least two; the state stored is still the one the database's policy gives."""
+    accounts = db.execute("SELECT 1 FROM reviewers LIMIT 1").fetchone() is not None
+    limit = max(reviews_required, 2)
+    for claim, key, _, judgements in rows.edges:
+        existing: list[StoredJudgement] = []
+        for number, judgement in enumerate(judgements, start=1):
+            if judgement.origin is Origin.HUMAN:
+                if accounts:
+                    role = account_role(db, judgement.reviewer)
+                else:
+                    role = "adjudicator" if judgement.stage is Stage.ADJUDICATION else "reviewer"
+                why = judgement_refusal(existing, judgement, role, limit)
+                if why is not None:
+                    raise InvalidValue(
+                        origin,
+                        f"claim {rows.claims[claim][0]!r}, source {key!r}, judgement {number} of {len(judgements)}",
+                        f"{judgement.stage} by {judgement.reviewer!r} is refused: {why}",
+                    )
+            existing.append(StoredJudgement(number, judgement))
 
 
 def _existing(db: sqlite3.Connection, table: str, column: str, values: Sequence[str]) -> dict[str, int]:
@@ -275,7 +337,7 @@ def write_rows(
     _lock_facts(db, rows, protocol_pk, run_pk)
     kinds = _write_citations(db, rows.citations, next_answer, source_pk)
     next_claim = _write_claims(db, rows.claims, origin, next_answer, fact_pk)
-    _write_edges(db, rows, next_claim, source_pk)
+    _write_edges(db, rows, origin, sha, next_claim, source_pk)
     _write_evidence_groups(db, rows, origin, next_claim, source_pk)
     return ImportReport(
         origin=origin,
@@ -508,12 +570,16 @@ def _write_claims(
     return next_claim
 
 
-def _write_edges(db: sqlite3.Connection, rows: ChunkRows, next_claim: int, source_pk: dict[str, int]) -> None:
+def _write_edges(
+    db: sqlite3.Connection, rows: ChunkRows, origin: str, sha: str, next_claim: int, source_pk: dict[str, int]
+) -> None:
     """Insert the edges with their state and final code, their citation locations and their judgements."""
     next_edge = _next_pk(db, "edges")
-    # imported judgements are weighed under the database's review policy, as the review UI weighs them
-    policy = db.execute("SELECT value FROM review_settings WHERE key = 'policy'").fetchone()
-    reviews_required = REVIEW_POLICIES[policy[0]] if policy else 1
+    # imported judgements are checked and weighed under the database's review policy, as every door's are
+    reviews_required = policy_reviews_required(db)
+    if any(judgements for *_, judgements in rows.edges):
+        _check_judgements(db, rows, origin, reviews_required)
+        _log_judgements(db, rows, origin, sha)
     state, code = _state_and_code((), reviews_required)  # what nearly every imported edge has: no judgement yet
     insert_rows(
         db,

@@ -7,8 +7,8 @@ One short-lived connection per request (the web server runs requests on several 
 
 from __future__ import annotations
 
-import hashlib
 import json
+import secrets
 import sqlite3
 import threading
 import time
@@ -26,7 +26,7 @@ from citeaudit.store.judgements import INSERT_JUDGEMENT, JUDGEMENT_COLUMNS, judg
 from citeaudit.store.migrations import SCHEMA_VERSION
 from citeaudit.store.reading import CURRENT_CLAIM
 from citeaudit.store.resolution import document_passages, latest_document
-from citeaudit.store.review_policy import ReviewRefused, adjudication_refusal, counted_judgements, review_refusal
+from citeaudit.store.review_policy import DOORS, ReviewRefused, counted_judgements, edge_judgement_refusal
 from citeaudit.store.review_records import (
     AuditLogEntry,
     EdgeView,
@@ -421,26 +421,34 @@ class ReviewStore:
         edge_pk: int,
         judgement: Judgement,
         submission: str,
-        role: str | None = None,
+        *,
+        door: str = "api",
         detail: Mapping[str, object] | None = None,
     ) -> tuple[bool, ReviewState]:
-        """Append a human judgement and bring the edge's state in step, in one transaction with its audit-log row.
+        """Append a person's judgement and bring the edge's state in step, in one transaction with its audit-log
+        row.
 
-        The policy's rules are checked inside that transaction, so two reviewers submitting at once cannot both
-        pass them (:mod:`citeaudit.store.review_policy`): a review by someone who is not one of the edge's
-        reviewers is a :class:`ReviewRefused`; with the account's ``role`` given (the web UI and the import
-        give it), so is a review or adjudication the role or the edge's state does not allow.
+        The rules every door follows are checked inside that transaction
+        (:func:`citeaudit.store.review_policy.edge_judgement_refusal`), so two reviewers submitting at once
+        cannot both pass them: the reviewer must be a review account, and its role (read from the account, never
+        from the caller), the edge's state, its reviewers and its claim (a retired claim takes no judgement)
+        must allow the review or adjudication; else :class:`ReviewRefused` and nothing is written.
 
-        ``detail`` goes into the audit-log row (where a quoted passage was selected, the file row it came from).
-        A submission id seen before records nothing (a retried form post). Returns ``(recorded, new state)``.
+        ``door`` (one of :data:`~citeaudit.store.review_policy.DOORS`) and ``detail`` (where a quoted passage was
+        selected, the file and row it came from) go into the audit-log row. A submission id seen before records
+        nothing (a retried form post). Returns ``(recorded, new state)``.
         """
+        if door not in DOORS:
+            raise InvalidValue("review", "door", f"door {door!r} is not one of {', '.join(DOORS)}")
         with self._transaction() as db:
             if db.execute("SELECT 1 FROM judgements WHERE submission = ?", (submission,)).fetchone():
                 (state,) = db.execute("SELECT review_state FROM edges WHERE pk = ?", (edge_pk,)).fetchone()
                 return False, ReviewState(state)
             if db.execute("SELECT 1 FROM edges WHERE pk = ?", (edge_pk,)).fetchone() is None:
                 raise UnknownReference("review", f"edge {edge_pk}", f"no edge {edge_pk!r}")
-            self._check_policy(db, edge_pk, judgement, role)
+            why = edge_judgement_refusal(db, edge_pk, judgement)
+            if why is not None:
+                raise ReviewRefused(f"edge {edge_pk}: {why}")
             pk = db.execute(INSERT_JUDGEMENT, judgement_row(edge_pk, judgement, submission)).lastrowid
             (code_before,) = db.execute("SELECT final_code FROM edges WHERE pk = ?", (edge_pk,)).fetchone()
             before, after, _ = self._recompute(db, edge_pk, self.reviews_required())
@@ -457,6 +465,7 @@ class ReviewStore:
                     "judgement": pk,
                     "label": str(judgement.label),
                     "rationale": judgement.reasoning,
+                    "door": door,
                     **(detail or {}),
                 },
             )
@@ -465,25 +474,11 @@ class ReviewStore:
         self._adjust_count("waiting", (code_after == PENDING_CODE) - (code_before == PENDING_CODE))
         return True, ReviewState(after["review_state"])
 
-    def _check_policy(self, db: sqlite3.Connection, edge_pk: int, judgement: Judgement, role: str | None) -> None:
-        (state,) = db.execute("SELECT review_state FROM edges WHERE pk = ?", (edge_pk,)).fetchone()
-        existing = self._judgements(db, edge_pk)
-        name = judgement.reviewer or ""
-        if judgement.stage is Stage.ADJUDICATION:
-            why = None if role is None else adjudication_refusal(existing, name, role, ReviewState(state))
-        else:
-            why = review_refusal(existing, name, role or "reviewer", ReviewState(state), self.reviews_required())
-        if why is not None:
-            raise ReviewRefused(f"edge {edge_pk}: {why}")
-
     def refusal(self, edge_pk: int, reviewer: Reviewer, stage: Stage) -> str | None:
         """Why ``reviewer`` may not record a judgement of ``stage`` on the edge now (``None`` when they may):
-        what the edge page asks before it offers a form."""
-        (state,) = self._db.execute("SELECT review_state FROM edges WHERE pk = ?", (edge_pk,)).fetchone()
-        existing = self._judgements(self._db, edge_pk)
-        if stage is Stage.ADJUDICATION:
-            return adjudication_refusal(existing, reviewer.name, reviewer.role, ReviewState(state))
-        return review_refusal(existing, reviewer.name, reviewer.role, ReviewState(state), self.reviews_required())
+        what the edge page asks before it offers a form, by the same rules as :meth:`record_judgement`."""
+        probe = Judgement(Label.UNKNOWN, reviewer.name, Origin.HUMAN, stage)
+        return edge_judgement_refusal(self._db, edge_pk, probe)
 
     def log_event(self, actor: str, action: str, target: str, detail: object = None) -> None:
         """Append an audit-log row for something refused (a failed login, a form without its CSRF token)."""
@@ -590,17 +585,43 @@ class ReviewStore:
 
     # -- judgements from and to files ----------------------------------------------------------------
 
-    def import_judgements(self, file: str, reviewer: str, rows: Sequence[FileJudgement]) -> tuple[int, int]:
-        """Record ``reviewer``'s labels from a file as reviews, under the same rules as the web UI, all or nothing:
-        a row naming no current edge, or one the policy refuses, is an :class:`InvalidValue` naming the file, its
-        line and value, and nothing is written. Returns ``(recorded, already recorded)`` (importing a file twice
-        records it once)."""
+    def import_judgements(
+        self, file: str, reviewer: str, rows: Sequence[FileJudgement], sha256: str, os_user: str | None = None
+    ) -> tuple[int, int]:
+        """Record ``reviewer``'s labels from a file as reviews, by the rules every door follows, all or nothing: a
+        row naming no current edge, or one the rules refuse, is an :class:`InvalidValue` naming the file, its line
+        and value, and nothing is written.
+
+        ``reviewer`` must be an account that reviews (not an admin). A file's labels are one person's: the same
+        file (by its ``sha256``) imported before under another account is refused. A row is recorded when it
+        differs from the reviewer's latest judgement of its edge (a judgement's history is append-only and the
+        latest wins, so importing an earlier file again brings its labels back); a row equal to it is already
+        recorded. The import (file, hash, account, operating-system user, counts) is an audit-log row of its own,
+        and every judgement's row names the door, file, hash and line. Returns ``(recorded, already recorded)``."""
         account = self.reviewer(reviewer)
         if account is None:
             raise UnknownReference(file, "--reviewer", f"no review account {reviewer!r}; add it with `reviewer add`")
+        if account.role == "admin":
+            raise InvalidValue(file, "--reviewer", f"{reviewer!r} is an admin account: admins do not review")
         edges = [self._file_edge(file, row) for row in rows]
         recorded = 0
-        with self._transaction():
+        with self._transaction() as db:
+            earlier = [
+                str(actor)
+                for (actor,) in db.execute(
+                    "SELECT DISTINCT actor FROM audit_log WHERE action = 'judgements.import' "
+                    "AND json_extract(after, '$.sha256') = ? ORDER BY actor",
+                    (sha256,),
+                )
+                if actor != reviewer
+            ]
+            if earlier:
+                raise InvalidValue(
+                    file,
+                    "--reviewer",
+                    f"this file (sha256 {sha256}) was imported as {earlier[0]!r}: its labels are {earlier[0]}'s, "
+                    f"and the same labels under {reviewer!r} would count as a second, independent review",
+                )
             for row, edge_pk in zip(rows, edges, strict=True):
                 judgement = Judgement(
                     row.label,
@@ -613,17 +634,48 @@ class ReviewStore:
                     now(),
                     severity=row.severity,
                 )
-                # the row's content and who gave it: the same row imported again is the same submission
-                content = json.dumps([reviewer, edge_pk, *map(str, judgement_row(edge_pk, judgement)[1:8])])
-                submission = "import:" + hashlib.sha256(content.encode()).hexdigest()
+                if self._is_latest(db, edge_pk, judgement):
+                    continue
                 try:
                     done, _ = self.record_judgement(
-                        edge_pk, judgement, submission, role=account.role, detail={"file": file, "line": row.line}
+                        edge_pk,
+                        judgement,
+                        f"import:{sha256}:{row.line}:{secrets.token_hex(8)}",
+                        door="judgements import",
+                        detail={"file": file, "sha256": sha256, "line": row.line},
                     )
                 except ReviewRefused as refused:
                     raise InvalidValue(file, f"line {row.line}", f"{str(refused)!s}") from None
                 recorded += done
+            self._log(
+                db,
+                reviewer,
+                "judgements.import",
+                f"file:{file}",
+                None,
+                {
+                    "file": file,
+                    "sha256": sha256,
+                    "os_user": os_user,
+                    "rows": len(rows),
+                    "recorded": recorded,
+                    "door": "judgements import",
+                },
+            )
         return recorded, len(rows) - recorded
+
+    @staticmethod
+    def _is_latest(db: sqlite3.Connection, edge_pk: int, judgement: Judgement) -> bool:
+        """Whether ``judgement`` says what its reviewer's latest review of the edge says (label, passage, period,
+        reasoning, severity)."""
+        row = db.execute(
+            "SELECT label, passage, period, reasoning, severity FROM judgements WHERE edge_pk = ? AND reviewer = ? "
+            "AND origin = 'human' AND stage = 'review' ORDER BY pk DESC LIMIT 1",
+            (edge_pk, judgement.reviewer),
+        ).fetchone()
+        severity = None if judgement.severity is None else str(judgement.severity)
+        wanted = (str(judgement.label), judgement.passage, judgement.period, judgement.reasoning, severity)
+        return row is not None and tuple(row) == wanted
 
     def _file_edge(self, file: str, row: FileJudgement) -> int:
         where = f"line {row.line}"

@@ -10,24 +10,47 @@ adjudication. With ``n`` = 1 the one reviewer may revise their label, which then
 
 An adjudication is recorded only by an adjudicator who did not review the edge, and only on a disputed (or already
 adjudicated) edge. Admins manage the project; they neither review nor adjudicate.
+
+This module is the one gate of every human judgement, whatever door it comes through (:data:`DOORS`): the web
+forms of edges and cross pairs, ``judgements import``, ``ingest`` of an audit file and the library.
+:func:`edge_judgement_refusal` and :func:`cross_judgement_refusal` read what the rules need inside the writer's
+transaction — the reviewer's account and role (never a role the caller claims), whether the claim is retired,
+the item's judgements and the policy — and :func:`judgement_refusal` applies the rules to plain values.
 """
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Sequence
 
-from citeaudit.errors import CiteauditError
+from citeaudit.errors import CiteauditError, UnknownReference
 from citeaudit.model import Judgement, Label, Origin, ReviewState, Stage, review_outcome
+from citeaudit.store.judgements import JUDGEMENT_COLUMNS, judgement_from_row
 from citeaudit.store.review_records import StoredJudgement
 
 __all__ = [
+    "DOORS",
+    "REVIEW_POLICIES",
     "ReviewRefused",
+    "account_role",
     "adjudication_refusal",
+    "claim_retirement",
     "counted_judgements",
+    "edge_judgement_refusal",
+    "edge_judgements",
+    "judgement_refusal",
     "policy_outcome",
+    "policy_reviews_required",
+    "require_account",
     "review_refusal",
     "reviewers_of",
 ]
+
+REVIEW_POLICIES = {"single": 1, "double": 2}
+"""Review policies and how many independent human reviews each needs before an edge has a final label."""
+
+DOORS = ("web", "cross-pair web", "judgements import", "ingest", "api")
+"""The ways a human judgement enters the database, as the audit log names them (``door``)."""
 
 
 class ReviewRefused(CiteauditError):
@@ -116,3 +139,101 @@ def adjudication_refusal(
     if any((j.judgement.reviewer or "") == reviewer for j in _reviews(judgements)):
         return f"you reviewed this {item}: another adjudicator settles its dispute"
     return None
+
+
+def judgement_refusal(
+    existing: Sequence[StoredJudgement],
+    judgement: Judgement,
+    role: str | None,
+    reviews_required: int,
+    *,
+    item: str = "edge",
+) -> str | None:
+    """Why ``judgement`` may not be recorded on an item holding ``existing`` (``None`` when it may): the rules
+    for every door. ``role`` is the role of the account named by the judgement's reviewer, ``None`` when no
+    account has that name; the item's state is the one the policy gives its judgements."""
+    if judgement.origin is not Origin.HUMAN:
+        return "only a person's judgement is recorded here; model suggestions come from `citeaudit suggest`"
+    name = judgement.reviewer or ""
+    if role is None:
+        if not name:
+            return "a judgement names its reviewer (a review account)"
+        return f"{name!r} is no review account; add it with `citeaudit reviewer add`"
+    state = policy_outcome(existing, reviews_required)[0]
+    if judgement.stage is Stage.ADJUDICATION:
+        return adjudication_refusal(existing, name, role, state, item=item)
+    return review_refusal(existing, name, role, state, reviews_required, item=item)
+
+
+def policy_reviews_required(db: sqlite3.Connection) -> int:
+    """Independent human reviews the database's review policy needs (``single`` unless set)."""
+    row = db.execute("SELECT value FROM review_settings WHERE key = 'policy'").fetchone()
+    return REVIEW_POLICIES[str(row[0])] if row is not None and str(row[0]) in REVIEW_POLICIES else 1
+
+
+def account_role(db: sqlite3.Connection, name: str | None) -> str | None:
+    """The role of the review account called ``name`` (``None`` when there is none)."""
+    if not name:
+        return None
+    row = db.execute("SELECT role FROM reviewers WHERE name = ?", (name,)).fetchone()
+    return None if row is None else str(row[0])
+
+
+def claim_retirement(db: sqlite3.Connection, claim_pk: int) -> str | None:
+    """Why the claim takes no judgement: it was retired, and by which claim set of its answer (``None`` when it
+    is current)."""
+    claim_id, current, answer_pk = db.execute(
+        "SELECT id, current, answer_pk FROM claims WHERE pk = ?", (claim_pk,)
+    ).fetchone()
+    if current:
+        return None
+    found = db.execute(
+        "SELECT ordinal, action, method, version, actor, created_at FROM claim_sets WHERE answer_pk = ? "
+        "ORDER BY pk DESC LIMIT 1",
+        (answer_pk,),
+    ).fetchone()
+    if found is None:
+        return f"claim {claim_id!r} was retired; it takes no judgement"
+    ordinal, action, method, version, actor, created_at = found
+    how = " ".join(str(part) for part in (action, method, version) if part)
+    by = f" by {actor}" if actor else ""
+    return (
+        f"claim {claim_id!r} was retired by claim set {ordinal} of its answer ({how}{by}, {created_at}); "
+        "it takes no judgement"
+    )
+
+
+def edge_judgements(db: sqlite3.Connection, edge_pk: int) -> list[StoredJudgement]:
+    """Every judgement on the edge with its row id, oldest first."""
+    return [
+        StoredJudgement(int(row[0]), judgement_from_row(row))
+        for row in db.execute(
+            f"SELECT {JUDGEMENT_COLUMNS} FROM judgements j WHERE j.edge_pk = ? ORDER BY j.pk", (edge_pk,)
+        )
+    ]
+
+
+def edge_judgement_refusal(db: sqlite3.Connection, edge_pk: int, judgement: Judgement) -> str | None:
+    """Why ``judgement`` may not be recorded on edge ``edge_pk`` now (``None`` when it may), read inside the
+    writer's transaction: a retired claim, then :func:`judgement_refusal` with the reviewer's account."""
+    (claim_pk,) = db.execute("SELECT claim_pk FROM edges WHERE pk = ?", (edge_pk,)).fetchone()
+    retired = claim_retirement(db, int(claim_pk))
+    if retired is not None:
+        return retired
+    return judgement_refusal(
+        edge_judgements(db, edge_pk),
+        judgement,
+        account_role(db, judgement.reviewer),
+        policy_reviews_required(db),
+    )
+
+
+def require_account(db: sqlite3.Connection, name: str, what: str) -> str:
+    """The role of the account called ``name``, who decides ``what`` (a fact mapping, a claim change): a name
+    with no account is an :class:`~citeaudit.errors.UnknownReference`, since the record would name no one."""
+    role = account_role(db, name)
+    if role is None:
+        raise UnknownReference(
+            what, "--reviewer", f"{name!r} is no review account; add it with `citeaudit reviewer add` first"
+        )
+    return role

@@ -13,7 +13,7 @@ import hashlib
 import json
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +21,7 @@ from types import TracebackType
 
 from citeaudit.agreement import Rater, SidedLabel
 from citeaudit.clock import utc_now
-from citeaudit.errors import SchemaVersionMismatch, ScopeError, StoreError, UnknownReference
+from citeaudit.errors import InvalidValue, SchemaVersionMismatch, ScopeError, StoreError, UnknownReference
 from citeaudit.model import (
     Audit,
     Protocol,
@@ -85,6 +85,8 @@ from citeaudit.store.migrations import MIGRATIONS, SCHEMA_VERSION
 from citeaudit.store.pipeline import ChunkWriter, second_core_idle, usable_cores
 from citeaudit.store.reading import read_audit, read_scoring_columns, read_segmentations
 from citeaudit.store.records import FetchOutcome, Passage, Snapshot
+from citeaudit.store.reimport import describe, metadata_changes, move_answers
+from citeaudit.store.review_policy import require_account
 from citeaudit.store.writers import busy_error, busy_timeout, is_busy
 
 # REVIEW_POLICIES, ImportReport, insert_rows, the index helpers and ROWS_PER_STATEMENT live with the import
@@ -256,16 +258,38 @@ class Store:
         media_type: str = "application/json",
         *,
         progress: Callable[[int], None] | None = None,
+        metadata: Mapping[str, str] | None = None,
+        replace: bool = False,
+        actor: str = "",
     ) -> ImportReport:
         """:meth:`import_audit` for a payload read a chunk at a time (see ``ingest.assemble_chunks``; a chunk may
         also come as its rows, :class:`~citeaudit.store.importing.ChunkRows`, made in another process): every
         chunk is written as it comes, all in one transaction, so an error in any chunk leaves nothing. The
         chunks are not read at all when the payload is already imported. ``progress`` is told how many answer
-        records each chunk held."""
+        records each chunk held.
+
+        ``metadata``: what the command says of an engine payload's answers that its bytes do not (``question``,
+        ``platform``, ``run``: :data:`~citeaudit.store.reimport.FIELDS`). The same payload again with the same
+        metadata is a no-op; with other metadata it is an :class:`~citeaudit.errors.InvalidValue` naming what
+        differs, unless ``replace``: then the import's answers move (their claims, edges and judgements with
+        them) and the audit log records it with ``actor``; the report says how many moved."""
         sha = hashlib.sha256(payload).hexdigest()
         with self._transaction() as db:
-            if db.execute("SELECT 1 FROM imports WHERE payload_sha256 = ?", (sha,)).fetchone():
-                return ImportReport(origin=origin, sha256=sha, already_imported=True)
+            found = db.execute("SELECT pk FROM imports WHERE payload_sha256 = ?", (sha,)).fetchone()
+            if found is not None:
+                changes = metadata_changes(db, int(found[0]), metadata or {})
+                if not changes:
+                    return ImportReport(origin=origin, sha256=sha, already_imported=True)
+                if not replace:
+                    raise InvalidValue(
+                        origin,
+                        "",
+                        f"already imported (sha256 {sha[:12]}…) with other metadata: {describe(changes)}; nothing "
+                        "written. To move its answers (their claims, edges and judgements stay with them), run the "
+                        "same command with --replace",
+                    )
+                moved = move_answers(db, changes, origin, sha, actor)
+                return ImportReport(origin=origin, sha256=sha, already_imported=True, moved=moved)
             db.execute(
                 "INSERT OR IGNORE INTO payloads VALUES (?, ?, ?, ?, ?)",
                 (sha, media_type, len(payload), payload, utc_now()),
@@ -509,6 +533,7 @@ class Store:
     ) -> tuple[str, str]:
         """Confirm a proposal, or map a claim to a fact directly; coverage counts it from now on."""
         with self._transaction() as db:
+            require_account(db, actor, "facts confirm")
             return confirm_mapping(db, mapping_pk, claim_id, fact_id, actor, utc_now())
 
     def confirm_facts(
@@ -518,17 +543,20 @@ class Store:
         :meth:`confirm_fact`) all or none: one refused request leaves every mapping as it was."""
         at = utc_now()
         with self._transaction() as db:
+            require_account(db, actor, "facts confirm")
             return [confirm_mapping(db, pk, claim_id, fact_id, actor, at) for pk, claim_id, fact_id in requests]
 
     def reject_facts(self, mapping_pks: Sequence[int], actor: str) -> list[tuple[str, str]]:
         """Reject several proposals all or none."""
         at = utc_now()
         with self._transaction() as db:
+            require_account(db, actor, "facts reject")
             return [reject(db, pk, actor, at) for pk in mapping_pks]
 
     def reject_fact(self, mapping_pk: int, actor: str) -> tuple[str, str]:
         """Reject a proposal: that claim is never proposed for that fact again."""
         with self._transaction() as db:
+            require_account(db, actor, "facts reject")
             return reject(db, mapping_pk, actor, utc_now())
 
     def change_claims(
@@ -541,6 +569,8 @@ class Store:
         """Read an answer's claims, let ``planner`` decide its new claim set (``None``: leave it) and record
         that set, all in one transaction. ``planner`` gets the current claims and their segmentation."""
         with self._transaction() as db:
+            if actor is not None:
+                require_account(db, actor, f"claim {action}")
             state = answer_claims(db, answer_pk)
             (protocol_pk,) = db.execute(
                 "SELECT r.protocol_pk FROM answers a JOIN runs r ON r.pk = a.run_pk WHERE a.pk = ?", (answer_pk,)
@@ -570,6 +600,8 @@ class Store:
         answer. Each answer is still all or nothing: when the planner fails on an answer (or the run is
         interrupted) the answers planned before it are written and committed, then the error is raised; when
         writing a group fails, none of its answers is written, those of the groups before it are committed."""
+        if actor is not None:
+            require_account(self.connection, actor, action)
         position = 0
         while position < len(answer_pks):
             failure: BaseException | None = None

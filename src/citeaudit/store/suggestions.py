@@ -15,9 +15,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from citeaudit.clock import utc_now
-from citeaudit.model import Judgement
+from citeaudit.model import Judgement, Origin
 from citeaudit.scoring import LABELS
 from citeaudit.store.judgements import INSERT_JUDGEMENT, judgement_row
+from citeaudit.store.review_policy import ReviewRefused
 
 __all__ = [
     "EdgeToSuggest",
@@ -203,6 +204,9 @@ def record_suggestion(
 ) -> int:
     """Store a model judgement with its provenance, the suggestion row and its ranked passages
     ``(rank, ordinal, start, end, score, bm25, dense)``, and an audit-log row; returns the suggestion's pk."""
+    if judgement.origin is not Origin.MODEL:
+        # a person's judgement goes through the review rules (ReviewStore.record_judgement), never through here
+        raise ReviewRefused(f"edge {edge_pk}: a suggestion is a model's judgement, not {judgement.reviewer!r}'s")
     if judgement.created_at is None:
         judgement = dataclasses.replace(judgement, created_at=utc_now("microseconds"))
     judgement_pk = db.execute(INSERT_JUDGEMENT, judgement_row(edge_pk, judgement)).lastrowid

@@ -3,8 +3,9 @@ the same answer or an official page. Judged like edges, under the same review po
 adjudicate, which judgements decide: :mod:`citeaudit.store.review_policy`, checked by the store in the write
 transaction, a refusal answered 409), stored apart from them: nothing here touches an edge.
 
-Blindness follows the edge pages: a reviewer sees their own judgements (and model suggestions when the project
-shows them), adjudicators and admins see every judgement and the final label.
+Blindness follows the edge pages exactly (:mod:`citeaudit.review.blind`): a reviewer sees their own judgements (and
+model suggestions when the project shows them); an adjudicator sees every judgement, the state and the final label
+of a disputed or adjudicated pair, and on any other pair is a reviewer like any other; admins see everything.
 """
 
 from typing import Annotated
@@ -14,6 +15,7 @@ from fastapi.responses import Response
 
 from citeaudit.model import Judgement, Label, Origin, ReviewState, Stage
 from citeaudit.review.auth import new_token
+from citeaudit.review.blind import sees_all
 from citeaudit.review.pages import Current, Denied, check_csrf, context, page, redirect, require
 from citeaudit.store import Store
 from citeaudit.store.cross_pairs import (
@@ -66,16 +68,16 @@ def cross_pairs_page(request: Request, current: Current) -> Response:
     reviewer = require(current, "reviewer", "adjudicator", "admin")
     with Store(context(request).config.db) as store:
         pairs = cross_pair_list(store.connection)
-    sees_all = reviewer.role in ("adjudicator", "admin")
     rows = [
         (
             pair,
-            _state(pair) if sees_all else None,
+            _state(pair) if sees_all(reviewer, pair.state) else None,
             any(j.origin is Origin.HUMAN and j.reviewer == reviewer.name for j in pair.judgements),
         )
         for pair in pairs
     ]
-    return page(request, "cross_pairs.html.j2", user=reviewer, csrf=current.csrf, rows=rows)
+    shows_states = reviewer.role in ("adjudicator", "admin")
+    return page(request, "cross_pairs.html.j2", user=reviewer, csrf=current.csrf, rows=rows, shows_states=shows_states)
 
 
 @router.get("/cross-pairs/{pair_pk}")
@@ -83,13 +85,13 @@ def cross_pair_page(pair_pk: int, request: Request, current: Current) -> Respons
     reviewer = require(current, "reviewer", "adjudicator", "admin")
     pair, shows_models = _load(request, pair_pk)
     state, label = _state(pair)
-    sees_all = reviewer.role in ("adjudicator", "admin")
-    show_models = sees_all or shows_models
+    seen_all = sees_all(reviewer, state)
+    show_models = seen_all or shows_models
     with Store(context(request).config.db) as store:
         passages = passages_of(store.connection, pair.source_key)
         ranked = cross_ranked_passages(store.connection, pair_pk)
         stage = _stage(pair, reviewer.name, reviewer.role, "")
-        refused = cross_refusal(store.connection, pair_pk, reviewer.name, reviewer.role, stage)
+        refused = cross_refusal(store.connection, pair_pk, reviewer.name, stage)
     adjudicating = stage is Stage.ADJUDICATION and refused is None
     return page(
         request,
@@ -97,11 +99,11 @@ def cross_pair_page(pair_pk: int, request: Request, current: Current) -> Respons
         user=reviewer,
         csrf=current.csrf,
         pair=pair,
-        state=state if sees_all else None,
-        final_label=label if sees_all else None,
+        state=state if seen_all else None,
+        final_label=label if seen_all else None,
         own=[j for j in pair.judgements if j.origin is Origin.HUMAN and j.reviewer == reviewer.name],
         others=[j for j in pair.judgements if j.origin is Origin.HUMAN and j.reviewer != reviewer.name]
-        if sees_all
+        if seen_all
         else [],
         suggestions=[j for j in pair.judgements if j.origin is Origin.MODEL] if show_models else [],
         passages=passages,
@@ -147,7 +149,7 @@ def judge_cross_pair(
     )
     try:
         with Store(context(request).config.db) as store, store.transaction() as tx:
-            record_cross_judgement(tx, pair_pk, judgement, submission=submission, role=reviewer.role)
+            record_cross_judgement(tx, pair_pk, judgement, submission=submission, door="cross-pair web")
     except ReviewRefused as refused:
         raise Denied(409, str(refused)) from None
     return redirect("/cross-pairs")

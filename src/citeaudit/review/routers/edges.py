@@ -155,7 +155,7 @@ def _record(
             edge_pk,
             judgement,
             form.submission,
-            role=reviewer.role,
+            door="web",
             # where the quoted passage was selected (passage and character range), kept with the record
             detail={"passage_offsets": form.passage_offsets} if form.passage_offsets.strip() else None,
         )

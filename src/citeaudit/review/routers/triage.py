@@ -94,7 +94,7 @@ def confirm(
             edge_pk,
             judgement,
             submission,
-            role=reviewer.role,
+            door="web",
             detail={"confirmed_suggestion": offer.suggestion_pk, "triage_reason": offer.reason},
         )
     except ReviewRefused as refused:

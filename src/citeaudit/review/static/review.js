@@ -31,6 +31,12 @@
       event.target.blur();
       return;
     }
+    // Enter in a text field of the label form never submits a label: only the label buttons and 1-5 do (the
+    // form's first submit button is a disabled one for the same reason, should this script not run).
+    if (event.key === "Enter" && event.target.tagName === "INPUT" && event.target.closest("#label-form")) {
+      event.preventDefault();
+      return;
+    }
     if (typing(event.target)) {
       return;
     }
@@ -181,10 +187,29 @@
     });
   }
 
+  // Drafts are kept per account (the form's data-draft names it) and all are dropped when someone logs out, so
+  // the next person at this browser never finds another's reasoning in their form.
+  function clearDraftsAtLogout() {
+    var local = storage("local");
+    var logout = document.querySelector('form[action="/logout"]');
+    if (!local || !logout) {
+      return;
+    }
+    logout.addEventListener("submit", function () {
+      for (var i = local.length - 1; i >= 0; i--) {
+        var key = local.key(i);
+        if (key && key.indexOf("citeaudit-draft:") === 0) {
+          local.removeItem(key);
+        }
+      }
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     setUpSearch();
     showClaim();
     setUpDrafts();
+    clearDraftsAtLogout();
     document.addEventListener("mouseup", quoteSelection);
   });
 })();

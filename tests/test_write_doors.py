@@ -1,0 +1,371 @@
+"""Every writer of a person's judgement goes through the one gate (:mod:`citeaudit.store.review_policy`): the
+library without a role, ``ingest`` of an audit file carrying judgements, ``judgements import`` and the commands
+that record who decided something. Real SQLite files, the real CLI in-process."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import Result
+
+from builders import add_reviewer, answer, claim, document
+from citeaudit.model import Judgement, Label, Origin, Stage
+from citeaudit.store.review import ReviewStore
+from citeaudit.store.review_policy import ReviewRefused
+from review_support import edge_pk, make_db, set_policy
+
+Cli = Callable[..., Result]
+WriteJson = Callable[[Any, str], Path]
+URL = "https://brand.com/ax220"
+HEADER = "claim_id,source,label,passage,period,reasoning,severity\n"
+ACCOUNTS = {"rev-a": "reviewer", "rev-b": "reviewer", "rev-c": "reviewer", "adj": "adjudicator", "root": "admin"}
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    """The review document (c1 and c3 cite brand.com/ax220), the accounts above, double review."""
+    made = make_db(tmp_path / "doors.db")
+    for name, role in ACCOUNTS.items():
+        add_reviewer(made, name, role)
+    set_policy(made, "double")
+    return made
+
+
+def human(db: Path) -> list[tuple[str, str, str]]:
+    with sqlite3.connect(db) as con:
+        return [
+            (str(r), str(s), str(lab))
+            for r, s, lab in con.execute(
+                "SELECT reviewer, stage, label FROM judgements WHERE origin = 'human' ORDER BY pk"
+            )
+        ]
+
+
+def state(db: Path, claim_id: str) -> tuple[str, int]:
+    with sqlite3.connect(db) as con:
+        row = con.execute(
+            "SELECT e.review_state, e.final_code FROM edges e JOIN claims c ON c.pk = e.claim_pk "
+            "JOIN sources s ON s.pk = e.source_pk WHERE c.id = ? AND s.url = ?",
+            (claim_id, URL),
+        ).fetchone()
+    return str(row[0]), int(row[1])
+
+
+# -- the library: the rules hold with no role given ------------------------------------------------------------
+
+
+def test_the_library_refuses_a_self_adjudication_without_being_given_a_role(db: Path) -> None:
+    edge = edge_pk(db, "c1", URL)
+    with ReviewStore(db) as store:
+        store.record_judgement(edge, Judgement(Label.SUPPORTED, "rev-a", created_at="2026-12-01T00:00:01Z"), "s1")
+        store.record_judgement(edge, Judgement(Label.IRRELEVANT, "rev-b", created_at="2026-12-01T00:00:02Z"), "s2")
+        # disputed now; rev-a reviewed it and may not settle it, whatever the call leaves out
+        adjudication = Judgement(Label.SUPPORTED, "rev-a", stage=Stage.ADJUDICATION, reasoning="mine")
+        with pytest.raises(ReviewRefused, match="only adjudicator accounts adjudicate"):
+            store.record_judgement(edge, adjudication, "s3")
+    assert human(db) == [("rev-a", "review", "supported"), ("rev-b", "review", "irrelevant")]
+    assert state(db, "c1")[0] == "disputed"
+
+
+@pytest.mark.parametrize(
+    ("judgement", "why"),
+    [
+        (Judgement(Label.SUPPORTED, "nobody"), "'nobody' is no review account"),
+        (Judgement(Label.SUPPORTED, None), "a judgement names its reviewer"),
+        (Judgement(Label.SUPPORTED, "root"), "admins manage the project; they do not review"),
+        (Judgement(Label.SUPPORTED, "adj", stage=Stage.ADJUDICATION, reasoning="x"), "only disputed edges"),
+        (Judgement(Label.SUPPORTED, "rev-a", Origin.MODEL), "model suggestions come from `citeaudit suggest`"),
+    ],
+)
+def test_the_library_refuses_what_the_web_form_refuses(db: Path, judgement: Judgement, why: str) -> None:
+    with ReviewStore(db) as store, pytest.raises(ReviewRefused, match=why.replace("(", r"\(")):
+        store.record_judgement(edge_pk(db, "c1", URL), judgement, "s1")
+    assert human(db) == []
+
+
+def test_the_suggestion_writer_takes_no_persons_label(db: Path) -> None:
+    from citeaudit.store import Store
+    from citeaudit.store.suggestions import record_suggestion
+
+    refused = pytest.raises(ReviewRefused, match="a suggestion is a model's judgement, not 'rev-a''s")
+    with Store(db) as store, refused, store.transaction() as tx:
+        record_suggestion(tx, edge_pk(db, "c1", URL), "0" * 64, "bm25", [], Judgement(Label.SUPPORTED, "rev-a"))
+    assert human(db) == []
+
+
+# -- ingest of an audit file ------------------------------------------------------------------------------------
+
+
+def _hostile(judgements: list[dict[str, Any]]) -> dict[str, Any]:
+    """One answer a9 whose claim c9 cites brand.com/ax220, with these judgements on that edge."""
+    a9 = answer("a9", run="r9", citations=[URL])
+    return document([a9], [claim("c9", "a9")], [{"claim_id": "c9", "url": URL, "judgements": judgements}])
+
+
+def _review(name: str, label: str, second: int) -> dict[str, Any]:
+    return {"reviewer": name, "label": label, "created_at": f"2026-12-01T00:00:{second:02d}Z"}
+
+
+@pytest.mark.parametrize(
+    ("judgements", "place", "why"),
+    [
+        # rev-a reviews, rev-b disagrees, then rev-a settles the dispute herself
+        (
+            [
+                _review("rev-a", "supported", 1),
+                _review("rev-b", "irrelevant", 2),
+                {**_review("rev-a", "supported", 3), "stage": "adjudication", "reasoning": "mine"},
+            ],
+            "judgement 3 of 3",
+            "only adjudicator accounts adjudicate",
+        ),
+        # four reviewers on one edge under double review: the third is refused
+        (
+            [_review(n, "supported", i) for i, n in enumerate(["rev-a", "rev-b", "rev-c", "adj"], start=1)],
+            "judgement 3 of 4",
+            "already has its 2 independent review(s) under the double policy",
+        ),
+        ([_review("root", "supported", 1)], "judgement 1 of 1", "admins manage the project; they do not review"),
+        ([_review("someone-new", "supported", 1)], "judgement 1 of 1", "'someone-new' is no review account"),
+        (
+            [{**_review("adj", "supported", 1), "stage": "adjudication", "reasoning": "early"}],
+            "judgement 1 of 1",
+            "only disputed edges are adjudicated; this one is pending",
+        ),
+    ],
+)
+def test_ingest_refuses_judgements_that_break_the_rules_and_writes_nothing(
+    cli: Cli, db: Path, write_json: WriteJson, judgements: list[dict[str, Any]], place: str, why: str
+) -> None:
+    with sqlite3.connect(db) as con:
+        before = con.execute("SELECT (SELECT count(*) FROM answers), (SELECT count(*) FROM judgements)").fetchone()
+    result = cli("ingest", write_json(_hostile(judgements), "hostile.json"), "--db", db)
+    assert result.exit_code == 2, result.stdout
+    message = result.stderr.replace("\n", "")
+    assert "hostile.json" in message
+    assert f"claim 'c9', source '{URL}', {place}" in message
+    assert why in message
+    assert "Traceback" not in result.stderr
+    with sqlite3.connect(db) as con:
+        after = con.execute("SELECT (SELECT count(*) FROM answers), (SELECT count(*) FROM judgements)").fetchone()
+    assert after == before
+
+
+def test_ingest_stores_the_state_the_policy_gives(cli: Cli, db: Path, write_json: WriteJson) -> None:
+    # rev-a supported, rev-b irrelevant: the two independent reviews disagree. rev-b's later "supported" is
+    # recorded and never used (double review), so the edge is disputed, not agreed as all labels' latest say.
+    judgements = [_review("rev-a", "supported", 1), _review("rev-b", "irrelevant", 2), _review("rev-b", "supported", 3)]
+    result = cli("ingest", write_json(_hostile(judgements), "late.json"), "--db", db)
+    assert result.exit_code == 0, result.stderr
+    assert state(db, "c9")[0] == "disputed"
+    assert human(db) == [
+        ("rev-a", "review", "supported"),
+        ("rev-b", "review", "irrelevant"),
+        ("rev-b", "review", "supported"),
+    ]
+    # the audit log says who brought these labels, through which door and from which file
+    with sqlite3.connect(db) as con:
+        (actor, after) = con.execute("SELECT actor, after FROM audit_log WHERE action = 'judgements.ingest'").fetchone()
+    record = json.loads(after)
+    assert actor == "rev-a, rev-b"
+    assert (record["door"], record["file"], record["judgements"]) == ("ingest", str(db.parent / "late.json"), 3)
+
+
+def test_ingest_into_a_database_without_accounts_takes_the_files_names(
+    cli: Cli, tmp_path: Path, write_json: WriteJson
+) -> None:
+    # no accounts yet: the file's names are taken as given. Two reviewers who disagree (the format's double
+    # review) are read as a dispute even under single review, as `citeaudit score FILE` reads them.
+    fresh = tmp_path / "fresh.db"
+    two = _hostile([_review("li", "supported", 1), _review("marta", "partial", 2)])
+    result = cli("ingest", write_json(two, "two.json"), "--db", fresh)
+    assert result.exit_code == 0, result.stderr
+    assert state(fresh, "c9")[0] == "disputed"
+    # every other rule holds: a third reviewer, or an adjudication by one of the two, is refused
+    for extra, why in (
+        (_review("ola", "supported", 3), "already has its 2 independent review(s)"),
+        ({**_review("li", "supported", 3), "stage": "adjudication", "reasoning": "x"}, "you reviewed this edge"),
+    ):
+        more = _hostile([_review("li", "supported", 1), _review("marta", "partial", 2), extra])
+        more["answers"][0]["id"], more["claims"][0]["id"], more["claims"][0]["answer_id"] = "a8", "c8", "a8"
+        more["edges"][0]["claim_id"] = "c8"
+        refused = cli("ingest", write_json(more, "more.json"), "--db", fresh)
+        assert refused.exit_code == 2
+        assert why in refused.stderr.replace("\n", "")
+
+
+# -- judgements import ------------------------------------------------------------------------------------------
+
+
+def _sheet(tmp_path: Path, name: str, *rows: str) -> Path:
+    path = tmp_path / name
+    path.write_text(HEADER + "".join(row + "\n" for row in rows))
+    return path
+
+
+def test_one_file_is_one_persons_labels(cli: Cli, db: Path, tmp_path: Path) -> None:
+    sheet = _sheet(tmp_path, "labels.csv", f"c1,{URL},supported,,,,")
+    first = cli("judgements", "import", sheet, "--reviewer", "rev-c", "--db", db)
+    assert first.exit_code == 0, first.stderr
+    second = cli("judgements", "import", sheet, "--reviewer", "rev-b", "--db", db)
+    assert second.exit_code == 2
+    message = second.stderr.replace("\n", "")
+    assert "was imported as 'rev-c'" in message
+    assert "the same labels under 'rev-b' would count as a second, independent review" in message
+    assert "Traceback" not in second.stderr
+    # one review, so under double review the edge waits for a second reviewer: labelled, no final label
+    assert human(db) == [("rev-c", "review", "supported")]
+    assert state(db, "c1")[0] == "labelled"
+
+
+def test_the_import_is_in_the_audit_log_with_hash_account_and_user(cli: Cli, db: Path, tmp_path: Path) -> None:
+    import getpass
+    import hashlib
+
+    sheet = _sheet(tmp_path, "labels.csv", f"c1,{URL},supported,,,,", f"c3,{URL},partial,,,,")
+    assert cli("judgements", "import", sheet, "--reviewer", "rev-a", "--db", db).exit_code == 0
+    sha = hashlib.sha256(sheet.read_bytes()).hexdigest()
+    with sqlite3.connect(db) as con:
+        rows = con.execute("SELECT actor, action, after FROM audit_log ORDER BY pk").fetchall()
+    imports = [(a, json.loads(after)) for a, action, after in rows if action == "judgements.import"]
+    assert len(imports) == 1
+    actor, record = imports[0]
+    assert actor == "rev-a"
+    assert (record["sha256"], record["file"], record["os_user"]) == (sha, str(sheet), getpass.getuser())
+    assert (record["rows"], record["recorded"]) == (2, 2)
+    # each judgement's own row names the door, the file, its hash and the line
+    judged = [json.loads(after) for a, action, after in rows if action == "judgement"]
+    assert [(j["door"], j["file"], j["sha256"], j["line"]) for j in judged] == [
+        ("judgements import", str(sheet), sha, 2),
+        ("judgements import", str(sheet), sha, 3),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("who", "why"),
+    [("root", "'root' is an admin account: admins do not review"), ("someone-new", "no review account")],
+)
+def test_import_needs_an_account_that_reviews(cli: Cli, db: Path, tmp_path: Path, who: str, why: str) -> None:
+    sheet = _sheet(tmp_path, "labels.csv", f"c1,{URL},supported,,,,")
+    result = cli("judgements", "import", sheet, "--reviewer", who, "--db", db)
+    assert result.exit_code == 2
+    assert why in result.stderr.replace("\n", "")
+    assert human(db) == []
+
+
+def test_reimporting_an_earlier_label_makes_it_the_latest_again(cli: Cli, db: Path, tmp_path: Path) -> None:
+    set_policy(db, "single")
+    first = _sheet(tmp_path, "first.csv", f"c1,{URL},supported,,,,high", f"c3,{URL},partial,,,,")
+    second = _sheet(tmp_path, "second.csv", f"c1,{URL},conflicting,,,,low", f"c3,{URL},partial,,,,")
+    assert "2 judgement(s) recorded" in cli("judgements", "import", first, "--reviewer", "rev-a", "--db", db).stderr
+    # c1 changes (label and severity); c3 says what rev-a's latest says already
+    again = cli("judgements", "import", second, "--reviewer", "rev-a", "--db", db)
+    assert "1 judgement(s) recorded for rev-a; 1 already recorded" in again.stderr
+    back = cli("judgements", "import", first, "--reviewer", "rev-a", "--db", db)
+    assert back.exit_code == 0, back.stderr
+    # c1's latest is conflicting/low, so the first file's supported/high is new again; c3 is the same
+    assert "1 judgement(s) recorded for rev-a; 1 already recorded" in back.stderr
+    with sqlite3.connect(db) as con:
+        c1 = con.execute(
+            "SELECT j.label, j.severity FROM judgements j JOIN edges e ON e.pk = j.edge_pk JOIN claims c "
+            "ON c.pk = e.claim_pk WHERE c.id = 'c1' AND j.origin = 'human' ORDER BY j.pk"
+        ).fetchall()
+    assert c1 == [("supported", "high"), ("conflicting", "low"), ("supported", "high")]
+    # single review: the latest label is final (supported is code 0)
+    assert state(db, "c1") == ("labelled", 0)
+
+
+# -- commands that record who decided something -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("facts", "confirm", "--claim", "c1", "--fact", "q1f1"),
+        ("claim", "edit", "c1", "--text", "The AX220 has a 20 L tank"),
+    ],
+)
+def test_a_decision_by_a_name_with_no_account_is_refused(cli: Cli, db: Path, command: tuple[str, ...]) -> None:
+    with sqlite3.connect(db) as con:
+        before = con.execute(
+            "SELECT (SELECT count(*) FROM fact_mappings), (SELECT count(*) FROM claim_sets)"
+        ).fetchone()
+    result = cli(*command, "--reviewer", "someone-new", "--db", db)
+    assert result.exit_code == 2
+    assert "'someone-new' is no review account" in result.stderr.replace("\n", "")
+    assert "Traceback" not in result.stderr
+    with sqlite3.connect(db) as con:
+        after = con.execute("SELECT (SELECT count(*) FROM fact_mappings), (SELECT count(*) FROM claim_sets)").fetchone()
+    assert after == before
+
+
+# -- the same payload again with other metadata -----------------------------------------------------------------
+
+PROTOCOL = Path(__file__).parent / "fixtures" / "protocol.yaml"
+
+
+def _answers(db: Path) -> list[tuple[str, str, str | None, str]]:
+    with sqlite3.connect(db) as con:
+        return [
+            (str(a), str(q), p, str(r))
+            for a, q, p, r in con.execute(
+                "SELECT a.id, q.id, a.platform, r.id FROM answers a JOIN questions q ON q.pk = a.question_pk "
+                "JOIN runs r ON r.pk = a.run_pk ORDER BY a.pk"
+            )
+        ]
+
+
+def test_a_reimport_with_a_corrected_question_is_refused_then_moved_with_replace(
+    cli: Cli, tmp_path: Path, write_json: WriteJson
+) -> None:
+    sonar = {
+        "id": "x",
+        "model": "sonar",
+        "object": "chat.completion",
+        "search_results": [{"title": "Result 1", "url": URL}],
+        "choices": [
+            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "AX220 tank: 20 L [1]."}}
+        ],
+    }
+    payload = write_json(sonar, "sonar.json")
+    db = tmp_path / "answers.db"
+    common = ("--db", db, "--questions", PROTOCOL, "--run", "r1")
+    assert cli("ingest", payload, *common, "--question-id", "q02").exit_code == 0
+    ((answer_id, question, platform, run),) = _answers(db)
+    assert (question, platform, run) == ("q02", "perplexity", "r1")
+    add_reviewer(db, "rev-a")
+    with sqlite3.connect(db) as con:
+        (edge,) = con.execute("SELECT pk FROM edges").fetchone()
+    with ReviewStore(db) as store:
+        store.record_judgement(int(edge), Judgement(Label.SUPPORTED, "rev-a"), "s1")
+    # the same bytes, the same metadata: a no-op
+    same = cli("ingest", payload, *common, "--question-id", "q02")
+    assert same.exit_code == 0
+    assert "already imported" in same.stdout
+    assert "nothing written" in same.stdout
+    # the manifest said q02 by mistake: the corrected question is refused, naming what differs and the way out
+    corrected = cli("ingest", payload, *common, "--question-id", "q01")
+    assert corrected.exit_code == 2
+    message = corrected.stderr.replace("\n", "")
+    assert "question 'q02' → 'q01' (1 answer)" in message
+    assert "--replace" in message
+    assert "Traceback" not in corrected.stderr
+    assert _answers(db) == [(answer_id, "q02", "perplexity", "r1")]
+    # with --replace the answer moves, its claims, edges and judgements with it, and the audit log says so
+    moved = cli("ingest", payload, *common, "--question-id", "q01", "--replace")
+    assert moved.exit_code == 0, moved.stderr
+    assert "1 answer(s) moved" in moved.stdout
+    assert _answers(db) == [(answer_id, "q01", "perplexity", "r1")]
+    with sqlite3.connect(db) as con:
+        assert con.execute("SELECT count(*) FROM edges").fetchone() == (1,)
+        assert con.execute("SELECT reviewer, label FROM judgements").fetchall() == [("rev-a", "supported")]
+        (before, after) = con.execute("SELECT before, after FROM audit_log WHERE action = 'answers.move'").fetchone()
+    assert json.loads(before) == {answer_id: {"question": "q02"}}
+    assert json.loads(after) == {"file": str(payload), "answers": {answer_id: {"question": "q01"}}}
+    # and now the corrected metadata is the stored one: importing it again is a no-op
+    assert "nothing written" in cli("ingest", payload, *common, "--question-id", "q01").stdout
