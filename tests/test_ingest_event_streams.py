@@ -562,3 +562,31 @@ def test_a_responses_stream_with_annotations_without_positions_reads_as_its_resp
         f"([site0]({SITES[0]}))",
         f"([site1]({SITES[1]}))",
     ]
+
+
+@pytest.mark.parametrize(
+    ("tool_input", "error", "says"),
+    [
+        # 101 nested objects: one past the loaders' depth limit of 100
+        ('{"q":' * 101 + "1" + "}" * 101, MalformedInput, "nested deeper than 100 levels"),
+        ('{"query": "ax220", "query": "ax300"}', InvalidValue, "given twice in one object"),
+        ('{"query": ', MalformedInput, "invalid JSON"),
+    ],
+    ids=["nested", "duplicate key", "cut"],
+)
+def test_a_streamed_tool_input_is_read_by_the_bounded_loader(
+    tool_input: str, error: type[Exception], says: str
+) -> None:
+    """The pieces of a server tool's input, joined, go through the same limits as any payload: refused in one
+    line naming the block, never parsed past them."""
+    document, text = anthropic_document(["The AX220 has a 20 L tank"])
+    events = anthropic_stream(document, text, set())
+    start = next(i for i, e in enumerate(events) if e["type"] == "content_block_start")
+    # the tool's input as pieces, replacing those of the valid input
+    events = [e for e in events if not (e.get("index") == 0 and e["type"] == "content_block_delta")]
+    delta = {"type": "input_json_delta", "partial_json": tool_input}
+    events.insert(start + 1, {"type": "content_block_delta", "index": 0, "delta": delta})
+    with pytest.raises(error) as raised:
+        read("anthropic", sse(events))
+    assert says in str(raised.value)
+    assert "the tool input of block 0" in str(raised.value)

@@ -26,7 +26,6 @@ incomplete.
 from __future__ import annotations
 
 import copy
-import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -34,7 +33,7 @@ from typing import Any, NamedTuple
 from citeaudit.errors import InvalidValue
 from citeaudit.ingest.events import Events
 from citeaudit.ingest.payload import expect
-from citeaudit.limits import shown
+from citeaudit.limits import load_json, shown
 
 __all__ = ["PROTOCOLS", "Reassembled", "event_of", "gemini_chunks", "reassemble"]
 
@@ -312,10 +311,10 @@ def _block_stop(message: _Message, index: Any, source: str, where: str) -> None:
     if pieces is None:
         return
     joined = "".join(pieces)
-    try:
-        message.blocks[index]["input"] = json.loads(joined) if joined.strip() else {}
-    except json.JSONDecodeError as exc:
-        raise InvalidValue(source, where, f"the tool input of block {index} is not JSON: {exc.msg}") from None
+    # The tool input arrives as pieces of JSON text: read, once joined, by the same bounded loader as any payload.
+    message.blocks[index]["input"] = (
+        load_json(joined, source, f"{where} (the tool input of block {index})") if joined.strip() else {}
+    )
 
 
 def _anthropic(events: Events) -> Iterator[Reassembled]:
