@@ -159,3 +159,16 @@ def test_score_and_report_show_misattribution_as_not_measured(cli: Cli, four_cla
     page = out.read_text(encoding="utf-8")
     assert "— not measured (no cross pairs proposed: run citeaudit suggest --cross-pairs)" in page
     assert "0/2  0.000" not in page
+
+
+def test_score_csv_carries_each_figure_state_and_pending_count(cli: Cli, exporter_path: Path) -> None:
+    import csv
+    import io
+
+    rows = list(csv.DictReader(io.StringIO(cli("score", exporter_path, "--format", "csv").stdout)))
+    (row,) = rows
+    # the exporter audit: 10 edges without a final label, 16 cited links not resolved
+    assert (row["precision_state"], row["precision_pending"]) == ("provisional", "10")
+    assert (row["coverage_state"], row["coverage_pending"]) == ("provisional", "10")
+    assert (row["official_rate_state"], row["official_rate_pending"]) == ("provisional", "16")
+    assert row["precision"] == str(26 / 68)
