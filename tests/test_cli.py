@@ -37,7 +37,7 @@ def test_score_json_is_exactly_the_documented_shape(cli: Cli, four_claim_path: P
         "denominator": 1,
         "state": "provisional",
         "pending": 3,
-        "shown": "0/1  0.000 · 3 links pending",
+        "shown": "0/1 · 3 links pending",
     }
     assert body["edges"] == {
         "unique": 3,

@@ -23,12 +23,12 @@ Cli = Callable[..., Result]
     [
         # 17 supported of 36 edges, all final
         (17, 36, "precision", 0, None, FigureState.MEASURED, "17/36  0.472"),
-        # nothing reviewed yet: the 49 pending edges are the whole denominator, so no decimal reads as a measured 0
+        # nothing reviewed yet: no decimal, which would read as a measured 0
         (0, 49, "precision", 49, None, FigureState.PROVISIONAL, "0/49 · 49 pending"),
-        # part reviewed: 17/36 = 0.472 so far, 3 still pending
-        (17, 36, "precision", 3, None, FigureState.PROVISIONAL, "17/36  0.472 · 3 pending"),
-        # coverage waits for edges, not pairs: the decimal stays and the unit is named
-        (0, 32, "coverage", 49, "edges", FigureState.PROVISIONAL, "0/32  0.000 · 49 edges pending"),
+        # part reviewed: 17 of 36 so far, 3 still pending
+        (17, 36, "precision", 3, None, FigureState.PROVISIONAL, "17/36 · 3 pending"),
+        # coverage waits for edges, not pairs: the unit is named
+        (0, 32, "coverage", 49, "edges", FigureState.PROVISIONAL, "0/32 · 49 edges pending"),
         (0, 0, "precision", 0, None, FigureState.UNDEFINED, "— n/a (no edges)"),
         (0, 0, "coverage", 0, None, FigureState.UNDEFINED, "— n/a (no facts)"),
     ],
@@ -75,7 +75,7 @@ def test_misattribution_without_cross_pairs_is_not_measured_in_json() -> None:
     assert report.shown().text.startswith("— not measured")
     # once one cross pair exists and waits for review, it is a provisional 0/6 with the pair pending
     proposed = MisattributionReport(Metric(0, 6), 0, 5, 1, 1)
-    assert proposed.shown().text == "0/6  0.000 · 1 cross pairs pending"
+    assert proposed.shown().text == "0/6 · 1 cross pairs pending"
 
 
 def test_a_degenerate_interval_is_not_informative() -> None:
@@ -125,7 +125,7 @@ def test_html_report_carries_the_caution_and_the_pending_counts(cli: Cli, export
     # 12 questions behind each headline interval
     assert page.count("caution: only 12 clusters") >= 3
     # 10 edges pending: the precision card and the score table show the count in the figure
-    assert page.count("26/68  0.382 · 10 pending") >= 2
+    assert page.count("26/68 · 10 pending") >= 2
 
 
 def test_trend_table_carries_the_caution(cli: Cli, tmp_path: Path) -> None:

@@ -114,7 +114,7 @@ def test_jsonl_answers(cli: Cli, tmp_path: Path) -> None:
         "denominator": 2,
         "state": "provisional",
         "pending": 2,
-        "shown": "0/2  0.000 · 2 edges pending",
+        "shown": "0/2 · 2 edges pending",
     }
     assert [g["by"]["platform"] for g in body["groups"]] == ["chatgpt", "gemini", "perplexity"]
 

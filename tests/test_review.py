@@ -303,7 +303,7 @@ def test_double_review_then_adjudication_moves_the_score(
         "denominator": 5,
         "state": "provisional",
         "pending": 4,
-        "shown": "1/5  0.200 · 4 pending",
+        "shown": "1/5 · 4 pending",
     }
     # c1 covers q1f1 for a1: 1 of 2 (answer, fact) pairs (a1 and a2 both answer q1), 4 edges pending
     assert after["coverage"] == {
@@ -312,7 +312,7 @@ def test_double_review_then_adjudication_moves_the_score(
         "denominator": 2,
         "state": "provisional",
         "pending": 4,
-        "shown": "1/2  0.500 · 4 edges pending",
+        "shown": "1/2 · 4 edges pending",
     }
 
 
