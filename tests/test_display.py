@@ -10,12 +10,35 @@ from pathlib import Path
 import pytest
 from typer.testing import Result
 
+from citeaudit import load_audit
 from citeaudit.display import FigureState, show_figure
 from citeaudit.misattribution import NOT_MEASURED, MisattributionReport
+from citeaudit.model import Label
 from citeaudit.results import Metric
 from citeaudit.stats import Interval
 
 Cli = Callable[..., Result]
+
+
+def pending_pairs(path: Path) -> int:
+    """(answer, required fact) pairs not covered whose mapped claims have an edge without a final label, counted
+    over the audit's platform answers by hand, independently of the scorer."""
+    audit = load_audit(path)
+    platform_runs = {r.id for r in audit.runs if str(r.kind) == "platform"}
+    facts = {q.id: [f.id for f in q.required_facts] for q in audit.protocol.questions}
+    labels: dict[str, list[object]] = {}
+    for edge in audit.edges:
+        labels.setdefault(edge.claim_id, []).append(edge.final_label)
+    count = 0
+    for answer in audit.answers:
+        if audit.runs and answer.run_id not in platform_runs:
+            continue
+        for fact in facts[answer.question_id]:
+            mapped = [c.id for c in audit.claims if c.answer_id == answer.id and c.required_fact_id == fact]
+            found = [label for claim in mapped for label in labels.get(claim, [])]
+            if Label.SUPPORTED not in found and None in found:
+                count += 1
+    return count
 
 
 @pytest.mark.parametrize(
@@ -23,12 +46,14 @@ Cli = Callable[..., Result]
     [
         # 17 supported of 36 edges, all final
         (17, 36, "precision", 0, None, FigureState.MEASURED, "17/36  0.472"),
-        # nothing reviewed yet: the 49 pending edges are the whole denominator, so no decimal reads as a measured 0
+        # nothing reviewed yet: no decimal, which would read as a measured 0
         (0, 49, "precision", 49, None, FigureState.PROVISIONAL, "0/49 · 49 pending"),
-        # part reviewed: 17/36 = 0.472 so far, 3 still pending
-        (17, 36, "precision", 3, None, FigureState.PROVISIONAL, "17/36  0.472 · 3 pending"),
-        # coverage waits for edges, not pairs: the decimal stays and the unit is named
-        (0, 32, "coverage", 49, "edges", FigureState.PROVISIONAL, "0/32  0.000 · 49 edges pending"),
+        # part reviewed: 17 of 36 so far, 3 still pending
+        (17, 36, "precision", 3, None, FigureState.PROVISIONAL, "17/36 · 3 pending"),
+        # coverage before review: 26 of its 32 pairs have a mapped claim with a pending edge
+        (0, 32, "coverage", 26, None, FigureState.PROVISIONAL, "0/32 · 26 pending"),
+        # the official rate waits for links, not answers: the unit is named
+        (25, 36, "official_rate", 16, "links", FigureState.PROVISIONAL, "25/36 · 16 links pending"),
         (0, 0, "precision", 0, None, FigureState.UNDEFINED, "— n/a (no edges)"),
         (0, 0, "coverage", 0, None, FigureState.UNDEFINED, "— n/a (no facts)"),
     ],
@@ -75,7 +100,7 @@ def test_misattribution_without_cross_pairs_is_not_measured_in_json() -> None:
     assert report.shown().text.startswith("— not measured")
     # once one cross pair exists and waits for review, it is a provisional 0/6 with the pair pending
     proposed = MisattributionReport(Metric(0, 6), 0, 5, 1, 1)
-    assert proposed.shown().text == "0/6  0.000 · 1 cross pairs pending"
+    assert proposed.shown().text == "0/6 · 1 cross pairs pending"
 
 
 def test_a_degenerate_interval_is_not_informative() -> None:
@@ -125,7 +150,7 @@ def test_html_report_carries_the_caution_and_the_pending_counts(cli: Cli, export
     # 12 questions behind each headline interval
     assert page.count("caution: only 12 clusters") >= 3
     # 10 edges pending: the precision card and the score table show the count in the figure
-    assert page.count("26/68  0.382 · 10 pending") >= 2
+    assert page.count("26/68 · 10 pending") >= 2
 
 
 def test_trend_table_carries_the_caution(cli: Cli, tmp_path: Path) -> None:
@@ -159,3 +184,17 @@ def test_score_and_report_show_misattribution_as_not_measured(cli: Cli, four_cla
     page = out.read_text(encoding="utf-8")
     assert "— not measured (no cross pairs proposed: run citeaudit suggest --cross-pairs)" in page
     assert "0/2  0.000" not in page
+
+
+def test_score_csv_carries_each_figure_state_and_pending_count(cli: Cli, exporter_path: Path) -> None:
+    import csv
+    import io
+
+    rows = list(csv.DictReader(io.StringIO(cli("score", exporter_path, "--format", "csv").stdout)))
+    (row,) = rows
+    # the exporter audit: 10 edges without a final label, 16 cited links not resolved, and the pairs those edges
+    # may still cover counted by hand
+    assert (row["precision_state"], row["precision_pending"]) == ("provisional", "10")
+    assert (row["coverage_state"], row["coverage_pending"]) == ("provisional", str(pending_pairs(exporter_path)))
+    assert (row["official_rate_state"], row["official_rate_pending"]) == ("provisional", "16")
+    assert row["precision"] == str(26 / 68)

@@ -107,15 +107,8 @@ def test_jsonl_answers(cli: Cli, tmp_path: Path) -> None:
     }
     assert (body["edges"]["unique"], body["edges"]["locations"], body["edges"]["pending"]) == (2, 3, 2)
     # q01 requires f01: two answers to q01 → 2 pairs, none covered; q02 requires nothing
-    # provisional: the 2 edges are pending
-    assert body["coverage"] == {
-        "value": 0.0,
-        "numerator": 0,
-        "denominator": 2,
-        "state": "provisional",
-        "pending": 2,
-        "shown": "0/2  0.000 · 2 edges pending",
-    }
+    # no claim is mapped to f01, so the 2 pending edges cannot cover it: 0 of 2, final
+    assert body["coverage"] == {"value": 0.0, "numerator": 0, "denominator": 2}
     assert [g["by"]["platform"] for g in body["groups"]] == ["chatgpt", "gemini", "perplexity"]
 
 

@@ -303,16 +303,17 @@ def test_double_review_then_adjudication_moves_the_score(
         "denominator": 5,
         "state": "provisional",
         "pending": 4,
-        "shown": "1/5  0.200 · 4 pending",
+        "shown": "1/5 · 4 pending",
     }
-    # c1 covers q1f1 for a1: 1 of 2 (answer, fact) pairs (a1 and a2 both answer q1), 4 edges pending
+    # c1 covers q1f1 for a1: 1 of 2 (answer, fact) pairs (a1 and a2 both answer q1); a2's pair waits on c3's
+    # pending edge: 1 pending
     assert after["coverage"] == {
         "value": 0.5,
         "numerator": 1,
         "denominator": 2,
         "state": "provisional",
-        "pending": 4,
-        "shown": "1/2  0.500 · 4 edges pending",
+        "pending": 1,
+        "shown": "1/2 · 1 pending",
     }
 
 

@@ -108,6 +108,7 @@ def score_cells(
                 covered=int(total[_COUNT["covered"]]),
                 without_claim=int(total[_COUNT["without_claim"]]),
                 without_edge=int(total[_COUNT["without_edge"]]),
+                pending=int(total[_COUNT["pending_pairs"]]),
             ),
             severity=severity,
             weighted_coverage=WeightedMetric(float(weighted_total[1]), float(weighted_total[0])) if weighted else None,

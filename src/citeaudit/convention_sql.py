@@ -126,6 +126,7 @@ CELL_COUNTS = (
     "covered",
     "without_claim",
     "without_edge",
+    "pending_pairs",
     "answers",
     "official",
 )
@@ -264,7 +265,7 @@ def _cte_parts(
     zero_edges = ", ".join(f"0 AS {name}" for name in ("edges", "locations", *outcomes))
     zero_pairs = ", ".join(
         f"{z} AS {name}"
-        for z, name in [("0", n) for n in ("pairs", "covered", "without_claim", "without_edge")]
+        for z, name in [("0", n) for n in ("pairs", "covered", "without_claim", "without_edge", "pending_pairs")]
         + [("CAST(0 AS DOUBLE)", "weighted_pairs"), ("CAST(0 AS DOUBLE)", "weighted_covered")]
     )
     no_severity = f"CAST(NULL AS {dialect.text_type})"
@@ -324,7 +325,9 @@ def _cte_parts(
         # Only `supported` covers a fact; `partial` never does.
         "pair_outcomes AS (\n  SELECT answer, fact,\n"
         "    max(CASE WHEN edges IS NULL THEN 0 ELSE 1 END) AS with_edge,\n"
-        "    max(coalesce(covers, 0)) AS covered\n"
+        "    max(coalesce(covers, 0)) AS covered,\n"
+        # an edge without a final label (pending or disputed) may still cover the pair
+        "    max(CASE WHEN coalesce(pending, 0) + coalesce(disputed, 0) > 0 THEN 1 ELSE 0 END) AS with_pending\n"
         "  FROM claim_edges\n  WHERE fact IS NOT NULL\n  GROUP BY answer, fact\n)",
         # An answer cites an official source through a cited citation or through an edge of its claims.
         "official_answers AS (\n  SELECT DISTINCT answer FROM (\n"
@@ -348,6 +351,7 @@ def _cte_parts(
         "    count(*) AS pairs, CAST(sum(coalesce(p.covered, 0)) AS BIGINT) AS covered,\n"
         "    CAST(sum(CASE WHEN p.answer IS NULL THEN 1 ELSE 0 END) AS BIGINT) AS without_claim,\n"
         "    CAST(sum(CASE WHEN p.with_edge = 0 THEN 1 ELSE 0 END) AS BIGINT) AS without_edge,\n"
+        "    CAST(sum(CASE WHEN p.covered = 0 AND p.with_pending = 1 THEN 1 ELSE 0 END) AS BIGINT) AS pending_pairs,\n"
         "    sum(f.weight) AS weighted_pairs,\n"
         "    sum(CASE WHEN p.covered = 1 THEN f.weight ELSE CAST(0 AS DOUBLE) END) AS weighted_covered,\n"
         "    0 AS answers, 0 AS official\n"

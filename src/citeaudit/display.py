@@ -4,7 +4,7 @@ A figure is in one of four states, and each state has one wording:
 
 - ``measured``: final; ``17/36  0.472``.
 - ``provisional``: some of its inputs still wait for a final label or a resolved link; the pending count is in
-  the same cell (``0/49 · 49 pending``, the decimal left out while nothing in it is final).
+  the same cell (``0/49 · 49 pending``), and no decimal: it would read as measured (JSON keeps ``value``).
 - ``undefined``: its denominator is 0 (``— n/a (no edges)``): never 0, never 1.
 - ``not_measured``: its inputs were never produced (no cross pairs proposed); it is ``null`` with the reason and
   how to produce them, never a count over nothing.
@@ -85,11 +85,9 @@ class ShownFigure:
             return f"— n/a ({self.reason})"
         shown = f"{self.numerator}/{self.denominator}"
         if self.state is FigureState.PROVISIONAL:
-            # with every unit pending the decimal reads as a measured figure: leave it out
-            nothing_final = self.pending_of is None and self.pending >= self.denominator
-            final = "" if nothing_final else f"  {self.numerator / self.denominator:.3f}"
+            # no decimal while inputs are pending: 0.000 over unreviewed edges reads as a measured figure
             unit = f" {self.pending_of}" if self.pending_of else ""
-            return f"{shown}{final} · {self.pending}{unit} pending"
+            return f"{shown} · {self.pending}{unit} pending"
         return f"{shown}  {self.numerator / self.denominator:.3f}"
 
     @property

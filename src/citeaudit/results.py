@@ -179,6 +179,9 @@ class RequiredCounts:
     """Pairs with no claim mapped to the fact."""
     without_edge: int
     """Pairs whose mapped claims have no edge at all."""
+    pending: int = 0
+    """Pairs not covered whose mapped claims have an edge without a final label (one may still cover it): while
+    there are any, coverage is provisional."""
 
     @property
     def not_supported(self) -> int:
@@ -188,13 +191,15 @@ class RequiredCounts:
         return self.pairs - self.covered - self.without_claim - self.without_edge
 
     def to_dict(self) -> dict[str, int]:
-        """JSON form as DESIGN §6, plus ``not_supported`` (the four categories add up to ``pairs``)."""
+        """JSON form as DESIGN §6, plus ``not_supported`` (the four categories add up to ``pairs``) and ``pending``
+        (pairs a pending edge may still cover; part of ``not_supported``)."""
         return {
             "pairs": self.pairs,
             "covered": self.covered,
             "without_claim": self.without_claim,
             "without_edge": self.without_edge,
             "not_supported": self.not_supported,
+            "pending": self.pending,
         }
 
 
@@ -239,12 +244,12 @@ class ScopeScore:
 
     def pending(self, name: str, unresolved_links: int = 0) -> tuple[int, str | None]:
         """What keeps metric ``name`` provisional, and what those inputs are when they are not its own units:
-        pending edges for precision, pending edges for coverage (one may still cover a pair), cited links not
-        resolved yet for the official rate."""
+        pending edges for precision, pairs an edge without a final label may still cover for coverage, cited links
+        not resolved yet for the official rate."""
         if name == "precision":
             return self.edges.pending, None
         if name == "coverage":
-            return self.edges.pending, "edges"
+            return self.required.pending, None
         if name == "official_rate":
             return unresolved_links, "links"
         raise ValueError(f"unknown metric {name!r} (precision, coverage, official_rate)")

@@ -245,6 +245,10 @@ def score_columns(
     claim_has_edge[columns.edge_claim] = True
     pair_key = columns.claim_answer * max(n_facts, 1) + columns.claim_fact
     covered_keys = _distinct(pair_key[mapped & claim_supported])
+    # pairs not covered yet whose mapped claims have an edge without a final label: they may still be covered
+    claim_pending = np.zeros(len(columns.claim_answer), dtype=np.bool_)
+    claim_pending[columns.edge_claim[columns.edge_code >= PENDING_CODE]] = True
+    pending_keys = np.setdiff1d(_distinct(pair_key[mapped & claim_pending]), covered_keys, assume_unique=True)
     with_edge_keys = _distinct(pair_key[mapped & claim_has_edge])
     with_claim_keys = _distinct(pair_key[mapped])
     divisor = max(n_facts, 1)
@@ -253,6 +257,7 @@ def score_columns(
         return _bincount(group_of_answer[keys_ // divisor], n_groups)
 
     covered = per_group(covered_keys)
+    pending_pairs = per_group(pending_keys)
     with_edge = per_group(with_edge_keys)
     with_claim = per_group(with_claim_keys)
     covered_fact = covered_keys % divisor
@@ -314,12 +319,13 @@ def score_columns(
         total(sev_edges),
         total(sev_supported),
     )
-    pairs, pair_sev, covered, with_edge, with_claim = (
+    pairs, pair_sev, covered, with_edge, with_claim, pending_pairs = (
         total(pairs),
         total(pair_sev),
         total(covered),
         total(with_edge),
         total(with_claim),
+        total(pending_pairs),
     )
     covered_sev, answers_per_group, official = total(covered_sev), total(answers_per_group), total(official)
     if weighted_pairs is not None and weighted_covered is not None:
@@ -373,6 +379,7 @@ def score_columns(
                 covered=int(covered[g]),
                 without_claim=int(pairs[g] - with_claim[g]),
                 without_edge=int(with_claim[g] - with_edge[g]),
+                pending=int(pending_pairs[g]),
             ),
             severity=severity,
             weighted_coverage=None
@@ -578,6 +585,7 @@ def _reference_scope(
     pending = disputed = 0
     claims_supported: set[str] = set()
     claims_with_edge: set[str] = set()
+    claims_pending: set[str] = set()
     sev_edges: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     per_answer_edges: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for edge in edges:
@@ -593,6 +601,7 @@ def _reference_scope(
         if label is None:
             pending += 1
             disputed += state is ReviewState.DISPUTED
+            claims_pending.add(claim.id)
             continue
         by_label[label] += 1
         if label is Label.SUPPORTED:
@@ -600,7 +609,7 @@ def _reference_scope(
             sev_edges[sev_name][0] += 1
             per_answer_edges[claim.answer_id][0] += 1
 
-    pairs = covered = without_claim = without_edge = 0
+    pairs = covered = without_claim = without_edge = pending_pairs = 0
     weighted_pairs = weighted_covered = 0.0
     sev_pairs: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     per_answer_pairs: dict[str, list[int]] = {}
@@ -619,6 +628,8 @@ def _reference_scope(
                 without_claim += 1
             elif not any(c.id in claims_with_edge for c in fact_claims):
                 without_edge += 1
+            if not is_covered and any(c.id in claims_pending for c in fact_claims):
+                pending_pairs += 1
             if is_covered:
                 covered += 1
                 answer_covered += 1
@@ -660,7 +671,7 @@ def _reference_scope(
             disputed=disputed,
             by_label=by_label,
         ),
-        required=RequiredCounts(pairs, covered, without_claim, without_edge),
+        required=RequiredCounts(pairs, covered, without_claim, without_edge, pending_pairs),
         severity=severity,
         weighted_coverage=None if weights is None else WeightedMetric(weighted_covered, weighted_pairs),
         macro_precision=macro_p,

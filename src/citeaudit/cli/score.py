@@ -167,7 +167,7 @@ def score(
             text = json.dumps(body, indent=2, ensure_ascii=False)
         out_text(text)
     elif fmt is OutputFormat.CSV:
-        console.out(result_csv(scored.result), end="", highlight=False)
+        console.out(result_csv(scored.result, scored.unresolved_links), end="", highlight=False)
         for warning in scored.warnings:
             err_console.print(f"WARNING: {warning}", soft_wrap=True)
     else:

@@ -18,8 +18,9 @@ def result_json(result: ScoreResult, *, unresolved: int = 0, **extra: object) ->
     return json.dumps({**result.to_dict(unresolved), **extra}, indent=2, ensure_ascii=False)
 
 
-def score_row(result: ScoreResult, scope: ScopeScore) -> dict[str, object]:
-    """One flat row for a scope: group values (``all`` for the whole scope), fractions and counts."""
+def score_row(result: ScoreResult, scope: ScopeScore, unresolved: int = 0) -> dict[str, object]:
+    """One flat row for a scope: group values (``all`` for the whole scope), fractions, counts, and each figure's
+    state and pending count (``unresolved`` cited links make the whole scope's official rate provisional)."""
     row: dict[str, object] = {"scoring": result.scoring, "fingerprint": result.fingerprint}
     by = dict(scope.by)
     for name in result.group_by:
@@ -28,9 +29,12 @@ def score_row(result: ScoreResult, scope: ScopeScore) -> dict[str, object]:
     row["provisional"] = scope.provisional
     for name in ("official_rate", "precision", "coverage"):
         metric = getattr(scope, name)
+        shown = scope.shown(name, unresolved if scope is result.overall else 0)
         row[name] = metric.value
         row[f"{name}_numerator"] = metric.numerator
         row[f"{name}_denominator"] = metric.denominator
+        row[f"{name}_state"] = str(shown.state)
+        row[f"{name}_pending"] = shown.pending
     row.update({f"edges_{k}": v for k, v in scope.edges.to_dict().items() if k != "by_label"})
     for label in Label:
         row[f"label_{label}"] = scope.edges.by_label[label]
@@ -38,11 +42,11 @@ def score_row(result: ScoreResult, scope: ScopeScore) -> dict[str, object]:
     return row
 
 
-def result_csv(result: ScoreResult) -> str:
+def result_csv(result: ScoreResult, unresolved: int = 0) -> str:
     """One row per group (or one row for the whole scope); empty cells where a metric is undefined."""
     scopes = result.groups if result.group_by else (result.overall,)
     buffer = io.StringIO()
     writer = SafeDictWriter(buffer, fieldnames=list(score_row(result, result.overall)), lineterminator="\n")
     writer.writeheader()
-    writer.writerows(score_row(result, scope) for scope in scopes)
+    writer.writerows(score_row(result, scope, unresolved) for scope in scopes)
     return buffer.getvalue()

@@ -277,20 +277,6 @@ def collections_with_answers(store: Store) -> list[tuple[str, str, int, int]]:
     ]
 
 
-def collections_measured(store: Store) -> list[tuple[str, str, int, int, int]]:
-    """``(name, date, protocol row id the collection was made under, protocol row id its answers' runs are measured
-    under now, answers)`` per collection and measuring protocol, oldest first. The two protocols differ after
-    ``protocol revise`` moved the collection's runs to a new version."""
-    return [
-        (str(name), str(created)[:10], int(made_under), int(measured_under), int(n))
-        for name, created, made_under, measured_under, n in store.connection.execute(
-            "SELECT k.name, k.created_at, k.protocol_pk, r.protocol_pk, count(DISTINCT t.answer_id) FROM collections k "
-            "JOIN collection_tasks t ON t.collection_pk = k.pk JOIN answers a ON a.id = t.answer_id "
-            "JOIN runs r ON r.pk = a.run_pk GROUP BY k.pk, r.protocol_pk ORDER BY k.created_at, k.pk, r.protocol_pk"
-        )
-    ]
-
-
 def unresolved_sources(store: Store, *source_pks: npt.NDArray[np.int64]) -> int:
     """How many distinct sources among the arrays ``source_pks`` are still pending (their link not followed yet).
 
@@ -318,3 +304,17 @@ def date_collection(store: Store, collection_pk: int, day: str) -> str:
             return str(created)[:10]
         db.execute("UPDATE collections SET created_at = ? WHERE pk = ?", (f"{day}T00:00:00+00:00", collection_pk))
     return day
+
+
+def collections_measured(store: Store) -> list[tuple[str, str, int, int, int]]:
+    """``(name, date, protocol row id the collection was made under, protocol row id its answers' runs are measured
+    under now, answers)`` per collection and measuring protocol, oldest first. The two protocols differ after
+    ``protocol revise`` moved the collection's runs to a new version."""
+    return [
+        (str(name), str(created)[:10], int(made_under), int(measured_under), int(n))
+        for name, created, made_under, measured_under, n in store.connection.execute(
+            "SELECT k.name, k.created_at, k.protocol_pk, r.protocol_pk, count(DISTINCT t.answer_id) FROM collections k "
+            "JOIN collection_tasks t ON t.collection_pk = k.pk JOIN answers a ON a.id = t.answer_id "
+            "JOIN runs r ON r.pk = a.run_pk GROUP BY k.pk, r.protocol_pk ORDER BY k.created_at, k.pk, r.protocol_pk"
+        )
+    ]
