@@ -168,6 +168,25 @@ def measure(
     )
 
 
+def binary(
+    gold: Sequence[Label], judged: Sequence[Label], clusters: Sequence[str], flag: Label, resamples: int
+) -> None:
+    """Agreement on the one question a judge that says one label (or nothing) answers: ``flag`` or not. The two
+    sides are coded as ``flag`` and ``unknown`` (standing for "the rest")."""
+
+    def side(labels: Sequence[Label]) -> tuple[Label, ...]:
+        return tuple(flag if label is flag else Label.UNKNOWN for label in labels)
+
+    measured = agreement(LabelPairs(side(gold), side(judged), tuple(clusters)), resamples=resamples)
+    kappa, alpha = measured.cohen_kappa, measured.krippendorff_alpha
+    value = lambda v: "n/a" if v is None else f"{v:.3f}"  # noqa: E731
+    print(
+        f"    agreement on {flag} vs the rest: observed {value(measured.observed.value)}, "
+        f"Cohen's kappa {value(kappa.value)} {_interval(kappa.ci)}, "
+        f"Krippendorff's alpha {value(alpha.value)} {_interval(alpha.ci)}"
+    )
+
+
 def judged_by(judge: Judge, pairs: Sequence[StancePair]) -> tuple[list[Label], float]:
     start = time.perf_counter()
     labels = [judge.judge(JudgeRequest(p.claim, (p.evidence,))).label for p in pairs]
@@ -376,6 +395,7 @@ def main() -> None:
     checks = ChecksJudge()
     labels, seconds = judged_by(checks, pairs)
     measure("checks", gold, labels, clusters, seconds, args.resamples)
+    binary(gold, labels, clusters, Label.CONFLICTING, args.resamples)
 
     relevance = RelevanceJudge()
     similarity, seconds = similarities(relevance, pairs)
@@ -388,6 +408,7 @@ def main() -> None:
         seconds,
         args.resamples,
     )
+    binary(gold, relevance_labels, clusters, Label.IRRELEVANT, args.resamples)
     precision_coverage(gold, similarity)
     print("  nli: not run: no local NLI model on this machine (weights are never fetched from a hub)")
     openai: Judge | None = None

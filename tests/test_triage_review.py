@@ -67,9 +67,9 @@ def test_conflicts_in_on_topic_passages_are_offered(db_path: Path, site: str) ->
     resolved_db(db_path, site)
     before = rows(db_path, "SELECT pk, review_state, final_code FROM edges ORDER BY pk")
     report = triage_edges(db_path, encoder=_Same())
-    # 4 edges without a final label: c4's source has no snapshot. Similarity 1 everywhere (>= conflict_min 0.60):
+    # 4 edges without a final label: c4's source has no snapshot. Similarity 1 everywhere (>= conflict_min 0.70):
     # c1 (20 bar vs 12 bar) and c2 (30 L vs 20 L) conflict; c3 has nothing to compare and 1 >= irrelevant_below
-    # 0.30, so it is left to the reviewer.
+    # 0.28, so it is left to the reviewer.
     assert (report.edges, report.no_snapshot, report.left_to_reviewer) == (4, 1, 1)
     assert dict(report.offered) == {"check_conflict": 2}
     stored = rows(
@@ -92,12 +92,12 @@ def test_conflicts_in_on_topic_passages_are_offered(db_path: Path, site: str) ->
 def test_passages_off_the_claims_topic(db_path: Path, site: str) -> None:
     resolved_db(db_path, site)
     report = triage_edges(db_path, encoder=_Apart())
-    # Similarity 0 everywhere: c1's and c2's conflicts are in passages below conflict_min 0.60, so neither reason is
-    # sure; c3 has no conflict and 0 < irrelevant_below 0.30: offered as irrelevant.
+    # Similarity 0 everywhere: c1's and c2's conflicts are in passages below conflict_min 0.70, so neither reason is
+    # sure; c3 has no conflict and 0 < irrelevant_below 0.28: offered as irrelevant.
     assert dict(report.offered) == {"irrelevant": 1}
     assert report.left_to_reviewer == 2
     stored = rows(db_path, "SELECT j.label, j.reasoning FROM judgements j WHERE j.judge = 'triage'")
-    assert stored == [("irrelevant", "irrelevant: best passage similarity 0.000 < 0.30")]
+    assert stored == [("irrelevant", "irrelevant: best passage similarity 0.000 < 0.28")]
 
 
 @needs_models
