@@ -333,6 +333,9 @@ def wice(relevance: RelevanceJudge, limit: int | None) -> None:
         print(f"WiCE: not run: {path} is absent")
         return
     rows = [json.loads(line) for line in path.read_text().splitlines()][:limit]
+    if not rows:
+        print("WiCE: not run: --wice-limit 0")
+        return
     checks = ChecksJudge()
     by_label: dict[str, list[int]] = {}
     start = time.perf_counter()
