@@ -603,9 +603,8 @@ def factcheck(
         if embeddings is not None and threshold is not None:
             embeddings.add(t for made, human in figures.pairs for t in made + human)
             figures.matched = sum(greedy_matches(c, f, embeddings, threshold) for c, f in figures.pairs)
-        print(
-            f"  {label:22s} {figures.row(embeddings is not None).replace('fact recall', 'human-claim recall').replace('facts', 'human claims')}"
-        )
+        row = figures.row(embeddings is not None).replace("fact recall", "human-claim recall")
+        print(f"  {label:22s} {row.replace('facts', 'human claims')}")
         if label == DEFAULT_METHOD:
             ratio = figures.fact_claims / figures.facts
             targets[f"{label} claims / human claims {ratio:.2f} >= 0.6"] = ratio >= 0.6
