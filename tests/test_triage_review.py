@@ -163,6 +163,12 @@ def test_viewing_the_triage_records_nothing(offered_db: Path) -> None:
             assert PUMP in page
             assert TANK in page
             assert "check_conflict" in page
+            # the filter by reason: both offers are conflicts, so none is irrelevant; an unknown reason is refused
+            only_irrelevant = html.unescape(bob.get("/triage?reason=irrelevant").text)
+            assert PUMP not in only_irrelevant
+            assert 'id="empty"' in only_irrelevant
+            assert PUMP in html.unescape(bob.get("/triage?reason=check_conflict").text)
+            assert bob.get("/triage?reason=check%25").status_code == 400
             for edge in (edge_pk(offered_db, "c1"), edge_pk(offered_db, "c2")):
                 assert bob.get(f"/edges/{edge}").status_code == 200
             # a confirmation without the session's CSRF token is refused and records nothing
