@@ -382,7 +382,12 @@ def main() -> None:
     parser.add_argument(
         "--battery-limit", type=int, default=300, help="Edges the relevance judge's battery runs on (it encodes each)."
     )
-    parser.add_argument("--wice-limit", type=int, default=100, help="WiCE test claims (each ranked and encoded).")
+    parser.add_argument(
+        "--wice-limit",
+        type=int,
+        default=None,
+        help="Use the first N WiCE test claims only (each is ranked and encoded).",
+    )
     args = parser.parse_args()
     if not STANCES.exists():
         print(f"not run: {STANCES} is absent (see ../shared/data/SOURCES.md)")
