@@ -20,9 +20,13 @@ edges offered, the reviewer time saved. Target: precision ≥ 0.95 for each reas
 WiCE (wice/claim/test.jsonl): each claim against the top 3 windows of its article (what ``suggest`` shows), the
 share of claims each judge flags by gold label: a flag on a supported claim is a false alarm.
 
-The judge-bias battery (``citeaudit.judges.battery``) runs on the Factcheck-Bench edges for each measured judge.
+The judge-bias battery (``citeaudit.judges.battery``) runs on the Factcheck-Bench edges for each measured judge
+(the relevance judge and ``openai`` on the first ``--battery-limit`` edges: they are asked again per perturbation).
 
-Run: python benchmarks/bench_judges.py [--limit N] [--resamples B] [--no-battery]
+The claim–evidence similarities are kept in the temporary folder, so a rerun on the same pairs skips encoding.
+
+Run: make bench   (or: python benchmarks/bench_judges.py [--limit N] [--resamples B] [--no-battery]
+[--battery-limit N] [--wice-limit N])
 """
 
 from __future__ import annotations
@@ -382,7 +386,12 @@ def main() -> None:
     parser.add_argument(
         "--battery-limit", type=int, default=300, help="Edges the relevance judge's battery runs on (it encodes each)."
     )
-    parser.add_argument("--wice-limit", type=int, default=100, help="WiCE test claims (each ranked and encoded).")
+    parser.add_argument(
+        "--wice-limit",
+        type=int,
+        default=None,
+        help="Use the first N WiCE test claims only (each is ranked and encoded).",
+    )
     args = parser.parse_args()
     if not STANCES.exists():
         print(f"not run: {STANCES} is absent (see ../shared/data/SOURCES.md)")

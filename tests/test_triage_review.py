@@ -124,6 +124,26 @@ def test_cli_threshold_without_triage_is_refused(db_path: Path, site: str, cli: 
     assert rows(db_path, "SELECT count(*) FROM judgements") == [(0,)]
 
 
+@pytest.mark.parametrize(
+    ("options", "named"),
+    [
+        (("--judge", "openai"), "--judge 'openai'"),
+        (("--limit", "3"), "--limit 3"),
+        (("--refresh",), "suggest: --refresh: does not apply"),
+        (("--cross-pairs",), "--triage"),
+    ],
+)
+def test_cli_options_that_do_not_apply_to_the_triage(
+    db_path: Path, site: str, cli: Callable[..., Result], options: tuple[str, ...], named: str
+) -> None:
+    resolved_db(db_path, site)
+    done = cli("suggest", "--db", db_path, "--triage", *options)
+    assert done.exit_code == 2
+    assert done.stderr.count("\n") == 1
+    assert named in done.stderr
+    assert rows(db_path, "SELECT count(*) FROM judgements") == [(0,)]
+
+
 # -- the triage page ----------------------------------------------------------------------------------------------
 
 

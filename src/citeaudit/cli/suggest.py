@@ -161,10 +161,20 @@ def suggest(
 
                 raise InvalidValue("suggest", f"{name} {value!r}", "needs --triage")
     if triage:
-        if cross_pairs:
-            from citeaudit.errors import InvalidValue
+        from citeaudit.errors import InvalidValue
 
+        if cross_pairs:
             raise InvalidValue("suggest", "--triage", "offers edges, not cross pairs; leave out --cross-pairs")
+        # the triage's judges are fixed (the checks and the packaged relevance model) and it offers every edge once
+        for name, given in (
+            ("--judge", None if judge is JudgeName.CHECKS else str(judge)),
+            ("--model", model),
+            ("--limit", limit),
+            ("--refresh", True if refresh else None),
+        ):
+            if given is not None:
+                where = name if given is True else f"{name} {given!r}"
+                raise InvalidValue("suggest", where, "does not apply with --triage; leave it out")
         _triage(path, method, top, run, conflict_min, irrelevant_below, fmt)
         return
     chosen = _judge(judge, model)
