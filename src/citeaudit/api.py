@@ -162,7 +162,7 @@ def score_path(
         (),
         brand,
         cross,
-        _unresolved_in(selected),
+        unresolved_links(selected),
     )
 
 
@@ -217,8 +217,9 @@ def _database_figures(
     return brand, cross
 
 
-def _unresolved_in(audit: Audit) -> int:
-    """Cited sources of an audit's answers (citations and edges) whose link has not been followed."""
+def unresolved_links(audit: Audit) -> int:
+    """Cited sources of an audit's answers (citations and edges) whose link has not been followed: while there
+    are any, the official-domain rate of the audit is provisional."""
     claims = {c.id: c.answer_id for c in audit.claims}
     cited = {c.source_key for a in audit.answers for c in a.citations if c.kind == "cited" and c.source_key}
     cited |= {e.source_key for e in audit.edges if e.claim_id in claims}

@@ -362,7 +362,7 @@ def export(
     (answers, citations, required facts, claims, edges, judgements, scores: enough to rebuild every headline
     number) in CSV or JSON Lines, or as the engine tables in Parquet
     (streamed, hive-partitioned by protocol and run; `citeaudit score DIR --engine duckdb|spark` reads them)."""
-    from citeaudit.api import is_database
+    from citeaudit.api import is_database, unresolved_links
     from citeaudit.interchange import audit_to_document
     from citeaudit.report.exports import export_tables
     from citeaudit.report.files import write_atomically
@@ -389,7 +389,7 @@ def export(
             raise InputError("--out", "", f"{fmt} export writes one file per table: name a folder with --out")
         groups = tuple(part.strip() for part in (by or "").split(",") if part.strip())
         selected, _ = select_audit(audit, Scope())
-        written = export_tables(audit, score(selected, by=groups), str(fmt), out)
+        written = export_tables(audit, score(selected, by=groups), str(fmt), out, unresolved_links(selected))
         console.print(f"wrote {', '.join(str(path) for path in written)}", soft_wrap=True)
         return
     text = json.dumps(audit_to_document(audit), indent=2, ensure_ascii=False) + "\n"

@@ -153,12 +153,13 @@ def _judgements(audit: Audit) -> list[Row]:
     ]
 
 
-def _scores(result: ScoreResult) -> list[Row]:
-    return [score_row(result, scope) for scope in (*result.groups, result.overall)]
+def _scores(result: ScoreResult, unresolved: int) -> list[Row]:
+    return [score_row(result, scope, unresolved) for scope in (*result.groups, result.overall)]
 
 
-def table_rows(audit: Audit, result: ScoreResult) -> dict[str, list[Row]]:
-    """Every table's rows."""
+def table_rows(audit: Audit, result: ScoreResult, unresolved: int = 0) -> dict[str, list[Row]]:
+    """Every table's rows (``unresolved`` cited links not followed yet keep the whole scope's official rate
+    provisional in the scores table, as in every other view)."""
     return {
         "answers": _answers(audit),
         "citations": _citations(audit),
@@ -166,7 +167,7 @@ def table_rows(audit: Audit, result: ScoreResult) -> dict[str, list[Row]]:
         "claims": _claims(audit),
         "edges": _edges(audit),
         "judgements": _judgements(audit),
-        "scores": _scores(result),
+        "scores": _scores(result, unresolved),
     }
 
 
@@ -207,10 +208,11 @@ def _columns(rows: list[Row]) -> list[str]:
     return list(rows[0]) if rows else []
 
 
-def export_tables(audit: Audit, result: ScoreResult, fmt: str, folder: Path) -> list[Path]:
-    """Write every table into ``folder`` (created if needed): all of them, each whole, or none."""
+def export_tables(audit: Audit, result: ScoreResult, fmt: str, folder: Path, unresolved: int = 0) -> list[Path]:
+    """Write every table into ``folder`` (created if needed): all of them, each whole, or none (``unresolved``:
+    see :func:`table_rows`)."""
     suffix, writer = WRITERS[fmt]
-    tables = table_rows(audit, result)
+    tables = table_rows(audit, result, unresolved)
     encoded = {name: writer(rows, _columns(rows)) for name, rows in tables.items()}  # fail before writing
     made = not folder.exists()
     folder.mkdir(parents=True, exist_ok=True)
