@@ -448,3 +448,13 @@ def test_set_url_refuses_a_link_that_cannot_be_requested_even_unread(cli: Cli, t
     result = cli("source", "set-url", key, url, "--no-resolve", "--by", "li", "--db", db)
     refused(result, "is not an http(s) URL")
     assert db.read_bytes() == before
+
+
+@pytest.mark.parametrize("command", ["confirm", "reject"])
+@pytest.mark.parametrize("mapping_id", [str(2**64), str(2**63), "0"])
+def test_facts_ids_past_64_bits_are_refused(cli: Cli, tmp_path: Path, command: str, mapping_id: str) -> None:
+    db = tmp_path / "a.db"
+    assert cli("ingest", REPO / "src" / "citeaudit" / "examples" / "four-claim.audit.json", "--db", db).exit_code == 0
+    before = db.read_bytes()
+    refused(cli("facts", command, mapping_id, "--reviewer", "li", "--db", db), "is not a proposal id")
+    assert db.read_bytes() == before
