@@ -84,7 +84,7 @@ def test_every_command_reading_a_protocol_refuses_a_recursive_alias(
     cli: Cli, tmp_path: Path, command: tuple[str, ...]
 ) -> None:
     path = write(tmp_path, "loop.yaml", RECURSIVE)
-    fixture = FIXTURES / "openai-responses" / "web-search.json"
+    fixture = FIXTURES / "openai-responses" / "search.json"
     args = [fixture if part == "FIXTURE" else part for part in command]
     with within(20):
         result = cli(*args, path, "--db", tmp_path / "audit.db") if command[0] != "protocol" else cli(*args, path)
