@@ -21,7 +21,11 @@ and the share of the target's time budget that JSON parsing plus each floor alre
 5 000 answers/s, at most 20x the time of ``json.loads``, peak RSS at most 1 GB (the two processes together
 when a worker reads).
 
-Run: make bench   (or: python benchmarks/bench_ingest.py [--answers N])
+Also (``--streamed N``, alone with ``--streamed-only``): N of the same answers saved as Sonar streams them (Server-Sent
+Events, a chunk every few words, each repeating the search results) against the same answers not streamed: events
+read per second, and the ratio of the two times. Target: at most 2x.
+
+Run: make bench   (or: python benchmarks/bench_ingest.py [--answers N] [--streamed N] [--streamed-only])
 """
 
 from __future__ import annotations
@@ -91,6 +95,58 @@ def sonar_payload(rng: random.Random, n: int) -> dict[str, object]:
         "search_results": results,
         "usage": {"prompt_tokens": 12, "completion_tokens": 180, "total_tokens": 192},
     }
+
+
+def sonar_stream(payload: dict[str, Any], words: int = 4) -> str:
+    """The Server-Sent Events body Sonar streams for ``payload``: a chunk every few words of the answer, each
+    repeating the search results, then a chunk with the finish reason and ``[DONE]``."""
+    choice = payload["choices"][0]  # type: ignore[index]
+    content = choice["message"]["content"]
+    tokens = content.split(" ")
+    pieces = [" ".join(tokens[i : i + words]) + " " for i in range(0, len(tokens), words)]
+    pieces[-1] = pieces[-1][:-1]
+    envelope = {k: v for k, v in payload.items() if k not in ("choices", "object")}
+    events = [
+        {**envelope, "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": piece}}]}
+        for piece in pieces
+    ]
+    events.append(
+        {**envelope, "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+    )
+    return "".join(f"data: {json.dumps(event)}\r\n\r\n" for event in events) + "data: [DONE]\r\n\r\n"
+
+
+def streamed_row(documents: list[dict[str, Any]], folder: Path, attachment: Attachment, repeat: int) -> None:
+    """Reading the same answers streamed (one Sonar event stream after another in one file) against reading them
+    not streamed (JSON Lines): events/s, and the ratio of the two times; each beside ``json.loads`` of its bytes."""
+    streamed, whole = folder / "sonar-streams.sse", folder / "sonar-whole.jsonl"
+    streamed.write_text("".join(sonar_stream(document) for document in documents), encoding="utf-8")
+    whole.write_text("".join(json.dumps(document) + "\n" for document in documents), encoding="utf-8")
+    events = streamed.read_bytes().count(b"\ndata: ") + 1
+
+    def loads(path: Path) -> float:
+        start = time.perf_counter()
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.startswith("data: {"):
+                json.loads(line[6:])
+            elif line.startswith("{"):
+                json.loads(line)
+        return time.perf_counter() - start
+
+    stream_s = statistics.median(read_and_assemble(streamed, attachment) for _ in range(repeat))
+    whole_s = statistics.median(read_and_assemble(whole, attachment) for _ in range(repeat))
+    stream_json = statistics.median(loads(streamed) for _ in range(repeat))
+    whole_json = statistics.median(loads(whole) for _ in range(repeat))
+    ratio = stream_s / whole_s
+    answers = len(documents)
+    print(
+        f"  streamed: {answers:,} Sonar answers as event streams ({streamed.stat().st_size / 1e6:.1f} MB, "
+        f"{events:,} events, {events / answers:.0f} an answer, the search results in every one) read and assembled "
+        f"in {stream_s:.2f} s ({events / stream_s:,.0f} events/s, {answers / stream_s:,.0f} answers/s); the same "
+        f"answers not streamed ({whole.stat().st_size / 1e6:.1f} MB) {whole_s:.2f} s: {ratio:.2f}x their time "
+        f"(target <= 2x: {'met' if ratio <= 2 else 'not met'}); json.loads of the events alone {stream_json:.2f} s, "
+        f"{stream_json / whole_json:.1f}x that of the documents ({whole_json:.2f} s)"
+    )
 
 
 FLOOR_TABLES = ("answers", "citations", "claims", "edges", "edge_locations")
@@ -235,9 +291,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--answers", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--streamed", type=int, default=5_000, help="answers of the streamed row (0: none)")
+    parser.add_argument("--streamed-only", action="store_true", help="run the streamed row alone")
     args = parser.parse_args()
     rng = random.Random(11)
     protocol = Protocol("bench", "1", questions=(Question("q1", "Tell me about the AX220."),))
+    if args.streamed_only:
+        with tempfile.TemporaryDirectory() as folder:
+            documents = [sonar_payload(rng, n) for n in range(args.streamed)]
+            print(f"load average {os.getloadavg()[0]:.1f}, median of {args.repeat}:")
+            streamed_row(documents, Path(folder), Attachment(protocol, run_id="bench"), args.repeat)
+        return
     with tempfile.TemporaryDirectory() as folder:
         payloads = Path(folder) / "sonar.jsonl"
         with payloads.open("w", encoding="utf-8") as out:
@@ -350,7 +414,12 @@ def main() -> None:
         print("  " + "; ".join(f"{text}: {'met' if ok else 'not met'}" for text, ok in verdicts))
         met = all(ok for _, ok in verdicts)
         print(f"target (>= 5 000 answers/s, <= 20x json.loads, peak RSS <= 1 GB): {'met' if met else 'not met'}")
+        if args.streamed:
+            documents = [sonar_payload(rng, n) for n in range(args.streamed)]
+            streamed_row(documents, Path(folder), attachment, args.repeat)
 
 
 if __name__ == "__main__":
-    main()
+    import machine
+
+    machine.run(main)

@@ -923,4 +923,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    import machine
+
+    machine.run(main)

@@ -602,4 +602,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    import machine
+
+    machine.run(main)

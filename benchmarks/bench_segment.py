@@ -766,4 +766,6 @@ def database(repeat: int) -> float:
 
 
 if __name__ == "__main__":
-    main()
+    import machine
+
+    machine.run(main)

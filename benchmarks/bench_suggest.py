@@ -130,4 +130,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    import machine
+
+    machine.run(main)

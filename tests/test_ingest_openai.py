@@ -341,8 +341,9 @@ def test_responses_recognised_from_the_head() -> None:
     assert RESPONSES_READER.can_read((RESPONSES / "search.json").read_bytes()[:8192])
     # an output list with an output_text message is enough without "object"
     assert RESPONSES_READER.can_read(b'{"output": [{"type": "message", "content": [{"type": "output_text"')
-    # a stream of events and a Perplexity Agent API response look alike but are not this format
-    assert not RESPONSES_READER.can_read(b'{"type": "response.created", "response": {"object": "response"}}')
+    # a saved stream of its events is this format; a Perplexity Agent API response looks alike but is not
+    assert RESPONSES_READER.can_read(b'{"type": "response.created", "response": {"object": "response"}}')
+    assert not RESPONSES_READER.can_read(b'{"type": "response.created", "response": {"model": "openai/gpt-5"}}')
     agent = b'{"object": "response", "output": [{"type": "search_results", "results": []}, {"type": "message"}]}'
     assert not RESPONSES_READER.can_read(agent)
     # a failed Agent API response has no search_results item; its vendor/model name gives it away
@@ -478,7 +479,9 @@ def test_chat_recognised_from_the_head_but_not_perplexity() -> None:
     assert not CHAT_READER.can_read(plain)  # no search model and no url_citation: could be anything
     sonar = b'{"object": "chat.completion", "model": "sonar", "search_results": [], "choices": [], "url_citation": 1}'
     assert not CHAT_READER.can_read(sonar)
-    assert not CHAT_READER.can_read(b'{"object": "chat.completion.chunk", "model": "gpt-4o-search-preview"}')
+    # a saved stream of chunks is this format, unless it is Sonar's (citations in every chunk)
+    assert CHAT_READER.can_read(b'{"object": "chat.completion.chunk", "model": "gpt-4o-search-preview"}')
+    assert not CHAT_READER.can_read(b'{"object": "chat.completion.chunk", "model": "sonar", "citations": []}')
 
 
 # -- detection across formats ----------------------------------------------------------------------------------

@@ -99,7 +99,7 @@ def _shuffled(value: Any, order: Any) -> Any:
     return value
 
 
-@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(index=st.integers(0, len(PAYLOADS) - 1), indent=st.sampled_from([None, 1, 2, 4]), order=st.data())
 def test_detection_does_not_depend_on_key_order_or_layout(index: int, indent: int | None, order: Any) -> None:
     folder, payload = PAYLOADS[index]

@@ -60,3 +60,37 @@ def test_the_report_marks_the_official_rate(cli: Cli, four_claim_path: Path, tmp
     out = tmp_path / "r.html"
     assert cli("report", four_claim_path, "--kind", "fixture", "--out", out, "--resamples", "200").exit_code == 0
     assert "provisional: 3 cited link(s) not resolved yet" in out.read_text(encoding="utf-8")
+
+
+def test_unresolved_sources_counts_distinct_pending_sources_among_the_arrays(
+    cli: Cli, four_claim_path: Path, write_json: Any, tmp_path: Path
+) -> None:
+    """The count over arrays of source pks (as scoring a database hands them over) against the definition
+    evaluated row by row: distinct pks among the arrays whose source is still pending."""
+    import numpy as np
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from citeaudit.store import Store
+    from citeaudit.store.answers import unresolved_sources
+
+    db = tmp_path / "a.db"
+    path = write_json(_fixture(four_claim_path, ("https://s2.example.org/ax220",)))
+    assert cli("ingest", path, "--db", db).exit_code == 0
+    with Store(db) as store:
+        rows = store.connection.execute("SELECT pk, status FROM sources").fetchall()
+        pending = {pk for pk, status in rows if status == "pending"}
+        # s1 and s3 still pending, s2 followed
+        assert len(pending) == 2
+        known = [pk for pk, _ in rows]
+
+        pks = st.lists(st.sampled_from([*known, max(known) + 5, 10**6]), max_size=12)
+
+        @settings(max_examples=60, deadline=None)
+        @given(pks, pks)
+        def check(citations: list[int], edges: list[int]) -> None:
+            expected = len(pending & (set(citations) | set(edges)))
+            found = unresolved_sources(store, np.array(citations, dtype=np.int64), np.array(edges, dtype=np.int64))
+            assert found == expected
+
+        check()

@@ -121,7 +121,8 @@ def score_path(
         from citeaudit.store import Store
         from citeaudit.store.revisions import revision_warnings
 
-        with Store(path) as store:
+        # Every figure from one state of the ledger, whatever other processes commit while it is read.
+        with Store(path) as store, store.snapshot():
             protocol_pk = store.choose_protocol(protocol, scope)
             chosen, columns, excluded = store.scoring_input(protocol_pk, scope)
             failed = store.failed_answers(protocol_pk, scope)
@@ -132,10 +133,9 @@ def score_path(
             brand = cross = None
             if figures:
                 brand, cross = _database_figures(store, chosen, protocol_pk, scope, by, ci, columns)
-            cited = {int(pk) for pk in columns.citation_source} | {int(pk) for pk in columns.edge_source}
             from citeaudit.store.answers import unresolved_sources
 
-            unresolved = unresolved_sources(store, cited)
+            unresolved = unresolved_sources(store, columns.citation_source, columns.edge_source)
         result = score_columns(
             columns, scoring=chosen.scoring, fingerprint=fingerprint(chosen), by=by, macro=macro, ci=ci
         )
@@ -249,7 +249,8 @@ def misattribution_path(
         from citeaudit.store import Store
         from citeaudit.store.cross_pairs import cross_pairs_of, reviews_required
 
-        with Store(path) as store:
+        # Every figure from one state of the ledger, whatever other processes commit while it is read.
+        with Store(path) as store, store.snapshot():
             protocol_pk = store.choose_protocol(protocol, scope)
             chosen = store.effective_protocol(protocol_pk, scope)
             audit, outcomes = _outcomes_in_scope(store, chosen, protocol_pk, scope)

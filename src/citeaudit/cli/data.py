@@ -315,6 +315,10 @@ def _print_report(report: ImportReport, source: str, reader: str) -> None:
         "official-domain rate, no claim edge)"
         if report.unplaced
         else "",
+        f"{report.placed_by_markers} citation(s) given without a position placed by the answer's \\[n] markers "
+        "(the list numbered in order)"
+        if report.placed_by_markers
+        else "",
         f"{report.partial} answer(s) only partly understood (the payload holds parts this reader does not know)"
         if report.partial
         else "",
@@ -378,14 +382,21 @@ def export(
 
 
 def formats() -> None:
-    """List the readers `citeaudit ingest` knows: what each reads (API versions, payload variants) and what it
-    does with citations that have no position in the answer text."""
+    """List the readers `citeaudit ingest` knows: what each reads (API versions, payload variants), the saved event
+    streams it reads, and what it does with citations that have no position in the answer text."""
     from citeaudit.ingest import READERS
 
-    table = Table("format", "gives", "reads", "citations without a position", header_style="bold", show_lines=True)
+    columns = ("format", "gives", "reads", "event streams", "citations without a position")
+    table = Table(*columns, header_style="bold", show_lines=True)
     for name, reader in sorted(READERS.items()):
         gives = "whole audit" if reader.read_audit is not None else "engine answers"
-        table.add_row(name, gives, Text(reader.reads or reader.description), Text(reader.positionless or "-"))
+        table.add_row(
+            name,
+            gives,
+            Text(reader.reads or reader.description),
+            Text(reader.streams or "-"),
+            Text(reader.positionless or "-"),
+        )
     console.print(table)
 
 

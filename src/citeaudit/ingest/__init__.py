@@ -55,6 +55,7 @@ _HOMES = (
     ("openai-chat", "openai", "CHAT_READER"),
     ("perplexity", "perplexity", "READER"),
     ("gemini", "gemini", "READER"),
+    ("gemini-interactions", "gemini_interactions", "READER"),
     ("anthropic", "anthropic", "READER"),
     ("serpapi-ai-overview", "serpapi", "READER"),
     ("jsonl", "jsonl", "READER"),
@@ -93,15 +94,21 @@ READERS: Mapping[str, Reader] = _Registry()
 
 def detect_reader(data: bytes | Shape, source: str, fmt: str | Reader | None = None) -> Reader:
     """The reader named ``fmt`` (or given as ``fmt``), or the one that recognises the content: decided from the
-    structure of its first JSON value (see :mod:`citeaudit.ingest.shape`), the first bytes for text formats."""
+    structure of its first JSON value (see :mod:`citeaudit.ingest.shape`), the first bytes for text formats.
+
+    A named format that does not recognise the content (``data`` given) while another reader does is refused,
+    naming the format the content looks like: read with the wrong reader, an answer would be lost or misread."""
     known = ", ".join(sorted(READERS))
     if isinstance(fmt, Reader):
         return fmt
     if fmt is not None:
         try:
-            return READERS[fmt]
+            named = READERS[fmt]
         except KeyError:
             raise UnknownFormat(source, "--format", f"no reader for {fmt!r}; known formats: {known}") from None
+        if isinstance(data, Shape) or data:
+            _check_named(named, shape_of(data), source)
+        return named
     shape = shape_of(data)
     for reader in READERS.values():
         if reader.can_read(shape):
@@ -110,6 +117,19 @@ def detect_reader(data: bytes | Shape, source: str, fmt: str | Reader | None = N
     if declared:
         raise UnknownFormat(source, "format", f"no reader for format {declared[0]!r}; known: {known}")
     raise UnknownFormat(source, "", f"no reader recognises this content; known formats: {known} (or pass --format)")
+
+
+def _check_named(named: Reader, shape: Shape, source: str) -> None:
+    if named.can_read(shape):
+        return
+    other = next((reader for reader in READERS.values() if reader is not named and reader.can_read(shape)), None)
+    if other is not None:
+        raise UnknownFormat(
+            source,
+            "--format",
+            f"this is not {named.name} content: it looks like {other.name} (pass --format {other.name}, or leave "
+            "--format out to have the format recognised)",
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +146,9 @@ class PreparedImport:
     """What it contains, canonical."""
     partial: int = 0
     """Answers the reader only partly understood (see :attr:`~citeaudit.ingest.base.ParsedAnswer.notes`)."""
+    placed: int = 0
+    """Citations without a position that ``[n]`` markers placed (see
+    :attr:`~citeaudit.ingest.base.ParsedAnswer.placed_by_markers`)."""
 
 
 def _checked_file(path: str | Path) -> None:
@@ -168,7 +191,7 @@ def read_file(
     """
     source = str(path)
     data = _read_bytes(path)
-    reader = detect_reader(b"", source, fmt) if fmt is not None else detect_reader(_read_shape(path), source)
+    reader = detect_reader(_read_shape(path) if isinstance(fmt, str | None) else b"", source, fmt)
     return _prepare(source, data, reader, attachment)
 
 
@@ -196,19 +219,21 @@ def _prepare(source: str, data: bytes, reader: Reader, attachment: Attachment | 
 def _prepare_now(source: str, data: bytes, reader: Reader, attachment: Attachment | None) -> PreparedImport:
     partial = _Partial()
     (audit,) = _audits(source, data, reader, attachment, size=None, partial=partial)
-    return PreparedImport(source, data, reader, audit, partial.answers)
+    return PreparedImport(source, data, reader, audit, partial.answers, partial.placed)
 
 
 @dataclass(slots=True)
 class _Partial:
-    """Counts the answers a reader only partly understood, as they stream past."""
+    """Counts the answers a reader only partly understood, and the citations markers placed, as they stream past."""
 
     answers: int = 0
+    placed: int = 0
 
     def count(self, parsed: Iterable[ParsedAnswer]) -> Iterator[ParsedAnswer]:
         for answer in parsed:
             if answer.notes:
                 self.answers += 1
+            self.placed += answer.placed_by_markers
             yield answer
 
 
@@ -297,8 +322,8 @@ def plan_imports(paths: Sequence[str | Path], fmt: str | Reader | None = None) -
     - ExpertQA files given together form one dataset, first, named after all of them (its payload is their
       lines in the given order);
     - an Anthropic response that stopped with ``pause_turn``, given right before the next Anthropic response
-      file, forms one import with it (its payload is the two responses as a JSON list, in the given order),
-      since a paused turn and its continuation are one answer.
+      file, forms one import with it (its payload is the two responses as a JSON list, in the given order; two
+      saved event streams one after the other), since a paused turn and its continuation are one answer.
     """
     plan: list[PlannedImport] = []
     expertqa_files: list[str] = []
@@ -306,7 +331,8 @@ def plan_imports(paths: Sequence[str | Path], fmt: str | Reader | None = None) -
     for path in paths:
         name = str(path)
         _checked_file(path)
-        shape = _read_shape(path) if fmt is None else None  # a named format needs no recognition
+        # a named format needs no recognition, but is checked against what the content looks like
+        shape = _read_shape(path) if not isinstance(fmt, Reader) else None
         reader = detect_reader(shape if shape is not None else b"", name, fmt)
         if reader is READERS["expertqa"]:
             expertqa_files.append(name)
@@ -316,13 +342,14 @@ def plan_imports(paths: Sequence[str | Path], fmt: str | Reader | None = None) -
             paused = []
         if reader is READERS["anthropic"]:
             shape = shape if shape is not None else _read_shape(path)
-            single = shape.json and not shape.listed and not shape.more
-            if paused and not single:
+            single = shape.json and not shape.listed and (not shape.more or shape.stream)
+            if paused and (not single or shape.stream != _read_shape(paused[0]).stream):
                 plan.append(_joined(paused))
                 paused = []
-            if single and (paused or shape.value_is("stop_reason", "pause_turn")):
+            pauses = _stream_pauses(path) if shape.stream else shape.value_is("stop_reason", "pause_turn")
+            if single and (paused or pauses):
                 paused.append(name)
-                if not shape.value_is("stop_reason", "pause_turn"):
+                if not pauses:
                     plan.append(_joined(paused))
                     paused = []
                 continue
@@ -332,6 +359,18 @@ def plan_imports(paths: Sequence[str | Path], fmt: str | Reader | None = None) -
     if expertqa_files:
         plan.insert(0, PlannedImport(" + ".join(expertqa_files), READERS["expertqa"], tuple(expertqa_files)))
     return plan
+
+
+def _stream_pauses(path: str | Path) -> bool:
+    """Whether a saved Anthropic event stream ends its (last) message with ``stop_reason: pause_turn``."""
+    from citeaudit.ingest.events import Events
+
+    stop = None
+    for event in Events(_read_bytes(path), str(path)):
+        value = event.value
+        if isinstance(value, dict) and value.get("type") == "message_delta" and isinstance(value.get("delta"), dict):
+            stop = value["delta"].get("stop_reason", stop)
+    return stop == "pause_turn"
 
 
 def _joined(files: Sequence[str]) -> PlannedImport:
@@ -354,7 +393,10 @@ def _payload(planned: PlannedImport) -> bytes:
 
         return combine([_read_bytes(part) for part in planned.files])
     if len(planned.files) > 1:
-        return b"[\n" + b",\n".join(_read_bytes(part).strip() for part in planned.files) + b"\n]\n"
+        parts = [_read_bytes(part) for part in planned.files]
+        if _read_shape(planned.files[0]).stream:  # saved event streams, one after the other
+            return b"\n\n".join(part.rstrip(b"\r\n") for part in parts) + b"\n\n"
+        return b"[\n" + b",\n".join(part.strip() for part in parts) + b"\n]\n"
     (file,) = planned.files
     return _read_bytes(file)
 
@@ -405,7 +447,7 @@ def ingest_files(
                 attached = (attachments or {}).get(name, attachment)
                 with _chunks(name, data, reader, attached, chunk, worker) as (chunks, partial):
                     report = store.import_chunks(
-                        chunks, data, origin=name, fmt=reader.name, media_type=reader.media_type, progress=told
+                        chunks, data, origin=name, fmt=reader.name, media_type=_media_type(reader, data), progress=told
                     )
                     if (
                         reader.name != "audit-json"
@@ -414,8 +456,9 @@ def ingest_files(
                     ):
                         # An empty file (or an empty list) would import as 0 answers without a word.
                         raise InvalidValue(name, "", f"holds no {reader.name} answer: nothing to import")
-                    if partial() and not report.already_imported:
-                        report = dataclasses.replace(report, partial=partial())
+                    partly, placed = partial()
+                    if (partly or placed) and not report.already_imported:
+                        report = dataclasses.replace(report, partial=partly, placed_by_markers=placed)
                         from citeaudit.store.answers import record_partly_understood
 
                         record_partly_understood(store, report.sha256, report.partial)
@@ -428,18 +471,28 @@ def ingest_files(
 @contextmanager
 def _chunks(
     source: str, data: bytes, reader: Reader, attachment: Attachment | None, chunk: int, worker: bool | None
-) -> Iterator[tuple[Iterable[Audit | ChunkRows], Callable[[], int]]]:
-    """The chunks one import writes, and how many answers the reader only partly understood (known once every
-    chunk came): read here, or by a worker process (see :func:`ingest_files`), stopped when the block is left."""
+) -> Iterator[tuple[Iterable[Audit | ChunkRows], Callable[[], tuple[int, int]]]]:
+    """The chunks one import writes, and how many answers the reader only partly understood and how many
+    citations markers placed (known once every chunk came): read here, or by a worker process (see
+    :func:`ingest_files`), stopped when the block is left."""
     from citeaudit.ingest.worker import WORKER_CHUNK, ReadAhead, reads_in_worker
 
     registered = reader.name in READERS and READERS[reader.name] is reader  # a worker finds it by name
     if reader.read_answers is None or attachment is None or not registered or not reads_in_worker(len(data), worker):
         counted = _Partial()
-        yield _import_chunks(source, data, reader, attachment, size=chunk, partial=counted), lambda: counted.answers
+        chunks = _import_chunks(source, data, reader, attachment, size=chunk, partial=counted)
+        yield chunks, lambda: (counted.answers, counted.placed)
         return
     with ReadAhead(source, data, reader, attachment, min(chunk, WORKER_CHUNK)) as ahead:
-        yield ahead, lambda: ahead.partial
+        yield ahead, lambda: (ahead.partial, ahead.placed)
+
+
+def _media_type(reader: Reader, data: bytes) -> str:
+    """What a payload is archived as: a saved event stream as the ``text/event-stream`` it is."""
+    from citeaudit.ingest.events import sse_like
+
+    json_reader = reader.kind is ReaderKind.ANSWERS and reader.media_type == "application/json"  # not Markdown
+    return "text/event-stream" if json_reader and sse_like(data[:4096]) else reader.media_type
 
 
 def _unstorable(source: str, error: UnicodeEncodeError) -> InvalidValue:
@@ -469,10 +522,10 @@ def store_prepared(store: Store, prepared: PreparedImport) -> ImportReport:
                 prepared.data,
                 origin=prepared.source,
                 fmt=prepared.reader.name,
-                media_type=prepared.reader.media_type,
+                media_type=_media_type(prepared.reader, prepared.data),
             )
-        if prepared.partial and not report.already_imported:
-            report = dataclasses.replace(report, partial=prepared.partial)
+        if (prepared.partial or prepared.placed) and not report.already_imported:
+            report = dataclasses.replace(report, partial=prepared.partial, placed_by_markers=prepared.placed)
             from citeaudit.store.answers import record_partly_understood
 
             record_partly_understood(store, report.sha256, report.partial)

@@ -36,7 +36,7 @@ from typing import Any
 
 from citeaudit.errors import InvalidValue
 from citeaudit.ingest.base import CUT_OFF, ParsedAnswer, ParsedCitation, Reader
-from citeaudit.ingest.payload import expect, load_payloads, retrieved_only
+from citeaudit.ingest.payload import cut_short, expect, load_responses, retrieved_only
 from citeaudit.ingest.shape import Shape, shape_of
 from citeaudit.ingest.text import candidates, trim_span
 from citeaudit.limits import shown
@@ -298,13 +298,14 @@ def read_answers(data: bytes, source: str) -> Iterator[ParsedAnswer]:
 
     A response that stopped with ``stop_reason: pause_turn`` and the response right after it (the answer to the
     continuation request, which sends the paused turn back) are one answer; a paused turn with nothing after it
-    is an incomplete answer.
+    is an incomplete answer. A saved event stream gives the messages it holds (a paused turn and its continuation
+    streamed into one file are one answer too).
     """
     turns: list[tuple[str, Any]] = []
-    for location, payload in load_payloads(data, source):
+    for location, payload, cut in load_responses(data, source, "anthropic"):
         turns.append((location, payload))
-        if not _paused(payload):
-            yield _read_message(turns, source)
+        if cut is not None or not _paused(payload):
+            yield cut_short(_read_message(turns, source), cut)
             turns = []
     if turns:
         yield _read_message(turns, source)
@@ -327,8 +328,11 @@ _OTHER_SHAPE = frozenset({"object", "choices", "output", "candidates"})
 def can_read(content: bytes | Shape) -> bool:
     """A Messages API object: ``"type": "message"`` at the top with an Anthropic trait (a ``stop_reason`` key, a
     ``claude`` model or Anthropic content block types), none of OpenAI's ``object``/``choices``/``output`` keys
-    and no ``output_text`` part (a Responses ``message`` item looks alike)."""
+    and no ``output_text`` part (a Responses ``message`` item looks alike); or a saved event stream, which starts
+    with ``message_start``."""
     shape = shape_of(content)
+    if shape.value_is("type", "message_start") and shape.value_is("message.type", "message"):
+        return True  # a saved event stream
     if not shape.value_is("type", "message") or shape.fields() & _OTHER_SHAPE:
         return False
     if shape.value_is("content[].type", "output_text"):
@@ -336,6 +340,8 @@ def can_read(content: bytes | Shape) -> bool:
     claude = any(model.startswith("claude") for model in shape.values("model"))
     return shape.has("stop_reason") or claude or bool(shape.values("content[].type") & _BLOCK_TYPES)
 
+
+_SSE = "Server-Sent Events as sent (data: lines, event: names, [DONE]) or one event's JSON per line"
 
 READER = Reader(
     name="anthropic",
@@ -349,4 +355,9 @@ READER = Reader(
         "response and its continuation as one answer; the SDK's sorted-key dumps and reassembled streams"
     ),
     positionless="none occur: every citation is located at the text block that carries it",
+    streams=(
+        "Messages streams: message_start, content_block_start/_delta (text_delta, citations_delta, input_json_delta "
+        "of server_tool_use, thinking_delta)/_stop, message_delta, message_stop; a pause_turn stream and its "
+        f"continuation as one answer; {_SSE}"
+    ),
 )

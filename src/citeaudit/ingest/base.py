@@ -127,6 +127,9 @@ class ParsedAnswer:
     notes: tuple[str, ...] = ()
     """What the reader saw in the payload but did not understand (e.g. a content block type it does not know):
     such an answer is *partly understood*, and the import summary counts it."""
+    placed_by_markers: int = 0
+    """Citations the payload gives without a position that the answer's ``[n]`` markers placed (the list is
+    numbered in order, as Sonar's is); the import summary counts them."""
 
 
 class _CanRead(Protocol):
@@ -165,6 +168,8 @@ class Reader:
     """Which API versions and payload variants it reads (for ``citeaudit formats``)."""
     positionless: str = ""
     """What it does with citations that have no position in the answer text (for ``citeaudit formats``)."""
+    streams: str = ""
+    """The saved event streams it reads, put back together into responses (for ``citeaudit formats``)."""
 
     @property
     def kind(self) -> ReaderKind:

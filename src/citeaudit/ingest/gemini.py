@@ -43,12 +43,12 @@ from typing import Any
 
 from citeaudit.errors import InvalidValue
 from citeaudit.ingest.base import CUT_OFF, ParsedAnswer, ParsedCitation, Reader
-from citeaudit.ingest.payload import expect, load_payloads, retrieved_only
+from citeaudit.ingest.payload import cut_short, expect, load_responses, retrieved_only
 from citeaudit.ingest.shape import Shape, shape_of
 from citeaudit.ingest.text import candidates, trim_span
 from citeaudit.model import AnswerStatus, CitationKind, RetrievalStatus
 
-__all__ = ["READER", "can_read", "read_answers"]
+__all__ = ["READER", "can_read", "read_answers", "read_generate_content"]
 
 _CAMEL_HUMP = re.compile(r"(?<!^)(?=[A-Z])")
 _ANSWERED = frozenset({"STOP", "MAX_TOKENS", "FINISH_REASON_UNSPECIFIED"})
@@ -441,10 +441,22 @@ def _read_payload(payload: Any, reading: _Reading) -> ParsedAnswer:
     )
 
 
-def read_answers(data: bytes, source: str) -> Iterator[ParsedAnswer]:
-    """Every answer in a Gemini payload file (one response, a JSON list, or JSON Lines)."""
-    return (_read_payload(payload, _Reading(source, where)) for where, payload in load_payloads(data, source))
+def read_generate_content(payload: Any, source: str, where: str) -> ParsedAnswer:
+    """The answer in one ``generateContent`` response (``where`` names it in ``source``: ``$`` for a whole
+    document)."""
+    return _read_payload(payload, _Reading(source, where))
 
+
+def read_answers(data: bytes, source: str) -> Iterator[ParsedAnswer]:
+    """Every answer in a Gemini payload file (one response, a JSON list, or JSON Lines), the chunks of a streamed
+    response (an event stream, or a JSON list of chunks sharing a ``responseId``) read as one response."""
+    return (
+        cut_short(_read_payload(payload, _Reading(source, where)), cut)
+        for where, payload, cut in load_responses(data, source, "gemini")
+    )
+
+
+_SSE = "Server-Sent Events as sent (data: lines, event: names, [DONE]) or one event's JSON per line"
 
 READER = Reader(
     name="gemini",
@@ -459,4 +471,8 @@ READER = Reader(
         "URL context tool fetched are retrieved), thought parts left out, REST camelCase and SDK snake_case names"
     ),
     positionless="none occur: every support has a segment; chunks no support cites are retrieved, not cited",
+    streams=(
+        "streamGenerateContent: chunks up to the one with a finishReason, text parts joined, groundingMetadata from "
+        f"the last chunk; {_SSE} (alt=sse), or a JSON array of chunks sharing a responseId"
+    ),
 )

@@ -28,8 +28,11 @@ otherwise (the payload does not say whether a search ran). ``finish_reason`` ``l
 make the answer incomplete. A body that is only an ``error`` object is a failed answer.
 
 A ``url_citation`` without ``start_index``/``end_index`` (xAI's Responses-compatible API) or at ``0/0``
-(OpenRouter writes that for every one) has no position: it is located at a markdown link to its URL when the text
-has one, and is otherwise an answer-level citation (cited, no claim). ``file_citation`` annotations and
+(OpenRouter writes that for every one) has no position. When every annotation of a one-part answer lacks one and
+the text has ``[n]`` markers that all fall within the list (OpenRouter's Perplexity Sonar: the list is Sonar's, in
+order), the markers place them, as for Sonar itself: marker ``n`` cites annotation ``n``, its claim the sentence it
+closes; annotations no marker names stay answer-level. Otherwise it is located at a markdown link to its URL when
+the text has one, and is an answer-level citation (cited, no claim) when it has none. ``file_citation`` annotations and
 ``file_search_call`` results are document sources (``document:<file id>``): a cited file is answer-level (its
 ``index`` is a point where no chip is written), files only searched are retrieved, and a completed file search
 makes retrieval ``used``. ``file_path`` and ``container_file_citation`` cite no source and are skipped; other
@@ -49,9 +52,18 @@ from typing import Any
 from citeaudit.errors import InvalidValue, MalformedInput
 from citeaudit.identity import host_of
 from citeaudit.ingest.base import ANSWER_LEVEL, CUT_OFF, ClaimCandidate, ParsedAnswer, ParsedCitation, Reader
-from citeaudit.ingest.payload import agent_response, expect, load_payloads, retrieved_only, sonar_traits, vendor_model
+from citeaudit.ingest.markers import cite_markers, numbered
+from citeaudit.ingest.payload import (
+    agent_response,
+    cut_short,
+    expect,
+    load_responses,
+    retrieved_only,
+    sonar_traits,
+    vendor_model,
+)
 from citeaudit.ingest.shape import Shape, shape_of
-from citeaudit.ingest.text import SentenceIndex, candidates, claim_text, trim_span
+from citeaudit.ingest.text import MARKER, SentenceIndex, candidates, claim_text, trim_span
 from citeaudit.limits import load_json
 from citeaudit.model import AnswerStatus, CitationKind, RetrievalStatus
 
@@ -288,8 +300,34 @@ def _claim_spans(text: str, chips: Iterable[_Chip]) -> list[tuple[int, int, int]
     return spans
 
 
-def _cited(parts: Sequence[_Part], source: str) -> tuple[str, list[ParsedCitation], tuple[ClaimCandidate, ...]]:
-    """The joined answer text, its cited (and dangling) citations and their claim candidates."""
+def _listed_by_markers(parts: Sequence[_Part]) -> bool:
+    """Whether the answer's ``[n]`` markers place its citations: one text part, every ``url_citation`` without a
+    position, and markers in the text that all fall within the list (numbered in order, as Sonar's are; a marker
+    past the list shows the list is not what the markers count)."""
+    if len(parts) != 1 or not parts[0].annotations or any(a.start is not None for a in parts[0].annotations):
+        return False
+    numbers = [int(match.group(1)) for match in MARKER.finditer(parts[0].text)]
+    return bool(numbers) and all(1 <= number <= len(parts[0].annotations) for number in numbers)
+
+
+def _by_markers(part: _Part) -> tuple[str, list[ParsedCitation], tuple[ClaimCandidate, ...], int]:
+    """Citations placed by the ``[n]`` markers: marker ``n`` cites annotation ``n``; annotations no marker names
+    stay answer-level. Also returns how many citations the markers placed."""
+    entries = [(annotation.url, annotation.title) for annotation in part.annotations]
+    citations, claims, referenced = cite_markers(part.text, numbered(entries))
+    placed = len(citations)
+    for number, annotation in enumerate(part.annotations, start=1):
+        if number not in referenced:
+            citations.append(ParsedCitation(annotation.url, annotation.title, quote=annotation.quote))
+    citations.extend(ParsedCitation(None, file.filename, document=file.file_id) for file in part.files)
+    return part.text, citations, claims, placed
+
+
+def _cited(parts: Sequence[_Part], source: str) -> tuple[str, list[ParsedCitation], tuple[ClaimCandidate, ...], int]:
+    """The joined answer text, its cited (and dangling) citations, their claim candidates, and how many citations
+    without a position the answer's ``[n]`` markers placed."""
+    if _listed_by_markers(parts):
+        return _by_markers(parts[0])
     text = "".join(part.text for part in parts)
     citations: list[ParsedCitation] = []
     chips: list[_Chip] = []
@@ -326,7 +364,7 @@ def _cited(parts: Sequence[_Part], source: str) -> tuple[str, list[ParsedCitatio
             # is a point where a chip would go, written nowhere in the text).
             citations.append(ParsedCitation(None, file.filename, document=file.file_id))
         offset += len(part.text)
-    return text, citations, candidates(text, _claim_spans(text, chips))
+    return text, citations, candidates(text, _claim_spans(text, chips)), 0
 
 
 def _payload_ids(body: dict[str, Any], source: str, location: str) -> tuple[str | None, str | None]:
@@ -518,7 +556,7 @@ def _read_response(payload: Any, source: str, location: str) -> ParsedAnswer:
         elif kind not in _IGNORED_ITEMS:
             notes.append(f"output item of type {kind!r}")
     notes.extend(note for part in parts for note in part.unknown)
-    text, citations, claims = _cited(parts, source)
+    text, citations, claims, placed = _cited(parts, source)
     retrieval, reason = searches.retrieval(), None
     if retrieval is RetrievalStatus.NOT_USED and _searches_counted(body):
         # no search item in the output, but the usage counts searches (xAI): never read as "did not search"
@@ -546,21 +584,27 @@ def _read_response(payload: Any, source: str, location: str) -> ParsedAnswer:
         answer_id=answer_id,
         queries=tuple(dict.fromkeys(searches.queries)),
         notes=tuple(dict.fromkeys(notes)),
+        placed_by_markers=placed,
     )
 
 
 def read_responses(data: bytes, source: str) -> Iterator[ParsedAnswer]:
-    """One answer per Responses API payload (one JSON document, a JSON list or JSON Lines)."""
-    return (_read_response(payload, source, location) for location, payload in load_payloads(data, source))
+    """One answer per Responses API payload (one JSON document, a JSON list or JSON Lines), or per response of
+    a saved event stream."""
+    return (
+        cut_short(_read_response(payload, source, location), cut)
+        for location, payload, cut in load_responses(data, source, "openai-responses")
+    )
 
 
 def can_read_responses(content: bytes | Shape) -> bool:
     """A Responses API object (``"object": "response"``, or an ``output`` list holding an ``output_text``
-    message), but not a stream event nor a Perplexity Agent API response, which has the same envelope but
-    ``search_results`` items and ``vendor/model`` model names (OpenAI's own model names have no slash)."""
+    message) or a saved stream of its events (``response.created`` …), but not a Perplexity Agent API response,
+    which has the same envelope but ``search_results`` items and ``vendor/model`` model names (OpenAI's own model
+    names have no slash)."""
     shape = shape_of(content)
     if any(kind.startswith("response.") for kind in shape.values("type")):
-        return False
+        return not any("/" in model for model in shape.values("response.model"))
     if agent_response(shape) or vendor_model(shape):
         return False
     if shape.value_is("object", "response"):
@@ -585,7 +629,7 @@ def _read_choice(raw: Any, source: str, where: str) -> ParsedAnswer:
     part = _part(
         _choice_text(message, source, where), message.get("annotations"), source, f"{where}.message.annotations"
     )
-    text, citations, claims = _cited([part], source)
+    text, citations, claims, placed = _cited([part], source)
     finish = expect(choice.get("finish_reason"), _OPTIONAL_TEXT, source, f"{where}.finish_reason")
     incomplete = finish in _INCOMPLETE_FINISH
     return ParsedAnswer(
@@ -598,6 +642,7 @@ def _read_choice(raw: Any, source: str, where: str) -> ParsedAnswer:
         else None,
         retrieval=RetrievalStatus.USED if part.annotations or part.files else RetrievalStatus.UNKNOWN,
         notes=tuple(dict.fromkeys(part.unknown)),
+        placed_by_markers=placed,
     )
 
 
@@ -627,10 +672,11 @@ def _read_completion(payload: Any, source: str, location: str) -> list[ParsedAns
 
 
 def read_chat(data: bytes, source: str) -> Iterator[ParsedAnswer]:
-    """One answer per choice of every Chat Completions payload (one JSON document, a JSON list or JSON Lines)."""
+    """One answer per choice of every Chat Completions payload (one JSON document, a JSON list or JSON Lines), or
+    of every completion of a saved event stream."""
     return (
-        answer
-        for location, payload in load_payloads(data, source)
+        cut_short(answer, cut)
+        for location, payload, cut in load_responses(data, source, "openai-chat")
         for answer in _read_completion(payload, source, location)
     )
 
@@ -639,15 +685,20 @@ _PERPLEXITY_KEYS = frozenset({"search_results", "citations"})
 
 
 def can_read_chat(content: bytes | Shape) -> bool:
-    """A ``chat.completion`` object with ``url_citation`` annotations or from a ``gpt-…search…`` model, but not
-    Perplexity Sonar (same envelope, with top-level ``search_results`` / ``citations`` or Sonar's own traits)."""
+    """A ``chat.completion`` object with ``url_citation`` annotations or from a ``gpt-…search…`` model, or a saved
+    stream of ``chat.completion.chunk`` events, but not Perplexity Sonar (same envelope, with top-level
+    ``search_results`` / ``citations`` or Sonar's own traits)."""
     shape = shape_of(content)
+    if shape.value_is("object", "chat.completion.chunk"):
+        return not (shape.fields() & _PERPLEXITY_KEYS or sonar_traits(shape))
     if not shape.value_is("object", "chat.completion") or shape.fields() & _PERPLEXITY_KEYS or sonar_traits(shape):
         return False
     if shape.value_is("choices[].message.annotations[].type", "url_citation"):
         return True
     return any(model.startswith("gpt-") and "search" in model for model in shape.values("model"))
 
+
+_SSE = "Server-Sent Events as sent (data: lines, event: names, [DONE]) or one event's JSON per line"
 
 RESPONSES_READER = Reader(
     name="openai-responses",
@@ -658,6 +709,12 @@ RESPONSES_READER = Reader(
         "Responses API responses of OpenAI and of Responses-compatible APIs (xAI): message output_text and "
         "refusal parts, flat url_citation and file_citation annotations, web_search_call (search, open_page, "
         "find_in_page; action.sources; xAI's arguments) and file_search_call (queries, results) items"
+    ),
+    streams=(
+        "Responses streams of OpenAI, Azure OpenAI and xAI: response.created, response.output_item.added/done, "
+        "response.content_part.added/done, response.output_text.delta/done, "
+        "response.output_text.annotation.added, response.completed/incomplete/failed; "
+        f"{_SSE}"
     ),
     positionless=(
         "url_citation without start_index/end_index (xAI) or at 0/0 (OpenRouter), and file_citation (a document "
@@ -674,8 +731,14 @@ CHAT_READER = Reader(
         "Chat Completions search models (gpt-4o-search-preview, gpt-5-search-api) and OpenAI-compatible gateways "
         "(OpenRouter): nested url_citation annotations, one answer per choice"
     ),
+    streams=(
+        "Chat Completions streams: chat.completion.chunk, delta.content joined and delta.annotations appended per "
+        f"choice, the last finish_reason; {_SSE}"
+    ),
     positionless=(
-        "url_citation without start_index/end_index or at 0/0 (OpenRouter): "
-        f"{ANSWER_LEVEL}; a markdown link to the cited URL written in the text is taken as its chip"
+        "url_citation without start_index/end_index or at 0/0 (OpenRouter): placed by the text's [n] markers when "
+        "every annotation lacks a position and the markers all fall within the list (OpenRouter's Perplexity Sonar: "
+        "marker n cites annotation n; the summary counts them); otherwise a markdown link to the cited URL written "
+        f"in the text is taken as its chip, and without one it is {ANSWER_LEVEL}"
     ),
 )

@@ -1,19 +1,34 @@
-"""Loading engine payload files: one JSON document, or JSON Lines with one payload per line."""
+"""Loading engine payload files: one JSON document, JSON Lines with one payload per line, or a saved event stream."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterable, Iterator
 from itertools import chain
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from citeaudit.errors import InvalidValue, MalformedInput
+from citeaudit.errors import InputError, InvalidValue, MalformedInput
 from citeaudit.identity import document_key, identity_url
-from citeaudit.ingest.base import ParsedCitation
+from citeaudit.ingest.base import ParsedAnswer, ParsedCitation
 from citeaudit.ingest.shape import Shape
 from citeaudit.limits import load_json, shown
+from citeaudit.model import AnswerStatus
 
-__all__ = ["agent_response", "expect", "load_payloads", "retrieved_only", "sonar_traits", "vendor_model"]
+if TYPE_CHECKING:
+    from citeaudit.ingest.streams import Reassembled
+
+__all__ = [
+    "agent_response",
+    "cut_short",
+    "expect",
+    "load_payloads",
+    "load_responses",
+    "once_each",
+    "retrieved_only",
+    "sonar_traits",
+    "vendor_model",
+]
 
 _AGENT_ITEMS = frozenset({"search_results", "fetch_url_results"})
 """Output items only Perplexity's Agent API writes."""
@@ -49,13 +64,20 @@ def load_payloads(data: bytes, source: str) -> Iterator[tuple[str, Any]]:
     A JSON document that is a list yields one payload per element (``"[i]"``). JSON Lines are split at line
     feeds only (a JSON string may hold U+2028 and other characters ``str.splitlines`` breaks at) and parsed one
     at a time as they are read, so a large file never holds every parsed payload at once.
-
-    The same response given twice in one file (the engine's own id: ``id``, ``responseId``,
-    ``search_metadata.id``) is refused at its second place: stored twice, it would count twice in every
-    denominator.
     """
+    return _payloads(data, source)
+
+
+_Located = TypeVar("_Located", bound=tuple[Any, ...])
+
+
+def once_each(responses: Iterable[_Located], source: str) -> Iterator[_Located]:
+    """``responses`` (``(location, payload, ...)`` each, whole responses, not stream chunks) with the same response
+    given twice refused at its second place, by the engine's own id (``id``, ``responseId``,
+    ``search_metadata.id``): stored twice, it would count twice in every denominator."""
     seen: dict[str, str] = {}
-    for location, payload in _payloads(data, source):
+    for response in responses:
+        location, payload = response[0], response[1]
         found = _response_id(payload)
         if found is not None:
             first = seen.setdefault(found, location)
@@ -63,7 +85,7 @@ def load_payloads(data: bytes, source: str) -> Iterator[tuple[str, Any]]:
                 raise InvalidValue(
                     source, location, f"response {shown(found, 60)} is also at {first}: one response given twice"
                 )
-        yield location, payload
+        yield response
 
 
 def _response_id(payload: Any) -> str | None:
@@ -95,6 +117,63 @@ def _payloads(data: bytes, source: str) -> Iterator[tuple[str, Any]]:
         yield from ((f"[{i}]", item) for i, item in enumerate(whole))
         return
     yield ("$", whole)
+
+
+def load_responses(data: bytes, source: str, protocol: str) -> Iterator[Reassembled]:
+    """The responses of one engine ``protocol`` a file holds, as :func:`load_payloads` gives them, or put back
+    together from the saved event stream the file holds (Server-Sent Events, one event per line, or a JSON list of
+    events; see :mod:`citeaudit.ingest.streams`)."""
+    from citeaudit.ingest.events import Events, sse_like
+    from citeaudit.ingest.streams import Reassembled, event_of, gemini_chunks, reassemble
+
+    # Each whole response once (a stream's chunks share their response's id until they are put together).
+    if sse_like(data[:4096]):
+        yield from once_each(reassemble(protocol, Events(data, source)), source)
+        return
+    if event_of(protocol, _first_line(data)):
+        # one event per line; the last may be cut
+        yield from once_each(reassemble(protocol, Events(data, source)), source)
+        return
+    payloads = load_payloads(data, source)
+    first = next(payloads, None)
+    if first is None:
+        return
+    every = chain((first,), payloads)
+    if event_of(protocol, first[1]):
+        yield from once_each(reassemble(protocol, Events.of(every, source)), source)
+    elif protocol == "gemini":
+        yield from once_each(gemini_chunks(every, source, stream=False), source)
+    else:
+        yield from once_each((Reassembled(location, payload) for location, payload in every), source)
+
+
+_EVENT_LINE = 1 << 20
+
+
+def _first_line(data: bytes) -> Any:
+    """The JSON value on the first line that is not blank, when that line is one of at most a mebibyte (else
+    ``None``): a single-line document of any size is not parsed twice (a list of events, or events larger than
+    that, are still recognised once parsed as payloads)."""
+    start = len(data) - len(data.lstrip())
+    end = data.find(b"\n", start, start + _EVENT_LINE + 1)
+    if end < 0 and len(data) - start > _EVENT_LINE:
+        return None
+    line = data[start : end if end >= 0 else len(data)].strip()
+    if not line.startswith(b"{") or not line.endswith(b"}"):
+        return None
+    try:
+        return load_json(line, "")
+    except InputError:
+        return None
+
+
+def cut_short(answer: ParsedAnswer, cut: str | None) -> ParsedAnswer:
+    """``answer`` as read from a stream that ended before its final event (``cut`` says where): incomplete, with
+    that reason; failed when the stream gave no answer text before it ended."""
+    if cut is None:
+        return answer
+    status = AnswerStatus.INCOMPLETE if answer.text.strip() else AnswerStatus.FAILED
+    return dataclasses.replace(answer, status=status, failure=cut)
 
 
 def _syntax(error: MalformedInput) -> bool:

@@ -37,7 +37,7 @@ from typing import Any
 
 from citeaudit.errors import InvalidValue
 from citeaudit.ingest.base import ANSWER_LEVEL, CUT_OFF, ParsedAnswer, ParsedCitation, Reader
-from citeaudit.ingest.payload import agent_response, expect, load_payloads, sonar_traits
+from citeaudit.ingest.payload import agent_response, cut_short, expect, load_responses, sonar_traits
 from citeaudit.ingest.shape import Shape, shape_of
 from citeaudit.ingest.text import MARKER, SentenceIndex, candidates
 from citeaudit.model import AnswerStatus, CitationKind, RetrievalStatus
@@ -417,9 +417,15 @@ def _read_payload(payload: Any, reading: _Reading) -> ParsedAnswer:
 
 
 def read_answers(data: bytes, source: str) -> Iterator[ParsedAnswer]:
-    """Every answer in a Perplexity payload file (one response, a JSON list, or JSON Lines)."""
-    return (_read_payload(payload, _Reading(source, where)) for where, payload in load_payloads(data, source))
+    """Every answer in a Perplexity payload file (one response, a JSON list, or JSON Lines), or per completion of
+    a saved Sonar event stream."""
+    return (
+        cut_short(_read_payload(payload, _Reading(source, where)), cut)
+        for where, payload, cut in load_responses(data, source, "openai-chat")
+    )
 
+
+_SSE = "Server-Sent Events as sent (data: lines, event: names, [DONE]) or one event's JSON per line"
 
 READER = Reader(
     name="perplexity",
@@ -430,6 +436,10 @@ READER = Reader(
         "Sonar chat completions (search_results, citations, or neither: an uncited answer; sonar-reasoning "
         "<think> blocks left out) and Agent API (/v1/agent) responses (search_results and fetch_url_results items, "
         "[n] markers naming result ids, url_citation annotations)"
+    ),
+    streams=(
+        "Sonar streams: chat.completion.chunk (delta.content joined; citations and search_results of the last "
+        f"chunk, which every chunk repeats) and chat.completion.done; {_SSE}"
     ),
     positionless=(
         "each [n] marker is a position (listed sources no marker names are retrieved); an Agent url_citation "

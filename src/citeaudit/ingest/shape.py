@@ -282,6 +282,8 @@ class Shape:
     complete: bool = True
     """The first value was read to its end (``False`` for a truncated or broken document, whose shape is what was
     read before it ended or broke)."""
+    stream: bool = False
+    """The file is a saved Server-Sent Events stream: ``paths`` describe its first event's JSON."""
 
     def has(self, path: str) -> bool:
         """Whether ``path`` occurs."""
@@ -321,6 +323,8 @@ def _scan(read: Callable[[int], bytes]) -> Shape:
         stream.pos = 3
     recorder = _Recorder()
     first = stream.peek()
+    if first is not None and first not in b"[{" and _SSE_START.match(stream.buf, stream.pos):
+        return _first_event(stream, head)
     if first is None or first not in b"[{":
         return Shape(False, {}, head)
     listed = first == ord("[")
@@ -351,6 +355,33 @@ def _scan(read: Callable[[int], bytes]) -> Shape:
         # JSON that breaks further on: what was read before the break still says which reader should report it
         complete = False
     return Shape(True, {k: frozenset(v) for k, v in recorder.paths.items()}, head, listed, more, complete)
+
+
+_SSE_START = re.compile(rb"(?:event|data|id|retry)[ \t]*:|:")
+_SSE_EVENT_END = re.compile(rb"(?:\r\n|\r|\n)(?:\r\n|\r|\n)")
+_SSE_DATA = re.compile(rb"^data:[ ]?(.*?)\r?$", re.MULTILINE)
+_EVENT_BYTES = 1 << 22
+"""Bytes read at most to find the end of a stream's first event carrying data."""
+
+
+def _first_event(stream: _Stream, head: bytes) -> Shape:
+    """The shape of the JSON in the first event of a Server-Sent Events body that carries data."""
+    start = stream.pos
+    while True:
+        for end in _SSE_EVENT_END.finditer(stream.buf, start):
+            block = stream.buf[start : end.start()]
+            data = b"\n".join(match.group(1) for match in _SSE_DATA.finditer(block))
+            if data.strip():
+                shape = _scan(io.BytesIO(data).read)
+                return Shape(shape.json, shape.paths, head, more=True, complete=shape.complete, stream=True)
+            start = end.end()
+        stream.pos = start  # what is kept when the next chunk is read
+        if len(stream.buf) - start > _EVENT_BYTES or not stream.more():
+            break
+        start = stream.pos
+    data = b"\n".join(match.group(1) for match in _SSE_DATA.finditer(stream.buf[start:]))
+    shape = _scan(io.BytesIO(data).read)
+    return Shape(shape.json, shape.paths, head, more=True, complete=False, stream=True)
 
 
 def shape_of(data: bytes | Shape) -> Shape:

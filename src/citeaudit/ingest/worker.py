@@ -17,7 +17,7 @@ main module is imported again and no resource tracker is left behind.
 
 Messages are pickles behind an 8-byte length: in, ``(source, reader name, attachment, chunk, size)`` followed by
 the payload's ``size`` bytes as they are; out, ``("rows", ChunkRows)`` for each chunk, then ``("done", (number of
-partly understood answers, the worker's peak RSS))`` or ``("error", exception)``.
+partly understood answers, citations markers placed, the worker's peak RSS))`` or ``("error", exception)``.
 """
 
 from __future__ import annotations
@@ -84,6 +84,8 @@ class ReadAhead:
         self._process: subprocess.Popen[bytes] | None = None
         self.partial = 0
         """Answers the reader only partly understood (known once every chunk came)."""
+        self.placed = 0
+        """Citations without a position that markers placed (known once every chunk came)."""
         self.worker_peak: int | None = None
         """The worker's peak RSS in bytes, as its last message said (Linux; ``None`` elsewhere): the figure
         ``getrusage`` gives for a child is at least its parent's size when it was started."""
@@ -132,7 +134,7 @@ class ReadAhead:
             if kind == "rows":
                 yield value
             elif kind == "done":
-                self.partial, self.worker_peak = value
+                self.partial, self.placed, self.worker_peak = value
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     process.wait(timeout=10)  # it exits right after its last message
                 return
@@ -240,7 +242,7 @@ def serve() -> None:
         except Exception as exc:  # the payload's first problem: raised again by the importer
             _send(out, ("error", _travelling(exc)))
             return
-        _send(out, ("done", (partial.answers, _peak_rss())))
+        _send(out, ("done", (partial.answers, partial.placed, _peak_rss())))
     except (BrokenPipeError, ConnectionResetError):
         return  # the importer stopped reading (it failed or was interrupted): nothing more to do
 

@@ -11,8 +11,12 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+import numpy.typing as npt
+
 from citeaudit.errors import InvalidValue
 from citeaudit.scoring import LABELS, PENDING_CODE
+from citeaudit.store.reading import int_columns
 from citeaudit.store.sqlite import Store
 
 __all__ = [
@@ -272,14 +276,18 @@ def collections_with_answers(store: Store) -> list[tuple[str, str, int, int]]:
     ]
 
 
-def unresolved_sources(store: Store, source_pks: set[int]) -> int:
-    """How many of the sources ``source_pks`` are still pending (their link not followed yet)."""
-    if not source_pks:
+def unresolved_sources(store: Store, *source_pks: npt.NDArray[np.int64]) -> int:
+    """How many distinct sources among the arrays ``source_pks`` are still pending (their link not followed yet).
+
+    The pending sources are read as one column and looked up in a table indexed by source pk, so the cost stays
+    linear in the citations and edges (ten million at a time when a large database is scored)."""
+    (pending,) = int_columns(store.connection, ["s.pk"], "sources s", "WHERE s.status = 'pending'", [])
+    if not len(pending):
         return 0
-    (n,) = store.connection.execute(
-        f"SELECT count(*) FROM sources WHERE status = 'pending' AND pk IN ({','.join(map(str, sorted(source_pks)))})"
-    ).fetchone()
-    return int(n)
+    cited = np.zeros(int(pending.max()) + 1, dtype=np.bool_)
+    for pks in source_pks:
+        cited[pks[pks < len(cited)]] = True
+    return int(np.count_nonzero(cited[pending]))
 
 
 def date_collection(store: Store, collection_pk: int, day: str) -> str:

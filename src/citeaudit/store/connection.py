@@ -16,7 +16,7 @@ from pathlib import Path
 from citeaudit.errors import StoreError
 from citeaudit.store.writers import begin_immediate, busy_error, is_busy
 
-__all__ = ["Transactions", "connect", "storage_failure", "unwritable", "use_wal"]
+__all__ = ["Transactions", "connect", "paired_snapshot", "read_snapshot", "storage_failure", "unwritable", "use_wal"]
 
 
 def connect(
@@ -67,6 +67,64 @@ def use_wal(db: sqlite3.Connection) -> None:
     uses (readers then never wait for a writer); the file keeps it."""
     db.execute("PRAGMA journal_mode = WAL")
     db.execute("PRAGMA synchronous = NORMAL")
+
+
+@contextmanager
+def read_snapshot(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """Several reads that see one state of the ledger: a read transaction (``BEGIN`` … ``COMMIT``), so a writer
+    that commits between two of them changes neither. Inside another transaction the reads already share one.
+
+    In autocommit mode each statement is a transaction of its own: without this, an answer imported between the
+    read of the answers in scope and the read of their citations would bring citations of an answer the first
+    read never saw."""
+    if db.in_transaction:
+        yield db
+        return
+    db.execute("BEGIN")
+    try:
+        yield db
+    finally:
+        if db.in_transaction:
+            db.execute("COMMIT")
+
+
+def paired_snapshot(db: sqlite3.Connection, path: Path) -> sqlite3.Connection | None:
+    """Begin a read transaction on ``db`` and one on a second connection to ``path`` that see the very same
+    state of the ledger, so one table can be read by two threads at once; returns the second connection (its
+    transaction open), or ``None`` with ``db``'s transaction not begun when that cannot be had at once.
+
+    A third connection holds the write lock (``BEGIN IMMEDIATE``, without waiting) while both transactions take
+    their snapshot, so no writer can commit between the two; it lets go straight after. When another writer
+    holds the lock, or the file cannot be written (read-only, immutable), there is no pair: one connection
+    reads, as it always can."""
+    try:
+        gate = sqlite3.connect(path, isolation_level=None, timeout=0)
+    except sqlite3.Error:
+        return None
+    try:
+        try:
+            gate.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error:
+            return None
+        try:
+            second = connect(path, shared=True)
+        except StoreError:
+            return None
+        try:
+            # A read transaction takes its snapshot at its first read.
+            for connection in (db, second):
+                connection.execute("BEGIN")
+                connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except sqlite3.Error:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            second.close()
+            return None
+        return second
+    finally:
+        if gate.in_transaction:
+            gate.execute("ROLLBACK")  # nothing was written: the lock only kept writers out
+        gate.close()
 
 
 class Transactions:

@@ -83,6 +83,9 @@ class ImportReport:
     partial: int = 0
     """Answers the reader only partly understood (it saw parts of the payload it does not know); set by the
     ingest service, which reads the payload."""
+    placed_by_markers: int = 0
+    """Cited sources the payload gives without a position that the answer's ``[n]`` markers placed; set by the
+    ingest service, which reads the payload."""
 
 
 SUMMED = (

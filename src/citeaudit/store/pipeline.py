@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from types import TracebackType
 from typing import Generic, TypeVar
 
-__all__ = ["ChunkWriter", "second_core_idle"]
+__all__ = ["ChunkWriter", "second_core_idle", "usable_cores"]
 
 Chunk = TypeVar("Chunk")
 Written = TypeVar("Written")
@@ -32,17 +32,21 @@ is 0.005). The writer gives up the interpreter for every statement SQLite execut
 the statement is done; at the default, it would wait for the reading thread up to 5 ms each time."""
 
 
+def usable_cores() -> int:
+    """How many cores this process may run on (its affinity mask, where the system has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - no affinity masks on this system
+        return os.cpu_count() or 1
+
+
 def second_core_idle() -> bool:
-    """Whether a core besides this one is idle now: this process may run on more than one core (its affinity
-    mask, where the system has one), and the load average (one minute) is below the machine's cores less one.
+    """Whether a core besides this one is idle now: this process may run on more than one core
+    (:func:`usable_cores`), and the load average (one minute) is below the machine's cores less one.
     Only then can a second thread or process overlap this one's work; on a busy machine it only adds its own
     cost (an import of 100 000 answers took 1.15x the time with the writer thread at a load average of 8 on 2
     cores)."""
-    try:
-        usable = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - no affinity masks on this system
-        usable = os.cpu_count() or 1
-    if usable < 2:
+    if usable_cores() < 2:
         return False
     try:
         load = os.getloadavg()[0]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -212,10 +213,17 @@ def _read_evidence_groups(
 
 
 def read_scoring_columns(
-    db: sqlite3.Connection, protocol: Protocol, protocol_pk: int, scope: Scope
+    db: sqlite3.Connection,
+    protocol: Protocol,
+    protocol_pk: int,
+    scope: Scope,
+    *,
+    helper: sqlite3.Connection | None = None,
 ) -> tuple[ScoringColumns, int]:
     """Columns for scoring one protocol's answers in ``scope``, and how many answers the run-kind
-    filter left out. Reads only integer columns; no model objects are built."""
+    filter left out. Reads only integer columns; no model objects are built. ``helper``: a second connection on
+    the same state as ``db`` (:func:`~citeaudit.store.connection.paired_snapshot`), which reads part of the
+    largest table at the same time."""
     kinds = sorted(str(k) for k in scope.run_kinds)
     answers_sql, params = answers_in_scope(protocol_pk, scope)
     expressions = _DIMENSIONS
@@ -223,7 +231,7 @@ def read_scoring_columns(
         f"SELECT a.pk, q.ordinal, {', '.join(expressions[d] for d in expressions)} {answers_sql} ORDER BY a.pk",
         params,
     ).fetchall()
-    return _columns(db, protocol, protocol_pk, kinds, answers_sql, params, rows)
+    return _columns(db, protocol, protocol_pk, kinds, answers_sql, params, rows, helper)
 
 
 _DIMENSIONS = {
@@ -295,37 +303,61 @@ _TEXT_CHUNK_ROWS = 1 << 23
 one-gigabyte limit on a value."""
 
 
+_SPLIT_ROWS = 1 << 20
+"""Rows (by rowid span) from which a table is read by two connections at once when a second one is given."""
+
+
 _WHOLE_SCAN_SHARE = 0.25
 """Share of the claims table in scope from which the edges are read by one scan of the whole table."""
 
 
 def int_columns(
-    db: sqlite3.Connection, expressions: Sequence[str], table: str, rest: str, params: Sequence[object]
+    db: sqlite3.Connection,
+    expressions: Sequence[str],
+    table: str,
+    rest: str,
+    params: Sequence[object],
+    *,
+    helper: sqlite3.Connection | None = None,
 ) -> list[npt.NDArray[np.int64]]:
     """The integer ``expressions`` of ``SELECT … FROM {table} {rest}`` as arrays, rows in one order.
 
     Each column comes back as one comma-separated text (``group_concat``) that numpy parses in C: fetching a
     row of Python integers costs about five times as much as SQLite's own scan (ten million edges: 17 s
     against 3.4 s). The expressions must not be NULL (``group_concat`` skips NULLs). A large table is read in
-    ranges of its rowid so no text grows past :data:`_TEXT_CHUNK_ROWS` rows."""
+    ranges of its rowid so no text grows past :data:`_TEXT_CHUNK_ROWS` rows. With ``helper``, a second
+    connection on the same state of the database, a table of :data:`_SPLIT_ROWS` rows or more is read in two
+    halves at once, the first by ``helper`` on a thread of its own: SQLite runs a statement without holding
+    Python's interpreter lock, so the two scans take a core each."""
     alias = table.split()[-1]
     low, high = db.execute(f"SELECT coalesce(min(rowid), 0), coalesce(max(rowid), -1) FROM {table}").fetchone()
     select = ", ".join(f"group_concat({e})" for e in expressions)
-    parts: list[list[npt.NDArray[np.int64]]] = []
-    if high - low < _TEXT_CHUNK_ROWS:
-        ranges: list[tuple[int, int] | None] = [None]
+    span = high - low + 1
+    if span < _TEXT_CHUNK_ROWS and (helper is None or span < _SPLIT_ROWS):
+        row = db.execute(f"SELECT {select} FROM {table} {rest}", params).fetchone()
+        return [_parse_ints(text) for text in row]
+    pieces = -(-span // _TEXT_CHUNK_ROWS)
+    if helper is not None:
+        pieces = max(2, pieces + pieces % 2)  # an even number of ranges: half for each connection
+    size = -(-span // pieces)
+    ranges = [(start, start + size) for start in range(low, high + 1, size)]
+
+    def read(connection: sqlite3.Connection, part: list[tuple[int, int]]) -> list[list[npt.NDArray[np.int64]]]:
+        # NOT INDEXED: walk the rowid range, not an index over the whole table once per range.
+        statement = f"SELECT {select} FROM {table} NOT INDEXED {rest} AND {alias}.rowid >= ? AND {alias}.rowid < ?"
+        return [
+            [_parse_ints(text) for text in connection.execute(statement, (*params, *bounds)).fetchone()]
+            for bounds in part
+        ]
+
+    if helper is None:
+        parts = read(db, ranges)
     else:
-        ranges = [(start, start + _TEXT_CHUNK_ROWS) for start in range(low, high + 1, _TEXT_CHUNK_ROWS)]
-    for bounds in ranges:
-        if bounds is None:
-            row = db.execute(f"SELECT {select} FROM {table} {rest}", params).fetchone()
-        else:
-            # NOT INDEXED: walk the rowid range, not an index over the whole table once per range.
-            row = db.execute(
-                f"SELECT {select} FROM {table} NOT INDEXED {rest} AND {alias}.rowid >= ? AND {alias}.rowid < ?",
-                (*params, *bounds),
-            ).fetchone()
-        parts.append([_parse_ints(text) for text in row])
+        half = len(ranges) // 2
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            first = pool.submit(read, helper, ranges[:half])
+            second = read(db, ranges[half:])
+            parts = first.result() + second
     return [np.concatenate(column) for column in zip(*parts, strict=True)]
 
 
@@ -384,8 +416,10 @@ def _columns(
     answers_sql: str,
     params: list[object],
     rows: list[Any],
+    helper: sqlite3.Connection | None,
 ) -> tuple[ScoringColumns, int]:
-    """Integer columns for the answers ``rows`` selected by ``answers_sql``."""
+    """Integer columns for the answers ``rows`` selected by ``answers_sql`` (``helper``: see
+    :func:`read_scoring_columns`)."""
     expressions = _DIMENSIONS
     (excluded,) = db.execute(
         "SELECT count(*) FROM answers a JOIN runs r ON r.pk = a.run_pk WHERE r.protocol_pk = ? AND "
@@ -424,6 +458,7 @@ def _columns(
             "claims c",
             f"WHERE c.answer_pk {in_scope} AND {CURRENT_CLAIM}",
             params,
+            helper=helper,
         )
     )
     claim_fact = np.full(len(claim_pks), -1, dtype=np.int64)
@@ -435,7 +470,7 @@ def _columns(
     if len(claim_pks) >= _WHOLE_SCAN_SHARE * claim_span:
         # Most claims are in scope: one scan of the whole table, the others' edges dropped here, takes half the
         # time of finding each claim's edges through the (claim, source) index (8 M edges: 2.5 s against 5.5 s).
-        read = int_columns(db, edge_columns, "edges e", "WHERE 1", [])
+        read = int_columns(db, edge_columns, "edges e", "WHERE 1", [], helper=helper)
         claim_row = np.full(int(claim_pks[-1]) + 1 if len(claim_pks) else 0, -1, dtype=np.int64)
         claim_row[claim_pks] = np.arange(len(claim_pks), dtype=np.int64)
         known = read[0] < len(claim_row)
@@ -458,6 +493,7 @@ def _columns(
         "citations c",
         f"WHERE c.kind = 'cited' AND c.source_pk IS NOT NULL AND c.answer_pk {in_scope}",
         params,
+        helper=helper,
     )
     weights = dict(protocol.weights) if protocol.weights is not None else None
     columns = ScoringColumns(

@@ -13,7 +13,7 @@ import hashlib
 import json
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,7 +48,15 @@ from citeaudit.store.claimsets import (
     write_claim_set,
     write_claim_sets,
 )
-from citeaudit.store.connection import Transactions, connect, storage_failure, unwritable, use_wal
+from citeaudit.store.connection import (
+    Transactions,
+    connect,
+    paired_snapshot,
+    read_snapshot,
+    storage_failure,
+    unwritable,
+    use_wal,
+)
 from citeaudit.store.facts import (
     FactWork,
     MappingRow,
@@ -74,7 +82,7 @@ from citeaudit.store.importing import (
 )
 from citeaudit.store.judgements import read_raters, read_retired_rated, read_sided_labels
 from citeaudit.store.migrations import MIGRATIONS, SCHEMA_VERSION
-from citeaudit.store.pipeline import ChunkWriter, second_core_idle
+from citeaudit.store.pipeline import ChunkWriter, second_core_idle, usable_cores
 from citeaudit.store.reading import read_audit, read_scoring_columns, read_segmentations
 from citeaudit.store.records import FetchOutcome, Passage, Snapshot
 from citeaudit.store.writers import busy_error, busy_timeout, is_busy
@@ -137,6 +145,8 @@ class Store:
         self._db = connect(self.path, busy_timeout=self._busy_timeout, bulk=True, shared=True, new=new)
         self._transaction = Transactions(self._db, self.path, self._busy_timeout, on_wait)
         self._protocols: dict[int, Protocol] = {}
+        self._paired: sqlite3.Connection | None = None
+        """A second connection on the state :meth:`snapshot` reads, while it has one."""
         try:
             self._migrate()
         except sqlite3.DatabaseError as exc:
@@ -191,6 +201,27 @@ class Store:
         """One write transaction (``BEGIN IMMEDIATE`` … ``COMMIT``, rolled back on any error). Inside another,
         a savepoint: its writes are kept or rolled back with the outer transaction."""
         return self._transaction()
+
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[sqlite3.Connection]:
+        """Reads that see one state of the database, whatever other processes commit meanwhile (a read
+        transaction; see :func:`~citeaudit.store.connection.read_snapshot`).
+
+        On a machine with two usable cores a second connection opens on the same state
+        (:func:`~citeaudit.store.connection.paired_snapshot`), so the scoring columns of a large table are read
+        by two threads at once; SQLite's scan is most of the time of scoring a large database."""
+        if self._db.in_transaction or usable_cores() < 2:
+            with read_snapshot(self._db) as db:
+                yield db
+            return
+        self._paired = paired_snapshot(self._db, self.path)
+        try:
+            with read_snapshot(self._db) as db:
+                yield db
+        finally:
+            if self._paired is not None:
+                self._paired.close()
+                self._paired = None
 
     @property
     def connection(self) -> sqlite3.Connection:
@@ -588,7 +619,7 @@ class Store:
         """Columns for scoring one protocol's answers in ``scope``, and how many answers the run-kind
         filter left out."""
         protocol = self.effective_protocol(protocol_pk, scope)
-        columns, excluded = read_scoring_columns(self._db, protocol, protocol_pk, scope)
+        columns, excluded = read_scoring_columns(self._db, protocol, protocol_pk, scope, helper=self._paired)
         return protocol, columns, excluded
 
     def raters(self, protocol_pk: int | None = None) -> list[tuple[Rater, int]]:
