@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import shutil
+import subprocess
+import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -459,3 +462,18 @@ def test_duckdb_draws_no_progress_bar(four_claim_parquet: Path, monkeypatch: pyt
         assert runner.query(setting) == {"shown": [False]}
     with DuckDBRunner.over_batches(iter([])) as runner:
         assert runner.query(setting) == {"shown": [False]}
+
+
+def test_a_rerun_removes_the_staging_folders_a_killed_export_left(four_claim_db: Path, tmp_path: Path) -> None:
+    # A killed export leaves its staging folder (.out.PID.XXXX); the next export to the same place removes those
+    # of processes that no longer run, and leaves an export still running alone.
+    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, check=True)
+    abandoned = tmp_path / f".out.{int(ended.stdout)}.k1ll3d"
+    (abandoned / "answers").mkdir(parents=True)
+    (abandoned / "answers" / "part-0.parquet").write_bytes(b"PAR1 half")
+    running = tmp_path / f".out.{os.getpid()}.runnin"
+    running.mkdir()
+    export_parquet(four_claim_db, tmp_path / "out")
+    assert not abandoned.exists()
+    assert running.exists()
+    assert (tmp_path / "out" / "answers").is_dir()

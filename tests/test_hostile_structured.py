@@ -84,7 +84,7 @@ def test_every_command_reading_a_protocol_refuses_a_recursive_alias(
     cli: Cli, tmp_path: Path, command: tuple[str, ...]
 ) -> None:
     path = write(tmp_path, "loop.yaml", RECURSIVE)
-    fixture = FIXTURES / "openai-responses" / "web-search.json"
+    fixture = FIXTURES / "openai-responses" / "search.json"
     args = [fixture if part == "FIXTURE" else part for part in command]
     with within(20):
         result = cli(*args, path, "--db", tmp_path / "audit.db") if command[0] != "protocol" else cli(*args, path)
@@ -394,3 +394,67 @@ def test_terminal_escapes_in_answers_are_shown_escaped(cli: Cli, tmp_path: Path,
     assert "\\x1b]0;pwned\\x07" in shown.stdout
     assert "\\x9b31m" in shown.stdout
     assert "\\x1b[31mred" in "".join(listed.stdout.split())
+
+
+# -- protocol values and links that are not what they look like ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("entry", "fragments"),
+    [
+        ("{id: !!binary aGVsbG8=, text: 'Q'}", ("line 5 column 10", "!!binary is not a value citeaudit reads")),
+    ],
+)
+def test_binary_yaml_values_are_refused(cli: Cli, tmp_path: Path, entry: str, fragments: tuple[str, ...]) -> None:
+    text = f'id: p\nversion: "1"\nofficial_domains: [brand.com]\nquestions:\n  - {entry}\n'
+    refused(cli("protocol", "check", write(tmp_path, "protocol.yaml", text)), "protocol.yaml", *fragments)
+
+
+@pytest.mark.parametrize(
+    ("domain", "where"),
+    [
+        ('"brand.com\u200b"', "official_domains[0]"),  # a zero-width space: invisible, and dropped when encoded
+        ('{host: "javascript:alert(1)"}', "official_domains[0].host"),
+        ('"https://brand.com/"', "official_domains[0]"),
+        ('{host: "shop.example.net\u2060", path_prefix: /brand/}', "official_domains[0].host"),
+    ],
+)
+def test_official_domains_that_are_no_host_names_are_refused(cli: Cli, tmp_path: Path, domain: str, where: str) -> None:
+    text = f'id: p\nversion: "1"\nofficial_domains: [{domain}]\nquestions:\n  - {{id: q1, text: "Q"}}\n'
+    path = write(tmp_path, "protocol.yaml", text)
+    refused(cli("protocol", "check", path), f"protocol.yaml: {where}:", "is not a host name")
+
+
+def test_an_international_domain_is_still_a_host_name(cli: Cli, tmp_path: Path) -> None:
+    text = 'id: p\nversion: "1"\nofficial_domains: [bücher.de]\nquestions:\n  - {id: q1, text: "Q"}\n'
+    result = cli("protocol", "check", write(tmp_path, "protocol.yaml", text))
+    assert result.exit_code == 0, result.stderr
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["http://[::1", "http://brand.com:99999/x", "http://brand.com/a\nb", "http://brand.com/a\x00b"],
+)
+def test_set_url_refuses_a_link_that_cannot_be_requested_even_unread(cli: Cli, tmp_path: Path, url: str) -> None:
+    from tests.builders import answer as answer_row
+    from tests.builders import claim, document
+
+    doc = document([answer_row("a1")], [claim("c1", "a1")], [{"claim_id": "c1", "title": "AX220 sheet"}])
+    db = tmp_path / "a.db"
+    assert cli("ingest", write(tmp_path, "a.audit.json", json.dumps(doc)), "--db", db).exit_code == 0
+    with sqlite3.connect(db) as connection:
+        ((key,),) = connection.execute("SELECT key FROM sources").fetchall()
+    before = db.read_bytes()
+    result = cli("source", "set-url", key, url, "--no-resolve", "--by", "li", "--db", db)
+    refused(result, "is not an http(s) URL")
+    assert db.read_bytes() == before
+
+
+@pytest.mark.parametrize("command", ["confirm", "reject"])
+@pytest.mark.parametrize("mapping_id", [str(2**64), str(2**63), "0"])
+def test_facts_ids_past_64_bits_are_refused(cli: Cli, tmp_path: Path, command: str, mapping_id: str) -> None:
+    db = tmp_path / "a.db"
+    assert cli("ingest", REPO / "src" / "citeaudit" / "examples" / "four-claim.audit.json", "--db", db).exit_code == 0
+    before = db.read_bytes()
+    refused(cli("facts", command, mapping_id, "--reviewer", "li", "--db", db), "is not a proposal id")
+    assert db.read_bytes() == before

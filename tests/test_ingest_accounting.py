@@ -43,7 +43,8 @@ def import_counts(db: Path) -> list[dict[str, Any]]:
     [
         ("openai-responses", "search.json", "openai-responses"),
         ("anthropic", "web-search.json", "anthropic"),
-        ("gemini", "grounded.json", "gemini"),
+        # (Gemini is not here: consecutive payloads sharing a responseId are read as the chunks of one streamed
+        # response and put together, never as two answers)
         ("perplexity", "sonar.json", "perplexity"),
     ],
 )

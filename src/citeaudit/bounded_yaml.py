@@ -96,6 +96,12 @@ class _BoundedLoader(yaml.SafeLoader):
         return value
 
 
+def _refuse_binary(loader: _BoundedLoader, node: Node) -> None:
+    # Bytes are no value of any citeaudit file: taken, they would become text nobody wrote (a question id).
+    raise _YamlRefused("!!binary is not a value citeaudit reads (write the text itself)", node.start_mark)
+
+
+_BoundedLoader.add_constructor("tag:yaml.org,2002:binary", _refuse_binary)
 _BoundedLoader.add_constructor("tag:yaml.org,2002:int", _BoundedLoader.construct_yaml_int)
 _BoundedLoader.add_constructor("tag:yaml.org,2002:float", _BoundedLoader.construct_yaml_float)
 _BoundedLoader.add_constructor("tag:yaml.org,2002:str", _BoundedLoader.construct_yaml_str)

@@ -24,6 +24,7 @@ from citeaudit.cli.common import (
     shown_text,
 )
 from citeaudit.errors import InputError
+from citeaudit.limits import MAX_INT, shown
 
 # load_embedder is looked up here at call time, so that it can be replaced (as without the models extra).
 from citeaudit.segment.facts import DEFAULT_THRESHOLD, load_embedder
@@ -492,6 +493,7 @@ def facts_confirm_command(
     nothing: one refused id leaves every mapping as it was."""
     if not mapping_ids and not (claim and fact):
         raise InputError("facts confirm", "", "name proposal ids, or --claim and --fact")
+    _proposal_ids("facts confirm", mapping_ids or [])
     requests: list[tuple[int | None, str | None, str | None]] = [(m, None, None) for m in mapping_ids or []]
     if claim and fact:
         requests.append((None, claim, fact))
@@ -509,10 +511,18 @@ def facts_reject_command(
     db: DbOption = Path("citeaudit.db"),
 ) -> None:
     """Reject proposals: those claims are never proposed for those facts again."""
+    _proposal_ids("facts reject", mapping_ids)
     with _open(db) as store:
         rejected = store.reject_facts(mapping_ids, reviewer)  # all or none
     for claim_id, fact_id in rejected:
         console.print(f"rejected: claim {claim_id} for fact {fact_id}")
+
+
+def _proposal_ids(command: str, mapping_ids: list[int]) -> None:
+    """Refuse an id no proposal can have (SQLite keys are 1 … 2⁶³ − 1; a larger one cannot even be looked up)."""
+    for mapping_id in mapping_ids:
+        if not 1 <= mapping_id <= MAX_INT:
+            raise InputError(command, "ID", f"{shown(mapping_id, 40)} is not a proposal id (1 to {MAX_INT})")
 
 
 def register(app: typer.Typer) -> None:

@@ -13,6 +13,7 @@ one row group is being written while the next is gathered, so memory stays at tw
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
 import shutil
 import tempfile
@@ -92,6 +93,21 @@ class ParquetExport:
     """Parquet files written."""
 
 
+def _remove_abandoned_staging(parent: Path, name: str) -> None:
+    """Remove the staging folders an export to ``name`` left when it was killed (``.NAME.PID.XXXX`` of a process
+    that no longer runs); those of an export still running are left alone."""
+    for folder in parent.glob(f".{glob.escape(name)}.*.*"):
+        pid = folder.name[len(name) + 2 :].split(".", 1)[0]
+        if not folder.is_dir() or not pid.isascii() or not pid.isdigit():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(folder, ignore_errors=True)
+        except PermissionError:  # another user's process: running
+            continue
+
+
 def write_parquet_tables(batches: Iterator[TableBatch], out: Path) -> ParquetExport:
     """Write the batches as a hive-partitioned Parquet dataset at ``out`` (which must not hold files yet)."""
     pa, pq = _pyarrow()
@@ -100,7 +116,8 @@ def write_parquet_tables(batches: Iterator[TableBatch], out: Path) -> ParquetExp
     schemas = arrow_schemas()
     parent = out.parent if str(out.parent) else Path(".")
     parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(dir=parent, prefix=f".{out.name}."))
+    _remove_abandoned_staging(parent, out.name)
+    staging = Path(tempfile.mkdtemp(dir=parent, prefix=f".{out.name}.{os.getpid()}."))
     summary = ParquetExport(out, dict.fromkeys(TABLES, 0))
     writers: dict[tuple[tuple[str, str], ...], Any] = {}
     pending: dict[tuple[tuple[str, str], ...], list[Any]] = {}

@@ -463,7 +463,6 @@ def ingest_files(
                         replace=replace,
                         actor=actor,
                     )
-                    partly, placed = partial()
                     if (
                         reader.name != "audit-json"
                         and not report.already_imported
@@ -471,6 +470,7 @@ def ingest_files(
                     ):
                         # An empty file (or an empty list) would import as 0 answers without a word.
                         raise InvalidValue(name, "", f"holds no {reader.name} answer: nothing to import")
+                    partly, placed = partial()
                     if (partly or placed) and not report.already_imported:
                         report = dataclasses.replace(report, partial=partly, placed_by_markers=placed)
                         if partly:

@@ -6,7 +6,7 @@ import dataclasses
 import json
 from collections.abc import Iterable, Iterator
 from itertools import chain
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from citeaudit.errors import InputError, InvalidValue, MalformedInput
 from citeaudit.identity import document_key, identity_url
@@ -24,6 +24,7 @@ __all__ = [
     "expect",
     "load_payloads",
     "load_responses",
+    "once_each",
     "retrieved_only",
     "sonar_traits",
     "vendor_model",
@@ -63,13 +64,20 @@ def load_payloads(data: bytes, source: str) -> Iterator[tuple[str, Any]]:
     A JSON document that is a list yields one payload per element (``"[i]"``). JSON Lines are split at line
     feeds only (a JSON string may hold U+2028 and other characters ``str.splitlines`` breaks at) and parsed one
     at a time as they are read, so a large file never holds every parsed payload at once.
-
-    The same response given twice in one file (the engine's own id: ``id``, ``responseId``,
-    ``search_metadata.id``) is refused at its second place: stored twice, it would count twice in every
-    denominator.
     """
+    return _payloads(data, source)
+
+
+_Located = TypeVar("_Located", bound=tuple[Any, ...])
+
+
+def once_each(responses: Iterable[_Located], source: str) -> Iterator[_Located]:
+    """``responses`` (``(location, payload, ...)`` each, whole responses, not stream chunks) with the same response
+    given twice refused at its second place, by the engine's own id (``id``, ``responseId``,
+    ``search_metadata.id``): stored twice, it would count twice in every denominator."""
     seen: dict[str, str] = {}
-    for location, payload in _payloads(data, source):
+    for response in responses:
+        location, payload = response[0], response[1]
         found = _response_id(payload)
         if found is not None:
             first = seen.setdefault(found, location)
@@ -77,7 +85,7 @@ def load_payloads(data: bytes, source: str) -> Iterator[tuple[str, Any]]:
                 raise InvalidValue(
                     source, location, f"response {shown(found, 60)} is also at {first}: one response given twice"
                 )
-        yield location, payload
+        yield response
 
 
 def _response_id(payload: Any) -> str | None:
@@ -118,11 +126,13 @@ def load_responses(data: bytes, source: str, protocol: str) -> Iterator[Reassemb
     from citeaudit.ingest.events import Events, sse_like
     from citeaudit.ingest.streams import Reassembled, event_of, gemini_chunks, reassemble
 
+    # Each whole response once (a stream's chunks share their response's id until they are put together).
     if sse_like(data[:4096]):
-        yield from reassemble(protocol, Events(data, source))
+        yield from once_each(reassemble(protocol, Events(data, source)), source)
         return
     if event_of(protocol, _first_line(data)):
-        yield from reassemble(protocol, Events(data, source))  # one event per line; the last may be cut
+        # one event per line; the last may be cut
+        yield from once_each(reassemble(protocol, Events(data, source)), source)
         return
     payloads = load_payloads(data, source)
     first = next(payloads, None)
@@ -130,11 +140,11 @@ def load_responses(data: bytes, source: str, protocol: str) -> Iterator[Reassemb
         return
     every = chain((first,), payloads)
     if event_of(protocol, first[1]):
-        yield from reassemble(protocol, Events.of(every, source))
+        yield from once_each(reassemble(protocol, Events.of(every, source)), source)
     elif protocol == "gemini":
-        yield from gemini_chunks(every, source, stream=False)
+        yield from once_each(gemini_chunks(every, source, stream=False), source)
     else:
-        yield from (Reassembled(location, payload) for location, payload in every)
+        yield from once_each((Reassembled(location, payload) for location, payload in every), source)
 
 
 _EVENT_LINE = 1 << 20

@@ -32,7 +32,7 @@ from typing import Any
 
 from citeaudit.errors import InvalidValue
 from citeaudit.ingest.base import ParsedAnswer, ParsedCitation, Reader
-from citeaudit.ingest.payload import expect, load_payloads
+from citeaudit.ingest.payload import expect, load_payloads, once_each
 from citeaudit.ingest.shape import Shape, shape_of
 from citeaudit.ingest.text import candidates, trim_span
 from citeaudit.model import AnswerStatus, CitationKind, RetrievalStatus
@@ -279,7 +279,7 @@ def _read_payload(payload: Any, source: str, where: str) -> ParsedAnswer:
 
 def read_answers(data: bytes, source: str) -> Iterator[ParsedAnswer]:
     """Every AI Overview in a SerpApi payload file (one response, a JSON list, or JSON Lines)."""
-    return (_read_payload(payload, source, where) for where, payload in load_payloads(data, source))
+    return (_read_payload(payload, source, where) for where, payload in once_each(load_payloads(data, source), source))
 
 
 READER = Reader(

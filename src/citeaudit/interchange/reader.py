@@ -16,6 +16,7 @@ from citeaudit.errors import DuplicateId, InvalidValue, MalformedInput, Protocol
 from citeaudit.identity import SourceRegistry, registrable_domain, source_identity
 from citeaudit.interchange.schema import (
     AUDIT_FORMAT,
+    HOST_NAME_PATTERN,
     AuditDocument,
     CompetitorIn,
     EdgeIn,
@@ -59,7 +60,7 @@ __all__ = [
 ]
 
 
-_UNION_TAGS = {"str", "int", "float", "bool", "none", "list", "dict"}
+_UNION_TAGS = {"str", "int", "float", "bool", "none", "list", "dict", "constrained-str"}
 
 
 def _json_path(loc: Sequence[int | str]) -> str:
@@ -75,7 +76,16 @@ def _json_path(loc: Sequence[int | str]) -> str:
 
 
 def _validation_error(source: str, error: ValidationError) -> InvalidValue:
-    first = error.errors(include_url=False)[0]
+    errors = error.errors(include_url=False)
+    # A host name that breaks its pattern is named as such (in a union, before the other members' complaints).
+    hosts = [e for e in errors if e["type"] == "string_pattern_mismatch" and e["ctx"]["pattern"] == HOST_NAME_PATTERN]
+    if hosts:
+        return InvalidValue(
+            source,
+            _json_path(hosts[0]["loc"]),
+            f"{hosts[0]['input']!r} is not a host name (white space, URL punctuation or an invisible character)",
+        )
+    first = errors[0]
     value = first.get("input")
     shown = "" if first["type"] == "missing" else f" (got {value!r})"
     return InvalidValue(source, _json_path(first["loc"]), f"{first['msg']}{shown}")

@@ -15,6 +15,7 @@ from citeaudit.model import CitationKind, Label, Origin, RetrievalStatus, RunKin
 
 __all__ = [
     "AUDIT_FORMAT",
+    "HOST_NAME_PATTERN",
     "AnswerIn",
     "AuditDocument",
     "BrandIn",
@@ -97,10 +98,22 @@ class QuestionIn(_In):
     required_facts: list[RequiredFactIn] = Field(default_factory=list)
 
 
+_NOT_IN_HOST_NAMES = (
+    "\\s:/?#@\\[\\]()<>\"'\\\\%,;=!*&+$`{}|^~"
+    # invisible format characters: encoded, a name holding one would match a domain the file does not show
+    "\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff"
+)
+HOST_NAME_PATTERN = f"^[^{_NOT_IN_HOST_NAMES}]+$"
+"""What a host or domain name of a protocol must match."""
+HostName = Annotated[str, Field(min_length=1, pattern=HOST_NAME_PATTERN)]
+"""A host or domain name: no white space, no URL punctuation (``javascript:alert(1)``, ``https://brand.com/``), no
+invisible format character (a zero-width space)."""
+
+
 class OfficialHostIn(_In):
     """A path-scoped official presence on a host."""
 
-    host: str = Field(min_length=1)
+    host: HostName
     path_prefix: str | None = None
 
 
@@ -119,7 +132,7 @@ class CompetitorIn(_In):
     """A competitor (protocol ``competitors[]``): its domains, written like ``official_domains``, and names."""
 
     name: MentionName
-    domains: list[str | OfficialHostIn] = Field(default_factory=list)
+    domains: list[HostName | OfficialHostIn] = Field(default_factory=list)
     aliases: list[MentionName] = Field(default_factory=list)
 
 
@@ -154,7 +167,7 @@ class ProtocolIn(_In):
     id: str = Field(min_length=1)
     version: str = Field(json_schema_extra=_version_text_or_integer)
     scoring: str = "strict-v1"
-    official_domains: list[str | OfficialHostIn] = []
+    official_domains: list[HostName | OfficialHostIn] = []
     questions: list[QuestionIn] = Field(default_factory=list)
     segmentation: SegmentationIn | None = None
     weights: dict[Severity, Number] | None = None

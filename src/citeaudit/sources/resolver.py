@@ -14,8 +14,10 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from citeaudit.errors import ResolveStopped
+from citeaudit.errors import InvalidValue, ResolveStopped
+from citeaudit.limits import shown
 from citeaudit.sources.fetch import Fetcher, ResolveSettings
+from citeaudit.sources.links import valid_http_url
 from citeaudit.sources.records import FetchOutcome, Passage, ResolveReport, Snapshot
 from citeaudit.sources.workers import WorkerDied
 
@@ -197,6 +199,11 @@ def set_source_url(
     and the time, then resolve it unless ``resolve`` is false."""
     from citeaudit.store import Store
 
+    # Checked whether or not it is read now: a link stored as given is read by every later resolve.
+    if not valid_http_url(url) or any(c.isspace() or ord(c) < 0x20 or ord(c) == 0x7F for c in url):
+        raise InvalidValue(
+            "source set-url", "URL", f"{shown(url)} is not an http(s) URL with a host and a port below 65536"
+        )
     with Store(store_path) as store:
         store.set_source_link(key, url, who)
     if not resolve:
