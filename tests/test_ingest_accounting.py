@@ -43,8 +43,8 @@ def import_counts(db: Path) -> list[dict[str, Any]]:
     [
         ("openai-responses", "search.json", "openai-responses"),
         ("anthropic", "web-search.json", "anthropic"),
-        # (Gemini is not here: consecutive payloads sharing a responseId are read as the chunks of one streamed
-        # response and put together, never as two answers)
+        # a complete Gemini response (its finishReason given) twice: not the chunks of one streamed response
+        ("gemini", "grounded.json", "gemini"),
         ("perplexity", "sonar.json", "perplexity"),
     ],
 )

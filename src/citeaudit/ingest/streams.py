@@ -424,7 +424,9 @@ def _same_response(first: dict[str, Any], chunk: dict[str, Any]) -> bool:
 
 def gemini_chunks(payloads: Iterable[tuple[str, Any]], source: str, *, stream: bool) -> Iterator[Reassembled]:
     """Gemini responses, the chunks of a streamed one merged: consecutive chunks that share a ``responseId``, and
-    in an event stream (``stream``) every chunk up to one with a ``finishReason``."""
+    in an event stream (``stream``) every chunk up to one with a ``finishReason``. A chunk with a ``finishReason``
+    ends its response in either form (only a stream's last chunk has one), so one complete response given twice is
+    two responses, which the import refuses as the same response twice, never one answer with its text doubled."""
     merged: dict[str, Any] | None = None
     first: dict[str, Any] = {}
     start = ""
@@ -441,7 +443,7 @@ def gemini_chunks(payloads: Iterable[tuple[str, Any]], source: str, *, stream: b
         if merged is None:
             merged, first, start = {}, payload, location
         _gemini_merge(merged, payload, source, location)
-        if stream and _finished(payload):
+        if _finished(payload):
             yield Reassembled(start, merged)
             merged = None
     if merged is not None:
