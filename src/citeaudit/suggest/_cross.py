@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from citeaudit.errors import InvalidValue, JudgeError
-from citeaudit.evidence import SUGGEST_METHOD, Passage, PassageIndex, RankMethod
+from citeaudit.evidence import SUGGEST_METHOD, RankMethod
 from citeaudit.identity import OfficialMatcher
 from citeaudit.judges import Judge, suggest_for_edge
 from citeaudit.misattribution import claims_at_risk, cross_candidates
@@ -25,7 +25,7 @@ from citeaudit.store.cross_pairs import (
     propose_cross_pairs,
     record_cross_judgement,
 )
-from citeaudit.store.suggestions import document_passages
+from citeaudit.suggest._indexes import SnapshotIndexes
 from citeaudit.suggest._run import prompt_hash_of
 
 __all__ = ["CrossSuggestReport", "suggest_cross_pairs"]
@@ -128,7 +128,7 @@ def suggest_cross_pairs(
                 report.already_suggested += 1
             else:
                 todo.append(pair)
-        indexes: dict[str, tuple[PassageIndex, list[int]]] = {}
+        indexes = SnapshotIndexes(store)
         total = len(todo) if limit is None else min(len(todo), limit)
         if progress:
             progress(0, total)
@@ -138,11 +138,7 @@ def suggest_cross_pairs(
                 continue
             sha = pair.document_sha256
             assert sha is not None
-            if sha not in indexes:
-                text, rows = document_passages(db, sha)
-                passages = [Passage(text[r.start : r.end], r.start, r.end) for r in rows]
-                indexes[sha] = (PassageIndex(passages), [r.ordinal for r in rows])
-            index, ordinals = indexes[sha]
+            index, ordinals = indexes(sha)
             if not index.passages:
                 report.empty_snapshot += 1
                 continue

@@ -9,19 +9,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from citeaudit.errors import InvalidValue, JudgeError
-from citeaudit.evidence import SUGGEST_METHOD, Passage, PassageIndex, RankMethod
+from citeaudit.evidence import SUGGEST_METHOD, RankMethod
 from citeaudit.judges import Judge, suggest_for_edge
 from citeaudit.model import Label
 from citeaudit.store import Store
 from citeaudit.store.suggestions import (
     EdgeToSuggest,
-    document_passages,
     edges_to_suggest,
     has_suggestion,
     record_suggestion,
     retired_to_suggest,
     run_exists,
 )
+from citeaudit.suggest._indexes import SnapshotIndexes
 
 __all__ = ["SuggestReport", "prompt_hash_of", "suggest_edges"]
 
@@ -109,7 +109,7 @@ def suggest_edges(
                 report.already_suggested += 1
             else:
                 todo.append(edge)
-        indexes: dict[str, tuple[PassageIndex, list[int]]] = {}
+        indexes = SnapshotIndexes(store)
         total = len(todo) if limit is None else min(len(todo), limit)
         done = 0
         if progress:
@@ -120,12 +120,7 @@ def suggest_edges(
                 continue
             sha = edge.document_sha256
             assert sha is not None
-            if sha not in indexes:
-                # One index per snapshot: every claim citing the source reuses it.
-                text, rows = document_passages(db, sha)
-                passages = [Passage(text[r.start : r.end], r.start, r.end) for r in rows]
-                indexes[sha] = (PassageIndex(passages), [r.ordinal for r in rows])
-            index, ordinals = indexes[sha]
+            index, ordinals = indexes(sha)
             if not index.passages:
                 report.empty_snapshot += 1
                 continue

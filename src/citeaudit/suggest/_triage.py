@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from citeaudit.checks import run_checks
 from citeaudit.errors import InvalidValue
-from citeaudit.evidence import SUGGEST_METHOD, Passage, PassageIndex, RankMethod
+from citeaudit.evidence import SUGGEST_METHOD, RankMethod
 from citeaudit.judges import Suggestion
 from citeaudit.judges.triage import (
     DEFAULT_THRESHOLDS,
@@ -25,7 +25,8 @@ from citeaudit.judges.triage import (
     triage_call,
 )
 from citeaudit.store import Store
-from citeaudit.store.suggestions import document_passages, edges_to_suggest, has_suggestion, record_suggestion
+from citeaudit.store.suggestions import edges_to_suggest, has_suggestion, record_suggestion
+from citeaudit.suggest._indexes import SnapshotIndexes
 
 if TYPE_CHECKING:
     from citeaudit.evidence import Encoder
@@ -95,7 +96,7 @@ def triage_edges(
         db = store.connection
         edges = edges_to_suggest(db, run)
         report.edges = len(edges)
-        indexes: dict[str, tuple[PassageIndex, list[int]]] = {}
+        indexes = SnapshotIndexes(store)
         if progress:
             progress(0, len(edges))
         for done, edge in enumerate(edges, start=1):
@@ -105,11 +106,7 @@ def triage_edges(
             elif has_suggestion(db, edge.pk, TRIAGE_JUDGE, relevance.model, TRIAGE_VERSION, None):
                 report.already_offered += 1
             else:
-                if sha not in indexes:
-                    text, rows = document_passages(db, sha)
-                    passages = [Passage(text[r.start : r.end], r.start, r.end) for r in rows]
-                    indexes[sha] = (PassageIndex(passages), [r.ordinal for r in rows])
-                index, ordinals = indexes[sha]
+                index, ordinals = indexes(sha)
                 if not index.passages:
                     report.empty_snapshot += 1
                 else:
