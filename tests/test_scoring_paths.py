@@ -177,9 +177,10 @@ def _arrow_tables(audit: Any) -> dict[str, Any]:
 @PATHS
 @given(audit_documents(), HOSTS, st.sampled_from([(), ("platform",), ("run", "question"), ("locale", "model")]))
 def test_arrow_and_parquet_columns_equal_reference(doc: dict[str, Any], hosts: list[dict[str, str]], by: Any) -> None:
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from citeaudit.columnar import score_arrow, score_parquet
+    from citeaudit.columnar import read_parquet_tables, score_arrow, score_parquet
 
     audit = parse(_with_hosts(doc, hosts))
     tables = _arrow_tables(audit)
@@ -187,9 +188,15 @@ def test_arrow_and_parquet_columns_equal_reference(doc: dict[str, Any], hosts: l
     assert_close(score_arrow(audit.protocol, tables, by=by, macro=True).to_dict(), expected)
     with tempfile.TemporaryDirectory() as folder:
         for name, table in tables.items():
+            # a column the layout does not have, as an application's own files may carry
+            notes = pa.array([f"note {i}" for i in range(table.num_rows)], pa.string())
             # row groups of 2 rows: several chunks, each with a dictionary of its own, as large files have
-            pq.write_table(table, Path(folder) / f"{name}.parquet", row_group_size=2)
+            pq.write_table(table.append_column("notes", notes), Path(folder) / f"{name}.parquet", row_group_size=2)
         assert_close(score_parquet(folder, audit.protocol, by=by, macro=True).to_dict(), expected)
+        # only the layout's columns are read
+        assert {name: t.column_names for name, t in read_parquet_tables(folder).items()} == {
+            name: t.column_names for name, t in tables.items()
+        }
 
 
 def test_a_bad_reference_or_label_is_refused_with_its_table_row_and_value() -> None:

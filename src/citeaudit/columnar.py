@@ -28,6 +28,7 @@ table, row and column. Arrow columns become numpy arrays without a copy where Ar
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -59,6 +60,14 @@ TABLES = ("answers", "claims", "locations", "sources", "citations")
 """The tables of the columnar layout (``citations`` may be absent)."""
 
 _DIMENSION_COLUMNS = ("platform", "run", "model", "locale", "sample")
+_LAYOUT_COLUMNS = {
+    "answers": ("question", *_DIMENSION_COLUMNS),
+    "claims": ("answer", "fact", "severity"),
+    "locations": ("claim", "source", "label"),
+    "sources": ("host", "path"),
+    "citations": ("answer", "source"),
+}
+"""Every column of each table of the layout that scoring reads (module docstring); others are never read."""
 _LABEL_CODES = {**{str(label): code for code, label in enumerate(LABELS)}, "pending": PENDING_CODE}
 _LABEL_CODES["disputed"] = DISPUTED_CODE
 _SEVERITY_CODES = {str(s): code for code, s in enumerate(SEVERITIES)}
@@ -304,21 +313,33 @@ def score_arrow(
 
 def read_parquet_tables(folder: str | Path) -> dict[str, Any]:
     """The tables of the columnar layout from ``folder/NAME.parquet`` (``citations.parquet`` may be absent);
-    text columns stay dictionary-encoded as Parquet stores them."""
+    text columns stay dictionary-encoded as Parquet stores them.
+
+    Only the layout's columns are read (a file may carry others), each file memory-mapped, and the files are read
+    at once on threads of their own: pyarrow decodes without Python's interpreter lock, so the small tables are
+    read while the locations are."""
     _, _, pq = _pyarrow()
     root = Path(folder)
-    found = {}
+    paths = {}
     for name in TABLES:
         path = root / f"{name}.parquet"
         if not path.exists():
             if name == "citations":
                 continue
             raise InvalidValue(str(root), name, f"missing {path.name}; the layout has {', '.join(TABLES)}")
+        paths[name] = path
+
+    def read(path: Path, name: str) -> Any:
         try:
-            found[name] = pq.read_table(path, read_dictionary=_text_columns(pq.read_schema(path)))
+            schema = pq.read_schema(path, memory_map=True)
+            columns = [column for column in _LAYOUT_COLUMNS[name] if column in schema.names]
+            return pq.read_table(path, columns=columns, read_dictionary=_text_columns(schema), memory_map=True)
         except (OSError, ValueError) as exc:
             raise InvalidValue(str(path), "", f"not a readable Parquet file: {exc}") from None
-    return found
+
+    with ThreadPoolExecutor(max_workers=len(paths)) as pool:
+        reading = {name: pool.submit(read, path, name) for name, path in paths.items()}
+        return {name: future.result() for name, future in reading.items()}
 
 
 def _text_columns(schema: Any) -> list[str]:
