@@ -159,7 +159,9 @@ def judgement_refusal(
         if not name:
             return "a judgement names its reviewer (a review account)"
         return f"{name!r} is no review account; add it with `citeaudit reviewer add`"
-    state = policy_outcome(existing, reviews_required)[0]
+    # Only an adjudicator's judgement depends on the item's state: it is worked out for them alone (an import
+    # checks every judgement of a file, most of them reviewers').
+    state = policy_outcome(existing, reviews_required)[0] if role == "adjudicator" else ReviewState.PENDING
     if judgement.stage is Stage.ADJUDICATION:
         return adjudication_refusal(existing, name, role, state, item=item)
     return review_refusal(existing, name, role, state, reviews_required, item=item)
