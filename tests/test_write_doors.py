@@ -287,7 +287,9 @@ def test_reimporting_an_earlier_label_makes_it_the_latest_again(cli: Cli, db: Pa
     "command",
     [
         ("facts", "confirm", "--claim", "c1", "--fact", "q1f1"),
+        ("facts", "reject", "1"),
         ("claim", "edit", "c1", "--text", "The AX220 has a 20 L tank"),
+        ("segment",),
     ],
 )
 def test_a_decision_by_a_name_with_no_account_is_refused(cli: Cli, db: Path, command: tuple[str, ...]) -> None:
