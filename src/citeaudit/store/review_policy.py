@@ -13,9 +13,10 @@ adjudicated) edge. Admins manage the project; they neither review nor adjudicate
 
 This module is the one gate of every human judgement, whatever door it comes through (:data:`DOORS`): the web
 forms of edges and cross pairs, ``judgements import``, ``ingest`` of an audit file and the library.
-:func:`edge_judgement_refusal` and :func:`cross_judgement_refusal` read what the rules need inside the writer's
-transaction — the reviewer's account and role (never a role the caller claims), whether the claim is retired,
-the item's judgements and the policy — and :func:`judgement_refusal` applies the rules to plain values.
+:func:`edge_judgement_refusal` (and its twin for cross pairs in :mod:`citeaudit.store.cross_pairs`) reads what the
+rules need inside the writer's transaction — the reviewer's account and role (never a role the caller claims),
+whether the claim is retired, the item's judgements and the policy — and :func:`judgement_refusal` applies the
+rules to plain values (``ingest`` calls it on an audit file's judgements before writing them).
 """
 
 from __future__ import annotations
