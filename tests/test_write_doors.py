@@ -287,7 +287,9 @@ def test_reimporting_an_earlier_label_makes_it_the_latest_again(cli: Cli, db: Pa
     "command",
     [
         ("facts", "confirm", "--claim", "c1", "--fact", "q1f1"),
+        ("facts", "reject", "1"),
         ("claim", "edit", "c1", "--text", "The AX220 has a 20 L tank"),
+        ("segment",),
     ],
 )
 def test_a_decision_by_a_name_with_no_account_is_refused(cli: Cli, db: Path, command: tuple[str, ...]) -> None:
@@ -369,3 +371,41 @@ def test_a_reimport_with_a_corrected_question_is_refused_then_moved_with_replace
     assert json.loads(after) == {"file": str(payload), "answers": {answer_id: {"question": "q01"}}}
     # and now the corrected metadata is the stored one: importing it again is a no-op
     assert "nothing written" in cli("ingest", payload, *common, "--question-id", "q01").stdout
+
+
+def test_a_corrected_manifest_is_refused_then_applied_with_replace(cli: Cli, tmp_path: Path) -> None:
+    fixtures = Path(__file__).resolve().parent / "fixtures"
+    folder = tmp_path / "collection"
+    folder.mkdir()
+    (folder / "gemini.json").write_bytes((fixtures / "gemini" / "grounded.json").read_bytes())
+    manifest = tmp_path / "collection.csv"
+    db = tmp_path / "manifest.db"
+
+    def ingest(question: str, *extra: str) -> Result:
+        manifest.write_text(f"file,question,engine\ngemini.json,{question},gemini\n", encoding="utf-8")
+        return cli("ingest", folder, "--manifest", manifest, "--questions", PROTOCOL, "--db", db, *extra)
+
+    assert ingest("q02").exit_code == 0
+    assert ingest("q02").exit_code == 0  # the same manifest again: a no-op
+    refused = ingest("q01")
+    assert refused.exit_code == 2
+    assert "question 'q02' → 'q01' (1 answer)" in refused.stderr.replace("\n", "")
+    assert [q for _, q, _, _ in _answers(db)] == ["q02"]
+    applied = ingest("q01", "--replace")
+    assert applied.exit_code == 0, applied.stderr
+    assert [q for _, q, _, _ in _answers(db)] == ["q01"]
+    with sqlite3.connect(db) as con:
+        tasks = con.execute(
+            "SELECT question_id, state, answer_id IS NOT NULL FROM collection_tasks ORDER BY question_id"
+        ).fetchall()
+    # the q02 task the wrong manifest filled is pending again; the q01 task has the answer
+    assert tasks == [("q01", "done", 1), ("q02", "pending", 0)]
+    # the same bytes under another collection name (its run is the collection's name and the engine): refused
+    other = cli("ingest", folder, "--manifest", manifest, "--questions", PROTOCOL, "--db", db, "--collection", "nov")
+    assert other.exit_code == 2
+    assert "run 'collection-gemini' → 'nov-gemini' (1 answer)" in other.stderr.replace("\n", "")
+    # and a manifest row that names its run, in another collection: refused, naming the task it answers
+    manifest.write_text("file,question,engine,run\ngemini.json,q01,gemini,collection-gemini\n", encoding="utf-8")
+    named = cli("ingest", folder, "--manifest", manifest, "--questions", PROTOCOL, "--db", db, "--collection", "nov")
+    assert named.exit_code == 2
+    assert "as the answer of collection 'collection', question 'q01', engine 'gemini'" in named.stderr.replace("\n", "")

@@ -177,6 +177,34 @@ def _waiting_notice(db: Path) -> Callable[[], None]:
     return waiting
 
 
+def _release_stale_tasks(
+    store: Store, files: list[CollectedFile], results: list[tuple[str, Reader, ImportReport]], pk: int, replace: bool
+) -> None:
+    """A file imported before that an earlier manifest put in another collection, or in another task of this one:
+    refused, or with ``replace`` those tasks go back to pending (the file answers the task named now)."""
+    from citeaudit.store.reimport import release_tasks, stale_tasks
+
+    for f, (name, _, report) in zip(files, results, strict=True):
+        if not report.already_imported:
+            continue
+        stale = stale_tasks(store.connection, report.sha256, pk, (f.question, f.engine, f.locale, f.repeat))
+        if not stale:
+            continue
+        if not replace:
+            where = "; ".join(
+                f"collection {c!r}, question {q!r}, engine {e!r}, locale {loc!r}, repeat {r}"
+                for _, (c, q, e, loc, r) in stale
+            )
+            raise InputError(
+                name,
+                "",
+                f"already imported (sha256 {report.sha256[:12]}…) as the answer of {where}; nothing written. To make "
+                "it the answer of the task named now (the earlier one goes back to pending), run the same command "
+                "with --replace",
+            )
+        release_tasks(store.connection, stale, name, report.sha256, os_user())
+
+
 def _ingest_collection(
     paths: list[Path],
     db: Path,
@@ -242,6 +270,7 @@ def _ingest_collection(
             dated = date_collection(store, row.pk, day)
             if dated != day:
                 raise InputError("--collected-on", "", f"collection {name!r} is already dated {dated!r} (not {day!r})")
+        _release_stale_tasks(store, files, results, row.pk, replace)
         answered = link_collected(
             store,
             row.pk,

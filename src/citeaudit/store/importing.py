@@ -153,12 +153,15 @@ def _check_judgements(db: sqlite3.Connection, rows: ChunkRows, origin: str, revi
     is at least two; the state stored is still the one the database's policy gives."""
     accounts = db.execute("SELECT 1 FROM reviewers LIMIT 1").fetchone() is not None
     limit = max(reviews_required, 2)
+    roles: dict[str | None, str | None] = {}
     for claim, key, _, judgements in rows.edges:
         existing: list[StoredJudgement] = []
         for number, judgement in enumerate(judgements, start=1):
             if judgement.origin is Origin.HUMAN:
                 if accounts:
-                    role = account_role(db, judgement.reviewer)
+                    if judgement.reviewer not in roles:
+                        roles[judgement.reviewer] = account_role(db, judgement.reviewer)
+                    role = roles[judgement.reviewer]
                 else:
                     role = "adjudicator" if judgement.stage is Stage.ADJUDICATION else "reviewer"
                 why = judgement_refusal(existing, judgement, role, limit)
