@@ -400,12 +400,144 @@ def test_a_corrected_manifest_is_refused_then_applied_with_replace(cli: Cli, tmp
         ).fetchall()
     # the q02 task the wrong manifest filled is pending again; the q01 task has the answer
     assert tasks == [("q01", "done", 1), ("q02", "pending", 0)]
-    # the same bytes under another collection name (its run is the collection's name and the engine): refused
+    # the same bytes under another collection name: refused, naming the collection
     other = cli("ingest", folder, "--manifest", manifest, "--questions", PROTOCOL, "--db", db, "--collection", "nov")
     assert other.exit_code == 2
-    assert "run 'collection-gemini' → 'nov-gemini' (1 answer)" in other.stderr.replace("\n", "")
-    # and a manifest row that names its run, in another collection: refused, naming the task it answers
+    assert "collection 'collection' → 'nov'" in other.stderr.replace("\n", "")
+    # and a manifest row that names its run, in another collection: refused the same way
     manifest.write_text("file,question,engine,run\ngemini.json,q01,gemini,collection-gemini\n", encoding="utf-8")
     named = cli("ingest", folder, "--manifest", manifest, "--questions", PROTOCOL, "--db", db, "--collection", "nov")
     assert named.exit_code == 2
-    assert "as the answer of collection 'collection', question 'q01', engine 'gemini'" in named.stderr.replace("\n", "")
+    assert "collection 'collection' → 'nov'" in named.stderr.replace("\n", "")
+    assert [q for _, q, _, _ in _answers(db)] == ["q01"]
+
+
+def _collected(db: Path) -> list[tuple[str, str, str, str, int]]:
+    """``(answer, collection, day, task's question, claims)`` per task of every collection."""
+    with sqlite3.connect(db) as con:
+        return [
+            (str(a), str(k), str(d), str(q), int(n))
+            for a, k, d, q, n in con.execute(
+                "SELECT coalesce(t.answer_id, '-'), k.name, substr(k.created_at, 1, 10), t.question_id, "
+                "(SELECT count(*) FROM claims c JOIN answers a ON a.pk = c.answer_pk WHERE a.id = t.answer_id) "
+                "FROM collection_tasks t JOIN collections k ON k.pk = t.collection_pk ORDER BY k.name"
+            )
+        ]
+
+
+def _audit(db: Path, action: str) -> list[tuple[str, Any, Any]]:
+    with sqlite3.connect(db) as con:
+        return [
+            (str(target), json.loads(before), json.loads(after))
+            for target, before, after in con.execute(
+                "SELECT target, before, after FROM audit_log WHERE action = ? ORDER BY pk", (action,)
+            )
+        ]
+
+
+@pytest.fixture
+def collected(tmp_path: Path) -> Path:
+    """A folder of one saved Gemini response named for q01's task."""
+    fixtures = Path(__file__).resolve().parent / "fixtures"
+    folder = tmp_path / "oct"
+    folder.mkdir()
+    (folder / "q01__gemini__en__1.json").write_bytes((fixtures / "gemini" / "grounded.json").read_bytes())
+    return folder
+
+
+def _judge_first_edge(db: Path) -> None:
+    add_reviewer(db, "rev-a")
+    with sqlite3.connect(db) as con:
+        (edge,) = con.execute("SELECT min(pk) FROM edges").fetchone()
+    with ReviewStore(db) as store:
+        store.record_judgement(int(edge), Judgement(Label.SUPPORTED, "rev-a"), "s1")
+
+
+def _kept(db: Path) -> tuple[int, int, list[tuple[str, str]]]:
+    with sqlite3.connect(db) as con:
+        (claims,) = con.execute("SELECT count(*) FROM claims").fetchone()
+        (edges,) = con.execute("SELECT count(*) FROM edges").fetchone()
+        judged = con.execute("SELECT reviewer, label FROM judgements WHERE origin = 'human'").fetchall()
+    return int(claims), int(edges), [(str(r), str(lab)) for r, lab in judged]
+
+
+def test_a_collection_date_corrected_is_refused_then_applied_with_replace(
+    cli: Cli, tmp_path: Path, collected: Path
+) -> None:
+    db = tmp_path / "dated.db"
+    pattern = ("--pattern", "{question}__{engine}__{locale}__{repeat}.json", "--questions", PROTOCOL, "--db", db)
+
+    def ingest(day: str, *extra: str) -> Result:
+        return cli("ingest", collected, *pattern, "--collected-on", day, *extra)
+
+    assert ingest("2026-10-01").exit_code == 0
+    _judge_first_edge(db)
+    kept = _kept(db)
+    assert kept[0] > 0
+    assert kept[1] > 0
+    assert kept[2] == [("rev-a", "supported")]
+    ((answer_id, *_),) = _collected(db)
+    assert _collected(db) == [(answer_id, "oct", "2026-10-01", "q01", kept[0])]
+    again = ingest("2026-10-01")  # the same bytes and the same day: a no-op
+    assert again.exit_code == 0, again.stderr
+    assert "nothing written" in again.stdout
+    # the day was wrong: refused, naming both days and the way to apply the new one
+    refused = ingest("2026-10-02")
+    assert refused.exit_code == 2
+    message = refused.stderr.replace("\n", "")
+    assert "collection 'oct' is already dated '2026-10-01' (not '2026-10-02')" in message
+    assert "--replace" in message
+    assert "Traceback" not in refused.stderr
+    assert _collected(db) == [(answer_id, "oct", "2026-10-01", "q01", kept[0])]
+    assert _audit(db, "collections.redate") == []
+    # with --replace the collection (so its one answer) is dated 2 October, the answer's rows untouched
+    applied = ingest("2026-10-02", "--replace")
+    assert applied.exit_code == 0, applied.stderr
+    assert _collected(db) == [(answer_id, "oct", "2026-10-02", "q01", kept[0])]
+    assert _kept(db) == kept
+    assert _audit(db, "collections.redate") == [
+        ("collection:oct", {"date": "2026-10-01", "answers": 1}, {"file": str(collected), "date": "2026-10-02"})
+    ]
+    # the day now stored is the one given: the same command again is a no-op and logs nothing more
+    assert ingest("2026-10-02").exit_code == 0
+    assert len(_audit(db, "collections.redate")) == 1
+
+
+def test_a_file_in_another_collection_is_refused_then_moved_with_replace(
+    cli: Cli, tmp_path: Path, collected: Path
+) -> None:
+    db = tmp_path / "moved.db"
+    pattern = ("--pattern", "{question}__{engine}__{locale}__{repeat}.json", "--questions", PROTOCOL, "--db", db)
+    assert cli("ingest", collected, *pattern, "--collected-on", "2026-10-01").exit_code == 0
+    _judge_first_edge(db)
+    kept = _kept(db)
+    ((answer_id, *_),) = _collected(db)
+    # the same bytes named as collection "nov": refused, naming both collections and the way to move it
+    refused = cli("ingest", collected, *pattern, "--collection", "nov", "--collected-on", "2026-11-01")
+    assert refused.exit_code == 2
+    message = refused.stderr.replace("\n", "")
+    assert "collection 'oct' → 'nov'" in message
+    assert "--replace" in message
+    assert "Traceback" not in refused.stderr
+    assert _collected(db) == [(answer_id, "oct", "2026-10-01", "q01", kept[0])]
+    # with --replace the answer (the same row, its claims, edges and judgement) is nov's; oct's task is pending
+    moved = cli("ingest", collected, *pattern, "--collection", "nov", "--collected-on", "2026-11-01", "--replace")
+    assert moved.exit_code == 0, moved.stderr
+    assert _collected(db) == [(answer_id, "nov", "2026-11-01", "q01", kept[0]), ("-", "oct", "2026-10-01", "q01", 0)]
+    assert _kept(db) == kept
+    # its run was the collection's name and the engine: moved too, and both moves are in the audit log
+    assert _answers(db) == [(answer_id, "q01", "gemini", "nov-gemini")]
+    assert [(t, b) for t, b, _ in _audit(db, "answers.move")] == [
+        (f"import:{_sha256(collected)}", {answer_id: {"run": "oct-gemini"}})
+    ]
+    assert [b for _, b, _ in _audit(db, "collection_tasks.release")] == [[["oct", "q01", "gemini", "en", 1]]]
+    # and the same command again is a no-op
+    again = cli("ingest", collected, *pattern, "--collection", "nov", "--collected-on", "2026-11-01")
+    assert again.exit_code == 0, again.stderr
+    assert "nothing written" in again.stdout
+
+
+def _sha256(folder: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256((folder / "q01__gemini__en__1.json").read_bytes()).hexdigest()

@@ -24,6 +24,8 @@ __all__ = [
     "describe",
     "metadata_changes",
     "move_answers",
+    "other_collections",
+    "redate_collection",
     "release_tasks",
     "stale_tasks",
 ]
@@ -205,3 +207,40 @@ def release_tasks(
             json.dumps({"file": origin, "state": "pending"}, sort_keys=True),
         ),
     )
+
+
+def other_collections(db: sqlite3.Connection, sha256: str, name: str) -> list[str]:
+    """The collections other than ``name`` in which the payload ``sha256`` answers a task: where an earlier
+    import of the same file put it."""
+    return [
+        str(found)
+        for (found,) in db.execute(
+            "SELECT DISTINCT k.name FROM collection_tasks t JOIN collections k ON k.pk = t.collection_pk "
+            "WHERE t.payload_sha256 = ? AND k.name != ? ORDER BY k.name",
+            (sha256, name),
+        )
+    ]
+
+
+def redate_collection(db: sqlite3.Connection, collection_pk: int, day: str, origin: str, actor: str) -> tuple[str, int]:
+    """Date collection ``collection_pk`` by ``day`` (``YYYY-MM-DD``) although it has answers, inside the
+    caller's transaction, with an audit-log row; returns the day it had and how many answers it dates (the
+    collection's date is every one of its answers')."""
+    name, created = db.execute("SELECT name, created_at FROM collections WHERE pk = ?", (collection_pk,)).fetchone()
+    (answers,) = db.execute(
+        "SELECT count(DISTINCT answer_id) FROM collection_tasks WHERE collection_pk = ? AND answer_id IS NOT NULL",
+        (collection_pk,),
+    ).fetchone()
+    db.execute("UPDATE collections SET created_at = ? WHERE pk = ?", (f"{day}T00:00:00+00:00", collection_pk))
+    db.execute(
+        "INSERT INTO audit_log (at, actor, action, target, before, after) VALUES (?, ?, ?, ?, ?, ?)",
+        (
+            utc_now("microseconds"),
+            actor,
+            "collections.redate",
+            f"collection:{name}",
+            json.dumps({"date": str(created)[:10], "answers": int(answers)}, sort_keys=True),
+            json.dumps({"file": origin, "date": day}, sort_keys=True, ensure_ascii=False),
+        ),
+    )
+    return str(created)[:10], int(answers)
