@@ -14,6 +14,7 @@ import pytest
 from typer.testing import Result
 
 from builders import add_reviewer, answer, claim, document
+from citeaudit.errors import UnknownReference
 from citeaudit.model import Judgement, Label, Origin, Stage
 from citeaudit.store.review import ReviewStore
 from citeaudit.store.review_policy import ReviewRefused
@@ -541,3 +542,92 @@ def _sha256(folder: Path) -> str:
     import hashlib
 
     return hashlib.sha256((folder / "q01__gemini__en__1.json").read_bytes()).hexdigest()
+
+
+# -- who decides something without a label: a source's link, an evidence group ------------------------------------
+
+
+def _links(db: Path) -> list[tuple[str, str]]:
+    with sqlite3.connect(db) as con:
+        return [(str(u), str(b)) for u, b in con.execute("SELECT url, set_by FROM source_links ORDER BY pk")]
+
+
+def test_source_set_url_refuses_a_name_with_no_account(cli: Cli, db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    new = "https://brand.com/ax220-sheet"
+    for by in (("--by", "someone-new"), ()):  # named, or the login name (the default) when --by is not given
+        monkeypatch.setenv("LOGNAME", "someone-new")
+        result = cli("source", "set-url", URL, new, "--db", db, "--no-resolve", *by)
+        assert result.exit_code == 2
+        message = result.stderr.replace("\n", "")
+        assert "--by: 'someone-new' is no review account; add it with `citeaudit reviewer add` first" in message
+        assert "Traceback" not in result.stderr
+        assert _links(db) == []
+    accepted = cli("source", "set-url", URL, new, "--db", db, "--no-resolve", "--by", "rev-a")
+    assert accepted.exit_code == 0, accepted.stderr
+    assert _links(db) == [(new, "rev-a")]
+
+
+def _groups(db: Path) -> list[tuple[str, str]]:
+    with sqlite3.connect(db) as con:
+        return [(str(g), str(r)) for g, r in con.execute("SELECT id, reviewer FROM evidence_groups ORDER BY pk")]
+
+
+def test_an_evidence_group_through_the_library_needs_an_account_that_reviews(db: Path) -> None:
+    with sqlite3.connect(db) as con:
+        (claim_pk,) = con.execute("SELECT pk FROM claims WHERE id = 'c1'").fetchone()
+    with ReviewStore(db) as store:
+        sources = [pk for pk, _, _ in store.claim_sources(int(claim_pk))]
+        assert len(sources) >= 2
+        with pytest.raises(UnknownReference, match="'nobody' is no review account"):
+            store.create_group(int(claim_pk), sources, (), (), Label.SUPPORTED, "nobody")
+        with pytest.raises(ReviewRefused, match="admins manage the project"):
+            store.create_group(int(claim_pk), sources, (), (), Label.SUPPORTED, "root")
+        assert _groups(db) == []
+        made = store.create_group(int(claim_pk), sources, (), (), Label.SUPPORTED, "rev-a")
+    assert _groups(db) == [(made, "rev-a")]
+
+
+def _grouped(reviewer: str) -> dict[str, Any]:
+    """Answer a9, whose claim c9 cites two pages, and an evidence group of the two by ``reviewer``."""
+    other = "https://brand.com/ax220-manual"
+    a9 = answer("a9", run="r9", citations=[URL, other])
+    made = document([a9], [claim("c9", "a9")], [{"claim_id": "c9", "url": u} for u in (URL, other)])
+    made["evidence_groups"] = [
+        {"id": "c9/g1", "claim_id": "c9", "sources": [URL, other], "label": "supported", "reviewer": reviewer}
+    ]
+    return made
+
+
+@pytest.mark.parametrize(
+    ("reviewer", "why"),
+    [
+        ("someone-new", "reviewer 'someone-new' is no review account; add it with `citeaudit reviewer add` first"),
+        ("root", "reviewer 'root' is an admin"),
+    ],
+)
+def test_ingest_refuses_an_evidence_group_by_a_name_with_no_account(
+    cli: Cli, db: Path, write_json: WriteJson, reviewer: str, why: str
+) -> None:
+    with sqlite3.connect(db) as con:
+        (answers,) = con.execute("SELECT count(*) FROM answers").fetchone()
+    result = cli("ingest", write_json(_grouped(reviewer), "grouped.json"), "--db", db)
+    assert result.exit_code == 2
+    message = result.stderr.replace("\n", "")
+    assert "grouped.json: evidence group 'c9/g1'" in message
+    assert why in message
+    assert "Traceback" not in result.stderr
+    with sqlite3.connect(db) as con:
+        assert con.execute("SELECT count(*) FROM answers").fetchone() == (answers,)
+    assert _groups(db) == []
+    # an account that reviews is taken; so is any name in a database with no accounts at all
+    assert cli("ingest", write_json(_grouped("rev-a"), "by-rev-a.json"), "--db", db).exit_code == 0
+    assert _groups(db) == [("c9/g1", "rev-a")]
+
+
+def test_ingest_into_a_database_without_accounts_takes_an_evidence_groups_name(
+    cli: Cli, tmp_path: Path, write_json: WriteJson
+) -> None:
+    fresh = tmp_path / "fresh.db"
+    result = cli("ingest", write_json(_grouped("li"), "grouped.json"), "--db", fresh)
+    assert result.exit_code == 0, result.stderr
+    assert _groups(fresh) == [("c9/g1", "li")]

@@ -618,11 +618,22 @@ def _write_evidence_groups(
     next_claim: int,
     source_pk: dict[str, int],
 ) -> None:
-    """Insert the audit's evidence groups with their sources (a duplicate id is refused)."""
+    """Insert the audit's evidence groups with their sources (a duplicate id is refused). A group's reviewer is a
+    review account that is no admin, as a judgement's is (a database with no accounts takes the file's names)."""
     if not rows.evidence_groups:
         return
     claim_pk = {claim[0]: next_claim + i for i, claim in enumerate(rows.claims)}
+    accounts = db.execute("SELECT 1 FROM reviewers LIMIT 1").fetchone() is not None
     for group in rows.evidence_groups:
+        if accounts and group.reviewer is not None:
+            role = account_role(db, group.reviewer)
+            if role is None or role == "admin":
+                why = (
+                    "is no review account; add it with `citeaudit reviewer add` first"
+                    if role is None
+                    else "is an admin: admins manage the project; they do not review"
+                )
+                raise InvalidValue(origin, f"evidence group {group.id!r}", f"reviewer {group.reviewer!r} {why}")
         if db.execute("SELECT 1 FROM evidence_groups WHERE id = ?", (group.id,)).fetchone():
             raise DuplicateId(origin, "evidence_groups", f"evidence group {group.id!r} is already in the database")
         group_pk = db.execute(

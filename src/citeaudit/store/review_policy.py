@@ -231,12 +231,13 @@ def edge_judgement_refusal(db: sqlite3.Connection, edge_pk: int, judgement: Judg
     )
 
 
-def require_account(db: sqlite3.Connection, name: str, what: str) -> str:
-    """The role of the account called ``name``, who decides ``what`` (a fact mapping, a claim change): a name
-    with no account is an :class:`~citeaudit.errors.UnknownReference`, since the record would name no one."""
+def require_account(db: sqlite3.Connection, name: str, what: str, option: str = "--reviewer") -> str:
+    """The role of the account called ``name``, who decides ``what`` (a fact mapping, a claim change, a source's
+    link, an evidence group), named by ``option``: a name with no account is an
+    :class:`~citeaudit.errors.UnknownReference`, since the record would name no one."""
     role = account_role(db, name)
     if role is None:
         raise UnknownReference(
-            what, "--reviewer", f"{name!r} is no review account; add it with `citeaudit reviewer add` first"
+            what, option, f"{name!r} is no review account; add it with `citeaudit reviewer add` first"
         )
     return role
