@@ -4,6 +4,7 @@ that record who decided something. Real SQLite files, the real CLI in-process.""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 from collections.abc import Callable
@@ -539,8 +540,6 @@ def test_a_file_in_another_collection_is_refused_then_moved_with_replace(
 
 
 def _sha256(folder: Path) -> str:
-    import hashlib
-
     return hashlib.sha256((folder / "q01__gemini__en__1.json").read_bytes()).hexdigest()
 
 
@@ -631,3 +630,38 @@ def test_ingest_into_a_database_without_accounts_takes_an_evidence_groups_name(
     result = cli("ingest", write_json(_grouped("li"), "grouped.json"), "--db", fresh)
     assert result.exit_code == 0, result.stderr
     assert _groups(fresh) == [("c9/g1", "li")]
+
+
+def test_a_platform_move_keeps_the_answer_id_made_from_the_old_platform(
+    cli: Cli, tmp_path: Path, write_json: WriteJson
+) -> None:
+    sonar = {
+        "id": "x",
+        "model": "sonar",
+        "object": "chat.completion",
+        "search_results": [{"title": "Result 1", "url": URL}],
+        "choices": [
+            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "AX220 tank: 20 L [1]."}}
+        ],
+    }
+    payload = write_json(sonar, "sonar.json")
+    # no id of its own in the payload: the answer is named after its platform and the file's SHA-256
+    named = f"perplexity-{hashlib.sha256(payload.read_bytes()).hexdigest()[:12]}"
+    db = tmp_path / "platform.db"
+    common = ("--db", db, "--questions", PROTOCOL, "--run", "r1", "--question-id", "q01")
+    assert cli("ingest", payload, *common).exit_code == 0
+    assert _answers(db) == [(named, "q01", "perplexity", "r1")]
+    with sqlite3.connect(db) as con:
+        claims = con.execute("SELECT id FROM claims ORDER BY pk").fetchall()
+    assert claims[0] == (f"{named}-c1",)
+    moved = cli("ingest", payload, *common, "--platform", "gemini", "--replace")
+    assert moved.exit_code == 0, moved.stderr
+    # the platform is the stored one; the id, and every id made from it, stay as references
+    assert _answers(db) == [(named, "q01", "gemini", "r1")]
+    with sqlite3.connect(db) as con:
+        assert con.execute("SELECT id FROM claims ORDER BY pk").fetchall() == claims
+    listed = json.loads(cli("answers", "list", "--db", db, "--format", "json").stdout)
+    assert [(a["id"], a["platform"]) for a in listed] == [(named, "gemini")]
+    assert [t for t, _, _ in _audit(db, "answers.move")] == [
+        f"import:{hashlib.sha256(payload.read_bytes()).hexdigest()}"
+    ]
