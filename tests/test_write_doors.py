@@ -581,6 +581,9 @@ def test_an_evidence_group_through_the_library_needs_an_account_that_reviews(db:
             store.create_group(int(claim_pk), sources, (), (), Label.SUPPORTED, "nobody")
         with pytest.raises(ReviewRefused, match="admins manage the project"):
             store.create_group(int(claim_pk), sources, (), (), Label.SUPPORTED, "root")
+        # a link found for a source is recorded with an account too
+        with pytest.raises(UnknownReference, match="'nobody' is no review account"):
+            store.attach_url(sources[0], "https://brand.com/found", "nobody")
         assert _groups(db) == []
         made = store.create_group(int(claim_pk), sources, (), (), Label.SUPPORTED, "rev-a")
     assert _groups(db) == [(made, "rev-a")]
