@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.builders import answer, claim, document
+from tests.builders import add_reviewer, answer, claim, document
 from tests.site import Site
 from typer.testing import Result
 
@@ -255,6 +255,7 @@ def test_cli_resolve_and_title_only_card(
     (card,) = rows(db_path, "SELECT key, status, reason FROM sources WHERE url IS NULL")
     assert card[1:] == ("pending", "no_link")
 
+    add_reviewer(db_path, "li")  # who attaches a link is a review account
     result = cli(
         "source", "set-url", card[0], f"{site}/doc.pdf", "--db", db_path, "--by", "li",
         "--map-host", "site.test=127.0.0.1", "--format", "json",

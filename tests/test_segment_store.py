@@ -348,6 +348,7 @@ def test_any_sequence_of_changes_keeps_the_history_and_the_current_flag(
     with Store(db) as store:
         for item in read_files([path], None, None):
             store_prepared(store, item)
+    add_reviewer(db, "li")
     judged, edges = _invariants(db)
     for operation in operations:
         with Store(db) as store:

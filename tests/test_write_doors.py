@@ -4,6 +4,7 @@ that record who decided something. Real SQLite files, the real CLI in-process.""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 from collections.abc import Callable
@@ -14,6 +15,7 @@ import pytest
 from typer.testing import Result
 
 from builders import add_reviewer, answer, claim, document
+from citeaudit.errors import UnknownReference
 from citeaudit.model import Judgement, Label, Origin, Stage
 from citeaudit.store.review import ReviewStore
 from citeaudit.store.review_policy import ReviewRefused
@@ -287,7 +289,9 @@ def test_reimporting_an_earlier_label_makes_it_the_latest_again(cli: Cli, db: Pa
     "command",
     [
         ("facts", "confirm", "--claim", "c1", "--fact", "q1f1"),
+        ("facts", "reject", "1"),
         ("claim", "edit", "c1", "--text", "The AX220 has a 20 L tank"),
+        ("segment",),
     ],
 )
 def test_a_decision_by_a_name_with_no_account_is_refused(cli: Cli, db: Path, command: tuple[str, ...]) -> None:
@@ -369,3 +373,298 @@ def test_a_reimport_with_a_corrected_question_is_refused_then_moved_with_replace
     assert json.loads(after) == {"file": str(payload), "answers": {answer_id: {"question": "q01"}}}
     # and now the corrected metadata is the stored one: importing it again is a no-op
     assert "nothing written" in cli("ingest", payload, *common, "--question-id", "q01").stdout
+
+
+def test_a_corrected_manifest_is_refused_then_applied_with_replace(cli: Cli, tmp_path: Path) -> None:
+    fixtures = Path(__file__).resolve().parent / "fixtures"
+    folder = tmp_path / "collection"
+    folder.mkdir()
+    (folder / "gemini.json").write_bytes((fixtures / "gemini" / "grounded.json").read_bytes())
+    manifest = tmp_path / "collection.csv"
+    db = tmp_path / "manifest.db"
+
+    def ingest(question: str, *extra: str) -> Result:
+        manifest.write_text(f"file,question,engine\ngemini.json,{question},gemini\n", encoding="utf-8")
+        return cli("ingest", folder, "--manifest", manifest, "--questions", PROTOCOL, "--db", db, *extra)
+
+    assert ingest("q02").exit_code == 0
+    assert ingest("q02").exit_code == 0  # the same manifest again: a no-op
+    refused = ingest("q01")
+    assert refused.exit_code == 2
+    assert "question 'q02' → 'q01' (1 answer)" in refused.stderr.replace("\n", "")
+    assert [q for _, q, _, _ in _answers(db)] == ["q02"]
+    applied = ingest("q01", "--replace")
+    assert applied.exit_code == 0, applied.stderr
+    assert [q for _, q, _, _ in _answers(db)] == ["q01"]
+    with sqlite3.connect(db) as con:
+        tasks = con.execute(
+            "SELECT question_id, state, answer_id IS NOT NULL FROM collection_tasks ORDER BY question_id"
+        ).fetchall()
+    # the q02 task the wrong manifest filled is pending again; the q01 task has the answer
+    assert tasks == [("q01", "done", 1), ("q02", "pending", 0)]
+    # the same bytes under another collection name: refused, naming the collection
+    other = cli("ingest", folder, "--manifest", manifest, "--questions", PROTOCOL, "--db", db, "--collection", "nov")
+    assert other.exit_code == 2
+    assert "collection 'collection' → 'nov'" in other.stderr.replace("\n", "")
+    # and a manifest row that names its run, in another collection: refused the same way
+    manifest.write_text("file,question,engine,run\ngemini.json,q01,gemini,collection-gemini\n", encoding="utf-8")
+    named = cli("ingest", folder, "--manifest", manifest, "--questions", PROTOCOL, "--db", db, "--collection", "nov")
+    assert named.exit_code == 2
+    assert "collection 'collection' → 'nov'" in named.stderr.replace("\n", "")
+    assert [q for _, q, _, _ in _answers(db)] == ["q01"]
+
+
+def _collected(db: Path) -> list[tuple[str, str, str, str, int]]:
+    """``(answer, collection, day, task's question, claims)`` per task of every collection."""
+    with sqlite3.connect(db) as con:
+        return [
+            (str(a), str(k), str(d), str(q), int(n))
+            for a, k, d, q, n in con.execute(
+                "SELECT coalesce(t.answer_id, '-'), k.name, substr(k.created_at, 1, 10), t.question_id, "
+                "(SELECT count(*) FROM claims c JOIN answers a ON a.pk = c.answer_pk WHERE a.id = t.answer_id) "
+                "FROM collection_tasks t JOIN collections k ON k.pk = t.collection_pk ORDER BY k.name"
+            )
+        ]
+
+
+def _audit(db: Path, action: str) -> list[tuple[str, Any, Any]]:
+    with sqlite3.connect(db) as con:
+        return [
+            (str(target), json.loads(before), json.loads(after))
+            for target, before, after in con.execute(
+                "SELECT target, before, after FROM audit_log WHERE action = ? ORDER BY pk", (action,)
+            )
+        ]
+
+
+@pytest.fixture
+def collected(tmp_path: Path) -> Path:
+    """A folder of one saved Gemini response named for q01's task."""
+    fixtures = Path(__file__).resolve().parent / "fixtures"
+    folder = tmp_path / "oct"
+    folder.mkdir()
+    (folder / "q01__gemini__en__1.json").write_bytes((fixtures / "gemini" / "grounded.json").read_bytes())
+    return folder
+
+
+def _judge_first_edge(db: Path) -> None:
+    add_reviewer(db, "rev-a")
+    with sqlite3.connect(db) as con:
+        (edge,) = con.execute("SELECT min(pk) FROM edges").fetchone()
+    with ReviewStore(db) as store:
+        store.record_judgement(int(edge), Judgement(Label.SUPPORTED, "rev-a"), "s1")
+
+
+def _kept(db: Path) -> tuple[int, int, list[tuple[str, str]]]:
+    with sqlite3.connect(db) as con:
+        (claims,) = con.execute("SELECT count(*) FROM claims").fetchone()
+        (edges,) = con.execute("SELECT count(*) FROM edges").fetchone()
+        judged = con.execute("SELECT reviewer, label FROM judgements WHERE origin = 'human'").fetchall()
+    return int(claims), int(edges), [(str(r), str(lab)) for r, lab in judged]
+
+
+def test_a_collection_date_corrected_is_refused_then_applied_with_replace(
+    cli: Cli, tmp_path: Path, collected: Path
+) -> None:
+    db = tmp_path / "dated.db"
+    pattern = ("--pattern", "{question}__{engine}__{locale}__{repeat}.json", "--questions", PROTOCOL, "--db", db)
+
+    def ingest(day: str, *extra: str) -> Result:
+        return cli("ingest", collected, *pattern, "--collected-on", day, *extra)
+
+    assert ingest("2026-10-01").exit_code == 0
+    _judge_first_edge(db)
+    kept = _kept(db)
+    assert kept[0] > 0
+    assert kept[1] > 0
+    assert kept[2] == [("rev-a", "supported")]
+    ((answer_id, *_),) = _collected(db)
+    assert _collected(db) == [(answer_id, "oct", "2026-10-01", "q01", kept[0])]
+    again = ingest("2026-10-01")  # the same bytes and the same day: a no-op
+    assert again.exit_code == 0, again.stderr
+    assert "nothing written" in again.stdout
+    # the day was wrong: refused, naming both days and the way to apply the new one
+    refused = ingest("2026-10-02")
+    assert refused.exit_code == 2
+    message = refused.stderr.replace("\n", "")
+    assert "collection 'oct' is already dated '2026-10-01' (not '2026-10-02')" in message
+    assert "--replace" in message
+    assert "Traceback" not in refused.stderr
+    assert _collected(db) == [(answer_id, "oct", "2026-10-01", "q01", kept[0])]
+    assert _audit(db, "collections.redate") == []
+    # with --replace the collection (so its one answer) is dated 2 October, the answer's rows untouched
+    applied = ingest("2026-10-02", "--replace")
+    assert applied.exit_code == 0, applied.stderr
+    assert _collected(db) == [(answer_id, "oct", "2026-10-02", "q01", kept[0])]
+    assert _kept(db) == kept
+    assert _audit(db, "collections.redate") == [
+        ("collection:oct", {"date": "2026-10-01", "answers": 1}, {"file": str(collected), "date": "2026-10-02"})
+    ]
+    # the day now stored is the one given: the same command again is a no-op and logs nothing more
+    assert ingest("2026-10-02").exit_code == 0
+    assert len(_audit(db, "collections.redate")) == 1
+
+
+def test_a_file_in_another_collection_is_refused_then_moved_with_replace(
+    cli: Cli, tmp_path: Path, collected: Path
+) -> None:
+    db = tmp_path / "moved.db"
+    pattern = ("--pattern", "{question}__{engine}__{locale}__{repeat}.json", "--questions", PROTOCOL, "--db", db)
+    assert cli("ingest", collected, *pattern, "--collected-on", "2026-10-01").exit_code == 0
+    _judge_first_edge(db)
+    kept = _kept(db)
+    ((answer_id, *_),) = _collected(db)
+    # the same bytes named as collection "nov": refused, naming both collections and the way to move it
+    refused = cli("ingest", collected, *pattern, "--collection", "nov", "--collected-on", "2026-11-01")
+    assert refused.exit_code == 2
+    message = refused.stderr.replace("\n", "")
+    assert "collection 'oct' → 'nov'" in message
+    assert "--replace" in message
+    assert "Traceback" not in refused.stderr
+    assert _collected(db) == [(answer_id, "oct", "2026-10-01", "q01", kept[0])]
+    # with --replace the answer (the same row, its claims, edges and judgement) is nov's; oct's task is pending
+    moved = cli("ingest", collected, *pattern, "--collection", "nov", "--collected-on", "2026-11-01", "--replace")
+    assert moved.exit_code == 0, moved.stderr
+    assert _collected(db) == [(answer_id, "nov", "2026-11-01", "q01", kept[0]), ("-", "oct", "2026-10-01", "q01", 0)]
+    assert _kept(db) == kept
+    # its run was the collection's name and the engine: moved too, and both moves are in the audit log
+    assert _answers(db) == [(answer_id, "q01", "gemini", "nov-gemini")]
+    assert [(t, b) for t, b, _ in _audit(db, "answers.move")] == [
+        (f"import:{_sha256(collected)}", {answer_id: {"run": "oct-gemini"}})
+    ]
+    assert [b for _, b, _ in _audit(db, "collection_tasks.release")] == [[["oct", "q01", "gemini", "en", 1]]]
+    # and the same command again is a no-op
+    again = cli("ingest", collected, *pattern, "--collection", "nov", "--collected-on", "2026-11-01")
+    assert again.exit_code == 0, again.stderr
+    assert "nothing written" in again.stdout
+
+
+def _sha256(folder: Path) -> str:
+    return hashlib.sha256((folder / "q01__gemini__en__1.json").read_bytes()).hexdigest()
+
+
+# -- who decides something without a label: a source's link, an evidence group ------------------------------------
+
+
+def _links(db: Path) -> list[tuple[str, str]]:
+    with sqlite3.connect(db) as con:
+        return [(str(u), str(b)) for u, b in con.execute("SELECT url, set_by FROM source_links ORDER BY pk")]
+
+
+def test_source_set_url_refuses_a_name_with_no_account(cli: Cli, db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    new = "https://brand.com/ax220-sheet"
+    for by in (("--by", "someone-new"), ()):  # named, or the login name (the default) when --by is not given
+        monkeypatch.setenv("LOGNAME", "someone-new")
+        result = cli("source", "set-url", URL, new, "--db", db, "--no-resolve", *by)
+        assert result.exit_code == 2
+        message = result.stderr.replace("\n", "")
+        assert "--by: 'someone-new' is no review account; add it with `citeaudit reviewer add` first" in message
+        assert "Traceback" not in result.stderr
+        assert _links(db) == []
+    accepted = cli("source", "set-url", URL, new, "--db", db, "--no-resolve", "--by", "rev-a")
+    assert accepted.exit_code == 0, accepted.stderr
+    assert _links(db) == [(new, "rev-a")]
+
+
+def _groups(db: Path) -> list[tuple[str, str]]:
+    with sqlite3.connect(db) as con:
+        return [(str(g), str(r)) for g, r in con.execute("SELECT id, reviewer FROM evidence_groups ORDER BY pk")]
+
+
+def test_an_evidence_group_through_the_library_needs_an_account_that_reviews(db: Path) -> None:
+    with sqlite3.connect(db) as con:
+        (claim_pk,) = con.execute("SELECT pk FROM claims WHERE id = 'c1'").fetchone()
+    with ReviewStore(db) as store:
+        sources = [pk for pk, _, _ in store.claim_sources(int(claim_pk))]
+        assert len(sources) >= 2
+        with pytest.raises(UnknownReference, match="'nobody' is no review account"):
+            store.create_group(int(claim_pk), sources, (), (), Label.SUPPORTED, "nobody")
+        with pytest.raises(ReviewRefused, match="admins manage the project"):
+            store.create_group(int(claim_pk), sources, (), (), Label.SUPPORTED, "root")
+        # a link found for a source is recorded with an account too
+        with pytest.raises(UnknownReference, match="'nobody' is no review account"):
+            store.attach_url(sources[0], "https://brand.com/found", "nobody")
+        assert _groups(db) == []
+        made = store.create_group(int(claim_pk), sources, (), (), Label.SUPPORTED, "rev-a")
+    assert _groups(db) == [(made, "rev-a")]
+
+
+def _grouped(reviewer: str) -> dict[str, Any]:
+    """Answer a9, whose claim c9 cites two pages, and an evidence group of the two by ``reviewer``."""
+    other = "https://brand.com/ax220-manual"
+    a9 = answer("a9", run="r9", citations=[URL, other])
+    made = document([a9], [claim("c9", "a9")], [{"claim_id": "c9", "url": u} for u in (URL, other)])
+    made["evidence_groups"] = [
+        {"id": "c9/g1", "claim_id": "c9", "sources": [URL, other], "label": "supported", "reviewer": reviewer}
+    ]
+    return made
+
+
+@pytest.mark.parametrize(
+    ("reviewer", "why"),
+    [
+        ("someone-new", "reviewer 'someone-new' is no review account; add it with `citeaudit reviewer add` first"),
+        ("root", "reviewer 'root' is an admin"),
+    ],
+)
+def test_ingest_refuses_an_evidence_group_by_a_name_with_no_account(
+    cli: Cli, db: Path, write_json: WriteJson, reviewer: str, why: str
+) -> None:
+    with sqlite3.connect(db) as con:
+        (answers,) = con.execute("SELECT count(*) FROM answers").fetchone()
+    result = cli("ingest", write_json(_grouped(reviewer), "grouped.json"), "--db", db)
+    assert result.exit_code == 2
+    message = result.stderr.replace("\n", "")
+    assert "grouped.json: evidence group 'c9/g1'" in message
+    assert why in message
+    assert "Traceback" not in result.stderr
+    with sqlite3.connect(db) as con:
+        assert con.execute("SELECT count(*) FROM answers").fetchone() == (answers,)
+    assert _groups(db) == []
+    # an account that reviews is taken; so is any name in a database with no accounts at all
+    assert cli("ingest", write_json(_grouped("rev-a"), "by-rev-a.json"), "--db", db).exit_code == 0
+    assert _groups(db) == [("c9/g1", "rev-a")]
+
+
+def test_ingest_into_a_database_without_accounts_takes_an_evidence_groups_name(
+    cli: Cli, tmp_path: Path, write_json: WriteJson
+) -> None:
+    fresh = tmp_path / "fresh.db"
+    result = cli("ingest", write_json(_grouped("li"), "grouped.json"), "--db", fresh)
+    assert result.exit_code == 0, result.stderr
+    assert _groups(fresh) == [("c9/g1", "li")]
+
+
+def test_a_platform_move_keeps_the_answer_id_made_from_the_old_platform(
+    cli: Cli, tmp_path: Path, write_json: WriteJson
+) -> None:
+    sonar = {
+        "id": "x",
+        "model": "sonar",
+        "object": "chat.completion",
+        "search_results": [{"title": "Result 1", "url": URL}],
+        "choices": [
+            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "AX220 tank: 20 L [1]."}}
+        ],
+    }
+    payload = write_json(sonar, "sonar.json")
+    # no id of its own in the payload: the answer is named after its platform and the file's SHA-256
+    named = f"perplexity-{hashlib.sha256(payload.read_bytes()).hexdigest()[:12]}"
+    db = tmp_path / "platform.db"
+    common = ("--db", db, "--questions", PROTOCOL, "--run", "r1", "--question-id", "q01")
+    assert cli("ingest", payload, *common).exit_code == 0
+    assert _answers(db) == [(named, "q01", "perplexity", "r1")]
+    with sqlite3.connect(db) as con:
+        claims = con.execute("SELECT id FROM claims ORDER BY pk").fetchall()
+    assert claims[0] == (f"{named}-c1",)
+    moved = cli("ingest", payload, *common, "--platform", "gemini", "--replace")
+    assert moved.exit_code == 0, moved.stderr
+    # the platform is the stored one; the id, and every id made from it, stay as references
+    assert _answers(db) == [(named, "q01", "gemini", "r1")]
+    with sqlite3.connect(db) as con:
+        assert con.execute("SELECT id FROM claims ORDER BY pk").fetchall() == claims
+    listed = json.loads(cli("answers", "list", "--db", db, "--format", "json").stdout)
+    assert [(a["id"], a["platform"]) for a in listed] == [(named, "gemini")]
+    assert [t for t, _, _ in _audit(db, "answers.move")] == [
+        f"import:{hashlib.sha256(payload.read_bytes()).hexdigest()}"
+    ]

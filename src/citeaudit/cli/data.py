@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import Counter
 from collections.abc import Callable
@@ -89,8 +90,9 @@ def ingest(
         bool,
         typer.Option(
             "--replace",
-            help="A file imported before with another question, platform or run: move its answers to these "
-            "(their claims, edges and judgements stay with them; recorded in the audit log).",
+            help="A file imported before with another question, platform, run or collection: move its answers to "
+            "these (their claims, edges and judgements stay with them); a collection dated before with another "
+            "--collected-on: re-date it. Recorded in the audit log.",
         ),
     ] = False,
 ) -> None:
@@ -177,6 +179,72 @@ def _waiting_notice(db: Path) -> Callable[[], None]:
     return waiting
 
 
+def _release_stale_tasks(
+    store: Store, files: list[CollectedFile], results: list[tuple[str, Reader, ImportReport]], pk: int, replace: bool
+) -> None:
+    """A file imported before that an earlier manifest put in another collection, or in another task of this one:
+    refused, or with ``replace`` those tasks go back to pending (the file answers the task named now)."""
+    from citeaudit.store.reimport import release_tasks, stale_tasks
+
+    for f, (name, _, report) in zip(files, results, strict=True):
+        if not report.already_imported:
+            continue
+        stale = stale_tasks(store.connection, report.sha256, pk, (f.question, f.engine, f.locale, f.repeat))
+        if not stale:
+            continue
+        if not replace:
+            where = "; ".join(
+                f"collection {c!r}, question {q!r}, engine {e!r}, locale {loc!r}, repeat {r}"
+                for _, (c, q, e, loc, r) in stale
+            )
+            raise InputError(
+                name,
+                "",
+                f"already imported (sha256 {report.sha256[:12]}…) as the answer of {where}; nothing written. To make "
+                "it the answer of the task named now (the earlier one goes back to pending), run the same command "
+                "with --replace",
+            )
+        release_tasks(store.connection, stale, name, report.sha256, os_user())
+
+
+def _same_collection(store: Store, files: list[CollectedFile], name: str) -> None:
+    """Refuse a file an earlier import put in another collection: the same bytes name the same answer, which
+    ``--replace`` moves to collection ``name``."""
+    from citeaudit.store.reimport import other_collections
+
+    for f in files:
+        with f.path.open("rb") as stream:
+            sha = hashlib.file_digest(stream, "sha256").hexdigest()
+        found = other_collections(store.connection, sha, name)
+        if found:
+            raise InputError(
+                str(f.path),
+                "",
+                f"already imported (sha256 {sha[:12]}…) into another collection: collection {found[0]!r} → "
+                f"{name!r}; nothing written. To move its answer to collection {name!r} (its claims, edges and "
+                f"judgements stay with it; its task in {found[0]!r} goes back to pending), run the same command "
+                "with --replace",
+            )
+
+
+def _redate(store: Store, pk: int, name: str, day: str, origin: str, replace: bool) -> None:
+    """A collection with answers named with another day: refused, or with ``replace`` re-dated (all its
+    answers), with an audit-log row."""
+    from citeaudit.store.reimport import redate_collection
+
+    (dated,) = store.connection.execute(
+        "SELECT substr(created_at, 1, 10) FROM collections WHERE pk = ?", (pk,)
+    ).fetchone()
+    if not replace:
+        raise InputError(
+            "--collected-on",
+            "",
+            f"collection {name!r} is already dated {dated!r} (not {day!r}); nothing written. To re-date the "
+            "collection (the date of each of its answers), run the same command with --replace",
+        )
+    redate_collection(store.connection, pk, day, origin, os_user())
+
+
 def _ingest_collection(
     paths: list[Path],
     db: Path,
@@ -234,14 +302,15 @@ def _ingest_collection(
         Store(target, on_wait=waiting, new=target != db) as store,
         store.transaction(),
     ):
+        if not replace:
+            _same_collection(store, files, name)
         results = ingest_files(store, plan, fmt, attachments=attachments, replace=replace, actor=os_user())
         _same_bytes_once(files, results, str(manifest or folder))
         _keep_response_ids(store, results)
         row = open_collection(store, name, store.ensure_protocol(chosen.protocol))
-        if day is not None:
-            dated = date_collection(store, row.pk, day)
-            if dated != day:
-                raise InputError("--collected-on", "", f"collection {name!r} is already dated {dated!r} (not {day!r})")
+        if day is not None and date_collection(store, row.pk, day) != day:
+            _redate(store, row.pk, name, day, str(manifest or folder), replace)
+        _release_stale_tasks(store, files, results, row.pk, replace)
         answered = link_collected(
             store,
             row.pk,

@@ -212,7 +212,9 @@ def set_url(
     key: Annotated[str, typer.Argument(help="Source key (e.g. a title-only card's `title:…` key).")],
     url: Annotated[str, typer.Argument(help="The link the source should have.")],
     db: DbOption = Path("citeaudit.db"),
-    by: Annotated[str | None, typer.Option("--by", help="Who attaches the link (default: the login name).")] = None,
+    by: Annotated[
+        str | None, typer.Option("--by", help="Who attaches the link: a review account (default: the login name).")
+    ] = None,
     no_resolve: Annotated[bool, typer.Option("--no-resolve", help="Attach the link only; resolve later.")] = False,
     concurrency: ConcurrencyOption = 16,
     per_host: PerHostOption = 4,

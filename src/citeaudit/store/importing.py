@@ -153,12 +153,15 @@ def _check_judgements(db: sqlite3.Connection, rows: ChunkRows, origin: str, revi
     is at least two; the state stored is still the one the database's policy gives."""
     accounts = db.execute("SELECT 1 FROM reviewers LIMIT 1").fetchone() is not None
     limit = max(reviews_required, 2)
+    roles: dict[str | None, str | None] = {}
     for claim, key, _, judgements in rows.edges:
         existing: list[StoredJudgement] = []
         for number, judgement in enumerate(judgements, start=1):
             if judgement.origin is Origin.HUMAN:
                 if accounts:
-                    role = account_role(db, judgement.reviewer)
+                    if judgement.reviewer not in roles:
+                        roles[judgement.reviewer] = account_role(db, judgement.reviewer)
+                    role = roles[judgement.reviewer]
                 else:
                     role = "adjudicator" if judgement.stage is Stage.ADJUDICATION else "reviewer"
                 why = judgement_refusal(existing, judgement, role, limit)
@@ -615,11 +618,22 @@ def _write_evidence_groups(
     next_claim: int,
     source_pk: dict[str, int],
 ) -> None:
-    """Insert the audit's evidence groups with their sources (a duplicate id is refused)."""
+    """Insert the audit's evidence groups with their sources (a duplicate id is refused). A group's reviewer is a
+    review account that is no admin, as a judgement's is (a database with no accounts takes the file's names)."""
     if not rows.evidence_groups:
         return
     claim_pk = {claim[0]: next_claim + i for i, claim in enumerate(rows.claims)}
+    accounts = db.execute("SELECT 1 FROM reviewers LIMIT 1").fetchone() is not None
     for group in rows.evidence_groups:
+        if accounts and group.reviewer is not None:
+            role = account_role(db, group.reviewer)
+            if role is None or role == "admin":
+                why = (
+                    "is no review account; add it with `citeaudit reviewer add` first"
+                    if role is None
+                    else "is an admin: admins manage the project; they do not review"
+                )
+                raise InvalidValue(origin, f"evidence group {group.id!r}", f"reviewer {group.reviewer!r} {why}")
         if db.execute("SELECT 1 FROM evidence_groups WHERE id = ?", (group.id,)).fetchone():
             raise DuplicateId(origin, "evidence_groups", f"evidence group {group.id!r} is already in the database")
         group_pk = db.execute(

@@ -17,7 +17,18 @@ from dataclasses import dataclass
 from citeaudit.clock import utc_now
 from citeaudit.errors import InvalidValue, UnknownReference
 
-__all__ = ["FIELDS", "MetadataChange", "describe", "metadata_changes", "move_answers"]
+__all__ = [
+    "FIELDS",
+    "CollectionTask",
+    "MetadataChange",
+    "describe",
+    "metadata_changes",
+    "move_answers",
+    "other_collections",
+    "redate_collection",
+    "release_tasks",
+    "stale_tasks",
+]
 
 FIELDS = ("question", "platform", "run")
 """The metadata of an import's answers that a command may give and a re-import may correct."""
@@ -150,3 +161,86 @@ def _run(db: sqlite3.Connection, protocol_pk: int, run_pk: int, run: str, origin
     ).lastrowid
     assert pk is not None
     return int(pk)
+
+
+CollectionTask = tuple[str, str, str, str, int]
+"""``(collection name, question, engine, locale, repeat)`` of a collection's task."""
+
+
+def stale_tasks(
+    db: sqlite3.Connection, sha256: str, collection_pk: int, task: tuple[str, str, str, int]
+) -> list[tuple[int, CollectionTask]]:
+    """The collection tasks that name the payload ``sha256`` as their answer other than ``task`` of collection
+    ``collection_pk`` (``(question, engine, locale, repeat)``): what an earlier import of the same file with
+    another manifest row or into another collection left, with their row ids."""
+    question, engine, locale, repeat = task
+    return [
+        (int(pk), (str(name), str(q), str(e), str(loc), int(r)))
+        for pk, name, q, e, loc, r in db.execute(
+            "SELECT t.pk, k.name, t.question_id, t.engine, t.locale, t.repeat FROM collection_tasks t "
+            "JOIN collections k ON k.pk = t.collection_pk WHERE t.payload_sha256 = ? AND NOT (t.collection_pk = ? "
+            "AND t.question_id = ? AND t.engine = ? AND t.locale = ? AND t.repeat = ?) ORDER BY t.pk",
+            (sha256, collection_pk, question, engine, locale, repeat),
+        )
+    ]
+
+
+def release_tasks(
+    db: sqlite3.Connection, tasks: Sequence[tuple[int, CollectionTask]], origin: str, sha256: str, actor: str
+) -> None:
+    """Free the tasks an earlier import of the file answered by mistake (pending again, no answer), inside the
+    caller's transaction, with an audit-log row naming them."""
+    at = utc_now("microseconds")
+    db.executemany(
+        "UPDATE collection_tasks SET state = 'pending', outcome = NULL, payload_sha256 = NULL, answer_id = NULL, "
+        "updated_at = ? WHERE pk = ?",
+        [(at, pk) for pk, _ in tasks],
+    )
+    db.execute(
+        "INSERT INTO audit_log (at, actor, action, target, before, after) VALUES (?, ?, ?, ?, ?, ?)",
+        (
+            at,
+            actor,
+            "collection_tasks.release",
+            f"import:{sha256}",
+            json.dumps([list(task) for _, task in tasks], ensure_ascii=False),
+            json.dumps({"file": origin, "state": "pending"}, sort_keys=True),
+        ),
+    )
+
+
+def other_collections(db: sqlite3.Connection, sha256: str, name: str) -> list[str]:
+    """The collections other than ``name`` in which the payload ``sha256`` answers a task: where an earlier
+    import of the same file put it."""
+    return [
+        str(found)
+        for (found,) in db.execute(
+            "SELECT DISTINCT k.name FROM collection_tasks t JOIN collections k ON k.pk = t.collection_pk "
+            "WHERE t.payload_sha256 = ? AND k.name != ? ORDER BY k.name",
+            (sha256, name),
+        )
+    ]
+
+
+def redate_collection(db: sqlite3.Connection, collection_pk: int, day: str, origin: str, actor: str) -> tuple[str, int]:
+    """Date collection ``collection_pk`` by ``day`` (``YYYY-MM-DD``) although it has answers, inside the
+    caller's transaction, with an audit-log row; returns the day it had and how many answers it dates (the
+    collection's date is every one of its answers')."""
+    name, created = db.execute("SELECT name, created_at FROM collections WHERE pk = ?", (collection_pk,)).fetchone()
+    (answers,) = db.execute(
+        "SELECT count(DISTINCT answer_id) FROM collection_tasks WHERE collection_pk = ? AND answer_id IS NOT NULL",
+        (collection_pk,),
+    ).fetchone()
+    db.execute("UPDATE collections SET created_at = ? WHERE pk = ?", (f"{day}T00:00:00+00:00", collection_pk))
+    db.execute(
+        "INSERT INTO audit_log (at, actor, action, target, before, after) VALUES (?, ?, ?, ?, ?, ?)",
+        (
+            utc_now("microseconds"),
+            actor,
+            "collections.redate",
+            f"collection:{name}",
+            json.dumps({"date": str(created)[:10], "answers": int(answers)}, sort_keys=True),
+            json.dumps({"file": origin, "date": day}, sort_keys=True, ensure_ascii=False),
+        ),
+    )
+    return str(created)[:10], int(answers)

@@ -26,7 +26,13 @@ from citeaudit.store.judgements import INSERT_JUDGEMENT, JUDGEMENT_COLUMNS, judg
 from citeaudit.store.migrations import SCHEMA_VERSION
 from citeaudit.store.reading import CURRENT_CLAIM
 from citeaudit.store.resolution import document_passages, latest_document
-from citeaudit.store.review_policy import DOORS, ReviewRefused, counted_judgements, edge_judgement_refusal
+from citeaudit.store.review_policy import (
+    DOORS,
+    ReviewRefused,
+    counted_judgements,
+    edge_judgement_refusal,
+    require_account,
+)
 from citeaudit.store.review_records import (
     AuditLogEntry,
     EdgeView,
@@ -746,8 +752,9 @@ class ReviewStore:
 
     def attach_url(self, source_pk: int, url: str, reviewer: str) -> None:
         """Give a title-only source the link a reviewer found (logged with who and when). The source stays
-        ``pending`` and keeps its key until it is resolved."""
+        ``pending`` and keeps its key until it is resolved. ``reviewer`` is a review account."""
         with self._transaction() as db:
+            require_account(db, reviewer, "review", "reviewer")
             row = db.execute("SELECT url, status FROM sources WHERE pk = ?", (source_pk,)).fetchone()
             if row is None:
                 raise UnknownReference("review", f"source {source_pk}", f"no source {source_pk!r}")
@@ -823,7 +830,8 @@ class ReviewStore:
         label: Label | None,
         reviewer: str,
     ) -> str:
-        """Create an evidence group for a claim from two or more of its sources (logged); returns its id."""
+        """Create an evidence group for a claim from two or more of its sources (logged); returns its id. The
+        ``reviewer`` is a review account that reviews or adjudicates (an admin does neither)."""
         allowed = {pk for pk, _, _ in self.claim_sources(claim_pk)}
         chosen = list(dict.fromkeys(source_pks))
         if len(chosen) < 2:
@@ -832,6 +840,8 @@ class ReviewStore:
         if stray:
             raise InvalidValue("review", "sources", f"source {stray[0]!r} is not cited for this claim")
         with self._transaction() as db:
+            if require_account(db, reviewer, "review", "reviewer") == "admin":
+                raise ReviewRefused(f"{reviewer!r} is an admin: admins manage the project; they do not review")
             (claim_id,) = db.execute("SELECT id FROM claims WHERE pk = ?", (claim_pk,)).fetchone()
             (n,) = db.execute("SELECT count(*) FROM evidence_groups WHERE claim_pk = ?", (claim_pk,)).fetchone()
             group_id = f"{claim_id}/g{n + 1}"

@@ -13,9 +13,10 @@ adjudicated) edge. Admins manage the project; they neither review nor adjudicate
 
 This module is the one gate of every human judgement, whatever door it comes through (:data:`DOORS`): the web
 forms of edges and cross pairs, ``judgements import``, ``ingest`` of an audit file and the library.
-:func:`edge_judgement_refusal` and :func:`cross_judgement_refusal` read what the rules need inside the writer's
-transaction — the reviewer's account and role (never a role the caller claims), whether the claim is retired,
-the item's judgements and the policy — and :func:`judgement_refusal` applies the rules to plain values.
+:func:`edge_judgement_refusal` (and its twin for cross pairs in :mod:`citeaudit.store.cross_pairs`) reads what the
+rules need inside the writer's transaction — the reviewer's account and role (never a role the caller claims),
+whether the claim is retired, the item's judgements and the policy — and :func:`judgement_refusal` applies the
+rules to plain values (``ingest`` calls it on an audit file's judgements before writing them).
 """
 
 from __future__ import annotations
@@ -159,7 +160,9 @@ def judgement_refusal(
         if not name:
             return "a judgement names its reviewer (a review account)"
         return f"{name!r} is no review account; add it with `citeaudit reviewer add`"
-    state = policy_outcome(existing, reviews_required)[0]
+    # Only an adjudicator's judgement depends on the item's state: it is worked out for them alone (an import
+    # checks every judgement of a file, most of them reviewers').
+    state = policy_outcome(existing, reviews_required)[0] if role == "adjudicator" else ReviewState.PENDING
     if judgement.stage is Stage.ADJUDICATION:
         return adjudication_refusal(existing, name, role, state, item=item)
     return review_refusal(existing, name, role, state, reviews_required, item=item)
@@ -228,12 +231,13 @@ def edge_judgement_refusal(db: sqlite3.Connection, edge_pk: int, judgement: Judg
     )
 
 
-def require_account(db: sqlite3.Connection, name: str, what: str) -> str:
-    """The role of the account called ``name``, who decides ``what`` (a fact mapping, a claim change): a name
-    with no account is an :class:`~citeaudit.errors.UnknownReference`, since the record would name no one."""
+def require_account(db: sqlite3.Connection, name: str, what: str, option: str = "--reviewer") -> str:
+    """The role of the account called ``name``, who decides ``what`` (a fact mapping, a claim change, a source's
+    link, an evidence group), named by ``option``: a name with no account is an
+    :class:`~citeaudit.errors.UnknownReference`, since the record would name no one."""
     role = account_role(db, name)
     if role is None:
         raise UnknownReference(
-            what, "--reviewer", f"{name!r} is no review account; add it with `citeaudit reviewer add` first"
+            what, option, f"{name!r} is no review account; add it with `citeaudit reviewer add` first"
         )
     return role

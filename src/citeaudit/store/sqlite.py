@@ -393,8 +393,10 @@ class Store:
             return [resolution.record_fetch(db, source_pk, outcome) for source_pk, outcome in fetches]
 
     def set_source_link(self, key: str, url: str, who: str) -> int:
-        """Attach a link to a source (a title-only card), recorded with who and when; returns its row id."""
+        """Attach a link to a source (a title-only card), recorded with who and when; returns its row id. ``who``
+        is a review account, as everyone who records a decision is."""
         with self._transaction() as db:
+            require_account(db, who, "source set-url", "--by")
             return resolution.set_link(db, key, url, who)
 
     def source_pk(self, key: str) -> int:
