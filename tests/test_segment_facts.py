@@ -126,10 +126,10 @@ def test_only_confirmed_mappings_count_for_coverage(
     # both claims come out unchanged in text and span: kept with their supported judgements
     assert json.loads(segmented.stdout)["kept"] == 2
     before = _coverage(cli, db)
-    # three required facts, no claim mapped to any: 0 of 3 pairs, all three "without claim"
+    # three required facts, no claim mapped to any: 0 of 3 pairs, all three "without claim" (0 + 3 + 0 + 0 = 3)
     assert before == (
         {"value": 0.0, "numerator": 0, "denominator": 3},
-        {"pairs": 3, "covered": 0, "without_claim": 3, "without_edge": 0},
+        {"pairs": 3, "covered": 0, "without_claim": 3, "without_edge": 0, "not_supported": 0, "pending": 0},
     )
 
     mapped = cli("facts", "map", "--db", db, "--dense", "off", "--format", "json")
@@ -157,7 +157,7 @@ def test_only_confirmed_mappings_count_for_coverage(
     # f1 is now stated by c1, whose edge is supported: 1 of 3 pairs covered, 2 still without claim
     assert _coverage(cli, db) == (
         {"value": 1 / 3, "numerator": 1, "denominator": 3},
-        {"pairs": 3, "covered": 1, "without_claim": 2, "without_edge": 0},
+        {"pairs": 3, "covered": 1, "without_claim": 2, "without_edge": 0, "not_supported": 0, "pending": 0},
     )
     # a direct mapping: c2 (about the AX230) for f2; its edge is supported too → 2 of 3
     direct = cli("facts", "confirm", "--claim", "c2", "--fact", "f2", "--reviewer", "li", "--db", db)
@@ -178,7 +178,7 @@ def test_only_confirmed_mappings_count_for_coverage(
     # f2 (c2) still covered: 1 of 3; f1 and f3 without a claim
     assert _coverage(cli, db) == (
         {"value": 1 / 3, "numerator": 1, "denominator": 3},
-        {"pairs": 3, "covered": 1, "without_claim": 2, "without_edge": 0},
+        {"pairs": 3, "covered": 1, "without_claim": 2, "without_edge": 0, "not_supported": 0, "pending": 0},
     )
 
 
