@@ -746,6 +746,13 @@ CREATE INDEX judgements_reviewer ON judgements(reviewer, edge_pk);
 CREATE INDEX citations_source ON citations(source_pk);
 """
 
+_REVIEW_ASSISTANCE = """
+-- Whether model suggestions were on the page a person judged the edge on: 1 shown, 0 hidden; NULL for
+-- judgements recorded before this column and for doors that show no page (import, ingest, the library). A scope
+-- holding a judgement made with suggestions shown is fingerprinted as measured with that assistance.
+ALTER TABLE judgements ADD COLUMN suggestions_shown INTEGER CHECK (suggestions_shown IN (0, 1));
+"""
+
 
 MIGRATIONS: tuple[Migration, ...] = (
     _V1,
@@ -764,6 +771,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _CROSS_PAIRS,
     _RESPONSE_IDS,
     _REVIEWER_PROGRESS,
+    _REVIEW_ASSISTANCE,
 )
 """``MIGRATIONS[n]`` upgrades schema version ``n`` to ``n + 1``."""
 
