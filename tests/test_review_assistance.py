@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from tests.test_suggest import edge_pk, resolved_db
 from tests.test_triage_review import _SUBMISSION, _Same, _show_suggestions
+from typer.testing import Result
 
 from citeaudit.judges.triage import TriageThresholds
 from citeaudit.model import Judgement, Label, Origin, RunKind, Stage
@@ -149,3 +151,23 @@ def test_the_second_reviewer_under_double_review_judges_without_suggestions(offe
     # bob confirmed with the suggestion on his page; carol, the second reviewer, never had it on hers
     assert shown_column(offered_db) == [("c1", "bob", 1), ("c1", "carol", 0)]
     _assisted(offered_db)
+
+
+def test_compare_refuses_scopes_judged_with_and_without_suggestions(
+    offered_db: Path, tmp_path: Path, cli: Callable[..., Result]
+) -> None:
+    plain = tmp_path / "plain.db"
+    with sqlite3.connect(offered_db) as source, sqlite3.connect(plain) as target:
+        source.backup(target)
+    c1 = edge_pk(offered_db, "c1")
+    for db, shown in ((offered_db, True), (plain, False)):
+        with ReviewStore(db) as review:
+            judgement = Judgement(Label.CONFLICTING, "bob", Origin.HUMAN, Stage.REVIEW)
+            review.record_judgement(c1, judgement, "same-label", door="web", suggestions_shown=shown)
+    # the same label on the same edge in both: only how it was made differs
+    done = cli("compare", offered_db, plain)
+    assert done.exit_code == 2, done.output
+    assert "review_assistance" in done.stderr
+    assert "Traceback" not in done.output
+    same = cli("compare", plain, plain)
+    assert same.exit_code == 0, same.output
