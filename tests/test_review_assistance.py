@@ -171,3 +171,21 @@ def test_compare_refuses_scopes_judged_with_and_without_suggestions(
     assert "Traceback" not in done.output
     same = cli("compare", plain, plain)
     assert same.exit_code == 0, same.output
+
+
+def test_a_merge_moves_a_judgement_but_never_changes_whether_suggestions_were_shown(offered_db: Path) -> None:
+    c1, c2 = edge_pk(offered_db, "c1"), edge_pk(offered_db, "c2")
+    with ReviewStore(offered_db) as review:
+        judgement = Judgement(Label.CONFLICTING, "bob", Origin.HUMAN, Stage.REVIEW)
+        review.record_judgement(c1, judgement, "moved-1", door="web", suggestions_shown=False)
+    with sqlite3.connect(offered_db) as connection:
+        ((pk,),) = connection.execute("SELECT pk FROM judgements WHERE submission = 'moved-1'").fetchall()
+        with pytest.raises(sqlite3.IntegrityError, match="may only move"):
+            connection.execute("UPDATE judgements SET edge_pk = ?, suggestions_shown = 1 WHERE pk = ?", (c2, pk))
+        with pytest.raises(sqlite3.IntegrityError, match="immutable"):
+            connection.execute("UPDATE judgements SET suggestions_shown = 1 WHERE pk = ?", (pk,))
+        # the move alone is what a merge does, and is allowed
+        connection.execute("UPDATE judgements SET edge_pk = ? WHERE pk = ?", (c2, pk))
+        assert connection.execute(
+            "SELECT edge_pk, suggestions_shown FROM judgements WHERE pk = ?", (pk,)
+        ).fetchall() == [(c2, 0)]

@@ -751,6 +751,21 @@ _REVIEW_ASSISTANCE = """
 -- judgements recorded before this column and for doors that show no page (import, ingest, the library). A scope
 -- holding a judgement made with suggestions shown is fingerprinted as measured with that assistance.
 ALTER TABLE judgements ADD COLUMN suggestions_shown INTEGER CHECK (suggestions_shown IN (0, 1));
+
+-- A merge may move a judgement and change nothing else, this column included.
+DROP TRIGGER judgements_move_only;
+
+CREATE TRIGGER judgements_move_only BEFORE UPDATE ON judgements
+WHEN NEW.edge_pk IS NOT OLD.edge_pk AND (
+    NEW.pk IS NOT OLD.pk OR NEW.label IS NOT OLD.label OR NEW.reviewer IS NOT OLD.reviewer
+    OR NEW.origin IS NOT OLD.origin OR NEW.stage IS NOT OLD.stage OR NEW.passage IS NOT OLD.passage
+    OR NEW.period IS NOT OLD.period OR NEW.reasoning IS NOT OLD.reasoning OR NEW.created_at IS NOT OLD.created_at
+    OR NEW.severity IS NOT OLD.severity OR NEW.submission IS NOT OLD.submission OR NEW.judge IS NOT OLD.judge
+    OR NEW.judge_model IS NOT OLD.judge_model OR NEW.judge_version IS NOT OLD.judge_version
+    OR NEW.prompt_sha256 IS NOT OLD.prompt_sha256 OR NEW.confidence IS NOT OLD.confidence
+    OR NEW.suggestions_shown IS NOT OLD.suggestions_shown
+)
+BEGIN SELECT RAISE(ABORT, 'judgements are immutable: a merge may only move one to the merged edge'); END;
 """
 
 
