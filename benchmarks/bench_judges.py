@@ -280,7 +280,12 @@ def choose(edges: Sequence[Edge], reason: TriageReason) -> tuple[float, int, int
     return chosen if chosen is not None else (float("nan"), 0, 0)
 
 
-def triage(edges: Sequence[Edge], resamples: int) -> None:
+def _off_by_default(reason: TriageReason) -> bool:
+    return reason is TriageReason.CHECK_CONFLICT and DEFAULT_THRESHOLDS.conflict_min is None
+
+
+def triage(edges: Sequence[Edge], resamples: int) -> str:
+    """Print the triage's figures; return the closing verdict line (per reason, over the shipped defaults)."""
     selection = [e for e in edges if half_of(e.pair.claim) == 0]
     held_out = [e for e in edges if half_of(e.pair.claim) == 1]
     print(
@@ -296,17 +301,28 @@ def triage(edges: Sequence[Edge], resamples: int) -> None:
     print(
         f"  chosen: conflict_min {chosen.conflict_min:.2f} (selection {_rate(conflict_t[1], conflict_t[2])}), "
         f"irrelevant_below {chosen.irrelevant_below:.2f} (selection {_rate(irrelevant_t[1], irrelevant_t[2])}); "
-        f"shipped defaults: conflict_min {DEFAULT_THRESHOLDS.conflict_min:.2f}, "
+        f"shipped defaults: conflict_min "
+        f"{'off' if DEFAULT_THRESHOLDS.conflict_min is None else f'{DEFAULT_THRESHOLDS.conflict_min:.2f}'}, "
         f"irrelevant_below {DEFAULT_THRESHOLDS.irrelevant_below:.2f}"
     )
     claims = np.unique(np.array([e.pair.claim for e in held_out]), return_inverse=True)[1].reshape(-1)
-    verdicts = []
+    verdicts: list[bool] = []
     total_offered = 0
+    closing: list[str] = []
     for name, thresholds in (("chosen here", chosen), ("shipped defaults", DEFAULT_THRESHOLDS)):
         print(f"  held-out half, thresholds {name}:")
         total_offered = 0
         verdicts = []
+        closing = []
         for reason in TriageReason:
+            if thresholds is DEFAULT_THRESHOLDS and _off_by_default(reason):
+                why = (
+                    f"off by default, no threshold reached {TARGET_PRECISION:.2f} on the selection half "
+                    f"(best {_rate(conflict_t[1], conflict_t[2])})"
+                )
+                print(f"    {reason:<15} not offered: {why}")
+                closing.append(f"{reason} not offered: {why}")
+                continue
             offered_now = {id(e) for e in offered(held_out, thresholds, reason)}
             mask = np.array([id(e) in offered_now for e in held_out])
             hit = np.array([e.pair.label is reason.label for e in held_out], dtype=float)
@@ -315,14 +331,21 @@ def triage(edges: Sequence[Edge], resamples: int) -> None:
             met = n > 0 and hits / n >= TARGET_PRECISION
             verdicts.append(met)
             total_offered += n
+            closing.append(f"{reason} {'met' if met else 'not met'} ({_rate(hits, n)})")
             print(
                 f"    {reason:<15} precision {_rate(hits, n)} {_interval(ci)}  share of edges offered "
                 f"{_rate(n, len(held_out))}  {'met' if met else 'not met'}"
             )
         print(
-            f"    both reasons: {_rate(total_offered, len(held_out))} of the held-out edges offered "
-            f"— {'met' if all(verdicts) else 'not met'}"
+            f"    reasons offered: {_rate(total_offered, len(held_out))} of the held-out edges offered "
+            f"— {'met' if verdicts and all(verdicts) else 'not met'}"
         )
+    return (
+        f"triage verdict (shipped defaults, held-out half, target precision ≥ {TARGET_PRECISION:.2f}): "
+        + "; ".join(closing)
+        + f"; over the reasons offered by default: {'met' if verdicts and all(verdicts) else 'not met'}, "
+        f"{_rate(total_offered, len(held_out))} of the edges offered"
+    )
 
 
 # -- WiCE ---------------------------------------------------------------------------------------------------------
@@ -438,7 +461,7 @@ def main() -> None:
         found = [f for f in run_checks(p.claim, p.evidence).findings if f.conflict]
         conflicts.append("; ".join(f"{f.kind}: {f.detail}" for f in found) or None)
     edges = [Edge(p, float(s), c) for p, s, c in zip(pairs, similarity, conflicts, strict=True)]
-    triage(edges, args.resamples)
+    verdict = triage(edges, args.resamples)
     if not args.no_battery:
         print("judge-bias battery on the Factcheck-Bench edges:")
         battery("checks", checks, pairs, args.resamples)
@@ -448,6 +471,7 @@ def main() -> None:
         else:
             print("  bias battery, openai: not run: no endpoint")
     wice(relevance, args.wice_limit)
+    print(verdict)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ from tests.test_judges import needs_models
 from tests.test_suggest import OUTDOOR, PUMP, TANK, edge_pk, resolved_db
 from typer.testing import Result
 
-from citeaudit.judges.triage import TriageThresholds
+from citeaudit.judges.triage import CONFLICT_OFF, TriageThresholds
 from citeaudit.review.app import ReviewConfig
 from citeaudit.scoring import PENDING_CODE
 from citeaudit.suggest import triage_edges
@@ -63,10 +63,25 @@ def human_judgements(db: Path) -> list[tuple[Any, ...]]:
 # -- the library and the command ----------------------------------------------------------------------------------
 
 
+ON_AT_070 = TriageThresholds(conflict_min=0.70, irrelevant_below=0.28)
+
+
+def test_conflicts_are_not_offered_by_default(db_path: Path, site: str) -> None:
+    resolved_db(db_path, site)
+    report = triage_edges(db_path, encoder=_Same())
+    # Similarity 1 everywhere: c1 (20 bar vs 12 bar) and c2 (30 L vs 20 L) would be offered only as conflicts, a
+    # reason off by default; a conflict keeps them out of "irrelevant" too, and c3 (1 >= 0.28) is not irrelevant:
+    # nothing offered, 3 of the 4 edges left to the reviewer (c4 has no snapshot).
+    assert sum(report.offered.values()) == 0
+    assert (report.edges, report.no_snapshot, report.left_to_reviewer) == (4, 1, 3)
+    assert report.to_dict()["off"] == {"check_conflict": CONFLICT_OFF}
+    assert rows(db_path, "SELECT count(*) FROM judgements") == [(0,)]
+
+
 def test_conflicts_in_on_topic_passages_are_offered(db_path: Path, site: str) -> None:
     resolved_db(db_path, site)
     before = rows(db_path, "SELECT pk, review_state, final_code FROM edges ORDER BY pk")
-    report = triage_edges(db_path, encoder=_Same())
+    report = triage_edges(db_path, thresholds=ON_AT_070, encoder=_Same())
     # 4 edges without a final label: c4's source has no snapshot. Similarity 1 everywhere (>= conflict_min 0.70):
     # c1 (20 bar vs 12 bar) and c2 (30 L vs 20 L) conflict; c3 has nothing to compare and 1 >= irrelevant_below
     # 0.28, so it is left to the reviewer.
@@ -85,7 +100,7 @@ def test_conflicts_in_on_topic_passages_are_offered(db_path: Path, site: str) ->
     assert human_judgements(db_path) == []
     assert rows(db_path, "SELECT pk, review_state, final_code FROM edges ORDER BY pk") == before
     # a rerun offers nothing new
-    again = triage_edges(db_path, encoder=_Same())
+    again = triage_edges(db_path, thresholds=ON_AT_070, encoder=_Same())
     assert (again.already_offered, sum(again.offered.values()), again.left_to_reviewer) == (2, 0, 1)
 
 
@@ -98,6 +113,30 @@ def test_passages_off_the_claims_topic(db_path: Path, site: str) -> None:
     assert report.left_to_reviewer == 2
     stored = rows(db_path, "SELECT j.label, j.reasoning FROM judgements j WHERE j.judge = 'triage'")
     assert stored == [("irrelevant", "irrelevant: best passage similarity 0.000 < 0.28")]
+
+
+@needs_models
+def test_cli_offers_conflicts_only_when_asked(db_path: Path, site: str, cli: Callable[..., Result]) -> None:
+    resolved_db(db_path, site)
+    default = cli("suggest", "--db", db_path, "--triage")
+    assert default.exit_code == 0, default.output
+    # the tank claim's 30 L against the manual's 20 L would be a conflict: not offered by default, and the output
+    # says the reason is off and why
+    assert "0 edge(s) offered for triage" in default.stdout
+    assert "conflicts not offered" in default.stdout
+    assert "offered 1/2 correctly" in " ".join(default.stdout.split())
+    assert rows(db_path, "SELECT count(*) FROM judgements") == [(0,)]
+    on = cli("suggest", "--db", db_path, "--triage", "--conflict-min", "0.7", "--format", "json")
+    assert on.exit_code == 0, on.output
+    body = json.loads(on.stdout)
+    # with the packaged model the tank claim's passage is at least 0.70 similar, the pump claim's (12 bar) is not
+    # (docs/review.md, "Triage"): 1 conflict offered
+    assert body["offered"]["check_conflict"] == 1
+    assert body["off"] == {}
+    stored = rows(
+        db_path, "SELECT c.id FROM judgements j JOIN edges e ON e.pk = j.edge_pk JOIN claims c ON c.pk = e.claim_pk"
+    )
+    assert stored == [("c2",)]
 
 
 @needs_models

@@ -278,6 +278,10 @@ class Protocol:
     """The brand's names, when declared (mention rate); ``None`` leaves the fingerprint as it was."""
     competitors: tuple[Competitor, ...] = ()
     """Declared competitors (citation share, mentions); none leaves the fingerprint as it was."""
+    review_assistance: str | None = None
+    """How the human labels in scope were assisted (``suggestions shown`` when some were made with model
+    suggestions on the page); never declared, set by the store's effective protocol; ``None`` leaves the
+    fingerprint as it was."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -142,8 +142,8 @@ def _domain_values(domains: Sequence[OfficialDomain]) -> list[list[str | None]]:
 
 
 def _declared_names(protocol: Protocol) -> dict[str, object]:
-    """The brand's names and the competitors, as components only when declared: a protocol without them keeps
-    the fingerprint it always had."""
+    """The brand's names, the competitors and the review assistance, as components only when present: a protocol
+    without them keeps the fingerprint it always had."""
     components: dict[str, object] = {}
     if protocol.brand is not None:
         components["brand"] = [protocol.brand.name, sorted(protocol.brand.aliases)]
@@ -151,6 +151,8 @@ def _declared_names(protocol: Protocol) -> dict[str, object]:
         components["competitors"] = sorted(
             ([c.name, _domain_values(c.domains), sorted(c.aliases)] for c in protocol.competitors), key=_canonical
         )
+    if protocol.review_assistance is not None:
+        components["review_assistance"] = protocol.review_assistance
     return components
 
 
@@ -167,7 +169,8 @@ def fingerprint(protocol: Protocol) -> str:
 def differing_components(a: Protocol, b: Protocol) -> dict[str, tuple[str, str]]:
     """Fingerprint components on which two protocols differ, with both component hashes."""
     left, right = fingerprint_components(a), fingerprint_components(b)
-    # Optional components (brand, competitors) exist only where declared; a missing one reads "absent".
+    # Optional components (brand, competitors, review assistance) exist only where present; a missing one
+    # reads "absent".
     names = [*left, *(name for name in right if name not in left)]
     return {
         name: (left.get(name, "absent"), right.get(name, "absent"))
@@ -212,6 +215,7 @@ def disclosure(protocol: Protocol) -> dict[str, object]:
             if protocol.competitors
             else {}
         ),
+        **({"review_assistance": protocol.review_assistance} if protocol.review_assistance is not None else {}),
     }
 
 

@@ -5,7 +5,9 @@ similarity of the claim and the edge's best passage under the packaged all-MiniL
 
 - **check_conflict**: a deterministic check finds a number, unit, date, certificate or model identifier that
   differs between the claim and a passage whose similarity to the claim is at least ``conflict_min`` (the passage
-  is about the claim's subject, so the differing value is a conflict, not another topic) → ``conflicting``;
+  is about the claim's subject, so the differing value is a conflict, not another topic) → ``conflicting``; off
+  unless ``conflict_min`` is given, since no threshold met the precision target on the benchmark
+  (:data:`CONFLICT_OFF`);
 - **irrelevant**: no check fires and the best passage's similarity is below ``irrelevant_below`` → ``irrelevant``.
 
 Everything else is left to the reviewer as usual. A triage call is a suggestion: it becomes a label only when a
@@ -28,6 +30,7 @@ if TYPE_CHECKING:
     from citeaudit.evidence import Encoder
 
 __all__ = [
+    "CONFLICT_OFF",
     "DEFAULT_THRESHOLDS",
     "TRIAGE_JUDGE",
     "TRIAGE_VERSION",
@@ -63,22 +66,31 @@ class TriageReason(StrEnum):
 class TriageThresholds:
     """The similarity thresholds of the two reasons."""
 
-    conflict_min: float
-    """A check's conflict counts only in a passage at least this similar to the claim."""
+    conflict_min: float | None
+    """A check's conflict counts only in a passage at least this similar to the claim; ``None`` turns the reason
+    off (an edge whose only reason would be a conflict is left to the reviewer)."""
     irrelevant_below: float
     """An edge whose best passage is less similar than this is offered as irrelevant."""
 
     def __post_init__(self) -> None:
         for name in ("conflict_min", "irrelevant_below"):
             value = getattr(self, name)
+            if value is None and name == "conflict_min":
+                continue
             if not -1.0 <= value <= 1.0:
                 raise ValueError(f"{name} must be a cosine similarity between -1 and 1 (got {value!r})")
 
 
-DEFAULT_THRESHOLDS = TriageThresholds(conflict_min=0.70, irrelevant_below=0.28)
+CONFLICT_OFF = (
+    "off by default: on Factcheck-Bench no similarity threshold on the selection half reached precision 0.95 "
+    "(the best, 0.70, offered 1/2 correctly) and on the held-out half it offered 0/1; --conflict-min turns it on"
+)
+"""Why the ``check_conflict`` reason is not offered unless asked for, with the measured figures."""
+
+DEFAULT_THRESHOLDS = TriageThresholds(conflict_min=None, irrelevant_below=0.28)
 """Chosen on Factcheck-Bench's selection half by ``benchmarks/bench_judges.py``: ``irrelevant_below`` offers the most
-edges at precision ≥ 0.95 there (0.957 on the held-out half); no ``conflict_min`` reaches 0.95, and 0.70 is the most
-precise (see docs/review.md, "Triage")."""
+edges at precision ≥ 0.95 there (0.957 on the held-out half); no ``conflict_min`` reaches 0.95, so the conflict
+reason is off unless a threshold is given (:data:`CONFLICT_OFF`; docs/review.md, "Triage")."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +134,7 @@ def triage_call(
     on_topic = [
         (s, p, c)
         for p, s, c in zip(passages, similarities, conflicts, strict=True)
-        if c and s >= thresholds.conflict_min
+        if c and thresholds.conflict_min is not None and s >= thresholds.conflict_min
     ]
     if on_topic:
         similarity, passage, finding = max(on_topic, key=lambda row: row[0])

@@ -125,6 +125,8 @@ def trend_path(
             protocol=fingerprint(protocol),
             ci=ci,
         )
+        # as the collection's answers were measured (its segmentation, the review assistance of its labels)
+        protocol = scored.protocol
         changed: tuple[str, ...] = ()
         if previous is not None:
             changed = tuple(differing_components(previous, protocol))

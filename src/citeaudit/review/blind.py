@@ -15,7 +15,14 @@ from citeaudit.model import Origin, ReviewState
 from citeaudit.store.review import Reviewer, StoredJudgement
 from citeaudit.store.review_records import GroupView
 
-__all__ = ["can_adjudicate", "sees_all", "shows_suggestions", "visible_groups", "visible_judgements"]
+__all__ = [
+    "can_adjudicate",
+    "sees_all",
+    "shows_suggestions",
+    "suggestions_on_page",
+    "visible_groups",
+    "visible_judgements",
+]
 
 
 def can_adjudicate(viewer: Reviewer, state: ReviewState) -> bool:
@@ -53,6 +60,19 @@ def shows_suggestions(
         return False
     others = any(j.judgement.origin is Origin.HUMAN and j.judgement.reviewer != viewer.name for j in judgements)
     return not (reviews_required > 1 and others)
+
+
+def suggestions_on_page(
+    viewer: Reviewer,
+    state: ReviewState,
+    judgements: Sequence[StoredJudgement],
+    show_model_suggestions: bool,
+    reviews_required: int,
+) -> bool:
+    """Whether the edge page shows ``viewer`` at least one model suggestion: what a judgement they record from it
+    stores as made with suggestions shown (or not)."""
+    shown = shows_suggestions(viewer, judgements, show_model_suggestions, reviews_required)
+    return any(j.judgement.origin is Origin.MODEL for j in visible_judgements(viewer, state, judgements, shown))
 
 
 def visible_groups(viewer: Reviewer, state: ReviewState, groups: Sequence[GroupView]) -> list[GroupView]:

@@ -14,6 +14,7 @@ from citeaudit.scoring import LABELS
 
 __all__ = [
     "INSERT_JUDGEMENT",
+    "INSERT_SHOWN_JUDGEMENT",
     "JUDGEMENT_COLUMNS",
     "judgement_from_row",
     "judgement_row",
@@ -27,6 +28,14 @@ INSERT_JUDGEMENT = (
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 """Every column of a judgement row; :func:`judgement_row` gives the values."""
+
+INSERT_SHOWN_JUDGEMENT = (
+    "INSERT INTO judgements (edge_pk, label, reviewer, origin, stage, passage, period, reasoning, created_at, "
+    "judge, judge_model, judge_version, prompt_sha256, confidence, severity, submission, suggestions_shown) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+"""As :data:`INSERT_JUDGEMENT`, with whether model suggestions were on the page the person judged from (the
+values of :func:`judgement_row` and then ``suggestions_shown``: 1, 0 or NULL)."""
 
 
 def judgement_row(edge_pk: int, judgement: Judgement, submission: str | None = None) -> tuple[object, ...]:

@@ -746,6 +746,28 @@ CREATE INDEX judgements_reviewer ON judgements(reviewer, edge_pk);
 CREATE INDEX citations_source ON citations(source_pk);
 """
 
+_REVIEW_ASSISTANCE = """
+-- Whether model suggestions were on the page a person judged the edge on: 1 shown, 0 hidden; NULL for
+-- judgements recorded before this column and for doors that show no page (import, ingest, the library). A scope
+-- holding a judgement made with suggestions shown is fingerprinted as measured with that assistance.
+ALTER TABLE judgements ADD COLUMN suggestions_shown INTEGER CHECK (suggestions_shown IN (0, 1));
+
+-- A merge may move a judgement and change nothing else, this column included.
+DROP TRIGGER judgements_move_only;
+
+CREATE TRIGGER judgements_move_only BEFORE UPDATE ON judgements
+WHEN NEW.edge_pk IS NOT OLD.edge_pk AND (
+    NEW.pk IS NOT OLD.pk OR NEW.label IS NOT OLD.label OR NEW.reviewer IS NOT OLD.reviewer
+    OR NEW.origin IS NOT OLD.origin OR NEW.stage IS NOT OLD.stage OR NEW.passage IS NOT OLD.passage
+    OR NEW.period IS NOT OLD.period OR NEW.reasoning IS NOT OLD.reasoning OR NEW.created_at IS NOT OLD.created_at
+    OR NEW.severity IS NOT OLD.severity OR NEW.submission IS NOT OLD.submission OR NEW.judge IS NOT OLD.judge
+    OR NEW.judge_model IS NOT OLD.judge_model OR NEW.judge_version IS NOT OLD.judge_version
+    OR NEW.prompt_sha256 IS NOT OLD.prompt_sha256 OR NEW.confidence IS NOT OLD.confidence
+    OR NEW.suggestions_shown IS NOT OLD.suggestions_shown
+)
+BEGIN SELECT RAISE(ABORT, 'judgements are immutable: a merge may only move one to the merged edge'); END;
+"""
+
 
 MIGRATIONS: tuple[Migration, ...] = (
     _V1,
@@ -764,6 +786,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _CROSS_PAIRS,
     _RESPONSE_IDS,
     _REVIEWER_PROGRESS,
+    _REVIEW_ASSISTANCE,
 )
 """``MIGRATIONS[n]`` upgrades schema version ``n`` to ``n + 1``."""
 

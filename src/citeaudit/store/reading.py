@@ -47,6 +47,7 @@ __all__ = [
     "read_audit",
     "read_scoring_columns",
     "read_segmentations",
+    "suggestions_shown_in_scope",
 ]
 
 CURRENT_CLAIM = "c.current = 1"
@@ -278,6 +279,19 @@ def answers_in_scope(protocol_pk: int, scope: Scope) -> tuple[str, list[object]]
         f"WHERE r.protocol_pk = ? AND {where}"
     )
     return answers_sql, params
+
+
+def suggestions_shown_in_scope(db: sqlite3.Connection, protocol_pk: int, scope: Scope) -> bool:
+    """Whether a person judged an edge of a current claim of an answer in ``scope`` with model suggestions shown
+    on the page."""
+    answers_sql, params = answers_in_scope(protocol_pk, scope)
+    found = db.execute(
+        "SELECT 1 FROM judgements j JOIN edges e ON e.pk = j.edge_pk JOIN claims c ON c.pk = e.claim_pk "
+        "WHERE j.suggestions_shown = 1 AND j.origin = 'human' AND c.current AND c.answer_pk IN (SELECT a.pk "
+        f"{answers_sql}) LIMIT 1",
+        params,
+    ).fetchone()
+    return found is not None
 
 
 def read_segmentations(db: sqlite3.Connection, protocol_pk: int, scope: Scope) -> tuple[set[Segmentation], int]:

@@ -22,7 +22,12 @@ from citeaudit.identity import url_location
 from citeaudit.model import Judgement, Label, Origin, ReviewState, Stage
 from citeaudit.scoring import DISPUTED_CODE, LABEL_CODE, LABELS, PENDING_CODE, edge_code
 from citeaudit.store.connection import Transactions, connect
-from citeaudit.store.judgements import INSERT_JUDGEMENT, JUDGEMENT_COLUMNS, judgement_from_row, judgement_row
+from citeaudit.store.judgements import (
+    INSERT_SHOWN_JUDGEMENT,
+    JUDGEMENT_COLUMNS,
+    judgement_from_row,
+    judgement_row,
+)
 from citeaudit.store.migrations import SCHEMA_VERSION
 from citeaudit.store.reading import CURRENT_CLAIM
 from citeaudit.store.resolution import document_passages, latest_document
@@ -430,6 +435,7 @@ class ReviewStore:
         *,
         door: str = "api",
         detail: Mapping[str, object] | None = None,
+        suggestions_shown: bool | None = None,
     ) -> tuple[bool, ReviewState]:
         """Append a person's judgement and bring the edge's state in step, in one transaction with its audit-log
         row.
@@ -442,7 +448,9 @@ class ReviewStore:
 
         ``door`` (one of :data:`~citeaudit.store.review_policy.DOORS`) and ``detail`` (where a quoted passage was
         selected, the file and row it came from) go into the audit-log row. A submission id seen before records
-        nothing (a retried form post). Returns ``(recorded, new state)``.
+        nothing (a retried form post). ``suggestions_shown`` is whether the page the person judged on showed
+        model suggestions (``None`` for a door without a page); stored with the judgement, it makes the effective
+        protocol of a scope holding it record the assistance. Returns ``(recorded, new state)``.
         """
         if door not in DOORS:
             raise InvalidValue("review", "door", f"door {door!r} is not one of {', '.join(DOORS)}")
@@ -455,7 +463,8 @@ class ReviewStore:
             why = edge_judgement_refusal(db, edge_pk, judgement)
             if why is not None:
                 raise ReviewRefused(f"edge {edge_pk}: {why}")
-            pk = db.execute(INSERT_JUDGEMENT, judgement_row(edge_pk, judgement, submission)).lastrowid
+            shown = None if suggestions_shown is None else int(suggestions_shown)
+            pk = db.execute(INSERT_SHOWN_JUDGEMENT, (*judgement_row(edge_pk, judgement, submission), shown)).lastrowid
             (code_before,) = db.execute("SELECT final_code FROM edges WHERE pk = ?", (edge_pk,)).fetchone()
             before, after, _ = self._recompute(db, edge_pk, self.reviews_required())
             (code_after,) = db.execute("SELECT final_code FROM edges WHERE pk = ?", (edge_pk,)).fetchone()
@@ -472,6 +481,7 @@ class ReviewStore:
                     "label": str(judgement.label),
                     "rationale": judgement.reasoning,
                     "door": door,
+                    **({} if suggestions_shown is None else {"suggestions_shown": suggestions_shown}),
                     **(detail or {}),
                 },
             )

@@ -83,7 +83,12 @@ from citeaudit.store.importing import (
 from citeaudit.store.judgements import read_raters, read_retired_rated, read_sided_labels
 from citeaudit.store.migrations import MIGRATIONS, SCHEMA_VERSION
 from citeaudit.store.pipeline import ChunkWriter, second_core_idle, usable_cores
-from citeaudit.store.reading import read_audit, read_scoring_columns, read_segmentations
+from citeaudit.store.reading import (
+    read_audit,
+    read_scoring_columns,
+    read_segmentations,
+    suggestions_shown_in_scope,
+)
 from citeaudit.store.records import FetchOutcome, Passage, Snapshot
 from citeaudit.store.reimport import describe, metadata_changes, move_answers
 from citeaudit.store.review_policy import require_account
@@ -474,8 +479,12 @@ class Store:
 
     def effective_protocol(self, protocol_pk: int, scope: Scope) -> Protocol:
         """The protocol as the answers in ``scope`` were measured: its segmentation is the one their current
-        claim sets were made with. Answers segmented differently cannot be scored together (ScopeError)."""
+        claim sets were made with, and when a person judged one of their edges with model suggestions shown, its
+        review assistance says so (a fingerprint component only then). Answers segmented differently cannot be
+        scored together (ScopeError)."""
         protocol = self.protocol(protocol_pk)
+        if suggestions_shown_in_scope(self._db, protocol_pk, scope):
+            protocol = dataclasses.replace(protocol, review_assistance="suggestions shown")
         found, unsegmented = read_segmentations(self._db, protocol_pk, scope)
         if not found:
             return protocol

@@ -16,6 +16,7 @@ from citeaudit.errors import InvalidValue
 from citeaudit.evidence import SUGGEST_METHOD, RankMethod
 from citeaudit.judges import Suggestion
 from citeaudit.judges.triage import (
+    CONFLICT_OFF,
     DEFAULT_THRESHOLDS,
     TRIAGE_JUDGE,
     TRIAGE_VERSION,
@@ -69,6 +70,8 @@ class TriageReport:
                 "conflict_min": self.thresholds.conflict_min,
                 "irrelevant_below": self.thresholds.irrelevant_below,
             },
+            # a reason not offered, and why
+            "off": {} if self.thresholds.conflict_min is not None else {str(TriageReason.CHECK_CONFLICT): CONFLICT_OFF},
         }
 
 

@@ -11,7 +11,13 @@ from fastapi.responses import Response
 from citeaudit.errors import DatabaseBusy
 from citeaudit.model import Judgement, Label, Origin, Severity, Stage
 from citeaudit.review.auth import new_token
-from citeaudit.review.blind import sees_all, shows_suggestions, visible_groups, visible_judgements
+from citeaudit.review.blind import (
+    sees_all,
+    shows_suggestions,
+    suggestions_on_page,
+    visible_groups,
+    visible_judgements,
+)
 from citeaudit.review.pages import (
     LABEL_DEFINITIONS,
     Current,
@@ -134,7 +140,15 @@ def _record(
     check_csrf(current, form.csrf)
     adjudication = stage is Stage.ADJUDICATION
     reviewer = require(current, *(("adjudicator",) if adjudication else ("reviewer", "adjudicator")))
-    edge_or_404(db, edge_pk)
+    edge = edge_or_404(db, edge_pk)
+    # whether the page this form came from showed model suggestions, by the rules that drew it
+    assisted = suggestions_on_page(
+        reviewer,
+        edge.review_state,
+        db.judgements(edge_pk),
+        db.settings()["show_model_suggestions"] == "true",
+        db.reviews_required(),
+    )
     reasoning = text_or_none(form.reasoning)
     if adjudication and reasoning is None:
         raise Denied(400, "an adjudication needs a rationale")
@@ -158,6 +172,7 @@ def _record(
             door="web",
             # where the quoted passage was selected (passage and character range), kept with the record
             detail={"passage_offsets": form.passage_offsets} if form.passage_offsets.strip() else None,
+            suggestions_shown=assisted,
         )
     except ReviewRefused as refused:
         raise Denied(409, str(refused)) from None

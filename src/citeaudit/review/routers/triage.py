@@ -96,6 +96,8 @@ def confirm(
             submission,
             door="web",
             detail={"confirmed_suggestion": offer.suggestion_pk, "triage_reason": offer.reason},
+            # the triage page shows the suggestion it confirms
+            suggestions_shown=True,
         )
     except ReviewRefused as refused:
         raise Denied(409, str(refused)) from None
