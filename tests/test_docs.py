@@ -78,3 +78,22 @@ def test_every_api_name_the_docs_mention_exists() -> None:
     assert len(mentioned) > 20
     missing = sorted(m for m in mentioned if not _resolves(m.split(": ", 1)[1]))
     assert missing == []
+
+
+def test_no_file_keeps_the_marks_of_an_unfinished_merge() -> None:
+    """A merge left half done shows as lines of seven <, = or > in a tracked text file."""
+    import subprocess
+
+    tracked = subprocess.run(["git", "-C", str(REPO), "ls-files"], capture_output=True, text=True, check=True)
+    marks = re.compile(r"^(?:<{7}|={7}|>{7})(?: |$)", re.MULTILINE)
+    found = []
+    for name in tracked.stdout.splitlines():
+        path = REPO / name
+        if path.suffix not in {".py", ".md", ".j2", ".toml", ".yaml", ".yml", ".json", ".js", ".css", ".html", ""}:
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        found += [f"{name}:{text.count(chr(10), 0, m.start()) + 1}" for m in marks.finditer(text)]
+    assert found == []

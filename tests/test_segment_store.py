@@ -124,8 +124,15 @@ def test_resegmenting_keeps_unchanged_claims_and_sends_the_others_back_to_pendin
         ("It is CE certified", 55, 73),
     ]
     after = _score(cli, db)
-    # edges: two pending (scored unknown) + c2-s2 conflicting: 0 supported of 3, provisional
-    assert after["precision"] == {"value": 0.0, "numerator": 0, "denominator": 3}
+    # edges: two pending (scored unknown) + c2-s2 conflicting: 0 supported of 3, provisional with 2 pending
+    assert after["precision"] == {
+        "value": 0.0,
+        "numerator": 0,
+        "denominator": 3,
+        "state": "provisional",
+        "pending": 2,
+        "shown": "0/3 · 2 pending",
+    }
     assert after["provisional"] is True
     assert after["edges"]["pending"] == 2
     assert after["fingerprint"] != before["fingerprint"]
@@ -214,8 +221,15 @@ def test_going_back_to_an_earlier_segmentation_restores_its_claims_and_judgement
     back = _segment(cli, db)
     assert (back["kept"], back["new"], back["judgements_kept"]) == (3, 0, 2)
     score = _score(cli, db)
-    # a1-s1c1-s1 supported, a1-s1c2-s1 pending, c2-s2 conflicting: 1 of 3
-    assert score["precision"] == {"value": 1 / 3, "numerator": 1, "denominator": 3}
+    # a1-s1c1-s1 supported, a1-s1c2-s1 pending, c2-s2 conflicting: 1 of 3, provisional with 1 pending
+    assert score["precision"] == {
+        "value": 1 / 3,
+        "numerator": 1,
+        "denominator": 3,
+        "state": "provisional",
+        "pending": 1,
+        "shown": "1/3 · 1 pending",
+    }
 
 
 def test_manual_split_merge_and_edit_are_recorded_with_who_and_when(cli: Cli, db: Path) -> None:
