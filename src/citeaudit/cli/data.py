@@ -230,11 +230,9 @@ def _same_collection(store: Store, files: list[CollectedFile], name: str) -> Non
 def _redate(store: Store, pk: int, name: str, day: str, origin: str, replace: bool) -> None:
     """A collection with answers named with another day: refused, or with ``replace`` re-dated (all its
     answers), with an audit-log row."""
-    from citeaudit.store.reimport import redate_collection
+    from citeaudit.store.reimport import collection_day, redate_collection
 
-    (dated,) = store.connection.execute(
-        "SELECT substr(created_at, 1, 10) FROM collections WHERE pk = ?", (pk,)
-    ).fetchone()
+    dated = collection_day(store.connection, pk)
     if not replace:
         raise InputError(
             "--collected-on",

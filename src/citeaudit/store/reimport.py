@@ -21,6 +21,7 @@ __all__ = [
     "FIELDS",
     "CollectionTask",
     "MetadataChange",
+    "collection_day",
     "describe",
     "metadata_changes",
     "move_answers",
@@ -220,6 +221,12 @@ def other_collections(db: sqlite3.Connection, sha256: str, name: str) -> list[st
             (sha256, name),
         )
     ]
+
+
+def collection_day(db: sqlite3.Connection, collection_pk: int) -> str:
+    """The day (``YYYY-MM-DD``) collection ``collection_pk`` is dated."""
+    (day,) = db.execute("SELECT substr(created_at, 1, 10) FROM collections WHERE pk = ?", (collection_pk,)).fetchone()
+    return str(day)
 
 
 def redate_collection(db: sqlite3.Connection, collection_pk: int, day: str, origin: str, actor: str) -> tuple[str, int]:
