@@ -285,8 +285,10 @@ def suggestions_shown_in_scope(db: sqlite3.Connection, protocol_pk: int, scope: 
     """Whether a person judged an edge of a current claim of an answer in ``scope`` with model suggestions shown
     on the page."""
     answers_sql, params = answers_in_scope(protocol_pk, scope)
+    # From the few judgements made with suggestions shown (a partial index holds just those) to their claims:
+    # CROSS JOIN keeps the judgements the outer loop, never a scan of every claim in scope.
     found = db.execute(
-        "SELECT 1 FROM judgements j JOIN edges e ON e.pk = j.edge_pk JOIN claims c ON c.pk = e.claim_pk "
+        "SELECT 1 FROM judgements j CROSS JOIN edges e ON e.pk = j.edge_pk CROSS JOIN claims c ON c.pk = e.claim_pk "
         "WHERE j.suggestions_shown = 1 AND j.origin = 'human' AND c.current AND c.answer_pk IN (SELECT a.pk "
         f"{answers_sql}) LIMIT 1",
         params,
