@@ -115,3 +115,18 @@ def test_scoring_with_and_without_a_second_connection_agree(exporter_db: Path, m
     alone = score_path(exporter_db, by=["platform"])
     assert True not in helpers
     assert paired.result == alone.result
+
+
+def test_the_snapshot_ends_its_read_transactions(exporter_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After the reads, the store's connection is out of its read transaction (a later write starts its own,
+    never a savepoint inside a stale snapshot), with or without a second connection."""
+    import citeaudit.store.sqlite as store_module
+
+    for cores in (2, 1):
+        monkeypatch.setattr(store_module, "usable_cores", lambda cores=cores: cores)
+        with Store(exporter_db) as store:
+            with store.snapshot():
+                assert store.connection.in_transaction
+                assert (store._paired is not None) == (cores == 2)
+            assert not store.connection.in_transaction
+            assert store._paired is None

@@ -222,13 +222,17 @@ class Store:
                 yield db
             return
         self._paired = paired_snapshot(self._db, self.path)
-        try:
+        if self._paired is None:  # a writer holds the lock (or the file is read-only): one connection reads
             with read_snapshot(self._db) as db:
                 yield db
+            return
+        try:
+            yield self._db  # its read transaction was begun with the pair's
         finally:
-            if self._paired is not None:
-                self._paired.close()
-                self._paired = None
+            self._paired.close()
+            self._paired = None
+            if self._db.in_transaction:
+                self._db.execute("COMMIT")
 
     @property
     def connection(self) -> sqlite3.Connection:
