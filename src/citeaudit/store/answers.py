@@ -287,7 +287,7 @@ def unresolved_sources(store: Store, *source_pks: npt.NDArray[np.int64]) -> int:
         return 0
     cited = np.zeros(int(pending.max()) + 1, dtype=np.bool_)
     for pks in source_pks:
-        cited[pks[pks < len(cited)]] = True
+        cited[pks[(pks >= 0) & (pks < len(cited))]] = True
     return int(np.count_nonzero(cited[pending]))
 
 
