@@ -21,12 +21,10 @@ from citeaudit.store.reading import CURRENT_CLAIM
 from citeaudit.store.review_policy import (
     DOORS,
     ReviewRefused,
-    account_role,
-    claim_retirement,
     counted_judgements,
-    judgement_refusal,
     policy_outcome,
     policy_reviews_required,
+    stored_item_refusal,
 )
 from citeaudit.store.review_records import StoredJudgement
 from citeaudit.store.sqlite import Store
@@ -77,11 +75,7 @@ def _judgement(row: Sequence[object]) -> Judgement:
 
 def reviews_required(store: Store) -> int:
     """Independent human reviews the project's review policy needs (cross pairs follow the edges' policy)."""
-    return _reviews_required(store.connection)
-
-
-def _reviews_required(db: sqlite3.Connection) -> int:
-    return policy_reviews_required(db)
+    return policy_reviews_required(store.connection)
 
 
 def _stored(db: sqlite3.Connection, pair_pk: int) -> list[StoredJudgement]:
@@ -101,19 +95,10 @@ def cross_refusal(db: sqlite3.Connection, pair_pk: int, reviewer: str, stage: St
 
 
 def _refusal(db: sqlite3.Connection, pair_pk: int, judgement: Judgement) -> str | None:
-    """The edges' rules (:func:`citeaudit.store.review_policy.judgement_refusal`) read from the pair's claim,
-    its judgements and the reviewer's account."""
+    """The edges' rules (:func:`citeaudit.store.review_policy.stored_item_refusal`) on the pair's claim and
+    judgements."""
     (claim_pk,) = db.execute("SELECT claim_pk FROM cross_pairs WHERE pk = ?", (pair_pk,)).fetchone()
-    retired = claim_retirement(db, int(claim_pk))
-    if retired is not None:
-        return retired
-    return judgement_refusal(
-        _stored(db, pair_pk),
-        judgement,
-        account_role(db, judgement.reviewer),
-        _reviews_required(db),
-        item="cross pair",
-    )
+    return stored_item_refusal(db, int(claim_pk), _stored(db, pair_pk), judgement, item="cross pair")
 
 
 def has_run(store: Store, run: str) -> bool:
@@ -172,7 +157,7 @@ def propose_cross_pairs(db: sqlite3.Connection, protocol_pk: int, candidates: It
 def cross_pairs_of(store: Store, protocol_pk: int) -> list[CrossPair]:
     """Every cross pair of the protocol's current claims with its judgements, in proposal order."""
     db = store.connection
-    required = _reviews_required(db)
+    required = policy_reviews_required(db)
     judgements: dict[int, list[StoredJudgement]] = {}
     for pair_pk, pk, *row in db.execute(
         f"SELECT j.cross_pair_pk, j.pk, {_COLUMNS} FROM cross_judgements j ORDER BY j.pk"
@@ -373,7 +358,7 @@ _ROW = (
 def _row(db: sqlite3.Connection, row: Sequence[object]) -> CrossPairRow:
     pk = int(str(row[0]))
     stored = _stored(db, pk)
-    state, final = policy_outcome(stored, _reviews_required(db))
+    state, final = policy_outcome(stored, policy_reviews_required(db))
     start, end = row[5], row[6]
     return CrossPairRow(
         pk,

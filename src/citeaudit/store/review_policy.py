@@ -45,6 +45,7 @@ __all__ = [
     "require_account",
     "review_refusal",
     "reviewers_of",
+    "stored_item_refusal",
 ]
 
 REVIEW_POLICIES = {"single": 1, "double": 2}
@@ -216,19 +217,29 @@ def edge_judgements(db: sqlite3.Connection, edge_pk: int) -> list[StoredJudgemen
     ]
 
 
-def edge_judgement_refusal(db: sqlite3.Connection, edge_pk: int, judgement: Judgement) -> str | None:
-    """Why ``judgement`` may not be recorded on edge ``edge_pk`` now (``None`` when it may), read inside the
-    writer's transaction: a retired claim, then :func:`judgement_refusal` with the reviewer's account."""
-    (claim_pk,) = db.execute("SELECT claim_pk FROM edges WHERE pk = ?", (edge_pk,)).fetchone()
-    retired = claim_retirement(db, int(claim_pk))
+def stored_item_refusal(
+    db: sqlite3.Connection,
+    claim_pk: int,
+    existing: Sequence[StoredJudgement],
+    judgement: Judgement,
+    *,
+    item: str = "edge",
+) -> str | None:
+    """Why ``judgement`` may not be recorded now on an item (an edge or a cross pair) of claim ``claim_pk``
+    holding ``existing`` (``None`` when it may), read inside the writer's transaction: a retired claim, then
+    :func:`judgement_refusal` with the reviewer's account and the database's policy."""
+    retired = claim_retirement(db, claim_pk)
     if retired is not None:
         return retired
     return judgement_refusal(
-        edge_judgements(db, edge_pk),
-        judgement,
-        account_role(db, judgement.reviewer),
-        policy_reviews_required(db),
+        existing, judgement, account_role(db, judgement.reviewer), policy_reviews_required(db), item=item
     )
+
+
+def edge_judgement_refusal(db: sqlite3.Connection, edge_pk: int, judgement: Judgement) -> str | None:
+    """Why ``judgement`` may not be recorded on edge ``edge_pk`` now (:func:`stored_item_refusal`)."""
+    (claim_pk,) = db.execute("SELECT claim_pk FROM edges WHERE pk = ?", (edge_pk,)).fetchone()
+    return stored_item_refusal(db, int(claim_pk), edge_judgements(db, edge_pk), judgement)
 
 
 def require_account(db: sqlite3.Connection, name: str, what: str, option: str = "--reviewer") -> str:
