@@ -24,6 +24,16 @@ from review_support import edge_pk, make_db, set_policy
 Cli = Callable[..., Result]
 WriteJson = Callable[[Any, str], Path]
 URL = "https://brand.com/ax220"
+SONAR = {
+    "id": "x",
+    "model": "sonar",
+    "object": "chat.completion",
+    "search_results": [{"title": "Result 1", "url": URL}],
+    "choices": [
+        {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "AX220 tank: 20 L [1]."}}
+    ],
+}
+"""One Sonar response whose answer the re-import tests move between questions and platforms."""
 HEADER = "claim_id,source,label,passage,period,reasoning,severity\n"
 ACCOUNTS = {"rev-a": "reviewer", "rev-b": "reviewer", "rev-c": "reviewer", "adj": "adjudicator", "root": "admin"}
 
@@ -327,16 +337,7 @@ def _answers(db: Path) -> list[tuple[str, str, str | None, str]]:
 def test_a_reimport_with_a_corrected_question_is_refused_then_moved_with_replace(
     cli: Cli, tmp_path: Path, write_json: WriteJson
 ) -> None:
-    sonar = {
-        "id": "x",
-        "model": "sonar",
-        "object": "chat.completion",
-        "search_results": [{"title": "Result 1", "url": URL}],
-        "choices": [
-            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "AX220 tank: 20 L [1]."}}
-        ],
-    }
-    payload = write_json(sonar, "sonar.json")
+    payload = write_json(SONAR, "sonar.json")
     db = tmp_path / "answers.db"
     common = ("--db", db, "--questions", PROTOCOL, "--run", "r1")
     assert cli("ingest", payload, *common, "--question-id", "q02").exit_code == 0
@@ -638,16 +639,7 @@ def test_ingest_into_a_database_without_accounts_takes_an_evidence_groups_name(
 def test_a_platform_move_keeps_the_answer_id_made_from_the_old_platform(
     cli: Cli, tmp_path: Path, write_json: WriteJson
 ) -> None:
-    sonar = {
-        "id": "x",
-        "model": "sonar",
-        "object": "chat.completion",
-        "search_results": [{"title": "Result 1", "url": URL}],
-        "choices": [
-            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "AX220 tank: 20 L [1]."}}
-        ],
-    }
-    payload = write_json(sonar, "sonar.json")
+    payload = write_json(SONAR, "sonar.json")
     # no id of its own in the payload: the answer is named after its platform and the file's SHA-256
     named = f"perplexity-{hashlib.sha256(payload.read_bytes()).hexdigest()[:12]}"
     db = tmp_path / "platform.db"
