@@ -141,13 +141,20 @@ def _post(base: str, name: str, path: str, step: Step, number: int) -> bool:
         client.close()
 
 
-def _through_api(db: Path, case: Case, cli: Cli) -> bool:
+def _edge_before_the_attempt(db: Path, case: Case, cli: Cli) -> int:
+    """The edge the attempts are made on, with the case's earlier judgements recorded (and its claim retired
+    when the case asks)."""
     edge = edge_pk(db, "c1", SHOP)
     with ReviewStore(db) as store:
         for number, step in enumerate(case.before):
             store.record_judgement(edge, _judgement(step, number), f"before-{number}")
     if case.retire:
         _retire(cli, db)
+    return edge
+
+
+def _through_api(db: Path, case: Case, cli: Cli) -> bool:
+    edge = _edge_before_the_attempt(db, case, cli)
     try:
         with ReviewStore(db) as store:
             store.record_judgement(edge, _judgement(case.attempt, 9), "attempt")
@@ -157,12 +164,7 @@ def _through_api(db: Path, case: Case, cli: Cli) -> bool:
 
 
 def _through_web(db: Path, case: Case, cli: Cli) -> bool:
-    edge = edge_pk(db, "c1", SHOP)
-    with ReviewStore(db) as store:
-        for number, step in enumerate(case.before):
-            store.record_judgement(edge, _judgement(step, number), f"before-{number}")
-    if case.retire:
-        _retire(cli, db)
+    edge = _edge_before_the_attempt(db, case, cli)
     with serve(ReviewConfig(db=db)) as base:
         return _post(base, case.attempt[0], f"/edges/{edge}", case.attempt, 9)
 
@@ -179,12 +181,7 @@ def _through_cross_pair_web(db: Path, case: Case, cli: Cli) -> bool:
 
 
 def _through_import(db: Path, case: Case, cli: Cli) -> bool:
-    edge = edge_pk(db, "c1", SHOP)
-    with ReviewStore(db) as store:
-        for number, step in enumerate(case.before):
-            store.record_judgement(edge, _judgement(step, number), f"before-{number}")
-    if case.retire:
-        _retire(cli, db)
+    _edge_before_the_attempt(db, case, cli)
     name, stage, label = case.attempt
     sheet = db.parent / f"{name}.jsonl"
     row = {"claim_id": "c1", "source": SHOP, "label": str(label), "reasoning": f"{name} step 9", "stage": str(stage)}
