@@ -31,7 +31,8 @@ TARGET = 0.05
 
 
 def null_comparison(rng: np.random.Generator, questions: int, resamples: int) -> SliceComparison:
-    """One comparison of two sides drawn from the same distribution."""
+    """A and B drawn from one distribution: per question a support rate (Beta(2, 2)) shared by both sides for each
+    metric, then each side's units (2–7) and hits (binomial) drawn independently."""
     sides: tuple[dict[str, tuple[np.ndarray, np.ndarray]], ...] = ({}, {})
     for metric in METRICS:
         rate = rng.beta(2, 2, questions)

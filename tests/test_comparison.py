@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import json
 import tempfile
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -19,9 +22,9 @@ from citeaudit.comparison import (
     both_lower,
     compare_groups,
     compare_paths,
-    compare_totals,
 )
 from citeaudit.stats import ASSOCIATED, NOISE, paired_ratio_difference, reading
+from conftest import REPO
 
 URLS = ["https://brand.com/a", "https://brand.com/b", "https://review.org/a", "https://forum.net/t"]
 LABELS = ["supported", "supported", "partial", "conflicting", "irrelevant", "unknown"]
@@ -274,16 +277,21 @@ def test_lower_point_estimates_alone_are_noise(tmp_path: Path) -> None:
     assert "no change distinguishable from noise" in NOISE_ONLY
 
 
-def null_comparison(rng: np.random.Generator, questions: int, resamples: int) -> SliceComparison:
-    """A and B drawn from one distribution: per question a support rate (Beta(2, 2)) shared by both sides for each
-    metric, then each side's units (2–7) and hits (binomial) drawn independently."""
-    sides: tuple[dict[str, tuple[np.ndarray, np.ndarray]], ...] = ({}, {})
-    for metric in METRICS:
-        rate = rng.beta(2, 2, questions)
-        for side in sides:
-            units = rng.integers(2, 8, questions)
-            side[metric] = (rng.binomial(units, rate).astype(float), units.astype(float))
-    return compare_totals(sides[0], sides[1], resamples=resamples, seed=int(rng.integers(0, 2**31)))
+@functools.cache
+def _null_benchmark() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bench_compare_null", REPO / "benchmarks" / "bench_compare_null.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _null_comparison(rng: np.random.Generator, questions: int, resamples: int) -> SliceComparison:
+    """The benchmark's null comparison (``benchmarks/bench_compare_null.py``), run here at a size that takes
+    seconds: one simulation, so the test and the benchmark measure the same thing."""
+    found: SliceComparison = _null_benchmark().null_comparison(rng, questions, resamples)
+    return found
 
 
 def test_under_the_null_the_overall_wording_and_the_diagnostic_stay_at_the_level() -> None:
@@ -298,7 +306,7 @@ def test_under_the_null_the_overall_wording_and_the_diagnostic_stay_at_the_level
     runs = 400
     any_associated = any_unadjusted = diagnosed = points_lower = 0
     for _ in range(runs):
-        overall = null_comparison(rng, 20, 199)
+        overall = _null_comparison(rng, 20, 199)
         any_associated += any(w == ASSOCIATED for w in overall.wording.values())
         any_unadjusted += any(d.wording == ASSOCIATED for d in overall.metrics.values())
         diagnosed += both_lower(overall)
