@@ -1,7 +1,7 @@
 """Agreement bootstrap at 100 000 edges: citeaudit's ``agreement()`` against an edge-level gather doing equal work.
 
 Synthetic labels for two raters on 100 000 edges in 20 000 answers (5 edges each). citeaudit is timed as a user
-calls it: ``citeaudit.agreement.agreement(pairs, resamples=B)``, which draws the answers of each resample, counts
+calls it: ``citeaudit.core.agreement.agreement(pairs, resamples=B)``, which draws the answers of each resample, counts
 how often each answer was drawn and pools per-answer 5 × 5 confusion matrices with one matrix product per batch,
 then computes eight statistics on every resample and a BCa interval for each. The baseline does the same work the
 obvious way: the same draws (the same generator, seed and batches), the edges of the drawn answers gathered and
@@ -22,8 +22,8 @@ import time
 
 import numpy as np
 
-from citeaudit.agreement import _STATISTICS, LABELS, LabelPairs, _gwet_over, agreement
-from citeaudit.stats import Interval, _bca
+from citeaudit.core.agreement import _STATISTICS, LABELS, LabelPairs, _gwet_over, agreement
+from citeaudit.core.stats import Interval, _bca
 
 _K = len(LABELS)
 

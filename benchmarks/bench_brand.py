@@ -33,10 +33,10 @@ from citeaudit.api import ScoredPath, score_path
 def object_construction(db: Path, new: ScoredPath) -> str:
     """The JSON as the database path built it before: the audit in scope as model objects, an outcome per edge,
     then the figures over them."""
-    from citeaudit.brand_metrics import brand_figures
     from citeaudit.checks import model_confusion
-    from citeaudit.misattribution import misattribution
-    from citeaudit.scope import Scope, select_audit
+    from citeaudit.core.brand_metrics import brand_figures
+    from citeaudit.core.misattribution import misattribution
+    from citeaudit.core.scope import Scope, select_audit
     from citeaudit.store import Store
     from citeaudit.store.brand_input import page_snapshots, read_outcomes, source_locations
     from citeaudit.store.cross_pairs import cross_pairs_of, reviews_required

@@ -25,7 +25,7 @@ import time
 import numpy as np
 
 from citeaudit.comparison import METRICS, SliceComparison, both_lower, compare_totals
-from citeaudit.stats import ASSOCIATED
+from citeaudit.core.stats import ASSOCIATED
 
 TARGET = 0.05
 

@@ -5,7 +5,7 @@ support rate drawn from Beta(2, 1.5) (within-question correlation, as real quest
 ratio ΣS/ΣE is E[p·m]/E[m] = E[p] = 2/3.5 (edge counts independent of p). Each replication draws C questions,
 builds the interval and checks whether it covers 2/3.5. Methods, on the same draws:
 
-- ``bca``: ``citeaudit.stats.cluster_bootstrap_ratio`` (what ``score --ci`` prints);
+- ``bca``: ``citeaudit.core.stats.cluster_bootstrap_ratio`` (what ``score --ci`` prints);
 - ``studentized``: bootstrap-t with the delta-method (linearised) standard error of the ratio in every resample,
   ``SE = sqrt(Σ_c (S_c − R·E_c)²) / ΣE`` (the candidate for few clusters);
 - ``percentile``: plain percentile, for reference.
@@ -24,7 +24,7 @@ import time
 
 import numpy as np
 
-from citeaudit.stats import FEW_CLUSTERS, cluster_bootstrap_ratio
+from citeaudit.core.stats import FEW_CLUSTERS, cluster_bootstrap_ratio
 
 TRUTH = 2 / 3.5
 SIZES = (10, 20, 30, 50, 100, 200)

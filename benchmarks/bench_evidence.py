@@ -51,12 +51,12 @@ import scipy.stats
 from rank_bm25 import BM25Okapi
 
 from citeaudit.checks import run_checks
+from citeaudit.core.model import Label
 from citeaudit.evidence import SUGGEST_METHOD, Passage, PassageIndex, RankMethod
 from citeaudit.evidence._rank import _STOPWORDS, _tokens
 from citeaudit.evidence._windows import WINDOW_TRIM, windows_to_units
 from citeaudit.judges import ChecksJudge, JudgeRequest
 from citeaudit.judges.battery import BatteryEdge, run_battery
-from citeaudit.model import Label
 from citeaudit.sources.passages import split_passages as split_stored
 
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "data"

@@ -6,7 +6,7 @@ real ChatGPT answers, each with a human stance that maps one to one onto a label
 supports → supported, partially supports → partial, refutes → conflicting, irrelevant → irrelevant). Each pair is
 one edge with one passage. Per judge: the confusion matrix against the human stance, per-label precision and
 recall with 95 % cluster-bootstrap intervals (clusters = claims, whose pairs share a claim and often a source),
-Cohen's kappa and Krippendorff's alpha with their intervals (``citeaudit.agreement``), and the time per edge.
+Cohen's kappa and Krippendorff's alpha with their intervals (``citeaudit.core.agreement``), and the time per edge.
 ``checks`` is measured; ``relevance`` is the packaged all-MiniLM-L6-v2 as a relevance judge (irrelevant vs the
 rest) with its precision–coverage curve; ``nli`` needs a local NLI model, which this machine does not have, and
 ``openai`` an endpoint (``CITEAUDIT_OPENAI_BASE_URL``): each says "not run" and why when it cannot run.
@@ -44,13 +44,13 @@ from pathlib import Path
 
 import numpy as np
 
-from citeaudit.agreement import LABELS, LabelPairs, agreement
 from citeaudit.checks import run_checks
+from citeaudit.core.agreement import LABELS, LabelPairs, agreement
+from citeaudit.core.model import Label
+from citeaudit.core.stats import Interval, cluster_bootstrap_ratio
 from citeaudit.judges import ChecksJudge, Judge, JudgeRequest
 from citeaudit.judges.battery import BatteryEdge, run_battery
 from citeaudit.judges.triage import DEFAULT_THRESHOLDS, RelevanceJudge, TriageReason, TriageThresholds, triage_call
-from citeaudit.model import Label
-from citeaudit.stats import Interval, cluster_bootstrap_ratio
 
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
 STANCES = SHARED / "factcheck-bench" / "subtasks" / "subtask3_claim_evidence_stance.jsonl"

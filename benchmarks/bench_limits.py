@@ -1,6 +1,6 @@
 """What reading within limits costs: the bounded JSON loader against the standard library's parser.
 
-The bounded loader (``citeaudit.limits.load_json``, behind every reader) refuses duplicate keys, nesting past 100
+The bounded loader (``citeaudit.core.limits.load_json``, behind every reader) refuses duplicate keys, nesting past 100
 levels, NaN and infinities, integers past 64 bits and lone surrogates. Measured on the same Perplexity Sonar
 payloads as the ingest benchmark, in both shapes engines deliver: JSON Lines (one payload a line) and one JSON
 document (a list of payloads). Baseline in the same run: ``json.loads`` on the same text, the floor of any reader.

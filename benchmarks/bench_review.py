@@ -30,8 +30,8 @@ from pathlib import Path
 
 import httpx
 
+from citeaudit.core.scoring import LABELS, PENDING_CODE
 from citeaudit.review.auth import hash_password
-from citeaudit.scoring import LABELS, PENDING_CODE
 from citeaudit.store import Store
 from citeaudit.store.review import QUEUE_KEY, ReviewStore
 

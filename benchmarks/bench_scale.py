@@ -182,9 +182,9 @@ def write_parquet(n_locations: int, root: Path) -> None:
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    from citeaudit.convention_sql import partition_value
+    from citeaudit.core.convention_sql import partition_value
+    from citeaudit.core.protocol import fingerprint
     from citeaudit.interchange import protocol_to_mapping
-    from citeaudit.protocol import fingerprint
 
     protocol = protocol_body()
     part = f"protocol={partition_value(fingerprint(protocol))}"
@@ -411,7 +411,7 @@ def build_database(n_locations: int, path: Path) -> None:
 
 
 def path_numpy(root: Path, args: argparse.Namespace) -> dict[str, Any]:
-    from citeaudit.scoring import ScoringColumns, collapse_locations, score_columns
+    from citeaudit.core.scoring import ScoringColumns, collapse_locations, score_columns
 
     data = generate(args.locations)
     start = time.perf_counter()
@@ -483,9 +483,9 @@ def counts_of(result: Any) -> dict[str, list[Any]]:
 def path_duckdb(root: Path, args: argparse.Namespace, ci: bool = False) -> dict[str, Any]:
     import duckdb  # noqa: F401  (imported before the clock starts, as in the hand-written baseline)
 
+    from citeaudit.core.scoring import IntervalSettings
     from citeaudit.engines import score_with_engine
     from citeaudit.engines._duckdb import DuckDBRunner  # noqa: F401
-    from citeaudit.scoring import IntervalSettings
 
     start, cpu = time.perf_counter(), time.process_time()
     result = score_with_engine(root, "duckdb", by=["platform"], ci=IntervalSettings() if ci else None).result
@@ -496,11 +496,11 @@ def path_duckdb(root: Path, args: argparse.Namespace, ci: bool = False) -> dict[
 def path_duckdb_ci(root: Path, args: argparse.Namespace) -> dict[str, Any]:
     """The engine with --ci end to end, and what the intervals add measured in-process on the same cells (the
     end-to-end difference of two 10-second runs is mostly the shared machine's noise)."""
-    from citeaudit.cells import score_cells
-    from citeaudit.convention_sql import DIALECTS, cells_sql
+    from citeaudit.core.cells import score_cells
+    from citeaudit.core.convention_sql import DIALECTS, cells_sql
+    from citeaudit.core.scoring import IntervalSettings
     from citeaudit.engines._duckdb import DuckDBRunner
     from citeaudit.engines._tables import choose_protocol_row
-    from citeaudit.scoring import IntervalSettings
 
     found = path_duckdb(root, args, ci=True)
     with DuckDBRunner.over_parquet(str(root)) as runner:

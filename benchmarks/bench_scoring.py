@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from citeaudit.scoring import SUPPORTED_CODE, ScoringColumns, collapse_locations, score_columns
+from citeaudit.core.scoring import SUPPORTED_CODE, ScoringColumns, collapse_locations, score_columns
 
 PLATFORMS = ["chatgpt", "copilot", "gemini", "perplexity", "claude"]
 N_QUESTIONS = 50
@@ -144,7 +144,7 @@ def _platform_counts(result: Any) -> dict[str, list[int]]:
 
 
 def _protocol() -> Any:
-    from citeaudit.model import OfficialDomain, Protocol, Question, RequiredFact
+    from citeaudit.core.model import OfficialDomain, Protocol, Question, RequiredFact
 
     questions = tuple(
         Question(f"q{q}", f"Q{q}?", None, tuple(RequiredFact(f"q{q}f{f}", "fact") for f in range(FACTS_PER_QUESTION)))

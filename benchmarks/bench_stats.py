@@ -15,7 +15,7 @@ import time
 import numpy as np
 import scipy.stats
 
-from citeaudit.stats import cluster_bootstrap_ratio
+from citeaudit.core.stats import cluster_bootstrap_ratio
 
 
 def ratio(numerators: np.ndarray, denominators: np.ndarray, axis: int = -1) -> np.ndarray:

@@ -25,10 +25,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from citeaudit.core.model import SourceStatus
 from citeaudit.evidence import SUGGEST_METHOD, Passage, PassageIndex
 from citeaudit.interchange import parse_audit_bytes
 from citeaudit.judges import ChecksJudge, suggest_for_edge
-from citeaudit.model import SourceStatus
 from citeaudit.sources.records import Document, FetchOutcome
 from citeaudit.store import Store
 from citeaudit.store.suggestions import document_passages

@@ -58,7 +58,7 @@ def sizes(n_locations: int) -> dict[str, int]:
 def build(path: Path, n_locations: int, *, brand: bool = False) -> dict[str, int]:
     """Write the database at ``path`` and return its row counts (``brand``: with a brand, competitors and texts
     for the brand figures, above)."""
-    from citeaudit.model import (
+    from citeaudit.core.model import (
         Audit,
         Brand,
         Competitor,

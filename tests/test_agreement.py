@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from citeaudit.agreement import (
+from citeaudit.core.agreement import (
     _STATISTICS,
     FINAL,
     LABELS,
@@ -26,8 +26,8 @@ from citeaudit.agreement import (
     agreement,
     pair_latest,
 )
-from citeaudit.model import Label
-from citeaudit.stats import cluster_bootstrap_counts, cluster_bootstrap_ratio
+from citeaudit.core.model import Label
+from citeaudit.core.stats import cluster_bootstrap_counts, cluster_bootstrap_ratio
 
 # R for irrelevant ("I" reads as a digit)
 S, P, C, R, U = Label.SUPPORTED, Label.PARTIAL, Label.CONFLICTING, Label.IRRELEVANT, Label.UNKNOWN

@@ -225,7 +225,7 @@ def test_an_open_store_gives_raters_and_pairs_for_the_review_ui(
     cli: Cli, write_json: Callable[..., Path], db_path: Path
 ) -> None:
     from citeaudit import Rater, Store, agreement_path, label_pairs_from_store
-    from citeaudit.agreement import agreement
+    from citeaudit.core.agreement import agreement
 
     path = write_json(two_reviewers())
     assert cli("ingest", path, "--db", db_path).exit_code == 0

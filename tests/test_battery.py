@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from citeaudit.core.model import Label
 from citeaudit.judges import ChecksJudge, JudgeRequest, JudgeTraits, Suggestion
 from citeaudit.judges.battery import (
     BatteryEdge,
@@ -17,7 +18,6 @@ from citeaudit.judges.battery import (
     change_first_number,
     run_battery,
 )
-from citeaudit.model import Label
 
 _NUMBERS = re.compile(r"\d+")
 

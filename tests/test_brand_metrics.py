@@ -16,7 +16,8 @@ import pytest
 from click.testing import Result
 
 from builders import document, protocol
-from citeaudit.brand_metrics import (
+from citeaudit.checks import model_confusion
+from citeaudit.core.brand_metrics import (
     PageSnapshot,
     brand_figures,
     competitor_share,
@@ -26,12 +27,11 @@ from citeaudit.brand_metrics import (
     retrieved_not_cited,
     version_drift,
 )
-from citeaudit.checks import model_confusion
+from citeaudit.core.model import Audit, SourceStatus
+from citeaudit.core.protocol import differing_components, fingerprint
+from citeaudit.core.scoring import score
 from citeaudit.interchange import audit_to_document, load_audit, parse_audit_bytes
 from citeaudit.interchange.reader import load_protocol
-from citeaudit.model import Audit, SourceStatus
-from citeaudit.protocol import differing_components, fingerprint
-from citeaudit.scoring import score
 from citeaudit.sources.records import Document, FetchOutcome, Hop
 from citeaudit.store import Store
 from citeaudit.store.brand_input import page_snapshots

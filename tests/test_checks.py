@@ -12,7 +12,7 @@ from typer.testing import Result
 
 from citeaudit.checks import FindingKind, run_checks
 from citeaudit.checks._numbers import parse_number
-from citeaudit.errors import InvalidValue
+from citeaudit.core.errors import InvalidValue
 
 Cli = Callable[..., Result]
 

@@ -19,7 +19,7 @@ import yaml
 from typer.testing import Result
 
 from citeaudit.collect import CollectSettings, collect, load_plan, split_locale
-from citeaudit.errors import InvalidValue
+from citeaudit.core.errors import InvalidValue
 from engine_server import FIXTURES, GOOD, EngineServer, Reply, engine_server, fixture_reply
 
 Cli = Callable[..., Result]
@@ -334,7 +334,7 @@ def test_killed_collection_resumes_without_duplicate_or_gap(server: EngineServer
 
 
 def test_collection_settings_do_not_change_the_fingerprint(tmp_path: Path) -> None:
-    from citeaudit.protocol import fingerprint
+    from citeaudit.core.protocol import fingerprint
 
     with_engines = load_plan(write_protocol(tmp_path, ["openai"], locales=["de-DE"], repeats=3)).protocol
     without = load_plan(write_protocol(tmp_path, [])).protocol

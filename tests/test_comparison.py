@@ -23,7 +23,7 @@ from citeaudit.comparison import (
     compare_groups,
     compare_paths,
 )
-from citeaudit.stats import ASSOCIATED, NOISE, paired_ratio_difference, reading
+from citeaudit.core.stats import ASSOCIATED, NOISE, paired_ratio_difference, reading
 from conftest import REPO
 
 URLS = ["https://brand.com/a", "https://brand.com/b", "https://review.org/a", "https://forum.net/t"]

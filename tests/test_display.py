@@ -11,11 +11,11 @@ import pytest
 from typer.testing import Result
 
 from citeaudit import load_audit
-from citeaudit.display import FigureState, show_figure
-from citeaudit.misattribution import NOT_MEASURED, MisattributionReport
-from citeaudit.model import Label
-from citeaudit.results import Metric
-from citeaudit.stats import Interval
+from citeaudit.core.display import FigureState, show_figure
+from citeaudit.core.misattribution import NOT_MEASURED, MisattributionReport
+from citeaudit.core.model import Label
+from citeaudit.core.results import Metric
+from citeaudit.core.stats import Interval
 
 Cli = Callable[..., Result]
 

@@ -23,9 +23,9 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 import pytest
 from typer.testing import Result
 
+from citeaudit.core.model import Audit, CitationKind
 from citeaudit.ingest import Attachment, plan_imports, read_file, read_files
 from citeaudit.interchange import load_protocol
-from citeaudit.model import Audit, CitationKind
 from conftest import SHARED
 
 DATA = SHARED / "data" / "engine-payloads"

@@ -23,9 +23,9 @@ from typing import Any
 import pytest
 from typer.testing import Result
 
+from citeaudit.core.model import Audit, CitationKind
 from citeaudit.ingest import Attachment, plan_imports, read_file, read_files
 from citeaudit.interchange import load_protocol
-from citeaudit.model import Audit, CitationKind
 from conftest import SHARED
 from test_engine_recordings import PROTOCOL, claim_of, observed, openai, perplexity, url_key
 

@@ -25,13 +25,13 @@ from typer.testing import Result
 from citeaudit import Store
 from citeaudit.api import score_path
 from citeaudit.columnar import score_parquet
-from citeaudit.convention_sql import DIALECTS, TABLES, cells_sql, preamble_sql, scoring_sql
+from citeaudit.core.convention_sql import DIALECTS, TABLES, cells_sql, preamble_sql, scoring_sql
+from citeaudit.core.errors import InvalidValue
+from citeaudit.core.model import RunKind
+from citeaudit.core.scope import Scope
+from citeaudit.core.scoring import IntervalSettings
 from citeaudit.engines import export_parquet, score_with_engine
-from citeaudit.errors import InvalidValue
 from citeaudit.interchange.reader import load_protocol
-from citeaudit.model import RunKind
-from citeaudit.scope import Scope
-from citeaudit.scoring import IntervalSettings
 from citeaudit.store.engine_tables import engine_table_batches
 
 Cli = Callable[..., Result]

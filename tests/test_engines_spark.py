@@ -18,11 +18,11 @@ from tests.test_properties import audit_documents
 from typer.testing import Result
 
 from citeaudit.api import score_path
+from citeaudit.core.model import RunKind
+from citeaudit.core.scope import Scope
+from citeaudit.core.scoring import IntervalSettings
 from citeaudit.engines import score_with_engine
 from citeaudit.engines._spark import java_missing, local_session
-from citeaudit.model import RunKind
-from citeaudit.scope import Scope
-from citeaudit.scoring import IntervalSettings
 
 Cli = Callable[..., Result]
 

@@ -14,7 +14,7 @@ from typer.testing import Result
 
 from builders import answer, claim, document, edge
 from citeaudit import CiteauditError, DuplicateId, InvalidValue, MalformedInput, UnknownReference
-from citeaudit.errors import InputError, UnknownFormat
+from citeaudit.core.errors import InputError, UnknownFormat
 
 
 def database_state(path: Path) -> str:

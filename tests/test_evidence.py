@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from citeaudit.errors import JudgeError
+from citeaudit.core.errors import JudgeError
 from citeaudit.evidence import Passage, PassageIndex, RankMethod, rank_passages, split_passages
 
 HAS_MODELS = importlib.util.find_spec("sentence_transformers") is not None and (

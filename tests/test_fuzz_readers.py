@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner, Result
 
 from citeaudit.cli import app
-from citeaudit.limits import MAX_DEPTH
+from citeaudit.core.limits import MAX_DEPTH
 from conftest import EXAMPLES, REPO, SHARED
 from small_disk import contents, fill, mounted_disk
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from typer.testing import Result
 
-from citeaudit.limits import MAX_DEPTH
+from citeaudit.core.limits import MAX_DEPTH
 from conftest import EXAMPLES, REPO
 
 FIXTURES = REPO / "tests" / "fixtures"
@@ -82,7 +82,7 @@ def test_a_lone_surrogate_in_a_protocol_is_refused(cli: Cli, tmp_path: Path) -> 
 
 
 def test_an_escaped_pair_and_an_escaped_backslash_are_not_lone_surrogates(tmp_path: Path) -> None:
-    from citeaudit.limits import load_json
+    from citeaudit.core.limits import load_json
 
     # "\ud83d\ude00" is one character (U+1F600); "\\ud800" is a backslash followed by the letters "ud800".
     assert load_json(b'["\\ud83d\\ude00", "\\\\ud800"]', "f.json") == ["\U0001f600", "\\ud800"]
@@ -123,7 +123,7 @@ def test_deep_nesting_detected_as_an_audit_is_refused_by_score(cli: Cli, tmp_pat
 
 
 def test_nesting_at_the_limit_is_read(tmp_path: Path) -> None:
-    from citeaudit.limits import load_json
+    from citeaudit.core.limits import load_json
 
     value = load_json("[" * MAX_DEPTH + "]" * MAX_DEPTH, "f.json")
     for _ in range(MAX_DEPTH - 1):
@@ -455,8 +455,8 @@ def test_a_lone_surrogate_from_the_command_line_is_refused_before_the_store(
 
 
 def test_a_duplicate_key_deep_inside_too_deep_nesting_is_refused_for_the_nesting() -> None:
-    from citeaudit.errors import MalformedInput
-    from citeaudit.limits import load_json
+    from citeaudit.core.errors import MalformedInput
+    from citeaudit.core.limits import load_json
 
     # 900 levels parse at C speed (under the interpreter's recursion limit); the duplicate key inside must not
     # send the locating scanner, which recurses in Python, down all 900 of them.
@@ -474,15 +474,15 @@ def test_a_duplicate_key_deep_inside_too_deep_nesting_is_refused_for_the_nesting
     ],
 )
 def test_numbers_past_the_limits_are_refused_wherever_they_stand(text: str, message: str) -> None:
-    from citeaudit.errors import InvalidValue
-    from citeaudit.limits import load_json
+    from citeaudit.core.errors import InvalidValue
+    from citeaudit.core.limits import load_json
 
     with pytest.raises(InvalidValue, match=message):
         load_json(text, "numbers.json")
 
 
 def test_numbers_at_the_limits_are_read() -> None:
-    from citeaudit.limits import load_json
+    from citeaudit.core.limits import load_json
 
     assert load_json("[9223372036854775807, -9223372036854775808, 1e308]", "f.json") == [2**63 - 1, -(2**63), 1e308]
 

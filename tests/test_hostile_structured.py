@@ -22,8 +22,8 @@ import pytest
 from tests.test_hostile_input import FIXTURES, PROTOCOL, four_claim, ingest_refused, refused, write
 from typer.testing import Result
 
-from citeaudit.errors import InvalidValue, MalformedInput
-from citeaudit.limits import load_json, load_yaml
+from citeaudit.core.errors import InvalidValue, MalformedInput
+from citeaudit.core.limits import load_json, load_yaml
 from conftest import REPO
 from review_support import add_account, make_db
 

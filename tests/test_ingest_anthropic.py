@@ -23,10 +23,10 @@ from typer.testing import Result
 
 import citeaudit
 from citeaudit import InvalidValue
+from citeaudit.core.model import AnswerStatus, CitationKind, RetrievalStatus
 from citeaudit.ingest import Attachment, read_file, store_prepared
 from citeaudit.ingest.anthropic import READER
 from citeaudit.ingest.base import ParsedAnswer
-from citeaudit.model import AnswerStatus, CitationKind, RetrievalStatus
 
 Cli = Callable[..., Result]
 

@@ -19,11 +19,11 @@ from hypothesis import strategies as st
 from typer.testing import Result
 
 from citeaudit import InvalidValue, MalformedInput
+from citeaudit.core.model import AnswerStatus, CitationKind
 from citeaudit.ingest import READERS, detect_reader
 from citeaudit.ingest.base import ParsedAnswer
 from citeaudit.ingest.events import Events
 from citeaudit.ingest.shape import shape_of_file
-from citeaudit.model import AnswerStatus, CitationKind
 
 PROTOCOL = Path(__file__).parent / "fixtures" / "protocol.yaml"
 Cli = Callable[..., Result]

@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from citeaudit import Store
-from citeaudit.errors import DuplicateId, InputError
+from citeaudit.core.errors import DuplicateId, InputError
 from citeaudit.ingest import Attachment, ingest_files, plan_imports
 from citeaudit.interchange import load_protocol
 from citeaudit.store.writers import new_database

@@ -27,10 +27,10 @@ import pytest
 
 import citeaudit
 from citeaudit import InvalidValue, MalformedInput
+from citeaudit.core.model import AnswerStatus, CitationKind, RetrievalStatus
 from citeaudit.ingest import Attachment, perplexity, read_file, serpapi, store_prepared
 from citeaudit.ingest.base import ParsedAnswer
 from citeaudit.ingest.gemini import READER
-from citeaudit.model import AnswerStatus, CitationKind, RetrievalStatus
 from payloads import read_one_with, read_with, write_payload
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -17,10 +17,10 @@ import pytest
 
 import citeaudit
 from citeaudit import InvalidValue, MalformedInput
+from citeaudit.core.model import AnswerStatus, CitationKind, RetrievalStatus
 from citeaudit.ingest import Attachment, read_file, store_prepared
 from citeaudit.ingest.base import ParsedAnswer, Reader
 from citeaudit.ingest.openai import CHAT_READER, RESPONSES_READER
-from citeaudit.model import AnswerStatus, CitationKind, RetrievalStatus
 
 FIXTURES = Path(__file__).parent / "fixtures"
 RESPONSES = FIXTURES / "openai-responses"

@@ -25,10 +25,10 @@ import pytest
 
 import citeaudit
 from citeaudit import InvalidValue, MalformedInput
+from citeaudit.core.model import AnswerStatus, CitationKind, RetrievalStatus
 from citeaudit.ingest import Attachment, gemini, read_file, serpapi, store_prepared
 from citeaudit.ingest.base import ParsedAnswer
 from citeaudit.ingest.perplexity import READER
-from citeaudit.model import AnswerStatus, CitationKind, RetrievalStatus
 from payloads import read_one_with, read_with, write_payload
 
 FIXTURES = Path(__file__).parent / "fixtures"

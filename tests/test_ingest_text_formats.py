@@ -10,11 +10,11 @@ import pytest
 from typer.testing import Result
 
 from citeaudit import InvalidValue, Label, MalformedInput, load_protocol, score_path
+from citeaudit.core.model import CitationKind
 from citeaudit.ingest import Attachment, read_file
 from citeaudit.ingest import jsonl as jsonl_reader
 from citeaudit.ingest import markdown as markdown_reader
 from citeaudit.ingest.text import SentenceIndex, candidates, sentence_containing, span_before
-from citeaudit.model import CitationKind
 
 FIXTURES = Path(__file__).parent / "fixtures"
 PROTOCOL = FIXTURES / "protocol.yaml"

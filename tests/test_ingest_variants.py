@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from typer.testing import Result
 
+from citeaudit.core.model import CitationKind, RetrievalStatus
 from citeaudit.ingest import READERS, Attachment, read_file, read_files
 from citeaudit.ingest.base import ParsedAnswer
 from citeaudit.interchange import load_protocol
-from citeaudit.model import CitationKind, RetrievalStatus
 
 FIXTURES = Path(__file__).parent / "fixtures"
 PROTOCOL = FIXTURES / "protocol.yaml"

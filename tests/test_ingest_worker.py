@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from citeaudit import Store
-from citeaudit.errors import (
+from citeaudit.core.errors import (
     DuplicateId,
     ImportStopped,
     InputError,

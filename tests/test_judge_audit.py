@@ -13,8 +13,8 @@ from tests.test_judges import needs_models
 from tests.test_suggest import edge_pk, resolved_db, rows
 from typer.testing import Result
 
+from citeaudit.core.model import Judgement, Label
 from citeaudit.judges import ChecksJudge
-from citeaudit.model import Judgement, Label
 from citeaudit.store.review import ReviewStore
 from citeaudit.store.review import now as review_now
 from citeaudit.suggest import judge_audit, suggest_edges

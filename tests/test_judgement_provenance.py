@@ -10,9 +10,9 @@ import pytest
 
 from builders import answer, claim, document, edge
 from citeaudit import Store, audit_to_document, load_audit
-from citeaudit.errors import InvalidValue, StoreError
+from citeaudit.core.errors import InvalidValue, StoreError
+from citeaudit.core.model import Audit, Label, Origin, Severity
 from citeaudit.ingest import ingest_file
-from citeaudit.model import Audit, Label, Origin, Severity
 from citeaudit.store import migrations
 
 PROVENANCE = {

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from typer.testing import Result
 
-from citeaudit.model import Judgement, Label
+from citeaudit.core.model import Judgement, Label
 from citeaudit.store.review import ReviewStore
 from review_support import add_account, edge_pk, make_db, set_policy
 

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from citeaudit.errors import InvalidValue, JudgeError
+from citeaudit.core.errors import InvalidValue, JudgeError
+from citeaudit.core.model import Label, Origin, review_outcome
 from citeaudit.judges import (
     LABEL_ORDER,
     ChecksJudge,
@@ -21,7 +22,6 @@ from citeaudit.judges import (
     map_nli_label,
     prompt_sha256,
 )
-from citeaudit.model import Label, Origin, review_outcome
 from judge_servers import chat_server
 from nli_models import build_nli_model
 

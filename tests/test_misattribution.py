@@ -16,11 +16,11 @@ import pytest
 from click.testing import Result
 
 from builders import answer, claim, document, protocol
-from citeaudit.identity import OfficialMatcher
+from citeaudit.core.identity import OfficialMatcher
+from citeaudit.core.misattribution import CrossKind, CrossPair, cross_candidates, misattribution
+from citeaudit.core.model import Audit, Judgement, Label, Origin
 from citeaudit.interchange import parse_audit_bytes
 from citeaudit.judges import make_judge
-from citeaudit.misattribution import CrossKind, CrossPair, cross_candidates, misattribution
-from citeaudit.model import Audit, Judgement, Label, Origin
 from citeaudit.review.app import ReviewConfig
 from citeaudit.sources import ResolveSettings, resolve_sources
 from citeaudit.store import Store

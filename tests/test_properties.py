@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from citeaudit import Store, audit_to_document, parse_audit_bytes, score, score_reference
-from citeaudit.model import Label
+from citeaudit.core.model import Label
 
 LABELS = ["supported", "partial", "conflicting", "irrelevant", "unknown"]
 URLS = [

@@ -11,10 +11,10 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
+from citeaudit.core.model import OfficialDomain, Protocol, Question, RequiredFact, Segmentation, Severity
+from citeaudit.core.protocol import fingerprint, protocol_from_mapping_trusted, protocol_to_mapping
 from citeaudit.interchange.reader import protocol_from_mapping
 from citeaudit.interchange.schema import ProtocolIn
-from citeaudit.model import OfficialDomain, Protocol, Question, RequiredFact, Segmentation, Severity
-from citeaudit.protocol import fingerprint, protocol_from_mapping_trusted, protocol_to_mapping
 
 _text = st.text(alphabet="abcdefgh ÄéΩ-", min_size=1, max_size=12)
 _ids = st.text(alphabet="abcdef0123", min_size=1, max_size=6)

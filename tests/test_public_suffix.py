@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from builders import answer, document, protocol
 from citeaudit import OfficialDomain, OfficialMatcher, parse_audit_bytes, registrable_domain, score
-from citeaudit.errors import InvalidValue
-from citeaudit.identity import identity_url
+from citeaudit.core.errors import InvalidValue
+from citeaudit.core.identity import identity_url
 
 _CASES = Path(__file__).parent / "data" / "psl" / "test_psl.txt"
 _CHECK = re.compile(r"^checkPublicSuffix\((null|'[^']*'), (null|'[^']*')\);$")

@@ -10,7 +10,7 @@ import pytest
 
 from builders import answer, claim, document, edge
 from citeaudit import parse_audit_bytes, score
-from citeaudit.identity import effective_url, identity_url, unwrap
+from citeaudit.core.identity import effective_url, identity_url, unwrap
 
 
 def bing(url: str) -> str:

@@ -15,7 +15,7 @@ from tests.builders import add_reviewer, answer, claim, document
 from tests.site import Site
 from typer.testing import Result
 
-from citeaudit.errors import ResolveStopped
+from citeaudit.core.errors import ResolveStopped
 from citeaudit.interchange import parse_audit_bytes
 from citeaudit.sources import USER_AGENT, ResolveSettings, resolve_sources, source_passages, source_snapshots
 from citeaudit.store import Store

@@ -198,7 +198,7 @@ def _stop_worker(*args: object) -> None:
 def test_a_worker_started_by_the_gate_that_dies_stops_the_run_and_loses_nothing(
     db_path: Path, site: str, eager: list[Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from citeaudit.errors import ResolveStopped
+    from citeaudit.core.errors import ResolveStopped
     from citeaudit.sources import fetch, resolve_sources
 
     urls = [f"{site}/paced/AX{n}" for n in range(5)]

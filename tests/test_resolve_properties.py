@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.builders import answer, claim, document
 
+from citeaudit.core.model import Judgement, Label, ReviewState, SourceStatus, review_outcome
 from citeaudit.interchange import parse_audit_bytes
-from citeaudit.model import Judgement, Label, ReviewState, SourceStatus, review_outcome
 from citeaudit.sources.records import FetchOutcome, Hop
 from citeaudit.store import Store
 

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import Result
 
-from citeaudit.errors import InvalidValue
+from citeaudit.core.errors import InvalidValue
 from citeaudit.sources import ResolveSettings
 from citeaudit.sources.extract import split_type
 from citeaudit.sources.fetch import _Body, _Failure

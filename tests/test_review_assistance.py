@@ -15,11 +15,11 @@ from tests.test_suggest import edge_pk, resolved_db
 from tests.test_triage_review import _SUBMISSION, _Same, _show_suggestions
 from typer.testing import Result
 
+from citeaudit.core.model import Judgement, Label, Origin, RunKind, Stage
+from citeaudit.core.protocol import differing_components, disclosure, fingerprint, fingerprint_components
+from citeaudit.core.scope import Scope
 from citeaudit.judges.triage import TriageThresholds
-from citeaudit.model import Judgement, Label, Origin, RunKind, Stage
-from citeaudit.protocol import differing_components, disclosure, fingerprint, fingerprint_components
 from citeaudit.review.app import ReviewConfig
-from citeaudit.scope import Scope
 from citeaudit.store import Store
 from citeaudit.store.review import ReviewStore
 from citeaudit.suggest import triage_edges

@@ -16,7 +16,7 @@ from pathlib import Path
 from tests.test_concurrent_writers import Command, audit_bytes, audit_file, held_in_transaction
 
 from builders import answer, claim, document
-from citeaudit.model import Label
+from citeaudit.core.model import Label
 from citeaudit.review.app import ReviewConfig
 from review_support import ReviewClient, add_account, make_db, serve
 

@@ -10,7 +10,7 @@ from collections import Counter
 from pathlib import Path
 
 from builders import answer, claim, document
-from citeaudit.model import Judgement, Label, Origin, Stage
+from citeaudit.core.model import Judgement, Label, Origin, Stage
 from citeaudit.review.app import ReviewConfig
 from citeaudit.store.review import edge_code
 from review_support import ReviewClient, add_account, make_db, serve, set_policy

@@ -6,8 +6,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from citeaudit.model import Judgement, Label, Origin, ReviewState, Stage
-from citeaudit.scoring import edge_code
+from citeaudit.core.model import Judgement, Label, Origin, ReviewState, Stage
+from citeaudit.core.scoring import edge_code
 from citeaudit.store.review_policy import counted_judgements, review_refusal, reviewers_of
 from citeaudit.store.review_records import StoredJudgement
 

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from builders import answer, claim, document
-from citeaudit.model import Judgement, Label, Origin, ReviewState, Stage, review_outcome
+from citeaudit.core.model import Judgement, Label, Origin, ReviewState, Stage, review_outcome
 from citeaudit.review.auth import LoginLimiter
 from citeaudit.review.blind import can_adjudicate, visible_judgements
 from citeaudit.review.queue import decode_cursor, encode_cursor, start_key

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from citeaudit import score
-from citeaudit.errors import InputError
+from citeaudit.core.errors import InputError
 from citeaudit.interchange import parse_audit_bytes
 from conftest import EXAMPLES, REPO
 from test_fuzz_readers import _get, _paths, damaged

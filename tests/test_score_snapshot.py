@@ -13,7 +13,7 @@ from typer.testing import Result
 
 import citeaudit.store.reading as reading
 from citeaudit.api import score_path
-from citeaudit.scope import Scope
+from citeaudit.core.scope import Scope
 
 Cli = Callable[..., Result]
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from citeaudit import Store, score_reference
 from citeaudit.api import score_path
-from citeaudit.model import OfficialDomain
+from citeaudit.core.model import OfficialDomain
 from citeaudit.store import reading
 from test_properties import assert_close, audit_documents, parse
 
@@ -71,7 +71,7 @@ def test_database_read_in_rowid_ranges_equals_reference(doc: dict[str, Any], by:
 @PATHS
 @given(audit_documents(), st.sampled_from([0.0, 2.0]), st.sampled_from(["p1", "p2"]))
 def test_a_scope_reads_only_its_edges_by_either_plan(doc: dict[str, Any], share: float, platform: str) -> None:
-    from citeaudit.scope import Scope, select_audit
+    from citeaudit.core.scope import Scope, select_audit
 
     audit = parse(doc)
     scope = Scope(where={"platform": frozenset({platform})})
@@ -87,7 +87,7 @@ def test_a_scope_reads_only_its_edges_by_either_plan(doc: dict[str, Any], share:
 
 
 def test_official_hosts_are_decided_by_path_only_where_declared() -> None:
-    from citeaudit.identity import OfficialMatcher
+    from citeaudit.core.identity import OfficialMatcher
 
     matcher = OfficialMatcher(
         (
@@ -110,8 +110,8 @@ def _arrow_tables(audit: Any) -> dict[str, Any]:
     """The audit in the columnar layout, written by hand from its objects (rows in the audit's order)."""
     import pyarrow as pa
 
-    from citeaudit.identity import url_location
-    from citeaudit.scoring import LABELS, edge_code
+    from citeaudit.core.identity import url_location
+    from citeaudit.core.scoring import LABELS, edge_code
 
     runs = {run.id: run for run in audit.runs}
     answer_row = {a.id: i for i, a in enumerate(audit.answers)}
@@ -203,8 +203,8 @@ def test_a_bad_reference_or_label_is_refused_with_its_table_row_and_value() -> N
     import pyarrow as pa
 
     from citeaudit.columnar import score_arrow
-    from citeaudit.errors import InvalidValue, UnknownReference
-    from citeaudit.model import Protocol, Question
+    from citeaudit.core.errors import InvalidValue, UnknownReference
+    from citeaudit.core.model import Protocol, Question
 
     protocol = Protocol("p", "1", questions=(Question("q0", "Q?"),))
     tables = {

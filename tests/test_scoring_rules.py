@@ -14,7 +14,7 @@ import pytest
 
 from builders import answer, claim, document, edge, protocol
 from citeaudit import Audit, Label, ScoreResult, parse_audit_bytes, score, score_reference
-from citeaudit.scope import Scope, select_audit
+from citeaudit.core.scope import Scope, select_audit
 
 Scorer = Callable[..., ScoreResult]
 

@@ -14,9 +14,9 @@ import pytest
 from typer.testing import Result
 
 from builders import answer, document, protocol
-from citeaudit.errors import SegmentationUnavailable
-from citeaudit.model import Protocol
-from citeaudit.protocol import fingerprint
+from citeaudit.core.errors import SegmentationUnavailable
+from citeaudit.core.model import Protocol
+from citeaudit.core.protocol import fingerprint
 from citeaudit.segment.atomic import AtomicSettings, ChatEndpoint, ResponseCache, decompose, prompt_sha256
 from judge_servers import chat_server
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from citeaudit.errors import InvalidValue
+from citeaudit.core.errors import InvalidValue
 from citeaudit.segment import segment
 from citeaudit.segment.claimsets import CurrentClaim, CurrentEdge, NewClaim, plan_merge, plan_segmentation, plan_split
 

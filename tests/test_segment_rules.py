@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from citeaudit.model import Protocol
-from citeaudit.protocol import fingerprint
+from citeaudit.core.model import Protocol
+from citeaudit.core.protocol import fingerprint
 from citeaudit.segment import Rules, segment
 
 

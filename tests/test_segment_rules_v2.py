@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from citeaudit.core.model import Protocol
+from citeaudit.core.protocol import fingerprint
 from citeaudit.ingest.text import claim_text
-from citeaudit.model import Protocol
-from citeaudit.protocol import fingerprint
 from citeaudit.segment import Rules, lexicon, segment
 from citeaudit.segment.rules import SkipReason
 from citeaudit.segment.rules_v2 import RulesV2

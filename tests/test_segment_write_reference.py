@@ -20,10 +20,10 @@ from pathlib import Path
 
 import pytest
 
+from citeaudit.core.model import Segmentation
+from citeaudit.core.scoring import PENDING_CODE
 from citeaudit.ingest import Attachment, read_file, read_files, store_prepared
 from citeaudit.interchange import load_protocol
-from citeaudit.model import Segmentation
-from citeaudit.scoring import PENDING_CODE
 from citeaudit.segment.claimsets import plan_segmentation
 from citeaudit.segment.resegment import _segment_with, resegment, rules_for
 from citeaudit.store import Store

@@ -72,14 +72,14 @@ def test_importing_the_package_loads_none_of_its_modules() -> None:
 
 
 def test_importing_the_model_does_not_load_numpy_or_pydantic() -> None:
-    modules = _modules_after("import citeaudit.model")
+    modules = _modules_after("import citeaudit.core.model")
     for heavy in ("numpy", "pydantic", "citeaudit.ingest", "citeaudit.store.sqlite", "tldextract"):
         assert not _loaded(modules, heavy), heavy
 
 
 def test_a_public_name_is_loaded_on_first_use() -> None:
-    modules = _modules_after("import citeaudit\nassert citeaudit.score.__module__ == 'citeaudit.scoring'")
-    assert "citeaudit.scoring" in modules
+    modules = _modules_after("import citeaudit\nassert citeaudit.score.__module__ == 'citeaudit.core.scoring'")
+    assert "citeaudit.core.scoring" in modules
     assert not _loaded(modules, "citeaudit.store.sqlite")
 
 
@@ -90,7 +90,7 @@ def test_help_loads_no_reader_store_or_network_stack(args: tuple[str, ...]) -> N
         *HEAVY_FOR_EVERY_COMMAND,
         "citeaudit.store.sqlite",
         "citeaudit.interchange",
-        "citeaudit.scoring",
+        "citeaudit.core.scoring",
         "citeaudit.api",
         "citeaudit.ingest.audit_json",
         "citeaudit.ingest.openai",
@@ -106,10 +106,10 @@ def test_scoring_a_file_loads_no_store_network_or_web_stack() -> None:
     small = resources.files("citeaudit") / "examples" / "four-claim.audit.json"
     modules = _modules_after(_RUN_CLI, "score", str(small))
     # It does load what it uses: the file reader, the scoring core and the tables.
-    for used in ("citeaudit.ingest.audit_json", "citeaudit.scoring", "citeaudit.report.tables"):
+    for used in ("citeaudit.ingest.audit_json", "citeaudit.core.scoring", "citeaudit.report.tables"):
         assert used in modules, used
     # The store's plain records may be loaded; the store itself (the ledger connection) is not.
-    for heavy in (*HEAVY_FOR_EVERY_COMMAND, "citeaudit.store.sqlite", "citeaudit.agreement", "yaml"):
+    for heavy in (*HEAVY_FOR_EVERY_COMMAND, "citeaudit.store.sqlite", "citeaudit.core.agreement", "yaml"):
         assert not _loaded(modules, heavy), heavy
     # The first reader in detection order recognises the file: no other reader is loaded.
     readers = sorted(m for m in modules if m.startswith("citeaudit.ingest.") and m != "citeaudit.ingest.audit_json")

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import Result
 
-from citeaudit.stats import cluster_bootstrap_ratio
+from citeaudit.core.stats import cluster_bootstrap_ratio
 
 
 def ratio(numerators: np.ndarray, denominators: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -101,7 +101,7 @@ def test_score_ci_in_json_and_table(cli: Callable[..., Result], exporter_path: P
 
 
 def test_identical_runs_differ_by_nothing() -> None:
-    from citeaudit.stats import paired_ratio_difference
+    from citeaudit.core.stats import paired_ratio_difference
 
     s, e = [3, 5, 2, 7], [10, 8, 4, 9]
     difference = paired_ratio_difference((s, e), (s, e), resamples=300)
@@ -111,7 +111,7 @@ def test_identical_runs_differ_by_nothing() -> None:
 
 
 def test_a_consistent_gain_is_associated_not_caused() -> None:
-    from citeaudit.stats import paired_ratio_difference
+    from citeaudit.core.stats import paired_ratio_difference
 
     # 20 questions, A supports 1 of 10 edges on each, B 9 of 10: delta = 0.9 − 0.1 = 0.8
     a = ([1] * 20, [10] * 20)
@@ -129,7 +129,7 @@ def test_a_consistent_gain_is_associated_not_caused() -> None:
 def test_permutation_p_value_matches_exact_enumeration() -> None:
     import itertools
 
-    from citeaudit.stats import paired_ratio_difference
+    from citeaudit.core.stats import paired_ratio_difference
 
     sa, ea, sb, eb = [1, 4, 2], [5, 6, 4], [3, 3, 4], [5, 5, 4]
     observed = sum(sb) / sum(eb) - sum(sa) / sum(ea)
@@ -147,7 +147,7 @@ def test_permutation_p_value_matches_exact_enumeration() -> None:
 
 
 def test_holm_adjustment() -> None:
-    from citeaudit.stats import holm
+    from citeaudit.core.stats import holm
 
     # sorted 0.01·3 = 0.03, 0.03·2 = 0.06, 0.04·1 = 0.04 → kept monotone at 0.06
     assert holm([0.01, 0.04, 0.03, None]) == pytest.approx([0.03, 0.06, 0.06, None])
@@ -174,7 +174,7 @@ def test_all_supported_run_has_a_finite_interval_end_to_end(
 
 
 def test_intervals_over_few_clusters_carry_a_caution(cli: Callable[..., Result], exporter_path: Path) -> None:
-    from citeaudit.stats import FEW_CLUSTERS, cluster_bootstrap_ratio
+    from citeaudit.core.stats import FEW_CLUSTERS, cluster_bootstrap_ratio
 
     # 49 clusters: below the 50 where simulated 95 % coverage holds, so the interval says so; 50: no caution
     few = cluster_bootstrap_ratio([1] * 25 + [2] * 24, [3] * 49, resamples=200)

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from citeaudit.stats import _bca, cluster_bootstrap_counts
+from citeaudit.core.stats import _bca, cluster_bootstrap_counts
 
 
 def _share(pooled: np.ndarray) -> np.ndarray:

@@ -14,9 +14,9 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from citeaudit.core.model import SourceStatus
 from citeaudit.interchange import parse_audit_bytes
 from citeaudit.judges import ChecksJudge
-from citeaudit.model import SourceStatus
 from citeaudit.sources.records import Document, FetchOutcome
 from citeaudit.store import Store
 from citeaudit.suggest import suggest_edges

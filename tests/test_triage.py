@@ -14,9 +14,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from citeaudit.core.model import Label
 from citeaudit.judges import JudgeRequest
 from citeaudit.judges.triage import RelevanceJudge, TriageReason, TriageThresholds, triage_call
-from citeaudit.model import Label
 
 REPO = Path(__file__).resolve().parent.parent
 STANCES = REPO.parent / "shared" / "data" / "factcheck-bench" / "subtasks" / "subtask3_claim_evidence_stance.jsonl"

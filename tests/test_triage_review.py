@@ -18,9 +18,9 @@ from tests.test_judges import needs_models
 from tests.test_suggest import OUTDOOR, PUMP, TANK, edge_pk, resolved_db
 from typer.testing import Result
 
+from citeaudit.core.scoring import PENDING_CODE
 from citeaudit.judges.triage import CONFLICT_OFF, TriageThresholds
 from citeaudit.review.app import ReviewConfig
-from citeaudit.scoring import PENDING_CODE
 from citeaudit.suggest import triage_edges
 from conftest import chromium_path
 from review_support import PASSWORD, ReviewClient, add_account, serve, set_policy

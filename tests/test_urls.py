@@ -7,7 +7,7 @@ import socket
 import pytest
 
 from citeaudit import OfficialDomain, OfficialMatcher, normalize_url, registrable_domain
-from citeaudit.identity import title_key
+from citeaudit.core.identity import title_key
 
 
 @pytest.mark.parametrize(

@@ -15,8 +15,8 @@ import pytest
 from typer.testing import Result
 
 from builders import add_reviewer, answer, claim, document
-from citeaudit.errors import UnknownReference
-from citeaudit.model import Judgement, Label, Origin, Stage
+from citeaudit.core.errors import UnknownReference
+from citeaudit.core.model import Judgement, Label, Origin, Stage
 from citeaudit.store.review import ReviewStore
 from citeaudit.store.review_policy import ReviewRefused
 from review_support import edge_pk, make_db, set_policy

@@ -26,10 +26,10 @@ from hypothesis import strategies as st
 from typer.testing import Result
 
 from builders import answer, claim, document
-from citeaudit.errors import InvalidValue, UnknownReference
+from citeaudit.core.errors import InvalidValue, UnknownReference
+from citeaudit.core.misattribution import CrossCandidate, CrossKind
+from citeaudit.core.model import Judgement, Label, Stage
 from citeaudit.interchange import parse_audit_bytes
-from citeaudit.misattribution import CrossCandidate, CrossKind
-from citeaudit.model import Judgement, Label, Stage
 from citeaudit.review.app import ReviewConfig
 from citeaudit.store import Store
 from citeaudit.store.cross_pairs import cross_pair, propose_cross_pairs, record_cross_judgement

@@ -8,7 +8,7 @@ citation precision and fact coverage (strict convention ``strict-v1``).
 >>> citeaudit.score(audit).precision                          # doctest: +SKIP
 Metric(numerator=1, denominator=3, ci=None)
 
-The names below are loaded on first use, so that ``import citeaudit.model`` or ``citeaudit --help`` does not
+The names below are loaded on first use, so that ``import citeaudit.core.model`` or ``citeaudit --help`` does not
 load every reader, the store and numpy.
 """
 
@@ -18,10 +18,10 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from citeaudit.agreement import Agreement, LabelPairs, Rater
     from citeaudit.api import ScoredPath, agreement_path, label_pairs_from_store, load_label_pairs, score_path
     from citeaudit.comparison import Comparison, compare_paths
-    from citeaudit.errors import (
+    from citeaudit.core.agreement import Agreement, LabelPairs, Rater
+    from citeaudit.core.errors import (
         CiteauditError,
         DuplicateId,
         IncomparableRuns,
@@ -35,9 +35,8 @@ if TYPE_CHECKING:
         UnknownFormat,
         UnknownReference,
     )
-    from citeaudit.identity import OfficialMatcher, normalize_url, registrable_domain
-    from citeaudit.interchange import audit_to_document, load_audit, load_protocol, parse_audit_bytes
-    from citeaudit.model import (
+    from citeaudit.core.identity import OfficialMatcher, normalize_url, registrable_domain
+    from citeaudit.core.model import (
         Answer,
         Audit,
         Brand,
@@ -65,11 +64,12 @@ if TYPE_CHECKING:
         Stage,
         review_outcome,
     )
-    from citeaudit.protocol import differing_components, fingerprint, fingerprint_components
-    from citeaudit.results import Metric, ScopeScore, ScoreResult
-    from citeaudit.scope import Scope
-    from citeaudit.scoring import IntervalSettings, score, score_reference
-    from citeaudit.stats import Interval, cluster_bootstrap_ratio
+    from citeaudit.core.protocol import differing_components, fingerprint, fingerprint_components
+    from citeaudit.core.results import Metric, ScopeScore, ScoreResult
+    from citeaudit.core.scope import Scope
+    from citeaudit.core.scoring import IntervalSettings, score, score_reference
+    from citeaudit.core.stats import Interval, cluster_bootstrap_ratio
+    from citeaudit.interchange import audit_to_document, load_audit, load_protocol, parse_audit_bytes
     from citeaudit.store import ImportReport, Store
 
 __version__ = "0.1.0"
@@ -148,75 +148,75 @@ __all__ = [
 
 # Each public name and the module it lives in.
 _HOME = {
-    "Agreement": "citeaudit.agreement",
-    "Answer": "citeaudit.model",
-    "Audit": "citeaudit.model",
-    "Brand": "citeaudit.model",
-    "Citation": "citeaudit.model",
-    "CitationKind": "citeaudit.model",
-    "CiteauditError": "citeaudit.errors",
-    "Claim": "citeaudit.model",
+    "Agreement": "citeaudit.core.agreement",
+    "Answer": "citeaudit.core.model",
+    "Audit": "citeaudit.core.model",
+    "Brand": "citeaudit.core.model",
+    "Citation": "citeaudit.core.model",
+    "CitationKind": "citeaudit.core.model",
+    "CiteauditError": "citeaudit.core.errors",
+    "Claim": "citeaudit.core.model",
     "Comparison": "citeaudit.comparison",
-    "Competitor": "citeaudit.model",
-    "DuplicateId": "citeaudit.errors",
-    "Edge": "citeaudit.model",
-    "EvidenceGroup": "citeaudit.model",
+    "Competitor": "citeaudit.core.model",
+    "DuplicateId": "citeaudit.core.errors",
+    "Edge": "citeaudit.core.model",
+    "EvidenceGroup": "citeaudit.core.model",
     "ImportReport": "citeaudit.store",
-    "IncomparableRuns": "citeaudit.errors",
-    "InputError": "citeaudit.errors",
-    "Interval": "citeaudit.stats",
-    "IntervalSettings": "citeaudit.scoring",
-    "InvalidValue": "citeaudit.errors",
-    "Judgement": "citeaudit.model",
-    "Label": "citeaudit.model",
-    "LabelPairs": "citeaudit.agreement",
-    "Location": "citeaudit.model",
-    "MalformedInput": "citeaudit.errors",
-    "Metric": "citeaudit.results",
-    "OfficialDomain": "citeaudit.model",
-    "OfficialMatcher": "citeaudit.identity",
-    "Origin": "citeaudit.model",
-    "Protocol": "citeaudit.model",
-    "ProtocolError": "citeaudit.errors",
-    "Question": "citeaudit.model",
-    "Rater": "citeaudit.agreement",
-    "RequiredFact": "citeaudit.model",
-    "ReviewState": "citeaudit.model",
-    "Run": "citeaudit.model",
-    "RunKind": "citeaudit.model",
-    "SchemaVersionMismatch": "citeaudit.errors",
-    "Scope": "citeaudit.scope",
-    "ScopeError": "citeaudit.errors",
-    "ScopeScore": "citeaudit.results",
-    "ScoreResult": "citeaudit.results",
+    "IncomparableRuns": "citeaudit.core.errors",
+    "InputError": "citeaudit.core.errors",
+    "Interval": "citeaudit.core.stats",
+    "IntervalSettings": "citeaudit.core.scoring",
+    "InvalidValue": "citeaudit.core.errors",
+    "Judgement": "citeaudit.core.model",
+    "Label": "citeaudit.core.model",
+    "LabelPairs": "citeaudit.core.agreement",
+    "Location": "citeaudit.core.model",
+    "MalformedInput": "citeaudit.core.errors",
+    "Metric": "citeaudit.core.results",
+    "OfficialDomain": "citeaudit.core.model",
+    "OfficialMatcher": "citeaudit.core.identity",
+    "Origin": "citeaudit.core.model",
+    "Protocol": "citeaudit.core.model",
+    "ProtocolError": "citeaudit.core.errors",
+    "Question": "citeaudit.core.model",
+    "Rater": "citeaudit.core.agreement",
+    "RequiredFact": "citeaudit.core.model",
+    "ReviewState": "citeaudit.core.model",
+    "Run": "citeaudit.core.model",
+    "RunKind": "citeaudit.core.model",
+    "SchemaVersionMismatch": "citeaudit.core.errors",
+    "Scope": "citeaudit.core.scope",
+    "ScopeError": "citeaudit.core.errors",
+    "ScopeScore": "citeaudit.core.results",
+    "ScoreResult": "citeaudit.core.results",
     "ScoredPath": "citeaudit.api",
-    "Segmentation": "citeaudit.model",
-    "Severity": "citeaudit.model",
-    "Source": "citeaudit.model",
-    "SourceStatus": "citeaudit.model",
-    "Stage": "citeaudit.model",
+    "Segmentation": "citeaudit.core.model",
+    "Severity": "citeaudit.core.model",
+    "Source": "citeaudit.core.model",
+    "SourceStatus": "citeaudit.core.model",
+    "Stage": "citeaudit.core.model",
     "Store": "citeaudit.store",
-    "StoreError": "citeaudit.errors",
-    "UnknownFormat": "citeaudit.errors",
-    "UnknownReference": "citeaudit.errors",
+    "StoreError": "citeaudit.core.errors",
+    "UnknownFormat": "citeaudit.core.errors",
+    "UnknownReference": "citeaudit.core.errors",
     "agreement_path": "citeaudit.api",
     "audit_to_document": "citeaudit.interchange",
-    "cluster_bootstrap_ratio": "citeaudit.stats",
+    "cluster_bootstrap_ratio": "citeaudit.core.stats",
     "compare_paths": "citeaudit.comparison",
-    "differing_components": "citeaudit.protocol",
-    "fingerprint": "citeaudit.protocol",
-    "fingerprint_components": "citeaudit.protocol",
+    "differing_components": "citeaudit.core.protocol",
+    "fingerprint": "citeaudit.core.protocol",
+    "fingerprint_components": "citeaudit.core.protocol",
     "label_pairs_from_store": "citeaudit.api",
     "load_audit": "citeaudit.interchange",
     "load_label_pairs": "citeaudit.api",
     "load_protocol": "citeaudit.interchange",
-    "normalize_url": "citeaudit.identity",
+    "normalize_url": "citeaudit.core.identity",
     "parse_audit_bytes": "citeaudit.interchange",
-    "registrable_domain": "citeaudit.identity",
-    "review_outcome": "citeaudit.model",
-    "score": "citeaudit.scoring",
+    "registrable_domain": "citeaudit.core.identity",
+    "review_outcome": "citeaudit.core.model",
+    "score": "citeaudit.core.scoring",
     "score_path": "citeaudit.api",
-    "score_reference": "citeaudit.scoring",
+    "score_reference": "citeaudit.core.scoring",
 }
 
 

@@ -7,19 +7,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from citeaudit.errors import InputError, InvalidValue, ScopeError
+from citeaudit.core.errors import InputError, InvalidValue, ScopeError
+from citeaudit.core.model import Audit, Label, Protocol, SourceStatus
+from citeaudit.core.protocol import disclosure, fingerprint
+from citeaudit.core.results import ScoreResult
+from citeaudit.core.scope import Scope, select_audit
+from citeaudit.core.scoring import IntervalSettings, ScoringColumns, score, score_columns
 from citeaudit.ingest import read_file
-from citeaudit.model import Audit, Label, Protocol, SourceStatus
-from citeaudit.protocol import disclosure, fingerprint
 from citeaudit.report.formats import result_json
-from citeaudit.results import ScoreResult
-from citeaudit.scope import Scope, select_audit
-from citeaudit.scoring import IntervalSettings, ScoringColumns, score, score_columns
 
 if TYPE_CHECKING:
-    from citeaudit.agreement import Agreement, LabelPairs, Rater
-    from citeaudit.brand_metrics import BrandFigures, EdgeOutcome
-    from citeaudit.misattribution import CrossPair, MisattributionReport
+    from citeaudit.core.agreement import Agreement, LabelPairs, Rater
+    from citeaudit.core.brand_metrics import BrandFigures, EdgeOutcome
+    from citeaudit.core.misattribution import CrossPair, MisattributionReport
     from citeaudit.store import Store
 
 __all__ = [
@@ -147,9 +147,9 @@ def score_path(
     selected, excluded = select_audit(audit, scope)
     failed = len(selected.failed_answers)
     if figures:
-        from citeaudit.brand_metrics import brand_figures
         from citeaudit.checks import model_confusion
-        from citeaudit.misattribution import misattribution
+        from citeaudit.core.brand_metrics import brand_figures
+        from citeaudit.core.misattribution import misattribution
     by_answer = () if {"collection", "collection_date"} & set(by) else by  # as for a database, above
     brand = brand_figures(selected, model_confusion, by=by_answer, ci=_ci(ci)) if figures else None
     # An audit file carries no cross pairs: its claims at risk are counted, none is misattributed yet.
@@ -177,9 +177,9 @@ def _database_figures(
 ) -> tuple[BrandFigures, MisattributionReport]:
     """The brand figures and misattribution of a database's scope, from columns (no model object per edge), beside
     the scoring columns of the same scope."""
-    from citeaudit.brand_metrics import brand_figures_columns
     from citeaudit.checks import model_confusion
-    from citeaudit.misattribution import misattribution_columns
+    from citeaudit.core.brand_metrics import brand_figures_columns
+    from citeaudit.core.misattribution import misattribution_columns
     from citeaudit.store.brand_input import claim_texts, has_cross_pairs, page_snapshots, read_brand_columns
 
     pairs: list[CrossPair] = []
@@ -247,7 +247,7 @@ def misattribution_path(
 ) -> tuple[MisattributionReport, Audit]:
     """Misattributed claims over the claims at risk of a database (its cross pairs) or an audit file (none), with
     the audit in scope (for the sources' URLs and titles)."""
-    from citeaudit.misattribution import misattribution
+    from citeaudit.core.misattribution import misattribution
 
     if is_database(path):
         from citeaudit.store import Store
@@ -305,7 +305,7 @@ def label_pairs_from_store(store: Store, a: Rater, b: Rater, *, protocol_pk: int
     """Pair rater A's and B's latest review-stage judgement per edge in an open database (all protocols, or the
     one with ``protocol_pk``). ``store.raters(protocol_pk)`` lists who can be chosen. Refuses (``InvalidValue``)
     a rater with no review judgements there, or A equal to B."""
-    from citeaudit.agreement import pair_sided
+    from citeaudit.core.agreement import pair_sided
 
     if a == b:
         raise InvalidValue(str(store.path), "--between", f"the two raters must differ (both are {str(a)!r})")
@@ -317,7 +317,7 @@ def label_pairs_from_store(store: Store, a: Rater, b: Rater, *, protocol_pk: int
 def load_label_pairs(path: str | Path, a: Rater, b: Rater, *, protocol: str | None = None) -> LabelPairs:
     """Pair rater A's and B's latest review-stage judgement per edge, from a database or an audit file
     (``edges[].judgements[]``); a database is read whole unless ``protocol`` selects one protocol."""
-    from citeaudit.agreement import pairs_from_audit, raters_of_audit
+    from citeaudit.core.agreement import pairs_from_audit, raters_of_audit
 
     if a == b:
         raise InvalidValue(str(path), "--between", f"the two raters must differ (both are {str(a)!r})")
@@ -346,8 +346,8 @@ def agreement_path(
 ) -> Agreement:
     """Agreement of raters A and B (A as gold for supported-vs-rest) on the edges of a database or audit file;
     ``progress`` gets the number of bootstrap resamples done after each batch; ``ac1_categories`` as in
-    :func:`citeaudit.agreement.agreement`."""
-    from citeaudit.agreement import agreement
+    :func:`citeaudit.core.agreement.agreement`."""
+    from citeaudit.core.agreement import agreement
 
     pairs = load_label_pairs(path, a, b, protocol=protocol)
     return agreement(

@@ -1,6 +1,6 @@
 """Scoring from columns: Arrow tables, or a folder of Parquet files, straight into the vectorized core.
 
-The object API (:func:`citeaudit.score` on an :class:`~citeaudit.model.Audit`) builds a Python object for every
+The object API (:func:`citeaudit.score` on an :class:`~citeaudit.core.model.Audit`) builds a Python object for every
 answer, claim, edge and citation location: the path for small data and for checking one audit by hand. At
 millions of citation locations, hand the same audit over as columns instead; the protocol (questions, required
 facts, official domains) stays an object, since it is small. The layout (``docs/columnar.md``):
@@ -36,13 +36,13 @@ from urllib.parse import urlsplit
 import numpy as np
 import numpy.typing as npt
 
-from citeaudit.convention_sql import PARTITIONS, partition_value
-from citeaudit.errors import InvalidValue, MissingExtra, UnknownReference
-from citeaudit.identity import OfficialMatcher
-from citeaudit.model import Protocol
-from citeaudit.protocol import fingerprint
-from citeaudit.results import ScoreResult
-from citeaudit.scoring import (
+from citeaudit.core.convention_sql import PARTITIONS, partition_value
+from citeaudit.core.errors import InvalidValue, MissingExtra, UnknownReference
+from citeaudit.core.identity import OfficialMatcher
+from citeaudit.core.model import Protocol
+from citeaudit.core.protocol import fingerprint
+from citeaudit.core.results import ScoreResult
+from citeaudit.core.scoring import (
     DISPUTED_CODE,
     LABELS,
     NO_SEVERITY,

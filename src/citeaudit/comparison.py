@@ -27,12 +27,12 @@ from pathlib import Path
 import numpy as np
 
 from citeaudit.api import ScoredPath, load_scope, score_path
-from citeaudit.errors import IncomparableRuns
-from citeaudit.model import Audit
-from citeaudit.protocol import differing_components
-from citeaudit.results import Metric, ScopeScore
-from citeaudit.scope import Scope
-from citeaudit.stats import ASSOCIATED, Difference, holm, paired_ratio_difference, reading
+from citeaudit.core.errors import IncomparableRuns
+from citeaudit.core.model import Audit
+from citeaudit.core.protocol import differing_components
+from citeaudit.core.results import Metric, ScopeScore
+from citeaudit.core.scope import Scope
+from citeaudit.core.stats import ASSOCIATED, Difference, holm, paired_ratio_difference, reading
 
 __all__ = [
     "METRICS",

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from babel.core import UnknownLocaleError
 from babel.numbers import get_decimal_symbol, get_group_symbol
 
-from citeaudit.errors import InvalidValue
+from citeaudit.core.errors import InvalidValue
 
 __all__ = ["NUMBER_PATTERN", "Number", "parse_number", "validate_locale"]
 

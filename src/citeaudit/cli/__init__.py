@@ -183,7 +183,7 @@ def _root(
 
     from citeaudit.cli.common import EXIT_BAD_INPUT, err_console
     from citeaudit.cli.config import Defaults, find_config, load_settings
-    from citeaudit.errors import CiteauditError
+    from citeaudit.core.errors import CiteauditError
 
     try:
         path = find_config(config)

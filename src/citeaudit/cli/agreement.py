@@ -10,18 +10,18 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from citeaudit.cli.common import OutputFormat, console, err_console, handles_errors
-from citeaudit.errors import InvalidValue
-from citeaudit.model import Label
+from citeaudit.core.errors import InvalidValue
+from citeaudit.core.model import Label
 
 if TYPE_CHECKING:
-    from citeaudit.agreement import Rater
+    from citeaudit.core.agreement import Rater
 
 __all__ = ["register"]
 
 
 def _categories(path: Path, text: str) -> tuple[Label, ...] | None:
     """``used`` → ``None`` (decided from the labels), ``all`` → the five labels, else the labels listed."""
-    from citeaudit.agreement import LABELS
+    from citeaudit.core.agreement import LABELS
 
     if text == "used":
         return None
@@ -70,8 +70,8 @@ def agreement(
     agreement, Cohen's kappa, Krippendorff's alpha and Gwet's AC1 with cluster-bootstrap intervals over answers,
     the confusion matrix, per-class agreement, prevalence, a kappa-paradox warning, and supported-vs-rest
     precision, recall, F1 and accuracy taking A as gold."""
-    from citeaudit.agreement import Rater
     from citeaudit.api import agreement_path
+    from citeaudit.core.agreement import Rater
     from citeaudit.report.agreement import agreement_tables
 
     if fmt is OutputFormat.CSV:

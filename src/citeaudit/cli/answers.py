@@ -11,7 +11,7 @@ from rich.table import Column, Table
 from rich.text import Text
 
 from citeaudit.cli.common import DbOption, OutputFormat, console, existing_database, handles_errors, shown_text
-from citeaudit.errors import InputError
+from citeaudit.core.errors import InputError
 
 __all__ = ["answers_app"]
 

@@ -11,8 +11,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from citeaudit.cli.common import DbOption, console, err_console, handles_errors
-from citeaudit.errors import InvalidValue
-from citeaudit.limits import MAX_REPEATS
+from citeaudit.core.errors import InvalidValue
+from citeaudit.core.limits import MAX_REPEATS
 
 if TYPE_CHECKING:
     from citeaudit.collect import CollectReport, CollectSettings

@@ -14,7 +14,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from citeaudit.errors import CiteauditError, InputError
+from citeaudit.core.errors import CiteauditError, InputError
 
 __all__ = [
     "DbOption",

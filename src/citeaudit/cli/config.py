@@ -35,8 +35,8 @@ from rich.table import Table
 from rich.text import Text
 
 from citeaudit.cli.common import console, handles_errors
-from citeaudit.errors import InputError, InvalidValue
-from citeaudit.limits import load_toml
+from citeaudit.core.errors import InputError, InvalidValue
+from citeaudit.core.limits import load_toml
 
 __all__ = ["CONFIG_NAME", "Defaults", "Setting", "config_app", "find_config", "load_settings", "register"]
 

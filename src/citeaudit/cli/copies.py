@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from citeaudit.cli.common import DbOption, OutputFormat, console, existing_database, handles_errors
-from citeaudit.errors import ScopeError
+from citeaudit.core.errors import ScopeError
 from citeaudit.sources.copies import CopySettings
 
 __all__ = ["copies_command", "register"]

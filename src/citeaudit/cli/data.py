@@ -16,7 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from citeaudit.cli.common import DbOption, console, err_console, handles_errors, os_user
-from citeaudit.errors import InputError, InvalidValue
+from citeaudit.core.errors import InputError, InvalidValue
 
 if TYPE_CHECKING:
     from citeaudit.ingest import Attachment, PlannedImport, Reader
@@ -430,11 +430,11 @@ def export(
     number) in CSV or JSON Lines, or as the engine tables in Parquet
     (streamed, hive-partitioned by protocol and run; `citeaudit score DIR --engine duckdb|spark` reads them)."""
     from citeaudit.api import is_database, unresolved_links
+    from citeaudit.core.scope import Scope, select_audit
+    from citeaudit.core.scoring import score
     from citeaudit.interchange import audit_to_document
     from citeaudit.report.exports import export_tables
     from citeaudit.report.files import write_atomically
-    from citeaudit.scope import Scope, select_audit
-    from citeaudit.scoring import score
     from citeaudit.store import Store
 
     if not is_database(db):

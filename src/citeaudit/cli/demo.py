@@ -12,8 +12,8 @@ import typer
 from rich.rule import Rule
 
 from citeaudit.cli.common import console, handles_errors
-from citeaudit.errors import StoreError
-from citeaudit.model import RunKind
+from citeaudit.core.errors import StoreError
+from citeaudit.core.model import RunKind
 
 __all__ = ["EXAMPLES", "next_commands", "register"]
 
@@ -27,9 +27,9 @@ def demo(
 ) -> None:
     """Build a demo database from the bundled examples and print their scores."""
     from citeaudit.api import is_database, score_path
+    from citeaudit.core.scope import Scope
     from citeaudit.ingest import ingest_file
     from citeaudit.report import score_tables
-    from citeaudit.scope import Scope
     from citeaudit.store import Store
 
     if db.exists():

@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from citeaudit.cli.common import DbOption, console, err_console, existing_database, handles_errors, os_user
-from citeaudit.errors import InvalidValue, MalformedInput, UnknownFormat
-from citeaudit.limits import load_json
-from citeaudit.model import Label, Severity
+from citeaudit.core.errors import InvalidValue, MalformedInput, UnknownFormat
+from citeaudit.core.limits import load_json
+from citeaudit.core.model import Label, Severity
 
 if TYPE_CHECKING:
     from citeaudit.store.review_records import FileJudgement

@@ -12,11 +12,11 @@ from rich.table import Table
 
 from citeaudit.cli.common import OutputFormat, console, handles_errors
 from citeaudit.cli.score import KindChoice, KindOption, ProtocolOption, WhereOption
-from citeaudit.model import RunKind
-from citeaudit.scope import Scope, parse_where
+from citeaudit.core.model import RunKind
+from citeaudit.core.scope import Scope, parse_where
 
 if TYPE_CHECKING:
-    from citeaudit.misattribution import MisattributionReport
+    from citeaudit.core.misattribution import MisattributionReport
 
 __all__ = ["register"]
 

@@ -27,8 +27,8 @@ def fingerprint_command(
     ),
 ) -> None:
     """Print the protocol's fingerprint (and each component's hash)."""
+    from citeaudit.core.protocol import fingerprint, fingerprint_components
     from citeaudit.interchange import load_protocol
-    from citeaudit.protocol import fingerprint, fingerprint_components
 
     protocol = load_protocol(path)
     components = fingerprint_components(protocol)

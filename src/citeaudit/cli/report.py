@@ -11,9 +11,9 @@ from citeaudit.cli.common import console, handles_errors
 from citeaudit.cli.score import ByOption, KindChoice, KindOption, ProtocolOption, WhereOption
 
 if TYPE_CHECKING:
+    from citeaudit.core.scope import Scope
+    from citeaudit.core.scoring import IntervalSettings
     from citeaudit.report.trend import Trend
-    from citeaudit.scope import Scope
-    from citeaudit.scoring import IntervalSettings
     from citeaudit.store.copies import SupportRow
 
 __all__ = ["register"]
@@ -51,10 +51,10 @@ def report(
     from citeaudit.api import load_scope, score_path
     from citeaudit.cli.score import _by, _scope
     from citeaudit.comparison import compare_paths
-    from citeaudit.protocol import disclosure
+    from citeaudit.core.protocol import disclosure
+    from citeaudit.core.scoring import IntervalSettings
     from citeaudit.report.files import write_atomically
     from citeaudit.report.html import ReportInput, render_report
-    from citeaudit.scoring import IntervalSettings
 
     scope = _scope(kind, where)
     settings = IntervalSettings(resamples=resamples, seed=seed)
@@ -146,8 +146,8 @@ def _trend(path: Path, scope: Scope, settings: IntervalSettings) -> Trend | None
 
 def _review_note(path: Path) -> str:
     """The review policy behind the final labels and how far the two most active human reviewers agree."""
-    from citeaudit.agreement import RaterKind
     from citeaudit.api import agreement_path, is_database
+    from citeaudit.core.agreement import RaterKind
     from citeaudit.store import Store
     from citeaudit.store.review import ReviewStore
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from citeaudit.cli.common import DbOption, console, err_console, existing_database, handles_errors
-from citeaudit.errors import InvalidValue, StoreError
+from citeaudit.core.errors import InvalidValue, StoreError
 
 if TYPE_CHECKING:
     from citeaudit.store.review import ReviewStore

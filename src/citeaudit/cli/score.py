@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from citeaudit.cli.common import OutputFormat, console, err_console, handles_errors, out_text
-from citeaudit.errors import ScopeError
-from citeaudit.model import RunKind
-from citeaudit.scope import FILTER_DIMENSIONS as DIMENSIONS
+from citeaudit.core.errors import ScopeError
+from citeaudit.core.model import RunKind
+from citeaudit.core.scope import FILTER_DIMENSIONS as DIMENSIONS
 
 if TYPE_CHECKING:
     from citeaudit.api import ScoredPath
-    from citeaudit.scope import Scope
+    from citeaudit.core.scope import Scope
 
 __all__ = ["register"]
 
@@ -45,7 +45,7 @@ ProtocolOption = Annotated[
 
 
 def _scope(kind: KindChoice, where: list[str] | None) -> Scope:
-    from citeaudit.scope import Scope, parse_where
+    from citeaudit.core.scope import Scope, parse_where
 
     kinds = frozenset(RunKind) if kind is KindChoice.ALL else frozenset({RunKind(kind.value)})
     return Scope(run_kinds=kinds, where=parse_where(where or []))
@@ -122,9 +122,9 @@ def score(
 ) -> None:
     """Score precision, coverage and official-domain rate under strict-v1 (micro: pooled counts)."""
     from citeaudit.api import score_path
-    from citeaudit.protocol import disclosure
+    from citeaudit.core.protocol import disclosure
+    from citeaudit.core.scoring import IntervalSettings
     from citeaudit.report import result_csv, score_tables
-    from citeaudit.scoring import IntervalSettings
 
     settings = IntervalSettings(level=level, resamples=resamples, seed=seed) if ci else None
     # The figures beside the scores are printed in JSON only; tables and CSV keep their columns.

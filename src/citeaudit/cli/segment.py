@@ -23,8 +23,8 @@ from citeaudit.cli.common import (
     handles_errors,
     shown_text,
 )
-from citeaudit.errors import InputError
-from citeaudit.limits import MAX_INT, shown
+from citeaudit.core.errors import InputError
+from citeaudit.core.limits import MAX_INT, shown
 
 # load_embedder is looked up here at call time, so that it can be replaced (as without the models extra).
 from citeaudit.segment.facts import DEFAULT_THRESHOLD, load_embedder

@@ -14,7 +14,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from citeaudit.cli.common import DbOption, OutputFormat, console, err_console, existing_database, handles_errors
-from citeaudit.errors import InvalidValue
+from citeaudit.core.errors import InvalidValue
 from citeaudit.sources.extract import MAX_HTML_BYTES
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ import typer
 
 from citeaudit.cli.common import console, handles_errors
 from citeaudit.cli.score import ByOption, KindChoice, KindOption, WhereOption, _by, _scope
-from citeaudit.convention_sql import DIALECTS, cells_sql, partition_value, preamble_sql, scoring_sql
+from citeaudit.core.convention_sql import DIALECTS, cells_sql, partition_value, preamble_sql, scoring_sql
 
 __all__ = ["register"]
 

@@ -13,12 +13,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from citeaudit.cli.common import DbOption, console, err_console, existing_database, handles_errors
+from citeaudit.core.model import Label
 from citeaudit.evidence import SUGGEST_METHOD, RankMethod
-from citeaudit.model import Label
 
 if TYPE_CHECKING:
+    from citeaudit.core.stats import Interval
     from citeaudit.judges import Judge
-    from citeaudit.stats import Interval
     from citeaudit.suggest import JudgeAuditReport, SuggestReport
 
 __all__ = ["judge_app", "register"]
@@ -159,11 +159,11 @@ def suggest(
     if not triage:
         for name, value in (("--conflict-min", conflict_min), ("--irrelevant-below", irrelevant_below)):
             if value is not None:
-                from citeaudit.errors import InvalidValue
+                from citeaudit.core.errors import InvalidValue
 
                 raise InvalidValue("suggest", f"{name} {value!r}", "needs --triage")
     if triage:
-        from citeaudit.errors import InvalidValue
+        from citeaudit.core.errors import InvalidValue
 
         if cross_pairs:
             raise InvalidValue("suggest", "--triage", "offers edges, not cross pairs; leave out --cross-pairs")

@@ -12,7 +12,7 @@ from rich.text import Text
 
 from citeaudit.cli.common import OutputFormat, console, handles_errors
 from citeaudit.cli.score import ByOption, KindChoice, KindOption, WhereOption
-from citeaudit.errors import ScopeError
+from citeaudit.core.errors import ScopeError
 
 __all__ = ["register"]
 
@@ -32,9 +32,9 @@ def trend(
     fingerprint changes between two collections the trend is broken: the break is marked with the changed
     components, and the two sides are not to be read as one series."""
     from citeaudit.cli.score import _by, _scope
+    from citeaudit.core.scoring import IntervalSettings
     from citeaudit.report.tables import scope_fraction
     from citeaudit.report.trend import trend_path
-    from citeaudit.scoring import IntervalSettings
 
     if fmt is OutputFormat.CSV:
         raise ScopeError("trend prints table or json")

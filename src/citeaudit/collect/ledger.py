@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from citeaudit.collect.plan import NO_LOCALE, Task
-from citeaudit.errors import InvalidValue
-from citeaudit.model import Protocol
-from citeaudit.protocol import fingerprint
+from citeaudit.core.errors import InvalidValue
+from citeaudit.core.model import Protocol
+from citeaudit.core.protocol import fingerprint
 from citeaudit.store import Store
 from citeaudit.store import collections as ledger_rows
 

@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from citeaudit.errors import InvalidValue
+from citeaudit.core.errors import InvalidValue
+from citeaudit.core.model import Protocol
 from citeaudit.interchange.reader import load_protocol_document, protocol_from_mapping
 from citeaudit.interchange.schema import EngineIn, ProtocolIn
-from citeaudit.model import Protocol
 
 __all__ = ["MAX_TASKS", "CollectionPlan", "EngineSpec", "Task", "check_task_count", "load_plan", "plan_from_document"]
 

@@ -33,11 +33,11 @@ from citeaudit import __version__
 from citeaudit.collect.engines import ENGINES, Engine, Request
 from citeaudit.collect.ledger import Ledger, TaskRow
 from citeaudit.collect.plan import CollectionPlan, EngineSpec
-from citeaudit.errors import InputError, InvalidValue
+from citeaudit.core.errors import InputError, InvalidValue
+from citeaudit.core.limits import load_json
+from citeaudit.core.model import AnswerStatus, Audit, FailedAnswer, RetrievalStatus, Run
 from citeaudit.ingest import READERS
 from citeaudit.ingest.assemble import Attachment, assemble
-from citeaudit.limits import load_json
-from citeaudit.model import AnswerStatus, Audit, FailedAnswer, RetrievalStatus, Run
 from citeaudit.sources.extract import require_extra
 from citeaudit.sources.fetch import ResolveSettings
 from citeaudit.sources.headers import MalformedHeader, retry_after

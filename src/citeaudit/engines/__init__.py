@@ -1,8 +1,8 @@
 """SQL engines that run the scoring convention beyond one machine's memory: DuckDB (embedded) and Spark.
 
-The SQL is generated once in :mod:`citeaudit.convention_sql`; this package only runs it. An engine reduces
+The SQL is generated once in :mod:`citeaudit.core.convention_sql`; this package only runs it. An engine reduces
 the tables to cells (counts per group, question and severity) in one pass, and
-:func:`citeaudit.cells.score_cells` turns the cells into the same result the in-memory path gives, intervals
+:func:`citeaudit.core.cells.score_cells` turns the cells into the same result the in-memory path gives, intervals
 included. Also here: the streaming Parquet export the engines read.
 """
 
@@ -15,16 +15,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from citeaudit.cells import score_cells
-from citeaudit.convention_sql import DIALECTS, cells_sql, unresolved_sql
+from citeaudit.core.cells import score_cells
+from citeaudit.core.convention_sql import DIALECTS, cells_sql, unresolved_sql
+from citeaudit.core.errors import InputError, ScopeError
+from citeaudit.core.model import Protocol as AuditProtocol
+from citeaudit.core.model import RunKind
+from citeaudit.core.results import ScoreResult
+from citeaudit.core.scope import Scope
+from citeaudit.core.scoring import IntervalSettings
 from citeaudit.engines._parquet import ParquetExport, write_parquet_tables
 from citeaudit.engines._tables import ProtocolRow, choose_protocol_row, parse_protocol_row
-from citeaudit.errors import InputError, ScopeError
-from citeaudit.model import Protocol as AuditProtocol
-from citeaudit.model import RunKind
-from citeaudit.results import ScoreResult
-from citeaudit.scope import Scope
-from citeaudit.scoring import IntervalSettings
 from citeaudit.store import Store
 from citeaudit.store.engine_tables import engine_table_batches
 

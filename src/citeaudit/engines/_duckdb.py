@@ -15,10 +15,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from citeaudit.convention_sql import DIALECTS, PARTITIONS, TABLES, preamble_sql
+from citeaudit.core.convention_sql import DIALECTS, PARTITIONS, TABLES, preamble_sql
+from citeaudit.core.errors import EngineFailed, MissingExtra
 from citeaudit.engines._parquet import arrow_schemas, record_batch
 from citeaudit.engines._tables import ProtocolRow
-from citeaudit.errors import EngineFailed, MissingExtra
 from citeaudit.store.engine_tables import TableBatch
 
 __all__ = ["DuckDBRunner"]

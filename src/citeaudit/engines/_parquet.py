@@ -1,7 +1,7 @@
 """Writing the engine tables of one protocol as Parquet: streamed from the ledger, hive-partitioned.
 
 ``OUT/answers/protocol=sha256-…/run=RUN/part-0.parquet`` and so on for every table of
-:data:`citeaudit.convention_sql.TABLES`. Rows arrive as bounded batches (``store.engine_tables``) and leave as
+:data:`citeaudit.core.convention_sql.TABLES`. Rows arrive as bounded batches (``store.engine_tables``) and leave as
 Arrow record batches, one open file at a time, so memory stays flat whatever the ledger holds. Everything is
 written into a hidden folder beside ``OUT`` and moved into place at the end: a failed export leaves nothing.
 
@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from citeaudit.convention_sql import PARTITIONS, TABLES
-from citeaudit.errors import InputError, MissingExtra
+from citeaudit.core.convention_sql import PARTITIONS, TABLES
+from citeaudit.core.errors import InputError, MissingExtra
 from citeaudit.store.engine_tables import Coded, TableBatch
 
 __all__ = ["ParquetExport", "arrow_schemas", "partition_folder", "record_batch", "write_parquet_tables"]

@@ -11,9 +11,9 @@ import shutil
 import warnings
 from typing import Any
 
-from citeaudit.convention_sql import DIALECTS, preamble_sql
+from citeaudit.core.convention_sql import DIALECTS, preamble_sql
+from citeaudit.core.errors import EngineFailed, MissingExtra
 from citeaudit.engines._tables import ProtocolRow
-from citeaudit.errors import EngineFailed, MissingExtra
 
 __all__ = ["SparkRunner", "java_missing", "local_session", "session_for_job"]
 

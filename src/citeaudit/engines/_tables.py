@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from citeaudit.convention_sql import partition_value
-from citeaudit.errors import ScopeError
+from citeaudit.core.convention_sql import partition_value
+from citeaudit.core.errors import ScopeError
+from citeaudit.core.model import Protocol
 from citeaudit.interchange import ProtocolIn, protocol_from_mapping
-from citeaudit.model import Protocol
 
 __all__ = ["ProtocolRow", "choose_protocol_row", "parse_protocol_row"]
 

@@ -15,10 +15,10 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from citeaudit.errors import CiteauditError
-from citeaudit.model import RunKind
-from citeaudit.scope import Scope, parse_where
-from citeaudit.scoring import IntervalSettings
+from citeaudit.core.errors import CiteauditError
+from citeaudit.core.model import RunKind
+from citeaudit.core.scope import Scope, parse_where
+from citeaudit.core.scoring import IntervalSettings
 
 __all__ = ["main"]
 

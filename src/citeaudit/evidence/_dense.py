@@ -10,7 +10,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from citeaudit.errors import JudgeError, MissingExtra
+from citeaudit.core.errors import JudgeError, MissingExtra
 
 __all__ = ["Encoder", "SentenceEncoder", "default_encoder"]
 

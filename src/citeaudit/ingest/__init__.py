@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from citeaudit.errors import InputError, InvalidValue, UnknownFormat
+from citeaudit.core.errors import InputError, InvalidValue, UnknownFormat
+from citeaudit.core.limits import MAX_INPUT_BYTES, shown
+from citeaudit.core.model import Audit
 from citeaudit.ingest.base import CHUNK, ParsedAnswer, Reader, ReaderKind
 from citeaudit.ingest.shape import Shape, shape_of, shape_of_file
-from citeaudit.limits import MAX_INPUT_BYTES, shown
-from citeaudit.model import Audit
 
 if TYPE_CHECKING:
     from citeaudit.ingest.assemble import Attachment

@@ -34,13 +34,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from citeaudit.errors import InvalidValue
+from citeaudit.core.errors import InvalidValue
+from citeaudit.core.limits import shown
+from citeaudit.core.model import AnswerStatus, CitationKind, RetrievalStatus
 from citeaudit.ingest.base import CUT_OFF, ParsedAnswer, ParsedCitation, Reader
 from citeaudit.ingest.payload import cut_short, expect, load_responses, retrieved_only
 from citeaudit.ingest.shape import Shape, shape_of
 from citeaudit.ingest.text import candidates, trim_span
-from citeaudit.limits import shown
-from citeaudit.model import AnswerStatus, CitationKind, RetrievalStatus
 
 __all__ = ["READER", "can_read", "read_answers"]
 

@@ -13,11 +13,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import chain, islice
 
-from citeaudit.errors import DuplicateId, InvalidValue, UnknownReference
-from citeaudit.identity import SourceRegistry, document_key
-from citeaudit.ingest.base import CHUNK, ParsedAnswer
-from citeaudit.interchange.reader import check_span
-from citeaudit.model import (
+from citeaudit.core.errors import DuplicateId, InvalidValue, UnknownReference
+from citeaudit.core.identity import SourceRegistry, document_key
+from citeaudit.core.model import (
     Answer,
     AnswerStatus,
     Audit,
@@ -30,6 +28,8 @@ from citeaudit.model import (
     Protocol,
     Run,
 )
+from citeaudit.ingest.base import CHUNK, ParsedAnswer
+from citeaudit.interchange.reader import check_span
 from citeaudit.store.importing import (
     AnswerRow,
     ChunkRows,

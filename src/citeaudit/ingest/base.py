@@ -1,7 +1,7 @@
 """What a reader is, and what an answer-engine reader produces.
 
 Two kinds of reader exist. A *document* reader (``audit-json``, ``expertqa``) reads a file that is a whole
-audit, protocol included, and returns an :class:`~citeaudit.model.Audit`. An *answer* reader (one per
+audit, protocol included, and returns an :class:`~citeaudit.core.model.Audit`. An *answer* reader (one per
 engine payload shape) returns :class:`ParsedAnswer` records: the complete text, citation locations and claim
 candidates; the ingest service attaches them to a protocol question, a run and a platform.
 """
@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import NamedTuple, Protocol
 
+from citeaudit.core.model import AnswerStatus, Audit, CitationKind, RetrievalStatus
 from citeaudit.ingest.shape import Shape
-from citeaudit.model import AnswerStatus, Audit, CitationKind, RetrievalStatus
 
 __all__ = [
     "ANSWER_LEVEL",
@@ -77,7 +77,7 @@ class ParsedCitation(NamedTuple):
     """Publisher / site name when the payload gives one."""
     document: str | None = None
     """What identifies a source that has no URL in the engine's own terms (an uploaded file's id, a file-search
-    document name): the source is keyed ``document:<document>`` (see :func:`citeaudit.identity.document_key`)."""
+    document name): the source is keyed ``document:<document>`` (see :func:`citeaudit.core.identity.document_key`)."""
     answer_scoped: bool = False
     """``document`` identifies the source only within its answer (e.g. a retrieved chunk known only by its
     position): the key is then ``document:<answer id>:<document>``."""

@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from citeaudit.errors import InputError, InvalidValue
-from citeaudit.limits import MAX_REPEATS, load_json, shown
+from citeaudit.core.errors import InputError, InvalidValue
+from citeaudit.core.limits import MAX_REPEATS, load_json, shown
 
 __all__ = ["FIELDS", "CollectedFile", "from_manifest", "from_pattern", "response_id"]
 

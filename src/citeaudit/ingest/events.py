@@ -20,8 +20,8 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any, NamedTuple
 
-from citeaudit.errors import MalformedInput
-from citeaudit.limits import load_json
+from citeaudit.core.errors import MalformedInput
+from citeaudit.core.limits import load_json
 
 __all__ = ["Event", "Events", "sse_like"]
 

@@ -22,13 +22,10 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from citeaudit.errors import InvalidValue, MalformedInput
-from citeaudit.identity import source_identity
-from citeaudit.ingest.base import Reader
-from citeaudit.ingest.payload import expect
-from citeaudit.ingest.shape import Shape, shape_of
-from citeaudit.limits import load_json
-from citeaudit.model import (
+from citeaudit.core.errors import InvalidValue, MalformedInput
+from citeaudit.core.identity import source_identity
+from citeaudit.core.limits import load_json
+from citeaudit.core.model import (
     Answer,
     Audit,
     Citation,
@@ -44,6 +41,9 @@ from citeaudit.model import (
     Segmentation,
     Source,
 )
+from citeaudit.ingest.base import Reader
+from citeaudit.ingest.payload import expect
+from citeaudit.ingest.shape import Shape, shape_of
 
 __all__ = ["LABELS", "READER", "read_audit"]
 

@@ -41,12 +41,12 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from citeaudit.errors import InvalidValue
+from citeaudit.core.errors import InvalidValue
+from citeaudit.core.model import AnswerStatus, CitationKind, RetrievalStatus
 from citeaudit.ingest.base import CUT_OFF, ParsedAnswer, ParsedCitation, Reader
 from citeaudit.ingest.payload import cut_short, expect, load_responses, retrieved_only
 from citeaudit.ingest.shape import Shape, shape_of
 from citeaudit.ingest.text import candidates, trim_span
-from citeaudit.model import AnswerStatus, CitationKind, RetrievalStatus
 
 __all__ = ["READER", "can_read", "read_answers", "read_generate_content"]
 

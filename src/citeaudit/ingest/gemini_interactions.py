@@ -23,12 +23,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from citeaudit.errors import InvalidValue
+from citeaudit.core.errors import InvalidValue
+from citeaudit.core.model import AnswerStatus
 from citeaudit.ingest.base import ANSWER_LEVEL, ParsedAnswer, ParsedCitation, Reader
 from citeaudit.ingest.gemini import read_generate_content
 from citeaudit.ingest.payload import cut_short, expect, load_responses
 from citeaudit.ingest.shape import Shape, shape_of
-from citeaudit.model import AnswerStatus
 
 __all__ = ["READER", "can_read", "read_answers"]
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from citeaudit.errors import InvalidValue
+from citeaudit.core.errors import InvalidValue
+from citeaudit.core.model import CitationKind, RetrievalStatus
 from citeaudit.ingest.base import ANSWER_LEVEL, ParsedAnswer, ParsedCitation, Reader
 from citeaudit.ingest.markers import SourceEntry, cite_markers, numbered
 from citeaudit.ingest.payload import expect, load_payloads
 from citeaudit.ingest.shape import Shape, shape_of
-from citeaudit.model import CitationKind, RetrievalStatus
 
 __all__ = ["READER", "read_answers"]
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import re
 
-from citeaudit.errors import InvalidValue, MalformedInput
+from citeaudit.core.errors import InvalidValue, MalformedInput
+from citeaudit.core.model import CitationKind, RetrievalStatus
 from citeaudit.ingest.base import ANSWER_LEVEL, ParsedAnswer, ParsedCitation, Reader
 from citeaudit.ingest.markers import cite_markers
 from citeaudit.ingest.shape import Shape, shape_of
-from citeaudit.model import CitationKind, RetrievalStatus
 
 __all__ = ["READER", "read_answers"]
 

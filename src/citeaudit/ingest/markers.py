@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from citeaudit.core.model import CitationKind
 from citeaudit.ingest.base import ClaimCandidate, ParsedCitation
 from citeaudit.ingest.text import MARKER, SentenceIndex, candidates
-from citeaudit.model import CitationKind
 
 __all__ = ["SourceEntry", "cite_markers", "numbered"]
 

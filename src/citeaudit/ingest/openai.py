@@ -49,8 +49,10 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from citeaudit.errors import InvalidValue, MalformedInput
-from citeaudit.identity import host_of
+from citeaudit.core.errors import InvalidValue, MalformedInput
+from citeaudit.core.identity import host_of
+from citeaudit.core.limits import load_json
+from citeaudit.core.model import AnswerStatus, CitationKind, RetrievalStatus
 from citeaudit.ingest.base import ANSWER_LEVEL, CUT_OFF, ClaimCandidate, ParsedAnswer, ParsedCitation, Reader
 from citeaudit.ingest.markers import cite_markers, numbered
 from citeaudit.ingest.payload import (
@@ -64,8 +66,6 @@ from citeaudit.ingest.payload import (
 )
 from citeaudit.ingest.shape import Shape, shape_of
 from citeaudit.ingest.text import MARKER, SentenceIndex, candidates, claim_text, trim_span
-from citeaudit.limits import load_json
-from citeaudit.model import AnswerStatus, CitationKind, RetrievalStatus
 
 __all__ = ["CHAT_READER", "RESPONSES_READER", "can_read_chat", "can_read_responses", "read_chat", "read_responses"]
 

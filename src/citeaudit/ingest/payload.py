@@ -8,12 +8,12 @@ from collections.abc import Iterable, Iterator
 from itertools import chain
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from citeaudit.errors import InputError, InvalidValue, MalformedInput
-from citeaudit.identity import document_key, identity_url
+from citeaudit.core.errors import InputError, InvalidValue, MalformedInput
+from citeaudit.core.identity import document_key, identity_url
+from citeaudit.core.limits import load_json, shown
+from citeaudit.core.model import AnswerStatus
 from citeaudit.ingest.base import ParsedAnswer, ParsedCitation
 from citeaudit.ingest.shape import Shape
-from citeaudit.limits import load_json, shown
-from citeaudit.model import AnswerStatus
 
 if TYPE_CHECKING:
     from citeaudit.ingest.streams import Reassembled

@@ -35,12 +35,12 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from citeaudit.errors import InvalidValue
+from citeaudit.core.errors import InvalidValue
+from citeaudit.core.model import AnswerStatus, CitationKind, RetrievalStatus
 from citeaudit.ingest.base import ANSWER_LEVEL, CUT_OFF, ParsedAnswer, ParsedCitation, Reader
 from citeaudit.ingest.payload import agent_response, cut_short, expect, load_responses, sonar_traits
 from citeaudit.ingest.shape import Shape, shape_of
 from citeaudit.ingest.text import MARKER, SentenceIndex, candidates
-from citeaudit.model import AnswerStatus, CitationKind, RetrievalStatus
 
 __all__ = ["READER", "can_read", "read_answers"]
 

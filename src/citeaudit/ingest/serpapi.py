@@ -30,12 +30,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from citeaudit.errors import InvalidValue
+from citeaudit.core.errors import InvalidValue
+from citeaudit.core.model import AnswerStatus, CitationKind, RetrievalStatus
 from citeaudit.ingest.base import ParsedAnswer, ParsedCitation, Reader
 from citeaudit.ingest.payload import expect, load_payloads, once_each
 from citeaudit.ingest.shape import Shape, shape_of
 from citeaudit.ingest.text import candidates, trim_span
-from citeaudit.model import AnswerStatus, CitationKind, RetrievalStatus
 
 __all__ = ["PAGE_TOKEN_ONLY", "PLATFORM", "READER", "can_read", "read_answers"]
 

@@ -30,10 +30,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from citeaudit.errors import InvalidValue
+from citeaudit.core.errors import InvalidValue
+from citeaudit.core.limits import load_json, shown
 from citeaudit.ingest.events import Events
 from citeaudit.ingest.payload import expect
-from citeaudit.limits import load_json, shown
 
 __all__ = ["PROTOCOLS", "Reassembled", "event_of", "gemini_chunks", "reassemble"]
 

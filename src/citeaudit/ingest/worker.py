@@ -9,7 +9,7 @@ are the ones an in-process import writes, in the same order, into the same trans
 
 What the worker finds wrong in the payload (the first bad record in file order) comes back as the very error the
 in-process import raises, after the chunks before it: the caller's transaction is rolled back as it would be. A
-worker that stops before the end (killed from outside, out of memory) is :class:`~citeaudit.errors.ImportStopped`,
+worker that stops before the end (killed from outside, out of memory) is :class:`~citeaudit.core.errors.ImportStopped`,
 never a shorter import. The worker runs in a session of its own, so Ctrl-C at a terminal interrupts this process
 only, which stops the worker as it leaves the ``with`` block (as it does on any error); a worker whose parent is
 gone stops at its next chunk, when its stdout has no reader. No ``multiprocessing`` machinery is involved: no
@@ -34,7 +34,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any
 
-from citeaudit.errors import ImportStopped
+from citeaudit.core.errors import ImportStopped
 from citeaudit.store.importing import ChunkRows
 from citeaudit.store.pipeline import second_core_idle
 

@@ -12,20 +12,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from citeaudit.errors import DuplicateId, InvalidValue, MalformedInput, ProtocolError, UnknownReference
-from citeaudit.identity import SourceRegistry, registrable_domain, source_identity
-from citeaudit.interchange.schema import (
-    AUDIT_FORMAT,
-    HOST_NAME_PATTERN,
-    AuditDocument,
-    CompetitorIn,
-    EdgeIn,
-    JudgementIn,
-    OfficialHostIn,
-    ProtocolIn,
-)
-from citeaudit.limits import load_json, load_yaml
-from citeaudit.model import (
+from citeaudit.core.errors import DuplicateId, InvalidValue, MalformedInput, ProtocolError, UnknownReference
+from citeaudit.core.identity import SourceRegistry, registrable_domain, source_identity
+from citeaudit.core.limits import load_json, load_yaml
+from citeaudit.core.model import (
     Answer,
     AnswerStatus,
     Audit,
@@ -47,7 +37,17 @@ from citeaudit.model import (
     Segmentation,
     Source,
 )
-from citeaudit.protocol import check_protocol, convention_for
+from citeaudit.core.protocol import check_protocol, convention_for
+from citeaudit.interchange.schema import (
+    AUDIT_FORMAT,
+    HOST_NAME_PATTERN,
+    AuditDocument,
+    CompetitorIn,
+    EdgeIn,
+    JudgementIn,
+    OfficialHostIn,
+    ProtocolIn,
+)
 
 __all__ = [
     "audit_from_document",

@@ -10,8 +10,8 @@ from typing import Annotated, Any, Literal
 from annotated_types import Ge, Gt, Le
 from pydantic import AllowInfNan, BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
-from citeaudit.limits import MAX_INT, MAX_REPEATS, MIN_INT
-from citeaudit.model import CitationKind, Label, Origin, RetrievalStatus, RunKind, Severity, SourceStatus, Stage
+from citeaudit.core.limits import MAX_INT, MAX_REPEATS, MIN_INT
+from citeaudit.core.model import CitationKind, Label, Origin, RetrievalStatus, RunKind, Severity, SourceStatus, Stage
 
 __all__ = [
     "AUDIT_FORMAT",

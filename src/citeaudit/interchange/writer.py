@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from citeaudit.core.model import Audit, Judgement
+from citeaudit.core.protocol import protocol_to_mapping
 from citeaudit.interchange.schema import AUDIT_FORMAT
-from citeaudit.model import Audit, Judgement
-from citeaudit.protocol import protocol_to_mapping
 
 __all__ = ["audit_to_document", "protocol_to_mapping"]
 

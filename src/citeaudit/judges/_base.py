@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-from citeaudit.model import Judgement, Label, Origin, Stage
+from citeaudit.core.model import Judgement, Label, Origin, Stage
 
 __all__ = ["LABEL_ORDER", "Judge", "JudgeRequest", "JudgeTraits", "Suggestion"]
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from citeaudit.checks import CHECKS_VERSION, run_checks
+from citeaudit.core.model import Label
 from citeaudit.judges._base import JudgeRequest, JudgeTraits, Suggestion
-from citeaudit.model import Label
 
 __all__ = ["ChecksJudge"]
 

@@ -14,9 +14,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from citeaudit.errors import JudgeError, MissingExtra
+from citeaudit.core.errors import JudgeError, MissingExtra
+from citeaudit.core.model import Label
 from citeaudit.judges._base import JudgeRequest, JudgeTraits, Suggestion
-from citeaudit.model import Label
 
 __all__ = ["NliJudge", "map_nli_label"]
 

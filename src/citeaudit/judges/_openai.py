@@ -16,10 +16,10 @@ import os
 import re
 from typing import Any
 
-from citeaudit.errors import InputError, JudgeError, MissingExtra
+from citeaudit.core.errors import InputError, JudgeError, MissingExtra
+from citeaudit.core.limits import load_json
+from citeaudit.core.model import Label
 from citeaudit.judges._base import JudgeRequest, Suggestion
-from citeaudit.limits import load_json
-from citeaudit.model import Label
 
 __all__ = ["PROMPT_VERSION", "OpenAIJudge", "prompt_sha256"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from citeaudit.errors import InvalidValue
+from citeaudit.core.errors import InvalidValue
 from citeaudit.judges._base import Judge
 from citeaudit.judges._checks import ChecksJudge
 from citeaudit.judges._nli import NliJudge

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from citeaudit.core.model import Label
 from citeaudit.evidence import SUGGEST_METHOD, Passage, PassageIndex, RankedPassage, RankMethod
 from citeaudit.judges._base import Judge, JudgeRequest, Suggestion
-from citeaudit.model import Label
 
 __all__ = ["EdgeSuggestion", "suggest_for_edge"]
 

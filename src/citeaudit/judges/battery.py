@@ -2,7 +2,7 @@
 
 Every perturbation is run on the same edges as the baseline and analysed as paired. Edges within a question (or
 answer) are not independent, so intervals come from a cluster bootstrap over ``BatteryEdge.cluster`` (each edge its
-own cluster when none is given), with ``citeaudit.stats.cluster_bootstrap_ratio``:
+own cluster when none is given), with ``citeaudit.core.stats.cluster_bootstrap_ratio``:
 
 - **flip rate** = edges whose label changed / edges the perturbation applies to;
 - **excess over repeat** = (flips under the perturbation − flips on a plain repeat) / edges: a position or label-order
@@ -35,10 +35,10 @@ from enum import StrEnum
 
 import numpy as np
 
-from citeaudit.agreement import LabelPairs, agreement
+from citeaudit.core.agreement import LabelPairs, agreement
+from citeaudit.core.model import Label
+from citeaudit.core.stats import Interval, cluster_bootstrap_ratio
 from citeaudit.judges._base import LABEL_ORDER, Judge, JudgeRequest, JudgeTraits, Suggestion
-from citeaudit.model import Label
-from citeaudit.stats import Interval, cluster_bootstrap_ratio
 
 __all__ = [
     "AUTHORITY_PREFIX",

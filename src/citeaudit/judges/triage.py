@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
+from citeaudit.core.model import Label
 from citeaudit.judges._base import JudgeRequest, JudgeTraits, Suggestion
-from citeaudit.model import Label
 
 if TYPE_CHECKING:
     from citeaudit.evidence import Encoder

@@ -7,8 +7,8 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from citeaudit.agreement import LABELS, Agreement, Coefficient
-from citeaudit.stats import few_clusters_caution
+from citeaudit.core.agreement import LABELS, Agreement, Coefficient
+from citeaudit.core.stats import few_clusters_caution
 
 __all__ = ["agreement_tables"]
 

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
-from citeaudit.results import Metric
+from citeaudit.core.results import Metric
 
 __all__ = ["METRIC_NAMES", "Bar", "bar_chart"]
 

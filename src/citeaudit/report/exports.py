@@ -12,13 +12,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from citeaudit.errors import CiteauditError
-from citeaudit.identity import OfficialMatcher
-from citeaudit.model import Audit, review_outcome
+from citeaudit.core.errors import CiteauditError
+from citeaudit.core.identity import OfficialMatcher
+from citeaudit.core.model import Audit, review_outcome
+from citeaudit.core.results import ScoreResult
 from citeaudit.report.csv_cells import SafeDictWriter
 from citeaudit.report.files import write_atomically
 from citeaudit.report.formats import score_row
-from citeaudit.results import ScoreResult
 
 __all__ = ["TABLES", "export_tables", "table_rows"]
 

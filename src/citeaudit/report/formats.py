@@ -5,9 +5,9 @@ from __future__ import annotations
 import io
 import json
 
-from citeaudit.model import Label
+from citeaudit.core.model import Label
+from citeaudit.core.results import ScopeScore, ScoreResult
 from citeaudit.report.csv_cells import SafeDictWriter
-from citeaudit.results import ScopeScore, ScoreResult
 
 __all__ = ["result_csv", "result_json", "score_row"]
 

@@ -15,14 +15,14 @@ from typing import Any
 
 from jinja2 import Environment, select_autoescape
 
-from citeaudit.display import FigureState, interval_shown
-from citeaudit.identity import OfficialMatcher
-from citeaudit.misattribution import MisattributionReport
-from citeaudit.model import Audit, Label, review_outcome
+from citeaudit.core.display import FigureState, interval_shown
+from citeaudit.core.identity import OfficialMatcher
+from citeaudit.core.misattribution import MisattributionReport
+from citeaudit.core.model import Audit, Label, review_outcome
+from citeaudit.core.results import Metric, ScopeScore, ScoreResult
 from citeaudit.report.charts import METRIC_NAMES, Bar, bar_chart
 from citeaudit.report.tables import diagnostics, scope_fraction
 from citeaudit.report.trend import Trend
-from citeaudit.results import Metric, ScopeScore, ScoreResult
 
 __all__ = ["ReportInput", "render_report"]
 

@@ -9,9 +9,9 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from citeaudit.model import Label
-from citeaudit.results import Metric, ScopeScore, ScoreResult
-from citeaudit.stats import FEW_CLUSTERS, RepeatVariance, few_clusters_caution
+from citeaudit.core.model import Label
+from citeaudit.core.results import Metric, ScopeScore, ScoreResult
+from citeaudit.core.stats import FEW_CLUSTERS, RepeatVariance, few_clusters_caution
 
 if TYPE_CHECKING:
     from citeaudit.comparison import Comparison, SliceComparison

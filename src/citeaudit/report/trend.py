@@ -11,12 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from citeaudit.errors import InputError
-from citeaudit.model import Protocol, RunKind
-from citeaudit.protocol import differing_components, fingerprint
-from citeaudit.results import ScoreResult
-from citeaudit.scope import Scope
-from citeaudit.scoring import IntervalSettings
+from citeaudit.core.errors import InputError
+from citeaudit.core.model import Protocol, RunKind
+from citeaudit.core.protocol import differing_components, fingerprint
+from citeaudit.core.results import ScoreResult
+from citeaudit.core.scope import Scope
+from citeaudit.core.scoring import IntervalSettings
 
 __all__ = ["Trend", "TrendPoint", "trend_path"]
 

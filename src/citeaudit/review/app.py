@@ -17,7 +17,7 @@ from fastapi.staticfiles import StaticFiles
 from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.exceptions import HTTPException
 
-from citeaudit.errors import CiteauditError, DatabaseBusy
+from citeaudit.core.errors import CiteauditError, DatabaseBusy
 from citeaudit.review.auth import LoginLimiter
 from citeaudit.review.pages import (
     CsrfRefused,

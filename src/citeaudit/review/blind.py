@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from citeaudit.model import Origin, ReviewState
+from citeaudit.core.model import Origin, ReviewState
 from citeaudit.store.review import Reviewer, StoredJudgement
 from citeaudit.store.review_records import GroupView
 

@@ -20,7 +20,7 @@ from fastapi import Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from jinja2 import Environment
 
-from citeaudit.model import Label, Severity
+from citeaudit.core.model import Label, Severity
 from citeaudit.review.auth import SESSION_COOKIE, LoginLimiter, csrf_matches, token_digest
 from citeaudit.store.review import Reviewer, ReviewStore, now
 from citeaudit.store.review_records import EdgeView

@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from citeaudit.errors import InputError, SegmentationUnavailable
-from citeaudit.limits import load_json
-from citeaudit.model import Segmentation
+from citeaudit.core.errors import InputError, SegmentationUnavailable
+from citeaudit.core.limits import load_json
+from citeaudit.core.model import Segmentation
 from citeaudit.segment.rules import ClaimSpan, Segmented
 from citeaudit.segment.rules_v2 import RulesV2
 from citeaudit.segment.rules_v2 import segment as segment_sentences
@@ -206,7 +206,7 @@ def decompose(
     """Claims of ``text`` with ``atomic-v1``: one per fact, anchored where its words are found.
 
     ``endpoint`` may be ``None`` when every response is already cached (a rerun); a missing response then
-    raises :class:`~citeaudit.errors.SegmentationUnavailable`.
+    raises :class:`~citeaudit.core.errors.SegmentationUnavailable`.
     """
     base = segment_sentences(text, regions, RulesV2(split_clauses=False))
     outcome = AtomicOutcome(base)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 
-from citeaudit.errors import InvalidValue
+from citeaudit.core.errors import InvalidValue
 from citeaudit.ingest.text import claim_text, trim_span
 from citeaudit.segment.rules import Segmented
 from citeaudit.store.claimsets import ClaimPlan, CurrentClaim, CurrentEdge, NewClaim, SetPlan, StoredLocation

@@ -13,8 +13,8 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 
-from citeaudit.errors import InvalidValue
-from citeaudit.model import Segmentation
+from citeaudit.core.errors import InvalidValue
+from citeaudit.core.model import Segmentation
 from citeaudit.segment import atomic, rules_v2
 from citeaudit.segment import rules as rules_v1
 from citeaudit.segment.atomic import AtomicSettings, ChatEndpoint, ResponseCache

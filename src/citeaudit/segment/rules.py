@@ -33,8 +33,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from citeaudit.core.model import Segmentation
 from citeaudit.ingest.text import ARTEFACT, claim_text, trim_claim
-from citeaudit.model import Segmentation
 
 __all__ = [
     "METHOD",

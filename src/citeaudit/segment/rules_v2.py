@@ -26,9 +26,9 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from citeaudit.core.model import Segmentation
 from citeaudit.ingest.sentences import ARTEFACT, LINE_LEAD, sentences
 from citeaudit.ingest.text import claim_text
-from citeaudit.model import Segmentation
 from citeaudit.segment import lexicon
 from citeaudit.segment.clauses import Clause, split_sentence
 from citeaudit.segment.rules import (

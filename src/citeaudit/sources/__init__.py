@@ -1,4 +1,4 @@
-"""Sources: the resolver that reads each cited page. URL identity is pure and lives in :mod:`citeaudit.identity`.
+"""Sources: the resolver that reads each cited page. URL identity is pure and lives in :mod:`citeaudit.core.identity`.
 
 The resolver's names are loaded on first use: the HTTP stack is needed only by ``resolve`` and ``collect``.
 """

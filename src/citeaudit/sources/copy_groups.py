@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from citeaudit.model import Label
-from citeaudit.scoring import LABEL_CODE
+from citeaudit.core.model import Label
+from citeaudit.core.scoring import LABEL_CODE
 from citeaudit.sources.copies import CopyResult, CopySettings, Page, copy_groups
 from citeaudit.sources.documents import ConflictSide, DocumentFacts, describe, suggest_reason
 from citeaudit.store import copies as copies_store

@@ -14,7 +14,7 @@ import re
 from datetime import datetime
 from typing import Any
 
-from citeaudit.errors import MissingExtra
+from citeaudit.core.errors import MissingExtra
 from citeaudit.sources.links import canonical_link
 from citeaudit.sources.records import Document
 
@@ -57,7 +57,7 @@ class UnreadableDocument(Exception):
 
 
 def require_extra() -> None:
-    """Raise :class:`~citeaudit.errors.MissingExtra` with the exact install line when the ``resolve`` extra is
+    """Raise :class:`~citeaudit.core.errors.MissingExtra` with the exact install line when the ``resolve`` extra is
     missing."""
     try:
         import htmldate  # noqa: F401

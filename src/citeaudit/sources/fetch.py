@@ -24,10 +24,10 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 
 import httpx
 
-from citeaudit.clock import utc_now
-from citeaudit.errors import InvalidValue
-from citeaudit.identity import unwrap
-from citeaudit.model import SourceStatus
+from citeaudit.core.clock import utc_now
+from citeaudit.core.errors import InvalidValue
+from citeaudit.core.identity import unwrap
+from citeaudit.core.model import SourceStatus
 from citeaudit.sources.extract import (
     HTML_TYPES,
     MAX_HTML_BYTES,

@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from citeaudit.errors import InvalidValue, ResolveStopped
-from citeaudit.limits import shown
+from citeaudit.core.errors import InvalidValue, ResolveStopped
+from citeaudit.core.limits import shown
 from citeaudit.sources.fetch import Fetcher, ResolveSettings
 from citeaudit.sources.links import valid_http_url
 from citeaudit.sources.records import FetchOutcome, Passage, ResolveReport, Snapshot

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from citeaudit.errors import InvalidValue
-from citeaudit.scoring import LABELS, PENDING_CODE
+from citeaudit.core.errors import InvalidValue
+from citeaudit.core.scoring import LABELS, PENDING_CODE
 from citeaudit.store.reading import int_columns
 from citeaudit.store.sqlite import Store
 
@@ -222,7 +222,7 @@ def partly_understood(store: Store, runs: Collection[str]) -> list[str]:
 def link_collected(store: Store, collection_pk: int, imported: Sequence[tuple[tuple[str, str, str, int], str]]) -> int:
     """Record imported files as the collection's tasks (``(question, engine, locale, repeat)`` and the payload's
     SHA-256 each), done, with the answer each gave; returns how many tasks have an answer."""
-    from citeaudit.clock import utc_now
+    from citeaudit.core.clock import utc_now
 
     now = utc_now()
     answered = 0

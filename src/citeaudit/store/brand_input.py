@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from citeaudit.brand_metrics import (
+from citeaudit.core.brand_metrics import (
     BrandColumns,
     EdgeOutcome,
     IdentifierCheck,
@@ -20,9 +20,9 @@ from citeaudit.brand_metrics import (
     claim_text_read,
     identified_texts,
 )
-from citeaudit.model import Audit, Label, Protocol
-from citeaudit.scope import Scope
-from citeaudit.scoring import DISPUTED_CODE, LABELS, ScoringColumns
+from citeaudit.core.model import Audit, Label, Protocol
+from citeaudit.core.scope import Scope
+from citeaudit.core.scoring import DISPUTED_CODE, LABELS, ScoringColumns
 from citeaudit.store.reading import (
     CURRENT_CLAIM,
     answers_in_scope,

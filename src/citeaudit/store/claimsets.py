@@ -11,9 +11,9 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from citeaudit.errors import UnknownReference
-from citeaudit.model import Segmentation
-from citeaudit.scoring import PENDING_CODE
+from citeaudit.core.errors import UnknownReference
+from citeaudit.core.model import Segmentation
+from citeaudit.core.scoring import PENDING_CODE
 from citeaudit.store.reading import CURRENT_CLAIM
 
 __all__ = [

@@ -11,7 +11,7 @@ import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from citeaudit.clock import utc_now
+from citeaudit.core.clock import utc_now
 from citeaudit.store.sqlite import Store
 
 __all__ = [

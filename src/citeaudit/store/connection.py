@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from citeaudit.errors import StoreError
+from citeaudit.core.errors import StoreError
 from citeaudit.store.writers import begin_immediate, busy_error, is_busy
 
 __all__ = ["Transactions", "connect", "paired_snapshot", "read_snapshot", "storage_failure", "unwritable", "use_wal"]
@@ -32,7 +32,7 @@ def connect(
     instead of the write-ahead log, with ``FULL`` synchronisation; the caller switches the log on when done
     (see :func:`use_wal`).
 
-    Raises :class:`~citeaudit.errors.StoreError` when the file cannot be opened or is no SQLite database.
+    Raises :class:`~citeaudit.core.errors.StoreError` when the file cannot be opened or is no SQLite database.
     """
     try:
         db = sqlite3.connect(path, isolation_level=None, timeout=busy_timeout, check_same_thread=not shared)
@@ -131,7 +131,7 @@ class Transactions:
     """Transactions on one connection: ``with transactions() as db:`` writes all or nothing.
 
     A transaction waits up to ``busy_timeout`` seconds for another process's write lock (``on_wait`` is told
-    once when it has to wait) and then raises :class:`~citeaudit.errors.DatabaseBusy`."""
+    once when it has to wait) and then raises :class:`~citeaudit.core.errors.DatabaseBusy`."""
 
     def __init__(
         self,

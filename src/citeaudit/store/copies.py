@@ -12,10 +12,10 @@ import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from citeaudit.clock import utc_now
-from citeaudit.identity import OfficialMatcher
-from citeaudit.model import Label
-from citeaudit.scoring import LABEL_CODE
+from citeaudit.core.clock import utc_now
+from citeaudit.core.identity import OfficialMatcher
+from citeaudit.core.model import Label
+from citeaudit.core.scoring import LABEL_CODE
 from citeaudit.store.reading import CURRENT_CLAIM
 from citeaudit.store.resolution import latest_document
 from citeaudit.store.sqlite import Store

@@ -13,10 +13,10 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from citeaudit.clock import utc_now
-from citeaudit.errors import InvalidValue
-from citeaudit.misattribution import CrossCandidate, CrossKind, CrossPair
-from citeaudit.model import Judgement, Label, Origin, ReviewState, Stage
+from citeaudit.core.clock import utc_now
+from citeaudit.core.errors import InvalidValue
+from citeaudit.core.misattribution import CrossCandidate, CrossKind, CrossPair
+from citeaudit.core.model import Judgement, Label, Origin, ReviewState, Stage
 from citeaudit.store.reading import CURRENT_CLAIM
 from citeaudit.store.review_policy import (
     DOORS,

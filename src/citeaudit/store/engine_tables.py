@@ -2,7 +2,7 @@
 
 Each table is read by one sequential scan (an index walk per run was several times slower: a B-tree descent
 per row), ``batch_rows`` rows at a time, and every batch is split by run in memory, so a batch carries the
-columns of one (table, run) partition in the order of :data:`citeaudit.convention_sql.TABLES`. Memory is one
+columns of one (table, run) partition in the order of :data:`citeaudit.core.convention_sql.TABLES`. Memory is one
 batch plus a map from answer to run (it grows with answers, not with citation locations). Only current
 claims (their answer's newest claim set) and their edges are read, as scoring reads them.
 """
@@ -19,9 +19,9 @@ from urllib.parse import quote
 import numpy as np
 import numpy.typing as npt
 
-from citeaudit.convention_sql import partition_value
-from citeaudit.model import Label, Protocol, ReviewState, Severity
-from citeaudit.protocol import fingerprint, protocol_to_mapping
+from citeaudit.core.convention_sql import partition_value
+from citeaudit.core.model import Label, Protocol, ReviewState, Severity
+from citeaudit.core.protocol import fingerprint, protocol_to_mapping
 from citeaudit.store.reading import CURRENT_CLAIM, official_sources
 
 __all__ = ["Coded", "TableBatch", "engine_table_batches"]

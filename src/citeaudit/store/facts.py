@@ -11,7 +11,7 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from citeaudit.errors import InvalidValue, UnknownReference
+from citeaudit.core.errors import InvalidValue, UnknownReference
 from citeaudit.store.reading import CURRENT_CLAIM
 from citeaudit.store.records import FactCandidate, Proposal
 

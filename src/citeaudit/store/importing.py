@@ -16,12 +16,23 @@ from dataclasses import dataclass
 from itertools import chain, islice
 from typing import NamedTuple
 
-from citeaudit.clock import utc_now
-from citeaudit.errors import DuplicateId, InvalidValue
-from citeaudit.identity import url_location
-from citeaudit.model import Audit, CitationKind, EvidenceGroup, Judgement, Origin, Protocol, Run, RunKind, Source, Stage
-from citeaudit.protocol import fingerprint_components
-from citeaudit.scoring import edge_code
+from citeaudit.core.clock import utc_now
+from citeaudit.core.errors import DuplicateId, InvalidValue
+from citeaudit.core.identity import url_location
+from citeaudit.core.model import (
+    Audit,
+    CitationKind,
+    EvidenceGroup,
+    Judgement,
+    Origin,
+    Protocol,
+    Run,
+    RunKind,
+    Source,
+    Stage,
+)
+from citeaudit.core.protocol import fingerprint_components
+from citeaudit.core.scoring import edge_code
 from citeaudit.store.judgements import INSERT_JUDGEMENT, judgement_row
 from citeaudit.store.review_policy import (
     REVIEW_POLICIES,

@@ -7,10 +7,10 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from citeaudit.agreement import FINAL, Rater, SidedLabel, rank_raters, rater_of
-from citeaudit.errors import StoreError
-from citeaudit.model import Judgement, Label, Origin, Severity, Stage
-from citeaudit.scoring import LABELS
+from citeaudit.core.agreement import FINAL, Rater, SidedLabel, rank_raters, rater_of
+from citeaudit.core.errors import StoreError
+from citeaudit.core.model import Judgement, Label, Origin, Severity, Stage
+from citeaudit.core.scoring import LABELS
 
 __all__ = [
     "INSERT_JUDGEMENT",

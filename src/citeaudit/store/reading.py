@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from citeaudit.identity import OfficialMatcher
-from citeaudit.model import (
+from citeaudit.core.identity import OfficialMatcher
+from citeaudit.core.model import (
     Answer,
     AnswerStatus,
     Audit,
@@ -34,8 +34,8 @@ from citeaudit.model import (
     Source,
     SourceStatus,
 )
-from citeaudit.scope import Scope
-from citeaudit.scoring import NO_SEVERITY, SEVERITIES, ScoringColumns
+from citeaudit.core.scope import Scope
+from citeaudit.core.scoring import NO_SEVERITY, SEVERITIES, ScoringColumns
 from citeaudit.store.judgements import JUDGEMENT_COLUMNS, judgement_from_row
 
 __all__ = [

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from citeaudit.model import SourceStatus
+from citeaudit.core.model import SourceStatus
 
 __all__ = [
     "FAILURE_REASONS",

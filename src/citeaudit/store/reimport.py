@@ -14,8 +14,8 @@ import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from citeaudit.clock import utc_now
-from citeaudit.errors import InvalidValue, UnknownReference
+from citeaudit.core.clock import utc_now
+from citeaudit.core.errors import InvalidValue, UnknownReference
 
 __all__ = [
     "FIELDS",

@@ -11,11 +11,11 @@ import json
 import sqlite3
 from dataclasses import dataclass
 
-from citeaudit.clock import utc_now
-from citeaudit.errors import UnknownReference
-from citeaudit.identity import identity_url, registrable_domain, url_location
-from citeaudit.model import Judgement, Label, Origin, ReviewState, SourceStatus, Stage, review_outcome
-from citeaudit.scoring import DISPUTED_CODE, LABEL_CODE, PENDING_CODE
+from citeaudit.core.clock import utc_now
+from citeaudit.core.errors import UnknownReference
+from citeaudit.core.identity import identity_url, registrable_domain, url_location
+from citeaudit.core.model import Judgement, Label, Origin, ReviewState, SourceStatus, Stage, review_outcome
+from citeaudit.core.scoring import DISPUTED_CODE, LABEL_CODE, PENDING_CODE
 from citeaudit.store.passages import split_passages
 from citeaudit.store.records import FetchOutcome, Hop, Passage, Snapshot
 

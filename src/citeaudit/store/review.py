@@ -16,11 +16,11 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 
-from citeaudit.clock import utc_now
-from citeaudit.errors import DuplicateId, InvalidValue, StoreError, UnknownReference
-from citeaudit.identity import url_location
-from citeaudit.model import Judgement, Label, Origin, ReviewState, Stage
-from citeaudit.scoring import DISPUTED_CODE, LABEL_CODE, LABELS, PENDING_CODE, edge_code
+from citeaudit.core.clock import utc_now
+from citeaudit.core.errors import DuplicateId, InvalidValue, StoreError, UnknownReference
+from citeaudit.core.identity import url_location
+from citeaudit.core.model import Judgement, Label, Origin, ReviewState, Stage
+from citeaudit.core.scoring import DISPUTED_CODE, LABEL_CODE, LABELS, PENDING_CODE, edge_code
 from citeaudit.store.connection import Transactions, connect
 from citeaudit.store.judgements import (
     INSERT_SHOWN_JUDGEMENT,
@@ -126,7 +126,7 @@ class ReviewStore:
 
     def __init__(self, path: str | Path, busy_timeout: float = 30.0) -> None:
         """Open the database at ``path``; a write waits up to ``busy_timeout`` seconds for another writer (an
-        import) and then raises :class:`~citeaudit.errors.DatabaseBusy`."""
+        import) and then raises :class:`~citeaudit.core.errors.DatabaseBusy`."""
         self.path = Path(path)
         # Reviewers judge at once from the web server's threads: a write waits for another's lock.
         self._busy_timeout = busy_timeout

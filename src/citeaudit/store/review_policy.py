@@ -24,8 +24,8 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 
-from citeaudit.errors import CiteauditError, UnknownReference
-from citeaudit.model import Judgement, Label, Origin, ReviewState, Stage, review_outcome
+from citeaudit.core.errors import CiteauditError, UnknownReference
+from citeaudit.core.model import Judgement, Label, Origin, ReviewState, Stage, review_outcome
 from citeaudit.store.judgements import JUDGEMENT_COLUMNS, judgement_from_row
 from citeaudit.store.review_records import StoredJudgement
 
@@ -96,7 +96,7 @@ def counted_judgements(judgements: Sequence[StoredJudgement], reviews_required: 
 
 
 def policy_outcome(judgements: Sequence[StoredJudgement], reviews_required: int) -> tuple[ReviewState, Label | None]:
-    """The state and final label the policy gives: :func:`citeaudit.model.review_outcome` of the
+    """The state and final label the policy gives: :func:`citeaudit.core.model.review_outcome` of the
     :func:`counted_judgements` alone, so a reviewer's later change never closes a dispute."""
     return review_outcome(counted_judgements(judgements, reviews_required), reviews_required)
 
@@ -245,7 +245,7 @@ def edge_judgement_refusal(db: sqlite3.Connection, edge_pk: int, judgement: Judg
 def require_account(db: sqlite3.Connection, name: str, what: str, option: str = "--reviewer") -> str:
     """The role of the account called ``name``, who decides ``what`` (a fact mapping, a claim change, a source's
     link, an evidence group), named by ``option``: a name with no account is an
-    :class:`~citeaudit.errors.UnknownReference`, since the record would name no one."""
+    :class:`~citeaudit.core.errors.UnknownReference`, since the record would name no one."""
     role = account_role(db, name)
     if role is None:
         raise UnknownReference(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from citeaudit.model import Judgement, Label, ReviewState, Severity
+from citeaudit.core.model import Judgement, Label, ReviewState, Severity
 
 __all__ = [
     "AuditLogEntry",

@@ -12,10 +12,10 @@ import json
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from citeaudit.clock import utc_now
-from citeaudit.errors import InvalidValue
-from citeaudit.model import Protocol
-from citeaudit.protocol import differing_components
+from citeaudit.core.clock import utc_now
+from citeaudit.core.errors import InvalidValue
+from citeaudit.core.model import Protocol
+from citeaudit.core.protocol import differing_components
 from citeaudit.store.sqlite import Store
 
 __all__ = ["Revision", "history", "protocol_to_revise", "revise_protocol", "revision_warnings"]

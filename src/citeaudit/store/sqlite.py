@@ -19,22 +19,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
-from citeaudit.agreement import Rater, SidedLabel
-from citeaudit.clock import utc_now
-from citeaudit.errors import InvalidValue, SchemaVersionMismatch, ScopeError, StoreError, UnknownReference
-from citeaudit.model import (
+from citeaudit.core.agreement import Rater, SidedLabel
+from citeaudit.core.clock import utc_now
+from citeaudit.core.errors import InvalidValue, SchemaVersionMismatch, ScopeError, StoreError, UnknownReference
+from citeaudit.core.model import (
     Audit,
     Protocol,
     RunKind,
     Segmentation,
 )
-from citeaudit.protocol import (
+from citeaudit.core.protocol import (
     fingerprint,
     protocol_from_mapping_trusted,
     protocol_to_mapping,
 )
-from citeaudit.scope import Scope
-from citeaudit.scoring import ScoringColumns
+from citeaudit.core.scope import Scope
+from citeaudit.core.scoring import ScoringColumns
 from citeaudit.store import resolution
 from citeaudit.store.claimsets import (
     AnswerClaims,
@@ -279,7 +279,7 @@ class Store:
 
         ``metadata``: what the command says of an engine payload's answers that its bytes do not (``question``,
         ``platform``, ``run``: :data:`~citeaudit.store.reimport.FIELDS`). The same payload again with the same
-        metadata is a no-op; with other metadata it is an :class:`~citeaudit.errors.InvalidValue` naming what
+        metadata is a no-op; with other metadata it is an :class:`~citeaudit.core.errors.InvalidValue` naming what
         differs, unless ``replace``: then the import's answers move (their claims, edges and judgements with
         them) and the audit log records it with ``actor``; the report says how many moved."""
         sha = hashlib.sha256(payload).hexdigest()
@@ -675,7 +675,7 @@ class Store:
 
     def sided_labels(self, a: Rater, b: Rater, protocol_pk: int | None = None) -> tuple[list[SidedLabel], int]:
         """The review-stage judgements of A (side 0) and B (side 1), all protocols or one, and the number of edges
-        in scope (for :func:`citeaudit.agreement.pair_sided`)."""
+        in scope (for :func:`citeaudit.core.agreement.pair_sided`)."""
         return read_sided_labels(self._db, a, b, protocol_pk)
 
     def retired_rated(self, raters: Sequence[Rater], protocol_pk: int | None = None) -> int:

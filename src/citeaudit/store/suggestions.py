@@ -2,7 +2,7 @@
 suggestion (its model judgement, the ranked passages and an audit-log row) and reading them back.
 
 A suggestion never touches ``edges.review_state`` or ``edges.final_code``: those follow human judgements only
-(:func:`citeaudit.model.review_outcome`), so nothing here recomputes them. Each function takes a connection;
+(:func:`citeaudit.core.model.review_outcome`), so nothing here recomputes them. Each function takes a connection;
 writers run inside the caller's transaction.
 """
 
@@ -14,9 +14,9 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from citeaudit.clock import utc_now
-from citeaudit.model import Judgement, Origin
-from citeaudit.scoring import LABELS
+from citeaudit.core.clock import utc_now
+from citeaudit.core.model import Judgement, Origin
+from citeaudit.core.scoring import LABELS
 from citeaudit.store.judgements import INSERT_JUDGEMENT, judgement_row
 from citeaudit.store.review_policy import ReviewRefused
 

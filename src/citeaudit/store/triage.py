@@ -6,8 +6,8 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass
 
-from citeaudit.model import Label
-from citeaudit.scoring import PENDING_CODE
+from citeaudit.core.model import Label
+from citeaudit.core.scoring import PENDING_CODE
 
 __all__ = ["TRIAGE_PAGE", "TriageOffer", "triage_offer", "triage_offers"]
 

@@ -2,7 +2,7 @@
 
 SQLite lets one process write at a time. A writer that finds the database locked waits up to the busy timeout
 (sized to real imports, which hold the lock for their whole single transaction) and then fails with
-:class:`~citeaudit.errors.DatabaseBusy`, one line that says what to do. A new database is built beside its path and
+:class:`~citeaudit.core.errors.DatabaseBusy`, one line that says what to do. A new database is built beside its path and
 published only when complete, without ever replacing a file that appeared meanwhile; imports that create the same
 new database take turns (a lock file), and the files a killed first import left behind are removed by the next.
 """
@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from citeaudit.errors import DatabaseBusy, StoreError
+from citeaudit.core.errors import DatabaseBusy, StoreError
 
 __all__ = [
     "BUSY_TIMEOUT",
@@ -78,7 +78,7 @@ def begin_immediate(
     db: sqlite3.Connection, path: str | Path, timeout: float, on_wait: Callable[[], None] | None = None
 ) -> None:
     """``BEGIN IMMEDIATE`` on ``db``, waiting up to ``timeout`` seconds for another writer; ``on_wait`` is told
-    once when this has to wait. Raises :class:`~citeaudit.errors.DatabaseBusy` when the time runs out."""
+    once when this has to wait. Raises :class:`~citeaudit.core.errors.DatabaseBusy` when the time runs out."""
     try:
         if on_wait is not None:
             db.execute("PRAGMA busy_timeout = 0")

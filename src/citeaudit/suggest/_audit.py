@@ -1,5 +1,5 @@
 """``citeaudit judge audit`` as a library call: the bias battery on the edges a gold reviewer labelled, with the
-judge's agreement with that reviewer (``citeaudit.agreement``) and its calibration where it gives confidences."""
+judge's agreement with that reviewer (``citeaudit.core.agreement``) and its calibration where it gives confidences."""
 
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from citeaudit.agreement import Agreement, RatedJudgement, Rater, RaterKind, agreement, pair_latest
-from citeaudit.errors import InvalidValue
+from citeaudit.core.agreement import Agreement, RatedJudgement, Rater, RaterKind, agreement, pair_latest
+from citeaudit.core.errors import InvalidValue
+from citeaudit.core.model import Label
 from citeaudit.evidence import SUGGEST_METHOD, Passage, PassageIndex, RankMethod
 from citeaudit.judges import Judge
 from citeaudit.judges.battery import BatteryEdge, BatteryReport, run_battery
-from citeaudit.model import Label
 from citeaudit.store import Store
 from citeaudit.store.suggestions import document_passages, gold_edges, latest_passages, review_raters
 

@@ -8,13 +8,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from citeaudit.errors import InvalidValue, JudgeError
+from citeaudit.core.errors import InvalidValue, JudgeError
+from citeaudit.core.identity import OfficialMatcher
+from citeaudit.core.misattribution import claims_at_risk, cross_candidates
+from citeaudit.core.model import Label, RunKind
+from citeaudit.core.scope import Scope, select_audit
 from citeaudit.evidence import SUGGEST_METHOD, RankMethod
-from citeaudit.identity import OfficialMatcher
 from citeaudit.judges import Judge, suggest_for_edge
-from citeaudit.misattribution import claims_at_risk, cross_candidates
-from citeaudit.model import Label, RunKind
-from citeaudit.scope import Scope, select_audit
 from citeaudit.store import Store
 from citeaudit.store.brand_input import read_outcomes
 from citeaudit.store.cross_pairs import (

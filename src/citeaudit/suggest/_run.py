@@ -8,10 +8,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from citeaudit.errors import InvalidValue, JudgeError
+from citeaudit.core.errors import InvalidValue, JudgeError
+from citeaudit.core.model import Label
 from citeaudit.evidence import SUGGEST_METHOD, RankMethod
 from citeaudit.judges import Judge, suggest_for_edge
-from citeaudit.model import Label
 from citeaudit.store import Store
 from citeaudit.store.suggestions import (
     EdgeToSuggest,

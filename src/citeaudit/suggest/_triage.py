@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from citeaudit.checks import run_checks
-from citeaudit.errors import InvalidValue
+from citeaudit.core.errors import InvalidValue
 from citeaudit.evidence import SUGGEST_METHOD, RankMethod
 from citeaudit.judges import Suggestion
 from citeaudit.judges.triage import (

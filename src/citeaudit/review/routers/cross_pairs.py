@@ -13,7 +13,7 @@ from typing import Annotated
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import Response
 
-from citeaudit.model import Judgement, Label, Origin, ReviewState, Stage
+from citeaudit.core.model import Judgement, Label, Origin, ReviewState, Stage
 from citeaudit.review.auth import new_token
 from citeaudit.review.blind import sees_all
 from citeaudit.review.pages import Current, Denied, check_csrf, context, page, redirect, require

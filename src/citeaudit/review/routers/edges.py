@@ -8,8 +8,8 @@ from typing import Annotated
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import Response
 
-from citeaudit.errors import DatabaseBusy
-from citeaudit.model import Judgement, Label, Origin, Severity, Stage
+from citeaudit.core.errors import DatabaseBusy
+from citeaudit.core.model import Judgement, Label, Origin, Severity, Stage
 from citeaudit.review.auth import new_token
 from citeaudit.review.blind import (
     sees_all,

@@ -4,7 +4,7 @@ time, filterable by run, platform, question and review state."""
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from citeaudit.model import ReviewState
+from citeaudit.core.model import ReviewState
 from citeaudit.review.pages import Current, Db, Denied, page, queue_query, redirect, require
 from citeaudit.review.queue import decode_cursor, encode_cursor, page_order, start_key
 from citeaudit.store.review import QueueFilter, Reviewer

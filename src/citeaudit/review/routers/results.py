@@ -4,9 +4,9 @@ raters as ``citeaudit agreement`` prints it."""
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from citeaudit.agreement import Rater, agreement
 from citeaudit.api import label_pairs_from_store, score_path
-from citeaudit.errors import CiteauditError
+from citeaudit.core.agreement import Rater, agreement
+from citeaudit.core.errors import CiteauditError
 from citeaudit.review.pages import Current, Db, context, page, require
 from citeaudit.store import Store
 

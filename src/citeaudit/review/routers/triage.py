@@ -13,8 +13,8 @@ from typing import Annotated
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import Response
 
+from citeaudit.core.model import Judgement, Origin, Stage
 from citeaudit.judges.triage import TriageReason
-from citeaudit.model import Judgement, Origin, Stage
 from citeaudit.review.auth import new_token
 from citeaudit.review.pages import Current, Db, Denied, check_csrf, context, page, redirect, require
 from citeaudit.store import Store

@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from citeaudit.display import ShownFigure, interval_shown, show_figure
-from citeaudit.model import Label
-from citeaudit.stats import Interval, RepeatVariance
+from citeaudit.core.display import ShownFigure, interval_shown, show_figure
+from citeaudit.core.model import Label
+from citeaudit.core.stats import Interval, RepeatVariance
 
 __all__ = [
     "EdgeCounts",
@@ -49,7 +49,7 @@ class Metric:
     def shown(
         self, name: str, *, pending: int = 0, pending_of: str | None = None, not_measured: str | None = None
     ) -> ShownFigure:
-        """How this metric is shown (:func:`citeaudit.display.show_figure`): every view asks here."""
+        """How this metric is shown (:func:`citeaudit.core.display.show_figure`): every view asks here."""
         return show_figure(
             self.numerator,
             self.denominator,

@@ -21,11 +21,11 @@ from enum import StrEnum
 import numpy as np
 import numpy.typing as npt
 
-from citeaudit.brand_metrics import EdgeOutcome, edge_outcomes
-from citeaudit.display import ShownFigure
-from citeaudit.model import Audit, Judgement, Label, Origin, Source, review_outcome
-from citeaudit.results import Metric
-from citeaudit.scoring import LABELS, SUPPORTED_CODE
+from citeaudit.core.brand_metrics import EdgeOutcome, edge_outcomes
+from citeaudit.core.display import ShownFigure
+from citeaudit.core.model import Audit, Judgement, Label, Origin, Source, review_outcome
+from citeaudit.core.results import Metric
+from citeaudit.core.scoring import LABELS, SUPPORTED_CODE
 
 __all__ = [
     "CrossCandidate",
@@ -323,7 +323,7 @@ def misattribution_columns(
     reviews_required: int = 1,
 ) -> MisattributionReport:
     """:func:`misattribution` from columns: the claims in scope in order (``claim_ids``; ``claim_answer_ids`` gives
-    a claim index's answer id), their edges in order as claim indices with final codes (``citeaudit.scoring``'s),
+    a claim index's answer id), their edges in order as claim indices with final codes (``citeaudit.core.scoring``'s),
     ``edge_source_keys`` an edge index's source key, and ``claim_texts`` the text of every claim with a cross pair.
     Claims at risk are counted per array; only the claims with cross pairs are visited one by one."""
     n_claims = len(claim_ids)

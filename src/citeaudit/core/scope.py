@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from citeaudit.errors import ScopeError
-from citeaudit.model import Audit, RunKind
+from citeaudit.core.errors import ScopeError
+from citeaudit.core.model import Audit, RunKind
 
 __all__ = ["Scope", "parse_where", "select_audit"]
 

@@ -9,7 +9,7 @@ the figure, and a study can declare its categories (e.g. all five) instead.
 
 Every coefficient is a function of the 5 × 5 confusion matrix alone (all five labels declared, fixed order), so
 the cluster bootstrap over answers pools per-answer confusion matrices
-(:func:`citeaudit.stats.cluster_bootstrap_counts`) instead of recomputing from edges: one matrix product per batch
+(:func:`citeaudit.core.stats.cluster_bootstrap_counts`) instead of recomputing from edges: one matrix product per batch
 of resamples.
 
 With two raters and every unit rated by both, Krippendorff's coincidence matrix is ``C + Cᵀ`` (each unit adds one
@@ -35,8 +35,8 @@ import krippendorff
 import numpy as np
 import numpy.typing as npt
 
-from citeaudit.model import Audit, Label, Origin, Stage
-from citeaudit.stats import CountStatistic, Interval, cluster_bootstrap_counts
+from citeaudit.core.model import Audit, Label, Origin, Stage
+from citeaudit.core.stats import CountStatistic, Interval, cluster_bootstrap_counts
 
 __all__ = [
     "FINAL",

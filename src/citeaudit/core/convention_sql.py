@@ -25,9 +25,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from citeaudit.errors import ScopeError
-from citeaudit.model import Label
-from citeaudit.protocol import convention_for
+from citeaudit.core.errors import ScopeError
+from citeaudit.core.model import Label
+from citeaudit.core.protocol import convention_for
 
 __all__ = [
     "CELL_COUNTS",
@@ -194,7 +194,7 @@ def cells_sql(
     """The one-pass query from the engine tables to cells: counts per (``by`` values, question, severity).
 
     ``protocol`` is a :func:`partition_value` (``None``: the tables hold one protocol); ``run_kinds`` and
-    ``where`` select answers as :class:`citeaudit.scope.Scope` does. Rows of answer counts have severity
+    ``where`` select answers as :class:`citeaudit.core.scope.Scope` does. Rows of answer counts have severity
     ``NULL``; edge and pair rows have the claim's (else its fact's) severity, ``'none'`` when unset."""
     return (
         "WITH\n" + ",\n".join(_cte_parts(dialect, by, protocol, run_kinds, where, scoring)) + "\n" + _cells_select(by)

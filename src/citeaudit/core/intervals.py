@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from citeaudit.stats import CountStatistic, Interval, cluster_bootstrap_counts
+from citeaudit.core.stats import CountStatistic, Interval, cluster_bootstrap_counts
 
 __all__ = ["QUESTION_COUNTS", "metric_intervals", "metric_intervals_of_scopes"]
 

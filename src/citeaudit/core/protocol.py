@@ -12,9 +12,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from citeaudit.errors import ProtocolError
-from citeaudit.identity import registrable_domain
-from citeaudit.model import (
+from citeaudit.core.errors import ProtocolError
+from citeaudit.core.identity import registrable_domain
+from citeaudit.core.model import (
     Brand,
     Competitor,
     Label,

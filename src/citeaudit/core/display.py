@@ -11,7 +11,7 @@ A figure is in one of four states, and each state has one wording:
 
 An interval is shown beside the figure as ``[low, high]``; one of zero width (every question at the same value,
 a one-question group) is "not informative", never certainty, and one over fewer than
-:data:`~citeaudit.stats.FEW_CLUSTERS` questions carries the few-clusters caution wherever it is shown.
+:data:`~citeaudit.core.stats.FEW_CLUSTERS` questions carries the few-clusters caution wherever it is shown.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from citeaudit.stats import Interval
+    from citeaudit.core.stats import Interval
 
 __all__ = ["UNDEFINED_REASONS", "FigureState", "ShownFigure", "interval_shown", "show_figure"]
 

@@ -20,9 +20,9 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from citeaudit.drift import ChangedAfterCollection, PageSnapshot, StaleSnapshot, VersionDrift, drift
-from citeaudit.identity import OfficialMatcher, url_location
-from citeaudit.model import (
+from citeaudit.core.drift import ChangedAfterCollection, PageSnapshot, StaleSnapshot, VersionDrift, drift
+from citeaudit.core.identity import OfficialMatcher, url_location
+from citeaudit.core.model import (
     Answer,
     Audit,
     CitationKind,
@@ -35,9 +35,9 @@ from citeaudit.model import (
     Source,
     review_outcome,
 )
-from citeaudit.results import Metric
-from citeaudit.scoring import LABEL_CODE, LABELS
-from citeaudit.stats import cluster_bootstrap_ratio
+from citeaudit.core.results import Metric
+from citeaudit.core.scoring import LABEL_CODE, LABELS
+from citeaudit.core.stats import cluster_bootstrap_ratio
 
 __all__ = [
     "OWNER_OFFICIAL",
@@ -542,7 +542,7 @@ def _entity_confusion(
     return EntityConfusion(_metric(units, ci), pending, without_passage, tuple(cases))
 
 
-# --- version drift (the arithmetic is in citeaudit.drift) ---------------------------------------------------
+# --- version drift (the arithmetic is in citeaudit.core.drift) ---------------------------------------------------
 
 
 def version_drift(
@@ -804,7 +804,7 @@ class BrandColumns:
     edge_source: IntArray
     """Source index per edge."""
     edge_code: IntArray
-    """Final code per edge (``citeaudit.scoring``'s codes: a label, pending or disputed)."""
+    """Final code per edge (``citeaudit.core.scoring``'s codes: a label, pending or disputed)."""
     edge_passage: Mapping[int, str]
     """Reviewed passage (latest human judgement that quotes one) of the edges of identified claims that have one."""
     judged_at: Mapping[str, str | None]

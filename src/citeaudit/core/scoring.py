@@ -18,12 +18,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from citeaudit.errors import ScopeError
-from citeaudit.identity import OfficialMatcher
-from citeaudit.intervals import metric_intervals
-from citeaudit.model import Audit, Judgement, Label, ReviewState, Severity, review_outcome
-from citeaudit.protocol import convention_for, fingerprint
-from citeaudit.results import (
+from citeaudit.core.errors import ScopeError
+from citeaudit.core.identity import OfficialMatcher
+from citeaudit.core.intervals import metric_intervals
+from citeaudit.core.model import Audit, Judgement, Label, ReviewState, Severity, review_outcome
+from citeaudit.core.protocol import convention_for, fingerprint
+from citeaudit.core.results import (
     EdgeCounts,
     MacroMetric,
     Metric,
@@ -33,7 +33,7 @@ from citeaudit.results import (
     SeverityScore,
     WeightedMetric,
 )
-from citeaudit.stats import Interval, RepeatVariance, repeat_variance
+from citeaudit.core.stats import Interval, RepeatVariance, repeat_variance
 
 __all__ = [
     "DIMENSIONS",

@@ -1,8 +1,8 @@
 """Version drift: cited official pages whose evidence may be out of date, from snapshot dates.
 
 A page's *judged snapshot* is what the reviewers could read when they labelled its edges; a *revision* is a later
-snapshot with other content. Pure functions over typed records; no I/O. :func:`citeaudit.brand_metrics.version_drift`
-prepares the inputs from an audit.
+snapshot with other content. Pure functions over typed records; no I/O.
+:func:`citeaudit.core.brand_metrics.version_drift` prepares the inputs from an audit.
 """
 
 from __future__ import annotations

@@ -23,9 +23,9 @@ from urllib.parse import parse_qs, urlsplit
 
 from publicsuffixlist import PublicSuffixList
 
-from citeaudit.errors import InvalidValue
-from citeaudit.limits import shown
-from citeaudit.model import OfficialDomain, Source, SourceStatus
+from citeaudit.core.errors import InvalidValue
+from citeaudit.core.limits import shown
+from citeaudit.core.model import OfficialDomain, Source, SourceStatus
 
 __all__ = [
     "MAX_UNWRAP",

@@ -1,5 +1,5 @@
-"""The bounded YAML loader behind :func:`citeaudit.limits.load_yaml`: PyYAML's safe loader with nesting,
-aliases, expanded size, duplicate keys and numbers bounded (the limits are those of :mod:`citeaudit.limits`)."""
+"""The bounded YAML loader behind :func:`citeaudit.core.limits.load_yaml`: PyYAML's safe loader with nesting,
+aliases, expanded size, duplicate keys and numbers bounded (the limits are those of :mod:`citeaudit.core.limits`)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Any
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from citeaudit.errors import InvalidValue, MalformedInput
-from citeaudit.limits import MAX_DEPTH, MAX_INT, MAX_YAML_ALIASES, MAX_YAML_NODES, MIN_INT, shown
+from citeaudit.core.errors import InvalidValue, MalformedInput
+from citeaudit.core.limits import MAX_DEPTH, MAX_INT, MAX_YAML_ALIASES, MAX_YAML_NODES, MIN_INT, shown
 
 __all__ = ["load_bounded_yaml"]
 

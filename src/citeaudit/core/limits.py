@@ -26,7 +26,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from citeaudit.errors import InvalidValue, MalformedInput
+from citeaudit.core.errors import InvalidValue, MalformedInput
 
 __all__ = [
     "MAX_DEPTH",
@@ -281,7 +281,7 @@ def load_json(data: bytes | str, source: str, location: str = "") -> Any:
 def load_yaml(text: str, source: str) -> Any:
     """Parse one YAML document (JSON is YAML too) within the limits above; errors name line and column."""
     # The YAML loader is loaded on first use: reading JSON (every score of an audit file) needs no YAML.
-    from citeaudit.bounded_yaml import load_bounded_yaml
+    from citeaudit.core.bounded_yaml import load_bounded_yaml
 
     return load_bounded_yaml(text, source)
 

@@ -1,6 +1,6 @@
 """Scores from cells: the counts per (group, question, severity) that an engine's one pass returns.
 
-:func:`citeaudit.convention_sql.cells_sql` reduces any number of citation locations to a few cells; this
+:func:`citeaudit.core.convention_sql.cells_sql` reduces any number of citation locations to a few cells; this
 module adds them up into the same :class:`ScoreResult` the in-memory path gives (groups, whole scope,
 severity breakdown, weighted coverage) and draws the interval of each scope from its per-question cells.
 
@@ -14,12 +14,20 @@ from typing import Any
 
 import numpy as np
 
-from citeaudit.convention_sql import CELL_COUNTS
-from citeaudit.intervals import metric_intervals_of_scopes
-from citeaudit.model import Label, Severity
-from citeaudit.results import EdgeCounts, Metric, RequiredCounts, ScopeScore, ScoreResult, SeverityScore, WeightedMetric
-from citeaudit.scoring import IntervalSettings
-from citeaudit.stats import Interval
+from citeaudit.core.convention_sql import CELL_COUNTS
+from citeaudit.core.intervals import metric_intervals_of_scopes
+from citeaudit.core.model import Label, Severity
+from citeaudit.core.results import (
+    EdgeCounts,
+    Metric,
+    RequiredCounts,
+    ScopeScore,
+    ScoreResult,
+    SeverityScore,
+    WeightedMetric,
+)
+from citeaudit.core.scoring import IntervalSettings
+from citeaudit.core.stats import Interval
 
 __all__ = ["score_cells"]
 
