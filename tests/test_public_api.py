@@ -7,7 +7,7 @@ import inspect
 from pathlib import Path
 
 import citeaudit
-from citeaudit import model
+from citeaudit.core import model
 
 SRC = Path(citeaudit.__file__).resolve().parent
 
