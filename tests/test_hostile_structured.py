@@ -272,13 +272,13 @@ OWN_WRITING = {
     "store/sqlite.py",
     "cli/score.py",  # its own result JSON, given one more key
     # The canonical parameters of a protocol, which protocol.py wrote with json.dumps.
-    "protocol.py",
+    "core/protocol.py",
 }
 """Modules allowed to call ``json.loads`` on what citeaudit itself wrote."""
 
 ALLOWED = {
-    "limits.py",  # the bounded JSON and TOML loaders
-    "bounded_yaml.py",  # the bounded YAML loader
+    "core/limits.py",  # the bounded JSON and TOML loaders
+    "core/bounded_yaml.py",  # the bounded YAML loader
     "ingest/shape.py",  # one JSON string literal's escapes, already scanned (no nesting, no numbers)
 }
 
