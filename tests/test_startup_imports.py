@@ -128,7 +128,7 @@ def test_a_command_loads_its_own_command_module_only() -> None:
 
 
 def test_the_root_help_loads_no_command_module() -> None:
-    # The root's help is the table's names and one-line help: no command module (nor their shared helpers).
+    # The root's help is the table's names and one-line help: no command module, nor cli/common.py.
     modules = _modules_after(_RUN_CLI, "--help")
     assert sorted(m for m in modules if m.startswith("citeaudit")) == ["citeaudit", "citeaudit.cli"]
 
