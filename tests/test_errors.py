@@ -261,3 +261,63 @@ def test_json_path_for_nested_union_entries(write_json: Callable[[Any, str], Pat
         read_file(write_json(doc, "bad.json"))
     assert raised.value.location.startswith("protocol.official_domains[1]")
     assert json.dumps(7) in str(raised.value)
+
+
+# --- the tree of errors -------------------------------------------------------------------------------------------
+
+
+def _drawn_tree() -> dict[str, str | None]:
+    """Each class in the drawing in ``core/errors.py``'s docstring and the class drawn above it (None at the root)."""
+    from citeaudit.core import errors
+
+    assert errors.__doc__ is not None
+    drawing = errors.__doc__.split("::", 1)[1].strip("\n").split("\n\n")[0].splitlines()
+    parents: dict[str, str | None] = {}
+    path: list[str] = []
+    for line in drawing:
+        name = line.lstrip(" │├└─")
+        name = name.split()[0]
+        # Four columns a level: "├── " under the root, "│   ├── " a level down.
+        depth = (len(line) - len(line.lstrip(" │├└─"))) // 4 - 1
+        assert name not in parents, f"{name} drawn twice"
+        del path[depth:]
+        parents[name] = path[-1] if path else None
+        path.append(name)
+    return parents
+
+
+def _defined_tree() -> dict[str, str | None]:
+    """Every subclass of CiteauditError defined in any citeaudit module, and its base."""
+    import importlib
+    import pkgutil
+
+    import citeaudit
+
+    for found in pkgutil.walk_packages(citeaudit.__path__, "citeaudit."):
+        importlib.import_module(found.name)
+    parents: dict[str, str | None] = {CiteauditError.__name__: None}
+    waiting: list[type[CiteauditError]] = [CiteauditError]
+    while waiting:
+        base = waiting.pop()
+        for cls in base.__subclasses__():
+            if cls.__module__.startswith("citeaudit."):
+                parents[cls.__name__] = base.__name__
+                waiting.append(cls)
+    return parents
+
+
+def test_the_docstring_draws_every_error_under_its_base() -> None:
+    drawn, defined = _drawn_tree(), _defined_tree()
+    assert set(drawn) - set(defined) == set(), "drawn but not defined"
+    assert set(defined) - set(drawn) == set(), "defined but not drawn"
+    assert drawn == defined
+
+
+def test_the_drawing_is_read_as_drawn() -> None:
+    # The reader above on the drawing itself: the root, a first level, a second level, and back up a level.
+    parents = _drawn_tree()
+    assert parents["CiteauditError"] is None
+    assert parents["InputError"] == "CiteauditError"
+    assert parents["MalformedInput"] == "InputError"
+    assert parents["SchemaVersionMismatch"] == "StoreError"
+    assert parents["ProtocolError"] == "CiteauditError"

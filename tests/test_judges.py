@@ -241,10 +241,33 @@ def test_openai_judge_reads_its_configuration_from_the_environment(monkeypatch: 
     assert server.headers[0]["authorization"] == "Bearer sk-env"
 
 
-def test_prompt_hash_is_stable_and_pinned() -> None:
-    # The hash changes only when the prompt, labels or schema change; then PROMPT_VERSION must change too.
-    assert prompt_sha256() == prompt_sha256()
-    assert len(prompt_sha256()) == len("sha256:") + 64
+PINNED_PROMPT = ("edge-label-v1", "sha256:4945a15bab9d5b2bb5dbe19c2f68a9cc4f1f6d19fc92522a457ce93c0ff6eab0")
+"""The judge's prompt version and the hash recorded for it. Changing the prompt, the label definitions or the
+response schema changes the hash: bump ``PROMPT_VERSION`` and record the new pair here, together."""
+
+
+def test_prompt_hash_is_pinned_to_its_version() -> None:
+    from citeaudit.judges import _openai
+
+    assert (_openai.PROMPT_VERSION, prompt_sha256()) == PINNED_PROMPT
+
+
+@pytest.mark.parametrize(
+    ("name", "changed"),
+    [
+        ("SYSTEM_PROMPT", "You check citations."),
+        ("USER_TEMPLATE", "Claim: {claim} Sources: {sources} Labels: {labels}"),
+        ("LABEL_DEFINITIONS", {Label.SUPPORTED: "the sources state the claim"}),
+        ("RESPONSE_SCHEMA", {"type": "object"}),
+        ("PROMPT_VERSION", "edge-label-v2"),
+    ],
+)
+def test_every_part_of_the_prompt_moves_its_hash(monkeypatch: pytest.MonkeyPatch, name: str, changed: object) -> None:
+    # So the pin above catches a prompt edited without a new version.
+    from citeaudit.judges import _openai
+
+    monkeypatch.setattr(_openai, name, changed)
+    assert prompt_sha256() != PINNED_PROMPT[1]
 
 
 # --- one edge end to end ------------------------------------------------------------------------------------------

@@ -91,6 +91,16 @@ def test_an_endpoint_error_is_a_clear_error(tmp_path: Path) -> None:
         endpoint.close()
 
 
+def test_prompt_hash_is_pinned_to_its_version() -> None:
+    # The prompt version and the hash recorded for it: a prompt edited without a new version fails here.
+    from citeaudit.segment import atomic
+
+    assert (atomic.PROMPT_VERSION, prompt_sha256()) == (
+        "1",
+        "cf734b413f465b99667b782e20f45b21e54cd7f2f9b6249f8cef53e75a72721b",
+    )
+
+
 def test_prompt_model_and_temperature_enter_the_fingerprint() -> None:
     prints = {
         fingerprint(Protocol("p", "1", segmentation=settings.segmentation()))

@@ -7,7 +7,9 @@ modules it ended with; the test compares names, never times.
 
 from __future__ import annotations
 
+import inspect
 import json
+import os
 import subprocess
 import sys
 from importlib import resources
@@ -125,13 +127,57 @@ def test_a_command_loads_its_own_command_module_only() -> None:
     ]
 
 
+def test_the_root_help_loads_no_command_module() -> None:
+    # The root's help is the table's names and one-line help: no command module, nor cli/common.py.
+    modules = _modules_after(_RUN_CLI, "--help")
+    assert sorted(m for m in modules if m.startswith("citeaudit")) == ["citeaudit", "citeaudit.cli"]
+
+
+def test_a_command_help_loads_its_own_command_module_only() -> None:
+    modules = _modules_after(_RUN_CLI, "score", "--help")
+    assert sorted(m for m in modules if m.startswith("citeaudit.cli.")) == [
+        "citeaudit.cli.common",
+        "citeaudit.cli.score",
+    ]
+
+
 def test_the_root_knows_where_every_command_comes_from() -> None:
     # The root lists its commands without loading them: the table must name each command every command module
     # registers, in the group that registers it, and nothing else.
     from citeaudit.cli import _COMMANDS, _GROUPS, _built
 
     registered = {name: group for group in _GROUPS for name in _built(group)}
-    assert registered == dict(_COMMANDS)
+    assert registered == {name: group for name, (group, _) in _COMMANDS.items()}
+
+
+def test_the_table_help_is_the_command_own_first_paragraph() -> None:
+    # What the root's help shows for a command is the first paragraph of the command's own help (its
+    # docstring or its group's help=), on one line: the table's copy must be that text, word for word.
+    from citeaudit.cli import _COMMANDS, _built
+
+    for name, (group, listed) in _COMMANDS.items():
+        command = _built(group)[name]
+        own = inspect.cleandoc(command.short_help or command.help or "").partition("\f")[0].split("\n\n")[0]
+        assert listed == " ".join(own.split()), name
+
+
+def test_the_root_help_lists_every_command_with_its_help() -> None:
+    # End to end in a fresh process: every name and the start of its help are in the output.
+    from citeaudit.cli import _COMMANDS
+
+    completed = subprocess.run(
+        [sys.executable, "-c", "from citeaudit.cli import main; main()", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+        env={**os.environ, "COLUMNS": "400"},
+    )
+    rows = {line.strip("│ ").split(" ", 1)[0]: line for line in completed.stdout.splitlines() if line.startswith("│ ")}
+    for name, (_, listed) in _COMMANDS.items():
+        assert name in rows, name
+        # The first five words of the help follow the name on its row (the rest may wrap).
+        assert " ".join(listed.split()[:5]) in rows[name], name
 
 
 READER_MODULES = ("expertqa", "openai", "perplexity", "gemini", "anthropic", "serpapi", "jsonl", "markdown")

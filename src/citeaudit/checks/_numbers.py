@@ -26,7 +26,6 @@ NUMBER_PATTERN = (
     r"|\d+(?:[.,]\d+)?)"  # 1200 / 1.2 / 1,2
     r"(?![\d])"
 )
-_NUMBER = re.compile(NUMBER_PATTERN)
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,8 +85,3 @@ def parse_number(token: str, locale: str = "en") -> Number:
             integer, fraction = head + tail, ""
     value = float(f"{integer or '0'}.{fraction or '0'}")
     return Number(value, 0.5 * 10.0 ** (-len(fraction)))
-
-
-def numbers_in(text: str, locale: str = "en") -> list[tuple[int, int, Number]]:
-    """Every number in ``text`` with its span."""
-    return [(m.start(), m.end(), parse_number(m.group(), locale)) for m in _NUMBER.finditer(text)]

@@ -203,7 +203,7 @@ def _subcommands(path: tuple[str, ...]) -> frozenset[str]:
     """Names of the commands under the group at ``path`` (the root at ``()``); empty for a command."""
     from citeaudit.cli import _COMMANDS, _built
 
-    homes = dict(_COMMANDS)
+    homes = {name: group for name, (group, _) in _COMMANDS.items()}
     if not path:
         return frozenset(homes)
     if path[0] not in homes:

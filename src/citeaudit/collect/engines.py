@@ -2,8 +2,8 @@
 
 Each engine builds its request from the question, locale and configuration, names the ingest reader for its
 response, and knows where the response keeps usage and cost and whether the model refused. Request shapes
-follow the engines' public API references (see ENGINE_FORMATS.md); API keys come from the environment and
-never enter the archive (responses are archived, requests are not).
+follow the engines' public API references (what their responses hold: docs/formats.md); API keys come from the
+environment and never enter the archive (responses are archived, requests are not).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""Agreement between two raters on the same edges (STATS §2): observed agreement, Cohen's kappa, Krippendorff's
-alpha (nominal), Gwet's AC1, per-class agreement, the confusion matrix, label prevalence, a kappa-paradox flag and
-supported-vs-rest precision / recall / F1 / accuracy taking rater A as gold.
+"""Agreement between two raters on the same edges (docs/statistics.md, "Agreement"): observed agreement, Cohen's
+kappa, Krippendorff's alpha (nominal), Gwet's AC1, per-class agreement, the confusion matrix, label prevalence, a
+kappa-paradox flag and supported-vs-rest precision / recall / F1 / accuracy taking rater A as gold.
 
 Gwet's AC1 divides its chance agreement by ``q - 1``, so it depends on how many categories count. Counting
 labels neither rater ever used inflates it (a constant judge on balanced binary gold reads 0.448 over five labels,

@@ -160,7 +160,7 @@ def edge_outcomes(audit: Audit, reviews_required: int = 1) -> list[EdgeOutcome]:
 
 
 def cited_keys(answer: Answer, edges_of_answer: Iterable[EdgeOutcome]) -> set[str]:
-    """Sources an answer cites: its cited citations and the sources of its claims' edges (DESIGN §6)."""
+    """Sources an answer cites: its cited citations and the sources of its claims' edges (docs/metrics.md)."""
     keys = {c.source_key for c in answer.citations if c.kind is CitationKind.CITED and c.source_key is not None}
     keys |= {edge.source_key for edge in edges_of_answer}
     return keys

@@ -102,10 +102,10 @@ class ShownFigure:
 
     def to_dict(self) -> dict[str, object]:
         """The JSON keys a figure gains beside ``value``/``numerator``/``denominator`` when it is provisional or not
-        measured (nothing for a measured or undefined one, so the DESIGN §6 shape holds)."""
+        measured (nothing for a measured or undefined one, so the JSON shape of docs/metrics.md holds)."""
         body: dict[str, object] = {}
         if self.state in (FigureState.MEASURED, FigureState.UNDEFINED):
-            # ``value: null`` over a denominator of 0 already says it (DESIGN §6)
+            # ``value: null`` over a denominator of 0 already says it (docs/metrics.md)
             return body
         body["state"] = str(self.state)
         if self.state is FigureState.PROVISIONAL:

@@ -17,9 +17,14 @@
     │   └── DatabaseBusy            another process kept the database locked longer than the busy timeout
     ├── MissingExtra                an optional part is not installed; names the pip install line
     ├── EngineFailed                a SQL engine (DuckDB, Spark) refused the tables or the query
-    ├── JudgeError                  a judge cannot be used as configured (no model at the path, no endpoint)
+    ├── ResolveStopped              a resolver run cannot go on (its text-extraction worker stopped)
     ├── ImportStopped               the process reading an import's payload stopped before the end
-    └── SegmentationUnavailable     a model-assisted segmentation cannot run (no endpoint, the endpoint failed)
+    ├── JudgeError                  a judge cannot be used as configured (no model at the path, no endpoint)
+    ├── SegmentationUnavailable     a model-assisted segmentation cannot run (no endpoint, the endpoint failed)
+    └── ReviewRefused               a review or adjudication the review policy does not allow
+
+Every error class citeaudit defines has its line here, wherever the class is defined;
+``tests/test_errors.py`` holds the drawing to the classes.
 """
 
 from __future__ import annotations

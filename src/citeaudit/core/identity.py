@@ -1,4 +1,7 @@
-"""URL identity (DESIGN §3): normalisation, redirect wrappers, registrable domains, official matching, source keys.
+"""URL identity: normalisation, redirect wrappers, registrable domains, official matching, source keys.
+
+The rules are described in docs/ingest.md ("Source identity") and docs/formats.md ("Official domains and the
+Public Suffix List").
 
 Pure: no network, no database. Scoring, the protocol, ingest and the resolver all identify sources through this
 module, so two paths can never disagree on whether two citations point to the same page.

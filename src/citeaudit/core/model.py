@@ -1,5 +1,5 @@
-"""The vocabulary of an audit as frozen types (DESIGN §1). No I/O, no validation of outside data here:
-the boundary (``citeaudit.interchange``) checks input and builds these; the core trusts them."""
+"""The vocabulary of an audit as frozen types (docs/ingest.md, "The interchange format"). No I/O, no validation of
+outside data here: the boundary (``citeaudit.interchange``) checks input and builds these; the core trusts them."""
 
 from __future__ import annotations
 
@@ -309,7 +309,7 @@ class Citation:
     """One occurrence of a reference in an answer: a location, not a source."""
 
     source_key: str | None
-    """Identity of the source it points to (DESIGN §3); ``None`` for a dangling marker."""
+    """Identity of the source it points to (its normalised URL, docs/ingest.md); ``None`` for a dangling marker."""
     url: str | None = None
     """The URL exactly as the engine gave it."""
     title: str | None = None
@@ -380,7 +380,7 @@ class Claim:
 
 @dataclass(frozen=True, slots=True)
 class Source:
-    """What citations point to, identified by ``key`` (DESIGN §3)."""
+    """What citations point to, identified by ``key``: the normalised URL (docs/ingest.md, "Source identity")."""
 
     key: str
     """``source_key``: normalized resolved URL, else normalized raw URL, else a title key."""

@@ -1,4 +1,4 @@
-"""Scoring conventions and protocol fingerprints (DESIGN §2 "Comparability").
+"""Scoring conventions and protocol fingerprints: runs are compared only when their fingerprints match.
 
 A fingerprint is the SHA-256 of the canonical JSON of per-component hashes, so that two protocols can be
 compared component by component and a refusal can name exactly what differs.

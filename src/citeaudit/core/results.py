@@ -156,7 +156,7 @@ class EdgeCounts:
         return self.locations - self.unique
 
     def to_dict(self) -> dict[str, object]:
-        """JSON form as DESIGN §6, plus ``disputed``."""
+        """JSON form (``score --format json``, docs/metrics.md), plus ``disputed``."""
         return {
             "unique": self.unique,
             "locations": self.locations,
@@ -191,8 +191,8 @@ class RequiredCounts:
         return self.pairs - self.covered - self.without_claim - self.without_edge
 
     def to_dict(self) -> dict[str, int]:
-        """JSON form as DESIGN §6, plus ``not_supported`` (the four categories add up to ``pairs``) and ``pending``
-        (pairs a pending edge may still cover; part of ``not_supported``)."""
+        """JSON form (``score --format json``, docs/metrics.md), plus ``not_supported`` (the four categories add up
+        to ``pairs``) and ``pending`` (pairs a pending edge may still cover; part of ``not_supported``)."""
         return {
             "pairs": self.pairs,
             "covered": self.covered,
@@ -267,8 +267,8 @@ class ScopeScore:
         return metric.to_dict(name, pending=pending, pending_of=pending_of)
 
     def to_dict(self, unresolved_links: int = 0) -> dict[str, object]:
-        """JSON form as DESIGN §6 (``by`` present on groups only); ``unresolved_links`` makes the official rate
-        provisional."""
+        """JSON form (``score --format json``, docs/metrics.md; ``by`` present on groups only);
+        ``unresolved_links`` makes the official rate provisional."""
         body: dict[str, object] = {}
         if self.by:
             body["by"] = dict(self.by)
@@ -336,8 +336,8 @@ class ScoreResult:
         return self.overall.official_rate
 
     def to_dict(self, unresolved_links: int = 0) -> dict[str, object]:
-        """JSON form as DESIGN §6; ``unresolved_links`` (cited links in scope not followed yet) makes the overall
-        official rate provisional."""
+        """JSON form (``score --format json``, docs/metrics.md); ``unresolved_links`` (cited links in scope not
+        followed yet) makes the overall official rate provisional."""
         overall = self.overall.to_dict(unresolved_links)
         return {
             "scoring": self.scoring,

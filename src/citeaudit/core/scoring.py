@@ -1,4 +1,4 @@
-"""Strict scoring (``strict-v1``, DESIGN §2): pure functions from edges, claims and answers to results.
+"""Strict scoring (``strict-v1``, docs/stats-reference.md): pure functions from edges, claims and answers to results.
 
 Two paths give the same numbers (property-tested): :func:`score_reference` walks the model objects one by
 one and is the readable definition; :func:`score_columns` is the vectorized path for millions of edges

@@ -83,7 +83,8 @@ class Interval:
         return None if self.low is None else few_clusters_caution(self.clusters, self.level)
 
     def to_dict(self) -> dict[str, object]:
-        """The ``ci`` object of DESIGN §6 (plus ``resamples``, ``note`` and ``caution``)."""
+        """The ``ci`` object of a proportion in ``score --format json`` (docs/metrics.md), with ``resamples``,
+        ``note`` and ``caution``."""
         body: dict[str, object] = {
             "low": self.low,
             "high": self.high,

@@ -1,6 +1,6 @@
 """Reader for ExpertQA (Malaviya et al.): expert-judged claims of long-form answers with their evidence.
 
-Mapping, per DESIGN vocabulary:
+Mapping onto citeaudit's vocabulary (docs/ingest.md, "The interchange format"):
 
 - one answer per (question, system, answer text); identical copies across files are one answer;
   platform and run are the system name (``expertqa-<system>``);

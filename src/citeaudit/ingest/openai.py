@@ -1,19 +1,9 @@
 """Readers for OpenAI web-search answers: the Responses API (``openai-responses``) and the Chat Completions
 search models such as ``gpt-4o-search-preview`` (``openai-chat``).
 
-Both shapes cite with ``url_citation`` annotations whose ``start_index``/``end_index`` locate the inline
-citation *chip* (usually a markdown link such as ``([host](url))``), not the claim the chip supports. The claim
-is the text before the chip, back to the start of its sentence or to the end of the previous chip when that is
-later (as :func:`~citeaudit.ingest.text.span_before`), starting at its first word (a joining comma or a list
-marker is left out). A chip with only white space, punctuation or other chips between it and the previous chip
-closes the same claim, so repeated chips make one claim candidate that keeps every citation.
-
-Offsets are read as code-point indices (Python ``str`` indices) into the text they belong to. The unit is not
-documented, so every chip is checked: the slice has to look like a chip (it opens with ``(``/``[``/``【`` and
-closes with ``)``/``]``/``】``, or it has no brackets and names the cited host or the title). If it does not and
-the text has characters outside the Basic Multilingual Plane, the offsets are read again as UTF-16 code units;
-a slice that still does not look like a chip refuses the file, naming the annotation. A zero-width annotation is
-taken as a point with no chip.
+Both shapes cite with ``url_citation`` annotations that locate an inline citation chip, not the claim it
+supports; ``citeaudit.ingest.url_citations`` finds each chip (checking the offsets' unit), the claim it closes,
+and what to do with an annotation that has no position. This module reads everything else of the two payloads.
 
 Responses: the answer text is every ``output_text`` part (and ``refusal`` part) of every ``message`` item,
 joined with ``""`` in output order; annotation offsets are shifted by the part's position in the joined text,
@@ -27,34 +17,23 @@ the content is null). Retrieval is ``used`` when the choice has ``url_citation``
 otherwise (the payload does not say whether a search ran). ``finish_reason`` ``length`` or ``content_filter``
 make the answer incomplete. A body that is only an ``error`` object is a failed answer.
 
-A ``url_citation`` without ``start_index``/``end_index`` (xAI's Responses-compatible API) or at ``0/0``
-(OpenRouter writes that for every one) has no position. When every annotation of a one-part answer lacks one and
-the text has ``[n]`` markers that all fall within the list (OpenRouter's Perplexity Sonar: the list is Sonar's, in
-order), the markers place them, as for Sonar itself: marker ``n`` cites annotation ``n``, its claim the sentence it
-closes; annotations no marker names stay answer-level. Otherwise it is located at a markdown link to its URL when
-the text has one, and is an answer-level citation (cited, no claim) when it has none. ``file_citation`` annotations and
-``file_search_call`` results are document sources (``document:<file id>``): a cited file is answer-level (its
-``index`` is a point where no chip is written), files only searched are retrieved, and a completed file search
-makes retrieval ``used``. ``file_path`` and ``container_file_citation`` cite no source and are skipped; other
-annotation, content part and output item types are noted (the answer is partly understood). A ``url_citation``
-without URL or title is a dangling citation. A top-level ``question_id`` / ``answer_id`` string (added by whoever
-collected the payload, e.g. in JSON Lines) is passed on.
+``file_search_call`` results are document sources (``document:<file id>``): files only searched are retrieved,
+and a completed file search makes retrieval ``used``. Content part and output item types this reader does not
+know are noted (the answer is partly understood). A top-level ``question_id`` / ``answer_id`` string (added by
+whoever collected the payload, e.g. in JSON Lines) is passed on.
 """
 
 from __future__ import annotations
 
 import json
-import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from citeaudit.core.errors import InvalidValue, MalformedInput
-from citeaudit.core.identity import host_of
 from citeaudit.core.limits import load_json
 from citeaudit.core.model import AnswerStatus, CitationKind, RetrievalStatus
-from citeaudit.ingest.base import ANSWER_LEVEL, CUT_OFF, ClaimCandidate, ParsedAnswer, ParsedCitation, Reader
-from citeaudit.ingest.markers import cite_markers, numbered
+from citeaudit.ingest.base import ANSWER_LEVEL, CUT_OFF, ParsedAnswer, ParsedCitation, Reader
 from citeaudit.ingest.payload import (
     agent_response,
     cut_short,
@@ -65,15 +44,9 @@ from citeaudit.ingest.payload import (
     vendor_model,
 )
 from citeaudit.ingest.shape import Shape, shape_of
-from citeaudit.ingest.text import MARKER, SentenceIndex, candidates, claim_text, trim_span
+from citeaudit.ingest.url_citations import OPTIONAL_TEXT, Part, cited, read_part
 
 __all__ = ["CHAT_READER", "RESPONSES_READER", "can_read_chat", "can_read_responses", "read_chat", "read_responses"]
-
-_OPTIONAL_TEXT = (str, type(None))
-_OPENERS = "([【"
-_CLOSERS = ")]】"
-_LEAD = re.compile(r"(?:\s|[,;:]|[-*•·](?=\s)|\d{1,3}[.)](?=\s))+")
-"""White space, clause punctuation and list markers before a claim's first word."""
 
 
 def _at(location: str, path: str) -> str:
@@ -87,289 +60,9 @@ def _at(location: str, path: str) -> str:
     return f"{location}: {path}"
 
 
-# -- annotations and chips ---------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class _Annotation:
-    """A ``url_citation`` as given, with offsets into the text of its own part (``None``: no position given)."""
-
-    start: int | None
-    end: int | None
-    url: str | None
-    title: str | None
-    where: str
-    """JSON path of the annotation, for errors."""
-    quote: str | None = None
-    """Source text the annotation carries (OpenRouter's ``content``)."""
-
-
-@dataclass(frozen=True, slots=True)
-class _FileCitation:
-    """A ``file_citation``: an uploaded file the answer cites (no URL; ``index`` is a point, not a chip)."""
-
-    file_id: str
-    filename: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class _Part:
-    """A piece of answer text and the annotations on it."""
-
-    text: str
-    annotations: tuple[_Annotation, ...] = ()
-    files: tuple[_FileCitation, ...] = ()
-    unknown: tuple[str, ...] = ()
-    """Annotation types this reader does not know."""
-
-
-@dataclass(frozen=True, slots=True)
-class _Chip:
-    """A located citation chip in the joined answer text."""
-
-    start: int
-    end: int
-    floor: int
-    """Start of the part the chip is in: its claim never reaches further back."""
-    citation: int
-    """Index of its citation in the answer."""
-
-
-def _offset(value: Any, source: str, where: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidValue(source, where, f"expected a character offset (got {value!r})")
-    return value
-
-
-def _annotation(entry: dict[str, Any], source: str, where: str) -> _Annotation:
-    """A ``url_citation`` annotation, nested (Chat Completions) or flat (Responses).
-
-    Without ``start_index``/``end_index`` (xAI), or with both 0 (OpenRouter writes ``0/0`` for every one) it has
-    no position: an answer-level citation.
-    """
-    if "url_citation" in entry:
-        where = f"{where}.url_citation"
-        entry = expect(entry["url_citation"], dict, source, where)
-    raw_start, raw_end = entry.get("start_index"), entry.get("end_index")
-    start = None if raw_start is None and raw_end is None else _offset(raw_start, source, f"{where}.start_index")
-    end = None if start is None else _offset(raw_end, source, f"{where}.end_index")
-    if start == 0 and end == 0:
-        start = end = None
-    url = expect(entry.get("url"), _OPTIONAL_TEXT, source, f"{where}.url")
-    title = expect(entry.get("title"), _OPTIONAL_TEXT, source, f"{where}.title")
-    quote = expect(entry.get("content"), _OPTIONAL_TEXT, source, f"{where}.content")
-    return _Annotation(start, end, url or None, title or None, where, quote or None)
-
-
-_IGNORED_ANNOTATIONS = frozenset({"file_path", "container_file_citation"})
-"""Annotation types that cite no source (a file the model wrote, a file in a code container)."""
-
-
-def _part(text: str, raw: Any, source: str, where: str) -> _Part:
-    """A text part with its ``url_citation`` and ``file_citation`` annotations; other types are noted."""
-    if raw is None:
-        return _Part(text)
-    annotations: list[_Annotation] = []
-    files: list[_FileCitation] = []
-    unknown: list[str] = []
-    for i, item in enumerate(expect(raw, list, source, where)):
-        at = f"{where}[{i}]"
-        entry = expect(item, dict, source, at)
-        kind = expect(entry.get("type"), _OPTIONAL_TEXT, source, f"{at}.type")
-        if kind == "url_citation":
-            annotations.append(_annotation(entry, source, at))
-        elif kind == "file_citation":
-            file_id = expect(entry.get("file_id"), str, source, f"{at}.file_id")
-            filename = expect(entry.get("filename"), _OPTIONAL_TEXT, source, f"{at}.filename")
-            files.append(_FileCitation(file_id, filename or None))
-        elif kind not in _IGNORED_ANNOTATIONS:
-            unknown.append(f"annotation type {kind!r}")
-    return _Part(text, tuple(annotations), tuple(files), tuple(unknown))
-
-
-def _host_names(url: str | None) -> list[str]:
-    """The cited host without ``www.`` and its first label, as a chip would show them."""
-    try:
-        host = host_of(url) if url else None
-    except ValueError:
-        return []
-    if not host:
-        return []
-    host = host.removeprefix("www.")
-    return [host, host.split(".")[0]]
-
-
-def _looks_like_chip(piece: str, annotation: _Annotation) -> bool:
-    """Whether ``piece`` can be the chip of ``annotation`` (see the module notes)."""
-    shown = piece.strip()
-    if not shown:
-        return False
-    if any(mark in shown for mark in _OPENERS + _CLOSERS):
-        return shown[0] in _OPENERS and shown[-1] in _CLOSERS
-    lowered = shown.lower()
-    names = [*_host_names(annotation.url), (annotation.title or "").lower()]
-    return any(len(name) >= 3 and name in lowered for name in names)
-
-
-def _from_utf16(text: str, units: int) -> int | None:
-    """Code-point index of a UTF-16 offset; ``None`` inside a surrogate pair or past the end."""
-    count = 0
-    for index, char in enumerate(text):
-        if count == units:
-            return index
-        if count > units:
-            return None
-        count += 2 if ord(char) > 0xFFFF else 1
-    return len(text) if count == units else None
-
-
-def _fits(text: str, start: int, end: int, annotation: _Annotation) -> bool:
-    """Whether ``text[start:end]`` is in range and can be the annotation's chip (a zero-width point always can)."""
-    return 0 <= start <= end <= len(text) and (start == end or _looks_like_chip(text[start:end], annotation))
-
-
-def _markdown_chip(text: str, url: str | None, taken: set[int]) -> tuple[int, int] | None:
-    """The first markdown link to ``url`` in ``text`` not already taken by another citation: where an
-    annotation without a position is written, if it is written at all."""
-    if not url:
-        return None
-    link = re.compile(r"\(?\[[^\]\n]*\]\(\s*<?" + re.escape(url) + r">?\s*\)\)?")
-    for match in link.finditer(text):
-        if match.start() not in taken:
-            return match.start(), match.end()
-    return None
-
-
-def _locate(text: str, annotation: _Annotation, source: str) -> tuple[int, int]:
-    """Code-point offsets of the annotation's chip in ``text``."""
-    start, end = annotation.start, annotation.end
-    assert start is not None
-    assert end is not None
-    if _fits(text, start, end, annotation):
-        return start, end
-    if len(text.encode("utf-16-le", "surrogatepass")) != 2 * len(text):  # characters outside the BMP
-        utf16_start, utf16_end = _from_utf16(text, start), _from_utf16(text, end)
-        if utf16_start is not None and utf16_end is not None and _fits(text, utf16_start, utf16_end, annotation):
-            return utf16_start, utf16_end
-    where = annotation.where
-    if not 0 <= start <= len(text):
-        raise InvalidValue(source, f"{where}.start_index", f"{start!r} is outside the text (length {len(text)})")
-    if not start <= end <= len(text):
-        raise InvalidValue(
-            source, f"{where}.end_index", f"{end!r} is outside the text (start_index {start}, length {len(text)})"
-        )
-    piece = text[start:end]
-    shown = repr(piece) if len(piece) <= 80 else repr(piece[:77] + "...")
-    raise InvalidValue(
-        source,
-        where,
-        f"text[{start}:{end}] is {shown}, which does not look like the citation chip for {annotation.url!r} "
-        "(offsets in an unexpected unit?)",
-    )
-
-
-def _has_words(text: str, start: int, end: int) -> bool:
-    return any(char.isalnum() for char in claim_text(text, start, end))
-
-
-def _claim_span(sentences: SentenceIndex, position: int, floor: int) -> tuple[int, int]:
-    """The span a chip at ``position`` closes (as :func:`~citeaudit.ingest.text.span_before`, with the sentence
-    boundaries computed once per text), starting at its first word: a comma joining it to the clause before or
-    a list marker is not part of the claim."""
-    text = sentences.text
-    anchor = max(floor, min(position, len(text)) - 1)
-    sentence_start = sentences.containing(anchor)[0] if text else 0
-    start, end = trim_span(text, max(floor, sentence_start), position)
-    lead = _LEAD.match(text, start, end)
-    return (lead.end(), end) if lead else (start, end)
-
-
-def _claim_spans(text: str, chips: Iterable[_Chip]) -> list[tuple[int, int, int]]:
-    """``(start, end, citation)`` for the claim each chip closes; chips that close no words are left out."""
-    sentences = SentenceIndex(text)
-    spans: list[tuple[int, int, int]] = []
-    reach = 0
-    claim: tuple[int, int] | None = None
-    for chip in sorted(chips, key=lambda c: (c.start, c.end, c.citation)):
-        since = max(chip.floor, min(reach, chip.start))
-        if claim is None or reach < chip.floor or _has_words(text, since, chip.start):
-            claim = _claim_span(sentences, chip.start, since)
-        if _has_words(text, *claim):
-            spans.append((claim[0], claim[1], chip.citation))
-        reach = max(reach, chip.end)
-    return spans
-
-
-def _listed_by_markers(parts: Sequence[_Part]) -> bool:
-    """Whether the answer's ``[n]`` markers place its citations: one text part, every ``url_citation`` without a
-    position, and markers in the text that all fall within the list (numbered in order, as Sonar's are; a marker
-    past the list shows the list is not what the markers count)."""
-    if len(parts) != 1 or not parts[0].annotations or any(a.start is not None for a in parts[0].annotations):
-        return False
-    numbers = [int(match.group(1)) for match in MARKER.finditer(parts[0].text)]
-    return bool(numbers) and all(1 <= number <= len(parts[0].annotations) for number in numbers)
-
-
-def _by_markers(part: _Part) -> tuple[str, list[ParsedCitation], tuple[ClaimCandidate, ...], int]:
-    """Citations placed by the ``[n]`` markers: marker ``n`` cites annotation ``n``; annotations no marker names
-    stay answer-level. Also returns how many citations the markers placed."""
-    entries = [(annotation.url, annotation.title) for annotation in part.annotations]
-    citations, claims, referenced = cite_markers(part.text, numbered(entries))
-    placed = len(citations)
-    for number, annotation in enumerate(part.annotations, start=1):
-        if number not in referenced:
-            citations.append(ParsedCitation(annotation.url, annotation.title, quote=annotation.quote))
-    citations.extend(ParsedCitation(None, file.filename, document=file.file_id) for file in part.files)
-    return part.text, citations, claims, placed
-
-
-def _cited(parts: Sequence[_Part], source: str) -> tuple[str, list[ParsedCitation], tuple[ClaimCandidate, ...], int]:
-    """The joined answer text, its cited (and dangling) citations, their claim candidates, and how many citations
-    without a position the answer's ``[n]`` markers placed."""
-    if _listed_by_markers(parts):
-        return _by_markers(parts[0])
-    text = "".join(part.text for part in parts)
-    citations: list[ParsedCitation] = []
-    chips: list[_Chip] = []
-    offset = 0
-    taken: set[int] = set()
-    for part in parts:
-        for annotation in part.annotations:
-            if annotation.start is None:
-                located = _markdown_chip(part.text, annotation.url, taken)
-                if located is None:
-                    # No position and no chip written for it: cited by the answer as a whole, no claim edge.
-                    citations.append(ParsedCitation(annotation.url, annotation.title, quote=annotation.quote))
-                    continue
-                first, last = located
-            else:
-                first, last = _locate(part.text, annotation, source)
-            taken.add(first)
-            start, end = first + offset, last + offset
-            kind = CitationKind.CITED if annotation.url or annotation.title else CitationKind.DANGLING
-            citations.append(
-                ParsedCitation(
-                    url=annotation.url,
-                    title=annotation.title,
-                    marker=text[start:end] or None,
-                    kind=kind,
-                    start=start,
-                    end=end,
-                    quote=annotation.quote,
-                )
-            )
-            chips.append(_Chip(start, end, offset, len(citations) - 1))
-        for file in part.files:
-            # An uploaded file: a document source of its own kind, cited by the answer as a whole (its ``index``
-            # is a point where a chip would go, written nowhere in the text).
-            citations.append(ParsedCitation(None, file.filename, document=file.file_id))
-        offset += len(part.text)
-    return text, citations, candidates(text, _claim_spans(text, chips)), 0
-
-
 def _payload_ids(body: dict[str, Any], source: str, location: str) -> tuple[str | None, str | None]:
-    question = expect(body.get("question_id"), _OPTIONAL_TEXT, source, _at(location, "question_id"))
-    answer = expect(body.get("answer_id"), _OPTIONAL_TEXT, source, _at(location, "answer_id"))
+    question = expect(body.get("question_id"), OPTIONAL_TEXT, source, _at(location, "question_id"))
+    answer = expect(body.get("answer_id"), OPTIONAL_TEXT, source, _at(location, "answer_id"))
     return question or None, answer or None
 
 
@@ -415,7 +108,7 @@ class _Searches:
 
 
 def _response_status(body: dict[str, Any], source: str, location: str) -> tuple[AnswerStatus, str | None]:
-    status = expect(body.get("status"), _OPTIONAL_TEXT, source, _at(location, "status"))
+    status = expect(body.get("status"), OPTIONAL_TEXT, source, _at(location, "status"))
     if status is None:
         return AnswerStatus.COMPLETE, None
     if status not in _RESPONSE_STATUS:
@@ -433,7 +126,7 @@ def _response_status(body: dict[str, Any], source: str, location: str) -> tuple[
 
 
 def _search_call(item: dict[str, Any], source: str, where: str, searches: _Searches) -> None:
-    status = expect(item.get("status"), _OPTIONAL_TEXT, source, f"{where}.status")
+    status = expect(item.get("status"), OPTIONAL_TEXT, source, f"{where}.status")
     searches.statuses.append(status or "")
     if item.get("action") is None:
         _arguments_query(item, source, where, searches)
@@ -446,17 +139,17 @@ def _search_call(item: dict[str, Any], source: str, where: str, searches: _Searc
         searches.queries.append(expect(action["query"], str, source, f"{where}.action.query"))
     for i, raw in enumerate(expect(action.get("sources") or [], list, source, f"{where}.action.sources")):
         entry = expect(raw, dict, source, f"{where}.action.sources[{i}]")
-        url = expect(entry.get("url"), _OPTIONAL_TEXT, source, f"{where}.action.sources[{i}].url")
+        url = expect(entry.get("url"), OPTIONAL_TEXT, source, f"{where}.action.sources[{i}].url")
         if url:
             searches.urls.append(url)
-    page = expect(action.get("url"), _OPTIONAL_TEXT, source, f"{where}.action.url")
+    page = expect(action.get("url"), OPTIONAL_TEXT, source, f"{where}.action.url")
     if page:
         searches.urls.append(page)
 
 
 def _arguments_query(item: dict[str, Any], source: str, where: str, searches: _Searches) -> None:
     """The query of a search call written as function-call ``arguments`` (xAI's Responses-compatible API)."""
-    arguments = expect(item.get("arguments"), _OPTIONAL_TEXT, source, f"{where}.arguments")
+    arguments = expect(item.get("arguments"), OPTIONAL_TEXT, source, f"{where}.arguments")
     try:
         parsed = load_json(arguments, source, f"{where}.arguments") if arguments else None
     except MalformedInput as exc:
@@ -481,16 +174,16 @@ def _searches_counted(body: dict[str, Any]) -> bool:
 
 def _file_search_call(item: dict[str, Any], source: str, where: str, searches: _Searches) -> None:
     """A ``file_search_call``: retrieval over uploaded files; its ``results`` (when included) are retrieved."""
-    status = expect(item.get("status"), _OPTIONAL_TEXT, source, f"{where}.status")
+    status = expect(item.get("status"), OPTIONAL_TEXT, source, f"{where}.status")
     searches.statuses.append(status or "")
     for i, query in enumerate(expect(item.get("queries") or [], list, source, f"{where}.queries")):
         searches.queries.append(expect(query, str, source, f"{where}.queries[{i}]"))
     for i, raw in enumerate(expect(item.get("results") or [], list, source, f"{where}.results")):
         at = f"{where}.results[{i}]"
         entry = expect(raw, dict, source, at)
-        file_id = expect(entry.get("file_id"), _OPTIONAL_TEXT, source, f"{at}.file_id")
-        filename = expect(entry.get("filename"), _OPTIONAL_TEXT, source, f"{at}.filename")
-        quote = expect(entry.get("text"), _OPTIONAL_TEXT, source, f"{at}.text")
+        file_id = expect(entry.get("file_id"), OPTIONAL_TEXT, source, f"{at}.file_id")
+        filename = expect(entry.get("filename"), OPTIONAL_TEXT, source, f"{at}.filename")
+        quote = expect(entry.get("text"), OPTIONAL_TEXT, source, f"{at}.text")
         if file_id:
             searches.files.append(
                 ParsedCitation(None, filename or None, kind=CitationKind.RETRIEVED, quote=quote, document=file_id)
@@ -514,7 +207,7 @@ _IGNORED_ITEMS = frozenset(
 )
 
 
-def _message_parts(item: dict[str, Any], source: str, where: str) -> list[_Part]:
+def _message_parts(item: dict[str, Any], source: str, where: str) -> list[Part]:
     if item.get("content") is None:
         return []
     parts = []
@@ -523,11 +216,11 @@ def _message_parts(item: dict[str, Any], source: str, where: str) -> list[_Part]
         part = expect(raw, dict, source, at)
         if part.get("type") == "output_text":
             text = expect(part.get("text"), str, source, f"{at}.text")
-            parts.append(_part(text, part.get("annotations"), source, f"{at}.annotations"))
+            parts.append(read_part(text, part.get("annotations"), source, f"{at}.annotations"))
         elif part.get("type") == "refusal":
-            parts.append(_Part(expect(part.get("refusal"), str, source, f"{at}.refusal")))
+            parts.append(Part(expect(part.get("refusal"), str, source, f"{at}.refusal")))
         else:
-            parts.append(_Part("", unknown=(f"message content part of type {part.get('type')!r}",)))
+            parts.append(Part("", unknown=(f"message content part of type {part.get('type')!r}",)))
     return parts
 
 
@@ -536,7 +229,7 @@ def _read_response(payload: Any, source: str, location: str) -> ParsedAnswer:
     status, failure = _response_status(body, source, location)
     # A response always carries its output list (empty when it failed): without one there is no answer to store.
     output = expect(body.get("output"), list, source, _at(location, "output"))
-    parts: list[_Part] = []
+    parts: list[Part] = []
     searches = _Searches()
     notes: list[str] = []
     for i, raw in enumerate(output):
@@ -556,7 +249,7 @@ def _read_response(payload: Any, source: str, location: str) -> ParsedAnswer:
         elif kind not in _IGNORED_ITEMS:
             notes.append(f"output item of type {kind!r}")
     notes.extend(note for part in parts for note in part.unknown)
-    text, citations, claims, placed = _cited(parts, source)
+    text, citations, claims, placed = cited(parts, source)
     retrieval, reason = searches.retrieval(), None
     if retrieval is RetrievalStatus.NOT_USED and _searches_counted(body):
         # no search item in the output, but the usage counts searches (xAI): never read as "did not search"
@@ -579,7 +272,7 @@ def _read_response(payload: Any, source: str, location: str) -> ParsedAnswer:
         failure=failure,
         retrieval=retrieval,
         retrieval_reason=reason,
-        model=expect(body.get("model"), _OPTIONAL_TEXT, source, _at(location, "model")),
+        model=expect(body.get("model"), OPTIONAL_TEXT, source, _at(location, "model")),
         question_id=question_id,
         answer_id=answer_id,
         queries=tuple(dict.fromkeys(searches.queries)),
@@ -626,11 +319,11 @@ def _choice_text(message: dict[str, Any], source: str, where: str) -> str:
 def _read_choice(raw: Any, source: str, where: str) -> ParsedAnswer:
     choice = expect(raw, dict, source, where)
     message = expect(choice.get("message"), dict, source, f"{where}.message")
-    part = _part(
+    part = read_part(
         _choice_text(message, source, where), message.get("annotations"), source, f"{where}.message.annotations"
     )
-    text, citations, claims, placed = _cited([part], source)
-    finish = expect(choice.get("finish_reason"), _OPTIONAL_TEXT, source, f"{where}.finish_reason")
+    text, citations, claims, placed = cited([part], source)
+    finish = expect(choice.get("finish_reason"), OPTIONAL_TEXT, source, f"{where}.finish_reason")
     incomplete = finish in _INCOMPLETE_FINISH
     return ParsedAnswer(
         text=text,
@@ -648,7 +341,7 @@ def _read_choice(raw: Any, source: str, where: str) -> ParsedAnswer:
 
 def _read_completion(payload: Any, source: str, location: str) -> list[ParsedAnswer]:
     body = expect(payload, dict, source, location)
-    model = expect(body.get("model"), _OPTIONAL_TEXT, source, _at(location, "model"))
+    model = expect(body.get("model"), OPTIONAL_TEXT, source, _at(location, "model"))
     question_id, answer_id = _payload_ids(body, source, location)
     if body.get("choices") is None and isinstance(body.get("error"), dict):
         failure = _error_text(body["error"]) or "error"

@@ -1,4 +1,4 @@
-"""The interchange format ``citeaudit.audit/v1`` and protocol files (DESIGN §6): the boundary where outside
+"""The interchange format ``citeaudit.audit/v1`` and protocol files (docs/ingest.md): the boundary where outside
 data enters. Pydantic checks shapes; the reader checks references; both report the file, the JSON path and
 the offending value. What comes out is a canonical :class:`~citeaudit.core.model.Audit`.
 """

@@ -1,4 +1,4 @@
-"""The judge-bias battery (STATS.md §3): perturb the same edges, ask the judge again, count what flips.
+"""The judge-bias battery (docs/statistics.md): perturb the same edges, ask the judge again, count what flips.
 
 Every perturbation is run on the same edges as the baseline and analysed as paired. Edges within a question (or
 answer) are not independent, so intervals come from a cluster bootstrap over ``BatteryEdge.cluster`` (each edge its

@@ -1,4 +1,5 @@
-"""Machine-readable results: JSON exactly as DESIGN §6, and CSV with one row per scope."""
+"""Machine-readable results: JSON (each proportion as value, numerator and denominator, docs/metrics.md), and CSV
+with one row per scope."""
 
 from __future__ import annotations
 

@@ -41,7 +41,7 @@ def scope_fraction(scope: ScopeScore, name: str, unresolved_links: int = 0) -> s
 
 
 def diagnostics(scope: ScopeScore) -> list[str]:
-    """Interpretation aids for a scope's numbers (DESIGN §2 "Diagnostics")."""
+    """Interpretation aids for a scope's numbers: where a low precision or coverage points, why it is provisional."""
     hints = []
     precision, coverage = scope.precision.value, scope.coverage.value
     if precision is not None and precision < LOW:
