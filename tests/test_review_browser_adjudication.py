@@ -14,7 +14,7 @@ import pytest
 from citeaudit.review.app import ReviewConfig
 from conftest import chromium_path
 from review_support import PASSWORD, ReviewClient, add_account, make_db, serve, set_policy
-from test_review_browser_day import day_document
+from test_review_browser_day import CLAIM, LONG_ANSWER, day_document
 
 pytest.importorskip("playwright.sync_api")
 
@@ -27,6 +27,20 @@ ANN_PASSAGE = "Tank capacity: 20 litres, with a steel frame. " * 6
 ANN_REASONING = "The spec sheet of the current edition names 20 L for this model; the shop page agrees. " * 15
 BOB_PASSAGE = "Tank capacity: 18 L (2019 edition)."
 BOB_REASONING = "The 2019 edition says 18 L."
+
+
+def long_document() -> dict[str, Any]:
+    """:func:`day_document` with a long question and long claims (the answer's last six filler lines, then the
+    tank sentence: 6 x 57 + 26 = 368 characters), so the top of the page takes more room."""
+    doc = day_document()
+    doc["protocol"]["questions"][0]["text"] = "Which pressure washer suits a terrace, and why? " * 5
+    lines = LONG_ANSWER.split("\n")
+    text = "\n".join(lines[-7:])
+    assert text.endswith(CLAIM)
+    for made in doc["claims"]:
+        made["text"] = text
+        made["start"], made["end"] = len(LONG_ANSWER) - len(text), len(LONG_ANSWER)
+    return doc
 
 
 @pytest.fixture
@@ -62,8 +76,11 @@ def above_the_fold(page: Page, box: dict[str, Any]) -> bool:
     return box["top"] >= 0 and box["left"] >= 0 and box["bottom"] <= size[1] and box["right"] <= size[0]
 
 
-def test_the_two_reviews_and_the_decision_form_fit_the_first_screen(browser: Browser, tmp_path: Path) -> None:
-    db = make_db(tmp_path / "adjudicate.db", day_document())
+@pytest.mark.parametrize("long_texts", [False, True], ids=["short-claim", "long-claim-and-question"])
+def test_the_two_reviews_and_the_decision_form_fit_the_first_screen(
+    browser: Browser, tmp_path: Path, long_texts: bool
+) -> None:
+    db = make_db(tmp_path / "adjudicate.db", long_document() if long_texts else day_document())
     for name, role in (("ann", "reviewer"), ("bob", "reviewer"), ("ada", "adjudicator")):
         add_account(db, name, role)
     set_policy(db, "double")
@@ -83,7 +100,7 @@ def test_the_two_reviews_and_the_decision_form_fit_the_first_screen(browser: Bro
         ada.goto(f"{base}/edges/1")
         assert (ada.text_content("#state") or "").strip() == "disputed"
         ARTIFACTS.mkdir(exist_ok=True)
-        ada.screenshot(path=str(ARTIFACTS / "review-adjudication-1366x768.png"))
+        ada.screenshot(path=str(ARTIFACTS / f"review-adjudication-1366x768{'-long' if long_texts else ''}.png"))
         assert ada.evaluate("window.scrollY") == 0
         # the two current reviews, in the order the reviewers first labelled: ann (revised), then bob
         assert ada.locator(".dispute-label").count() == 2
