@@ -116,7 +116,7 @@ def test_a_span_cut_through_syntax_falls_back_to_plain_text_with_the_highlight()
     assert html == '<div class="plain">```p<mark id="claim-in-answer">y\ncod</mark>e\n```</div>'
 
 
-MARKDOWNISH = st.text(alphabet=st.sampled_from(list("ab <>*_`[]()!#-+1.\n&;:/\"'=\ue000")), max_size=60)
+MARKDOWNISH = st.text(alphabet=st.sampled_from(list("ab <>*_`[]()!#-+1.|\n&;:/\"'=\ue000\ue001")), max_size=60)
 
 
 @settings(max_examples=300, deadline=None)
@@ -133,3 +133,14 @@ def test_any_answer_renders_well_nested_inert_html_with_one_highlight(text: str,
     # a claim with visible text is always highlighted somewhere
     if parts[1].replace("\ue000", "").strip():
         assert found.ids == ["claim-in-answer"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(MARKDOWNISH)
+def test_any_claim_or_text_renders_well_nested_inert_html(text: str) -> None:
+    for rendered in (markdown(text), claim_markdown(text)):
+        found = shape(rendered)
+        assert found.nested
+        assert set(found.tags) <= ALLOWED_TAGS
+        assert found.attributes <= ALLOWED_ATTRIBUTES
+        assert found.ids == []
