@@ -1,11 +1,11 @@
 """The review keys in a real headless Chromium, from the keyboard alone: u undo, s skip and n next act through the
-page's agreed elements (#undo-link or a.undo-link, #skip-form, #next-link) and do nothing on a page without them;
+page's elements (#undo-link or a.undo-link, #skip-form, #next-link) and do nothing on a page without them;
 ? shows the list of every key; no key acts while a text field has the focus.
 
-The edge page in this tree does not carry the undo, skip and next elements yet: each test puts them into the real
-page, with the ids, form method and actions agreed for them (replacing any the page already has), then presses
-the keys. Whether a key acted is read from the event itself: the bindings prevent the default of exactly the keys
-they act on, which a listener on the window (after the page's own on the document) records."""
+Each test puts the undo, skip and next elements into the real edge page (replacing any it has), with the ids, form
+method and actions the pages use for them, so the keys are tested apart from the routes behind those elements.
+Whether a key acted is read from the event itself: the bindings prevent the default of exactly the keys they act
+on, which a listener on the window (after the page's own on the document) records."""
 
 from __future__ import annotations
 
@@ -82,7 +82,7 @@ def navigation_to(path: str, method: str = "GET") -> Any:
     return matches
 
 
-def test_u_s_n_act_through_the_agreed_elements_and_never_while_typing(browser: Browser, tmp_path: Path) -> None:
+def test_u_s_n_act_through_the_page_elements_and_never_while_typing(browser: Browser, tmp_path: Path) -> None:
     db = make_db(tmp_path / "keys.db", day_document())
     add_account(db, "ann", "reviewer")
     errors: list[str] = []
