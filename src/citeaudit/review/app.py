@@ -19,6 +19,7 @@ from starlette.exceptions import HTTPException
 
 from citeaudit.core.errors import CiteauditError, DatabaseBusy
 from citeaudit.review.auth import LoginLimiter
+from citeaudit.review.markdown import answer_markdown, claim_markdown, markdown
 from citeaudit.review.pages import (
     CsrfRefused,
     Denied,
@@ -50,6 +51,9 @@ def _templates() -> Environment:
     )
     templates.filters["href"] = safe_href
     templates.filters["terms"] = claim_terms
+    templates.filters["markdown"] = markdown
+    templates.filters["claim_markdown"] = claim_markdown
+    templates.filters["answer_markdown"] = answer_markdown
     return templates
 
 

@@ -43,8 +43,9 @@ from citeaudit.sources.copy_groups import Conflict, conflicts
 from citeaudit.store import Store
 from citeaudit.store.copies import ClaimSupport, SupportRow, claim_support, fact_support
 from citeaudit.store.review import ReviewRefused, ReviewStore, code_label, now
+from citeaudit.store.review_records import StoredJudgement
 
-__all__ = ["EvidenceView", "evidence_view", "router"]
+__all__ = ["EvidenceView", "evidence_view", "reviews_in_dispute", "router"]
 
 router = APIRouter()
 
@@ -65,6 +66,17 @@ def evidence_view(db: Path, claim_id: str) -> EvidenceView:
         fact = fact_support(store, claim_id)
         conflict = next(iter(conflicts(store, claim_id)), None)
     return EvidenceView(support, fact, conflict)
+
+
+def reviews_in_dispute(shown: list[StoredJudgement]) -> list[StoredJudgement]:
+    """Each reviewer's current review among ``shown`` (their latest, as a revision replaces the one before), in
+    the order the reviewers first labelled the edge: what an adjudicator decides between."""
+    latest: dict[str, StoredJudgement] = {}
+    for stored in shown:
+        judgement = stored.judgement
+        if judgement.origin is Origin.HUMAN and judgement.stage is Stage.REVIEW and judgement.reviewer:
+            latest[judgement.reviewer] = stored
+    return list(latest.values())
 
 
 @router.get("/edges/{edge_pk}")
@@ -99,6 +111,7 @@ def edge_page(request: Request, edge_pk: int, db: Db, current: Current) -> Respo
         show_state=seen_all,
         final_label=code_label(edge.final_code) if seen_all else None,
         adjudicating=adjudicating,
+        dispute=reviews_in_dispute(shown) if adjudicating else [],
         may_review=not adjudicating and review_refusal is None,
         refusal=review_refusal if reviewer.role != "adjudicator" or not seen_all else adjudication_refusal,
         queue_query=query,

@@ -1,4 +1,4 @@
-// citeaudit review: keyboard shortcuts for labelling, a passage filter, quoting a selected passage, the claim
+// citeaudit review: keyboard shortcuts (labels, undo, skip, next, the list of keys), a passage filter, quoting a selected passage, the claim
 // scrolled into view in its answer, and drafts kept across an expired session. Written for this app; no libraries.
 (function () {
   "use strict";
@@ -8,8 +8,45 @@
 
   function typing(target) {
     var tag = target && target.tagName;
-    return tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT";
+    return tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT" || Boolean(target && target.isContentEditable);
   }
+
+  // The list of keys (a dialog on every page): "?" shows and hides it; while it is open no other key acts.
+  function toggleHelp(help) {
+    if (help.open) {
+      help.close();
+    } else {
+      help.showModal();
+    }
+  }
+
+  // u, s and n act through the page's own elements: a key whose element this page lacks does nothing.
+  function follow(link) {
+    if (!link) {
+      return false;
+    }
+    link.click();
+    return true;
+  }
+
+  function skip() {
+    var form = document.getElementById("skip-form");
+    if (!form) {
+      return false;
+    }
+    form.requestSubmit();
+    return true;
+  }
+
+  var ACTIONS = {
+    u: function () {
+      return follow(document.getElementById("undo-link") || document.querySelector("a.undo-link"));
+    },
+    s: skip,
+    n: function () {
+      return follow(document.getElementById("next-link"));
+    },
+  };
 
   function draftKey(form) {
     return form && form.dataset.draft ? "citeaudit-draft:" + form.dataset.draft : null;
@@ -37,7 +74,26 @@
       event.preventDefault();
       return;
     }
+    var help = document.getElementById("key-help");
+    if (help && help.open) {
+      if (event.key === "?") {
+        event.preventDefault();
+        help.close();
+      }
+      return;
+    }
     if (typing(event.target)) {
+      return;
+    }
+    if (event.key === "?" && help) {
+      event.preventDefault();
+      toggleHelp(help);
+      return;
+    }
+    if (Object.prototype.hasOwnProperty.call(ACTIONS, event.key)) {
+      if (!event.repeat && ACTIONS[event.key]()) {
+        event.preventDefault();
+      }
       return;
     }
     if (event.key === "/") {
@@ -205,7 +261,18 @@
     });
   }
 
+  function setUpHelp() {
+    var help = document.getElementById("key-help");
+    var close = document.getElementById("key-help-close");
+    if (help && close) {
+      close.addEventListener("click", function () {
+        help.close();
+      });
+    }
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
+    setUpHelp();
     setUpSearch();
     showClaim();
     setUpDrafts();
