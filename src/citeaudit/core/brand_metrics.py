@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from citeaudit.core.drift import ChangedAfterCollection, PageSnapshot, StaleSnapshot, VersionDrift, drift
-from citeaudit.core.identity import OfficialMatcher, url_location
+from citeaudit.core.identity import OfficialMatcher, RowsOn, url_location
 from citeaudit.core.model import (
     Answer,
     Audit,
@@ -725,22 +725,23 @@ class SourceOwners:
         self.unknown = len(self.names) - 1
         """Code of ``unknown``."""
 
-    def host(self, host: str | None) -> int | None:
-        """The owner code of every source on ``host``, or ``None`` when it depends on the path."""
+    def owner_each(
+        self,
+        hosts: Sequence[str | None],
+        rows_on: RowsOn,
+        paths: Callable[[IntArray], Sequence[str | None]],
+        size: int,
+    ) -> IntArray:
+        """Per row of a table of ``size`` sources, its owner code: the first of the official presences and the
+        competitors whose :meth:`OfficialMatcher.official_each` claims it, else ``third_party`` (a source
+        without a URL is given no host, so it is third party here; the caller marks it ``unknown``)."""
+        owner = np.full(size, self.third_party, dtype=np.int64)
+        open_rows = np.ones(size, dtype=np.bool_)
         for code, matcher in enumerate(self._matchers):
-            decision = matcher.match_host(host)
-            if decision is None:
-                return None
-            if decision:
-                return code
-        return self.third_party
-
-    def location(self, host: str | None, path: str) -> int:
-        """The owner code of a source at ``(host, path)``."""
-        for code, matcher in enumerate(self._matchers):
-            if matcher.match_location(host, path):
-                return code
-        return self.third_party
+            claimed = matcher.official_each(hosts, rows_on, paths, size) & open_rows
+            owner[claimed] = code
+            open_rows &= ~claimed
+        return owner
 
 
 def identified_texts(texts: Iterable[tuple[int, str]], check: IdentifierCheck) -> dict[int, str]:
