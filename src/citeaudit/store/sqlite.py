@@ -28,6 +28,7 @@ from citeaudit.core.model import (
     RunKind,
     Segmentation,
 )
+from citeaudit.core.passages import Passage
 from citeaudit.core.protocol import (
     fingerprint,
     protocol_from_mapping_trusted,
@@ -89,7 +90,7 @@ from citeaudit.store.reading import (
     read_segmentations,
     suggestions_shown_in_scope,
 )
-from citeaudit.store.records import FetchOutcome, Passage, Snapshot
+from citeaudit.store.records import FetchOutcome, Snapshot
 from citeaudit.store.reimport import describe, metadata_changes, move_answers
 from citeaudit.store.review_policy import require_account
 from citeaudit.store.writers import busy_error, busy_timeout, is_busy
