@@ -16,10 +16,10 @@ from citeaudit.core.clock import utc_now
 from citeaudit.core.identity import OfficialMatcher, host_codes
 from citeaudit.core.model import Label
 from citeaudit.core.scoring import LABEL_CODE
+from citeaudit.core.support import independent_support
 from citeaudit.store.reading import CURRENT_CLAIM
 from citeaudit.store.resolution import latest_document
 from citeaudit.store.sqlite import Store
-from citeaudit.store.support import independent_support
 
 __all__ = [
     "ClaimSupport",
