@@ -45,8 +45,9 @@ from pathlib import Path
 import numpy as np
 
 from citeaudit.checks import run_checks
-from citeaudit.core.agreement import LABELS, LabelPairs, agreement
+from citeaudit.core.agreement import LABELS, agreement
 from citeaudit.core.model import Label
+from citeaudit.core.raters import LabelPairs
 from citeaudit.core.stats import Interval, cluster_bootstrap_ratio
 from citeaudit.judges import ChecksJudge, Judge, JudgeRequest
 from citeaudit.judges.battery import BatteryEdge, run_battery

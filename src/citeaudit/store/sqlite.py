@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
-from citeaudit.core.agreement import Rater, SidedLabel
 from citeaudit.core.clock import utc_now
 from citeaudit.core.errors import InvalidValue, SchemaVersionMismatch, ScopeError, StoreError, UnknownReference
 from citeaudit.core.model import (
@@ -34,6 +33,7 @@ from citeaudit.core.protocol import (
     protocol_from_mapping_trusted,
     protocol_to_mapping,
 )
+from citeaudit.core.raters import Rater, SidedLabel
 from citeaudit.core.scope import Scope
 from citeaudit.core.scoring import ScoringColumns
 from citeaudit.store import resolution
@@ -676,7 +676,7 @@ class Store:
 
     def sided_labels(self, a: Rater, b: Rater, protocol_pk: int | None = None) -> tuple[list[SidedLabel], int]:
         """The review-stage judgements of A (side 0) and B (side 1), all protocols or one, and the number of edges
-        in scope (for :func:`citeaudit.core.agreement.pair_sided`)."""
+        in scope (for :func:`citeaudit.core.raters.pair_sided`)."""
         return read_sided_labels(self._db, a, b, protocol_pk)
 
     def retired_rated(self, raters: Sequence[Rater], protocol_pk: int | None = None) -> int:
