@@ -17,7 +17,7 @@ from click.testing import Result
 
 from builders import document, protocol
 from citeaudit.checks import model_confusion
-from citeaudit.core.brand_metrics import (
+from citeaudit.core.brand.figures import (
     PageSnapshot,
     brand_figures,
     competitor_share,

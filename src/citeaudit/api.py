@@ -18,7 +18,7 @@ from citeaudit.report.formats import result_json
 
 if TYPE_CHECKING:
     from citeaudit.core.agreement import Agreement
-    from citeaudit.core.brand_metrics import BrandFigures, EdgeOutcome
+    from citeaudit.core.brand.figures import BrandFigures, EdgeOutcome
     from citeaudit.core.misattribution import CrossPair, MisattributionReport
     from citeaudit.core.raters import LabelPairs, Rater
     from citeaudit.store import Store
@@ -149,7 +149,7 @@ def score_path(
     failed = len(selected.failed_answers)
     if figures:
         from citeaudit.checks import model_confusion
-        from citeaudit.core.brand_metrics import brand_figures
+        from citeaudit.core.brand.figures import brand_figures
         from citeaudit.core.misattribution import misattribution
     by_answer = () if {"collection", "collection_date"} & set(by) else by  # as for a database, above
     brand = brand_figures(selected, model_confusion, by=by_answer, ci=_ci(ci)) if figures else None
@@ -179,7 +179,7 @@ def _database_figures(
     """The brand figures and misattribution of a database's scope, from columns (no model object per edge), beside
     the scoring columns of the same scope."""
     from citeaudit.checks import model_confusion
-    from citeaudit.core.brand_metrics import brand_figures_columns
+    from citeaudit.core.brand.figures import brand_figures_columns
     from citeaudit.core.misattribution import misattribution_columns
     from citeaudit.store.brand_input import claim_texts, has_cross_pairs, page_snapshots, read_brand_columns
 

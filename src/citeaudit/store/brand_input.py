@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from citeaudit.core.brand_metrics import (
+from citeaudit.core.brand.figures import (
     BrandColumns,
     EdgeOutcome,
     IdentifierCheck,
