@@ -18,7 +18,6 @@ from click.testing import Result
 from builders import document, protocol
 from citeaudit.checks import model_confusion
 from citeaudit.core.brand.figures import (
-    PageSnapshot,
     brand_figures,
     competitor_share,
     entity_confusion,
@@ -27,6 +26,7 @@ from citeaudit.core.brand.figures import (
     retrieved_not_cited,
     version_drift,
 )
+from citeaudit.core.drift import PageSnapshot
 from citeaudit.core.model import Audit, SourceStatus
 from citeaudit.core.protocol import differing_components, fingerprint
 from citeaudit.core.scoring import score

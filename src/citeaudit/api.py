@@ -18,7 +18,8 @@ from citeaudit.report.formats import result_json
 
 if TYPE_CHECKING:
     from citeaudit.core.agreement import Agreement
-    from citeaudit.core.brand.figures import BrandFigures, EdgeOutcome
+    from citeaudit.core.brand.figures import EdgeOutcome
+    from citeaudit.core.brand.results import BrandFigures
     from citeaudit.core.misattribution import CrossPair, MisattributionReport
     from citeaudit.core.raters import LabelPairs, Rater
     from citeaudit.store import Store
@@ -179,7 +180,7 @@ def _database_figures(
     """The brand figures and misattribution of a database's scope, from columns (no model object per edge), beside
     the scoring columns of the same scope."""
     from citeaudit.checks import model_confusion
-    from citeaudit.core.brand.figures import brand_figures_columns
+    from citeaudit.core.brand.columns import brand_figures_columns
     from citeaudit.core.misattribution import misattribution_columns
     from citeaudit.store.brand_input import claim_texts, has_cross_pairs, page_snapshots, read_brand_columns
 

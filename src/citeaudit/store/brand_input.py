@@ -12,15 +12,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from citeaudit.core.brand.figures import (
-    BrandColumns,
-    EdgeOutcome,
-    IdentifierCheck,
-    PageSnapshot,
-    SourceOwners,
-    claim_text_read,
-    identified_texts,
-)
+from citeaudit.core.brand.columns import BrandColumns, SourceOwners, claim_text_read, identified_texts
+from citeaudit.core.brand.figures import EdgeOutcome
+from citeaudit.core.brand.results import IdentifierCheck
+from citeaudit.core.drift import PageSnapshot
 from citeaudit.core.identity import host_codes
 from citeaudit.core.model import Audit, Label, Protocol
 from citeaudit.core.scope import Scope
