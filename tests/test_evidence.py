@@ -30,15 +30,19 @@ def test_split_keeps_offsets() -> None:
     assert all(text[p.start : p.end] == p.text for p in passages)
     # "Tank: 20 L. " is 12 characters, so the second sentence starts at 12; it is 14 long
     assert (passages[1].start, passages[1].end) == (12, 26)
+    assert [p.ordinal for p in passages] == [0, 1, 2]
+    # a piece shorter than min_chars is skipped and takes no ordinal: "Hi." (3) < 4, the next is ordinal 0
+    assert [(p.text, p.ordinal) for p in split_sentences("Hi. Tank: 20 L.", min_chars=4)] == [("Tank: 20 L.", 0)]
 
 
 @given(st.lists(st.text(alphabet="ab .!?\n", min_size=0, max_size=30), max_size=5))
 def test_property_split_offsets_always_point_at_the_passage(pieces: list[str]) -> None:
     text = "".join(pieces)
-    for passage in split_sentences(text):
+    for i, passage in enumerate(split_sentences(text)):
         assert text[passage.start : passage.end] == passage.text
         assert passage.text == passage.text.strip()
         assert passage.text
+        assert passage.ordinal == i  # its position among the sentences kept
 
 
 def test_bm25_score_matches_the_formula_by_hand() -> None:
