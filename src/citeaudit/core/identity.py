@@ -357,7 +357,7 @@ class OfficialMatcher:
         rows, codes = rows_on(wanted)
         whole = np.array([decision is True for decision in decisions], dtype=np.bool_)
         official[rows] = whole[codes]
-        undecided = ~whole[codes] if len(codes) else np.zeros(0, dtype=np.bool_)
+        undecided = ~whole[codes]
         by_path, by_path_codes = rows[undecided], codes[undecided]
         if len(by_path):
             for row, code, path in zip(by_path.tolist(), by_path_codes.tolist(), paths(by_path), strict=True):
