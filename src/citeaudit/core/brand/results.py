@@ -1,6 +1,6 @@
 """What the brand figures report (pure records): competitor citation share, mentions beside citations, official
-pages retrieved but not cited, entity confusion, each scope's figures and the whole set, with the owner names
-and the proportion helpers both ways of computing them share.
+pages retrieved but not cited, entity confusion, each scope's figures and the whole set; with the owner names
+and the proportions (:func:`units_metric`, :func:`questions_metric`) that the audit and the column paths share.
 
 Notes: every :class:`Metric` here is undefined exactly when its denominator is 0, and its value is then ``None``.
 """
