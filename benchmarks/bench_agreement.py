@@ -22,7 +22,8 @@ import time
 
 import numpy as np
 
-from citeaudit.core.agreement import _STATISTICS, LABELS, LabelPairs, _gwet_over, agreement
+from citeaudit.core.agreement import _STATISTICS, LABELS, _gwet_over, agreement
+from citeaudit.core.raters import LabelPairs
 from citeaudit.core.stats import Interval, _bca
 
 _K = len(LABELS)

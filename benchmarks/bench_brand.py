@@ -34,7 +34,7 @@ def object_construction(db: Path, new: ScoredPath) -> str:
     """The JSON as the database path built it before: the audit in scope as model objects, an outcome per edge,
     then the figures over them."""
     from citeaudit.checks import model_confusion
-    from citeaudit.core.brand_metrics import brand_figures
+    from citeaudit.core.brand.figures import brand_figures
     from citeaudit.core.misattribution import misattribution
     from citeaudit.core.scope import Scope, select_audit
     from citeaudit.store import Store

@@ -3,15 +3,16 @@ from ../shared/data.
 
 What reviewers get (the target): WiCE (claim/test.jsonl) gives each claim its cited article as a list of sentences
 and the minimal sets of sentences that support it. The article is rebuilt as the sentences in order, one per
-paragraph, and cut into passages exactly as the store keeps a snapshot (``citeaudit.sources.passages``), which is
-what ``suggest`` ranks and stores. For every claim labelled ``supported`` (partially and not supported claims are
-left out and counted; a gold set that is empty is never a hit) the top 3 units are checked: does some gold
-sentence lie inside them (one), does some gold set lie inside them whole (all), and how many characters does a
-reviewer read (the units' spans). Each ranking change is compared with the one before it, paired per claim: the
-difference in "all" with an exact McNemar p-value over the discordant claims, and the difference in characters
-with a Wilcoxon signed-rank p-value. Window size and trim were chosen on WiCE dev. Target: all gold sentences in
-the top 3 for ≥ 0.80 of the supported test claims at ≤ 1 200 characters read on average, for the ranking
-reviewers get unless told otherwise (``citeaudit.evidence.SUGGEST_METHOD``, the default of ``suggest``).
+paragraph, and cut into passages exactly as the store keeps a snapshot
+(``citeaudit.core.passages.split_paragraphs``), which is what ``suggest`` ranks and stores. For every claim labelled
+``supported`` (partially and not supported claims are left out and counted; a gold set that is empty is never a hit)
+the top 3 units are checked: does some gold sentence lie inside them (one), does some gold set lie inside them whole
+(all), and how many characters does a reviewer read (the units' spans). Each ranking change is compared with the one
+before it, paired per claim: the difference in "all" with an exact McNemar p-value over the discordant claims, and
+the difference in characters with a Wilcoxon signed-rank p-value. Window size and trim were chosen on WiCE dev.
+Target: all gold sentences in the top 3 for ≥ 0.80 of the supported test claims at ≤ 1 200 characters read on
+average, for the ranking reviewers get unless told otherwise (``citeaudit.evidence.SUGGEST_METHOD``, the default of
+``suggest``).
 
 Throughput counts one edge per claim on the sentences, with the source's index built for that edge (the worst
 case: no reuse), as wall-clock and per CPU-second (the machine is shared; the load average is printed). Baselines
@@ -52,12 +53,12 @@ from rank_bm25 import BM25Okapi
 
 from citeaudit.checks import run_checks
 from citeaudit.core.model import Label
-from citeaudit.evidence import SUGGEST_METHOD, Passage, PassageIndex, RankMethod
+from citeaudit.core.passages import Passage, split_paragraphs
+from citeaudit.evidence import SUGGEST_METHOD, PassageIndex, RankMethod
 from citeaudit.evidence._rank import _STOPWORDS, _tokens
 from citeaudit.evidence._windows import WINDOW_TRIM, windows_to_units
 from citeaudit.judges import ChecksJudge, JudgeRequest
 from citeaudit.judges.battery import BatteryEdge, run_battery
-from citeaudit.sources.passages import split_passages as split_stored
 
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
 TOP = 3
@@ -101,7 +102,7 @@ def supported_claims(rows: list[dict[str, Any]], limit: int | None) -> tuple[lis
             spans.append((position, position + len(sentence)))
             position += len(sentence) + 2
         text = "\n\n".join(row["evidence"])
-        passages = [Passage(p.text, p.start, p.end) for p in split_stored(text)]
+        passages = split_paragraphs(text)
         claims.append(Claim(str(row["claim"]), passages, spans, gold))
     return (claims[:limit] if limit else claims), dict(left_out)
 

@@ -45,8 +45,9 @@ from pathlib import Path
 import numpy as np
 
 from citeaudit.checks import run_checks
-from citeaudit.core.agreement import LABELS, LabelPairs, agreement
+from citeaudit.core.agreement import LABELS, agreement
 from citeaudit.core.model import Label
+from citeaudit.core.raters import LabelPairs
 from citeaudit.core.stats import Interval, cluster_bootstrap_ratio
 from citeaudit.judges import ChecksJudge, Judge, JudgeRequest
 from citeaudit.judges.battery import BatteryEdge, run_battery
@@ -352,8 +353,8 @@ def triage(edges: Sequence[Edge], resamples: int) -> str:
 
 
 def wice(relevance: RelevanceJudge, limit: int | None) -> None:
-    from citeaudit.evidence import SUGGEST_METHOD, Passage, PassageIndex
-    from citeaudit.sources.passages import split_passages
+    from citeaudit.core.passages import split_paragraphs
+    from citeaudit.evidence import SUGGEST_METHOD, PassageIndex
 
     path = SHARED / "wice" / "claim" / "test.jsonl"
     if not path.exists():
@@ -368,7 +369,7 @@ def wice(relevance: RelevanceJudge, limit: int | None) -> None:
     start = time.perf_counter()
     for row in rows:
         text = "\n\n".join(row["evidence"])
-        index = PassageIndex([Passage(p.text, p.start, p.end) for p in split_passages(text)])
+        index = PassageIndex(split_paragraphs(text))
         shown = tuple(p.text for p in index.rank(row["claim"], 3, SUGGEST_METHOD))
         request = JudgeRequest(row["claim"], shown)
         counts = by_label.setdefault(row["label"], [0, 0, 0])

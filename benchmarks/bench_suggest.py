@@ -26,11 +26,12 @@ import time
 from pathlib import Path
 
 from citeaudit.core.model import SourceStatus
-from citeaudit.evidence import SUGGEST_METHOD, Passage, PassageIndex
+from citeaudit.core.passages import Passage
+from citeaudit.evidence import SUGGEST_METHOD, PassageIndex
 from citeaudit.interchange import parse_audit_bytes
 from citeaudit.judges import ChecksJudge, suggest_for_edge
-from citeaudit.sources.records import Document, FetchOutcome
 from citeaudit.store import Store
+from citeaudit.store.records import Document, FetchOutcome
 from citeaudit.store.suggestions import document_passages
 from citeaudit.suggest import suggest_edges
 

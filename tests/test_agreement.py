@@ -14,19 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from citeaudit.core.agreement import (
-    _STATISTICS,
-    FINAL,
-    LABELS,
-    Agreement,
-    LabelPairs,
-    RatedJudgement,
-    Rater,
-    RaterKind,
-    agreement,
-    pair_latest,
-)
+from citeaudit.core.agreement import _STATISTICS, LABELS, Agreement, agreement
 from citeaudit.core.model import Label
+from citeaudit.core.raters import FINAL, LabelPairs, RatedJudgement, Rater, RaterKind, pair_latest
 from citeaudit.core.stats import cluster_bootstrap_counts, cluster_bootstrap_ratio
 
 # R for irrelevant ("I" reads as a digit)

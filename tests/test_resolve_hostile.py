@@ -20,9 +20,10 @@ from tests.hostile import never_finishes
 from tests.site import ARTICLE, Site
 from tests.test_resolve import make_db, settings, source
 
-from citeaudit.sources import Document, resolve_sources, source_snapshots
+from citeaudit.sources import resolve_sources, source_snapshots
 from citeaudit.sources.extract import read_document_text
 from citeaudit.sources.workers import ExtractionPool, ExtractionTimedOut
+from citeaudit.store.records import Document
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -15,8 +15,8 @@ from tests.builders import answer, claim, document
 
 from citeaudit.core.model import Judgement, Label, ReviewState, SourceStatus, review_outcome
 from citeaudit.interchange import parse_audit_bytes
-from citeaudit.sources.records import FetchOutcome, Hop
 from citeaudit.store import Store
+from citeaudit.store.records import FetchOutcome, Hop
 
 LABELS = [None, "supported", "partial", "conflicting", "irrelevant", "unknown"]
 

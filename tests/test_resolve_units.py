@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 from typer.testing import Result
 
 from citeaudit.core.errors import InvalidValue
+from citeaudit.core.passages import split_paragraphs
 from citeaudit.sources import ResolveSettings
 from citeaudit.sources.extract import split_type
 from citeaudit.sources.fetch import _Body, _Failure
-from citeaudit.sources.passages import split_passages
 from citeaudit.sources.security import address_refusal
 
 
@@ -71,19 +71,19 @@ def test_settings_are_checked_first(name: str, value: float) -> None:
 
 
 def test_passages_of_an_empty_text() -> None:
-    assert split_passages("") == []
-    assert split_passages(" \n\n \t") == []
+    assert split_paragraphs("") == []
+    assert split_paragraphs(" \n\n \t") == []
 
 
 def test_passages_by_hand() -> None:
     text = "Title\n\nThe AX220 has a 20 L tank.\n\n  Second paragraph here.  "
     # "Title" is [0, 5); "The AX220 has a 20 L tank." is 26 characters from 7: [7, 33);
     # "Second paragraph here." is 22 characters from 37 (after "\n\n  "): [37, 59).
-    assert [(p.start, p.end) for p in split_passages(text, min_chars=0)] == [(0, 5), (7, 33), (37, 59)]
+    assert [(p.start, p.end) for p in split_paragraphs(text, min_chars=0)] == [(0, 5), (7, 33), (37, 59)]
     # With the default MIN_CHARS = 80 each short passage joins the next while under 80: all three become one.
-    assert [(p.start, p.end) for p in split_passages(text)] == [(0, 59)]
+    assert [(p.start, p.end) for p in split_paragraphs(text)] == [(0, 59)]
     # Long paragraphs are cut at sentence ends: "One. Two. Three." with max 10 -> "One. Two." [0, 9), "Three." [10, 16).
-    assert [p.text for p in split_passages("One. Two. Three.", max_chars=10, min_chars=0)] == ["One. Two.", "Three."]
+    assert [p.text for p in split_paragraphs("One. Two. Three.", max_chars=10, min_chars=0)] == ["One. Two.", "Three."]
 
 
 _TEXT = st.text(alphabet=st.sampled_from(list("ab .\n!é€\t")), max_size=3000)
@@ -92,7 +92,7 @@ _TEXT = st.text(alphabet=st.sampled_from(list("ab .\n!é€\t")), max_size=3000)
 @given(_TEXT, st.integers(min_value=5, max_value=400), st.integers(min_value=0, max_value=100))
 def test_passages_invariants(text: str, max_chars: int, min_chars: int) -> None:
     min_chars = min(min_chars, max_chars)
-    passages = split_passages(text, max_chars=max_chars, min_chars=min_chars)
+    passages = split_paragraphs(text, max_chars=max_chars, min_chars=min_chars)
     previous_end = 0
     for i, passage in enumerate(passages):
         assert passage.ordinal == i

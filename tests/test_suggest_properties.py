@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from citeaudit.core.model import SourceStatus
 from citeaudit.interchange import parse_audit_bytes
 from citeaudit.judges import ChecksJudge
-from citeaudit.sources.records import Document, FetchOutcome
 from citeaudit.store import Store
+from citeaudit.store.records import Document, FetchOutcome
 from citeaudit.suggest import suggest_edges
 
 _WORDS = st.sampled_from(["AX220", "tank", "20 L", "30 L", "12 bar", "pump", "outdoor", "the", "has", "is", "."])

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from citeaudit.api import ScoredPath, agreement_path, label_pairs_from_store, load_label_pairs, score_path
     from citeaudit.comparison import Comparison, compare_paths
-    from citeaudit.core.agreement import Agreement, LabelPairs, Rater
+    from citeaudit.core.agreement import Agreement
     from citeaudit.core.errors import (
         CiteauditError,
         DuplicateId,
@@ -65,6 +65,7 @@ if TYPE_CHECKING:
         review_outcome,
     )
     from citeaudit.core.protocol import differing_components, fingerprint, fingerprint_components
+    from citeaudit.core.raters import LabelPairs, Rater
     from citeaudit.core.results import Metric, ScopeScore, ScoreResult
     from citeaudit.core.scope import Scope
     from citeaudit.core.scoring import IntervalSettings, score, score_reference
@@ -169,7 +170,7 @@ _HOME = {
     "InvalidValue": "citeaudit.core.errors",
     "Judgement": "citeaudit.core.model",
     "Label": "citeaudit.core.model",
-    "LabelPairs": "citeaudit.core.agreement",
+    "LabelPairs": "citeaudit.core.raters",
     "Location": "citeaudit.core.model",
     "MalformedInput": "citeaudit.core.errors",
     "Metric": "citeaudit.core.results",
@@ -179,7 +180,7 @@ _HOME = {
     "Protocol": "citeaudit.core.model",
     "ProtocolError": "citeaudit.core.errors",
     "Question": "citeaudit.core.model",
-    "Rater": "citeaudit.core.agreement",
+    "Rater": "citeaudit.core.raters",
     "RequiredFact": "citeaudit.core.model",
     "ReviewState": "citeaudit.core.model",
     "Run": "citeaudit.core.model",

@@ -17,9 +17,11 @@ from citeaudit.ingest import read_file
 from citeaudit.report.formats import result_json
 
 if TYPE_CHECKING:
-    from citeaudit.core.agreement import Agreement, LabelPairs, Rater
-    from citeaudit.core.brand_metrics import BrandFigures, EdgeOutcome
+    from citeaudit.core.agreement import Agreement
+    from citeaudit.core.brand.figures import EdgeOutcome
+    from citeaudit.core.brand.results import BrandFigures
     from citeaudit.core.misattribution import CrossPair, MisattributionReport
+    from citeaudit.core.raters import LabelPairs, Rater
     from citeaudit.store import Store
 
 __all__ = [
@@ -148,7 +150,7 @@ def score_path(
     failed = len(selected.failed_answers)
     if figures:
         from citeaudit.checks import model_confusion
-        from citeaudit.core.brand_metrics import brand_figures
+        from citeaudit.core.brand.figures import brand_figures
         from citeaudit.core.misattribution import misattribution
     by_answer = () if {"collection", "collection_date"} & set(by) else by  # as for a database, above
     brand = brand_figures(selected, model_confusion, by=by_answer, ci=_ci(ci)) if figures else None
@@ -178,7 +180,7 @@ def _database_figures(
     """The brand figures and misattribution of a database's scope, from columns (no model object per edge), beside
     the scoring columns of the same scope."""
     from citeaudit.checks import model_confusion
-    from citeaudit.core.brand_metrics import brand_figures_columns
+    from citeaudit.core.brand.columns import brand_figures_columns
     from citeaudit.core.misattribution import misattribution_columns
     from citeaudit.store.brand_input import claim_texts, has_cross_pairs, page_snapshots, read_brand_columns
 
@@ -305,7 +307,7 @@ def label_pairs_from_store(store: Store, a: Rater, b: Rater, *, protocol_pk: int
     """Pair rater A's and B's latest review-stage judgement per edge in an open database (all protocols, or the
     one with ``protocol_pk``). ``store.raters(protocol_pk)`` lists who can be chosen. Refuses (``InvalidValue``)
     a rater with no review judgements there, or A equal to B."""
-    from citeaudit.core.agreement import pair_sided
+    from citeaudit.core.raters import pair_sided
 
     if a == b:
         raise InvalidValue(str(store.path), "--between", f"the two raters must differ (both are {str(a)!r})")
@@ -317,7 +319,7 @@ def label_pairs_from_store(store: Store, a: Rater, b: Rater, *, protocol_pk: int
 def load_label_pairs(path: str | Path, a: Rater, b: Rater, *, protocol: str | None = None) -> LabelPairs:
     """Pair rater A's and B's latest review-stage judgement per edge, from a database or an audit file
     (``edges[].judgements[]``); a database is read whole unless ``protocol`` selects one protocol."""
-    from citeaudit.core.agreement import pairs_from_audit, raters_of_audit
+    from citeaudit.core.raters import pairs_from_audit, raters_of_audit
 
     if a == b:
         raise InvalidValue(str(path), "--between", f"the two raters must differ (both are {str(a)!r})")

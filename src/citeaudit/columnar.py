@@ -269,25 +269,26 @@ def columns_from_arrow(
 
 
 def _official(t: _Tables, protocol: Protocol) -> npt.NDArray[np.bool_]:
-    """Per source row, whether it is official: decided once per distinct host, by path only on hosts the
-    protocol declares with a path prefix."""
+    """Per source row, whether it is official (:meth:`OfficialMatcher.official_each`): decided once per distinct
+    host, by path only on hosts the protocol declares with a path prefix."""
     pa, _, _ = _pyarrow()
-    matcher = OfficialMatcher(protocol.official_domains)
     hosts = t.column("sources", "host")
     encoded = hosts.dictionary_encode() if not pa.types.is_dictionary(hosts.type) else hosts
     encoded = encoded.combine_chunks() if isinstance(encoded, pa.ChunkedArray) else encoded
-    decisions = [matcher.match_host(None if h is None else str(h)) for h in encoded.dictionary.to_pylist()]
-    table = np.array([d is True for d in decisions] + [False], dtype=np.bool_)
-    indices = np.asarray(encoded.indices.fill_null(len(decisions)), dtype=np.int64)
-    official = table[indices]
-    by_path = [i for i, d in enumerate(decisions) if d is None]
-    if by_path:
-        paths = t.texts("sources", "path") if t.has("sources", "path") else None
-        for row in np.flatnonzero(np.isin(indices, by_path)).tolist():
-            host = str(encoded.dictionary[indices[row]].as_py())
-            path = (paths[row] if paths is not None else None) or "/"
-            official[row] = matcher.match_location(host, path)
-    return official
+    distinct = [None if h is None else str(h) for h in encoded.dictionary.to_pylist()]
+    indices = np.asarray(encoded.indices.fill_null(len(distinct)), dtype=np.int64)
+
+    def rows_on(wanted: Sequence[int]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        rows = np.flatnonzero(np.isin(indices, np.asarray(wanted, dtype=np.int64))).astype(np.int64)
+        return rows, indices[rows]
+
+    def paths(rows: npt.NDArray[np.int64]) -> list[str | None]:
+        if not t.has("sources", "path"):
+            return [None] * len(rows)
+        texts = t.texts("sources", "path")
+        return [texts[row] for row in rows.tolist()]
+
+    return OfficialMatcher(protocol.official_domains).official_each(distinct, rows_on, paths, len(indices))
 
 
 def score_arrow(

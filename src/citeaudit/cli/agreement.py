@@ -14,7 +14,7 @@ from citeaudit.core.errors import InvalidValue
 from citeaudit.core.model import Label
 
 if TYPE_CHECKING:
-    from citeaudit.core.agreement import Rater
+    from citeaudit.core.raters import Rater
 
 __all__ = ["register"]
 
@@ -71,7 +71,7 @@ def agreement(
     the confusion matrix, per-class agreement, prevalence, a kappa-paradox warning, and supported-vs-rest
     precision, recall, F1 and accuracy taking A as gold."""
     from citeaudit.api import agreement_path
-    from citeaudit.core.agreement import Rater
+    from citeaudit.core.raters import Rater
     from citeaudit.report.agreement import agreement_tables
 
     if fmt is OutputFormat.CSV:

@@ -147,7 +147,7 @@ def _trend(path: Path, scope: Scope, settings: IntervalSettings) -> Trend | None
 def _review_note(path: Path) -> str:
     """The review policy behind the final labels and how far the two most active human reviewers agree."""
     from citeaudit.api import agreement_path, is_database
-    from citeaudit.core.agreement import RaterKind
+    from citeaudit.core.raters import RaterKind
     from citeaudit.store import Store
     from citeaudit.store.review import ReviewStore
 

@@ -18,7 +18,8 @@ from citeaudit.core.errors import InvalidValue
 from citeaudit.sources.extract import MAX_HTML_BYTES
 
 if TYPE_CHECKING:
-    from citeaudit.sources import FetchOutcome, ResolveReport, ResolveSettings
+    from citeaudit.sources import ResolveSettings
+    from citeaudit.store.records import FetchOutcome, ResolveReport
 
 __all__ = ["app", "register"]
 

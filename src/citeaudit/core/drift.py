@@ -2,7 +2,7 @@
 
 A page's *judged snapshot* is what the reviewers could read when they labelled its edges; a *revision* is a later
 snapshot with other content. Pure functions over typed records; no I/O.
-:func:`citeaudit.core.brand_metrics.version_drift` prepares the inputs from an audit.
+:func:`citeaudit.core.brand.figures.version_drift` prepares the inputs from an audit.
 """
 
 from __future__ import annotations

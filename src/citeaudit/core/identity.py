@@ -20,8 +20,9 @@ import binascii
 import ipaddress
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, urlsplit
 
 from publicsuffixlist import PublicSuffixList
@@ -30,13 +31,19 @@ from citeaudit.core.errors import InvalidValue
 from citeaudit.core.limits import shown
 from citeaudit.core.model import OfficialDomain, Source, SourceStatus
 
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
 __all__ = [
     "MAX_UNWRAP",
     "TRACKING_PARAMETERS",
     "OfficialMatcher",
+    "RowsOn",
     "SourceRegistry",
     "document_key",
     "effective_url",
+    "host_codes",
     "host_of",
     "identity_url",
     "normalize_url",
@@ -329,6 +336,55 @@ class OfficialMatcher:
         if not prefixes:
             return False
         return True if any(prefix in ("", "/") for prefix in prefixes) else None
+
+    def official_each(
+        self,
+        hosts: Sequence[str | None],
+        rows_on: RowsOn,
+        paths: Callable[[npt.NDArray[np.int64]], Sequence[str | None]],
+        size: int,
+    ) -> npt.NDArray[np.bool_]:
+        """Per row of a table of ``size`` sources, whether the source is official, read host first.
+
+        ``hosts`` are the table's distinct hosts. Each is decided once (:meth:`match_host`; sources far outnumber
+        hosts); ``rows_on(indices)`` gives the rows on the hosts at those indices and each row's host index, and is
+        asked only for hosts that are official or whose paths decide; ``paths(rows)`` gives those rows' paths
+        (``/`` when empty) and is asked only for rows on a host declared with a path prefix."""
+        import numpy as np
+
+        decisions = [self.match_host(host) for host in hosts]
+        official = np.zeros(size, dtype=np.bool_)
+        wanted = [index for index, decision in enumerate(decisions) if decision is not False]
+        if not wanted:
+            return official
+        rows, codes = rows_on(wanted)
+        whole = np.array([decision is True for decision in decisions], dtype=np.bool_)
+        official[rows] = whole[codes]
+        undecided = ~whole[codes]
+        by_path, by_path_codes = rows[undecided], codes[undecided]
+        if len(by_path):
+            for row, code, path in zip(by_path.tolist(), by_path_codes.tolist(), paths(by_path), strict=True):
+                official[row] = self.match_location(hosts[code], path or "/")
+        return official
+
+
+RowsOn = Callable[[Sequence[int]], "tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]"]
+"""Given indices into a table's distinct hosts, the rows on those hosts and each row's host index."""
+
+
+def host_codes(row_hosts: Iterable[str | None]) -> tuple[list[str | None], RowsOn]:
+    """The distinct hosts of a table given a host per row, and the :data:`RowsOn` of its rows, for
+    :meth:`OfficialMatcher.official_each`."""
+    import numpy as np
+
+    index: dict[str | None, int] = {}
+    codes = np.fromiter((index.setdefault(host, len(index)) for host in row_hosts), dtype=np.int64)
+
+    def rows_on(wanted: Sequence[int]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        rows = np.flatnonzero(np.isin(codes, np.asarray(wanted, dtype=np.int64))).astype(np.int64)
+        return rows, codes[rows]
+
+    return list(index), rows_on
 
 
 # --- Source keys -----------------------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from enum import StrEnum
 import numpy as np
 import numpy.typing as npt
 
-from citeaudit.core.brand_metrics import EdgeOutcome, edge_outcomes
+from citeaudit.core.brand.figures import EdgeOutcome, edge_outcomes
 from citeaudit.core.display import ShownFigure
 from citeaudit.core.model import Audit, Judgement, Label, Origin, Source, review_outcome
 from citeaudit.core.results import Metric

@@ -1,4 +1,4 @@
-"""Evidence passages: split a source into passages with offsets and rank them for a claim.
+"""Evidence passages: rank a source's passages (:class:`citeaudit.core.passages.Passage`) for a claim.
 
 ``rank_passages(claim, passages, k, method)`` is the entry point; ``PassageIndex`` keeps one source's index
 for many claims. BM25 needs nothing extra; ``dense``, ``hybrid`` and ``window-hybrid`` need
@@ -15,35 +15,31 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from citeaudit.evidence._dense import Encoder, SentenceEncoder, default_encoder
     from citeaudit.evidence._methods import SUGGEST_METHOD, RankMethod
-    from citeaudit.evidence._passages import Passage, RankedPassage, split_passages
+    from citeaudit.evidence._passages import RankedPassage
     from citeaudit.evidence._rank import HYBRID_CANDIDATES, PassageIndex, rank_passages
 
 __all__ = [
     "HYBRID_CANDIDATES",
     "SUGGEST_METHOD",
     "Encoder",
-    "Passage",
     "PassageIndex",
     "RankMethod",
     "RankedPassage",
     "SentenceEncoder",
     "default_encoder",
     "rank_passages",
-    "split_passages",
 ]
 
 _HOME = {
     "HYBRID_CANDIDATES": "_rank",
     "SUGGEST_METHOD": "_methods",
     "Encoder": "_dense",
-    "Passage": "_passages",
     "PassageIndex": "_rank",
     "RankMethod": "_methods",
     "RankedPassage": "_passages",
     "SentenceEncoder": "_dense",
     "default_encoder": "_dense",
     "rank_passages": "_rank",
-    "split_passages": "_passages",
 }
 
 

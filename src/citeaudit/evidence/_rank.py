@@ -32,9 +32,10 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
+from citeaudit.core.passages import Passage
 from citeaudit.evidence._dense import Encoder, default_encoder
 from citeaudit.evidence._methods import RankMethod
-from citeaudit.evidence._passages import Passage, RankedPassage, as_passages
+from citeaudit.evidence._passages import RankedPassage, as_passages
 from citeaudit.evidence._windows import window_passages, windows_to_units
 
 __all__ = ["HYBRID_CANDIDATES", "PassageIndex", "RankMethod", "rank_passages"]

@@ -20,7 +20,8 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from citeaudit.evidence._passages import Passage, RankedPassage
+from citeaudit.core.passages import Passage
+from citeaudit.evidence._passages import RankedPassage
 
 __all__ = ["WINDOW_SIZE", "WINDOW_TRIM", "window_passages", "windows_to_units"]
 

@@ -6,7 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from citeaudit.core.model import Label
-from citeaudit.evidence import SUGGEST_METHOD, Passage, PassageIndex, RankedPassage, RankMethod
+from citeaudit.core.passages import Passage
+from citeaudit.evidence import SUGGEST_METHOD, PassageIndex, RankedPassage, RankMethod
 from citeaudit.judges._base import Judge, JudgeRequest, Suggestion
 
 __all__ = ["EdgeSuggestion", "suggest_for_edge"]

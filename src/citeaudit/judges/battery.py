@@ -35,8 +35,9 @@ from enum import StrEnum
 
 import numpy as np
 
-from citeaudit.core.agreement import LabelPairs, agreement
+from citeaudit.core.agreement import agreement
 from citeaudit.core.model import Label
+from citeaudit.core.raters import LabelPairs
 from citeaudit.core.stats import Interval, cluster_bootstrap_ratio
 from citeaudit.judges._base import LABEL_ORDER, Judge, JudgeRequest, JudgeTraits, Suggestion
 

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from citeaudit.sources.fetch import USER_AGENT, ResolveSettings
-    from citeaudit.sources.records import Document, FetchOutcome, Hop, Passage, ResolveReport, Snapshot
     from citeaudit.sources.resolver import (
         resolve_sources,
         resolve_sources_async,
@@ -22,13 +21,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "USER_AGENT",
-    "Document",
-    "FetchOutcome",
-    "Hop",
-    "Passage",
-    "ResolveReport",
     "ResolveSettings",
-    "Snapshot",
     "resolve_sources",
     "resolve_sources_async",
     "resolve_urls",
@@ -40,12 +33,6 @@ __all__ = [
 _HOME = {
     "USER_AGENT": "fetch",
     "ResolveSettings": "fetch",
-    "Document": "records",
-    "FetchOutcome": "records",
-    "Hop": "records",
-    "Passage": "records",
-    "ResolveReport": "records",
-    "Snapshot": "records",
     "resolve_sources": "resolver",
     "resolve_sources_async": "resolver",
     "resolve_urls": "resolver",

@@ -25,14 +25,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-# The support rule is the store's: it counts independent sources over the groups it keeps.
-from citeaudit.store.support import independent_support
-
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-__all__ = ["CopyGroup", "CopyResult", "CopySettings", "Page", "copy_groups", "independent_support", "shingles"]
+__all__ = ["CopyGroup", "CopyResult", "CopySettings", "Page", "copy_groups", "shingles"]
 
 _WORD = re.compile(r"\w+")
 _MASK = (1 << 32) - 1

@@ -84,7 +84,7 @@ def conflicts(store: Store, claim_id: str | None = None) -> list[Conflict]:
     group_of = copies_store.copy_group_of(store, None if claim_id is None else [e[5] for e in edges])
     origins = copies_store.copy_origins(store, None if claim_id is None else set(group_of.values()))
     wanted = None if claim_id is None else sorted({e[4] for e in edges} | {pk for _, _, pk in origins})
-    official = copies_store.official_sources(store, wanted)
+    official = copies_store.official_by_source(store, wanted)
     origin_of = {group: (key, official.get(pk, False)) for group, key, pk in origins}
     documents: dict[int, tuple[str, str | None]] = {}
 

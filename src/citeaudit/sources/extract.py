@@ -16,7 +16,7 @@ from typing import Any
 
 from citeaudit.core.errors import MissingExtra
 from citeaudit.sources.links import canonical_link
-from citeaudit.sources.records import Document
+from citeaudit.store.records import Document
 
 __all__ = [
     "HTML_TYPES",

@@ -39,9 +39,9 @@ from citeaudit.sources.extract import (
 from citeaudit.sources.headers import MalformedHeader, content_length, retry_after
 from citeaudit.sources.links import canonical_link, valid_http_url
 from citeaudit.sources.offload import WorkerGate, machine_cpu
-from citeaudit.sources.records import Document, FetchOutcome, Hop
 from citeaudit.sources.security import AddressBlocked, NameNotResolved, PerOriginTransport
 from citeaudit.sources.workers import ExtractionHelper, ExtractionPool, ExtractionTimedOut, WorkerDied
+from citeaudit.store.records import Document, FetchOutcome, Hop
 
 __all__ = ["USER_AGENT", "Fetcher", "ResolveSettings"]
 

@@ -16,10 +16,11 @@ from typing import TYPE_CHECKING
 
 from citeaudit.core.errors import InvalidValue, ResolveStopped
 from citeaudit.core.limits import shown
+from citeaudit.core.passages import Passage
 from citeaudit.sources.fetch import Fetcher, ResolveSettings
 from citeaudit.sources.links import valid_http_url
-from citeaudit.sources.records import FetchOutcome, Passage, ResolveReport, Snapshot
 from citeaudit.sources.workers import WorkerDied
+from citeaudit.store.records import FetchOutcome, ResolveReport, Snapshot
 
 if TYPE_CHECKING:
     from citeaudit.store.resolution import MergeCounts

@@ -6,20 +6,17 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
-from citeaudit.core.brand_metrics import (
-    BrandColumns,
-    EdgeOutcome,
-    IdentifierCheck,
-    PageSnapshot,
-    SourceOwners,
-    claim_text_read,
-    identified_texts,
-)
+from citeaudit.core.brand.columns import BrandColumns, SourceOwners, claim_text_read, identified_texts
+from citeaudit.core.brand.figures import EdgeOutcome
+from citeaudit.core.brand.results import IdentifierCheck
+from citeaudit.core.drift import PageSnapshot
+from citeaudit.core.identity import host_codes
 from citeaudit.core.model import Audit, Label, Protocol
 from citeaudit.core.scope import Scope
 from citeaudit.core.scoring import DISPUTED_CODE, LABELS, ScoringColumns
@@ -106,6 +103,24 @@ def _texts(db: sqlite3.Connection, select: str, params: Sequence[object]) -> lis
     return [json.loads(text) if text else [] for text in row]
 
 
+def _path_reader(db: sqlite3.Connection, source_pks: list[int]) -> Callable[[npt.NDArray[np.int64]], list[str | None]]:
+    """The paths of rows of ``source_pks`` (rows by position), each read from the database once, however many
+    matchers ask."""
+    known: dict[int, str | None] = {}
+
+    def paths(rows: npt.NDArray[np.int64]) -> list[str | None]:
+        missing = [source_pks[row] for row in rows.tolist() if source_pks[row] not in known]
+        if missing:
+            known.update(
+                db.execute(
+                    "SELECT pk, path FROM sources WHERE pk IN (SELECT value FROM json_each(?))", (json.dumps(missing),)
+                ).fetchall()
+            )
+        return [known[source_pks[row]] for row in rows.tolist()]
+
+    return paths
+
+
 def read_brand_columns(
     store: Store,
     protocol: Protocol,
@@ -160,29 +175,9 @@ def read_brand_columns(
         order = np.argsort(source_pks, kind="stable").tolist()
         source_pks = source_pks[order]
         source_pk_list, keys, hosts, has_url = ([c[i] for i in order] for c in (source_pk_list, keys, hosts, has_url))
-    decided: dict[str | None, int | None] = {}
-    owner = np.empty(len(source_pks), dtype=np.int64)
-    by_path: list[int] = []
-    for index, (host, url) in enumerate(zip(hosts, has_url, strict=True)):
-        if not url:
-            owner[index] = owners.unknown
-            continue
-        if host not in decided:
-            decided[host] = owners.host(host)
-        code = decided[host]
-        if code is None:
-            by_path.append(index)
-        else:
-            owner[index] = code
-    if by_path:
-        paths = dict(
-            db.execute(
-                "SELECT pk, path FROM sources WHERE pk IN (SELECT value FROM json_each(?))",
-                (json.dumps([source_pk_list[i] for i in by_path]),),
-            ).fetchall()
-        )
-        for index in by_path:
-            owner[index] = owners.location(hosts[index], paths[source_pk_list[index]])
+    located, rows_on = host_codes(host if url else None for host, url in zip(hosts, has_url, strict=True))
+    owner = owners.owner_each(located, rows_on, _path_reader(db, source_pk_list), len(source_pks))
+    owner[~np.asarray(has_url, dtype=np.bool_)] = owners.unknown
 
     in_scope = f"IN (SELECT a.pk {answers_sql})"
     retrieved_answer, retrieved_source = int_columns(

@@ -13,13 +13,13 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from citeaudit.core.clock import utc_now
-from citeaudit.core.identity import OfficialMatcher
+from citeaudit.core.identity import OfficialMatcher, host_codes
 from citeaudit.core.model import Label
 from citeaudit.core.scoring import LABEL_CODE
+from citeaudit.core.support import independent_support
 from citeaudit.store.reading import CURRENT_CLAIM
 from citeaudit.store.resolution import latest_document
 from citeaudit.store.sqlite import Store
-from citeaudit.store.support import independent_support
 
 __all__ = [
     "ClaimSupport",
@@ -33,7 +33,7 @@ __all__ = [
     "copy_group_of",
     "copy_origins",
     "fact_support",
-    "official_sources",
+    "official_by_source",
     "page_rows",
     "read_copy_groups",
     "replace_copy_groups",
@@ -53,13 +53,21 @@ def _is_official(store: Store, source_pks: list[int] | None = None) -> dict[int,
     only = "" if source_pks is None else f"AND ps.source_pk IN ({', '.join('?' * len(source_pks))})"
     for (protocol_pk,) in db.execute("SELECT pk FROM protocols").fetchall():
         matcher = OfficialMatcher(store.protocol(int(protocol_pk)).official_domains)
-        for pk, host, path in db.execute(
+        rows = db.execute(
             "SELECT s.pk, s.host, s.path FROM protocol_sources ps JOIN sources s ON s.pk = ps.source_pk "
             f"WHERE ps.protocol_pk = ? {only}",
             (protocol_pk, *(source_pks or ())),
-        ):
-            official[int(pk)] = official.get(int(pk), False) or matcher.match_location(host, path)
+        ).fetchall()
+        for (pk, _, _), is_official in zip(rows, _official_rows(matcher, rows), strict=True):
+            official[int(pk)] = official.get(int(pk), False) or is_official
     return official
+
+
+def _official_rows(matcher: OfficialMatcher, rows: list[tuple[int, str | None, str | None]]) -> list[bool]:
+    """Per ``(pk, host, path)`` row, whether ``matcher`` finds it official."""
+    hosts, rows_on = host_codes(host for _, host, _ in rows)
+    decided = matcher.official_each(hosts, rows_on, lambda at: [rows[i][2] for i in at.tolist()], len(rows))
+    return [bool(flag) for flag in decided.tolist()]
 
 
 def _latest_documents(db: sqlite3.Connection) -> Iterator[tuple[int, str, str, str | None]]:
@@ -313,7 +321,7 @@ def copy_origins(store: Store, group_pks: Iterable[int] | None = None) -> list[t
     ]
 
 
-def official_sources(store: Store, source_pks: list[int] | None = None) -> dict[int, bool]:
+def official_by_source(store: Store, source_pks: list[int] | None = None) -> dict[int, bool]:
     """``{source pk: official under any protocol that uses it}`` for every source, or for ``source_pks``."""
     return _is_official(store, source_pks)
 

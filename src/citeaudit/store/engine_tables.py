@@ -22,7 +22,7 @@ import numpy.typing as npt
 from citeaudit.core.convention_sql import partition_value
 from citeaudit.core.model import Label, Protocol, ReviewState, Severity
 from citeaudit.core.protocol import fingerprint, protocol_to_mapping
-from citeaudit.store.reading import CURRENT_CLAIM, official_sources
+from citeaudit.store.reading import CURRENT_CLAIM, official_mask
 
 __all__ = ["Coded", "TableBatch", "engine_table_batches"]
 
@@ -131,7 +131,7 @@ def _protocol_rows(
             for pk, fid, qid, severity in rows
         ]
         yield TableBatch("required_facts", part, _transpose(weighted, 5))
-    official = official_sources(db, protocol)  # decided once per host, as scoring decides it
+    official = official_mask(db, protocol)  # decided once per host, as scoring decides it
     sources = db.execute(
         "SELECT s.pk, s.key, s.status FROM protocol_sources ps JOIN sources s ON s.pk = ps.source_pk "
         "WHERE ps.protocol_pk = ? ORDER BY s.pk",

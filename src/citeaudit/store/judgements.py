@@ -7,9 +7,9 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from citeaudit.core.agreement import FINAL, Rater, SidedLabel, rank_raters, rater_of
 from citeaudit.core.errors import StoreError
 from citeaudit.core.model import Judgement, Label, Origin, Severity, Stage
+from citeaudit.core.raters import FINAL, Rater, SidedLabel, rank_raters, rater_of
 from citeaudit.core.scoring import LABELS
 
 __all__ = [

@@ -43,7 +43,7 @@ __all__ = [
     "answers_in_scope",
     "index_of",
     "int_columns",
-    "official_sources",
+    "official_mask",
     "read_audit",
     "read_scoring_columns",
     "read_segmentations",
@@ -402,26 +402,29 @@ def _sorted_by_first(columns: list[npt.NDArray[np.int64]]) -> list[npt.NDArray[n
     return [column[order] for column in columns]
 
 
-def official_sources(db: sqlite3.Connection, protocol: Protocol) -> npt.NDArray[np.bool_]:
-    """Per source pk, whether the source is official under the protocol: decided once per host (sources far
-    outnumber hosts), reading paths only on hosts declared with a path prefix."""
-    matcher = OfficialMatcher(protocol.official_domains)
+def official_mask(db: sqlite3.Connection, protocol: Protocol) -> npt.NDArray[np.bool_]:
+    """Per source pk, whether the source is official under the protocol (:meth:`OfficialMatcher.official_each`):
+    decided once per host, reading the pks only of sources on official hosts or hosts declared with a path
+    prefix, and paths only of the latter."""
     (max_source,) = db.execute("SELECT coalesce(max(pk), 0) FROM sources").fetchone()
-    official = np.zeros(int(max_source) + 1, dtype=np.bool_)
-    decided = {host: matcher.match_host(host) for (host,) in db.execute("SELECT DISTINCT host FROM sources")}
-    whole = [host for host, decision in decided.items() if decision is True]
-    by_path = [host for host, decision in decided.items() if decision is None]
-    if whole:
-        (pks,) = int_columns(
-            db, ["s.pk"], "sources s", "WHERE s.host IN (SELECT value FROM json_each(?))", [json.dumps(whole)]
+    hosts: list[str | None] = [host for (host,) in db.execute("SELECT DISTINCT host FROM sources")]
+
+    def rows_on(wanted: Sequence[int]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        chosen = json.dumps({hosts[i]: i for i in wanted})
+        pks, codes = int_columns(
+            db, ["s.pk", "j.value"], "sources s", "JOIN json_each(?) j ON j.key = s.host WHERE 1", [chosen]
         )
-        official[pks] = True
-    if by_path:
-        for pk, host, path in db.execute(
-            "SELECT pk, host, path FROM sources WHERE host IN (SELECT value FROM json_each(?))", (json.dumps(by_path),)
-        ):
-            official[pk] = matcher.match_location(host, path)
-    return official
+        return pks, codes
+
+    def paths(pks: npt.NDArray[np.int64]) -> list[str | None]:
+        found = dict(
+            db.execute(
+                "SELECT pk, path FROM sources WHERE pk IN (SELECT value FROM json_each(?))", (json.dumps(pks.tolist()),)
+            ).fetchall()
+        )
+        return [found[pk] for pk in pks.tolist()]
+
+    return OfficialMatcher(protocol.official_domains).official_each(hosts, rows_on, paths, int(max_source) + 1)
 
 
 def _columns(
@@ -524,7 +527,7 @@ def _columns(
         edge_source=edge_source,
         edge_code=edge_code,
         edge_locations=edge_locations,
-        source_official=official_sources(db, protocol),
+        source_official=official_mask(db, protocol),
         citation_answer=index_of(citation_answer_pk, answer_pks),
         citation_source=citation_source,
         fact_weight=None

@@ -1,5 +1,5 @@
 """Plain records the services hand the store: what resolving a source produces (the hops followed, the
-document read, its passages and the run's counts) and the claim → required-fact proposals of fact mapping.
+document read and the run's counts) and the claim → required-fact proposals of fact mapping.
 
 Frozen records only; the services (network, models) and the store (SQL) both speak in these. They are defined
 with the store, which keeps them, so that the store needs nothing from the services that produce them.
@@ -17,7 +17,6 @@ __all__ = [
     "FactCandidate",
     "FetchOutcome",
     "Hop",
-    "Passage",
     "Proposal",
     "ResolveReport",
     "Snapshot",
@@ -103,20 +102,6 @@ class FetchOutcome:
     """Headers of the final response that matter for the record (type, length, dates, etag, canonical link)."""
     document: Document | None = None
     """What was read, when the page could be read."""
-
-
-@dataclass(frozen=True, slots=True)
-class Passage:
-    """A stretch of a snapshot's text with its character offsets: ``text == snapshot_text[start:end]``."""
-
-    ordinal: int
-    """Position in the document (0-based)."""
-    start: int
-    """Offset of the first character in the snapshot text."""
-    end: int
-    """Offset one past the last character."""
-    text: str
-    """The passage."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,9 +15,9 @@ from citeaudit.core.clock import utc_now
 from citeaudit.core.errors import UnknownReference
 from citeaudit.core.identity import identity_url, registrable_domain, url_location
 from citeaudit.core.model import Judgement, Label, Origin, ReviewState, SourceStatus, Stage, review_outcome
+from citeaudit.core.passages import Passage, split_paragraphs
 from citeaudit.core.scoring import DISPUTED_CODE, LABEL_CODE, PENDING_CODE
-from citeaudit.store.passages import split_passages
-from citeaudit.store.records import FetchOutcome, Hop, Passage, Snapshot
+from citeaudit.store.records import FetchOutcome, Hop, Snapshot
 
 __all__ = [
     "MergeCounts",
@@ -153,7 +153,7 @@ def record_fetch(db: sqlite3.Connection, source_pk: int, outcome: FetchOutcome) 
         if inserted:
             db.executemany(
                 'INSERT INTO passages (document_sha256, ordinal, start, "end") VALUES (?, ?, ?, ?)',
-                [(document.sha256, p.ordinal, p.start, p.end) for p in split_passages(document.text)],
+                [(document.sha256, p.ordinal, p.start, p.end) for p in split_paragraphs(document.text)],
             )
     db.execute(
         "INSERT INTO fetches (source_pk, requested_url, status, reason, chain, final_url, canonical_url, "
@@ -339,7 +339,7 @@ def latest_document(db: sqlite3.Connection, source_pk: int) -> tuple[str, str, s
 def document_passages(db: sqlite3.Connection, sha256: str, text: str) -> list[Passage]:
     """The passages of one document's ``text``, in order."""
     return [
-        Passage(ordinal, start, end, text[start:end])
+        Passage(text[start:end], start, end, ordinal)
         for ordinal, start, end in db.execute(
             'SELECT ordinal, start, "end" FROM passages WHERE document_sha256 = ? ORDER BY ordinal', (sha256,)
         )

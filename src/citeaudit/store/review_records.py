@@ -12,10 +12,10 @@ __all__ = [
     "EdgeView",
     "FileJudgement",
     "GroupView",
-    "Passage",
     "QueueFilter",
     "QueueRow",
     "Reviewer",
+    "ShownPassage",
     "StoredJudgement",
 ]
 
@@ -131,13 +131,19 @@ class EdgeView:
 
 
 @dataclass(frozen=True, slots=True)
-class Passage:
-    """A passage of a source shown on the edge page."""
+class ShownPassage:
+    """A piece of a source's text shown on the edge page, with where it comes from (a snapshot's passage, the
+    engine's quote, the title...)."""
 
     origin: str
     """Where it comes from (``snapshot``, ``engine quote``, ``title``...)."""
     text: str
     """The passage."""
+
+
+Passage = ShownPassage
+"""The name :mod:`citeaudit.store.review` still imports :class:`ShownPassage` by (not the source-text record
+:class:`citeaudit.core.passages.Passage`)."""
 
 
 @dataclass(frozen=True, slots=True)

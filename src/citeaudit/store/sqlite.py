@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
-from citeaudit.core.agreement import Rater, SidedLabel
 from citeaudit.core.clock import utc_now
 from citeaudit.core.errors import InvalidValue, SchemaVersionMismatch, ScopeError, StoreError, UnknownReference
 from citeaudit.core.model import (
@@ -28,11 +27,13 @@ from citeaudit.core.model import (
     RunKind,
     Segmentation,
 )
+from citeaudit.core.passages import Passage
 from citeaudit.core.protocol import (
     fingerprint,
     protocol_from_mapping_trusted,
     protocol_to_mapping,
 )
+from citeaudit.core.raters import Rater, SidedLabel
 from citeaudit.core.scope import Scope
 from citeaudit.core.scoring import ScoringColumns
 from citeaudit.store import resolution
@@ -89,7 +90,7 @@ from citeaudit.store.reading import (
     read_segmentations,
     suggestions_shown_in_scope,
 )
-from citeaudit.store.records import FetchOutcome, Passage, Snapshot
+from citeaudit.store.records import FetchOutcome, Snapshot
 from citeaudit.store.reimport import describe, metadata_changes, move_answers
 from citeaudit.store.review_policy import require_account
 from citeaudit.store.writers import busy_error, busy_timeout, is_busy
@@ -675,7 +676,7 @@ class Store:
 
     def sided_labels(self, a: Rater, b: Rater, protocol_pk: int | None = None) -> tuple[list[SidedLabel], int]:
         """The review-stage judgements of A (side 0) and B (side 1), all protocols or one, and the number of edges
-        in scope (for :func:`citeaudit.core.agreement.pair_sided`)."""
+        in scope (for :func:`citeaudit.core.raters.pair_sided`)."""
         return read_sided_labels(self._db, a, b, protocol_pk)
 
     def retired_rated(self, raters: Sequence[Rater], protocol_pk: int | None = None) -> int:

@@ -6,7 +6,8 @@ gold reviewer."""
 
 from citeaudit.suggest._audit import JudgeAuditReport, judge_audit
 from citeaudit.suggest._cross import CrossSuggestReport, suggest_cross_pairs
-from citeaudit.suggest._run import SuggestReport, prompt_hash_of, suggest_edges
+from citeaudit.suggest._run import SuggestReport, suggest_edges
+from citeaudit.suggest._runner import prompt_hash_of
 from citeaudit.suggest._triage import TriageReport, triage_edges
 
 __all__ = [

@@ -7,10 +7,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from citeaudit.core.agreement import Agreement, RatedJudgement, Rater, RaterKind, agreement, pair_latest
+from citeaudit.core.agreement import Agreement, agreement
 from citeaudit.core.errors import InvalidValue
 from citeaudit.core.model import Label
-from citeaudit.evidence import SUGGEST_METHOD, Passage, PassageIndex, RankMethod
+from citeaudit.core.passages import Passage
+from citeaudit.core.raters import RatedJudgement, Rater, RaterKind, pair_latest
+from citeaudit.evidence import SUGGEST_METHOD, PassageIndex, RankMethod
 from citeaudit.judges import Judge
 from citeaudit.judges.battery import BatteryEdge, BatteryReport, run_battery
 from citeaudit.store import Store

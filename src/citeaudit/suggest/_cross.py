@@ -4,17 +4,17 @@ passages for the claim and store a judge's suggestion, exactly as for edges but 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from citeaudit.core.errors import InvalidValue, JudgeError
+from citeaudit.core.errors import InvalidValue
 from citeaudit.core.identity import OfficialMatcher
 from citeaudit.core.misattribution import claims_at_risk, cross_candidates
 from citeaudit.core.model import Label, RunKind
 from citeaudit.core.scope import Scope, select_audit
 from citeaudit.evidence import SUGGEST_METHOD, RankMethod
-from citeaudit.judges import Judge, suggest_for_edge
+from citeaudit.judges import EdgeSuggestion, Judge
 from citeaudit.store import Store
 from citeaudit.store.brand_input import read_outcomes
 from citeaudit.store.cross_pairs import (
@@ -25,10 +25,9 @@ from citeaudit.store.cross_pairs import (
     propose_cross_pairs,
     record_cross_judgement,
 )
-from citeaudit.suggest._indexes import SnapshotIndexes
-from citeaudit.suggest._run import prompt_hash_of
+from citeaudit.suggest._runner import SuggestTarget, check_settings, run_suggestions
 
-__all__ = ["CrossSuggestReport", "suggest_cross_pairs"]
+__all__ = ["CROSS_PAIRS", "CrossSuggestReport", "suggest_cross_pairs"]
 
 
 @dataclass
@@ -69,6 +68,19 @@ class CrossSuggestReport:
         }
 
 
+def _record(store: Store, pk: int, sha: str, method: str, result: EdgeSuggestion, ordinals: Sequence[int]) -> None:
+    """Stores a cross pair's suggestion with its ranked passages."""
+    ranked = [(p.rank, ordinals[p.index], p.start, p.end, p.score) for p in result.passages]
+    with store.transaction() as tx:
+        record_cross_judgement(
+            tx, pk, result.suggestion.to_judgement(), document_sha256=sha, method=method, ranked=ranked
+        )
+
+
+CROSS_PAIRS = SuggestTarget("cross pair", "pair", has_cross_suggestion, _record)
+"""Suggesting for cross pairs: the cross-pair tables."""
+
+
 def _propose(store: Store, run: str | None) -> tuple[int, set[str]]:
     """Add the cross pairs of every protocol's claims at risk (of one run, when given) in one transaction; returns
     how many were added and the ids of the claims at risk now."""
@@ -105,62 +117,26 @@ def suggest_cross_pairs(
     Each cross pair is written in its own transaction, so a judge failure (``JudgeError``, re-raised with what was
     stored before it) leaves nothing half-written and a rerun continues.
     """
-    if k < 1:
-        raise InvalidValue("--top", str(k), "the number of passages must be at least 1")
-    if limit is not None and limit < 0:
-        raise InvalidValue("--limit", str(limit), "the limit must be 0 or more")
-    method = RankMethod(method)
-    prompt = prompt_hash_of(judge)
+    check_settings(k, limit)
+    ranking = RankMethod(method)
     report = CrossSuggestReport()
     with Store(path) as store:
-        db = store.connection
         if run is not None and not has_run(store, run):
             raise InvalidValue("--run", run, f"no run {run!r} in {str(path)!r}")
         report.proposed, at_risk = _propose(store, run)
         # A claim whose edge was found supported since its cross pairs were proposed is no longer at risk.
-        pairs = [pair for pair in cross_pairs_to_suggest(db, run) if pair.claim_id in at_risk]
+        pairs = [pair for pair in cross_pairs_to_suggest(store.connection, run) if pair.claim_id in at_risk]
         report.cross_pairs = len(pairs)
-        todo = []
-        for pair in pairs:
-            if pair.document_sha256 is None:
-                report.no_snapshot += 1
-            elif not refresh and has_cross_suggestion(db, pair.pk, judge.name, judge.model, judge.version, prompt):
-                report.already_suggested += 1
-            else:
-                todo.append(pair)
-        indexes = SnapshotIndexes(store)
-        total = len(todo) if limit is None else min(len(todo), limit)
-        if progress:
-            progress(0, total)
-        for pair in todo:
-            if limit is not None and report.suggested >= limit:
-                report.over_limit += 1
-                continue
-            sha = pair.document_sha256
-            assert sha is not None
-            index, ordinals = indexes(sha)
-            if not index.passages:
-                report.empty_snapshot += 1
-                continue
-            try:
-                result = suggest_for_edge(judge, pair.claim, index, k=k, method=method, claim_locale=pair.locale)
-            except JudgeError as exc:
-                raise JudgeError(
-                    f"{exc} (cross pair {pair.pk}, claim {pair.claim_id!r}); nothing was stored for that pair, "
-                    f"{report.suggested} suggestion(s) stored before it are kept: rerun to continue"
-                ) from exc
-            ranked = [(p.rank, ordinals[p.index], p.start, p.end, p.score) for p in result.passages]
-            with store.transaction() as tx:
-                record_cross_judgement(
-                    tx,
-                    pair.pk,
-                    result.suggestion.to_judgement(),
-                    document_sha256=sha,
-                    method=str(method),
-                    ranked=ranked,
-                )
-            report.suggested += 1
-            report.labels[str(result.suggestion.label)] += 1
-            if progress:
-                progress(report.suggested, total)
+        run_suggestions(
+            store,
+            pairs,
+            judge,
+            CROSS_PAIRS,
+            report,
+            method=ranking,
+            k=k,
+            limit=limit,
+            refresh=refresh,
+            progress=progress,
+        )
     return report

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from citeaudit.evidence import Passage, PassageIndex
+from citeaudit.core.passages import Passage
+from citeaudit.evidence import PassageIndex
 from citeaudit.store import Store
 from citeaudit.store.suggestions import document_passages
 

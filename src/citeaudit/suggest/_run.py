@@ -4,26 +4,25 @@ the snapshot's passages for the claim, ask a judge about the best ones and store
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from citeaudit.core.errors import InvalidValue, JudgeError
+from citeaudit.core.errors import InvalidValue
 from citeaudit.core.model import Label
 from citeaudit.evidence import SUGGEST_METHOD, RankMethod
-from citeaudit.judges import Judge, suggest_for_edge
+from citeaudit.judges import EdgeSuggestion, Judge
 from citeaudit.store import Store
 from citeaudit.store.suggestions import (
-    EdgeToSuggest,
     edges_to_suggest,
     has_suggestion,
     record_suggestion,
     retired_to_suggest,
     run_exists,
 )
-from citeaudit.suggest._indexes import SnapshotIndexes
+from citeaudit.suggest._runner import SuggestTarget, check_settings, run_suggestions
 
-__all__ = ["SuggestReport", "prompt_hash_of", "suggest_edges"]
+__all__ = ["EDGES", "SuggestReport", "suggest_edges"]
 
 
 @dataclass
@@ -64,10 +63,15 @@ class SuggestReport:
         }
 
 
-def prompt_hash_of(judge: Judge) -> str | None:
-    """The judge's prompt hash (the ``openai`` judge's), ``None`` for judges without a prompt."""
-    value = getattr(judge, "prompt_sha256", None)
-    return value if isinstance(value, str) else None
+def _record(store: Store, pk: int, sha: str, method: str, result: EdgeSuggestion, ordinals: Sequence[int]) -> None:
+    """Stores an edge's suggestion with its ranked passages (and their BM25 and dense scores)."""
+    ranked = [(p.rank, ordinals[p.index], p.start, p.end, p.score, p.bm25, p.dense) for p in result.passages]
+    with store.transaction() as tx:
+        record_suggestion(tx, pk, sha, method, ranked, result.suggestion.to_judgement())
+
+
+EDGES = SuggestTarget("edge", "edge", has_suggestion, _record)
+"""Suggesting for edges: the suggestion tables."""
 
 
 def suggest_edges(
@@ -87,12 +91,8 @@ def suggest_edges(
     a judge failure (``JudgeError``, re-raised with what was stored before it) leaves nothing half-written and a
     rerun continues. ``progress(done, total)`` follows the edges to judge.
     """
-    if k < 1:
-        raise InvalidValue("--top", str(k), "the number of passages must be at least 1")
-    if limit is not None and limit < 0:
-        raise InvalidValue("--limit", str(limit), "the limit must be 0 or more")
-    method = RankMethod(method)
-    prompt = prompt_hash_of(judge)
+    check_settings(k, limit)
+    ranking = RankMethod(method)
     report = SuggestReport()
     with Store(path) as store:
         db = store.connection
@@ -101,42 +101,16 @@ def suggest_edges(
             raise InvalidValue("--run", run, f"no run {run!r} in {str(path)!r}")
         report.edges = len(edges)
         report.retired = retired_to_suggest(db, run)
-        todo: list[EdgeToSuggest] = []
-        for edge in edges:
-            if edge.document_sha256 is None:
-                report.no_snapshot += 1
-            elif not refresh and has_suggestion(db, edge.pk, judge.name, judge.model, judge.version, prompt):
-                report.already_suggested += 1
-            else:
-                todo.append(edge)
-        indexes = SnapshotIndexes(store)
-        total = len(todo) if limit is None else min(len(todo), limit)
-        done = 0
-        if progress:
-            progress(done, total)
-        for edge in todo:
-            if limit is not None and report.suggested >= limit:
-                report.over_limit += 1
-                continue
-            sha = edge.document_sha256
-            assert sha is not None
-            index, ordinals = indexes(sha)
-            if not index.passages:
-                report.empty_snapshot += 1
-                continue
-            try:
-                result = suggest_for_edge(judge, edge.claim, index, k=k, method=method, claim_locale=edge.locale)
-            except JudgeError as exc:
-                raise JudgeError(
-                    f"{exc} (edge {edge.pk}, claim {edge.claim_id!r}); nothing was stored for that edge, "
-                    f"{report.suggested} suggestion(s) stored before it are kept: rerun to continue"
-                ) from exc
-            ranked = [(p.rank, ordinals[p.index], p.start, p.end, p.score, p.bm25, p.dense) for p in result.passages]
-            with store.transaction() as tx:
-                record_suggestion(tx, edge.pk, sha, str(method), ranked, result.suggestion.to_judgement())
-            report.suggested += 1
-            report.labels[str(result.suggestion.label)] += 1
-            done += 1
-            if progress:
-                progress(done, total)
+        run_suggestions(
+            store,
+            edges,
+            judge,
+            EDGES,
+            report,
+            method=ranking,
+            k=k,
+            limit=limit,
+            refresh=refresh,
+            progress=progress,
+        )
     return report

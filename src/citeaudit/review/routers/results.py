@@ -5,8 +5,9 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from citeaudit.api import label_pairs_from_store, score_path
-from citeaudit.core.agreement import Rater, agreement
+from citeaudit.core.agreement import agreement
 from citeaudit.core.errors import CiteauditError
+from citeaudit.core.raters import Rater
 from citeaudit.review.pages import Current, Db, context, page, require
 from citeaudit.store import Store
 

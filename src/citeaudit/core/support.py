@@ -1,6 +1,6 @@
 """Independent support: sources in one copy group count once, so that a majority of copies never passes for
-independent evidence. The rule the store applies over the copy groups it keeps, and the one
-:mod:`citeaudit.sources.copies` names for its callers."""
+independent evidence (pure): the rule the store applies over the copy groups it keeps (the groups themselves
+are computed by :mod:`citeaudit.sources.copies`)."""
 
 from __future__ import annotations
 
