@@ -1,5 +1,5 @@
-"""Raters and their paired labels (STATS §2): who gives the labels :mod:`citeaudit.core.agreement` compares,
-and how two raters' judgements are paired per edge.
+"""Raters and their paired labels (docs/statistics.md, "Agreement"): who gives the labels
+:mod:`citeaudit.core.agreement` compares, and how two raters' judgements are paired per edge.
 
 A rater is a human reviewer by name, a model judge as ``model:NAME``, or ``final``: each edge's final label under
 single review (adjudicated, agreed or labelled), the gold a judge is compared with. Pairing takes each rater's
