@@ -19,13 +19,13 @@ from hypothesis import strategies as st
 
 from builders import answer, claim, document
 from citeaudit.api import misattribution_path
+from citeaudit.core.errors import ReviewRefused
 from citeaudit.core.misattribution import CrossCandidate, CrossKind
 from citeaudit.core.model import Judgement, Label, Stage
 from citeaudit.review.app import ReviewConfig
 from citeaudit.store import Store
 from citeaudit.store.cross_pairs import cross_pair, propose_cross_pairs, record_cross_judgement
 from citeaudit.store.review import ReviewStore, code_label
-from citeaudit.store.review_policy import ReviewRefused
 from review_support import ReviewClient, add_account, edge_pk, make_db, serve, set_policy
 
 pytest.importorskip("fastapi")

@@ -8,8 +8,7 @@ from hypothesis import strategies as st
 
 from citeaudit.core.model import Judgement, Label, Origin, ReviewState, Stage
 from citeaudit.core.scoring import edge_code
-from citeaudit.store.review_policy import counted_judgements, review_refusal, reviewers_of
-from citeaudit.store.review_records import StoredJudgement
+from citeaudit.store.review_policy import StoredJudgement, counted_judgements, review_refusal, reviewers_of
 
 NAMES = ("ann", "bob", "cat", "dan")
 

@@ -15,10 +15,9 @@ import pytest
 from typer.testing import Result
 
 from builders import add_reviewer, answer, claim, document
-from citeaudit.core.errors import UnknownReference
+from citeaudit.core.errors import ReviewRefused, UnknownReference
 from citeaudit.core.model import Judgement, Label, Origin, Stage
 from citeaudit.store.review import ReviewStore
-from citeaudit.store.review_policy import ReviewRefused
 from review_support import edge_pk, make_db, set_policy
 
 Cli = Callable[..., Result]

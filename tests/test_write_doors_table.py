@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from typer.testing import Result
 
 from builders import answer, claim, document
-from citeaudit.core.errors import InvalidValue, UnknownReference
+from citeaudit.core.errors import InvalidValue, ReviewRefused, UnknownReference
 from citeaudit.core.misattribution import CrossCandidate, CrossKind
 from citeaudit.core.model import Judgement, Label, Stage
 from citeaudit.interchange import parse_audit_bytes
@@ -34,7 +34,6 @@ from citeaudit.review.app import ReviewConfig
 from citeaudit.store import Store
 from citeaudit.store.cross_pairs import cross_pair, propose_cross_pairs, record_cross_judgement
 from citeaudit.store.review import ReviewStore, code_label
-from citeaudit.store.review_policy import ReviewRefused
 from citeaudit.store.review_records import FileJudgement
 from review_support import ReviewClient, add_account, edge_pk, make_db, serve, set_policy
 

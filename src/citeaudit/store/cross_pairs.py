@@ -14,19 +14,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from citeaudit.core.clock import utc_now
-from citeaudit.core.errors import InvalidValue
+from citeaudit.core.errors import InvalidValue, ReviewRefused
 from citeaudit.core.misattribution import CrossCandidate, CrossKind, CrossPair
 from citeaudit.core.model import Judgement, Label, Origin, ReviewState, Stage
 from citeaudit.store.reading import CURRENT_CLAIM
-from citeaudit.store.review_policy import (
-    DOORS,
-    ReviewRefused,
-    counted_judgements,
-    policy_outcome,
-    policy_reviews_required,
-    stored_item_refusal,
-)
-from citeaudit.store.review_records import StoredJudgement
+from citeaudit.store.review_policy import DOORS, StoredJudgement, counted_judgements, policy_outcome
+from citeaudit.store.review_rules import policy_reviews_required, stored_item_refusal
 from citeaudit.store.sqlite import Store
 
 __all__ = [
@@ -95,7 +88,7 @@ def cross_refusal(db: sqlite3.Connection, pair_pk: int, reviewer: str, stage: St
 
 
 def _refusal(db: sqlite3.Connection, pair_pk: int, judgement: Judgement) -> str | None:
-    """The edges' rules (:func:`citeaudit.store.review_policy.stored_item_refusal`) on the pair's claim and
+    """The edges' rules (:func:`citeaudit.store.review_rules.stored_item_refusal`) on the pair's claim and
     judgements."""
     (claim_pk,) = db.execute("SELECT claim_pk FROM cross_pairs WHERE pk = ?", (pair_pk,)).fetchone()
     return stored_item_refusal(db, int(claim_pk), _stored(db, pair_pk), judgement, item="cross pair")

@@ -34,14 +34,8 @@ from citeaudit.core.model import (
 from citeaudit.core.protocol import fingerprint_components
 from citeaudit.core.scoring import edge_code
 from citeaudit.store.judgements import INSERT_JUDGEMENT, judgement_row
-from citeaudit.store.review_policy import (
-    REVIEW_POLICIES,
-    account_role,
-    counted_judgements,
-    judgement_refusal,
-    policy_reviews_required,
-)
-from citeaudit.store.review_records import StoredJudgement
+from citeaudit.store.review_policy import REVIEW_POLICIES, StoredJudgement, counted_judgements, judgement_refusal
+from citeaudit.store.review_rules import account_role, policy_reviews_required
 
 __all__ = [
     "IMPORT_TABLES",

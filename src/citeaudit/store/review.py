@@ -17,7 +17,7 @@ from pathlib import Path
 from types import TracebackType
 
 from citeaudit.core.clock import utc_now
-from citeaudit.core.errors import DuplicateId, InvalidValue, StoreError, UnknownReference
+from citeaudit.core.errors import DuplicateId, InvalidValue, ReviewRefused, StoreError, UnknownReference
 from citeaudit.core.identity import url_location
 from citeaudit.core.model import Judgement, Label, Origin, ReviewState, Stage
 from citeaudit.core.scoring import DISPUTED_CODE, LABEL_CODE, LABELS, PENDING_CODE, edge_code
@@ -31,13 +31,7 @@ from citeaudit.store.judgements import (
 from citeaudit.store.migrations import SCHEMA_VERSION
 from citeaudit.store.reading import CURRENT_CLAIM
 from citeaudit.store.resolution import document_passages, latest_document
-from citeaudit.store.review_policy import (
-    DOORS,
-    ReviewRefused,
-    counted_judgements,
-    edge_judgement_refusal,
-    require_account,
-)
+from citeaudit.store.review_policy import DOORS, counted_judgements
 from citeaudit.store.review_records import (
     AuditLogEntry,
     EdgeView,
@@ -49,6 +43,7 @@ from citeaudit.store.review_records import (
     Reviewer,
     StoredJudgement,
 )
+from citeaudit.store.review_rules import edge_judgement_refusal, require_account
 from citeaudit.store.sqlite import REVIEW_POLICIES, Store
 from citeaudit.store.suggestions import StoredPassage, latest_passages
 
@@ -441,7 +436,7 @@ class ReviewStore:
         row.
 
         The rules every door follows are checked inside that transaction
-        (:func:`citeaudit.store.review_policy.edge_judgement_refusal`), so two reviewers submitting at once
+        (:func:`citeaudit.store.review_rules.edge_judgement_refusal`), so two reviewers submitting at once
         cannot both pass them: the reviewer must be a review account, and its role (read from the account, never
         from the caller), the edge's state, its reviewers and its claim (a retired claim takes no judgement)
         must allow the review or adjudication; else :class:`ReviewRefused` and nothing is written.

@@ -15,10 +15,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from citeaudit.core.clock import utc_now
+from citeaudit.core.errors import ReviewRefused
 from citeaudit.core.model import Judgement, Origin
 from citeaudit.core.scoring import LABELS
 from citeaudit.store.judgements import INSERT_JUDGEMENT, judgement_row
-from citeaudit.store.review_policy import ReviewRefused
 
 __all__ = [
     "EdgeToSuggest",

@@ -13,6 +13,7 @@ from typing import Annotated
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import Response
 
+from citeaudit.core.errors import ReviewRefused
 from citeaudit.core.model import Judgement, Label, Origin, ReviewState, Stage
 from citeaudit.review.auth import new_token
 from citeaudit.review.blind import sees_all
@@ -29,7 +30,6 @@ from citeaudit.store.cross_pairs import (
 )
 from citeaudit.store.resolution import passages_of
 from citeaudit.store.review import now
-from citeaudit.store.review_policy import ReviewRefused
 
 __all__ = ["router"]
 

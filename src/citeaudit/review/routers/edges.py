@@ -8,7 +8,7 @@ from typing import Annotated
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import Response
 
-from citeaudit.core.errors import DatabaseBusy
+from citeaudit.core.errors import DatabaseBusy, ReviewRefused
 from citeaudit.core.model import Judgement, Label, Origin, Severity, Stage
 from citeaudit.review.auth import new_token
 from citeaudit.review.blind import (
@@ -42,7 +42,7 @@ from citeaudit.review.pages import (
 from citeaudit.sources.copy_groups import Conflict, conflicts
 from citeaudit.store import Store
 from citeaudit.store.copies import ClaimSupport, SupportRow, claim_support, fact_support
-from citeaudit.store.review import ReviewRefused, ReviewStore, code_label, now
+from citeaudit.store.review import ReviewStore, code_label, now
 
 __all__ = ["EvidenceView", "evidence_view", "router"]
 

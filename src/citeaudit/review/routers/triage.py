@@ -13,12 +13,13 @@ from typing import Annotated
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import Response
 
+from citeaudit.core.errors import ReviewRefused
 from citeaudit.core.model import Judgement, Origin, Stage
 from citeaudit.judges.triage import TriageReason
 from citeaudit.review.auth import new_token
 from citeaudit.review.pages import Current, Db, Denied, check_csrf, context, page, redirect, require
 from citeaudit.store import Store
-from citeaudit.store.review import ReviewRefused, now
+from citeaudit.store.review import now
 from citeaudit.store.triage import triage_offer, triage_offers
 
 __all__ = ["router"]
