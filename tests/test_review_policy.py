@@ -7,8 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from citeaudit.core.model import Judgement, Label, Origin, ReviewState, Stage
+from citeaudit.core.review_policy import StoredJudgement, counted_judgements, review_refusal, reviewers_of
 from citeaudit.core.scoring import edge_code
-from citeaudit.store.review_policy import StoredJudgement, counted_judgements, review_refusal, reviewers_of
 
 NAMES = ("ann", "bob", "cat", "dan")
 

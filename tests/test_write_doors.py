@@ -1,4 +1,4 @@
-"""Every writer of a person's judgement goes through the one gate (:mod:`citeaudit.store.review_policy`): the
+"""Every writer of a person's judgement goes through the one gate (:mod:`citeaudit.core.review_policy`): the
 library without a role, ``ingest`` of an audit file carrying judgements, ``judgements import`` and the commands
 that record who decided something. Real SQLite files, the real CLI in-process."""
 

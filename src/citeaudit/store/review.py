@@ -20,6 +20,7 @@ from citeaudit.core.clock import utc_now
 from citeaudit.core.errors import DuplicateId, InvalidValue, ReviewRefused, StoreError, UnknownReference
 from citeaudit.core.identity import url_location
 from citeaudit.core.model import Judgement, Label, Origin, ReviewState, Stage
+from citeaudit.core.review_policy import DOORS, counted_judgements
 from citeaudit.core.scoring import DISPUTED_CODE, LABEL_CODE, LABELS, PENDING_CODE, edge_code
 from citeaudit.store.connection import Transactions, connect
 from citeaudit.store.judgements import (
@@ -31,7 +32,6 @@ from citeaudit.store.judgements import (
 from citeaudit.store.migrations import SCHEMA_VERSION
 from citeaudit.store.reading import CURRENT_CLAIM
 from citeaudit.store.resolution import document_passages, latest_document
-from citeaudit.store.review_policy import DOORS, counted_judgements
 from citeaudit.store.review_records import (
     AuditLogEntry,
     EdgeView,
@@ -441,7 +441,7 @@ class ReviewStore:
         from the caller), the edge's state, its reviewers and its claim (a retired claim takes no judgement)
         must allow the review or adjudication; else :class:`ReviewRefused` and nothing is written.
 
-        ``door`` (one of :data:`~citeaudit.store.review_policy.DOORS`) and ``detail`` (where a quoted passage was
+        ``door`` (one of :data:`~citeaudit.core.review_policy.DOORS`) and ``detail`` (where a quoted passage was
         selected, the file and row it came from) go into the audit-log row. A submission id seen before records
         nothing (a retried form post). ``suggestions_shown`` is whether the page the person judged on showed
         model suggestions (``None`` for a door without a page); stored with the judgement, it makes the effective

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from citeaudit.core.model import Label, ReviewState, Severity
-from citeaudit.store.review_policy import StoredJudgement
+from citeaudit.core.review_policy import StoredJudgement
 
 __all__ = [
     "AuditLogEntry",

@@ -2,7 +2,7 @@
 role of a review account, whether a claim is retired and an edge's judgements with their row ids.
 
 :func:`stored_item_refusal` (and :func:`edge_judgement_refusal` for an edge; the cross pairs' twin is in
-:mod:`citeaudit.store.cross_pairs`) hands what it read to the pure rules of :mod:`citeaudit.store.review_policy`,
+:mod:`citeaudit.store.cross_pairs`) hands what it read to the pure rules of :mod:`citeaudit.core.review_policy`,
 so every door of a person's judgement is checked the same way in the transaction that writes it.
 """
 
@@ -13,8 +13,8 @@ from collections.abc import Sequence
 
 from citeaudit.core.errors import UnknownReference
 from citeaudit.core.model import Judgement
+from citeaudit.core.review_policy import REVIEW_POLICIES, StoredJudgement, judgement_refusal
 from citeaudit.store.judgements import JUDGEMENT_COLUMNS, judgement_from_row
-from citeaudit.store.review_policy import REVIEW_POLICIES, StoredJudgement, judgement_refusal
 
 __all__ = [
     "account_role",

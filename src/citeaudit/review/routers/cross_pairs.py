@@ -1,6 +1,6 @@
 """Review pages for cross pairs (misattribution): a claim whose own edges are not supported, and another source of
 the same answer or an official page. Judged like edges, under the same review policy (who may review, who may
-adjudicate, which judgements decide: :mod:`citeaudit.store.review_policy`, checked by the store in the write
+adjudicate, which judgements decide: :mod:`citeaudit.core.review_policy`, checked by the store in the write
 transaction, a refusal answered 409), stored apart from them: nothing here touches an edge.
 
 Blindness follows the edge pages exactly (:mod:`citeaudit.review.blind`): a reviewer sees their own judgements (and
