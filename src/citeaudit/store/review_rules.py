@@ -1,5 +1,5 @@
 """What the review policy's rules read from the ledger, inside the writer's transaction: the database's policy, the
-role of a review account, whether a claim is retired and an edge's judgements with their row ids.
+role and the account called by a name, whether a claim is retired and an edge's judgements with their row ids.
 
 :func:`stored_item_refusal` (and :func:`edge_judgement_refusal` for an edge; the cross pairs' twin is in
 :mod:`citeaudit.store.cross_pairs`) hands what it read to the pure rules of :mod:`citeaudit.core.review_policy`,
@@ -15,6 +15,7 @@ from citeaudit.core.errors import UnknownReference
 from citeaudit.core.model import Judgement
 from citeaudit.core.review_policy import REVIEW_POLICIES, StoredJudgement, judgement_refusal
 from citeaudit.store.judgements import JUDGEMENT_COLUMNS, judgement_from_row
+from citeaudit.store.review_records import Reviewer
 
 __all__ = [
     "account_role",
@@ -23,6 +24,7 @@ __all__ = [
     "edge_judgements",
     "policy_reviews_required",
     "require_account",
+    "reviewer_account",
     "stored_item_refusal",
 ]
 
@@ -39,6 +41,12 @@ def account_role(db: sqlite3.Connection, name: str | None) -> str | None:
         return None
     row = db.execute("SELECT role FROM reviewers WHERE name = ?", (name,)).fetchone()
     return None if row is None else str(row[0])
+
+
+def reviewer_account(db: sqlite3.Connection, name: str) -> Reviewer | None:
+    """The review account called ``name`` (``None`` when there is none)."""
+    row = db.execute("SELECT pk, name, role, password_hash FROM reviewers WHERE name = ?", (name,)).fetchone()
+    return None if row is None else Reviewer(*row)
 
 
 def claim_retirement(db: sqlite3.Connection, claim_pk: int) -> str | None:

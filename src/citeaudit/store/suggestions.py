@@ -205,7 +205,7 @@ def record_suggestion(
     """Store a model judgement with its provenance, the suggestion row and its ranked passages
     ``(rank, ordinal, start, end, score, bm25, dense)``, and an audit-log row; returns the suggestion's pk."""
     if judgement.origin is not Origin.MODEL:
-        # a person's judgement goes through the review rules (ReviewStore.record_judgement), never through here
+        # a person's judgement goes through the review rules (ReviewStore.judgements.record_judgement), never here
         raise ReviewRefused(f"edge {edge_pk}: a suggestion is a model's judgement, not {judgement.reviewer!r}'s")
     if judgement.created_at is None:
         judgement = dataclasses.replace(judgement, created_at=utc_now("microseconds"))
