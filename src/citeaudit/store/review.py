@@ -12,6 +12,8 @@ over the same connection (:class:`~citeaudit.store.review_base.ReviewPart`):
   reviewer's progress;
 - ``store.evidence`` (:class:`~citeaudit.store.review_evidence.ReviewEvidence`): passages, links found for
   title-only sources and evidence groups;
+- ``store.cross`` (:class:`~citeaudit.store.review_cross.ReviewCrossPairs`): the cross pairs' review pages and
+  the judgements posted there;
 - ``store.audit_log`` (:class:`~citeaudit.store.review_audit.AuditLog`): reading the audit log and recording what
   was refused.
 
@@ -31,6 +33,7 @@ from citeaudit.core.review_policy import StoredJudgement
 from citeaudit.store.review_accounts import ReviewAccounts
 from citeaudit.store.review_audit import AuditLog
 from citeaudit.store.review_base import POLICIES, code_label, now, open_review
+from citeaudit.store.review_cross import ReviewCrossPairs
 from citeaudit.store.review_evidence import ReviewEvidence
 from citeaudit.store.review_judgements import ReviewJudgements
 from citeaudit.store.review_queue import KEY_SPACE, QUEUE_KEY, ReviewQueue
@@ -85,6 +88,8 @@ class ReviewStore:
         """The reviewer queue and progress."""
         self.evidence = ReviewEvidence(connection)
         """Passages, links found for sources, evidence groups."""
+        self.cross = ReviewCrossPairs(connection)
+        """Cross pairs as reviewers judge them."""
         self.audit_log = AuditLog(connection)
         """The audit log."""
 

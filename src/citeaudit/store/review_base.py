@@ -1,9 +1,9 @@
 """What every part of the review store shares: the one connection with its transactions, the clock judgements
 are ordered by, the project's review settings and the audit log's append.
 
-Each part of :class:`~citeaudit.store.review.ReviewStore` (accounts, judgements, queue, evidence, audit log) is
-a :class:`ReviewPart` over the same :class:`ReviewConnection`, so a write of one part and the audit-log row it
-appends are one ``BEGIN IMMEDIATE`` transaction.
+Each part of :class:`~citeaudit.store.review.ReviewStore` (accounts, judgements, queue, evidence, cross pairs,
+audit log) is a :class:`ReviewPart` over the same :class:`ReviewConnection`, so a write of one part and the
+audit-log row it appends are one ``BEGIN IMMEDIATE`` transaction.
 """
 
 from __future__ import annotations
