@@ -167,7 +167,7 @@ def cached_database(n_edges: int) -> tuple[Path, float]:
     build(building, n_edges, random.Random(0))
     with ReviewStore(building) as store:
         for name, role in (("ann", "reviewer"), ("ada", "adjudicator"), *((f"c{i}", "reviewer") for i in range(8))):
-            store.add_reviewer(name, role, hash_password(PASSWORD))
+            store.accounts.add_reviewer(name, role, hash_password(PASSWORD))
     building.rename(path)
     return path, time.perf_counter() - started
 

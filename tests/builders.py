@@ -103,4 +103,4 @@ def add_reviewer(db: Path, name: str, role: str = "reviewer") -> None:
 
     ReviewStore.prepare(db)
     with ReviewStore(db) as store:
-        store.add_reviewer(name, role, "no password")
+        store.accounts.add_reviewer(name, role, "no password")

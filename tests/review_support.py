@@ -77,13 +77,13 @@ def add_account(path: Path, name: str, role: str) -> None:
         _HASH_CACHE["hash"] = hash_password(PASSWORD)
     ReviewStore.prepare(path)
     with ReviewStore(path) as store:
-        store.add_reviewer(name, role, _HASH_CACHE["hash"])
+        store.accounts.add_reviewer(name, role, _HASH_CACHE["hash"])
 
 
 def set_policy(path: Path, policy: str) -> None:
     """Set the review policy as an admin would."""
     with ReviewStore(path) as store:
-        store.set_setting("test", "policy", policy)
+        store.accounts.set_setting("test", "policy", policy)
 
 
 @contextmanager

@@ -105,7 +105,7 @@ def stored(doc: dict[str, Any], folder: str, labels: list[Label | None]) -> Path
         official = OfficialMatcher(protocol.official_domains)
         db = store.connection
         with ReviewStore(path) as reviews:
-            reviews.add_reviewer("li", "reviewer", "no password: labels recorded through the library")
+            reviews.accounts.add_reviewer("li", "reviewer", "no password: labels recorded through the library")
         with db:
             propose_cross_pairs(db, protocol_pk, cross_candidates(audit, official, set(), edges=outcomes))
             pairs = [int(pk) for (pk,) in db.execute("SELECT pk FROM cross_pairs ORDER BY pk")]

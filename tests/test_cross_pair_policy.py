@@ -19,13 +19,13 @@ from hypothesis import strategies as st
 
 from builders import answer, claim, document
 from citeaudit.api import misattribution_path
+from citeaudit.core.errors import ReviewRefused
 from citeaudit.core.misattribution import CrossCandidate, CrossKind
 from citeaudit.core.model import Judgement, Label, Stage
 from citeaudit.review.app import ReviewConfig
 from citeaudit.store import Store
 from citeaudit.store.cross_pairs import cross_pair, propose_cross_pairs, record_cross_judgement
 from citeaudit.store.review import ReviewStore, code_label
-from citeaudit.store.review_policy import ReviewRefused
 from review_support import ReviewClient, add_account, edge_pk, make_db, serve, set_policy
 
 pytest.importorskip("fastapi")
@@ -263,9 +263,9 @@ def test_a_cross_pair_and_an_edge_given_the_same_attempts_end_alike(policy: str,
             propose_cross_pairs(tx, 1, [CrossCandidate("c1", "https://brand.com/ax220", CrossKind.CO_CITED)])
         ReviewStore.prepare(db)
         set_policy(db, policy)
-        with ReviewStore(db) as accounts:
+        with ReviewStore(db) as review:
             for name, role in ROLES.items():
-                accounts.add_reviewer(name, role, "no password: judgements recorded through the library")
+                review.accounts.add_reviewer(name, role, "no password: judgements recorded through the library")
         edge = edge_pk(db, "c1", "https://shop.example/ax")
         with ReviewStore(db) as reviews, Store(db) as store:
             for step, (name, stage, label) in enumerate(attempts):
@@ -274,7 +274,7 @@ def test_a_cross_pair_and_an_edge_given_the_same_attempts_end_alike(policy: str,
                     label, name, stage=stage, reasoning="why", created_at=f"2026-01-01T00:00:{step:02d}Z"
                 )
                 try:
-                    reviews.record_judgement(edge, judgement, f"e-{step}")
+                    reviews.judgements.record_judgement(edge, judgement, f"e-{step}")
                     edge_refused = False
                 except ReviewRefused:
                     edge_refused = True
@@ -285,7 +285,7 @@ def test_a_cross_pair_and_an_edge_given_the_same_attempts_end_alike(policy: str,
                 except ReviewRefused:
                     pair_refused = True
                 assert pair_refused == edge_refused, (step, name, stage, label)
-            view = reviews.edge(edge)
+            view = reviews.judgements.edge(edge)
             assert view is not None
             pair = cross_pair(store.connection, PAIR)
             assert pair is not None

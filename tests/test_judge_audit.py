@@ -32,10 +32,10 @@ def gold_db(db_path: Path, site_url: str, *, suggest_first: bool) -> Path:
     if suggest_first:
         suggest_edges(db_path, ChecksJudge(), k=1)
     with ReviewStore(db_path) as review:
-        review.add_reviewer("li", "reviewer", "no password: labels recorded through the library")
+        review.accounts.add_reviewer("li", "reviewer", "no password: labels recorded through the library")
         for number, (claim_id, label) in enumerate(GOLD.items()):
             judgement = Judgement(Label(label), "li", created_at=review_now())
-            review.record_judgement(edge_pk(db_path, claim_id), judgement, f"gold-{number}")
+            review.judgements.record_judgement(edge_pk(db_path, claim_id), judgement, f"gold-{number}")
     return db_path
 
 

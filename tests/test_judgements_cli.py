@@ -84,8 +84,8 @@ def test_import_follows_the_double_review_policy(cli: Cli, db: Path, tmp_path: P
     set_policy(db, "double")
     edge = edge_pk(db, "c1", "https://brand.com/ax220")
     with ReviewStore(db) as store:
-        store.record_judgement(edge, Judgement(Label.SUPPORTED, "ann", created_at="2026-12-01"), "s-ann")
-        store.record_judgement(edge, Judgement(Label.PARTIAL, "bob", created_at="2026-12-01"), "s-bob")
+        store.judgements.record_judgement(edge, Judgement(Label.SUPPORTED, "ann", created_at="2026-12-01"), "s-ann")
+        store.judgements.record_judgement(edge, Judgement(Label.PARTIAL, "bob", created_at="2026-12-01"), "s-bob")
     sheet = tmp_path / "cat.jsonl"
     rows = [
         {"claim_id": "c3", "source": "https://brand.com/ax220", "label": "supported"},

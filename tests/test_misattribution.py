@@ -273,10 +273,10 @@ def test_a_claim_found_supported_later_is_no_longer_suggested_for(db_path: Path,
     ((edge,),) = rows(db_path, "SELECT e.pk FROM edges e JOIN claims c ON c.pk = e.claim_pk WHERE c.id = 'c1'")
     ReviewStore.prepare(db_path)
     with ReviewStore(db_path) as store:
-        store.add_reviewer("li", "reviewer", "no password: labels recorded through the library")
+        store.accounts.add_reviewer("li", "reviewer", "no password: labels recorded through the library")
         # li, its one reviewer (single review), revises unknown to supported: c1 now has a supported edge and is
         # not at risk
-        store.record_judgement(
+        store.judgements.record_judgement(
             int(edge), Judgement(Label.SUPPORTED, "li", reasoning="found it", created_at="2027"), "s-1"
         )
     report = suggest_cross_pairs(db_path, make_judge("checks"))

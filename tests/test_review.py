@@ -532,7 +532,7 @@ def test_reviewer_add_stores_an_argon2id_hash(cli: Cli, db_path: Path) -> None:
     result = cli("reviewer", "add", "li", "--role", "adjudicator", "--db", db_path, "--password", "s3cret-pass")
     assert result.exit_code == 0, result.stderr
     with ReviewStore(db_path) as store:
-        account = store.reviewer("li")
+        account = store.accounts.reviewer("li")
     assert account is not None
     assert account.role == "adjudicator"
     assert account.password_hash.startswith("$argon2id$")
@@ -555,7 +555,7 @@ def test_reviewer_add_prompts_for_the_password(db_path: Path) -> None:
     )
     assert result.exit_code == 0, result.output
     with ReviewStore(db_path) as store:
-        assert store.reviewer("kim") is not None
+        assert store.accounts.reviewer("kim") is not None
 
 
 def test_audit_log_export_of_a_missing_database(cli: Cli, tmp_path: Path) -> None:
@@ -621,8 +621,8 @@ def test_review_serve_runs_as_a_real_process(review_db: Path) -> None:
         if server.stderr:
             server.stderr.close()
     with ReviewStore(review_db) as store:
-        assert store.settings()["policy"] == "double"
-        assert [(e.actor, e.action, e.after) for e in store.audit_log()][-1] == ("serve", "setting", "double")
+        assert store.accounts.settings()["policy"] == "double"
+        assert [(e.actor, e.action, e.after) for e in store.audit_log.entries()][-1] == ("serve", "setting", "double")
 
 
 def test_agreement_page_matches_the_agreement_command(

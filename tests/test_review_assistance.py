@@ -75,7 +75,7 @@ def test_no_judgement_with_suggestions_shown_keeps_the_fingerprint(offered_db: P
     # a door without a page (the library) stores no value at all
     with ReviewStore(offered_db) as review:
         judgement = Judgement(Label.CONFLICTING, "carol", Origin.HUMAN, Stage.REVIEW)
-        review.record_judgement(edge_pk(offered_db, "c2"), judgement, "library-1")
+        review.judgements.record_judgement(edge_pk(offered_db, "c2"), judgement, "library-1")
     assert shown_column(offered_db) == [("c1", "bob", 0), ("c3", "bob", 0), ("c2", "carol", None)]
     _, after = protocols(offered_db)
     assert after.review_assistance is None
@@ -163,7 +163,7 @@ def test_compare_refuses_scopes_judged_with_and_without_suggestions(
     for db, shown in ((offered_db, True), (plain, False)):
         with ReviewStore(db) as review:
             judgement = Judgement(Label.CONFLICTING, "bob", Origin.HUMAN, Stage.REVIEW)
-            review.record_judgement(c1, judgement, "same-label", door="web", suggestions_shown=shown)
+            review.judgements.record_judgement(c1, judgement, "same-label", door="web", suggestions_shown=shown)
     # the same label on the same edge in both: only how it was made differs
     done = cli("compare", offered_db, plain)
     assert done.exit_code == 2, done.output
@@ -177,7 +177,7 @@ def test_a_merge_moves_a_judgement_but_never_changes_whether_suggestions_were_sh
     c1, c2 = edge_pk(offered_db, "c1"), edge_pk(offered_db, "c2")
     with ReviewStore(offered_db) as review:
         judgement = Judgement(Label.CONFLICTING, "bob", Origin.HUMAN, Stage.REVIEW)
-        review.record_judgement(c1, judgement, "moved-1", door="web", suggestions_shown=False)
+        review.judgements.record_judgement(c1, judgement, "moved-1", door="web", suggestions_shown=False)
     with sqlite3.connect(offered_db) as connection:
         ((pk,),) = connection.execute("SELECT pk FROM judgements WHERE submission = 'moved-1'").fetchall()
         with pytest.raises(sqlite3.IntegrityError, match="may only move"):

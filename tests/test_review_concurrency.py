@@ -11,8 +11,8 @@ from pathlib import Path
 
 from builders import answer, claim, document
 from citeaudit.core.model import Judgement, Label, Origin, Stage
+from citeaudit.core.scoring import edge_code
 from citeaudit.review.app import ReviewConfig
-from citeaudit.store.review import edge_code
 from review_support import ReviewClient, add_account, make_db, serve, set_policy
 
 REVIEWERS = 8

@@ -15,7 +15,7 @@ from citeaudit.core.model import Judgement, Label, Origin, ReviewState, Stage, r
 from citeaudit.review.auth import LoginLimiter
 from citeaudit.review.blind import can_adjudicate, visible_judgements
 from citeaudit.review.queue import decode_cursor, encode_cursor, start_key
-from citeaudit.store import review as review_store
+from citeaudit.store import review_queue
 from citeaudit.store.review import KEY_SPACE, QueueFilter, Reviewer, ReviewStore, StoredJudgement
 from review_support import make_db
 
@@ -48,7 +48,7 @@ def walk(
     after = None
     start = start_key(who.pk)
     while True:
-        rows = store.queue(who, needs, filters, start, after, page)
+        rows = store.queue.page(who, needs, filters, start, after, page)
         seen.extend(row.edge_pk for row in rows)
         if len(rows) < page:
             return seen
@@ -78,7 +78,7 @@ def test_order_is_stable_per_reviewer_and_differs_between_reviewers(queue_db: Pa
 @pytest.mark.parametrize("narrow", [0.0, 1.01], ids=["edges-first", "answers-first"])
 def test_filters(queue_db: Path, narrow: float, monkeypatch: pytest.MonkeyPatch) -> None:
     # the same rows whichever end the query starts from
-    monkeypatch.setattr(review_store, "_NARROW_FILTER", narrow)
+    monkeypatch.setattr(review_queue, "_NARROW_FILTER", narrow)
     with ReviewStore(queue_db) as store:
         who = reviewer(3)
         # answers a1, a3, a5 are on p1: 3 answers x 10 edges
@@ -98,9 +98,9 @@ def test_filters(queue_db: Path, narrow: float, monkeypatch: pytest.MonkeyPatch)
 
 
 def judge(store: ReviewStore, edge: int, name: str, label: Label, submission: str) -> None:
-    if store.reviewer(name) is None:  # every judgement is a review account's
-        store.add_reviewer(name, "adjudicator" if name == "ada" else "reviewer", "unused")
-    store.record_judgement(
+    if store.accounts.reviewer(name) is None:  # every judgement is a review account's
+        store.accounts.add_reviewer(name, "adjudicator" if name == "ada" else "reviewer", "unused")
+    store.judgements.record_judgement(
         edge,
         Judgement(label, name, Origin.HUMAN, Stage.REVIEW, created_at=f"2026-11-30T00:00:0{len(name)}"),
         submission,
@@ -111,7 +111,7 @@ def test_queue_follows_policy_and_judgements(tmp_path: Path) -> None:
     db = make_db(tmp_path / "q.db", many_edges_document())
     ann, bob, ada = reviewer(1, "ann"), reviewer(2, "bob"), reviewer(3, "ada", "adjudicator")
     with ReviewStore(db) as store:
-        store.set_setting("test", "policy", "double")
+        store.accounts.set_setting("test", "policy", "double")
         judge(store, 1, "ann", Label.SUPPORTED, "s1")
         judge(store, 2, "ann", Label.SUPPORTED, "s2")
         judge(store, 2, "bob", Label.PARTIAL, "s3")
@@ -128,7 +128,7 @@ def test_queue_follows_policy_and_judgements(tmp_path: Path) -> None:
             *range(3, 61),
         ]
         # back to single review: edge 1 (one review) now has its final label and leaves everyone's queue
-        assert store.set_setting("test", "policy", "single") == 1
+        assert store.accounts.set_setting("test", "policy", "single") == 1
         assert 1 not in walk(store, bob, 10)
 
 
@@ -136,18 +136,18 @@ def test_policy_change_recomputes_states(tmp_path: Path) -> None:
     db = make_db(tmp_path / "p.db", many_edges_document())
     with ReviewStore(db) as store:
         judge(store, 5, "ann", Label.SUPPORTED, "x1")
-        assert store.set_setting("root", "policy", "double") == 1
+        assert store.accounts.set_setting("root", "policy", "double") == 1
     with sqlite3.connect(db) as conn:
         # labelled by one reviewer under double review: no final label (pending code 5)
         assert conn.execute("SELECT review_state, final_code FROM edges WHERE pk = 5").fetchone() == ("labelled", 5)
     with ReviewStore(db) as store, pytest.raises(Exception, match="policy 'triple'"):
-        store.set_setting("root", "policy", "triple")
+        store.accounts.set_setting("root", "policy", "triple")
 
 
 def test_passages_come_from_the_latest_snapshot(tmp_path: Path) -> None:
     db = make_db(tmp_path / "s.db", many_edges_document())
     with ReviewStore(db) as store:
-        assert store.passages(1) == []  # no quote, title or publisher stored for s0, no snapshot yet
+        assert store.evidence.passages(1) == []  # no quote, title or publisher stored for s0, no snapshot yet
     text = "Tank: 20 L\nOutdoor: yes"
     with sqlite3.connect(db) as conn:  # what `citeaudit resolve` records: a document, its passages, a fetch
         conn.execute(
@@ -160,7 +160,7 @@ def test_passages_come_from_the_latest_snapshot(tmp_path: Path) -> None:
             "VALUES (1, 'https://x', 'resolved', '[]', '[]', '2026-11-30', 'd1')"
         )
     with ReviewStore(db) as store:
-        assert [(p.origin, p.text) for p in store.passages(1)] == [
+        assert [(p.origin, p.text) for p in store.evidence.passages(1)] == [
             ("snapshot", "Tank: 20 L"),
             ("snapshot", "Outdoor: yes"),
         ]
@@ -217,7 +217,7 @@ def test_cursor_round_trip_and_rejects_junk() -> None:
 def test_imports_into_a_double_review_database_follow_the_policy(tmp_path: Path) -> None:
     db = make_db(tmp_path / "d.db", many_edges_document())
     with ReviewStore(db) as store:
-        store.set_setting("root", "policy", "double")
+        store.accounts.set_setting("root", "policy", "double")
     doc = document(
         [answer("b1", run="r7")],
         [claim("b1c1", "b1")],

@@ -1,4 +1,4 @@
-"""Every writer of a person's judgement goes through the one gate (:mod:`citeaudit.store.review_policy`): the
+"""Every writer of a person's judgement goes through the one gate (:mod:`citeaudit.core.review_policy`): the
 library without a role, ``ingest`` of an audit file carrying judgements, ``judgements import`` and the commands
 that record who decided something. Real SQLite files, the real CLI in-process."""
 
@@ -15,10 +15,9 @@ import pytest
 from typer.testing import Result
 
 from builders import add_reviewer, answer, claim, document
-from citeaudit.core.errors import UnknownReference
+from citeaudit.core.errors import ReviewRefused, UnknownReference
 from citeaudit.core.model import Judgement, Label, Origin, Stage
 from citeaudit.store.review import ReviewStore
-from citeaudit.store.review_policy import ReviewRefused
 from review_support import edge_pk, make_db, set_policy
 
 Cli = Callable[..., Result]
@@ -74,12 +73,16 @@ def state(db: Path, claim_id: str) -> tuple[str, int]:
 def test_the_library_refuses_a_self_adjudication_without_being_given_a_role(db: Path) -> None:
     edge = edge_pk(db, "c1", URL)
     with ReviewStore(db) as store:
-        store.record_judgement(edge, Judgement(Label.SUPPORTED, "rev-a", created_at="2026-12-01T00:00:01Z"), "s1")
-        store.record_judgement(edge, Judgement(Label.IRRELEVANT, "rev-b", created_at="2026-12-01T00:00:02Z"), "s2")
+        store.judgements.record_judgement(
+            edge, Judgement(Label.SUPPORTED, "rev-a", created_at="2026-12-01T00:00:01Z"), "s1"
+        )
+        store.judgements.record_judgement(
+            edge, Judgement(Label.IRRELEVANT, "rev-b", created_at="2026-12-01T00:00:02Z"), "s2"
+        )
         # disputed now; rev-a reviewed it and may not settle it, whatever the call leaves out
         adjudication = Judgement(Label.SUPPORTED, "rev-a", stage=Stage.ADJUDICATION, reasoning="mine")
         with pytest.raises(ReviewRefused, match="only adjudicator accounts adjudicate"):
-            store.record_judgement(edge, adjudication, "s3")
+            store.judgements.record_judgement(edge, adjudication, "s3")
     assert human(db) == [("rev-a", "review", "supported"), ("rev-b", "review", "irrelevant")]
     assert state(db, "c1")[0] == "disputed"
 
@@ -96,7 +99,7 @@ def test_the_library_refuses_a_self_adjudication_without_being_given_a_role(db: 
 )
 def test_the_library_refuses_what_the_web_form_refuses(db: Path, judgement: Judgement, why: str) -> None:
     with ReviewStore(db) as store, pytest.raises(ReviewRefused, match=why.replace("(", r"\(")):
-        store.record_judgement(edge_pk(db, "c1", URL), judgement, "s1")
+        store.judgements.record_judgement(edge_pk(db, "c1", URL), judgement, "s1")
     assert human(db) == []
 
 
@@ -347,7 +350,7 @@ def test_a_reimport_with_a_corrected_question_is_refused_then_moved_with_replace
     with sqlite3.connect(db) as con:
         (edge,) = con.execute("SELECT pk FROM edges").fetchone()
     with ReviewStore(db) as store:
-        store.record_judgement(int(edge), Judgement(Label.SUPPORTED, "rev-a"), "s1")
+        store.judgements.record_judgement(int(edge), Judgement(Label.SUPPORTED, "rev-a"), "s1")
     # the same bytes, the same metadata: a no-op
     same = cli("ingest", payload, *common, "--question-id", "q02")
     assert same.exit_code == 0
@@ -453,7 +456,7 @@ def _judge_first_edge(db: Path) -> None:
     with sqlite3.connect(db) as con:
         (edge,) = con.execute("SELECT min(pk) FROM edges").fetchone()
     with ReviewStore(db) as store:
-        store.record_judgement(int(edge), Judgement(Label.SUPPORTED, "rev-a"), "s1")
+        store.judgements.record_judgement(int(edge), Judgement(Label.SUPPORTED, "rev-a"), "s1")
 
 
 def _kept(db: Path) -> tuple[int, int, list[tuple[str, str]]]:
@@ -576,17 +579,17 @@ def test_an_evidence_group_through_the_library_needs_an_account_that_reviews(db:
     with sqlite3.connect(db) as con:
         (claim_pk,) = con.execute("SELECT pk FROM claims WHERE id = 'c1'").fetchone()
     with ReviewStore(db) as store:
-        sources = [pk for pk, _, _ in store.claim_sources(int(claim_pk))]
+        sources = [pk for pk, _, _ in store.evidence.claim_sources(int(claim_pk))]
         assert len(sources) >= 2
         with pytest.raises(UnknownReference, match="'nobody' is no review account"):
-            store.create_group(int(claim_pk), sources, (), (), Label.SUPPORTED, "nobody")
+            store.evidence.create_group(int(claim_pk), sources, (), (), Label.SUPPORTED, "nobody")
         with pytest.raises(ReviewRefused, match="admins manage the project"):
-            store.create_group(int(claim_pk), sources, (), (), Label.SUPPORTED, "root")
+            store.evidence.create_group(int(claim_pk), sources, (), (), Label.SUPPORTED, "root")
         # a link found for a source is recorded with an account too
         with pytest.raises(UnknownReference, match="'nobody' is no review account"):
-            store.attach_url(sources[0], "https://brand.com/found", "nobody")
+            store.evidence.attach_url(sources[0], "https://brand.com/found", "nobody")
         assert _groups(db) == []
-        made = store.create_group(int(claim_pk), sources, (), (), Label.SUPPORTED, "rev-a")
+        made = store.evidence.create_group(int(claim_pk), sources, (), (), Label.SUPPORTED, "rev-a")
     assert _groups(db) == [(made, "rev-a")]
 
 

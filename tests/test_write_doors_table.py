@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from typer.testing import Result
 
 from builders import answer, claim, document
-from citeaudit.core.errors import InvalidValue, UnknownReference
+from citeaudit.core.errors import InvalidValue, ReviewRefused, UnknownReference
 from citeaudit.core.misattribution import CrossCandidate, CrossKind
 from citeaudit.core.model import Judgement, Label, Stage
 from citeaudit.interchange import parse_audit_bytes
@@ -34,7 +34,6 @@ from citeaudit.review.app import ReviewConfig
 from citeaudit.store import Store
 from citeaudit.store.cross_pairs import cross_pair, propose_cross_pairs, record_cross_judgement
 from citeaudit.store.review import ReviewStore, code_label
-from citeaudit.store.review_policy import ReviewRefused
 from citeaudit.store.review_records import FileJudgement
 from review_support import ReviewClient, add_account, edge_pk, make_db, serve, set_policy
 
@@ -147,7 +146,7 @@ def _edge_before_the_attempt(db: Path, case: Case, cli: Cli) -> int:
     edge = edge_pk(db, "c1", SHOP)
     with ReviewStore(db) as store:
         for number, step in enumerate(case.before):
-            store.record_judgement(edge, _judgement(step, number), f"before-{number}")
+            store.judgements.record_judgement(edge, _judgement(step, number), f"before-{number}")
     if case.retire:
         _retire(cli, db)
     return edge
@@ -157,7 +156,7 @@ def _through_api(db: Path, case: Case, cli: Cli) -> bool:
     edge = _edge_before_the_attempt(db, case, cli)
     try:
         with ReviewStore(db) as store:
-            store.record_judgement(edge, _judgement(case.attempt, 9), "attempt")
+            store.judgements.record_judgement(edge, _judgement(case.attempt, 9), "attempt")
     except ReviewRefused:
         return False
     return True
@@ -252,7 +251,7 @@ def test_the_audit_log_says_who_recorded_a_label_through_which_door_from_which_f
     db = _database(tmp_path / "log.db")
     edge = edge_pk(db, "c1", SHOP)
     with ReviewStore(db) as store:
-        store.record_judgement(edge, _judgement(("ann", REVIEW, S), 0), "api-1")
+        store.judgements.record_judgement(edge, _judgement(("ann", REVIEW, S), 0), "api-1")
     sheet = tmp_path / "bob.csv"
     sheet.write_text(f"claim_id,source,label\nc1,{SHOP},irrelevant\n")
     assert cli("judgements", "import", sheet, "--reviewer", "bob", "--db", db).exit_code == 0
@@ -337,7 +336,7 @@ def test_any_attempts_end_alike_through_every_door(policy: str, attempts: list[S
 def _api_ok(db: Path, judgement: Judgement, submission: str) -> bool:
     try:
         with ReviewStore(db) as store:
-            store.record_judgement(edge_pk(db, "c1", SHOP), judgement, submission)
+            store.judgements.record_judgement(edge_pk(db, "c1", SHOP), judgement, submission)
     except ReviewRefused:
         return False
     return True
@@ -351,7 +350,7 @@ def _import_ok(db: Path, judgement: Judgement, number: int) -> bool:
     digest = hashlib.sha256(f"{name} {number}".encode()).hexdigest()
     try:
         with ReviewStore(db) as store:
-            store.import_judgements(f"{name}-{number}.csv", name, [row], digest)
+            store.judgements.import_judgements(f"{name}-{number}.csv", name, [row], digest)
     except (InvalidValue, UnknownReference):
         return False
     return True

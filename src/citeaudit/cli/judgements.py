@@ -184,7 +184,7 @@ def import_file(
     sha256 = hashlib.sha256(file.read_bytes()).hexdigest()
     ReviewStore.prepare(db)
     with ReviewStore(db, busy_timeout()) as store:
-        recorded, repeated = store.import_judgements(str(file), reviewer, rows, sha256, os_user() or None)
+        recorded, repeated = store.judgements.import_judgements(str(file), reviewer, rows, sha256, os_user() or None)
     err_console.print(f"{recorded} judgement(s) recorded for {reviewer}; {repeated} already recorded")
 
 
@@ -216,7 +216,7 @@ def export_file(
                 "stage": stage,
                 "created_at": at,
             }
-            for row, who, stage, at in store.export_judgements(reviewer)
+            for row, who, stage, at in store.judgements.export_judgements(reviewer)
         ]
     buffer = io.StringIO(newline="")
     if file_format is FileFormat.CSV:

@@ -154,7 +154,7 @@ def _review_note(path: Path) -> str:
     if not is_database(path):
         return "Labels as recorded in the audit file (its review policy is not recorded there)."
     with ReviewStore(path) as review:
-        policy = review.settings()["policy"]
+        policy = review.accounts.settings()["policy"]
     with Store(path) as store:
         humans = sorted(
             ((rater, n) for rater, n in store.raters() if rater.kind is RaterKind.HUMAN), key=lambda item: -item[1]

@@ -90,13 +90,17 @@ def serve(
         raise InvalidValue("review serve", "--ssl-certfile/--ssl-keyfile", "give both files or neither")
     ReviewStore.prepare(existing_database(db))
     with ReviewStore(db, busy_timeout()) as store:
-        if policy is not None and policy.value != store.settings()["policy"] and store.has_human_judgements():
+        if (
+            policy is not None
+            and policy.value != store.accounts.settings()["policy"]
+            and store.judgements.has_human_judgements()
+        ):
             _confirm_policy(store, policy.value, yes)
         if policy is not None:
-            changed = store.set_setting("serve", "policy", policy.value)
+            changed = store.accounts.set_setting("serve", "policy", policy.value)
             if changed:
                 err_console.print(f"policy {policy.value}: {changed} edge(s) changed review state")
-        current = store.settings()["policy"]
+        current = store.accounts.settings()["policy"]
     scheme = "https" if certfile is not None else "http"
     if certfile is None and not _loopback(host):
         err_console.print(
@@ -132,8 +136,8 @@ def _loopback(host: str) -> bool:
 
 def _confirm_policy(store: ReviewStore, policy: str, yes: bool) -> None:
     """Say what changing the policy of a judged database does; go on only when confirmed."""
-    moves = store.policy_change(policy)
-    current = store.settings()["policy"]
+    moves = store.judgements.policy_change(policy)
+    current = store.accounts.settings()["policy"]
     err_console.print(f"changing the review policy from {current} to {policy} changes {sum(moves.values())} edge(s):")
     for (before, after), n in sorted(moves.items()):
         err_console.print(f"  {n} edge(s): {before} -> {after}", soft_wrap=True)
@@ -177,7 +181,7 @@ def add(
         raise InvalidValue("reviewer add", "--password", "a password needs 8 or more characters")
     ReviewStore.prepare(db)
     with ReviewStore(db, busy_timeout()) as store:
-        store.add_reviewer(name, role.value, hash_password(password))
+        store.accounts.add_reviewer(name, role.value, hash_password(password))
     console.print(f"added {role.value} {name!r} to {db}")
 
 
@@ -195,7 +199,7 @@ def export(
 
     ReviewStore.prepare(existing_database(db))
     with ReviewStore(db, busy_timeout()) as store:
-        entries = [entry.to_dict() for entry in store.audit_log()]
+        entries = [entry.to_dict() for entry in store.audit_log.entries()]
     if fmt is LogFormat.JSONL:
         text = "".join(json.dumps(entry, ensure_ascii=False, sort_keys=True) + "\n" for entry in entries)
     else:

@@ -12,6 +12,7 @@
     ├── ProtocolError               a protocol that cannot be used (e.g. a public suffix as official domain)
     ├── ScopeError                  a scoring scope that is empty or spans several protocols
     ├── IncomparableRuns            two scopes measured differently (fingerprints differ)
+    ├── ReviewRefused               a review or adjudication the review policy does not allow; names the rule
     ├── StoreError                  the database cannot be used
     │   ├── SchemaVersionMismatch   the database is newer than this version of citeaudit
     │   └── DatabaseBusy            another process kept the database locked longer than the busy timeout
@@ -45,6 +46,7 @@ __all__ = [
     "MissingExtra",
     "ProtocolError",
     "ResolveStopped",
+    "ReviewRefused",
     "SchemaVersionMismatch",
     "ScopeError",
     "SegmentationUnavailable",
@@ -118,6 +120,11 @@ class IncomparableRuns(CiteauditError):
             f"refusing to compare: the protocol fingerprints differ in {len(self.differences)} "
             f"component(s): {names}. Only scopes measured the same way can be compared."
         )
+
+
+class ReviewRefused(CiteauditError):
+    """A review or adjudication the review policy does not allow (the message says which rule); nothing of it
+    was written. The same rules hold whatever door the judgement came through."""
 
 
 class StoreError(CiteauditError):

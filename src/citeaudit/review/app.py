@@ -90,7 +90,7 @@ def _denied(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, Denied)
     if isinstance(exc, CsrfRefused):
         with ReviewStore(request.app.state.review.config.db) as store:
-            store.log_event(exc.actor, "csrf.refused", f"{request.method} {request.url.path}", None)
+            store.audit_log.log_event(exc.actor, "csrf.refused", f"{request.method} {request.url.path}", None)
     return _error(request, exc.status, exc.message)
 
 

@@ -62,7 +62,7 @@ def csrf_matches(expected: str, given: str | None) -> bool:
 
 
 def expiry(lifetime: timedelta) -> str:
-    """ISO-8601 UTC time ``lifetime`` from now, in the same form as :func:`citeaudit.store.review.now` (sessions
+    """ISO-8601 UTC time ``lifetime`` from now, in the same form as :func:`citeaudit.store.review_base.now` (sessions
     are compared with it as text)."""
     return (datetime.now(UTC) + lifetime).isoformat(timespec="microseconds")
 

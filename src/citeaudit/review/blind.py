@@ -4,7 +4,7 @@ A reviewer sees only their own judgements and their own evidence groups; model s
 shows them (always with provenance). An adjudicator sees every judgement and group, with provenance, on an edge
 that is disputed or adjudicated; on other edges they are a reviewer like any other. Admins see everything (they
 neither review nor adjudicate). Who may record what is the review policy's business
-(:mod:`citeaudit.store.review_policy`).
+(:mod:`citeaudit.core.review_policy`).
 """
 
 from __future__ import annotations

@@ -150,7 +150,7 @@ def _session(request: Request, db: Db) -> Session:
     if not token:
         raise LoginRequired
     digest = token_digest(token)
-    found = db.session(digest, now())
+    found = db.accounts.session(digest, now())
     if found is None:
         raise LoginRequired
     return Session(found[0], found[1], digest)
@@ -163,7 +163,7 @@ def session_of(request: Request) -> Session | None:
         return None
     digest = token_digest(token)
     with ReviewStore(context(request).config.db) as store:
-        found = store.session(digest, now())
+        found = store.accounts.session(digest, now())
     return None if found is None else Session(found[0], found[1], digest)
 
 
@@ -219,7 +219,7 @@ def highlight(text: str, claim: str, start: int | None, end: int | None) -> tupl
 
 def edge_or_404(db: ReviewStore, edge_pk: int) -> EdgeView:
     """The edge, or a 404 naming it."""
-    edge = db.edge(edge_pk)
+    edge = db.judgements.edge(edge_pk)
     if edge is None:
         raise Denied(404, f"no edge {edge_pk}")
     return edge

@@ -2,7 +2,7 @@
 
 Cross pairs live in their own tables and never touch ``edges`` or ``judgements``, so no score, edge count or
 agreement figure can include them by accident. They are judged under the edges' review policy
-(:mod:`citeaudit.store.review_policy`): the same reviewers' limit, the same refusals, and the same judgements
+(:mod:`citeaudit.core.review_policy`): the same reviewers' limit, the same refusals, and the same judgements
 deciding their state.
 """
 
@@ -14,19 +14,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from citeaudit.core.clock import utc_now
-from citeaudit.core.errors import InvalidValue
+from citeaudit.core.errors import InvalidValue, ReviewRefused
 from citeaudit.core.misattribution import CrossCandidate, CrossKind, CrossPair
 from citeaudit.core.model import Judgement, Label, Origin, ReviewState, Stage
+from citeaudit.core.review_policy import DOORS, StoredJudgement, counted_judgements, policy_outcome
 from citeaudit.store.reading import CURRENT_CLAIM
-from citeaudit.store.review_policy import (
-    DOORS,
-    ReviewRefused,
-    counted_judgements,
-    policy_outcome,
-    policy_reviews_required,
-    stored_item_refusal,
-)
-from citeaudit.store.review_records import StoredJudgement
+from citeaudit.store.review_rules import policy_reviews_required, stored_item_refusal
 from citeaudit.store.sqlite import Store
 
 __all__ = [
@@ -95,7 +88,7 @@ def cross_refusal(db: sqlite3.Connection, pair_pk: int, reviewer: str, stage: St
 
 
 def _refusal(db: sqlite3.Connection, pair_pk: int, judgement: Judgement) -> str | None:
-    """The edges' rules (:func:`citeaudit.store.review_policy.stored_item_refusal`) on the pair's claim and
+    """The edges' rules (:func:`citeaudit.store.review_rules.stored_item_refusal`) on the pair's claim and
     judgements."""
     (claim_pk,) = db.execute("SELECT claim_pk FROM cross_pairs WHERE pk = ?", (pair_pk,)).fetchone()
     return stored_item_refusal(db, int(claim_pk), _stored(db, pair_pk), judgement, item="cross pair")
@@ -248,9 +241,9 @@ def record_cross_judgement(
     """Store one judgement of a cross pair (a model's with the snapshot and ranked passages it read), and an
     audit-log row; returns its pk. A repeated form ``submission`` stores nothing twice. Call inside a
     transaction: a person's judgement is checked there by the rules every door follows, as an edge's is
-    (:mod:`citeaudit.store.review_policy`: the reviewer's account and its role, the pair's claim, state and
+    (:mod:`citeaudit.core.review_policy`: the reviewer's account and its role, the pair's claim, state and
     reviewers), so two reviewers submitting at once cannot both pass them; what they refuse is a
-    :class:`ReviewRefused`. ``door`` (one of :data:`~citeaudit.store.review_policy.DOORS`) goes into the
+    :class:`ReviewRefused`. ``door`` (one of :data:`~citeaudit.core.review_policy.DOORS`) goes into the
     audit-log row."""
     if door not in DOORS:
         raise InvalidValue("review", "door", f"door {door!r} is not one of {', '.join(DOORS)}")

@@ -32,16 +32,10 @@ from citeaudit.core.model import (
     Stage,
 )
 from citeaudit.core.protocol import fingerprint_components
+from citeaudit.core.review_policy import REVIEW_POLICIES, StoredJudgement, counted_judgements, judgement_refusal
 from citeaudit.core.scoring import edge_code
 from citeaudit.store.judgements import INSERT_JUDGEMENT, judgement_row
-from citeaudit.store.review_policy import (
-    REVIEW_POLICIES,
-    account_role,
-    counted_judgements,
-    judgement_refusal,
-    policy_reviews_required,
-)
-from citeaudit.store.review_records import StoredJudgement
+from citeaudit.store.review_rules import account_role, policy_reviews_required
 
 __all__ = [
     "IMPORT_TABLES",
@@ -154,7 +148,7 @@ def _log_judgements(db: sqlite3.Connection, rows: ChunkRows, origin: str, sha: s
 
 def _check_judgements(db: sqlite3.Connection, rows: ChunkRows, origin: str, reviews_required: int) -> None:
     """Every person's judgement the rows carry, checked in the order given by the rules every door follows
-    (:func:`citeaudit.store.review_policy.judgement_refusal`): the first one that breaks them is an
+    (:func:`citeaudit.core.review_policy.judgement_refusal`): the first one that breaks them is an
     :class:`InvalidValue` naming the file, the judgement's place and the rule, before anything is written.
 
     A reviewer is the database's account of that name, with its role. A database with no review accounts yet

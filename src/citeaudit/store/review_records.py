@@ -1,11 +1,13 @@
 """The records the review store reads and writes: accounts, queue rows, an edge as the edge page shows it,
-judgements with their row ids, passages, evidence groups and audit-log entries."""
+judgements with their row ids (the review policy's record, named here too), passages, evidence groups and
+audit-log entries."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from citeaudit.core.model import Judgement, Label, ReviewState, Severity
+from citeaudit.core.model import Label, ReviewState, Severity
+from citeaudit.core.review_policy import StoredJudgement
 
 __all__ = [
     "AuditLogEntry",
@@ -69,16 +71,6 @@ class QueueRow:
 
 
 @dataclass(frozen=True, slots=True)
-class StoredJudgement:
-    """A judgement row with its id."""
-
-    pk: int
-    """Row id."""
-    judgement: Judgement
-    """The judgement."""
-
-
-@dataclass(frozen=True, slots=True)
 class EdgeView:
     """Everything the edge page shows apart from judgements."""
 
@@ -139,11 +131,6 @@ class ShownPassage:
     """Where it comes from (``snapshot``, ``engine quote``, ``title``...)."""
     text: str
     """The passage."""
-
-
-Passage = ShownPassage
-"""The name :mod:`citeaudit.store.review` still imports :class:`ShownPassage` by (not the source-text record
-:class:`citeaudit.core.passages.Passage`)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -92,7 +92,7 @@ from citeaudit.store.reading import (
 )
 from citeaudit.store.records import FetchOutcome, Snapshot
 from citeaudit.store.reimport import describe, metadata_changes, move_answers
-from citeaudit.store.review_policy import require_account
+from citeaudit.store.review_rules import require_account
 from citeaudit.store.writers import busy_error, busy_timeout, is_busy
 
 # REVIEW_POLICIES, ImportReport, insert_rows, the index helpers and ROWS_PER_STATEMENT live with the import

@@ -15,10 +15,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from citeaudit.core.clock import utc_now
+from citeaudit.core.errors import ReviewRefused
 from citeaudit.core.model import Judgement, Origin
 from citeaudit.core.scoring import LABELS
 from citeaudit.store.judgements import INSERT_JUDGEMENT, judgement_row
-from citeaudit.store.review_policy import ReviewRefused
 
 __all__ = [
     "EdgeToSuggest",
@@ -205,7 +205,7 @@ def record_suggestion(
     """Store a model judgement with its provenance, the suggestion row and its ranked passages
     ``(rank, ordinal, start, end, score, bm25, dense)``, and an audit-log row; returns the suggestion's pk."""
     if judgement.origin is not Origin.MODEL:
-        # a person's judgement goes through the review rules (ReviewStore.record_judgement), never through here
+        # a person's judgement goes through the review rules (ReviewStore.judgements.record_judgement), never here
         raise ReviewRefused(f"edge {edge_pk}: a suggestion is a model's judgement, not {judgement.reviewer!r}'s")
     if judgement.created_at is None:
         judgement = dataclasses.replace(judgement, created_at=utc_now("microseconds"))

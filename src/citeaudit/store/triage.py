@@ -1,5 +1,6 @@
 """The triage's SQL: the edges ``suggest --triage`` offered that no person has judged yet, with the suggestion to
-confirm. Confirming records a human judgement through :meth:`ReviewStore.record_judgement`, never here."""
+confirm. Confirming records a human judgement through
+:meth:`~citeaudit.store.review_judgements.ReviewJudgements.record_judgement`, never here."""
 
 from __future__ import annotations
 

@@ -63,19 +63,19 @@ def login(
     attempt = f"account:{name}|address:{address}"
     back = local_path(next, "/queue")
     if shared.limiter.blocked(attempt):
-        db.log_event(name, "login.throttled", f"reviewer:{name}", {"address": address})
+        db.audit_log.log_event(name, "login.throttled", f"reviewer:{name}", {"address": address})
         error = "too many failed logins; wait and retry"
         return page(request, "login.html.j2", 429, csrf=expected, error=error, user=None, next=back)
-    reviewer = db.reviewer(name)
+    reviewer = db.accounts.reviewer(name)
     matches = verify_password(_no_account_hash() if reviewer is None else reviewer.password_hash, password)
     if reviewer is None or not matches:
         shared.limiter.failed(attempt)
-        db.log_event(name, "login.failed", f"reviewer:{name}", {"address": address})
+        db.audit_log.log_event(name, "login.failed", f"reviewer:{name}", {"address": address})
         return page(request, "login.html.j2", 401, csrf=expected, error="wrong name or password", user=None, next=back)
     shared.limiter.succeeded(attempt)
     token = new_token()
     lifetime = shared.config.session_lifetime
-    db.open_session(reviewer, token_digest(token), new_token(), expiry(lifetime))
+    db.accounts.open_session(reviewer, token_digest(token), new_token(), expiry(lifetime))
     response = redirect(back)
     response.set_cookie(
         SESSION_COOKIE,
@@ -93,7 +93,7 @@ def login(
 def logout(db: Db, current: Current, csrf: Annotated[str, Form()] = "") -> Response:
     """Close the session."""
     check_csrf(current, csrf)
-    db.close_session(current.token_digest, current.reviewer.name)
+    db.accounts.close_session(current.token_digest, current.reviewer.name)
     response = redirect("/login")
     response.delete_cookie(SESSION_COOKIE)
     return response

@@ -1,6 +1,6 @@
 """Review pages for cross pairs (misattribution): a claim whose own edges are not supported, and another source of
 the same answer or an official page. Judged like edges, under the same review policy (who may review, who may
-adjudicate, which judgements decide: :mod:`citeaudit.store.review_policy`, checked by the store in the write
+adjudicate, which judgements decide: :mod:`citeaudit.core.review_policy`, checked by the store in the write
 transaction, a refusal answered 409), stored apart from them: nothing here touches an edge.
 
 Blindness follows the edge pages exactly (:mod:`citeaudit.review.blind`): a reviewer sees their own judgements (and
@@ -13,23 +13,14 @@ from typing import Annotated
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import Response
 
+from citeaudit.core.errors import ReviewRefused
 from citeaudit.core.model import Judgement, Label, Origin, ReviewState, Stage
 from citeaudit.review.auth import new_token
 from citeaudit.review.blind import sees_all
-from citeaudit.review.pages import Current, Denied, check_csrf, context, page, redirect, require
-from citeaudit.store import Store
-from citeaudit.store.cross_pairs import (
-    CrossPairRow,
-    cross_pair,
-    cross_pair_list,
-    cross_ranked_passages,
-    cross_refusal,
-    record_cross_judgement,
-    shows_model_suggestions,
-)
-from citeaudit.store.resolution import passages_of
-from citeaudit.store.review import now
-from citeaudit.store.review_policy import ReviewRefused
+from citeaudit.review.pages import Current, Db, Denied, check_csrf, context, page, redirect, require
+from citeaudit.store.cross_pairs import CrossPairRow
+from citeaudit.store.review import ReviewStore, now
+from citeaudit.store.writers import busy_timeout
 
 __all__ = ["router"]
 
@@ -40,10 +31,9 @@ def _state(pair: CrossPairRow) -> tuple[ReviewState, Label | None]:
     return pair.state, pair.final_label
 
 
-def _load(request: Request, pair_pk: int) -> tuple[CrossPairRow, bool]:
-    with Store(context(request).config.db) as store:
-        pair = cross_pair(store.connection, pair_pk)
-        shows_models = shows_model_suggestions(store)
+def _load(db: ReviewStore, pair_pk: int) -> tuple[CrossPairRow, bool]:
+    pair = db.cross.pair(pair_pk)
+    shows_models = db.accounts.settings()["show_model_suggestions"] == "true"
     if pair is None:
         raise Denied(404, f"no cross pair {pair_pk}")
     return pair, shows_models
@@ -64,10 +54,9 @@ def _stage(pair: CrossPairRow, name: str, role: str, asked: str) -> Stage:
 
 
 @router.get("/cross-pairs")
-def cross_pairs_page(request: Request, current: Current) -> Response:
+def cross_pairs_page(request: Request, db: Db, current: Current) -> Response:
     reviewer = require(current, "reviewer", "adjudicator", "admin")
-    with Store(context(request).config.db) as store:
-        pairs = cross_pair_list(store.connection)
+    pairs = db.cross.pairs()
     rows = [
         (
             pair,
@@ -81,17 +70,16 @@ def cross_pairs_page(request: Request, current: Current) -> Response:
 
 
 @router.get("/cross-pairs/{pair_pk}")
-def cross_pair_page(pair_pk: int, request: Request, current: Current) -> Response:
+def cross_pair_page(pair_pk: int, request: Request, db: Db, current: Current) -> Response:
     reviewer = require(current, "reviewer", "adjudicator", "admin")
-    pair, shows_models = _load(request, pair_pk)
+    pair, shows_models = _load(db, pair_pk)
     state, label = _state(pair)
     seen_all = sees_all(reviewer, state)
     show_models = seen_all or shows_models
-    with Store(context(request).config.db) as store:
-        passages = passages_of(store.connection, pair.source_key)
-        ranked = cross_ranked_passages(store.connection, pair_pk)
-        stage = _stage(pair, reviewer.name, reviewer.role, "")
-        refused = cross_refusal(store.connection, pair_pk, reviewer.name, stage)
+    passages = db.cross.source_passages(pair.source_key)
+    ranked = db.cross.ranked_passages(pair_pk)
+    stage = _stage(pair, reviewer.name, reviewer.role, "")
+    refused = db.cross.refusal(pair_pk, reviewer.name, stage)
     adjudicating = stage is Stage.ADJUDICATION and refused is None
     return page(
         request,
@@ -120,6 +108,7 @@ def cross_pair_page(pair_pk: int, request: Request, current: Current) -> Respons
 def judge_cross_pair(
     pair_pk: int,
     request: Request,
+    db: Db,
     current: Current,
     label: Annotated[str, Form()],
     submission: Annotated[str, Form()],
@@ -133,7 +122,7 @@ def judge_cross_pair(
     reviewer = require(current, "reviewer", "adjudicator", "admin")
     if label not in {member.value for member in Label}:
         raise Denied(400, f"label {label!r} is not one of {', '.join(m.value for m in Label)}")
-    pair, _ = _load(request, pair_pk)
+    pair, _ = _load(db, pair_pk)
     chosen = _stage(pair, reviewer.name, reviewer.role, stage.strip())
     if chosen is Stage.ADJUDICATION and not reasoning.strip():
         raise Denied(400, "an adjudication needs a rationale")
@@ -148,8 +137,9 @@ def judge_cross_pair(
         now(),
     )
     try:
-        with Store(context(request).config.db) as store, store.transaction() as tx:
-            record_cross_judgement(tx, pair_pk, judgement, submission=submission, door="cross-pair web")
+        # the write waits for another writer as long as a command would (the busy timeout), not the page's
+        with ReviewStore(context(request).config.db, busy_timeout()) as store:
+            store.cross.record_judgement(pair_pk, judgement, submission=submission, door="cross-pair web")
     except ReviewRefused as refused:
         raise Denied(409, str(refused)) from None
     return redirect("/cross-pairs")

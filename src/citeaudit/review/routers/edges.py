@@ -8,8 +8,9 @@ from typing import Annotated
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import Response
 
-from citeaudit.core.errors import DatabaseBusy
+from citeaudit.core.errors import DatabaseBusy, ReviewRefused
 from citeaudit.core.model import Judgement, Label, Origin, Severity, Stage
+from citeaudit.core.review_policy import StoredJudgement
 from citeaudit.review.auth import new_token
 from citeaudit.review.blind import (
     sees_all,
@@ -42,8 +43,7 @@ from citeaudit.review.pages import (
 from citeaudit.sources.copy_groups import Conflict, conflicts
 from citeaudit.store import Store
 from citeaudit.store.copies import ClaimSupport, SupportRow, claim_support, fact_support
-from citeaudit.store.review import ReviewRefused, ReviewStore, code_label, now
-from citeaudit.store.review_records import StoredJudgement
+from citeaudit.store.review import ReviewStore, code_label, now
 
 __all__ = ["EvidenceView", "evidence_view", "reviews_in_dispute", "router"]
 
@@ -84,15 +84,15 @@ def edge_page(request: Request, edge_pk: int, db: Db, current: Current) -> Respo
     """The edge page; what of the edge's judgements the viewer sees is decided by the blind-review rules."""
     reviewer = require(current, "reviewer", "adjudicator", "admin")
     edge = edge_or_404(db, edge_pk)
-    settings = db.settings()
-    judgements = db.judgements(edge_pk)
+    settings = db.accounts.settings()
+    judgements = db.judgements.of_edge(edge_pk)
     show_models = shows_suggestions(
-        reviewer, judgements, settings["show_model_suggestions"] == "true", db.reviews_required()
+        reviewer, judgements, settings["show_model_suggestions"] == "true", db.accounts.reviews_required()
     )
     shown = visible_judgements(reviewer, edge.review_state, judgements, show_models)
-    adjudication_refusal = db.refusal(edge_pk, reviewer, Stage.ADJUDICATION)
+    adjudication_refusal = db.judgements.refusal(edge_pk, reviewer, Stage.ADJUDICATION)
     adjudicating = adjudication_refusal is None
-    review_refusal = None if adjudicating else db.refusal(edge_pk, reviewer, Stage.REVIEW)
+    review_refusal = None if adjudicating else db.judgements.refusal(edge_pk, reviewer, Stage.REVIEW)
     seen_all = sees_all(reviewer, edge.review_state)
     query = queue_query(request.query_params)
     return page(
@@ -102,9 +102,9 @@ def edge_page(request: Request, edge_pk: int, db: Db, current: Current) -> Respo
         csrf=current.csrf,
         edge=edge,
         highlight=highlight(edge.answer_text, edge.claim_text, edge.claim_start, edge.claim_end),
-        passages=db.passages(edge.source_pk),
-        ranked_passages=db.suggested_passages(edge_pk),
-        attachments=db.url_attachments(edge.source_pk),
+        passages=db.evidence.passages(edge.source_pk),
+        ranked_passages=db.evidence.suggested_passages(edge_pk),
+        attachments=db.evidence.url_attachments(edge.source_pk),
         own=[j for j in shown if j.judgement.origin is Origin.HUMAN and j.judgement.reviewer == reviewer.name],
         suggestions=[j for j in shown if j.judgement.origin is Origin.MODEL],
         others=[j for j in shown if j.judgement.origin is Origin.HUMAN and j.judgement.reviewer != reviewer.name],
@@ -115,14 +115,14 @@ def edge_page(request: Request, edge_pk: int, db: Db, current: Current) -> Respo
         may_review=not adjudicating and review_refusal is None,
         refusal=review_refusal if reviewer.role != "adjudicator" or not seen_all else adjudication_refusal,
         queue_query=query,
-        progress=db.progress(reviewer) if reviewer.role != "admin" else None,
+        progress=db.queue.progress(reviewer) if reviewer.role != "admin" else None,
         labels=[label.value for label in Label],
         label_definitions=LABEL_DEFINITIONS,
         submission=new_token(),
-        claim_sources=db.claim_sources(edge.claim_pk),
+        claim_sources=db.evidence.claim_sources(edge.claim_pk),
         # Other edges' final labels show through these counts: only for those who may see every label.
         evidence_view=evidence_view(context(request).config.db, edge.claim_id) if seen_all else None,
-        groups=visible_groups(reviewer, edge.review_state, db.groups(edge.claim_pk)),
+        groups=visible_groups(reviewer, edge.review_state, db.evidence.groups(edge.claim_pk)),
         policy=settings["policy"],
     )
 
@@ -158,9 +158,9 @@ def _record(
     assisted = suggestions_on_page(
         reviewer,
         edge.review_state,
-        db.judgements(edge_pk),
-        db.settings()["show_model_suggestions"] == "true",
-        db.reviews_required(),
+        db.judgements.of_edge(edge_pk),
+        db.accounts.settings()["show_model_suggestions"] == "true",
+        db.accounts.reviews_required(),
     )
     reasoning = text_or_none(form.reasoning)
     if adjudication and reasoning is None:
@@ -178,7 +178,7 @@ def _record(
         severity=None if adjudication else severity_of(form.severity),
     )
     try:
-        db.record_judgement(
+        db.judgements.record_judgement(
             edge_pk,
             judgement,
             form.submission,
@@ -270,5 +270,5 @@ def attach_url(
     reviewer = require(current, "reviewer", "adjudicator", "admin")
     if not safe_href(url):
         raise Denied(400, f"{url!r} is not an http(s) URL")
-    db.attach_url(source_pk, url.strip(), reviewer.name)
+    db.evidence.attach_url(source_pk, url.strip(), reviewer.name)
     return redirect(local_path(back))

@@ -28,7 +28,7 @@ def create_group(
     """Record an evidence group for a claim."""
     check_csrf(current, csrf)
     reviewer = require(current, "reviewer", "adjudicator")
-    db.create_group(
+    db.evidence.create_group(
         claim_pk,
         sources or [],
         lines_of(required_documents),

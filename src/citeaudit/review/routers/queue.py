@@ -56,7 +56,7 @@ def queue(request: Request, db: Db, current: Current) -> Response:
     filters = _filters(request)
     needs = _needs(request, reviewer)
     after = decode_cursor(request.query_params.get("after"))
-    rows = db.queue(reviewer, needs, filters, start_key(reviewer.pk), after, PAGE_SIZE + 1)
+    rows = db.queue.page(reviewer, needs, filters, start_key(reviewer.pk), after, PAGE_SIZE + 1)
     more = len(rows) > PAGE_SIZE
     rows = rows[:PAGE_SIZE]
     next_after = None
@@ -75,12 +75,12 @@ def queue(request: Request, db: Db, current: Current) -> Response:
         filters=filters,
         needs=needs,
         needs_choices=NEEDS_BY_ROLE[reviewer.role],
-        values=db.filter_values(),
+        values=db.queue.filter_values(),
         states=[s.value for s in ReviewState],
         next_query={**params, "after": next_after} if next_after else None,
         edge_query=queue_query(request.query_params),
         # counted on the first page only: deeper pages are reached from it
-        retired=db.retired_edges(needs) if after is None else None,
+        retired=db.queue.retired_edges(needs) if after is None else None,
     )
 
 
@@ -88,7 +88,9 @@ def queue(request: Request, db: Db, current: Current) -> Response:
 def queue_next(request: Request, db: Db, current: Current) -> Response:
     """The first edge of the viewer's queue (the queue itself when it is empty)."""
     reviewer = require(current, "reviewer", "adjudicator", "admin")
-    rows = db.queue(reviewer, _needs(request, reviewer), _filters(request), start_key(reviewer.pk), None, PAGE_SIZE)
+    rows = db.queue.page(
+        reviewer, _needs(request, reviewer), _filters(request), start_key(reviewer.pk), None, PAGE_SIZE
+    )
     if not rows:
         return redirect("/queue")
     first = page_order(rows, reviewer.pk, rows[0].key)[0]

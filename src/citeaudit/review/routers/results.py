@@ -33,8 +33,8 @@ def score(request: Request, db: Db, current: Current) -> Response:
         },
         protocol=scored.protocol,
         document=scored.to_json(),
-        groups=db.group_counts(),
-        policy=db.settings()["policy"],
+        groups=db.evidence.group_counts(),
+        policy=db.accounts.settings()["policy"],
     )
 
 

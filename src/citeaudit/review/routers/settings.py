@@ -20,7 +20,13 @@ def settings_page(request: Request, db: Db, current: Current) -> Response:
     """The settings form."""
     reviewer = require(current, "admin")
     return page(
-        request, "settings.html.j2", user=reviewer, csrf=current.csrf, settings=db.settings(), changed=None, ask=None
+        request,
+        "settings.html.j2",
+        user=reviewer,
+        csrf=current.csrf,
+        settings=db.accounts.settings(),
+        changed=None,
+        ask=None,
     )
 
 
@@ -38,9 +44,9 @@ def change_settings(
     confirmed before every edge's state is recomputed."""
     check_csrf(current, csrf)
     reviewer = require(current, "admin")
-    settings = db.settings()
-    if policy != settings["policy"] and confirm != policy and db.has_human_judgements():
-        moves = db.policy_change(policy)
+    settings = db.accounts.settings()
+    if policy != settings["policy"] and confirm != policy and db.judgements.has_human_judgements():
+        moves = db.judgements.policy_change(policy)
         return page(
             request,
             "settings.html.j2",
@@ -50,8 +56,14 @@ def change_settings(
             changed=None,
             ask={"policy": policy, "show_model_suggestions": show_model_suggestions, "moves": sorted(moves.items())},
         )
-    changed = db.set_setting(reviewer.name, "policy", policy)
-    db.set_setting(reviewer.name, "show_model_suggestions", show_model_suggestions)
+    changed = db.accounts.set_setting(reviewer.name, "policy", policy)
+    db.accounts.set_setting(reviewer.name, "show_model_suggestions", show_model_suggestions)
     return page(
-        request, "settings.html.j2", user=reviewer, csrf=current.csrf, settings=db.settings(), changed=changed, ask=None
+        request,
+        "settings.html.j2",
+        user=reviewer,
+        csrf=current.csrf,
+        settings=db.accounts.settings(),
+        changed=changed,
+        ask=None,
     )

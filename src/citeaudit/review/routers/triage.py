@@ -13,12 +13,13 @@ from typing import Annotated
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import Response
 
+from citeaudit.core.errors import ReviewRefused
 from citeaudit.core.model import Judgement, Origin, Stage
 from citeaudit.judges.triage import TriageReason
 from citeaudit.review.auth import new_token
 from citeaudit.review.pages import Current, Db, Denied, check_csrf, context, page, redirect, require
 from citeaudit.store import Store
-from citeaudit.store.review import ReviewRefused, now
+from citeaudit.store.review import now
 from citeaudit.store.triage import triage_offer, triage_offers
 
 __all__ = ["router"]
@@ -40,7 +41,7 @@ def triage_page(request: Request, db: Db, current: Current) -> Response:
     """The offers not yet judged by anyone, one form per offer."""
     reviewer = require(current, "reviewer", "adjudicator")
     reason = _reason(request)
-    shown = db.settings()["show_model_suggestions"] == "true"
+    shown = db.accounts.settings()["show_model_suggestions"] == "true"
     offers = []
     if shown:
         with Store(context(request).config.db) as store:
@@ -71,7 +72,7 @@ def confirm(
     """Record the reviewer's confirmation of the offered label as their own review, then back to the triage."""
     check_csrf(current, csrf)
     reviewer = require(current, "reviewer", "adjudicator")
-    if db.settings()["show_model_suggestions"] != "true":
+    if db.accounts.settings()["show_model_suggestions"] != "true":
         raise Denied(403, "the triage is off: the project hides model suggestions")
     with Store(context(request).config.db) as store:
         offer = triage_offer(store.connection, edge_pk)
@@ -90,7 +91,7 @@ def confirm(
         now(),
     )
     try:
-        db.record_judgement(
+        db.judgements.record_judgement(
             edge_pk,
             judgement,
             submission,

@@ -11,41 +11,31 @@ adjudication. With ``n`` = 1 the one reviewer may revise their label, which then
 An adjudication is recorded only by an adjudicator who did not review the edge, and only on a disputed (or already
 adjudicated) edge. Admins manage the project; they neither review nor adjudicate.
 
-This module is the one gate of every human judgement, whatever door it comes through (:data:`DOORS`): the web
+These rules are the one gate of every human judgement, whatever door it comes through (:data:`DOORS`): the web
 forms of edges and cross pairs, ``judgements import``, ``ingest`` of an audit file and the library.
-:func:`edge_judgement_refusal` (and its twin for cross pairs in :mod:`citeaudit.store.cross_pairs`) reads what the
-rules need inside the writer's transaction — the reviewer's account and role (never a role the caller claims),
-whether the claim is retired, the item's judgements and the policy — and :func:`judgement_refusal` applies the
-rules to plain values (``ingest`` calls it on an audit file's judgements before writing them).
+:func:`judgement_refusal` applies them to plain values (``ingest`` calls it on an audit file's judgements before
+writing them); :mod:`citeaudit.store.review_rules` reads what they need inside the writer's transaction — the
+reviewer's account and role (never a role the caller claims), whether the claim is retired, the item's judgements
+and the policy. What they refuse is a :class:`~citeaudit.core.errors.ReviewRefused`.
 """
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-from citeaudit.core.errors import CiteauditError, UnknownReference
 from citeaudit.core.model import Judgement, Label, Origin, ReviewState, Stage, review_outcome
-from citeaudit.store.judgements import JUDGEMENT_COLUMNS, judgement_from_row
-from citeaudit.store.review_records import StoredJudgement
 
 __all__ = [
     "DOORS",
     "REVIEW_POLICIES",
-    "ReviewRefused",
-    "account_role",
+    "StoredJudgement",
     "adjudication_refusal",
-    "claim_retirement",
     "counted_judgements",
-    "edge_judgement_refusal",
-    "edge_judgements",
     "judgement_refusal",
     "policy_outcome",
-    "policy_reviews_required",
-    "require_account",
     "review_refusal",
     "reviewers_of",
-    "stored_item_refusal",
 ]
 
 REVIEW_POLICIES = {"single": 1, "double": 2}
@@ -55,8 +45,14 @@ DOORS = ("web", "cross-pair web", "judgements import", "ingest", "api")
 """The ways a human judgement enters the database, as the audit log names them (``door``)."""
 
 
-class ReviewRefused(CiteauditError):
-    """A review or adjudication the policy does not allow (the message says which rule)."""
+@dataclass(frozen=True, slots=True)
+class StoredJudgement:
+    """A judgement row with its id (the rules order reviews by it)."""
+
+    pk: int
+    """Row id."""
+    judgement: Judgement
+    """The judgement."""
 
 
 def _reviews(judgements: Sequence[StoredJudgement]) -> list[StoredJudgement]:
@@ -167,88 +163,3 @@ def judgement_refusal(
     if judgement.stage is Stage.ADJUDICATION:
         return adjudication_refusal(existing, name, role, state, item=item)
     return review_refusal(existing, name, role, state, reviews_required, item=item)
-
-
-def policy_reviews_required(db: sqlite3.Connection) -> int:
-    """Independent human reviews the database's review policy needs (``single`` unless set)."""
-    row = db.execute("SELECT value FROM review_settings WHERE key = 'policy'").fetchone()
-    return REVIEW_POLICIES[str(row[0])] if row is not None and str(row[0]) in REVIEW_POLICIES else 1
-
-
-def account_role(db: sqlite3.Connection, name: str | None) -> str | None:
-    """The role of the review account called ``name`` (``None`` when there is none)."""
-    if not name:
-        return None
-    row = db.execute("SELECT role FROM reviewers WHERE name = ?", (name,)).fetchone()
-    return None if row is None else str(row[0])
-
-
-def claim_retirement(db: sqlite3.Connection, claim_pk: int) -> str | None:
-    """Why the claim takes no judgement: it was retired, and by which claim set of its answer (``None`` when it
-    is current)."""
-    claim_id, current, answer_pk = db.execute(
-        "SELECT id, current, answer_pk FROM claims WHERE pk = ?", (claim_pk,)
-    ).fetchone()
-    if current:
-        return None
-    found = db.execute(
-        "SELECT ordinal, action, method, version, actor, created_at FROM claim_sets WHERE answer_pk = ? "
-        "ORDER BY pk DESC LIMIT 1",
-        (answer_pk,),
-    ).fetchone()
-    if found is None:
-        return f"claim {claim_id!r} was retired; it takes no judgement"
-    ordinal, action, method, version, actor, created_at = found
-    how = " ".join(str(part) for part in (action, method, version) if part)
-    by = f" by {actor}" if actor else ""
-    return (
-        f"claim {claim_id!r} was retired by claim set {ordinal} of its answer ({how}{by}, {created_at}); "
-        "it takes no judgement"
-    )
-
-
-def edge_judgements(db: sqlite3.Connection, edge_pk: int) -> list[StoredJudgement]:
-    """Every judgement on the edge with its row id, oldest first."""
-    return [
-        StoredJudgement(int(row[0]), judgement_from_row(row))
-        for row in db.execute(
-            f"SELECT {JUDGEMENT_COLUMNS} FROM judgements j WHERE j.edge_pk = ? ORDER BY j.pk", (edge_pk,)
-        )
-    ]
-
-
-def stored_item_refusal(
-    db: sqlite3.Connection,
-    claim_pk: int,
-    existing: Sequence[StoredJudgement],
-    judgement: Judgement,
-    *,
-    item: str = "edge",
-) -> str | None:
-    """Why ``judgement`` may not be recorded now on an item (an edge or a cross pair) of claim ``claim_pk``
-    holding ``existing`` (``None`` when it may), read inside the writer's transaction: a retired claim, then
-    :func:`judgement_refusal` with the reviewer's account and the database's policy."""
-    retired = claim_retirement(db, claim_pk)
-    if retired is not None:
-        return retired
-    return judgement_refusal(
-        existing, judgement, account_role(db, judgement.reviewer), policy_reviews_required(db), item=item
-    )
-
-
-def edge_judgement_refusal(db: sqlite3.Connection, edge_pk: int, judgement: Judgement) -> str | None:
-    """Why ``judgement`` may not be recorded on edge ``edge_pk`` now (:func:`stored_item_refusal`)."""
-    (claim_pk,) = db.execute("SELECT claim_pk FROM edges WHERE pk = ?", (edge_pk,)).fetchone()
-    return stored_item_refusal(db, int(claim_pk), edge_judgements(db, edge_pk), judgement)
-
-
-def require_account(db: sqlite3.Connection, name: str, what: str, option: str = "--reviewer") -> str:
-    """The role of the account called ``name``, who decides ``what`` (a fact mapping, a claim change, a source's
-    link, an evidence group), named by ``option``: a name with no account is an
-    :class:`~citeaudit.core.errors.UnknownReference`, since the record would name no one."""
-    role = account_role(db, name)
-    if role is None:
-        raise UnknownReference(
-            what, option, f"{name!r} is no review account; add it with `citeaudit reviewer add` first"
-        )
-    return role
