@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
+from pathlib import Path
 
-__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "Migration"]
+from citeaudit.core.errors import SchemaVersionMismatch
+
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "Migration", "migrate", "rebuild_tables"]
 
 Migration = str | Callable[[sqlite3.Connection], None]
 """An SQL script, or a function given the connection inside the migration's transaction."""
@@ -671,34 +675,66 @@ def _compiles(sql: str) -> bool:
     return True
 
 
+def rebuild_tables(db: sqlite3.Connection, definitions: Mapping[str, str]) -> None:
+    """Give each table named in ``definitions`` its new ``CREATE TABLE`` statement, keeping its rows (same
+    columns, same order), indexes and triggers: the rebuild SQLite documents for schema changes ``ALTER TABLE``
+    cannot make (https://www.sqlite.org/lang_altertable.html#otheralter). A table is created under a new name,
+    filled from the old one, the old one dropped and the new one renamed; the views are made again around it, as
+    a rename checks every view. Run inside the migration's transaction with foreign keys off (see
+    :func:`migrate`); a foreign key broken by the rebuild fails it before anything is committed.
+
+    Only documented statements: no edit of ``sqlite_master``, so it runs where SQLite refuses those
+    (``SQLITE_DBCONFIG_DEFENSIVE``). Unlike an edit in place it copies each table's rows once."""
+    if not definitions:
+        return
+    views = db.execute("SELECT name, sql FROM sqlite_master WHERE type = 'view' ORDER BY rowid").fetchall()
+    for name, _ in views:
+        db.execute(f'DROP VIEW "{name}"')
+    for name, sql in definitions.items():
+        _rebuild(db, name, sql)
+    for _, sql in views:
+        db.execute(sql)
+    broken = db.execute("PRAGMA foreign_key_check").fetchone()
+    if broken is not None:
+        raise sqlite3.IntegrityError(f"rebuilding {', '.join(definitions)} broke a foreign key: {tuple(broken)}")
+
+
+def _rebuild(db: sqlite3.Connection, name: str, sql: str) -> None:
+    """Rebuild one table with the definition ``sql`` (see :func:`rebuild_tables`)."""
+    kept = db.execute(
+        "SELECT sql FROM sqlite_master WHERE tbl_name = ? AND type IN ('index', 'trigger') AND sql IS NOT NULL "
+        "ORDER BY rowid",
+        (name,),
+    ).fetchall()
+    temporary = f"{name}_rebuilt"
+    created, named = _TABLE_NAME.subn(f'CREATE TABLE "{temporary}"', sql, count=1)
+    if not named:
+        raise ValueError(f"not a CREATE TABLE statement for {name!r}: {sql[:60]!r}")
+    db.execute(created)
+    db.execute(f'INSERT INTO "{temporary}" SELECT * FROM "{name}"')
+    db.execute(f'DROP TABLE "{name}"')
+    db.execute(f'ALTER TABLE "{temporary}" RENAME TO "{name}"')
+    for (statement,) in kept:
+        db.execute(statement)
+
+
+_TABLE_NAME = re.compile(r'^CREATE TABLE\s+(?:"[^"]+"|\w+)')
+"""The start of a stored ``CREATE TABLE`` statement up to the table's name, quoted (after a rename) or not."""
+
+
 def _check_lists_as_comparisons(db: sqlite3.Connection) -> None:
     """Rewrite the CHECK constraints that test a column against a list of three or more values as a chain of
     comparisons, which accepts and rejects exactly the same values. SQLite evaluates ``IN (list)`` through a
     temporary lookup table made once per execution of a statement, and ``executemany`` executes its statement
     once per row: with the list, writing a citation row one to a statement took 1.9 times as long as with the
-    chain (64 rows to a statement, 1.2 times). A CHECK constraint is not part of the stored records, so the table
-    definitions are edited in place as SQLite documents for such changes (writable_schema, then a new
-    schema_version so every connection reads the edited schema). A definition is only replaced by one that
-    SQLite compiles.
-
-    An SQLite built to refuse schema edits (defensive mode) keeps the lists: they accept the same values, and
-    only writing is slower."""
-    edited = []
+    chain (64 rows to a statement, 1.2 times). The tables whose definitions change are rebuilt
+    (:func:`rebuild_tables`); a definition is only used when SQLite compiles it."""
+    definitions = {}
     for name, sql in db.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table' AND sql LIKE '% IN (%'"):
         rewritten = comparisons(sql)
         if rewritten != sql and _compiles(rewritten):
-            edited.append((rewritten, name))
-    version = int(db.execute("PRAGMA schema_version").fetchone()[0])
-    db.execute("SAVEPOINT check_lists")
-    db.execute("PRAGMA writable_schema = ON")
-    try:
-        db.executemany("UPDATE sqlite_master SET sql = ? WHERE type = 'table' AND name = ?", edited)
-        db.execute(f"PRAGMA schema_version = {version + 1}")
-    except sqlite3.DatabaseError:
-        db.execute("ROLLBACK TO check_lists")
-    finally:
-        db.execute("PRAGMA writable_schema = OFF")
-        db.execute("RELEASE check_lists")
+            definitions[name] = rewritten
+    rebuild_tables(db, definitions)
 
 
 _SUGGESTION_METHODS = ("bm25", "dense", "hybrid", "window", "window-hybrid")
@@ -707,9 +743,7 @@ _METHOD_CHECK = re.compile(rf"CHECK \((?:method IN \((?:{_TEXT}\s*,?\s*)+\)|\((?
 
 def _window_suggestion_methods(db: sqlite3.Connection) -> None:
     """Let ``suggestions.method`` also record ``window`` and ``window-hybrid`` (passage windows ranked as one
-    unit). Only the CHECK constraint changes, which is not part of the stored records, so the definition is edited
-    in place as in :func:`_check_lists_as_comparisons` (and only replaced by one SQLite compiles). An SQLite built
-    to refuse schema edits keeps the old list; storing a window method there fails with a constraint error."""
+    unit). Only the CHECK constraint changes: the table is rebuilt with it (:func:`rebuild_tables`)."""
     row = db.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'suggestions'").fetchone()
     if row is None:
         return
@@ -717,17 +751,7 @@ def _window_suggestion_methods(db: sqlite3.Connection) -> None:
     rewritten = _METHOD_CHECK.sub(f"CHECK (({allowed}))", row[0], count=1)
     if rewritten == row[0] or not _compiles(rewritten):
         return
-    version = int(db.execute("PRAGMA schema_version").fetchone()[0])
-    db.execute("SAVEPOINT window_methods")
-    db.execute("PRAGMA writable_schema = ON")
-    try:
-        db.execute("UPDATE sqlite_master SET sql = ? WHERE type = 'table' AND name = 'suggestions'", (rewritten,))
-        db.execute(f"PRAGMA schema_version = {version + 1}")
-    except sqlite3.DatabaseError:
-        db.execute("ROLLBACK TO window_methods")
-    finally:
-        db.execute("PRAGMA writable_schema = OFF")
-        db.execute("RELEASE window_methods")
+    rebuild_tables(db, {"suggestions": rewritten})
 
 
 _RESPONSE_IDS = """
@@ -799,3 +823,50 @@ MIGRATIONS: tuple[Migration, ...] = (
 
 SCHEMA_VERSION = len(MIGRATIONS)
 """The schema version this citeaudit writes."""
+
+
+def migrate(
+    db: sqlite3.Connection, transaction: Callable[[], AbstractContextManager[sqlite3.Connection]], path: Path
+) -> None:
+    """Bring the database at ``path`` (open on ``db``, outside any transaction) to :data:`SCHEMA_VERSION`, one
+    migration to a transaction made by ``transaction``; a database newer than this citeaudit is refused
+    (:class:`~citeaudit.core.errors.SchemaVersionMismatch`).
+
+    Foreign keys are off while migrations run, as SQLite's procedure for schema changes asks: a table rebuild
+    drops a table that others refer to (:func:`rebuild_tables` checks the keys itself before its commit). The
+    setting can only change outside a transaction, so it is set here, around them all."""
+    version = int(db.execute("PRAGMA user_version").fetchone()[0])
+    if version > SCHEMA_VERSION:
+        raise SchemaVersionMismatch(
+            f"{str(path)!r} has schema version {version}, newer than this citeaudit's "
+            f"{SCHEMA_VERSION}; upgrade citeaudit to use it"
+        )
+    if version == SCHEMA_VERSION:
+        return
+    db.execute("PRAGMA foreign_keys = OFF")
+    try:
+        for target in range(version, SCHEMA_VERSION):
+            with transaction():
+                migration = MIGRATIONS[target]
+                if callable(migration):
+                    migration(db)
+                else:
+                    for statement in statements(migration):
+                        db.execute(statement)
+                db.execute(f"PRAGMA user_version = {target + 1}")
+    finally:
+        db.execute("PRAGMA foreign_keys = ON")
+
+
+def statements(script: str) -> list[str]:
+    """Split a migration script into statements (triggers keep their inner semicolons)."""
+    found, buffer = [], []
+    for line in script.splitlines():
+        if not line.strip() or line.strip().startswith("--"):
+            continue
+        buffer.append(line)
+        joined = "\n".join(buffer)
+        if sqlite3.complete_statement(joined):
+            found.append(joined)
+            buffer = []
+    return found

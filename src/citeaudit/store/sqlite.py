@@ -21,7 +21,7 @@ from types import TracebackType
 
 from citeaudit.core.agreement import Rater, SidedLabel
 from citeaudit.core.clock import utc_now
-from citeaudit.core.errors import InvalidValue, SchemaVersionMismatch, ScopeError, StoreError, UnknownReference
+from citeaudit.core.errors import InvalidValue, ScopeError, StoreError, UnknownReference
 from citeaudit.core.model import (
     Audit,
     Protocol,
@@ -81,7 +81,7 @@ from citeaudit.store.importing import (
     write_rows,
 )
 from citeaudit.store.judgements import read_raters, read_retired_rated, read_sided_labels
-from citeaudit.store.migrations import MIGRATIONS, SCHEMA_VERSION
+from citeaudit.store.migrations import migrate
 from citeaudit.store.pipeline import ChunkWriter, second_core_idle, usable_cores
 from citeaudit.store.reading import (
     read_audit,
@@ -155,7 +155,7 @@ class Store:
         self._paired: sqlite3.Connection | None = None
         """A second connection on the state :meth:`snapshot` reads, while it has one."""
         try:
-            self._migrate()
+            migrate(self._db, self._transaction, self.path)
         except sqlite3.DatabaseError as exc:
             self._db.close()
             if is_busy(exc):
@@ -186,23 +186,6 @@ class Store:
     def schema_version(self) -> int:
         """Schema version of the open database."""
         return int(self._db.execute("PRAGMA user_version").fetchone()[0])
-
-    def _migrate(self) -> None:
-        version = self.schema_version
-        if version > SCHEMA_VERSION:
-            raise SchemaVersionMismatch(
-                f"{str(self.path)!r} has schema version {version}, newer than this citeaudit's "
-                f"{SCHEMA_VERSION}; upgrade citeaudit to use it"
-            )
-        for target in range(version, SCHEMA_VERSION):
-            with self._transaction():
-                migration = MIGRATIONS[target]
-                if callable(migration):
-                    migration(self._db)
-                else:
-                    for statement in _statements(migration):
-                        self._db.execute(statement)
-                self._db.execute(f"PRAGMA user_version = {target + 1}")
 
     def transaction(self) -> AbstractContextManager[sqlite3.Connection]:
         """One write transaction (``BEGIN IMMEDIATE`` … ``COMMIT``, rolled back on any error). Inside another,
@@ -706,17 +689,3 @@ def _list_protocols(infos: Sequence[ProtocolInfo]) -> str:
 
     listed = "; ".join(f"{p.id}@{p.version} {p.fingerprint[:19]}… ({counts(p)} answers)" for p in infos)
     return f"protocols: {listed}" if listed else "no protocols"
-
-
-def _statements(script: str) -> list[str]:
-    """Split a migration script into statements (triggers keep their inner semicolons)."""
-    statements, buffer = [], []
-    for line in script.splitlines():
-        if not line.strip() or line.strip().startswith("--"):
-            continue
-        buffer.append(line)
-        joined = "\n".join(buffer)
-        if sqlite3.complete_statement(joined):
-            statements.append(joined)
-            buffer = []
-    return statements
