@@ -15,6 +15,7 @@ from citeaudit import Store
 from citeaudit.ingest import ingest_file
 from citeaudit.store import migrations
 from citeaudit.store.connection import Transactions, connect
+from citeaudit.store.migrations import rebuild
 
 SCHEMA_WRITE = re.compile(
     r"writable_schema|(?:UPDATE|INSERT\s+INTO|DELETE\s+FROM|REPLACE\s+INTO)\s+\"?sqlite_(?:master|schema)", re.I
@@ -64,7 +65,7 @@ def test_the_migrations_run_on_an_sqlite_that_refuses_schema_edits(tmp_path: Pat
     assert db.execute("PRAGMA user_version").fetchone()[0] == migrations.SCHEMA_VERSION
     tables = dict(db.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'"))
     # both rewrites took effect: no CHECK list of three or more values is left, and the window methods are allowed
-    assert [name for name, sql in tables.items() if migrations._IN_LIST.search(sql)] == []
+    assert [name for name, sql in tables.items() if rebuild.IN_LIST.search(sql)] == []
     assert "method = 'window-hybrid'" in tables["suggestions"]
     assert db.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
     assert db.execute("PRAGMA foreign_keys").fetchone() == (1,)  # back on once the migrations are done

@@ -156,8 +156,9 @@ def test_check_lists_become_comparisons_and_an_older_database_keeps_its_rows(
     db_path: Path, four_claim_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from citeaudit.store import migrations
+    from citeaudit.store.migrations import rebuild
 
-    rewrite = migrations.MIGRATIONS.index(migrations._check_lists_as_comparisons)
+    rewrite = migrations.MIGRATIONS.index(rebuild.check_lists_as_comparisons)
     # a database written by the release before the rewrite, with rows in it
     monkeypatch.setattr(migrations, "MIGRATIONS", migrations.MIGRATIONS[:rewrite])
     monkeypatch.setattr(migrations, "SCHEMA_VERSION", rewrite)
@@ -175,7 +176,7 @@ def test_check_lists_become_comparisons_and_an_older_database_keeps_its_rows(
         assert store._db.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
         assert {t: store._db.execute(f"SELECT * FROM {t} ORDER BY 1").fetchall() for t in before} == before
     assert "(kind = 'cited' OR kind = 'retrieved' OR kind = 'dangling')" in tables["citations"]
-    assert not [name for name, sql in tables.items() if migrations._IN_LIST.search(sql)]
+    assert not [name for name, sql in tables.items() if rebuild.IN_LIST.search(sql)]
     # a second connection reads the rebuilt table: the constraint still rejects what it always rejected
     with sqlite3.connect(db_path) as db, pytest.raises(sqlite3.IntegrityError, match="kind = 'cited'"):
         db.execute("UPDATE citations SET kind = 'quoted' WHERE pk = (SELECT min(pk) FROM citations)")
@@ -186,7 +187,7 @@ def test_check_lists_become_comparisons_and_an_older_database_keeps_its_rows(
     probes=st.lists(st.one_of(st.none(), st.text(alphabet="ab', )", max_size=4)), max_size=20),
 )
 def test_a_rewritten_check_accepts_exactly_what_the_list_accepted(values: list[str], probes: list[str | None]) -> None:
-    from citeaudit.store.migrations import comparisons
+    from citeaudit.store.migrations.rebuild import comparisons
 
     listed = ", ".join("'" + v.replace("'", "''") + "'" for v in values)
     original = f"CREATE TABLE t (kind TEXT CHECK (kind IN ({listed})))"
@@ -249,6 +250,6 @@ def test_batched_inserts_need_a_one_row_insert() -> None:
     ],
 )
 def test_only_a_whole_check_on_one_column_and_three_values_is_rewritten(check: str) -> None:
-    from citeaudit.store.migrations import comparisons
+    from citeaudit.store.migrations.rebuild import comparisons
 
     assert comparisons(f"CREATE TABLE u (kind TEXT {check})") == f"CREATE TABLE u (kind TEXT {check})"
