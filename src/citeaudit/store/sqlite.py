@@ -526,36 +526,23 @@ class Store:
         """The latest decision on each (claim, fact) pair of current claims, optionally of one state."""
         return list_mappings(self._db, state)
 
-    def confirm_fact(
-        self, mapping_pk: int | None, claim_id: str | None, fact_id: str | None, actor: str
-    ) -> tuple[str, str]:
-        """Confirm a proposal, or map a claim to a fact directly; coverage counts it from now on."""
-        with self._transaction() as db:
-            require_account(db, actor, "facts confirm")
-            return confirm_mapping(db, mapping_pk, claim_id, fact_id, actor, utc_now())
-
     def confirm_facts(
         self, requests: Sequence[tuple[int | None, str | None, str | None]], actor: str
     ) -> list[tuple[str, str]]:
-        """Confirm several proposals or direct mappings (``(mapping_pk, claim_id, fact_id)`` each, as for
-        :meth:`confirm_fact`) all or none: one refused request leaves every mapping as it was."""
+        """Confirm several proposals, or map claims to facts directly (``(mapping_pk, None, None)`` or
+        ``(None, claim_id, fact_id)`` each), all or none: one refused request leaves every mapping as it was.
+        Coverage counts a confirmed mapping from then on."""
         at = utc_now()
         with self._transaction() as db:
             require_account(db, actor, "facts confirm")
             return [confirm_mapping(db, pk, claim_id, fact_id, actor, at) for pk, claim_id, fact_id in requests]
 
     def reject_facts(self, mapping_pks: Sequence[int], actor: str) -> list[tuple[str, str]]:
-        """Reject several proposals all or none."""
+        """Reject several proposals all or none: a rejected claim is never proposed for that fact again."""
         at = utc_now()
         with self._transaction() as db:
             require_account(db, actor, "facts reject")
             return [reject(db, pk, actor, at) for pk in mapping_pks]
-
-    def reject_fact(self, mapping_pk: int, actor: str) -> tuple[str, str]:
-        """Reject a proposal: that claim is never proposed for that fact again."""
-        with self._transaction() as db:
-            require_account(db, actor, "facts reject")
-            return reject(db, mapping_pk, actor, utc_now())
 
     def change_claims(
         self,
