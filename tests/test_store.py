@@ -218,7 +218,7 @@ def test_a_rewritten_check_accepts_exactly_what_the_list_accepted(values: list[s
     )
 )
 def test_batched_inserts_store_what_executemany_stores(rows: list[tuple[object, object]]) -> None:
-    from citeaudit.store.sqlite import ROWS_PER_STATEMENT, insert_rows
+    from citeaudit.store.bulk import ROWS_PER_STATEMENT, insert_rows
 
     assert ROWS_PER_STATEMENT < 200  # the lists cover full batches, a remainder, and no rows at all
     db = sqlite3.connect(":memory:")
@@ -231,7 +231,7 @@ def test_batched_inserts_store_what_executemany_stores(rows: list[tuple[object, 
 
 
 def test_batched_inserts_need_a_one_row_insert() -> None:
-    from citeaudit.store.sqlite import insert_rows
+    from citeaudit.store.bulk import insert_rows
 
     db = sqlite3.connect(":memory:")
     db.execute("CREATE TABLE t (a)")

@@ -36,6 +36,8 @@ from citeaudit.core.protocol import (
 from citeaudit.core.scope import Scope
 from citeaudit.core.scoring import ScoringColumns
 from citeaudit.store import resolution
+from citeaudit.store.bulk import IMPORT_TABLES, drop_secondary_indexes
+from citeaudit.store.chunk_rows import ChunkRows, rows_of
 from citeaudit.store.claimsets import (
     AnswerClaims,
     NewSet,
@@ -67,19 +69,7 @@ from citeaudit.store.facts import (
     record_proposals,
     reject,
 )
-from citeaudit.store.importing import (
-    IMPORT_TABLES,
-    REVIEW_POLICIES,
-    ROWS_PER_STATEMENT,
-    SUMMED,
-    ChunkRows,
-    ImportReport,
-    drop_queue_indexes,
-    drop_secondary_indexes,
-    insert_rows,
-    rows_of,
-    write_rows,
-)
+from citeaudit.store.importing import SUMMED, ImportReport, write_rows
 from citeaudit.store.judgements import read_raters, read_retired_rated, read_sided_labels
 from citeaudit.store.migrations import migrate
 from citeaudit.store.pipeline import ChunkWriter, second_core_idle, usable_cores
@@ -91,21 +81,12 @@ from citeaudit.store.reading import (
 )
 from citeaudit.store.records import FetchOutcome, Passage, Snapshot
 from citeaudit.store.reimport import describe, metadata_changes, move_answers
-from citeaudit.store.review_policy import require_account
+from citeaudit.store.review_policy import REVIEW_POLICIES, require_account
 from citeaudit.store.writers import busy_error, busy_timeout, is_busy
 
-# REVIEW_POLICIES, ImportReport, insert_rows, the index helpers and ROWS_PER_STATEMENT live with the import
-# writer (store/importing.py) and are named here too, where callers have found them.
-__all__ = [
-    "REVIEW_POLICIES",
-    "ROWS_PER_STATEMENT",
-    "ImportReport",
-    "ProtocolInfo",
-    "Store",
-    "drop_queue_indexes",
-    "drop_secondary_indexes",
-    "insert_rows",
-]
+# REVIEW_POLICIES (store/review_policy.py) and ImportReport (store/importing.py) are named here too, where callers
+# have found them.
+__all__ = ["REVIEW_POLICIES", "ImportReport", "ProtocolInfo", "Store"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,7 +236,7 @@ class Store:
         actor: str = "",
     ) -> ImportReport:
         """:meth:`import_audit` for a payload read a chunk at a time (see ``ingest.assemble_chunks``; a chunk may
-        also come as its rows, :class:`~citeaudit.store.importing.ChunkRows`, made in another process): every
+        also come as its rows, :class:`~citeaudit.store.chunk_rows.ChunkRows`, made in another process): every
         chunk is written as it comes, all in one transaction, so an error in any chunk leaves nothing. The
         chunks are not read at all when the payload is already imported. ``progress`` is told how many answer
         records each chunk held.
