@@ -7,7 +7,7 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from itertools import chain, islice
 
-__all__ = ["IMPORT_TABLES", "ROWS_PER_STATEMENT", "drop_queue_indexes", "drop_secondary_indexes", "insert_rows"]
+__all__ = ["IMPORT_TABLES", "ROWS_PER_STATEMENT", "drop_secondary_indexes", "insert_rows"]
 
 
 ROWS_PER_STATEMENT = 64
@@ -32,17 +32,6 @@ def insert_rows(db: sqlite3.Connection, sql: str, rows: Iterable[Sequence[object
         db.execute(full, list(chain.from_iterable(batch)))
     if batch:
         db.executemany(sql, batch)
-
-
-def drop_queue_indexes(db: sqlite3.Connection) -> list[str]:
-    """Drop the edges' queue indexes; the statements that make them again."""
-    indexes = db.execute(
-        "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'edges' AND sql IS NOT NULL "
-        "AND name GLOB 'edges_queue*' ORDER BY name"
-    ).fetchall()
-    for name, _ in indexes:
-        db.execute(f'DROP INDEX "{name}"')
-    return [sql for _, sql in indexes]
 
 
 IMPORT_TABLES = ("answers", "citations", "claims", "edges", "edge_locations")

@@ -20,16 +20,16 @@ from dataclasses import dataclass
 from citeaudit.core.clock import utc_now
 from citeaudit.core.errors import DuplicateId, InvalidValue
 from citeaudit.core.identity import url_location
-from citeaudit.core.model import Audit, CitationKind, Judgement, Origin, Run, RunKind, Stage
+from citeaudit.core.model import CitationKind, Judgement, Origin, Run, RunKind, Stage
 from citeaudit.core.protocol import fingerprint_components
 from citeaudit.core.scoring import edge_code
 from citeaudit.store.bulk import insert_rows
-from citeaudit.store.chunk_rows import KIND_TEXT, AnswerRow, ChunkRows, CitationRow, ClaimRow, SourceRow, rows_of
+from citeaudit.store.chunk_rows import KIND_TEXT, AnswerRow, ChunkRows, CitationRow, ClaimRow, SourceRow
 from citeaudit.store.judgements import INSERT_JUDGEMENT, judgement_row
 from citeaudit.store.review_policy import account_role, counted_judgements, judgement_refusal, policy_reviews_required
 from citeaudit.store.review_records import StoredJudgement
 
-__all__ = ["SUMMED", "ImportReport", "write_audit", "write_rows"]
+__all__ = ["SUMMED", "ImportReport", "write_rows"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,22 +174,6 @@ def _next_pk(db: sqlite3.Connection, table: str) -> int:
     return int(db.execute(f"SELECT coalesce(max(pk), 0) + 1 FROM {table}").fetchone()[0])
 
 
-def write_audit(
-    db: sqlite3.Connection,
-    audit: Audit,
-    protocol_pk: int,
-    import_pk: int,
-    origin: str,
-    sha: str,
-    new_keys: set[str],
-    known_keys: set[str],
-) -> ImportReport:
-    """Write one audit (or one chunk of a payload) measured under the stored protocol ``protocol_pk``, inside
-    the caller's transaction; ``new_keys`` gathers the source keys this import added and ``known_keys`` those
-    it found stored before it."""
-    return write_rows(db, rows_of(audit), protocol_pk, import_pk, origin, sha, new_keys, known_keys)
-
-
 def write_rows(
     db: sqlite3.Connection,
     rows: ChunkRows,
@@ -201,10 +185,12 @@ def write_rows(
     known_keys: set[str],
     earlier_sources: dict[str, int] | None = None,
 ) -> ImportReport:
-    """:func:`write_audit` for the rows of an audit (see :func:`rows_of`). ``earlier_sources``: the row ids of
-    the sources that earlier chunks of the import, measured under the same protocol, referred to (by key), kept
-    from chunk to chunk: those sources are neither looked up nor tied to the protocol again, and the rows may
-    leave them out (see :func:`rows_of`)."""
+    """Write the rows of one audit (or one chunk of a payload; see :func:`~citeaudit.store.chunk_rows.rows_of`)
+    measured under the stored protocol ``protocol_pk``, inside the caller's transaction; ``new_keys`` gathers the
+    source keys this import added and ``known_keys`` those it found stored before it. ``earlier_sources``: the row
+    ids of the sources that earlier chunks of the import, measured under the same protocol, referred to (by key),
+    kept from chunk to chunk: those sources are neither looked up nor tied to the protocol again, and the rows may
+    leave them out."""
     question_pk = dict(db.execute("SELECT id, pk FROM questions WHERE protocol_pk = ?", (protocol_pk,)))
     fact_pk = dict(db.execute("SELECT id, pk FROM required_facts WHERE protocol_pk = ?", (protocol_pk,)))
     run_pk, new_runs = _write_runs(db, rows.runs, protocol_pk, origin)
