@@ -36,6 +36,7 @@ bench: $(STAMP_DEV)
 	$(BIN)/python benchmarks/bench_scoring.py
 	$(BIN)/python benchmarks/bench_brand.py
 	$(BIN)/python benchmarks/bench_ingest.py
+	$(BIN)/python benchmarks/bench_migrations.py
 	$(BIN)/python benchmarks/bench_detect.py
 	$(BIN)/python benchmarks/bench_limits.py
 	$(BIN)/python benchmarks/bench_stats.py

@@ -10,7 +10,7 @@ edges, edge locations) inserted again, nothing else, into a new database whose t
 index, key or constraint (the floor any writer of those rows pays on this machine), and into citeaudit's own
 schema (keys, checks and the indexes the queue and the scores read, the secondary ones built after the rows,
 with the connection settings the importer uses for a new database: the floor of any writer of this schema).
-Both are written 64 rows to an INSERT statement (``citeaudit.store.sqlite.insert_rows``, as the importer
+Both are written 64 rows to an INSERT statement (``citeaudit.store.bulk.insert_rows``, as the importer
 writes them). Every import runs both ways, in turn, in the same run; the figure held against the target is the
 way the command took at most of them (it decides by the payload's size and the load average as each import
 starts). Also timed: reading, checking and assembling alone into the rows the import writes (no database), which with
@@ -50,9 +50,9 @@ from citeaudit.ingest import worker as worker_module
 from citeaudit.ingest.assemble import assemble_chunks, assemble_rows
 from citeaudit.ingest.worker import reads_in_worker
 from citeaudit.store import ImportReport
+from citeaudit.store.bulk import drop_secondary_indexes, insert_rows
+from citeaudit.store.chunk_rows import rows_of
 from citeaudit.store.connection import connect
-from citeaudit.store.importing import rows_of
-from citeaudit.store.sqlite import drop_secondary_indexes, insert_rows
 from citeaudit.store.writers import new_database
 
 SITES = [f"https://www.site{n}.example.org" for n in range(400)] + ["https://www.axtorp-machines.com"]

@@ -764,7 +764,7 @@ def database(repeat: int) -> float:
         folder = Path(name)
         imported = _imported_database(folder)
         with Store(imported) as store:
-            states = [store.answer_claims(pk) for pk, _, _ in store.answers_for_claims()]
+            states = [store.claims.of_answer(pk) for pk, _, _ in store.claims.answers()]
         size = sum(len(s.text.encode("utf-8")) for s in states) / 1e6
         made = {(s.text, s.regions): segment_v2(s.text, s.regions) for s in states}
         passes = max(3, repeat)

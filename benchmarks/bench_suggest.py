@@ -66,8 +66,8 @@ def build(path: Path, rows: list[dict[str, object]]) -> None:
             outcome = FetchOutcome(
                 url, SourceStatus.RESOLVED, None, (), "2026-11-30T00:00:00+00:00", final_url=url, document=document
             )
-            fetches.append((store.source_pk(url), outcome))
-        store.record_fetches(fetches)
+            fetches.append((store.sources.pk(url), outcome))
+        store.sources.record_fetches(fetches)
 
 
 def in_memory(path: Path) -> tuple[float, int]:

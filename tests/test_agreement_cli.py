@@ -231,7 +231,7 @@ def test_an_open_store_gives_raters_and_pairs_for_the_review_ui(
     assert cli("ingest", path, "--db", db_path).exit_code == 0
     with Store(db_path) as store:
         # final labels: c1 adjudicated, c2 agreed, c4 and c5→x.org/3 labelled by one reviewer (c3 is disputed)
-        assert [(str(r), n) for r, n in store.raters()] == [("final", 4), ("li", 4), ("mo", 4), ("model:j1", 1)]
+        assert [(str(r), n) for r, n in store.ratings.raters()] == [("final", 4), ("li", 4), ("mo", 4), ("model:j1", 1)]
         pairs = label_pairs_from_store(store, Rater("li"), Rater.parse("mo"))
     assert (len(pairs.a), pairs.edges_total) == (3, 6)
     from_store = agreement(pairs, resamples=200, seed=2).to_dict()

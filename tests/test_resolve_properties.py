@@ -67,14 +67,14 @@ def test_merging_keeps_every_judgement_and_location(
             with sqlite3.connect(path) as db:
                 before_judgements = db.execute("SELECT count(*) FROM judgements").fetchone()[0]
                 before_locations = db.execute("SELECT count(*) FROM edge_locations").fetchone()[0]
-            for source in store.sources_to_resolve().todo:
+            for source in store.sources.to_resolve().todo:
                 index = int(source.url.rsplit("u", 1)[1])
                 final = f"https://page.test/p{pages[index]}"
                 outcome = FetchOutcome(
                     source.url, SourceStatus.RESOLVED, None, (Hop(final, 200),), "2026-01-01T00:00:00+00:00",
                     final_url=final, http_status=200,
                 )  # fmt: skip
-                store.record_fetch(source.pk, outcome)
+                store.sources.record_fetch(source.pk, outcome)
         with sqlite3.connect(path) as db:
             assert db.execute("SELECT count(*) FROM judgements").fetchone()[0] == before_judgements
             assert db.execute("SELECT count(*) FROM edge_locations").fetchone()[0] == before_locations

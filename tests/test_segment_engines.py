@@ -38,8 +38,8 @@ def _ingest_and_segment(cli: Cli, tmp_path: Path, payload: Path, question: str) 
 def _claims(db: Path) -> list[tuple[str, int, int, list[str]]]:
     """Current claims with the markers of their edges' locations (or the location spans)."""
     with Store(db) as store:
-        ((answer_pk, _, _),) = store.answers_for_claims("r1")
-        state = store.answer_claims(answer_pk)
+        ((answer_pk, _, _),) = store.claims.answers("r1")
+        state = store.claims.of_answer(answer_pk)
     found = []
     for claim in state.claims:
         locations = sorted(
@@ -78,8 +78,8 @@ def test_perplexity_markers_go_to_their_sentence_or_clause(cli: Cli, tmp_path: P
 def test_gemini_segments_are_never_crossed(cli: Cli, tmp_path: Path) -> None:
     db, report = _ingest_and_segment(cli, tmp_path, FIXTURES / "gemini" / "umlaut-cjk.json", "q01")
     with Store(db) as store:
-        ((answer_pk, _, _),) = store.answers_for_claims("r1")
-        regions = store.answer_claims(answer_pk).regions
+        ((answer_pk, _, _),) = store.claims.answers("r1")
+        regions = store.claims.of_answer(answer_pk).regions
     # the engine's segments (character offsets after UTF-8 conversion, see test_ingest_gemini)
     assert regions == ((0, 74), (75, 121), (123, 142), (142, 162))
     claims = _claims(db)

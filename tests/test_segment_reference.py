@@ -57,8 +57,8 @@ def _answers(tmp_path: Path) -> list[tuple[str, tuple[tuple[int, int], ...]]]:
     with Store(tmp_path / "engines.db") as store:
         for payload in sorted((DATA / "engine-payloads").rglob("*.json")):
             store_prepared(store, read_file(payload, None, attachment))
-        for answer_pk, _, _ in store.answers_for_claims():
-            state = store.answer_claims(answer_pk)
+        for answer_pk, _, _ in store.claims.answers():
+            state = store.claims.of_answer(answer_pk)
             found[state.text] = state.regions
     return [(text, regions) for text, regions in found.items() if text]
 

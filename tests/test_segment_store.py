@@ -82,7 +82,7 @@ def _segment(cli: Cli, db: Path, *extra: str, method: str = "rules-v1") -> dict[
 
 def _current(db: Path) -> list[tuple[str, int, int]]:
     with Store(db) as store:
-        state = store.answer_claims(store.answer_pk("a1"))
+        state = store.claims.of_answer(store.claims.answer_pk("a1"))
     return [(c.text, c.start or 0, c.end or 0) for c in state.claims]
 
 
@@ -366,7 +366,7 @@ def test_any_sequence_of_changes_keeps_the_history_and_the_current_flag(
     judged, edges = _invariants(db)
     for operation in operations:
         with Store(db) as store:
-            claims = store.answer_claims(store.answer_pk("a1")).claims
+            claims = store.claims.of_answer(store.claims.answer_pk("a1")).claims
             if operation == "split-rules":
                 resegment(store, rules=Rules())
             elif operation == "sentence-rules":

@@ -221,7 +221,7 @@ def test_an_interrupted_run_stops_the_worker_and_resumes_to_the_database_of_an_u
         resegment(store, worker=True, advance=advance)
     assert multiprocessing.active_children() == []
     with Store(path) as store:
-        done = [pk for pk, _, _ in store.answers_for_claims() if store.answer_claims(pk).current_set is not None]
+        done = [pk for pk, _, _ in store.claims.answers() if store.claims.of_answer(pk).current_set is not None]
         assert len(done) >= 5  # at least the answers told finished are kept
         assert resegment(store, worker=True).answers == 12
     with Store(straight) as store:

@@ -153,7 +153,7 @@ def _reference_resegment(path: Path, method: str) -> None:
     rules = rules_for(method)
     segmentation = rules.segmentation()
     with Store(path) as store:
-        for answer_pk, _, protocol_pk in store.answers_for_claims():
+        for answer_pk, _, protocol_pk in store.claims.answers():
             with store.transaction() as db:
                 state = answer_claims(db, answer_pk)
                 ingested_as = store.protocol(protocol_pk).segmentation
@@ -237,9 +237,9 @@ def test_an_answer_that_fails_keeps_the_answers_finished_before_it(tmp_path: Pat
         return plan_segmentation(segmented, state.claims, state.edges, state.history), rules.segmentation()
 
     with Store(path) as store:
-        answers = [pk for pk, _, _ in store.answers_for_claims()]
+        answers = [pk for pk, _, _ in store.claims.answers()]
         with pytest.raises(RuntimeError, match="fourth"):
-            store.change_claims_each(answers, planner, "segment", None, lambda plan: done.append(1), batch_seconds=60)
+            store.claims.change_each(answers, planner, "segment", None, lambda plan: done.append(1), batch_seconds=60)
     with sqlite3.connect(path) as db:
         segmented = [pk for (pk,) in db.execute("SELECT DISTINCT answer_pk FROM claim_sets ORDER BY answer_pk")]
     assert segmented == answers[:3]
@@ -257,8 +257,8 @@ def test_an_answer_given_twice_is_read_again_after_its_first_set_is_written(tmp_
         return plan_segmentation(segmented, state.claims, state.edges, state.history), rules.segmentation()
 
     with Store(path) as store:
-        first, second = [pk for pk, _, _ in store.answers_for_claims()][:2]
-        store.change_claims_each([first, second, first], planner, "segment", None, lambda plan: None)
+        first, second = [pk for pk, _, _ in store.claims.answers()][:2]
+        store.claims.change_each([first, second, first], planner, "segment", None, lambda plan: None)
     with sqlite3.connect(path) as db:
         ordinals = db.execute("SELECT answer_pk, ordinal FROM claim_sets ORDER BY pk").fetchall()
     # the first answer: set 0 (as ingested), then 1 and 2; the second: 0 and 1

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import Path
-from typing import Any
 
 import pytest
 from hypothesis import given
@@ -122,22 +121,23 @@ def test_several_protocols_need_a_choice(db_path: Path, exporter_path: Path, fou
 def test_migrations_run_forward_and_keep_data(
     db_path: Path, four_claim_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from citeaudit.store import migrations, sqlite
+    from citeaudit.store import migrations
 
     with Store(db_path) as store:
         ingest_file(store, four_claim_path)
     # a later release adds migration 2: opening the old file must apply it once and keep every row
     extra = "ALTER TABLE sources ADD COLUMN language TEXT;\nCREATE INDEX sources_language ON sources(language);"
-    monkeypatch.setattr(sqlite, "MIGRATIONS", (*migrations.MIGRATIONS, extra))
-    monkeypatch.setattr(sqlite, "SCHEMA_VERSION", migrations.SCHEMA_VERSION + 1)
+    newest = SCHEMA_VERSION + 1
+    monkeypatch.setattr(migrations, "MIGRATIONS", (*migrations.MIGRATIONS, extra))
+    monkeypatch.setattr(migrations, "SCHEMA_VERSION", newest)
     with Store(db_path) as store:
-        assert store.schema_version == migrations.SCHEMA_VERSION + 1
+        assert store.schema_version == newest
         columns = [row[1] for row in store._db.execute("PRAGMA table_info(sources)")]
         assert "language" in columns
         (edges,) = store._db.execute("SELECT count(*) FROM edges").fetchone()
     assert edges == 3
     with Store(db_path) as store:  # reopening applies nothing twice
-        assert store.schema_version == migrations.SCHEMA_VERSION + 1
+        assert store.schema_version == newest
 
 
 def test_a_moved_judgement_keeps_every_column(db_path: Path, four_claim_path: Path) -> None:
@@ -155,12 +155,13 @@ def test_a_moved_judgement_keeps_every_column(db_path: Path, four_claim_path: Pa
 def test_check_lists_become_comparisons_and_an_older_database_keeps_its_rows(
     db_path: Path, four_claim_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from citeaudit.store import migrations, sqlite
+    from citeaudit.store import migrations
+    from citeaudit.store.migrations import rebuild
 
-    rewrite = migrations.MIGRATIONS.index(migrations._check_lists_as_comparisons)
+    rewrite = migrations.MIGRATIONS.index(rebuild.check_lists_as_comparisons)
     # a database written by the release before the rewrite, with rows in it
-    monkeypatch.setattr(sqlite, "MIGRATIONS", migrations.MIGRATIONS[:rewrite])
-    monkeypatch.setattr(sqlite, "SCHEMA_VERSION", rewrite)
+    monkeypatch.setattr(migrations, "MIGRATIONS", migrations.MIGRATIONS[:rewrite])
+    monkeypatch.setattr(migrations, "SCHEMA_VERSION", rewrite)
     with Store(db_path) as store:
         ingest_file(store, four_claim_path)
         before = {t: store._db.execute(f"SELECT * FROM {t} ORDER BY 1").fetchall() for t in ("citations", "edges")}
@@ -175,8 +176,8 @@ def test_check_lists_become_comparisons_and_an_older_database_keeps_its_rows(
         assert store._db.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
         assert {t: store._db.execute(f"SELECT * FROM {t} ORDER BY 1").fetchall() for t in before} == before
     assert "(kind = 'cited' OR kind = 'retrieved' OR kind = 'dangling')" in tables["citations"]
-    assert not [name for name, sql in tables.items() if migrations._IN_LIST.search(sql)]
-    # a second connection reads the edited schema: the constraint still rejects what it always rejected
+    assert not [name for name, sql in tables.items() if rebuild.IN_LIST.search(sql)]
+    # a second connection reads the rebuilt table: the constraint still rejects what it always rejected
     with sqlite3.connect(db_path) as db, pytest.raises(sqlite3.IntegrityError, match="kind = 'cited'"):
         db.execute("UPDATE citations SET kind = 'quoted' WHERE pk = (SELECT min(pk) FROM citations)")
 
@@ -186,7 +187,7 @@ def test_check_lists_become_comparisons_and_an_older_database_keeps_its_rows(
     probes=st.lists(st.one_of(st.none(), st.text(alphabet="ab', )", max_size=4)), max_size=20),
 )
 def test_a_rewritten_check_accepts_exactly_what_the_list_accepted(values: list[str], probes: list[str | None]) -> None:
-    from citeaudit.store.migrations import comparisons
+    from citeaudit.store.migrations.rebuild import comparisons
 
     listed = ", ".join("'" + v.replace("'", "''") + "'" for v in values)
     original = f"CREATE TABLE t (kind TEXT CHECK (kind IN ({listed})))"
@@ -207,28 +208,6 @@ def test_a_rewritten_check_accepts_exactly_what_the_list_accepted(values: list[s
         assert accepts("t", value) == accepts("u", value)
 
 
-def test_an_sqlite_that_refuses_schema_edits_keeps_the_lists(tmp_path: Path) -> None:
-    from citeaudit.store import migrations
-
-    class Defensive(sqlite3.Connection):
-        """Refuses writes to sqlite_master as SQLite does in defensive mode."""
-
-        def executemany(self, sql: str, rows: Any, /) -> sqlite3.Cursor:
-            if "sqlite_master" in sql:
-                raise sqlite3.OperationalError("table sqlite_master may not be modified")
-            return super().executemany(sql, rows)
-
-    db = sqlite3.connect(tmp_path / "d.db", isolation_level=None, factory=Defensive)
-    db.execute("CREATE TABLE t (kind TEXT CHECK (kind IN ('a', 'b', 'c')))")
-    db.execute("BEGIN")
-    migrations._check_lists_as_comparisons(db)  # no error: the lists stay, the migration completes
-    db.execute("COMMIT")
-    assert "kind IN ('a', 'b', 'c')" in db.execute("SELECT sql FROM sqlite_master WHERE name = 't'").fetchone()[0]
-    with pytest.raises(sqlite3.IntegrityError):
-        db.execute("INSERT INTO t VALUES ('z')")
-    db.close()
-
-
 @given(
     rows=st.lists(
         st.tuples(
@@ -239,7 +218,7 @@ def test_an_sqlite_that_refuses_schema_edits_keeps_the_lists(tmp_path: Path) -> 
     )
 )
 def test_batched_inserts_store_what_executemany_stores(rows: list[tuple[object, object]]) -> None:
-    from citeaudit.store.sqlite import ROWS_PER_STATEMENT, insert_rows
+    from citeaudit.store.bulk import ROWS_PER_STATEMENT, insert_rows
 
     assert ROWS_PER_STATEMENT < 200  # the lists cover full batches, a remainder, and no rows at all
     db = sqlite3.connect(":memory:")
@@ -252,7 +231,7 @@ def test_batched_inserts_store_what_executemany_stores(rows: list[tuple[object, 
 
 
 def test_batched_inserts_need_a_one_row_insert() -> None:
-    from citeaudit.store.sqlite import insert_rows
+    from citeaudit.store.bulk import insert_rows
 
     db = sqlite3.connect(":memory:")
     db.execute("CREATE TABLE t (a)")
@@ -271,6 +250,6 @@ def test_batched_inserts_need_a_one_row_insert() -> None:
     ],
 )
 def test_only_a_whole_check_on_one_column_and_three_values_is_rewritten(check: str) -> None:
-    from citeaudit.store.migrations import comparisons
+    from citeaudit.store.migrations.rebuild import comparisons
 
     assert comparisons(f"CREATE TABLE u (kind TEXT {check})") == f"CREATE TABLE u (kind TEXT {check})"

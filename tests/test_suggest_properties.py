@@ -52,7 +52,7 @@ def _database(path: Path, text: str, claims: list[str], labels: list[str | None]
     )
     with Store(path) as store:
         store.import_audit(parse_audit_bytes(payload, "p.json"), payload, "p.json")
-        store.record_fetch(store.source_pk(url), outcome)
+        store.sources.record_fetch(store.sources.pk(url), outcome)
 
 
 @settings(max_examples=60, deadline=None)

@@ -305,14 +305,14 @@ def _check_raters(path: str | Path, wanted: Sequence[Rater], present: Sequence[t
 
 def label_pairs_from_store(store: Store, a: Rater, b: Rater, *, protocol_pk: int | None = None) -> LabelPairs:
     """Pair rater A's and B's latest review-stage judgement per edge in an open database (all protocols, or the
-    one with ``protocol_pk``). ``store.raters(protocol_pk)`` lists who can be chosen. Refuses (``InvalidValue``)
+    one with ``protocol_pk``). ``store.ratings.raters(protocol_pk)`` lists who can be chosen. Refuses (``InvalidValue``)
     a rater with no review judgements there, or A equal to B."""
     from citeaudit.core.raters import pair_sided
 
     if a == b:
         raise InvalidValue(str(store.path), "--between", f"the two raters must differ (both are {str(a)!r})")
-    _check_raters(store.path, (a, b), store.raters(protocol_pk))
-    rows, edges_total = store.sided_labels(a, b, protocol_pk)
+    _check_raters(store.path, (a, b), store.ratings.raters(protocol_pk))
+    rows, edges_total = store.ratings.sided_labels(a, b, protocol_pk)
     return pair_sided(rows, a, b, edges_total=edges_total)
 
 

@@ -123,7 +123,7 @@ def _say_retired(path: Path, raters: list[Rater], protocol: str | None) -> None:
 
     with Store(path) as store:
         protocol_pk = None if protocol is None else store.choose_protocol(protocol)
-        retired = store.retired_rated(raters, protocol_pk)
+        retired = store.ratings.retired_rated(raters, protocol_pk)
     if retired:
         err_console.print(f"{retired} edge(s) of retired claims left out (only current claims are compared)")
 

@@ -157,7 +157,8 @@ def _review_note(path: Path) -> str:
         policy = review.accounts.settings()["policy"]
     with Store(path) as store:
         humans = sorted(
-            ((rater, n) for rater, n in store.raters() if rater.kind is RaterKind.HUMAN), key=lambda item: -item[1]
+            ((rater, n) for rater, n in store.ratings.raters() if rater.kind is RaterKind.HUMAN),
+            key=lambda item: -item[1],
         )
     wording = {
         "single": "single review (one human review gives the final label)",

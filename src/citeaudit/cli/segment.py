@@ -207,7 +207,7 @@ def segment(
             raise InputError("--no-split-coordination", "", "applies to rules-v1 only; use --no-split-clauses")
         rules = RulesV2(split_clauses=split_clauses, skip_non_assertions=skip_non_assertions)
     with _open(db) as store:
-        total = len(store.answers_for_claims(run))
+        total = len(store.claims.answers(run))
         # Redrawn from this thread, not by a refresh thread of its own: with no other thread running, the answers
         # can be segmented in a worker process (see citeaudit.segment.worker).
         with Progress(
@@ -274,7 +274,7 @@ def _segment_atomic(
     endpoint = ChatEndpoint(base_url)
     try:
         with Store(path) as store:
-            total = len(store.answers_for_claims(run))
+            total = len(store.claims.answers(run))
             with Progress(
                 TextColumn("segmenting (atomic-v1)"),
                 BarColumn(),
@@ -368,7 +368,7 @@ def list_command(
 ) -> None:
     """List an answer's current claims with their spans and edge counts."""
     with _open(db) as store:
-        state = store.answer_claims(store.answer_pk(answer_id))
+        state = store.claims.of_answer(store.claims.answer_pk(answer_id))
     edges = {c.pk: sum(1 for e in state.edges if e.claim_pk == c.pk) for c in state.claims}  # current only
     rows = [{"id": c.id, "start": c.start, "end": c.end, "edges": edges[c.pk], "text": c.text} for c in state.claims]
     if fmt is OutputFormat.JSON:
@@ -431,7 +431,7 @@ def facts_map_command(
                 "sentence embeddings need the models extra: pip install torch==2.13.0 'citeaudit[models]'",
             )
     with _open(db) as store:
-        total = len(store.answers_for_claims(run))
+        total = len(store.claims.answers(run))
         with Progress(
             TextColumn("mapping facts"), BarColumn(), MofNCompleteColumn(), console=err_console, transient=True
         ) as progress:
@@ -462,7 +462,7 @@ def facts_list_command(
     if state not in (None, "proposed", "confirmed", "rejected", "all"):
         raise InputError("--state", "", f"{state!r} is not one of proposed, confirmed, rejected, all")
     with _open(db) as store:
-        rows = store.fact_mappings(None if state == "all" else state)
+        rows = store.facts.mappings(None if state == "all" else state)
     if fmt is OutputFormat.JSON:
         console.out(json.dumps([dict(zip(_MAPPING_FIELDS, _row(r), strict=True)) for r in rows], indent=2))
         return
@@ -498,7 +498,7 @@ def facts_confirm_command(
     if claim and fact:
         requests.append((None, claim, fact))
     with _open(db) as store:
-        confirmed = store.confirm_facts(requests, reviewer)  # all or none
+        confirmed = store.facts.confirm(requests, reviewer)  # all or none
     for claim_id, fact_id in confirmed:
         console.print(f"confirmed: claim {claim_id} states fact {fact_id}")
 
@@ -513,7 +513,7 @@ def facts_reject_command(
     """Reject proposals: those claims are never proposed for those facts again."""
     _proposal_ids("facts reject", mapping_ids)
     with _open(db) as store:
-        rejected = store.reject_facts(mapping_ids, reviewer)  # all or none
+        rejected = store.facts.reject(mapping_ids, reviewer)  # all or none
     for claim_id, fact_id in rejected:
         console.print(f"rejected: claim {claim_id} for fact {fact_id}")
 

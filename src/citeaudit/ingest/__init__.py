@@ -28,7 +28,7 @@ from citeaudit.ingest.shape import Shape, shape_of, shape_of_file
 if TYPE_CHECKING:
     from citeaudit.ingest.assemble import Attachment
     from citeaudit.store import ImportReport, Store
-    from citeaudit.store.importing import ChunkRows
+    from citeaudit.store.chunk_rows import ChunkRows
 
 __all__ = [
     "READERS",

@@ -30,7 +30,7 @@ from citeaudit.core.model import (
 )
 from citeaudit.ingest.base import CHUNK, ParsedAnswer
 from citeaudit.interchange.reader import check_span
-from citeaudit.store.importing import (
+from citeaudit.store.chunk_rows import (
     AnswerRow,
     ChunkRows,
     CitationRow,
@@ -210,7 +210,7 @@ def assemble_rows(
     *,
     size: int | None = CHUNK,
 ) -> Iterator[ChunkRows]:
-    """:func:`assemble_chunks` as the rows each chunk writes (:func:`citeaudit.store.importing.rows_of` of each
+    """:func:`assemble_chunks` as the rows each chunk writes (:func:`citeaudit.store.chunk_rows.rows_of` of each
     chunk, the sources of earlier chunks left out as with ``sent``), made straight from the answer records
     without the model objects in between: the same checks, errors, ids and keys, in the same order. The rows are
     only valid written in order, into one import (see :func:`citeaudit.store.importing.write_rows`)."""

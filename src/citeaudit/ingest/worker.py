@@ -4,8 +4,8 @@ An import of engine answers spends about as long reading, checking and assemblin
 writing them, and Python runs both on one core. :class:`ReadAhead` hands the payload to a worker process (a
 fresh interpreter running this module, talking over its stdin and stdout) that reads it exactly as the import
 would (:func:`citeaudit.ingest._import_chunks`: the same readers, checks, ids and chunks) and sends each chunk
-back as plain rows (:class:`~citeaudit.store.importing.ChunkRows`), while this process writes the chunk before. The rows
-are the ones an in-process import writes, in the same order, into the same transaction.
+back as plain rows (:class:`~citeaudit.store.chunk_rows.ChunkRows`), while this process writes the chunk before.
+The rows are the ones an in-process import writes, in the same order, into the same transaction.
 
 What the worker finds wrong in the payload (the first bad record in file order) comes back as the very error the
 in-process import raises, after the chunks before it: the caller's transaction is rolled back as it would be. A
@@ -35,7 +35,7 @@ from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any
 
 from citeaudit.core.errors import ImportStopped
-from citeaudit.store.importing import ChunkRows
+from citeaudit.store.chunk_rows import ChunkRows
 from citeaudit.store.pipeline import second_core_idle
 
 if TYPE_CHECKING:

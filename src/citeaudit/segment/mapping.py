@@ -38,8 +38,8 @@ def map_facts(
 ) -> MapReport:
     """Propose claim → required-fact mappings for the current claims of every answer (or one run's)."""
     report = MapReport(method="lexical+dense+entities" if embedder is not None else "lexical+entities")
-    for answer_pk, _, _ in store.answers_for_claims(run):
-        work = store.fact_work(answer_pk)
+    for answer_pk, _, _ in store.claims.answers(run):
+        work = store.facts.work(answer_pk)
         report.answers += 1
         report.already += work.done
         report.facts_open += len(work.facts)
@@ -47,7 +47,7 @@ def map_facts(
         report.proposed += len(proposals)
         report.without_candidate += len(work.facts) - len(proposals)
         if proposals:
-            store.record_proposals(proposals, report.method)
+            store.facts.record_proposals(proposals, report.method)
         if advance is not None:
             advance(1)
     return report

@@ -167,12 +167,12 @@ def resegment(
     chosen = rules_for(method, rules)
     segmentation = chosen.segmentation()
     report = SegmentReport(method=method)
-    answer_pks = [answer_pk for answer_pk, _, _ in store.answers_for_claims(run)]
+    answer_pks = [answer_pk for answer_pk, _, _ in store.claims.answers(run)]
     ahead: SegmentedAhead | None = None
     if worker is not False and worker_possible() and (worker or second_core_idle()):
         todo = [
             (pk, text, regions)
-            for pk, text, regions, current in store.segment_inputs(answer_pks)
+            for pk, text, regions, current in store.claims.segment_inputs(answer_pks)
             if force or current != segmentation
         ]
         if worker or sum(len(text) for _, text, _ in todo) >= WORKER_MIN_CHARS:
@@ -210,7 +210,7 @@ def resegment_atomic(
         report.unanchored.extend(f"{u.fact} (words {u.span!r} not found)" for u in outcome.unanchored)
         return outcome.segmented
 
-    answer_pks = [answer_pk for answer_pk, _, _ in store.answers_for_claims(run)]
+    answer_pks = [answer_pk for answer_pk, _, _ in store.claims.answers(run)]
     return _run(store, answer_pks, settings.segmentation(), make, report, actor, advance, force)
 
 
@@ -239,7 +239,7 @@ def _run(
         if advance is not None:
             advance(1)
 
-    store.change_claims_each(answer_pks, planner, "segment", actor, done)
+    store.claims.change_each(answer_pks, planner, "segment", actor, done)
     return report
 
 
@@ -258,8 +258,8 @@ class MethodCounts:
 def compare_methods(store: Store, run: str | None = None) -> list[MethodCounts]:
     """Claims per answer for every rules method, computed without writing anything."""
     found = []
-    for answer_pk, _, _ in store.answers_for_claims(run):
-        state = store.answer_claims(answer_pk)
+    for answer_pk, _, _ in store.claims.answers(run):
+        state = store.claims.of_answer(answer_pk)
         counts = {m: len(_segment_with(state.text, state.regions, rules_for(m)).claims) for m in METHODS}
         found.append(MethodCounts(state.id, len(state.claims), counts))
     return found
@@ -278,7 +278,7 @@ def _claims_of(state: AnswerClaims, claim_ids: Sequence[str]) -> list[int]:
 def _manual(store: Store, claim_ids: Sequence[str], action: str, actor: str, make: Callable[..., SetPlan]) -> SetPlan:
     if not actor:
         raise InvalidValue("--reviewer", "", "manual claim changes are recorded with who made them: pass --reviewer")
-    answers = {store.answer_of_claim(cid) for cid in claim_ids}
+    answers = {store.claims.answer_of(cid) for cid in claim_ids}
     if len(answers) != 1:
         raise InvalidValue("claims", "", f"claims {list(claim_ids)!r} belong to {len(answers)} different answers")
 
@@ -286,7 +286,7 @@ def _manual(store: Store, claim_ids: Sequence[str], action: str, actor: str, mak
         chosen = [state.claims[i] for i in _claims_of(state, claim_ids)]
         return make(state, chosen), current
 
-    plan = store.change_claims(answers.pop(), planner, action, actor)
+    plan = store.claims.change(answers.pop(), planner, action, actor)
     assert plan is not None  # the planner always decides
     return plan
 

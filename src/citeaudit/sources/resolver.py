@@ -73,7 +73,7 @@ async def resolve_sources_async(
 
     settings = settings or ResolveSettings()
     with Store(store_path) as store:
-        selection = store.sources_to_resolve(
+        selection = store.sources.to_resolve(
             refresh=settings.refresh,
             retry_failed=settings.retry_failed,
             keys=None if keys is None else list(keys),
@@ -96,7 +96,7 @@ async def resolve_sources_async(
                 batch.clear()
                 if not done:
                     return
-                write = asyncio.ensure_future(asyncio.to_thread(store.record_fetches, done))
+                write = asyncio.ensure_future(asyncio.to_thread(store.sources.record_fetches, done))
                 try:
                     recorded = await asyncio.shield(write)
                 except asyncio.CancelledError:
@@ -206,7 +206,7 @@ def set_source_url(
             "source set-url", "URL", f"{shown(url)} is not an http(s) URL with a host and a port below 65536"
         )
     with Store(store_path) as store:
-        store.set_source_link(key, url, who)
+        store.sources.set_link(key, url, who)
     if not resolve:
         return None
     # Read it even when it failed before: the link is new.
@@ -220,7 +220,7 @@ def source_snapshots(store_path: str | Path, key: str) -> list[Snapshot]:
     from citeaudit.store import Store
 
     with Store(store_path) as store:
-        return store.snapshots(key)
+        return store.sources.snapshots(key)
 
 
 def source_passages(store_path: str | Path, key: str) -> list[Passage]:
@@ -228,4 +228,4 @@ def source_passages(store_path: str | Path, key: str) -> list[Passage]:
     from citeaudit.store import Store
 
     with Store(store_path) as store:
-        return store.passages(key)
+        return store.sources.passages(key)

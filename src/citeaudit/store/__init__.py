@@ -2,6 +2,11 @@
 
 :class:`Store` and its records are loaded on first use, so that the plain records of :mod:`citeaudit.store.records`
 can be imported without opening the whole store.
+
+A :class:`Store` is the one object a caller opens; its work is split by concern into objects it carries, so
+callers keep one handle: ``store.sources`` (resolution), ``store.claims`` (answers and claim sets),
+``store.facts`` (claim → fact mappings) and ``store.ratings`` (raters, for agreement), next to what the store does
+itself (transactions, imports, protocols, scoring input). See :mod:`citeaudit.store.sqlite`.
 """
 
 from __future__ import annotations

@@ -11,12 +11,22 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from citeaudit.core.errors import StoreError
 from citeaudit.store.writers import begin_immediate, busy_error, is_busy
 
-__all__ = ["Transactions", "connect", "paired_snapshot", "read_snapshot", "storage_failure", "unwritable", "use_wal"]
+__all__ = [
+    "Access",
+    "Transactions",
+    "connect",
+    "paired_snapshot",
+    "read_snapshot",
+    "storage_failure",
+    "unwritable",
+    "use_wal",
+]
 
 
 def connect(
@@ -180,6 +190,19 @@ class Transactions:
             if storage_failure(exc):
                 raise unwritable(self._path, exc) from None
             raise
+
+
+@dataclass(frozen=True, slots=True)
+class Access:
+    """What a part of the :class:`~citeaudit.store.sqlite.Store` works through: the store's open connection (for
+    reads), its transactions (for writes) and the file's path (for messages)."""
+
+    db: sqlite3.Connection
+    """The open connection."""
+    transaction: Transactions
+    """Its write transactions (a savepoint inside another)."""
+    path: Path
+    """The database file."""
 
 
 _STORAGE_FAILURES = (

@@ -1,7 +1,8 @@
 """Claim → required-fact mappings in SQLite: proposals, confirmations, rejections (one immutable row each).
 
 A confirmation also sets ``claims.fact_pk``, the column coverage reads; a proposal never does, so a fact
-whose only mapping is a proposal counts as "without claim".
+whose only mapping is a proposal counts as "without claim". :class:`Facts` (a store's ``facts``) runs these in the
+store's transactions.
 """
 
 from __future__ import annotations
@@ -11,13 +12,17 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from citeaudit.core.clock import utc_now
 from citeaudit.core.errors import InvalidValue, UnknownReference
+from citeaudit.store.connection import Access
 from citeaudit.store.reading import CURRENT_CLAIM
 from citeaudit.store.records import FactCandidate, Proposal
+from citeaudit.store.review_rules import require_account
 
 __all__ = [
     "FactCandidate",
     "FactWork",
+    "Facts",
     "MappingRow",
     "Proposal",
     "confirm_mapping",
@@ -185,3 +190,42 @@ def reject(db: sqlite3.Connection, mapping_pk: int, actor: str, at: str) -> tupl
         (claim_pk, fact_pk, actor, at),
     )
     return str(cid), str(fid)
+
+
+class Facts:
+    """A store's claim → required-fact mappings (``store.facts``): the work left, proposals, and the decisions
+    people make on them."""
+
+    def __init__(self, access: Access) -> None:
+        self._access = access
+
+    def work(self, answer_pk: int) -> FactWork:
+        """An answer's current claims and the required facts still to map."""
+        return fact_work(self._access.db, answer_pk)
+
+    def record_proposals(self, proposals: Sequence[Proposal], method: str) -> None:
+        """Store claim → fact proposals in one transaction."""
+        with self._access.transaction() as db:
+            record_proposals(db, proposals, method, utc_now())
+
+    def mappings(self, state: str | None = None) -> list[MappingRow]:
+        """The latest decision on each (claim, fact) pair of current claims, optionally of one state."""
+        return list_mappings(self._access.db, state)
+
+    def confirm(
+        self, requests: Sequence[tuple[int | None, str | None, str | None]], actor: str
+    ) -> list[tuple[str, str]]:
+        """Confirm several proposals, or map claims to facts directly (``(mapping_pk, None, None)`` or
+        ``(None, claim_id, fact_id)`` each), all or none: one refused request leaves every mapping as it was.
+        Coverage counts a confirmed mapping from then on; ``(claim id, fact id)`` of each."""
+        at = utc_now()
+        with self._access.transaction() as db:
+            require_account(db, actor, "facts confirm")
+            return [confirm_mapping(db, pk, claim_id, fact_id, actor, at) for pk, claim_id, fact_id in requests]
+
+    def reject(self, mapping_pks: Sequence[int], actor: str) -> list[tuple[str, str]]:
+        """Reject several proposals all or none: a rejected claim is never proposed for that fact again."""
+        at = utc_now()
+        with self._access.transaction() as db:
+            require_account(db, actor, "facts reject")
+            return [reject(db, pk, actor, at) for pk in mapping_pks]

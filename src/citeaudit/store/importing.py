@@ -1,9 +1,12 @@
 """Writing an import into the tables: one audit (or one chunk of a payload) at a time — runs, sources,
 answers, citations, claims, edges with their locations and judgements, evidence groups — inside the
-transaction :meth:`citeaudit.store.sqlite.Store.import_chunks` holds, a table at a time.
+transaction :meth:`citeaudit.store.sqlite.Store.import_chunks` holds, a table at a time, after the checks that
+refuse a clash (a run under another protocol, an id already stored, a judgement the review rules refuse).
 
-Rows are written from generators, several to a statement (:func:`insert_rows`), so a large import never holds
-a second copy of itself as row tuples and SQLite's cost per statement is paid once a batch.
+The rows come as :class:`~citeaudit.store.chunk_rows.ChunkRows` (made from an audit by
+:func:`~citeaudit.store.chunk_rows.rows_of`). They are written from generators, several to a statement
+(:func:`citeaudit.store.bulk.insert_rows`), so a large import never holds a second copy of itself as row tuples
+and SQLite's cost per statement is paid once a batch.
 """
 
 from __future__ import annotations
@@ -11,46 +14,22 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from itertools import chain, islice
-from typing import NamedTuple
 
 from citeaudit.core.clock import utc_now
 from citeaudit.core.errors import DuplicateId, InvalidValue
 from citeaudit.core.identity import url_location
-from citeaudit.core.model import (
-    Audit,
-    CitationKind,
-    EvidenceGroup,
-    Judgement,
-    Origin,
-    Protocol,
-    Run,
-    RunKind,
-    Source,
-    Stage,
-)
+from citeaudit.core.model import CitationKind, Judgement, Origin, Run, RunKind, Stage
 from citeaudit.core.protocol import fingerprint_components
-from citeaudit.core.review_policy import REVIEW_POLICIES, StoredJudgement, counted_judgements, judgement_refusal
+from citeaudit.core.review_policy import StoredJudgement, counted_judgements, judgement_refusal
 from citeaudit.core.scoring import edge_code
+from citeaudit.store.bulk import insert_rows
+from citeaudit.store.chunk_rows import KIND_TEXT, AnswerRow, ChunkRows, CitationRow, ClaimRow, SourceRow
 from citeaudit.store.judgements import INSERT_JUDGEMENT, judgement_row
 from citeaudit.store.review_rules import account_role, policy_reviews_required
 
-__all__ = [
-    "IMPORT_TABLES",
-    "REVIEW_POLICIES",
-    "ROWS_PER_STATEMENT",
-    "SUMMED",
-    "ChunkRows",
-    "ImportReport",
-    "drop_queue_indexes",
-    "drop_secondary_indexes",
-    "insert_rows",
-    "rows_of",
-    "write_audit",
-    "write_rows",
-]
+__all__ = ["SUMMED", "ImportReport", "write_rows"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,132 +174,6 @@ def _next_pk(db: sqlite3.Connection, table: str) -> int:
     return int(db.execute(f"SELECT coalesce(max(pk), 0) + 1 FROM {table}").fetchone()[0])
 
 
-_Text = str | None
-SourceRow = tuple[str, _Text, _Text, _Text, _Text, str, _Text, _Text, _Text]
-"""``(key, url, resolved_url, title, publisher, status, reason, fetched_at, content_hash)``."""
-AnswerRow = tuple[str, str, str, str, _Text, _Text, _Text, _Text, _Text, _Text, _Text]
-"""``(id, question_id, run_id, text, platform, model, locale, payload_sha256, retrieval, queries, reason)``."""
-CitationRow = tuple[int, int, _Text, _Text, _Text, _Text, str, int | None, int | None, _Text]
-"""``(answer position, ordinal, source key, url, title, marker, kind, start, end, quote)``."""
-ClaimRow = tuple[str, int, str, int | None, int | None, _Text, _Text, _Text]
-"""``(id, answer position, text, start, end, required fact id, severity, entity)``."""
-EdgeRow = tuple[int, str, int, tuple[Judgement, ...]]
-"""``(claim position, source key, number of locations, judgements)``."""
-LocationRow = tuple[int, _Text, int | None, int | None]
-"""``(edge position, marker, start, end)``."""
-FailureRow = tuple[int, str, _Text, str, _Text, str]
-"""``(ordinal, status, reason, run id, question id, platform)``."""
-
-
-class ChunkRows(NamedTuple):
-    """One audit (or one chunk of a payload) as the rows it writes, in plain tuples that refer to each other by
-    id and position rather than by database key: made from the audit where it was read (see :func:`rows_of`),
-    possibly in another process (they travel as a pickle), and written by :func:`write_rows`."""
-
-    protocol: Protocol
-    """The protocol the answers are measured under."""
-    runs: tuple[Run, ...]
-    """Every run the answers belong to."""
-    sources: list[SourceRow]
-    """Every source the chunk refers to."""
-    answers: list[AnswerRow]
-    """The answers, in order."""
-    citations: list[CitationRow]
-    """Every answer's citations, in order."""
-    claims: list[ClaimRow]
-    """The claims, in order."""
-    edges: list[EdgeRow]
-    """The edges, in order."""
-    locations: list[LocationRow]
-    """Every edge's citation locations, in order."""
-    evidence_groups: tuple[EvidenceGroup, ...]
-    """Joint-support groups."""
-    failures: list[FailureRow]
-    """The answers the engine did not give."""
-
-
-def _text(value: str | None) -> str | None:
-    """A text enum's value as a plain string (stored the same; a plain string travels faster)."""
-    return None if value is None else str(value)
-
-
-def rows_of(audit: Audit, sent: set[str] | None = None) -> ChunkRows:
-    """The rows ``audit`` writes. ``sent``: the keys of the sources that the rows of earlier chunks of the same
-    import carried; those sources are left out (the writer knows them, see :func:`write_rows`), and the keys of
-    the others are added to it."""
-    answer_at = {answer.id: i for i, answer in enumerate(audit.answers)}
-    claim_at = {claim.id: i for i, claim in enumerate(audit.claims)}
-    kind_text = _KIND_TEXT
-    return ChunkRows(
-        protocol=audit.protocol,
-        runs=audit.runs,
-        sources=[
-            (s.key, s.url, s.resolved_url, s.title, s.publisher, str(s.status), s.reason, s.fetched_at, s.content_hash)
-            for s in (audit.sources if sent is None else _unsent(audit.sources, sent))
-        ],
-        answers=[
-            (
-                a.id,
-                a.question_id,
-                a.run_id,
-                a.text,
-                a.platform,
-                a.model,
-                a.locale,
-                a.payload_sha256,
-                _text(a.retrieval),
-                json.dumps(list(a.queries), ensure_ascii=False) if a.queries else None,
-                a.retrieval_reason,
-            )
-            for a in audit.answers
-        ],
-        citations=[
-            (i, ci, c.source_key, c.url, c.title, c.marker, kind_text[c.kind], c.start, c.end, c.quote)
-            for i, answer in enumerate(audit.answers)
-            for ci, c in enumerate(answer.citations)
-        ],
-        claims=[
-            (c.id, answer_at[c.answer_id], c.text, c.start, c.end, c.required_fact_id, _text(c.severity), c.entity)
-            for c in audit.claims
-        ],
-        edges=[
-            (claim_at[edge.claim_id], edge.source_key, len(edge.locations), edge.judgements) for edge in audit.edges
-        ],
-        locations=[
-            (i, location.marker, location.start, location.end)
-            for i, edge in enumerate(audit.edges)
-            for location in edge.locations
-        ],
-        evidence_groups=audit.evidence_groups,
-        failures=[
-            (f.ordinal, str(f.status), f.reason, f.run_id, f.question_id, f.platform) for f in audit.failed_answers
-        ],
-    )
-
-
-def _unsent(sources: Iterable[Source], sent: set[str]) -> Iterator[Source]:
-    for source in sources:
-        if source.key not in sent:
-            sent.add(source.key)
-            yield source
-
-
-def write_audit(
-    db: sqlite3.Connection,
-    audit: Audit,
-    protocol_pk: int,
-    import_pk: int,
-    origin: str,
-    sha: str,
-    new_keys: set[str],
-    known_keys: set[str],
-) -> ImportReport:
-    """Write one audit (or one chunk of a payload) measured under the stored protocol ``protocol_pk``, inside
-    the caller's transaction; ``new_keys`` gathers the source keys this import added and ``known_keys`` those
-    it found stored before it."""
-    return write_rows(db, rows_of(audit), protocol_pk, import_pk, origin, sha, new_keys, known_keys)
-
-
 def write_rows(
     db: sqlite3.Connection,
     rows: ChunkRows,
@@ -332,10 +185,12 @@ def write_rows(
     known_keys: set[str],
     earlier_sources: dict[str, int] | None = None,
 ) -> ImportReport:
-    """:func:`write_audit` for the rows of an audit (see :func:`rows_of`). ``earlier_sources``: the row ids of
-    the sources that earlier chunks of the import, measured under the same protocol, referred to (by key), kept
-    from chunk to chunk: those sources are neither looked up nor tied to the protocol again, and the rows may
-    leave them out (see :func:`rows_of`)."""
+    """Write the rows of one audit (or one chunk of a payload; see :func:`~citeaudit.store.chunk_rows.rows_of`)
+    measured under the stored protocol ``protocol_pk``, inside the caller's transaction; ``new_keys`` gathers the
+    source keys this import added and ``known_keys`` those it found stored before it. ``earlier_sources``: the row
+    ids of the sources that earlier chunks of the import, measured under the same protocol, referred to (by key),
+    kept from chunk to chunk: those sources are neither looked up nor tied to the protocol again, and the rows may
+    leave them out."""
     question_pk = dict(db.execute("SELECT id, pk FROM questions WHERE protocol_pk = ?", (protocol_pk,)))
     fact_pk = dict(db.execute("SELECT id, pk FROM required_facts WHERE protocol_pk = ?", (protocol_pk,)))
     run_pk, new_runs = _write_runs(db, rows.runs, protocol_pk, origin)
@@ -508,10 +363,8 @@ def _write_answers(
     return next_answer
 
 
-_KIND_TEXT = {kind: str(kind) for kind in CitationKind}
-"""How each citation kind is stored."""
 _CITED, _DANGLING, _RETRIEVED = (
-    _KIND_TEXT[kind] for kind in (CitationKind.CITED, CitationKind.DANGLING, CitationKind.RETRIEVED)
+    KIND_TEXT[kind] for kind in (CitationKind.CITED, CitationKind.DANGLING, CitationKind.RETRIEVED)
 )
 
 
@@ -686,58 +539,3 @@ def _insert_unique(
         position, first = min((i, item) for i, item in enumerate(ids) if item in clash)
         raise DuplicateId(origin, f"{path}[{position}].id", f"{table[:-1]} {first!r} is already in the database")
     insert_rows(db, sql, rows)
-
-
-ROWS_PER_STATEMENT = 64
-"""Rows one multi-row INSERT carries in :func:`insert_rows` at most."""
-
-_MAX_PARAMETERS = 999
-"""Parameters one statement may bind in every SQLite this runs on (older than 3.32 allows no more)."""
-
-
-def insert_rows(db: sqlite3.Connection, sql: str, rows: Iterable[Sequence[object]]) -> None:
-    """``executemany(sql, rows)`` for a one-row ``INSERT … VALUES (?, …)``, written up to ``ROWS_PER_STATEMENT``
-    rows to a statement (fewer when the row is wide, so a statement binds at most 999 values). SQLite's cost of
-    executing a statement is then paid once a batch instead of once a row: an import's rows took about a fifth
-    less time to write (20 000 answers: median 3.2 s against 3.9 s). ``rows`` is read a batch at a time."""
-    head, values, one = sql.rpartition(" VALUES ")
-    if not values or not one.startswith("(") or not one.endswith(")"):
-        raise ValueError(f"not a one-row INSERT … VALUES (…): {sql!r}")
-    per = max(1, min(ROWS_PER_STATEMENT, _MAX_PARAMETERS // max(1, one.count("?"))))
-    full = f"{head} VALUES {', '.join([one] * per)}"
-    remaining = iter(rows)
-    while len(batch := list(islice(remaining, per))) == per:
-        db.execute(full, list(chain.from_iterable(batch)))
-    if batch:
-        db.executemany(sql, batch)
-
-
-def drop_queue_indexes(db: sqlite3.Connection) -> list[str]:
-    """Drop the edges' queue indexes; the statements that make them again."""
-    indexes = db.execute(
-        "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'edges' AND sql IS NOT NULL "
-        "AND name GLOB 'edges_queue*' ORDER BY name"
-    ).fetchall()
-    for name, _ in indexes:
-        db.execute(f'DROP INDEX "{name}"')
-    return [sql for _, sql in indexes]
-
-
-IMPORT_TABLES = ("answers", "citations", "claims", "edges", "edge_locations")
-"""The tables that receive an import's rows in bulk (several rows for every answer)."""
-
-
-def drop_secondary_indexes(db: sqlite3.Connection, tables: Iterable[str] = IMPORT_TABLES) -> list[str]:
-    """Drop the indexes of ``tables`` that only speed up reads (neither primary keys nor unique constraints,
-    which still refuse a clash row by row); the statements that make them again, in a stable order."""
-    wanted = list(tables)
-    indexes = db.execute(
-        "SELECT m.name, m.sql FROM sqlite_master AS m "
-        f"WHERE m.type = 'index' AND m.sql IS NOT NULL AND m.tbl_name IN ({', '.join('?' * len(wanted))}) "
-        "AND NOT EXISTS (SELECT 1 FROM pragma_index_list(m.tbl_name) AS i WHERE i.name = m.name AND i.[unique]) "
-        "ORDER BY m.tbl_name, m.name",
-        wanted,
-    ).fetchall()
-    for name, _ in indexes:
-        db.execute(f'DROP INDEX "{name}"')
-    return [sql for _, sql in indexes]

@@ -1,5 +1,6 @@
 """Judgement rows: the one way a judgement is written, and reading review judgements for agreement (who rated
-what, and two raters' review-stage judgements or the edges' final labels, marked with their side)."""
+what, and two raters' review-stage judgements or the edges' final labels, marked with their side), which a
+store offers as :class:`Ratings` (``store.ratings``)."""
 
 from __future__ import annotations
 
@@ -11,11 +12,13 @@ from citeaudit.core.errors import StoreError
 from citeaudit.core.model import Judgement, Label, Origin, Severity, Stage
 from citeaudit.core.raters import FINAL, Rater, SidedLabel, rank_raters, rater_of
 from citeaudit.core.scoring import LABELS
+from citeaudit.store.connection import Access
 
 __all__ = [
     "INSERT_JUDGEMENT",
     "INSERT_SHOWN_JUDGEMENT",
     "JUDGEMENT_COLUMNS",
+    "Ratings",
     "judgement_from_row",
     "judgement_row",
     "read_raters",
@@ -182,3 +185,23 @@ def read_sided_labels(
     condition, params = _protocol_filter(protocol_pk)
     (edges,) = db.execute(f"SELECT count(*) {_EDGE_SCOPE} WHERE {condition}", params).fetchone()
     return rows, int(edges)
+
+
+class Ratings:
+    """A store's raters and their review-stage labels (``store.ratings``), read for agreement."""
+
+    def __init__(self, access: Access) -> None:
+        self._access = access
+
+    def raters(self, protocol_pk: int | None = None) -> list[tuple[Rater, int]]:
+        """Raters with review-stage judgements (all protocols, or one) and how many edges each labelled."""
+        return read_raters(self._access.db, protocol_pk)
+
+    def sided_labels(self, a: Rater, b: Rater, protocol_pk: int | None = None) -> tuple[list[SidedLabel], int]:
+        """The review-stage judgements of A (side 0) and B (side 1), all protocols or one, and the number of edges
+        in scope (for :func:`citeaudit.core.agreement.pair_sided`)."""
+        return read_sided_labels(self._access.db, a, b, protocol_pk)
+
+    def retired_rated(self, raters: Sequence[Rater], protocol_pk: int | None = None) -> int:
+        """Edges of retired claims labelled by any of ``raters``: left out when raters are compared."""
+        return read_retired_rated(self._access.db, raters, protocol_pk)

@@ -1,14 +1,16 @@
 """SQL for source resolution: which sources to read, recording what a read found, merging sources that turn
 out to be the same page, links set by hand, and reading snapshots and passages back.
 
-Each function takes a connection inside the caller's transaction; :class:`~citeaudit.store.sqlite.Store`
-opens the transactions.
+Each function takes a connection inside the caller's transaction. :class:`Sources` (a store's ``sources``) runs
+them in the store's transactions: the sources a resolver reads, the fetches it records, links set by hand, and
+snapshots and passages read back.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from citeaudit.core.clock import utc_now
@@ -17,12 +19,15 @@ from citeaudit.core.identity import identity_url, registrable_domain, url_locati
 from citeaudit.core.model import Judgement, Label, Origin, ReviewState, SourceStatus, Stage, review_outcome
 from citeaudit.core.passages import Passage, split_paragraphs
 from citeaudit.core.scoring import DISPUTED_CODE, LABEL_CODE, PENDING_CODE
+from citeaudit.store.connection import Access
 from citeaudit.store.records import FetchOutcome, Hop, Snapshot
+from citeaudit.store.review_rules import require_account
 
 __all__ = [
     "MergeCounts",
     "Selection",
     "SourceToResolve",
+    "Sources",
     "merge_sources",
     "passages_of",
     "record_fetch",
@@ -350,3 +355,46 @@ def passages_of(db: sqlite3.Connection, key: str) -> list[Passage]:
     """Passages of a source's latest snapshot (empty when it has none)."""
     document = latest_document(db, source_pk_of(db, key))
     return [] if document is None else document_passages(db, document[0], document[1])
+
+
+class Sources:
+    """A store's sources (``store.sources``): which to resolve, the fetches of them, links set by hand, and
+    their snapshots and passages."""
+
+    def __init__(self, access: Access) -> None:
+        self._access = access
+
+    def to_resolve(
+        self, *, refresh: bool = False, retry_failed: bool = False, keys: list[str] | None = None
+    ) -> Selection:
+        """The sources a resolver run reads, and how many it leaves alone and why."""
+        return select_sources(self._access.db, refresh=refresh, retry_failed=retry_failed, keys=keys)
+
+    def record_fetch(self, source_pk: int, outcome: FetchOutcome) -> MergeCounts:
+        """Store one fetch of a source in one transaction (snapshot, passages, key, state, merges)."""
+        with self._access.transaction() as db:
+            return record_fetch(db, source_pk, outcome)
+
+    def record_fetches(self, fetches: Sequence[tuple[int, FetchOutcome]]) -> list[MergeCounts]:
+        """Store several fetches, in order, in one transaction."""
+        with self._access.transaction() as db:
+            return [record_fetch(db, source_pk, outcome) for source_pk, outcome in fetches]
+
+    def set_link(self, key: str, url: str, who: str) -> int:
+        """Attach a link to a source (a title-only card), recorded with who and when; returns its row id. ``who``
+        is a review account, as everyone who records a decision is."""
+        with self._access.transaction() as db:
+            require_account(db, who, "source set-url", "--by")
+            return set_link(db, key, url, who)
+
+    def pk(self, key: str) -> int:
+        """Row id of the source known now, or before, as ``key``."""
+        return source_pk_of(self._access.db, key)
+
+    def snapshots(self, key: str) -> list[Snapshot]:
+        """Every snapshot of a source (current or former key), oldest first."""
+        return snapshots_of(self._access.db, key)
+
+    def passages(self, key: str) -> list[Passage]:
+        """Passages, with character offsets, of a source's latest snapshot."""
+        return passages_of(self._access.db, key)

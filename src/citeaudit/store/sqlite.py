@@ -1,8 +1,22 @@
-"""The SQLite store: the only place that writes SQL.
+"""The SQLite store: the :class:`Store` a caller opens on a database file.
 
 WAL journal, foreign keys on, schema version in ``PRAGMA user_version`` with forward migrations. Every
 import is one ``BEGIN IMMEDIATE`` transaction, so a failed import leaves the database exactly as it was.
 Raw payloads are stored by sha256 and never updated (a trigger refuses it).
+
+A store is one object to open and close, with its work split by concern. The store itself opens the file
+(migrating it), runs transactions and read snapshots, imports audits, and reads protocols, audits and the
+columns scoring needs. The rest is reached through one attribute per concern, each an object over the same
+connection and transactions (:class:`~citeaudit.store.connection.Access`) with its SQL in the module beside it:
+
+- ``store.sources`` (:class:`~citeaudit.store.resolution.Sources`): which sources to resolve, their fetches,
+  links set by hand, snapshots and passages;
+- ``store.claims`` (:class:`~citeaudit.store.claims.Claims`): answers and their claims, claim sets planned and
+  recorded;
+- ``store.facts`` (:class:`~citeaudit.store.facts.Facts`): claim → required-fact proposals and decisions;
+- ``store.ratings`` (:class:`~citeaudit.store.judgements.Ratings`): raters and their labels, for agreement.
+
+So ``store.sources.record_fetch(pk, outcome)`` reads as what it does, and a caller still holds one store.
 """
 
 from __future__ import annotations
@@ -12,7 +26,6 @@ import dataclasses
 import hashlib
 import json
 import sqlite3
-import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -20,36 +33,17 @@ from pathlib import Path
 from types import TracebackType
 
 from citeaudit.core.clock import utc_now
-from citeaudit.core.errors import InvalidValue, SchemaVersionMismatch, ScopeError, StoreError, UnknownReference
-from citeaudit.core.model import (
-    Audit,
-    Protocol,
-    RunKind,
-    Segmentation,
-)
-from citeaudit.core.passages import Passage
-from citeaudit.core.protocol import (
-    fingerprint,
-    protocol_from_mapping_trusted,
-    protocol_to_mapping,
-)
-from citeaudit.core.raters import Rater, SidedLabel
+from citeaudit.core.errors import InvalidValue, ScopeError, StoreError
+from citeaudit.core.model import Audit, Protocol, RunKind
+from citeaudit.core.protocol import fingerprint, protocol_from_mapping_trusted, protocol_to_mapping
+from citeaudit.core.review_policy import REVIEW_POLICIES
 from citeaudit.core.scope import Scope
 from citeaudit.core.scoring import ScoringColumns
-from citeaudit.store import resolution
-from citeaudit.store.claimsets import (
-    AnswerClaims,
-    NewSet,
-    SetPlan,
-    answer_claims,
-    answer_claims_many,
-    answers_in,
-    claim_answer,
-    segment_inputs,
-    write_claim_set,
-    write_claim_sets,
-)
+from citeaudit.store.bulk import IMPORT_TABLES, drop_secondary_indexes
+from citeaudit.store.chunk_rows import ChunkRows, rows_of
+from citeaudit.store.claims import Claims
 from citeaudit.store.connection import (
+    Access,
     Transactions,
     connect,
     paired_snapshot,
@@ -58,55 +52,19 @@ from citeaudit.store.connection import (
     unwritable,
     use_wal,
 )
-from citeaudit.store.facts import (
-    FactWork,
-    MappingRow,
-    Proposal,
-    confirm_mapping,
-    fact_work,
-    list_mappings,
-    record_proposals,
-    reject,
-)
-from citeaudit.store.importing import (
-    IMPORT_TABLES,
-    REVIEW_POLICIES,
-    ROWS_PER_STATEMENT,
-    SUMMED,
-    ChunkRows,
-    ImportReport,
-    drop_queue_indexes,
-    drop_secondary_indexes,
-    insert_rows,
-    rows_of,
-    write_rows,
-)
-from citeaudit.store.judgements import read_raters, read_retired_rated, read_sided_labels
-from citeaudit.store.migrations import MIGRATIONS, SCHEMA_VERSION
+from citeaudit.store.facts import Facts
+from citeaudit.store.importing import SUMMED, ImportReport, write_rows
+from citeaudit.store.judgements import Ratings
+from citeaudit.store.migrations import migrate
 from citeaudit.store.pipeline import ChunkWriter, second_core_idle, usable_cores
-from citeaudit.store.reading import (
-    read_audit,
-    read_scoring_columns,
-    read_segmentations,
-    suggestions_shown_in_scope,
-)
-from citeaudit.store.records import FetchOutcome, Snapshot
+from citeaudit.store.reading import read_audit, read_scoring_columns, read_segmentations, suggestions_shown_in_scope
 from citeaudit.store.reimport import describe, metadata_changes, move_answers
-from citeaudit.store.review_rules import require_account
+from citeaudit.store.resolution import Sources
 from citeaudit.store.writers import busy_error, busy_timeout, is_busy
 
-# REVIEW_POLICIES, ImportReport, insert_rows, the index helpers and ROWS_PER_STATEMENT live with the import
-# writer (store/importing.py) and are named here too, where callers have found them.
-__all__ = [
-    "REVIEW_POLICIES",
-    "ROWS_PER_STATEMENT",
-    "ImportReport",
-    "ProtocolInfo",
-    "Store",
-    "drop_queue_indexes",
-    "drop_secondary_indexes",
-    "insert_rows",
-]
+# REVIEW_POLICIES (store/review_policy.py) and ImportReport (store/importing.py) are named here too, where callers
+# have found them.
+__all__ = ["REVIEW_POLICIES", "ImportReport", "ProtocolInfo", "Store"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,8 +113,17 @@ class Store:
         self._protocols: dict[int, Protocol] = {}
         self._paired: sqlite3.Connection | None = None
         """A second connection on the state :meth:`snapshot` reads, while it has one."""
+        access = Access(self._db, self._transaction, self.path)
+        self.sources = Sources(access)
+        """The sources: which to resolve, their fetches, links set by hand, snapshots and passages."""
+        self.claims = Claims(access, self.protocol)
+        """The answers and their claims: segmentation inputs, claim sets planned and recorded."""
+        self.facts = Facts(access)
+        """Claim → required-fact mappings: the work left, proposals, confirmations and rejections."""
+        self.ratings = Ratings(access)
+        """Raters and their review-stage labels, read for agreement."""
         try:
-            self._migrate()
+            migrate(self._db, self._transaction, self.path)
         except sqlite3.DatabaseError as exc:
             self._db.close()
             if is_busy(exc):
@@ -187,23 +154,6 @@ class Store:
     def schema_version(self) -> int:
         """Schema version of the open database."""
         return int(self._db.execute("PRAGMA user_version").fetchone()[0])
-
-    def _migrate(self) -> None:
-        version = self.schema_version
-        if version > SCHEMA_VERSION:
-            raise SchemaVersionMismatch(
-                f"{str(self.path)!r} has schema version {version}, newer than this citeaudit's "
-                f"{SCHEMA_VERSION}; upgrade citeaudit to use it"
-            )
-        for target in range(version, SCHEMA_VERSION):
-            with self._transaction():
-                migration = MIGRATIONS[target]
-                if callable(migration):
-                    migration(self._db)
-                else:
-                    for statement in _statements(migration):
-                        self._db.execute(statement)
-                self._db.execute(f"PRAGMA user_version = {target + 1}")
 
     def transaction(self) -> AbstractContextManager[sqlite3.Connection]:
         """One write transaction (``BEGIN IMMEDIATE`` … ``COMMIT``, rolled back on any error). Inside another,
@@ -273,7 +223,7 @@ class Store:
         actor: str = "",
     ) -> ImportReport:
         """:meth:`import_audit` for a payload read a chunk at a time (see ``ingest.assemble_chunks``; a chunk may
-        also come as its rows, :class:`~citeaudit.store.importing.ChunkRows`, made in another process): every
+        also come as its rows, :class:`~citeaudit.store.chunk_rows.ChunkRows`, made in another process): every
         chunk is written as it comes, all in one transaction, so an error in any chunk leaves nothing. The
         chunks are not read at all when the payload is already imported. ``progress`` is told how many answer
         records each chunk held.
@@ -384,43 +334,6 @@ class Store:
             )
         return pk
 
-    # -- sources -----------------------------------------------------------------------------------
-
-    def sources_to_resolve(
-        self, *, refresh: bool = False, retry_failed: bool = False, keys: list[str] | None = None
-    ) -> resolution.Selection:
-        """The sources a resolver run reads, and how many it leaves alone and why."""
-        return resolution.select_sources(self._db, refresh=refresh, retry_failed=retry_failed, keys=keys)
-
-    def record_fetch(self, source_pk: int, outcome: FetchOutcome) -> resolution.MergeCounts:
-        """Store one fetch of a source in one transaction (snapshot, passages, key, state, merges)."""
-        with self._transaction() as db:
-            return resolution.record_fetch(db, source_pk, outcome)
-
-    def record_fetches(self, fetches: Sequence[tuple[int, FetchOutcome]]) -> list[resolution.MergeCounts]:
-        """Store several fetches, in order, in one transaction."""
-        with self._transaction() as db:
-            return [resolution.record_fetch(db, source_pk, outcome) for source_pk, outcome in fetches]
-
-    def set_source_link(self, key: str, url: str, who: str) -> int:
-        """Attach a link to a source (a title-only card), recorded with who and when; returns its row id. ``who``
-        is a review account, as everyone who records a decision is."""
-        with self._transaction() as db:
-            require_account(db, who, "source set-url", "--by")
-            return resolution.set_link(db, key, url, who)
-
-    def source_pk(self, key: str) -> int:
-        """Row id of the source known now, or before, as ``key``."""
-        return resolution.source_pk_of(self._db, key)
-
-    def snapshots(self, key: str) -> list[Snapshot]:
-        """Every snapshot of a source (current or former key), oldest first."""
-        return resolution.snapshots_of(self._db, key)
-
-    def passages(self, key: str) -> list[Passage]:
-        """Passages, with character offsets, of a source's latest snapshot."""
-        return resolution.passages_of(self._db, key)
-
     # -- reading -----------------------------------------------------------------------------------
 
     def protocols(self) -> list[ProtocolInfo]:
@@ -505,154 +418,6 @@ class Store:
             "Segment them alike with `citeaudit segment` or narrow the scope (e.g. --run)"
         )
 
-    def answers_for_claims(self, run: str | None = None) -> list[tuple[int, str, int]]:
-        """``(answer pk, answer id, protocol pk)`` of every answer, or of one run's."""
-        return answers_in(self._db, run)
-
-    def answer_pk(self, answer_id: str) -> int:
-        """Row id of an answer (UnknownReference when there is no such answer)."""
-        row = self._db.execute("SELECT pk FROM answers WHERE id = ?", (answer_id,)).fetchone()
-        if row is None:
-            raise UnknownReference("answer", "", f"no answer {answer_id!r} in {str(self.path)!r}")
-        return int(row[0])
-
-    def answer_of_claim(self, claim_id: str) -> int:
-        """Row id of the answer a claim belongs to (UnknownReference when there is no such claim)."""
-        return claim_answer(self._db, claim_id)
-
-    def answer_claims(self, answer_pk: int) -> AnswerClaims:
-        """An answer's current claims, edges, claim history and engine-given spans."""
-        return answer_claims(self._db, answer_pk)
-
-    def segment_inputs(
-        self, answer_pks: Sequence[int]
-    ) -> list[tuple[int, str, tuple[tuple[int, int], ...], Segmentation | None]]:
-        """``(answer pk, text, engine-given spans, segmentation of the newest claim set or None)`` of each answer,
-        read in bulk (see :func:`~citeaudit.store.claimsets.segment_inputs`)."""
-        return segment_inputs(self._db, answer_pks)
-
-    def fact_work(self, answer_pk: int) -> FactWork:
-        """An answer's current claims and the required facts still to map."""
-        return fact_work(self._db, answer_pk)
-
-    def record_proposals(self, proposals: Sequence[Proposal], method: str) -> None:
-        """Store claim → fact proposals in one transaction."""
-        with self._transaction() as db:
-            record_proposals(db, proposals, method, utc_now())
-
-    def fact_mappings(self, state: str | None = None) -> list[MappingRow]:
-        """The latest decision on each (claim, fact) pair of current claims, optionally of one state."""
-        return list_mappings(self._db, state)
-
-    def confirm_fact(
-        self, mapping_pk: int | None, claim_id: str | None, fact_id: str | None, actor: str
-    ) -> tuple[str, str]:
-        """Confirm a proposal, or map a claim to a fact directly; coverage counts it from now on."""
-        with self._transaction() as db:
-            require_account(db, actor, "facts confirm")
-            return confirm_mapping(db, mapping_pk, claim_id, fact_id, actor, utc_now())
-
-    def confirm_facts(
-        self, requests: Sequence[tuple[int | None, str | None, str | None]], actor: str
-    ) -> list[tuple[str, str]]:
-        """Confirm several proposals or direct mappings (``(mapping_pk, claim_id, fact_id)`` each, as for
-        :meth:`confirm_fact`) all or none: one refused request leaves every mapping as it was."""
-        at = utc_now()
-        with self._transaction() as db:
-            require_account(db, actor, "facts confirm")
-            return [confirm_mapping(db, pk, claim_id, fact_id, actor, at) for pk, claim_id, fact_id in requests]
-
-    def reject_facts(self, mapping_pks: Sequence[int], actor: str) -> list[tuple[str, str]]:
-        """Reject several proposals all or none."""
-        at = utc_now()
-        with self._transaction() as db:
-            require_account(db, actor, "facts reject")
-            return [reject(db, pk, actor, at) for pk in mapping_pks]
-
-    def reject_fact(self, mapping_pk: int, actor: str) -> tuple[str, str]:
-        """Reject a proposal: that claim is never proposed for that fact again."""
-        with self._transaction() as db:
-            require_account(db, actor, "facts reject")
-            return reject(db, mapping_pk, actor, utc_now())
-
-    def change_claims(
-        self,
-        answer_pk: int,
-        planner: Callable[[AnswerClaims, Segmentation], tuple[SetPlan, Segmentation] | None],
-        action: str,
-        actor: str | None,
-    ) -> SetPlan | None:
-        """Read an answer's claims, let ``planner`` decide its new claim set (``None``: leave it) and record
-        that set, all in one transaction. ``planner`` gets the current claims and their segmentation."""
-        with self._transaction() as db:
-            if actor is not None:
-                require_account(db, actor, f"claim {action}")
-            state = answer_claims(db, answer_pk)
-            (protocol_pk,) = db.execute(
-                "SELECT r.protocol_pk FROM answers a JOIN runs r ON r.pk = a.run_pk WHERE a.pk = ?", (answer_pk,)
-            ).fetchone()
-            ingested_as = self.protocol(protocol_pk).segmentation
-            current = state.current_set.segmentation if state.current_set else ingested_as
-            decided = planner(state, current)
-            if decided is None:
-                return None
-            plan, segmentation = decided
-            write_claim_set(db, state, plan, segmentation, ingested_as, action, actor, utc_now())
-            return plan
-
-    def change_claims_each(
-        self,
-        answer_pks: Sequence[int],
-        planner: Callable[[AnswerClaims, Segmentation], tuple[SetPlan, Segmentation] | None],
-        action: str,
-        actor: str | None,
-        done: Callable[[SetPlan | None], None],
-        batch_seconds: float = 0.25,
-        group: int = 64,
-    ) -> None:
-        """:meth:`change_claims` for each answer in turn, ``done`` told each outcome. Answers are read, planned and
-        written ``group`` at a time (a few queries per group instead of several per answer) and committed
-        together, one transaction per ``batch_seconds`` of work: a commit costs more than segmenting a short
-        answer. Each answer is still all or nothing: when the planner fails on an answer (or the run is
-        interrupted) the answers planned before it are written and committed, then the error is raised; when
-        writing a group fails, none of its answers is written, those of the groups before it are committed."""
-        if actor is not None:
-            require_account(self.connection, actor, action)
-        position = 0
-        while position < len(answer_pks):
-            failure: BaseException | None = None
-            with self._transaction() as db:
-                deadline = time.monotonic() + batch_seconds
-                while position < len(answer_pks) and failure is None:
-                    outcomes: list[SetPlan | None] = []
-                    sets: list[NewSet] = []
-                    try:
-                        chunk = _distinct_run(answer_pks, position, group)
-                        for state, protocol_pk in answer_claims_many(db, chunk):
-                            ingested_as = self.protocol(protocol_pk).segmentation
-                            decided = planner(
-                                state, state.current_set.segmentation if state.current_set else ingested_as
-                            )
-                            if decided is not None:
-                                sets.append((state, decided[0], decided[1], ingested_as))
-                            outcomes.append(None if decided is None else decided[0])
-                            if time.monotonic() > deadline:
-                                break  # slow answers (a model's): the rest of the group waits for the next batch
-                    except BaseException as exc:  # what is planned before it is written and committed
-                        failure = exc
-                    try:
-                        with self._transaction() as group_db:  # a savepoint: the group is written or not
-                            write_claim_sets(group_db, sets, action, actor, utc_now())
-                        for outcome in outcomes:
-                            position += 1
-                            done(outcome)
-                    except BaseException as exc:
-                        failure = exc
-                    if time.monotonic() > deadline:
-                        break
-            if failure is not None:
-                raise failure
-
     def failed_answers(self, protocol_pk: int, scope: Scope) -> int:
         """How many answers the engines did not give in this protocol's runs of the scope's run kinds."""
         kinds = sorted(str(k) for k in scope.run_kinds)
@@ -670,31 +435,6 @@ class Store:
         columns, excluded = read_scoring_columns(self._db, protocol, protocol_pk, scope, helper=self._paired)
         return protocol, columns, excluded
 
-    def raters(self, protocol_pk: int | None = None) -> list[tuple[Rater, int]]:
-        """Raters with review-stage judgements (all protocols, or one) and how many edges each labelled."""
-        return read_raters(self._db, protocol_pk)
-
-    def sided_labels(self, a: Rater, b: Rater, protocol_pk: int | None = None) -> tuple[list[SidedLabel], int]:
-        """The review-stage judgements of A (side 0) and B (side 1), all protocols or one, and the number of edges
-        in scope (for :func:`citeaudit.core.raters.pair_sided`)."""
-        return read_sided_labels(self._db, a, b, protocol_pk)
-
-    def retired_rated(self, raters: Sequence[Rater], protocol_pk: int | None = None) -> int:
-        """Edges of retired claims labelled by any of ``raters``: left out when raters are compared."""
-        return read_retired_rated(self._db, raters, protocol_pk)
-
-
-def _distinct_run(answer_pks: Sequence[int], position: int, group: int) -> Sequence[int]:
-    """Up to ``group`` answers from ``position`` on, ending before an answer that comes twice: an answer is read
-    before any of its group is written, so the second time must be read in a later group."""
-    chunk = answer_pks[position : position + group]
-    seen: set[int] = set()
-    for index, answer_pk in enumerate(chunk):
-        if answer_pk in seen:
-            return chunk[:index]
-        seen.add(answer_pk)
-    return chunk
-
 
 def _added(report: ImportReport, part: ImportReport) -> ImportReport:
     """``report`` with the counts of one more chunk added."""
@@ -707,17 +447,3 @@ def _list_protocols(infos: Sequence[ProtocolInfo]) -> str:
 
     listed = "; ".join(f"{p.id}@{p.version} {p.fingerprint[:19]}… ({counts(p)} answers)" for p in infos)
     return f"protocols: {listed}" if listed else "no protocols"
-
-
-def _statements(script: str) -> list[str]:
-    """Split a migration script into statements (triggers keep their inner semicolons)."""
-    statements, buffer = [], []
-    for line in script.splitlines():
-        if not line.strip() or line.strip().startswith("--"):
-            continue
-        buffer.append(line)
-        joined = "\n".join(buffer)
-        if sqlite3.complete_statement(joined):
-            statements.append(joined)
-            buffer = []
-    return statements

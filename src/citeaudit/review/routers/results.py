@@ -43,13 +43,13 @@ def agreement_page(request: Request, current: Current, a: str = "", b: str = "",
     """What ``citeaudit agreement DB --between A B`` prints, for two raters chosen on the page."""
     reviewer = require(current, "adjudicator", "admin")
     with Store(context(request).config.db) as store:
-        raters = store.raters()
+        raters = store.ratings.raters()
         result = error = None
         retired = 0
         if a and b:
             try:
                 chosen = (Rater.parse(a), Rater.parse(b))
-                retired = store.retired_rated(chosen)
+                retired = store.ratings.retired_rated(chosen)
                 pairs = label_pairs_from_store(store, *chosen)
                 result = agreement(pairs, resamples=max(0, min(resamples, 20_000))).to_dict()
             except (CiteauditError, ValueError) as exc:

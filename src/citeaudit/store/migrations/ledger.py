@@ -1,16 +1,11 @@
-"""Forward-only schema migrations. Migration ``n`` takes a database from version ``n`` to ``n + 1``; the
-schema version lives in ``PRAGMA user_version``. Never edit a released migration: append a new one."""
+"""Schema versions 1 to 8: the ledger as first made (payloads, imports, protocols, answers, sources, citations,
+claims, edges, judgements), then collections, fact locks, sources' snapshots, the review workflow, copy groups,
+model judgements' provenance and claim sets. Released: never edit one, append a new migration (see
+:mod:`citeaudit.store.migrations`)."""
 
 from __future__ import annotations
 
-import re
-import sqlite3
-from collections.abc import Callable
-
-__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "Migration"]
-
-Migration = str | Callable[[sqlite3.Connection], None]
-"""An SQL script, or a function given the connection inside the migration's transaction."""
+__all__ = ["LEDGER"]
 
 _V1 = """
 CREATE TABLE payloads (
@@ -468,7 +463,7 @@ CREATE TABLE copy_group_computations (
 );
 """
 
-# Provenance of model judgements (issue 7): which judge, model, version and prompt proposed a label, and the
+# Provenance of model judgements: which judge, model, version and prompt proposed a label, and the
 # probability it gave. NULL on human judgements and on rows written before this migration.
 _JUDGEMENT_PROVENANCE = """
 ALTER TABLE judgements ADD COLUMN judge TEXT;
@@ -544,238 +539,8 @@ CREATE TRIGGER fact_mappings_immutable BEFORE UPDATE ON fact_mappings
 BEGIN SELECT RAISE(ABORT, 'fact mappings are immutable: record a new decision'); END;
 """
 
-_RETRIEVAL_REASON = """
--- Why an answer's retrieval failed or is unknown (e.g. the search tool's error code).
-ALTER TABLE answers ADD COLUMN retrieval_reason TEXT;
-"""
 
-_JUDGEMENT_MOVE_GUARD = """
--- A merge may move a judgement to the merged edge and change nothing else: the guard now covers the columns
--- added after it (severity, submission, model provenance).
-DROP TRIGGER judgements_move_only;
-
-CREATE TRIGGER judgements_move_only BEFORE UPDATE ON judgements
-WHEN NEW.edge_pk IS NOT OLD.edge_pk AND (
-    NEW.pk IS NOT OLD.pk OR NEW.label IS NOT OLD.label OR NEW.reviewer IS NOT OLD.reviewer
-    OR NEW.origin IS NOT OLD.origin OR NEW.stage IS NOT OLD.stage OR NEW.passage IS NOT OLD.passage
-    OR NEW.period IS NOT OLD.period OR NEW.reasoning IS NOT OLD.reasoning OR NEW.created_at IS NOT OLD.created_at
-    OR NEW.severity IS NOT OLD.severity OR NEW.submission IS NOT OLD.submission OR NEW.judge IS NOT OLD.judge
-    OR NEW.judge_model IS NOT OLD.judge_model OR NEW.judge_version IS NOT OLD.judge_version
-    OR NEW.prompt_sha256 IS NOT OLD.prompt_sha256 OR NEW.confidence IS NOT OLD.confidence
-)
-BEGIN SELECT RAISE(ABORT, 'judgements are immutable: a merge may only move one to the merged edge'); END;
-"""
-
-_SUGGESTED_PASSAGES = """
--- One row per model suggestion made by `citeaudit suggest`: the judgement it stored (origin model, with its
--- provenance), the snapshot it read and how the passages were ranked. Never updated.
-CREATE TABLE suggestions (
-    pk               INTEGER PRIMARY KEY,
-    edge_pk          INTEGER NOT NULL REFERENCES edges(pk),
-    judgement_pk     INTEGER NOT NULL UNIQUE REFERENCES judgements(pk),
-    document_sha256  TEXT NOT NULL REFERENCES documents(sha256),
-    method           TEXT NOT NULL CHECK (method IN ('bm25', 'dense', 'hybrid')),
-    created_at       TEXT NOT NULL
-);
-CREATE INDEX suggestions_edge ON suggestions(edge_pk);
-
-CREATE TRIGGER suggestions_immutable BEFORE UPDATE OF
-    pk, judgement_pk, document_sha256, method, created_at ON suggestions
-BEGIN SELECT RAISE(ABORT, 'suggestions are immutable: run suggest --refresh for a new one'); END;
-
--- The top passages shown to the judge, best first: passage `ordinal` of the document, text[start:end].
-CREATE TABLE suggested_passages (
-    suggestion_pk  INTEGER NOT NULL REFERENCES suggestions(pk),
-    rank           INTEGER NOT NULL CHECK (rank >= 1),
-    ordinal        INTEGER NOT NULL,
-    start          INTEGER NOT NULL,
-    "end"          INTEGER NOT NULL,
-    score          REAL NOT NULL,
-    bm25           REAL,
-    dense          REAL,
-    PRIMARY KEY (suggestion_pk, rank)
-) WITHOUT ROWID;
-"""
-
-_CROSS_PAIRS = """
--- Cross pairs: a claim whose own edges are not supported, and another source of the audit (co-cited in the
--- same answer, or an official page). Proposed by `citeaudit suggest --cross-pairs`, judged in review like edges,
--- kept apart from edges: never part of precision, coverage or any edge count.
-CREATE TABLE cross_pairs (
-    pk          INTEGER PRIMARY KEY,
-    claim_pk    INTEGER NOT NULL REFERENCES claims(pk),
-    source_pk   INTEGER NOT NULL REFERENCES sources(pk),
-    kind        TEXT NOT NULL CHECK (kind = 'co_cited' OR kind = 'official'),
-    proposed_at TEXT NOT NULL
-);
-CREATE INDEX cross_pairs_claim ON cross_pairs(claim_pk);
-CREATE INDEX cross_pairs_source ON cross_pairs(source_pk);
-
--- Judgements of cross pairs, human and model, as for edges; a model judgement records the snapshot it read.
-CREATE TABLE cross_judgements (
-    pk               INTEGER PRIMARY KEY,
-    cross_pair_pk    INTEGER NOT NULL REFERENCES cross_pairs(pk),
-    label            TEXT NOT NULL CHECK ((label = 'supported' OR label = 'partial' OR label = 'conflicting'
-                                           OR label = 'irrelevant' OR label = 'unknown')),
-    reviewer         TEXT,
-    origin           TEXT NOT NULL CHECK (origin = 'human' OR origin = 'model'),
-    stage            TEXT NOT NULL CHECK (stage = 'review' OR stage = 'adjudication'),
-    passage          TEXT,
-    reasoning        TEXT,
-    created_at       TEXT NOT NULL,
-    judge            TEXT,
-    judge_model      TEXT,
-    judge_version    TEXT,
-    prompt_sha256    TEXT,
-    confidence       REAL,
-    document_sha256  TEXT REFERENCES documents(sha256),
-    method           TEXT,
-    submission       TEXT UNIQUE
-);
-CREATE INDEX cross_judgements_pair ON cross_judgements(cross_pair_pk);
-
-CREATE TRIGGER cross_judgements_move_only BEFORE UPDATE ON cross_judgements
-WHEN NEW.cross_pair_pk IS OLD.cross_pair_pk
-BEGIN SELECT RAISE(ABORT, 'cross-pair judgements are immutable: record a new one'); END;
-
--- The top passages a model judgement of a cross pair was shown, best first.
-CREATE TABLE cross_suggested_passages (
-    cross_judgement_pk  INTEGER NOT NULL REFERENCES cross_judgements(pk),
-    rank                INTEGER NOT NULL CHECK (rank >= 1),
-    ordinal             INTEGER NOT NULL,
-    start               INTEGER NOT NULL,
-    "end"               INTEGER NOT NULL,
-    score               REAL NOT NULL,
-    PRIMARY KEY (cross_judgement_pk, rank)
-) WITHOUT ROWID;
-"""
-
-_TEXT = r"'(?:[^']|'')*'"
-_IN_LIST = re.compile(rf"CHECK \((\w+) IN \(((?:{_TEXT}\s*,\s*){{2,}}{_TEXT})\)\)")
-"""A CHECK constraint that is exactly ``column IN ('a', 'b', 'c', ...)``: three or more text constants."""
-
-
-def comparisons(sql: str) -> str:
-    """``sql`` with every ``CHECK (column IN ('a', 'b', 'c', ...))`` written
-    ``CHECK ((column = 'a' OR column = 'b' OR ...))``; any other CHECK is left as it is."""
-    return _IN_LIST.sub(
-        lambda m: "CHECK ((" + " OR ".join(f"{m[1]} = {value}" for value in re.findall(_TEXT, m[2])) + "))", sql
-    )
-
-
-def _compiles(sql: str) -> bool:
-    try:
-        sqlite3.connect(":memory:").execute(sql).close()
-    except sqlite3.Error:
-        return False
-    return True
-
-
-def _check_lists_as_comparisons(db: sqlite3.Connection) -> None:
-    """Rewrite the CHECK constraints that test a column against a list of three or more values as a chain of
-    comparisons, which accepts and rejects exactly the same values. SQLite evaluates ``IN (list)`` through a
-    temporary lookup table made once per execution of a statement, and ``executemany`` executes its statement
-    once per row: with the list, writing a citation row one to a statement took 1.9 times as long as with the
-    chain (64 rows to a statement, 1.2 times). A CHECK constraint is not part of the stored records, so the table
-    definitions are edited in place as SQLite documents for such changes (writable_schema, then a new
-    schema_version so every connection reads the edited schema). A definition is only replaced by one that
-    SQLite compiles.
-
-    An SQLite built to refuse schema edits (defensive mode) keeps the lists: they accept the same values, and
-    only writing is slower."""
-    edited = []
-    for name, sql in db.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table' AND sql LIKE '% IN (%'"):
-        rewritten = comparisons(sql)
-        if rewritten != sql and _compiles(rewritten):
-            edited.append((rewritten, name))
-    version = int(db.execute("PRAGMA schema_version").fetchone()[0])
-    db.execute("SAVEPOINT check_lists")
-    db.execute("PRAGMA writable_schema = ON")
-    try:
-        db.executemany("UPDATE sqlite_master SET sql = ? WHERE type = 'table' AND name = ?", edited)
-        db.execute(f"PRAGMA schema_version = {version + 1}")
-    except sqlite3.DatabaseError:
-        db.execute("ROLLBACK TO check_lists")
-    finally:
-        db.execute("PRAGMA writable_schema = OFF")
-        db.execute("RELEASE check_lists")
-
-
-_SUGGESTION_METHODS = ("bm25", "dense", "hybrid", "window", "window-hybrid")
-_METHOD_CHECK = re.compile(rf"CHECK \((?:method IN \((?:{_TEXT}\s*,?\s*)+\)|\((?:method = {_TEXT}(?: OR )?)+\))\)")
-
-
-def _window_suggestion_methods(db: sqlite3.Connection) -> None:
-    """Let ``suggestions.method`` also record ``window`` and ``window-hybrid`` (passage windows ranked as one
-    unit). Only the CHECK constraint changes, which is not part of the stored records, so the definition is edited
-    in place as in :func:`_check_lists_as_comparisons` (and only replaced by one SQLite compiles). An SQLite built
-    to refuse schema edits keeps the old list; storing a window method there fails with a constraint error."""
-    row = db.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'suggestions'").fetchone()
-    if row is None:
-        return
-    allowed = " OR ".join(f"method = '{method}'" for method in _SUGGESTION_METHODS)
-    rewritten = _METHOD_CHECK.sub(f"CHECK (({allowed}))", row[0], count=1)
-    if rewritten == row[0] or not _compiles(rewritten):
-        return
-    version = int(db.execute("PRAGMA schema_version").fetchone()[0])
-    db.execute("SAVEPOINT window_methods")
-    db.execute("PRAGMA writable_schema = ON")
-    try:
-        db.execute("UPDATE sqlite_master SET sql = ? WHERE type = 'table' AND name = 'suggestions'", (rewritten,))
-        db.execute(f"PRAGMA schema_version = {version + 1}")
-    except sqlite3.DatabaseError:
-        db.execute("ROLLBACK TO window_methods")
-    finally:
-        db.execute("PRAGMA writable_schema = OFF")
-        db.execute("RELEASE window_methods")
-
-
-_RESPONSE_IDS = """
--- The engine's own id of the response an answer came from (OpenAI's resp_…, Anthropic's msg_…, Gemini's
--- responseId…), when the payload gives one: the way back to the engine's records.
-ALTER TABLE answers ADD COLUMN response_id TEXT;
-
--- Collections as a dimension of scores: an answer's collection is found by its id.
-CREATE INDEX collection_tasks_answer ON collection_tasks(answer_id);
-"""
-
-_REVIEWER_PROGRESS = """
--- A reviewer's own judgements by name: their progress (done / assigned) counts them without reading everyone's.
-CREATE INDEX judgements_reviewer ON judgements(reviewer, edge_pk);
--- The engine's quotes of a source, shown on the edge page before the source has a snapshot.
-CREATE INDEX citations_source ON citations(source_pk);
-"""
-
-_REVIEW_ASSISTANCE = """
--- Whether model suggestions were on the page a person judged the edge on: 1 shown, 0 hidden; NULL for
--- judgements recorded before this column and for doors that show no page (import, ingest, the library). A scope
--- holding a judgement made with suggestions shown is fingerprinted as measured with that assistance.
-ALTER TABLE judgements ADD COLUMN suggestions_shown INTEGER CHECK (suggestions_shown IN (0, 1));
-
--- A merge may move a judgement and change nothing else, this column included.
-DROP TRIGGER judgements_move_only;
-
-CREATE TRIGGER judgements_move_only BEFORE UPDATE ON judgements
-WHEN NEW.edge_pk IS NOT OLD.edge_pk AND (
-    NEW.pk IS NOT OLD.pk OR NEW.label IS NOT OLD.label OR NEW.reviewer IS NOT OLD.reviewer
-    OR NEW.origin IS NOT OLD.origin OR NEW.stage IS NOT OLD.stage OR NEW.passage IS NOT OLD.passage
-    OR NEW.period IS NOT OLD.period OR NEW.reasoning IS NOT OLD.reasoning OR NEW.created_at IS NOT OLD.created_at
-    OR NEW.severity IS NOT OLD.severity OR NEW.submission IS NOT OLD.submission OR NEW.judge IS NOT OLD.judge
-    OR NEW.judge_model IS NOT OLD.judge_model OR NEW.judge_version IS NOT OLD.judge_version
-    OR NEW.prompt_sha256 IS NOT OLD.prompt_sha256 OR NEW.confidence IS NOT OLD.confidence
-    OR NEW.suggestions_shown IS NOT OLD.suggestions_shown
-)
-BEGIN SELECT RAISE(ABORT, 'judgements are immutable: a merge may only move one to the merged edge'); END;
-"""
-
-_REVIEW_ASSISTANCE_INDEX = """
--- The few judgements made with suggestions shown, found without reading the others: scoring asks whether a scope
--- holds one every time it fingerprints (a full scan took 26 s over 7.2 million judgements).
-CREATE INDEX judgements_assisted ON judgements(edge_pk) WHERE suggestions_shown = 1;
-"""
-
-
-MIGRATIONS: tuple[Migration, ...] = (
+LEDGER = (
     _V1,
     _COLLECTION,
     _FACT_LOCKS,
@@ -784,18 +549,5 @@ MIGRATIONS: tuple[Migration, ...] = (
     _COPY_GROUPS,
     _JUDGEMENT_PROVENANCE,
     _SEGMENTATION,
-    _RETRIEVAL_REASON,
-    _JUDGEMENT_MOVE_GUARD,
-    _SUGGESTED_PASSAGES,
-    _check_lists_as_comparisons,
-    _window_suggestion_methods,
-    _CROSS_PAIRS,
-    _RESPONSE_IDS,
-    _REVIEWER_PROGRESS,
-    _REVIEW_ASSISTANCE,
-    _REVIEW_ASSISTANCE_INDEX,
 )
-"""``MIGRATIONS[n]`` upgrades schema version ``n`` to ``n + 1``."""
-
-SCHEMA_VERSION = len(MIGRATIONS)
-"""The schema version this citeaudit writes."""
+"""The scripts that take a database from schema version 0 to 8, in order."""

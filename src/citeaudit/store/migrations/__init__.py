@@ -1,0 +1,99 @@
+"""Forward-only schema migrations. Migration ``n`` takes a database from version ``n`` to ``n + 1``; the
+schema version lives in ``PRAGMA user_version``. Never edit a released migration: append a new one.
+
+The migrations are kept by era: :mod:`~citeaudit.store.migrations.ledger` (versions 1 to 8),
+:mod:`~citeaudit.store.migrations.assistance` (the later scripts) and :mod:`~citeaudit.store.migrations.rebuild`
+(the two that change CHECK constraints by rebuilding tables). Every one is made of documented SQLite statements
+(``CREATE``, ``ALTER TABLE … ADD COLUMN``, ``ALTER TABLE … RENAME``, ``DROP``, ``INSERT … SELECT``): none edits
+``sqlite_master``, so they run on an SQLite that refuses that (``SQLITE_DBCONFIG_DEFENSIVE``)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from pathlib import Path
+
+from citeaudit.core.errors import SchemaVersionMismatch
+from citeaudit.store.migrations.assistance import (
+    CROSS_PAIRS,
+    JUDGEMENT_MOVE_GUARD,
+    RESPONSE_IDS,
+    RETRIEVAL_REASON,
+    REVIEW_ASSISTANCE,
+    REVIEW_ASSISTANCE_INDEX,
+    REVIEWER_PROGRESS,
+    SUGGESTED_PASSAGES,
+)
+from citeaudit.store.migrations.ledger import LEDGER
+from citeaudit.store.migrations.rebuild import check_lists_as_comparisons, window_suggestion_methods
+
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "Migration", "migrate", "statements"]
+
+Migration = str | Callable[[sqlite3.Connection], None]
+"""An SQL script, or a function given the connection inside the migration's transaction."""
+
+MIGRATIONS: tuple[Migration, ...] = (
+    *LEDGER,
+    RETRIEVAL_REASON,
+    JUDGEMENT_MOVE_GUARD,
+    SUGGESTED_PASSAGES,
+    check_lists_as_comparisons,
+    window_suggestion_methods,
+    CROSS_PAIRS,
+    RESPONSE_IDS,
+    REVIEWER_PROGRESS,
+    REVIEW_ASSISTANCE,
+    REVIEW_ASSISTANCE_INDEX,
+)
+"""``MIGRATIONS[n]`` upgrades schema version ``n`` to ``n + 1``."""
+
+SCHEMA_VERSION = len(MIGRATIONS)
+"""The schema version this citeaudit writes."""
+
+
+def migrate(
+    db: sqlite3.Connection, transaction: Callable[[], AbstractContextManager[sqlite3.Connection]], path: Path
+) -> None:
+    """Bring the database at ``path`` (open on ``db``, outside any transaction) to :data:`SCHEMA_VERSION`, one
+    migration to a transaction made by ``transaction``; a database newer than this citeaudit is refused
+    (:class:`~citeaudit.core.errors.SchemaVersionMismatch`).
+
+    Foreign keys are off while migrations run, as SQLite's procedure for schema changes asks: a table rebuild
+    drops a table that others refer to (:func:`rebuild_tables` checks the keys itself before its commit). The
+    setting can only change outside a transaction, so it is set here, around them all."""
+    version = int(db.execute("PRAGMA user_version").fetchone()[0])
+    if version > SCHEMA_VERSION:
+        raise SchemaVersionMismatch(
+            f"{str(path)!r} has schema version {version}, newer than this citeaudit's "
+            f"{SCHEMA_VERSION}; upgrade citeaudit to use it"
+        )
+    if version == SCHEMA_VERSION:
+        return
+    db.execute("PRAGMA foreign_keys = OFF")
+    try:
+        for target in range(version, SCHEMA_VERSION):
+            with transaction():
+                migration = MIGRATIONS[target]
+                if callable(migration):
+                    migration(db)
+                else:
+                    for statement in statements(migration):
+                        db.execute(statement)
+                db.execute(f"PRAGMA user_version = {target + 1}")
+    finally:
+        db.execute("PRAGMA foreign_keys = ON")
+
+
+def statements(script: str) -> list[str]:
+    """Split a migration script into statements (triggers keep their inner semicolons)."""
+    found, buffer = [], []
+    for line in script.splitlines():
+        if not line.strip() or line.strip().startswith("--"):
+            continue
+        buffer.append(line)
+        joined = "\n".join(buffer)
+        if sqlite3.complete_statement(joined):
+            found.append(joined)
+            buffer = []
+    return found
