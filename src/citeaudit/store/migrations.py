@@ -774,6 +774,29 @@ _REVIEW_ASSISTANCE_INDEX = """
 CREATE INDEX judgements_assisted ON judgements(edge_pk) WHERE suggestions_shown = 1;
 """
 
+_REVIEW_LEASES = """
+-- A reservation of an edge for one reviewer while its page is open: taken by the queue's next edge, renewed while
+-- the page stays open, dropped on a submission, a skip or a logout, and void once expires_at has passed. Under a
+-- policy of n reviews an edge is reserved by at most as many reviewers as still owe it a review.
+CREATE TABLE review_leases (
+    edge_pk      INTEGER NOT NULL REFERENCES edges(pk),
+    reviewer_pk  INTEGER NOT NULL REFERENCES reviewers(pk),
+    taken_at     TEXT NOT NULL,
+    expires_at   TEXT NOT NULL,
+    PRIMARY KEY (edge_pk, reviewer_pk)
+) WITHOUT ROWID;
+CREATE INDEX review_leases_reviewer ON review_leases(reviewer_pk);
+
+-- An edge a reviewer put off, with their note: it goes to the back of their queue until they judge it.
+CREATE TABLE review_skips (
+    edge_pk      INTEGER NOT NULL REFERENCES edges(pk),
+    reviewer_pk  INTEGER NOT NULL REFERENCES reviewers(pk),
+    note         TEXT,
+    skipped_at   TEXT NOT NULL,
+    PRIMARY KEY (reviewer_pk, edge_pk)
+) WITHOUT ROWID;
+"""
+
 
 MIGRATIONS: tuple[Migration, ...] = (
     _V1,
@@ -794,6 +817,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _REVIEWER_PROGRESS,
     _REVIEW_ASSISTANCE,
     _REVIEW_ASSISTANCE_INDEX,
+    _REVIEW_LEASES,
 )
 """``MIGRATIONS[n]`` upgrades schema version ``n`` to ``n + 1``."""
 

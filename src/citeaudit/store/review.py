@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 
-from citeaudit.core.clock import utc_now
+from citeaudit.core.clock import Clock, system_clock, utc_now
 from citeaudit.core.errors import DuplicateId, InvalidValue, StoreError, UnknownReference
 from citeaudit.core.identity import url_location
 from citeaudit.core.model import Judgement, Label, Origin, ReviewState, Stage
@@ -28,6 +28,7 @@ from citeaudit.store.judgements import (
     judgement_from_row,
     judgement_row,
 )
+from citeaudit.store.leases import LEASE_SECONDS, LeaseStore
 from citeaudit.store.migrations import SCHEMA_VERSION
 from citeaudit.store.reading import CURRENT_CLAIM
 from citeaudit.store.resolution import document_passages, latest_document
@@ -161,6 +162,10 @@ class ReviewStore:
         """Close the connection."""
         self._db.close()
 
+    def leases(self, clock: Clock = system_clock, lease_seconds: float = LEASE_SECONDS) -> LeaseStore:
+        """Leases, skips and recent labels (:mod:`citeaudit.store.leases`) over this connection."""
+        return LeaseStore(self._db, self._transaction, clock, lease_seconds)
+
     @staticmethod
     def _log(db: sqlite3.Connection, actor: str, action: str, target: str, before: object, after: object) -> None:
         db.execute(
@@ -244,10 +249,12 @@ class ReviewStore:
         row = self._db.execute("SELECT pk, name, role, password_hash FROM reviewers WHERE name = ?", (name,)).fetchone()
         return None if row is None else Reviewer(*row)
 
-    def open_session(self, reviewer: Reviewer, token_sha256: str, csrf: str, expires_at: str) -> None:
-        """Record a login (logged); expired sessions are dropped on the way."""
+    def open_session(
+        self, reviewer: Reviewer, token_sha256: str, csrf: str, expires_at: str, at: str | None = None
+    ) -> None:
+        """Record a login (logged); sessions expired at ``at`` (default now) are dropped on the way."""
         with self._transaction() as db:
-            db.execute("DELETE FROM review_sessions WHERE expires_at <= ?", (now(),))
+            db.execute("DELETE FROM review_sessions WHERE expires_at <= ?", (at or now(),))
             db.execute(
                 "INSERT INTO review_sessions VALUES (?, ?, ?, ?, ?)",
                 (token_sha256, reviewer.pk, csrf, now(), expires_at),
