@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -27,10 +28,15 @@ from citeaudit.store.connection import Transactions
 from citeaudit.store.reading import CURRENT_CLAIM
 from citeaudit.store.review_records import Reviewer
 
-__all__ = ["LEASE_SECONDS", "LeaseStore", "RecentLabel", "SkippedEdge"]
+__all__ = ["LEASE_SECONDS", "LEASE_WAIT", "LeaseStore", "RecentLabel", "SkippedEdge"]
 
 LEASE_SECONDS = 300.0
 """How long a lease lasts unless renewed (the open page renews it every minute)."""
+
+LEASE_WAIT = 2.0
+"""Seconds a write of this store waits for another writer before it raises
+:class:`~citeaudit.core.errors.DatabaseBusy`: long enough for other reviewers' submissions (milliseconds each),
+short enough that a page is not held up behind an import; the web app then serves the page without a lease."""
 
 _OPEN_CODES = f"({PENDING_CODE}, {DISPUTED_CODE})"
 
@@ -81,14 +87,33 @@ class LeaseStore:
         transaction: Transactions,
         clock: Clock = system_clock,
         lease_seconds: float = LEASE_SECONDS,
+        wait: float = LEASE_WAIT,
     ) -> None:
-        """Work on ``db`` with its write transactions ``transaction``; ``clock`` stamps and expires leases."""
+        """Work on ``db`` with its write transactions ``transaction``; ``clock`` stamps and expires leases; a
+        write waits up to ``wait`` seconds for another writer."""
         if lease_seconds <= 0:
             raise ValueError(f"a lease must last more than 0 s, not {lease_seconds!r}")
         self._db = db
         self._transaction = transaction
         self._clock = clock
         self._lease = timedelta(seconds=lease_seconds)
+        self._wait_ms = max(0, int(wait * 1000))
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction that waits at most ``wait`` seconds to begin (the connection's own wait is put
+        back as soon as it has begun, or failed to)."""
+        (before,) = self._db.execute("PRAGMA busy_timeout").fetchone()
+        self._db.execute(f"PRAGMA busy_timeout = {self._wait_ms}")
+        restored = False
+        try:
+            with self._transaction() as db:
+                db.execute(f"PRAGMA busy_timeout = {int(before)}")
+                restored = True
+                yield db
+        finally:
+            if not restored:
+                self._db.execute(f"PRAGMA busy_timeout = {int(before)}")
 
     # -- leases ------------------------------------------------------------------------------------
 
@@ -102,7 +127,7 @@ class LeaseStore:
         if not candidates:
             return None
         moment = self._clock()
-        with self._transaction() as db:
+        with self._write() as db:
             db.execute("DELETE FROM review_leases WHERE expires_at <= ?", (iso(moment),))
             for edge_pk in candidates:
                 if self._room(db, edge_pk, reviewer.pk, stage, reviews_required) > 0:
@@ -137,7 +162,7 @@ class LeaseStore:
         none (it lapsed, or they never had it)."""
         moment = self._clock()
         until = iso(moment + self._lease)
-        with self._transaction() as db:
+        with self._write() as db:
             renewed = db.execute(
                 "UPDATE review_leases SET expires_at = ? WHERE edge_pk = ? AND reviewer_pk = ? AND expires_at > ?",
                 (until, edge_pk, reviewer.pk, iso(moment)),
@@ -146,7 +171,7 @@ class LeaseStore:
 
     def release(self, reviewer: Reviewer, edge_pk: int | None = None) -> None:
         """Drop ``reviewer``'s lease on the edge (every lease of theirs when ``edge_pk`` is ``None``)."""
-        with self._transaction() as db:
+        with self._write() as db:
             if edge_pk is None:
                 db.execute("DELETE FROM review_leases WHERE reviewer_pk = ?", (reviewer.pk,))
             else:
