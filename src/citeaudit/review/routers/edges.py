@@ -3,6 +3,7 @@ else they may see), its review and adjudication, and a link given to a title-onl
 
 from contextlib import suppress
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import Annotated
 from urllib.parse import parse_qsl
@@ -10,6 +11,7 @@ from urllib.parse import parse_qsl
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import Response
 
+from citeaudit.core.clock import iso
 from citeaudit.core.errors import DatabaseBusy
 from citeaudit.core.model import Judgement, Label, Origin, Severity, Stage
 from citeaudit.review.auth import new_token
@@ -142,8 +144,14 @@ def _hold(request: Request, db: ReviewStore, reviewer: Reviewer, edge_pk: int, a
     if not context(request).config.leases or reviewer.role == "admin":
         return None
     stage = Stage.ADJUDICATION if adjudicating else Stage.REVIEW
+    config = context(request).config
+    leases = leases_of(request, db)
+    held = leases.holds(reviewer, edge_pk)
+    # a lease with more than half its term left (just taken by the queue's next edge) is not written again
+    if held is not None and held > iso(config.clock() + timedelta(seconds=config.lease_seconds / 2)):
+        return True
     try:
-        return leases_of(request, db).take(reviewer, [edge_pk], stage, db.reviews_required()) is not None
+        return leases.take(reviewer, [edge_pk], stage, db.reviews_required()) is not None
     except DatabaseBusy:  # an import holds the database: the page is served without a lease
         return None
 
