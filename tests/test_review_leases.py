@@ -83,12 +83,31 @@ def test_double_review_leases_an_edge_to_as_many_as_still_owe_it_a_review(double
         # 2 reviews owed - 0 given - 2 leases = 0 places for cy
         assert leases.take(cy, [1, 2], Stage.REVIEW, 2) == 2
         review(store, 1, "ann", Label.SUPPORTED, "ann-1")
+        # 2 owed - 1 given (ann) - 1 lease of someone who has not reviewed (bob) = 0; ann's lease, left behind
+        # after her review, holds no place of its own: still no place for cy, and not a negative one
+        assert leases.take(cy, [1], Stage.REVIEW, 2) is None
         leases.release(ann, 1)
-        # 2 owed - 1 given (ann) - 1 lease (bob) = 0: still no place for cy
         assert leases.take(cy, [1], Stage.REVIEW, 2) is None
         leases.release(bob, 1)
         # 2 - 1 - 0 = 1 place
         assert leases.take(cy, [1], Stage.REVIEW, 2) == 1
+
+
+def test_a_lease_left_behind_after_a_review_holds_no_place(double: Path) -> None:
+    with ReviewStore(double) as store:
+        leases = store.leases(ManualClock())
+        ann, bob, cy = (who(store, name) for name in ("ann", "bob", "cy"))
+        assert leases.take(ann, [2], Stage.REVIEW, 2) == 2
+        assert leases.take(bob, [2], Stage.REVIEW, 2) == 2
+        review(store, 2, "ann", Label.SUPPORTED, "ann-2")
+        review(store, 2, "bob", Label.SUPPORTED, "bob-2")
+        # both leases are still there (nobody gave them up), but the edge has its 2 reviews: 2 - 2 - 0 = 0 places
+        assert leases.holders(2) == 2
+        assert leases.take(cy, [2], Stage.REVIEW, 2) is None
+        review(store, 3, "ann", Label.SUPPORTED, "ann-3")
+        assert leases.take(ann, [3], Stage.REVIEW, 2) == 3  # her own review and lease: 2 - 1 - 0 = 1
+        # cy: 2 owed - 1 given (ann) - 0 leases of reviewers who have not reviewed it = 1 place
+        assert leases.take(cy, [3], Stage.REVIEW, 2) == 3
 
 
 def test_a_lease_lapses_unless_renewed(single: Path) -> None:

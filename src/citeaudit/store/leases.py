@@ -144,12 +144,19 @@ class LeaseStore:
     @staticmethod
     def _room(db: sqlite3.Connection, edge_pk: int, reviewer_pk: int, stage: Stage, reviews_required: int) -> int:
         """How many more reviewers besides ``reviewer_pk`` may lease the edge (live leases only: expired ones are
-        deleted first)."""
-        (others,) = db.execute(
-            "SELECT count(*) FROM review_leases WHERE edge_pk = ? AND reviewer_pk != ?", (edge_pk, reviewer_pk)
-        ).fetchone()
+        deleted first). For a review, the lease of someone who has reviewed the edge holds no place: their review
+        counts instead (a submission gives the lease up, but one left behind is not counted twice)."""
         if stage is Stage.ADJUDICATION:
+            (others,) = db.execute(
+                "SELECT count(*) FROM review_leases WHERE edge_pk = ? AND reviewer_pk != ?", (edge_pk, reviewer_pk)
+            ).fetchone()
             return 1 - int(others)
+        (others,) = db.execute(
+            "SELECT count(*) FROM review_leases l JOIN reviewers r ON r.pk = l.reviewer_pk WHERE l.edge_pk = ? "
+            "AND l.reviewer_pk != ? AND NOT EXISTS (SELECT 1 FROM judgements j WHERE j.edge_pk = l.edge_pk "
+            "AND j.reviewer = r.name AND j.origin = 'human' AND j.stage = 'review')",
+            (edge_pk, reviewer_pk),
+        ).fetchone()
         (reviewed,) = db.execute(
             "SELECT count(DISTINCT reviewer) FROM judgements WHERE edge_pk = ? AND origin = 'human' "
             "AND stage = 'review'",
