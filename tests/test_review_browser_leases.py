@@ -1,18 +1,21 @@
 """Leases, skip, undo and refusals in a real headless Chromium: two reviewers in two browser contexts are never on
 the same edge while a lease holds, a label is revised from the recent labels within the policy, a skipped edge
-comes back at the end, and a refused label returns to the filtered queue with the typed text."""
+comes back at the end, a refused label returns to the filtered queue with the typed text, and the open page
+renews its lease."""
 
 from __future__ import annotations
 
 import re
 import sqlite3
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from builders import answer, claim, document
+from citeaudit.core.clock import ManualClock, iso
 from citeaudit.review.app import ReviewConfig
 from conftest import chromium_path
 from review_support import PASSWORD, add_account, make_db, serve
@@ -187,3 +190,27 @@ def test_a_refused_label_returns_to_the_filtered_queue_with_the_typed_text(brows
         assert bob.input_value("select[name=platform]") == "perplexity"
         assert bob.get_attribute("#start", "href") == "/queue/next?platform=perplexity"
         assert [row for row in labels(db) if row[0] == edge] == [(edge, "ann", "supported")]
+
+
+def test_the_open_page_renews_its_lease_every_minute(browser: Browser, db: Path) -> None:
+    clock = ManualClock()
+    with serve(ReviewConfig(db=db, clock=clock, lease_seconds=300)) as base:
+        ann = log_in(browser, base, "ann")
+        ann.clock.install()  # the page's timers run when the test moves them, not by waiting
+        with ann.expect_navigation():
+            ann.click("#start")
+        edge = open_edge(ann)
+        taken = lease_expiry(db, edge)
+        assert taken == iso(clock() + timedelta(seconds=300))
+        clock.advance(100)
+        with ann.expect_response(f"**/edges/{edge}/lease") as renewal:
+            ann.clock.run_for(60_000)  # one minute of the page's time
+        assert renewal.value.status == 204
+        # renewed at 100 s on the server's clock: it now runs to 100 + 300 = 400 s
+        assert lease_expiry(db, edge) == iso(clock() + timedelta(seconds=300))
+
+
+def lease_expiry(db: Path, edge: int | None) -> str:
+    with sqlite3.connect(db) as conn:
+        (expires,) = conn.execute("SELECT expires_at FROM review_leases WHERE edge_pk = ?", (edge,)).fetchone()
+    return str(expires)
