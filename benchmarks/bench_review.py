@@ -8,8 +8,15 @@ Baselines in the same run: a static file from the same server (the floor of one 
 app), and, for the queue query alone, OFFSET pagination to the same depth (what keyset pagination avoids).
 Reported: median and p95 per page kind, and ratios to the baselines. Target: p95 < 100 ms for queue and edge pages.
 
-Run: make bench   (or: python benchmarks/bench_review.py [--edges N] [--requests N]); the LAST line says met
-or not met.
+Then a reviewer's day: 8 reviewers at once on 520 edges under double review, each taking the queue's next edge,
+opening its page and labelling it until nothing is left for them, once with leases (the queue hands an edge to no
+more reviewers than still owe it a review) and once without (as before leases: each reviewer is handed the first
+edge of their own queue order), each on a fresh copy of the same database. Reported per run: submissions refused
+(the edge already had its two reviews), judgements recorded per second, and median and p95 per page. Target:
+at most 0.5 % of submissions refused with leases.
+
+Run: make bench   (or: python benchmarks/bench_review.py [--edges N] [--requests N] [--day-only]); the LAST line
+says met or not met for the refusals; the line before it for the page latencies (skipped with --day-only).
 """
 
 from __future__ import annotations
@@ -178,11 +185,11 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def start_server(db: Path, port: int) -> subprocess.Popen[bytes]:
+def start_server(db: Path, port: int, leases: bool = True) -> subprocess.Popen[bytes]:
     code = (
         "import uvicorn, sys; from pathlib import Path; from citeaudit.review.app import ReviewConfig, create_app; "
-        f"uvicorn.run(create_app(ReviewConfig(db=Path(sys.argv[1]))), host='127.0.0.1', port={port}, "
-        "log_level='warning', access_log=False)"
+        f"uvicorn.run(create_app(ReviewConfig(db=Path(sys.argv[1]), leases={leases})), host='127.0.0.1', "
+        f"port={port}, log_level='warning', access_log=False)"
     )
     server = subprocess.Popen([sys.executable, "-c", code, str(db)])
     deadline = time.monotonic() + 30
@@ -243,26 +250,150 @@ def p95(times: list[float]) -> float:
     return statistics.quantiles(times, n=20)[-1]
 
 
+DAY_EDGES = 520
+REFUSAL_TARGET = 0.005
+"""At most 0.5 % of submissions refused with leases."""
+
+
+def day_database(path: Path, n_edges: int, password_hash: str) -> int:
+    """A database of ``n_edges`` edges (fewer by the rare (claim, source) clash), all current and pending, with
+    reviewers c0..c7 under double review; returns the number of edges."""
+    build(path, n_edges, random.Random(1))
+    with sqlite3.connect(path) as db:
+        db.execute("DELETE FROM judgements")
+        db.execute("UPDATE edges SET review_state = 'pending', final_code = ?", (PENDING_CODE,))
+        db.execute("UPDATE claims SET current = 1")
+        (stored,) = db.execute("SELECT count(*) FROM edges").fetchone()
+    with ReviewStore(path) as store:
+        for i in range(8):
+            store.accounts.add_reviewer(f"c{i}", "reviewer", password_hash)
+        store.accounts.set_setting("bench", "policy", "double")
+    return int(stored)
+
+
+def reviewer_day(base: str, name: str, times: dict[str, list[float]], outcome: dict[str, int]) -> None:
+    """One reviewer: the queue's next edge, its page, a label, until the queue has nothing left for them."""
+    client = login(base, name)
+    rng = random.Random(name)
+    try:
+        while True:
+            started = time.perf_counter()
+            handed = client.get("/queue/next")
+            times["queue/next"].append((time.perf_counter() - started) * 1000)
+            where = handed.headers["location"]
+            if not where.startswith("/edges/"):
+                return
+            started = time.perf_counter()
+            page = client.get(where)
+            times["edge page"].append((time.perf_counter() - started) * 1000)
+            csrf = re.search(r'name="csrf" value="([^"]+)"', page.text)
+            submission = re.search(r'name="submission" value="([^"]+)"', page.text)
+            if csrf is None or submission is None:  # no form: the edge has its reviews already
+                outcome["no form"] += 1
+                continue
+            form = {"label": rng.choice(LABELS), "submission": submission.group(1), "csrf": csrf.group(1)}
+            started = time.perf_counter()
+            posted = client.post(f"{where.split('?')[0]}/judgements", data=form)
+            times["submission"].append((time.perf_counter() - started) * 1000)
+            outcome["submitted"] += 1
+            outcome[
+                "refused" if posted.status_code == 409 else "recorded" if posted.status_code == 303 else "other"
+            ] += 1
+    finally:
+        client.close()
+
+
+def day_run(n_edges: int, leases: bool) -> tuple[dict[str, int], dict[str, list[float]], float]:
+    """8 reviewers at once through one server on a fresh database: counts, milliseconds per page and seconds."""
+    with tempfile.TemporaryDirectory() as folder:
+        db = Path(folder) / "day.db"
+        stored = day_database(db, n_edges, hash_password(PASSWORD))
+        port = free_port()
+        server = start_server(db, port, leases)
+        times: dict[str, list[float]] = {"queue/next": [], "edge page": [], "submission": []}
+        outcome = dict.fromkeys(("edges", "submitted", "recorded", "refused", "other", "no form"), 0)
+        outcome["edges"] = stored
+        counted = threading.Lock()
+        try:
+            results: list[tuple[dict[str, list[float]], dict[str, int]]] = []
+
+            def work(name: str) -> None:
+                mine: dict[str, list[float]] = {key: [] for key in times}
+                tally = dict.fromkeys(outcome, 0)
+                reviewer_day(f"http://127.0.0.1:{port}", name, mine, tally)
+                with counted:
+                    results.append((mine, tally))
+
+            started = time.perf_counter()
+            threads = [threading.Thread(target=work, args=(f"c{i}",)) for i in range(8)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            took = time.perf_counter() - started
+        finally:
+            server.terminate()
+            server.wait(10)
+        for mine, tally in results:
+            for key, values in mine.items():
+                times[key].extend(values)
+            for key, n in tally.items():
+                if key != "edges":
+                    outcome[key] += n
+    return outcome, times, took
+
+
+def day(n_edges: int) -> None:
+    """The reviewer's day with and without leases, and the verdict on refusals."""
+    rates: dict[bool, float] = {}
+    print(f"\n8 reviewers, double review, {n_edges} edges: the queue's next edge, its page, a label")
+    print(f"{'run':16} {'edges':>6} {'submitted':>10} {'refused':>8} {'refused %':>10} {'judgements/s':>13}  p95 ms")
+    for leases in (False, True):
+        outcome, times, took = day_run(n_edges, leases)
+        rates[leases] = outcome["refused"] / max(1, outcome["submitted"])
+        latency = ", ".join(f"{key} {p95(values):.1f}" for key, values in times.items() if len(values) > 1)
+        print(
+            f"{'leases' if leases else 'no leases (before)':16} {outcome['edges']:6} {outcome['submitted']:10} "
+            f"{outcome['refused']:8} {100 * rates[leases]:10.2f} {outcome['recorded'] / took:13.1f}  {latency}"
+        )
+        missing = 2 * outcome["edges"] - outcome["recorded"]
+        if missing or outcome["other"]:
+            print(f"  {missing} review(s) missing, {outcome['other']} unexpected answer(s)")
+    print(
+        f"refused submissions with leases: {100 * rates[True]:.2f} % (without: {100 * rates[False]:.2f} %); "
+        f"target <= {100 * REFUSAL_TARGET:.1f} %: {'met' if rates[True] <= REFUSAL_TARGET else 'not met'}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--edges", type=int, default=1_000_000)
     parser.add_argument("--requests", type=int, default=240, help="requests per page kind")
+    parser.add_argument("--day-edges", type=int, default=DAY_EDGES, help="edges of the reviewer's day run")
+    parser.add_argument("--day-only", action="store_true", help="only the reviewer's day (no 1 M edge database)")
     args = parser.parse_args()
+    if not args.day_only:
+        pages(args.edges, args.requests)
+    day(args.day_edges)
+
+
+def pages(n_edges: int, n_requests: int) -> None:
+    """Page latencies over a large database (see the module docstring)."""
     rng = random.Random(0)
-    db, took = cached_database(args.edges)
+    db, took = cached_database(n_edges)
     with sqlite3.connect(db) as conn:
         (stored,) = conn.execute("SELECT count(*) FROM edges").fetchone()
         (judged,) = conn.execute("SELECT count(*) FROM judgements").fetchone()
         (located,) = conn.execute("SELECT count(*) FROM edge_locations").fetchone()
     print(
-        f"{stored:,} edges ({args.edges - stored} (claim, source) clashes dropped), {judged:,} judgements, "
+        f"{stored:,} edges ({n_edges - stored} (claim, source) clashes dropped), {judged:,} judgements, "
         f"{located:,} citation locations; " + (f"built in {took:.0f} s" if took else f"reused {db}")
     )
 
     port = free_port()
     server = start_server(db, port)
     base = f"http://127.0.0.1:{port}"
-    n = args.requests
+    n = n_requests
     filters = [
         "platform=gemini",
         "run=run3",

@@ -17,6 +17,7 @@ import pytest
 from fastapi.routing import APIRoute
 from typer.testing import Result
 
+from citeaudit.core.clock import ManualClock
 from citeaudit.review.app import ReviewConfig, create_app
 from citeaudit.store.review import ReviewStore
 from review_support import (
@@ -117,9 +118,10 @@ def test_every_route_but_login_needs_a_session(base: str, review_db: Path) -> No
             response = anonymous.post(path, {"label": "supported", "submission": "x", "url": "https://x.example/"})
             assert response.status_code == 401, path
         checked += 1
-    # queue, queue/next, /, edge, score, settings, agreement, cross-pairs, cross pair, triage (GET); logout,
-    # judgements, adjudication, url, groups, settings, cross-pair judgements, triage confirmation (POST)
-    assert checked == 18
+    # queue, queue/next, /, mine, edge, score, settings, agreement, cross-pairs, cross pair, triage (GET) = 11;
+    # logout, judgements, adjudication, skip, lease, url, groups, settings, cross-pair judgements, triage
+    # confirmation (POST) = 10; 11 + 10 = 21
+    assert checked == 21
     assert [row[3] for row in judgement_rows(review_db)] == ["model"]
     anonymous.close()
 
@@ -145,11 +147,13 @@ def test_wrong_password_then_rate_limited(review_db: Path) -> None:
 
 
 def test_sessions_expire(review_db: Path) -> None:
-    with serve(ReviewConfig(db=review_db, session_lifetime=timedelta(seconds=1))) as url:
+    clock = ManualClock()
+    with serve(ReviewConfig(db=review_db, session_lifetime=timedelta(seconds=60), clock=clock)) as url:
         person = ReviewClient(url)
         assert person.login("ann").status_code == 303
+        clock.advance(59.9)  # 0.1 s of the session's 60 left
         assert person.get("/queue").status_code == 200
-        time.sleep(1.2)
+        clock.advance(0.1)  # 60 s after the login: expired (a session lives while expires_at > now)
         assert person.get("/queue").status_code == 303
         # the next login drops the expired session row
         other = ReviewClient(url)

@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from builders import answer, claim, document
+from citeaudit.core.clock import ManualClock
 from citeaudit.core.model import Judgement, Label, Origin, ReviewState, Stage, review_outcome
 from citeaudit.review.auth import LoginLimiter
 from citeaudit.review.blind import can_adjudicate, visible_judgements
@@ -195,16 +196,17 @@ def test_adjudication_decides_under_any_policy() -> None:
 
 
 def test_login_limiter_counts_per_key_and_forgets_after_the_window() -> None:
-    limiter = LoginLimiter(attempts=2, window=0.2)
+    clock = ManualClock()
+    limiter = LoginLimiter(attempts=2, window=0.2, clock=clock)
     limiter.failed("address:1", "account:ann")
     assert not limiter.blocked("address:1", "account:ann")
     limiter.failed("address:1", "account:ann")
     assert limiter.blocked("account:ann")
     assert limiter.blocked("address:1", "account:bob")  # the address is used up too
     assert not limiter.blocked("address:2", "account:bob")
-    import time
-
-    time.sleep(0.25)
+    clock.advance(0.199)  # still inside the 0.2 s window
+    assert limiter.blocked("account:ann")
+    clock.advance(0.001)  # 0.2 s after both failures: a failure at t counts while t > now - window
     assert not limiter.blocked("address:1", "account:ann")
 
 

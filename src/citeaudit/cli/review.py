@@ -74,6 +74,13 @@ def serve(
         Path | None, typer.Option("--ssl-certfile", help="Serve HTTPS with this certificate (PEM).")
     ] = None,
     keyfile: Annotated[Path | None, typer.Option("--ssl-keyfile", help="The certificate's private key (PEM).")] = None,
+    leases: Annotated[
+        bool,
+        typer.Option(
+            "--leases/--no-leases",
+            help="Lease the queue's next edge to the reviewer, so reviewers working at once get different edges.",
+        ),
+    ] = True,
 ) -> None:
     """Serve the review UI for a database: blind single or double review, adjudication, evidence groups and the
     score page. Fully offline; log in with an account made by `citeaudit reviewer add`."""
@@ -111,7 +118,7 @@ def serve(
             soft_wrap=True,
         )
     err_console.print(f"serving {db} on {scheme}://{host}:{port} ({current} review; Ctrl+C stops)")
-    app = create_app(ReviewConfig(db=db, session_lifetime=timedelta(hours=session_hours)))
+    app = create_app(ReviewConfig(db=db, session_lifetime=timedelta(hours=session_hours), leases=leases))
     uvicorn.run(
         app,
         host=host,

@@ -117,7 +117,9 @@ def _invalid_request(request: Request, exc: Exception) -> Response:
 def create_app(config: ReviewConfig) -> FastAPI:
     """The review application for one database (prepared with :meth:`ReviewStore.prepare` first)."""
     app = FastAPI(title="citeaudit review", docs_url=None, redoc_url=None, openapi_url=None)
-    app.state.review = ReviewContext(config, _templates(), LoginLimiter(config.login_attempts, config.login_window))
+    app.state.review = ReviewContext(
+        config, _templates(), LoginLimiter(config.login_attempts, config.login_window, config.clock)
+    )
     app.mount("/static", StaticFiles(directory=_STATIC), name="static")
     app.add_exception_handler(LoginRequired, _login_required)
     app.add_exception_handler(Denied, _denied)

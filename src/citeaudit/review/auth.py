@@ -7,12 +7,13 @@ import hashlib
 import hmac
 import secrets
 import threading
-import time
 from collections import deque
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
+
+from citeaudit.core.clock import Clock, iso, system_clock
 
 __all__ = [
     "SESSION_COOKIE",
@@ -61,10 +62,10 @@ def csrf_matches(expected: str, given: str | None) -> bool:
     return given is not None and hmac.compare_digest(expected.encode(), given.encode())
 
 
-def expiry(lifetime: timedelta) -> str:
-    """ISO-8601 UTC time ``lifetime`` from now, in the same form as :func:`citeaudit.store.review_base.now` (sessions
-    are compared with it as text)."""
-    return (datetime.now(UTC) + lifetime).isoformat(timespec="microseconds")
+def expiry(lifetime: timedelta, clock: Clock = system_clock) -> str:
+    """ISO-8601 UTC time ``lifetime`` from now by ``clock``, in the same form as
+    :func:`citeaudit.store.review_base.now` (sessions are compared with it as text)."""
+    return iso(clock() + lifetime)
 
 
 class LoginLimiter:
@@ -74,29 +75,31 @@ class LoginLimiter:
     Kept in memory: a restart clears it, which only gives an attacker a fresh window after an operator action.
     """
 
-    def __init__(self, attempts: int = 5, window: float = 300.0) -> None:
+    def __init__(self, attempts: int = 5, window: float = 300.0, clock: Clock = system_clock) -> None:
         if attempts < 1 or window <= 0:
             raise ValueError(f"attempts must be >= 1 and window > 0, not {attempts!r} and {window!r}")
         self.attempts = attempts
         self.window = window
-        self._failures: dict[str, deque[float]] = {}
+        self._clock = clock
+        self._failures: dict[str, deque[datetime]] = {}
         self._lock = threading.Lock()
 
-    def _recent(self, key: str, at: float) -> deque[float]:
+    def _recent(self, key: str, at: datetime) -> deque[datetime]:
         failures = self._failures.setdefault(key, deque())
-        while failures and failures[0] <= at - self.window:
+        # times kept as the clock gives them (whole microseconds), so the window's edge is exact
+        while failures and failures[0] <= at - timedelta(seconds=self.window):
             failures.popleft()
         return failures
 
     def blocked(self, *keys: str) -> bool:
         """Whether any of ``keys`` (address, account) has used up its attempts."""
-        at = time.monotonic()
+        at = self._clock()
         with self._lock:
             return any(len(self._recent(key, at)) >= self.attempts for key in keys)
 
     def failed(self, *keys: str) -> None:
         """Count one failed login against each key."""
-        at = time.monotonic()
+        at = self._clock()
         with self._lock:
             for key in keys:
                 self._recent(key, at).append(at)

@@ -20,9 +20,11 @@ from fastapi import Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 from jinja2 import Environment
 
+from citeaudit.core.clock import Clock, iso, system_clock
 from citeaudit.core.model import Label, Severity
 from citeaudit.review.auth import SESSION_COOKIE, LoginLimiter, csrf_matches, token_digest
-from citeaudit.store.review import Reviewer, ReviewStore, now
+from citeaudit.store.leases import LEASE_SECONDS, LeaseStore
+from citeaudit.store.review import Reviewer, ReviewStore
 from citeaudit.store.review_records import EdgeView
 
 __all__ = [
@@ -41,8 +43,10 @@ __all__ = [
     "edge_or_404",
     "highlight",
     "label_of",
+    "leases_of",
     "lines_of",
     "local_path",
+    "now_of",
     "one_of",
     "page",
     "queue_query",
@@ -60,6 +64,7 @@ E = TypeVar("E", bound=StrEnum)
 _SAFE_URL = re.compile(r"^https?://", re.IGNORECASE)
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+    "connect-src 'self'; "
     "form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
@@ -82,6 +87,13 @@ class ReviewConfig:
     busy_timeout: float = 10.0
     """Seconds a submission waits while another process (an import) writes to the database; then it is refused
     with a page that keeps what the reviewer entered, to submit again."""
+    clock: Clock = system_clock
+    """The time sessions, leases and the login rate limit are measured by (a test moves a manual clock)."""
+    leases: bool = True
+    """Whether the queue's next edge is leased to the reviewer (off: every reviewer is handed the first edge of
+    their own queue order, as before leases, and several may open the same edge)."""
+    lease_seconds: float = LEASE_SECONDS
+    """How long a lease lasts unless the open page renews it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,12 +157,23 @@ Db = Annotated[ReviewStore, Depends(_store)]
 """The database, opened for one request."""
 
 
+def now_of(request: Request) -> str:
+    """The app clock's current time, as the stores write times."""
+    return iso(context(request).config.clock())
+
+
+def leases_of(request: Request, db: ReviewStore) -> LeaseStore:
+    """The leases, skips and recent labels of the request's database, on the app's clock."""
+    config = context(request).config
+    return db.leases(config.clock, config.lease_seconds)
+
+
 def _session(request: Request, db: Db) -> Session:
     token = request.cookies.get(SESSION_COOKIE)
     if not token:
         raise LoginRequired
     digest = token_digest(token)
-    found = db.accounts.session(digest, now())
+    found = db.accounts.session(digest, now_of(request))
     if found is None:
         raise LoginRequired
     return Session(found[0], found[1], digest)
@@ -163,7 +186,7 @@ def session_of(request: Request) -> Session | None:
         return None
     digest = token_digest(token)
     with ReviewStore(context(request).config.db) as store:
-        found = store.accounts.session(digest, now())
+        found = store.accounts.session(digest, now_of(request))
     return None if found is None else Session(found[0], found[1], digest)
 
 

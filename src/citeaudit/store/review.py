@@ -28,8 +28,10 @@ from __future__ import annotations
 from pathlib import Path
 from types import TracebackType
 
+from citeaudit.core.clock import Clock, system_clock
 from citeaudit.core.errors import ReviewRefused
 from citeaudit.core.review_policy import StoredJudgement
+from citeaudit.store.leases import LEASE_SECONDS, LeaseStore
 from citeaudit.store.review_accounts import ReviewAccounts
 from citeaudit.store.review_audit import AuditLog
 from citeaudit.store.review_base import POLICIES, code_label, now, open_review
@@ -78,6 +80,7 @@ class ReviewStore:
         import) and then raises :class:`~citeaudit.core.errors.DatabaseBusy`."""
         # Reviewers judge at once from the web server's threads: a write waits for another's lock.
         connection = open_review(Path(path), busy_timeout)
+        self._connection = connection
         self.path = connection.path
         self._db = connection.db
         self.accounts = ReviewAccounts(connection)
@@ -109,3 +112,7 @@ class ReviewStore:
     def close(self) -> None:
         """Close the connection."""
         self._db.close()
+
+    def leases(self, clock: Clock = system_clock, lease_seconds: float = LEASE_SECONDS) -> LeaseStore:
+        """Leases, skips and recent labels (:mod:`citeaudit.store.leases`) over this connection."""
+        return LeaseStore(self._db, self._connection.transaction, clock, lease_seconds)

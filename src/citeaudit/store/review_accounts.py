@@ -71,10 +71,12 @@ class ReviewAccounts(ReviewPart):
         """The account called ``name``."""
         return reviewer_account(self._db, name)
 
-    def open_session(self, reviewer: Reviewer, token_sha256: str, csrf: str, expires_at: str) -> None:
-        """Record a login (logged); expired sessions are dropped on the way."""
+    def open_session(
+        self, reviewer: Reviewer, token_sha256: str, csrf: str, expires_at: str, at: str | None = None
+    ) -> None:
+        """Record a login (logged); sessions expired at ``at`` (default now) are dropped on the way."""
         with self._transaction() as db:
-            db.execute("DELETE FROM review_sessions WHERE expires_at <= ?", (now(),))
+            db.execute("DELETE FROM review_sessions WHERE expires_at <= ?", (at or now(),))
             db.execute(
                 "INSERT INTO review_sessions VALUES (?, ?, ?, ?, ?)",
                 (token_sha256, reviewer.pk, csrf, now(), expires_at),

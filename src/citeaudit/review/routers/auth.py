@@ -4,12 +4,14 @@ together (and recorded in the audit log), and sessions held in the database.
 A name that is not an account costs the same password check as a wrong password, so the time a refusal takes
 does not tell which names exist."""
 
+from contextlib import suppress
 from functools import cache
 from typing import Annotated
 
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import Response
 
+from citeaudit.core.errors import DatabaseBusy
 from citeaudit.review.auth import (
     SESSION_COOKIE,
     csrf_matches,
@@ -19,7 +21,18 @@ from citeaudit.review.auth import (
     token_digest,
     verify_password,
 )
-from citeaudit.review.pages import CsrfRefused, Current, Db, check_csrf, context, local_path, page, redirect
+from citeaudit.review.pages import (
+    CsrfRefused,
+    Current,
+    Db,
+    check_csrf,
+    context,
+    leases_of,
+    local_path,
+    now_of,
+    page,
+    redirect,
+)
 
 __all__ = ["LOGIN_CSRF_COOKIE", "router"]
 
@@ -75,7 +88,9 @@ def login(
     shared.limiter.succeeded(attempt)
     token = new_token()
     lifetime = shared.config.session_lifetime
-    db.accounts.open_session(reviewer, token_digest(token), new_token(), expiry(lifetime))
+    db.accounts.open_session(
+        reviewer, token_digest(token), new_token(), expiry(lifetime, shared.config.clock), now_of(request)
+    )
     response = redirect(back)
     response.set_cookie(
         SESSION_COOKIE,
@@ -90,9 +105,11 @@ def login(
 
 
 @router.post("/logout")
-def logout(db: Db, current: Current, csrf: Annotated[str, Form()] = "") -> Response:
-    """Close the session."""
+def logout(request: Request, db: Db, current: Current, csrf: Annotated[str, Form()] = "") -> Response:
+    """Close the session and give up the reviewer's leases."""
     check_csrf(current, csrf)
+    with suppress(DatabaseBusy):  # while an import holds the database the leases lapse on their own
+        leases_of(request, db).release(current.reviewer)
     db.accounts.close_session(current.token_digest, current.reviewer.name)
     response = redirect("/login")
     response.delete_cookie(SESSION_COOKIE)

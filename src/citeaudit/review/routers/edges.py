@@ -1,16 +1,20 @@
 """An edge: its page (the claim in its answer, the source's passages, the viewer's own judgements and what
 else they may see), its review and adjudication, and a link given to a title-only source."""
 
+from contextlib import suppress
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import Annotated
+from urllib.parse import parse_qsl
 
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import Response
 
+from citeaudit.core.clock import iso
 from citeaudit.core.errors import DatabaseBusy, ReviewRefused
 from citeaudit.core.model import Judgement, Label, Origin, Severity, Stage
-from citeaudit.core.review_policy import StoredJudgement
+from citeaudit.core.review_policy import StoredJudgement, reviewers_of
 from citeaudit.review.auth import new_token
 from citeaudit.review.blind import (
     sees_all,
@@ -30,6 +34,7 @@ from citeaudit.review.pages import (
     edge_or_404,
     highlight,
     label_of,
+    leases_of,
     local_path,
     page,
     queue_query,
@@ -40,14 +45,18 @@ from citeaudit.review.pages import (
     severity_of,
     text_or_none,
 )
+from citeaudit.review.routers.queue import Refused, queue_page
 from citeaudit.sources.copy_groups import Conflict, conflicts
 from citeaudit.store import Store
 from citeaudit.store.copies import ClaimSupport, SupportRow, claim_support, fact_support
-from citeaudit.store.review import ReviewStore, code_label, now
+from citeaudit.store.review import Reviewer, ReviewStore, code_label, now
 
 __all__ = ["EvidenceView", "evidence_view", "reviews_in_dispute", "router"]
 
 router = APIRouter()
+
+SKIP_NOTE_LIMIT = 2000
+"""The longest note a skip keeps, in characters."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +104,14 @@ def edge_page(request: Request, edge_pk: int, db: Db, current: Current) -> Respo
     review_refusal = None if adjudicating else db.judgements.refusal(edge_pk, reviewer, Stage.REVIEW)
     seen_all = sees_all(reviewer, edge.review_state)
     query = queue_query(request.query_params)
+    required = db.accounts.reviews_required()
+    own_reviews = any(j.judgement.origin is Origin.HUMAN and j.judgement.reviewer == reviewer.name for j in judgements)
+    leases = leases_of(request, db)
+    # the open page of an edge still to judge holds (or takes) the viewer's lease on it; renewed while it stays open
+    to_judge = adjudicating or (not adjudicating and review_refusal is None and not own_reviews)
+    held = _hold(request, db, reviewer, edge_pk, adjudicating) if to_judge else None
+    # a revision under double review after the set of reviews is complete is recorded, but never decides the edge
+    late_change = own_reviews and required > 1 and len(reviewers_of(judgements, required)) >= required
     return page(
         request,
         "edge.html.j2",
@@ -124,7 +141,38 @@ def edge_page(request: Request, edge_pk: int, db: Db, current: Current) -> Respo
         evidence_view=evidence_view(context(request).config.db, edge.claim_id) if seen_all else None,
         groups=visible_groups(reviewer, edge.review_state, db.evidence.groups(edge.claim_pk)),
         policy=settings["policy"],
+        lease=held,
+        reserved=to_judge and held is False,
+        may_skip=to_judge,
+        last_label=leases.last_label(reviewer) if reviewer.role != "admin" else None,
+        revising=request.query_params.get("revise") == "1" and own_reviews,
+        late_change=late_change,
     )
+
+
+def _hold(request: Request, db: ReviewStore, reviewer: Reviewer, edge_pk: int, adjudicating: bool) -> bool | None:
+    """Whether the viewer holds the edge's lease after opening its page (taken now when there is room); ``None``
+    when leases are off or the viewer is an admin."""
+    if not context(request).config.leases or reviewer.role == "admin":
+        return None
+    stage = Stage.ADJUDICATION if adjudicating else Stage.REVIEW
+    config = context(request).config
+    leases = leases_of(request, db)
+    held = leases.holds(reviewer, edge_pk)
+    # a lease with more than half its term left (just taken by the queue's next edge) is not written again
+    if held is not None and held > iso(config.clock() + timedelta(seconds=config.lease_seconds / 2)):
+        return True
+    try:
+        return leases.take(reviewer, [edge_pk], stage, db.accounts.reviews_required()) is not None
+    except DatabaseBusy:  # an import holds the database: the page is served without a lease
+        return None
+
+
+def _release(request: Request, db: ReviewStore, reviewer: Reviewer, edge_pk: int) -> None:
+    """Give up the viewer's lease on the edge when they are done with it; while an import holds the database the
+    lease is left to lapse (the judgement is what counts, and it is recorded)."""
+    with suppress(DatabaseBusy):
+        leases_of(request, db).release(reviewer, edge_pk)
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,7 +236,13 @@ def _record(
             suggestions_shown=assisted,
         )
     except ReviewRefused as refused:
-        raise Denied(409, str(refused)) from None
+        if adjudication:
+            raise Denied(409, str(refused)) from None
+        _release(request, db, reviewer, edge_pk)
+        kept = {"label": form.label, "passage": form.passage, "period": form.period, "reasoning": form.reasoning}
+        kept["severity"] = form.severity
+        params = dict(parse_qsl(queue_query_text(form.queue)))
+        return queue_page(request, db, reviewer, current.csrf, params, 409, Refused(edge_pk, str(refused), kept))
     except DatabaseBusy:
         action = f"/edges/{edge_pk}/{'adjudication' if adjudication else 'judgements'}"
         sent = {"label": form.label, "submission": form.submission, "passage": form.passage, "period": form.period}
@@ -210,6 +264,7 @@ def _record(
         )
         response.headers["Retry-After"] = "5"
         return response
+    _release(request, db, reviewer, edge_pk)
     return redirect(done)
 
 
@@ -254,6 +309,45 @@ def adjudicate(
     """Record the final label of a disputed edge with a rationale, then show the edge again."""
     form = _Form(label, submission, csrf, passage, period, reasoning, passage_offsets=passage_offsets)
     return _record(request, db, current, edge_pk, Stage.ADJUDICATION, form, f"/edges/{edge_pk}")
+
+
+@router.post("/edges/{edge_pk}/skip")
+def skip(
+    request: Request,
+    edge_pk: int,
+    db: Db,
+    current: Current,
+    csrf: Annotated[str, Form()] = "",
+    note: Annotated[str, Form()] = "",
+    queue: Annotated[str, Form()] = "",
+) -> Response:
+    """Put the edge at the back of the viewer's queue with an optional note, then on to the next edge of the same
+    (filtered) queue."""
+    check_csrf(current, csrf)
+    reviewer = require(current, "reviewer", "adjudicator")
+    edge_or_404(db, edge_pk)
+    if len(note) > SKIP_NOTE_LIMIT:
+        raise Denied(400, f"a skip note holds at most {SKIP_NOTE_LIMIT} characters, not {len(note)}")
+    leases_of(request, db).skip(reviewer, edge_pk, text_or_none(note))
+    query = queue_query_text(queue)
+    return redirect(f"/queue/next?{query}" if query else "/queue/next")
+
+
+@router.post("/edges/{edge_pk}/lease")
+def renew_lease(
+    request: Request, edge_pk: int, db: Db, current: Current, csrf: Annotated[str, Form()] = ""
+) -> Response:
+    """Keep the viewer's lease on an edge whose page is open (the page asks every minute): 204 while they hold it
+    (taken again when it lapsed and there is room), 409 when others hold every place."""
+    check_csrf(current, csrf)
+    reviewer = require(current, "reviewer", "adjudicator")
+    edge_or_404(db, edge_pk)
+    if leases_of(request, db).renew(reviewer, edge_pk) is not None:
+        return Response(status_code=204)
+    adjudicating = db.judgements.refusal(edge_pk, reviewer, Stage.ADJUDICATION) is None
+    if _hold(request, db, reviewer, edge_pk, adjudicating):
+        return Response(status_code=204)
+    return Response("another reviewer has this edge open", status_code=409, media_type="text/plain")
 
 
 @router.post("/sources/{source_pk}/url")

@@ -22,6 +22,7 @@ from citeaudit.store.migrations.assistance import (
     RETRIEVAL_REASON,
     REVIEW_ASSISTANCE,
     REVIEW_ASSISTANCE_INDEX,
+    REVIEW_LEASES,
     REVIEWER_PROGRESS,
     SUGGESTED_PASSAGES,
 )
@@ -45,6 +46,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     REVIEWER_PROGRESS,
     REVIEW_ASSISTANCE,
     REVIEW_ASSISTANCE_INDEX,
+    REVIEW_LEASES,
 )
 """``MIGRATIONS[n]`` upgrades schema version ``n`` to ``n + 1``."""
 

@@ -13,6 +13,7 @@ __all__ = [
     "REVIEWER_PROGRESS",
     "REVIEW_ASSISTANCE",
     "REVIEW_ASSISTANCE_INDEX",
+    "REVIEW_LEASES",
     "SUGGESTED_PASSAGES",
 ]
 
@@ -164,4 +165,27 @@ REVIEW_ASSISTANCE_INDEX = """
 -- The few judgements made with suggestions shown, found without reading the others: scoring asks whether a scope
 -- holds one every time it fingerprints (a full scan took 26 s over 7.2 million judgements).
 CREATE INDEX judgements_assisted ON judgements(edge_pk) WHERE suggestions_shown = 1;
+"""
+
+REVIEW_LEASES = """
+-- A reservation of an edge for one reviewer while its page is open: taken by the queue's next edge, renewed while
+-- the page stays open, dropped on a submission, a skip or a logout, and void once expires_at has passed. Under a
+-- policy of n reviews an edge is reserved by at most as many reviewers as still owe it a review.
+CREATE TABLE review_leases (
+    edge_pk      INTEGER NOT NULL REFERENCES edges(pk),
+    reviewer_pk  INTEGER NOT NULL REFERENCES reviewers(pk),
+    taken_at     TEXT NOT NULL,
+    expires_at   TEXT NOT NULL,
+    PRIMARY KEY (edge_pk, reviewer_pk)
+) WITHOUT ROWID;
+CREATE INDEX review_leases_reviewer ON review_leases(reviewer_pk);
+
+-- An edge a reviewer put off, with their note: it goes to the back of their queue until they judge it.
+CREATE TABLE review_skips (
+    edge_pk      INTEGER NOT NULL REFERENCES edges(pk),
+    reviewer_pk  INTEGER NOT NULL REFERENCES reviewers(pk),
+    note         TEXT,
+    skipped_at   TEXT NOT NULL,
+    PRIMARY KEY (reviewer_pk, edge_pk)
+) WITHOUT ROWID;
 """
