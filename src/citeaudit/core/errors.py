@@ -21,8 +21,7 @@
     ├── ResolveStopped              a resolver run cannot go on (its text-extraction worker stopped)
     ├── ImportStopped               the process reading an import's payload stopped before the end
     ├── JudgeError                  a judge cannot be used as configured (no model at the path, no endpoint)
-    ├── SegmentationUnavailable     a model-assisted segmentation cannot run (no endpoint, the endpoint failed)
-    └── ReviewRefused               a review or adjudication the review policy does not allow
+    └── SegmentationUnavailable     a model-assisted segmentation cannot run (no endpoint, the endpoint failed)
 
 Every error class citeaudit defines has its line here, wherever the class is defined;
 ``tests/test_errors.py`` holds the drawing to the classes.
