@@ -317,7 +317,7 @@ def render_report(report: ReportInput) -> str:
         "problems": problems(report.audit, index, protocol, report.stale, PROBLEM_LIMIT),
     }
     context["misattribution"] = _misattribution(report)
-    context["trend"] = _trend(report.trend, engine)
+    context["trend"] = _trend(report.trend, engine, index)
     context["evidence"] = index.to_json()
     return template.render(**context)
 
@@ -402,7 +402,7 @@ def _comparability(changed: tuple[str, ...], previous: str) -> str:
     return f"not comparable with {previous}: {', '.join(reasons)}"
 
 
-def _trend(trend: Trend | None, engine: EngineNames) -> dict[str, Any] | None:
+def _trend(trend: Trend | None, engine: EngineNames, index: EvidenceIndex) -> dict[str, Any] | None:
     """The trend section: overall and per engine, a chart with its breaks and one row per collection."""
     if trend is None:
         return None
@@ -413,6 +413,7 @@ def _trend(trend: Trend | None, engine: EngineNames) -> dict[str, Any] | None:
         reason = _comparability(point.break_before, previous) if point.break_before else ""
         bars.append(Bar(f"{point.collection} ({point.date})", [getattr(overall, n) for n in METRIC_NAMES], reason))
         rows.append(_trend_row(point.collection, point.date, overall, _comparability(point.break_before, previous)))
+        rows[-1].update(_trend_cells(index, (("collection", point.collection),), point.collection, overall))
         rows[-1]["revised"] = point.revised_from
         for group in point.result.groups:
             platforms.setdefault(dict(group.by).get("platform"), []).append((i, group))
@@ -427,18 +428,31 @@ def _trend(trend: Trend | None, engine: EngineNames) -> dict[str, Any] | None:
             reason = _comparability(changed, before) if changed else ""
             engine_bars.append(Bar(point.collection, [getattr(group, n) for n in METRIC_NAMES], reason))
             engine_rows.append(_trend_row(point.collection, point.date, group, _comparability(changed, before)))
+            where = (("collection", point.collection), ("platform", platform))
+            engine_rows[-1].update(_trend_cells(index, where, f"{engine(platform)} · {point.collection}", group))
         per_engine.append({"name": engine(platform), "chart": bar_chart(engine_bars), "rows": engine_rows})
     return {"chart": bar_chart(bars), "breaks": trend.breaks, "rows": rows, "engines": per_engine}
+
+
+def _trend_cells(
+    index: EvidenceIndex, where: tuple[tuple[str, str | None], ...], title: str, scope: ScopeScore
+) -> dict[str, Any]:
+    """A trend row's figures with their evidence, when the report's audit holds that collection's answers as
+    scored (a collection measured under another protocol is listed without links)."""
+    answers = index.answers_where(where)
+    prefix = "trend:" + ":".join(str(v) for _, v in where)
+    cells = {}
+    for short, name in (("official", "official_rate"), ("precision", "precision"), ("coverage", "coverage")):
+        key = index.metric_set(f"{name}:{prefix}", f"{_NAMES[name]} · {title}", name, answers, getattr(scope, name))
+        cells[short] = (scope_fraction(scope, name), key)
+    cells["answers"] = (str(scope.answers), cells["official"][1])
+    return cells
 
 
 def _trend_row(collection: str, date: str, scope: ScopeScore, comparability: str) -> dict[str, Any]:
     return {
         "collection": collection,
         "date": date,
-        "answers": scope.answers,
-        "official": scope_fraction(scope, "official_rate"),
-        "precision": scope_fraction(scope, "precision"),
-        "coverage": scope_fraction(scope, "coverage"),
         "comparability": comparability,
         "break": comparability.startswith("not comparable"),
     }
