@@ -115,14 +115,14 @@ def _report(cli: Cli, source: Path, out: Path, *extra: str) -> Path:
     return out
 
 
-def _pages(pdf: bytes) -> tuple[int, str]:
-    """Page count and the first page's text."""
+def _pages(pdf: bytes) -> tuple[int, str, str]:
+    """Page count, the first page's text and the whole text."""
     import io
 
     from pypdf import PdfReader
 
     reader = PdfReader(io.BytesIO(pdf))
-    return len(reader.pages), reader.pages[0].extract_text()
+    return len(reader.pages), reader.pages[0].extract_text(), "\n".join(p.extract_text() for p in reader.pages)
 
 
 def test_print_gives_a4_pages_with_the_headline_first(
@@ -133,13 +133,16 @@ def test_print_gives_a4_pages_with_the_headline_first(
     page.goto(out.as_uri())
     pdf = page.pdf(format="A4", print_background=True)
     page.close()
-    pages, first = _pages(pdf)
+    pages, first, everything = _pages(pdf)
     # 36 answers, 15 facts × 3 engines, 27 listed problems: more than a page, and far fewer pages than rows
     assert 3 <= pages <= 30
     assert "Citation audit" in first
     for name in ("Official-domain rate", "Citation precision", "Fact coverage"):
         assert name.upper() in first.upper()
     assert "26/68" in first  # the precision card's fraction
+    # every section is printed, the ones laid out only when scrolled to on screen included
+    for section in ("Problems to act on", "Required facts by engine", "How these numbers were measured"):
+        assert section in everything
 
 
 @pytest.fixture
@@ -169,7 +172,9 @@ def test_reports_render_with_questions_fact_matrix_and_drill_down(
     shot = ARTIFACTS / f"report-{source}.png"
     page.screenshot(path=str(shot), full_page=True)
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    text = page.inner_text("body")
+    # the sections below the first screen are laid out when scrolled to (content-visibility): their text is in
+    # the document, and each shows once scrolled into view
+    text = page.text_content("body") or ""
     if source == "four-claim":
         assert "fx-q1 · Describe the AX220." in text
     else:
@@ -178,6 +183,9 @@ def test_reports_render_with_questions_fact_matrix_and_drill_down(
         assert "ChatGPT (OpenAI)" in text
     assert "Required facts by engine" in text
     assert page.locator("table.matrix td").count() > 0
+    page.locator("table.matrix").scroll_into_view_if_needed()
+    assert page.locator("table.matrix").is_visible()
+    assert "Required facts by engine" in page.inner_text("#fact-matrix")
     # the precision card opens its edges: as many rows as its denominator, the supported ones marked
     card = page.locator('.card[data-metric="precision"] a.ev').first
     fraction = re.match(r"(\d+)(?:/| of )(\d+)", page.inner_text('.card[data-metric="precision"] .fraction') or "")

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from citeaudit.core.identity import OfficialMatcher
-from citeaudit.core.model import Audit, Claim, Edge, Label, Protocol, ReviewState, Severity, review_outcome
+from citeaudit.core.model import Audit, Claim, Label, Protocol, ReviewState, Severity, review_outcome
 from citeaudit.core.results import Metric
 
 __all__ = ["EvidenceIndex", "FactMatrix", "build_index", "fact_matrix", "problems"]
@@ -104,8 +104,8 @@ class EvidenceIndex:
         return text.replace("<", "\\u003c")
 
 
-def _state(edge: Edge) -> str:
-    state, label = review_outcome(edge.judgements)
+def _state(state: ReviewState, label: Label | None) -> str:
+    """The final label, or the review state while there is none."""
     if label is not None:
         return str(label)
     return "disputed" if state is ReviewState.DISPUTED else "pending"
@@ -158,29 +158,29 @@ def build_index(
     for claim in audit.claims:
         index.claim_of[claim.id] = len(index.claims)
         index.claims.append([claim.text, index.answer_of[claim.answer_id], claim.required_fact_id])
-    claim_answer = {c.id: c.answer_id for c in audit.claims}
+    claim_answer = {c.id: index.answer_of[c.answer_id] for c in audit.claims}
     own_links = {
         (answer.id, c.source_key): c.url for answer in audit.answers for c in answer.citations if c.source_key and c.url
     }
     for edge in audit.edges:
         row = len(index.edges)
-        answer_id = claim_answer[edge.claim_id]
+        answer_row = claim_answer[edge.claim_id]
         state, label = review_outcome(edge.judgements)
         latest = next((j for j in reversed(edge.judgements) if j.origin == "human"), None)
         latest = latest or (edge.judgements[-1] if edge.judgements else None)
         index.edge_of[(edge.claim_id, edge.source_key)] = row
-        index.edge_answer.append(index.answer_of[answer_id])
-        index.edges_of_answer.setdefault(index.answer_of[answer_id], []).append(row)
+        index.edge_answer.append(answer_row)
+        index.edges_of_answer.setdefault(answer_row, []).append(row)
         index.edges.append(
             [
                 index.claim_of[edge.claim_id],
                 source_row[edge.source_key],
-                _state(edge),
+                _state(state, label),
                 (latest.passage or "") if latest else "",
                 (latest.period or "") if latest else "",
                 (latest.reasoning or "") if latest else "",
                 f"{state}" + (f" · {latest.reviewer}" if latest and latest.reviewer else ""),
-                own_links.get((answer_id, edge.source_key), ""),
+                own_links.get((index.answers[answer_row][0], edge.source_key), ""),
             ]
         )
         if label is Label.SUPPORTED:
