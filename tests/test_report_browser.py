@@ -201,3 +201,31 @@ def test_reports_render_with_questions_fact_matrix_and_drill_down(
     assert page.locator("#evidence-list .row").first.is_visible()
     assert errors == []
     page.close()
+
+
+def test_a_long_evidence_list_is_paged(
+    browser: Browser, cli: Cli, write_json: Callable[..., Path], tmp_path: Path
+) -> None:
+    from builders import answer, claim, document, edge
+
+    # 2 answers × 30 claims × 4 sources = 240 edges, every fourth one supported: precision 60/240
+    claims = [claim(f"c{a}-{i}", f"a{a}") for a in range(2) for i in range(30)]
+    edges = [
+        edge(c["id"], f"https://s{j}.example/{c['id']}", "supported" if j == 0 else "irrelevant")
+        for c in claims
+        for j in range(4)
+    ]
+    source = write_json(document([answer("a0"), answer("a1", run="r2")], claims, edges), "long.json")
+    out = _report(cli, source, tmp_path / "long.html")
+    page = browser.new_page()
+    page.goto(out.as_uri())
+    page.locator('.card[data-metric="precision"] a.ev').first.click()
+    page.wait_for_selector("#evidence-list .row")
+    # the first page of 200 rows: the 60 supported first, then 140 of the 180 others
+    assert page.locator("#evidence-list > .row").count() == 200
+    assert page.locator("#evidence-list > .row.num").count() == 60
+    assert page.locator("#evidence-more").is_visible()
+    page.click("#evidence-more")
+    assert page.locator("#evidence-list > .row").count() == 240
+    assert page.locator("#evidence-more").is_hidden()
+    page.close()

@@ -17,7 +17,9 @@ from builders import answer, claim, document, edge, protocol
 from citeaudit.core.identity import identity_url
 from citeaudit.core.model import Audit
 from citeaudit.core.scoring import score
+from citeaudit.interchange import load_audit
 from citeaudit.report.evidence import build_index, fact_matrix
+from citeaudit.report.names import EngineNames
 
 Cli = Callable[..., Result]
 
@@ -180,3 +182,23 @@ def test_every_set_adds_up_to_the_scorer_s_figures(labels: list[list[str | None]
     # one row for the one required fact; each engine's cell counts that engine's answers
     assert len(matrix.rows) == 1
     assert sum(len(index.sets[c[2]]["d"]) for c in matrix.rows[0][2] if c[2]) == overall.required.pairs
+
+
+def test_the_fact_matrix_splits_engines_by_collection_when_there_are_several(
+    write_json: Callable[..., Path],
+) -> None:
+    audit = load_audit(write_json(_problem_document(), "problems.json"))
+    index = build_index(audit, EngineNames(audit.protocol), {}, {"a1": "2026-10", "b1": "2026-11"})
+    matrix = fact_matrix(audit, index, {})
+    # one column per (engine, collection) that answered, ordered by collection: a1 is Engine A's in 2026-10,
+    # b1 is b's in 2026-11
+    assert matrix.columns == ("Engine A · 2026-10", "b · 2026-11")
+    # f1 in 2026-10 (Engine A): c1 conflicts; f2: c2 is supported; for b, f1's claim is partial and f2 unstated
+    cells = [[text for text, _, _ in row[2]] for row in matrix.rows]
+    assert cells == [
+        ["not covered: only conflicting sources", "not covered: claim without a supported edge (best: partial)"],
+        ["covered", "not covered: no claim states it"],
+    ]
+    # one collection: the columns are the engines alone
+    single = fact_matrix(audit, build_index(audit, EngineNames(audit.protocol), {}, None), {})
+    assert single.columns == ("Engine A", "b")
