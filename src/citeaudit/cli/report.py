@@ -11,6 +11,7 @@ from citeaudit.cli.common import console, handles_errors
 from citeaudit.cli.score import ByOption, KindChoice, KindOption, ProtocolOption, WhereOption
 
 if TYPE_CHECKING:
+    from citeaudit.core.model import Protocol
     from citeaudit.core.scope import Scope
     from citeaudit.core.scoring import IntervalSettings
     from citeaudit.report.trend import Trend
@@ -137,6 +138,13 @@ def _support(path: Path, answer_ids: set[str]) -> tuple[tuple[list[SupportRow], 
                 "Copy groups have not been computed yet: run citeaudit resolve, then citeaudit sources copies.",
             )
         return support_rows(store, answer_ids), f"Copy groups computed {computed}."
+
+
+def _protocol_file(path: Path) -> Protocol:
+    """The protocol file read for its engine labels (checked as every protocol file is)."""
+    from citeaudit.interchange import load_protocol
+
+    return load_protocol(path)
 
 
 def _collections(path: Path) -> dict[str, str | None] | None:
