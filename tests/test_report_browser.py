@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from playwright.sync_api import Browser, sync_playwright
+from playwright.sync_api import Browser, expect, sync_playwright
 from typer.testing import Result
 
 from citeaudit.core.results import Metric
@@ -184,8 +184,9 @@ def test_reports_render_with_questions_fact_matrix_and_drill_down(
     assert "Required facts by engine" in text
     assert page.locator("table.matrix td").count() > 0
     page.locator("table.matrix").scroll_into_view_if_needed()
+    # laid out once in view (the browser does so at its next frame: waited for, never slept)
+    expect(page.locator("#fact-matrix")).to_contain_text("Required facts by engine", use_inner_text=True)
     assert page.locator("table.matrix").is_visible()
-    assert "Required facts by engine" in page.inner_text("#fact-matrix")
     # the precision card opens its edges: as many rows as its denominator, the supported ones marked
     card = page.locator('.card[data-metric="precision"] a.ev').first
     fraction = re.match(r"(\d+)(?:/| of )(\d+)", page.inner_text('.card[data-metric="precision"] .fraction') or "")
