@@ -71,9 +71,9 @@ def test_the_fact_matrix_names_the_cause_of_each_miss(cli: Cli, four_claim_path:
     # f1: c1 supported; f2: c2's only source conflicts; f3: c3's source is unknown; f4: c4 has no source
     assert cells == [
         "✓ covered",
-        "✗ not covered: only conflicting sources",
-        "✗ not covered: claim without a supported edge (best: unknown)",
-        "✗ not covered: claim without a supported edge (no source cited for it)",
+        "✗ only conflicting sources",
+        "✗ claim without a supported edge (best: unknown)",
+        "✗ claim without a supported edge (no source cited for it)",
     ]
     assert "<th>fixture</th>" in matrix  # the one engine, recorded as "fixture", has no default name
 
@@ -136,9 +136,9 @@ def test_problems_come_first_and_name_answer_and_engine(
     # the matrix: f1 for engine A conflicts only; for b the best label is partial; f2 for b is unstated
     matrix = html.split('<table class="matrix">')[1].split("</table>")[0]
     text = re.sub(r"<[^>]+>", "", matrix)
-    assert "✗ not covered: only conflicting sources" in text
-    assert "✗ not covered: claim without a supported edge (best: partial)" in text
-    assert "✗ not covered: no claim states it" in text
+    assert "✗ only conflicting sources" in text
+    assert "✗ claim without a supported edge (best: partial)" in text
+    assert "✗ no claim states it" in text
     assert "<th>Engine A</th>" in matrix
     assert blob["answers"][0][1] == "Engine A"
 
@@ -196,8 +196,8 @@ def test_the_fact_matrix_splits_engines_by_collection_when_there_are_several(
     # f1 in 2026-10 (Engine A): c1 conflicts; f2: c2 is supported; for b, f1's claim is partial and f2 unstated
     cells = [[text for text, _, _ in row[2]] for row in matrix.rows]
     assert cells == [
-        ["not covered: only conflicting sources", "not covered: claim without a supported edge (best: partial)"],
-        ["covered", "not covered: no claim states it"],
+        ["only conflicting sources", "claim without a supported edge (best: partial)"],
+        ["covered", "no claim states it"],
     ]
     # one collection: the columns are the engines alone
     single = fact_matrix(audit, build_index(audit, EngineNames(audit.protocol), {}, None), {})

@@ -279,8 +279,9 @@ def _matrix_cell(index: EvidenceIndex, pairs: list[int], covered: list[int], key
     if len(covered) == len(pairs):
         return ("covered" if len(pairs) == 1 else f"covered {len(pairs)} of {len(pairs)}", "covered", key)
     causes = sorted({index.pairs[p][3] for p in pairs if p not in covered})
-    head = "not covered" if len(pairs) == 1 else f"covered {len(covered)} of {len(pairs)}"
-    return (f"{head}: {'; '.join(causes)}", "missed" if not covered else "mixed", key)
+    # one answer: the cause says it all (the cell is marked ✗); several: how many are covered, then the causes
+    text = "; ".join(causes) if len(pairs) == 1 else f"covered {len(covered)} of {len(pairs)}: {'; '.join(causes)}"
+    return (text, "missed" if not covered else "mixed", key)
 
 
 def problems(
