@@ -140,6 +140,8 @@ def photograph(report: Path, out: Path, stem: str) -> list[Path]:
         browser = driver.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"], headless=True)
         page = browser.new_page(viewport={"width": 1200, "height": 1400})
         page.goto(report.as_uri())
+        # every section laid out at once, so that each photograph holds the whole section
+        page.add_style_tag(content="main > section { content-visibility: visible !important; }")
         shots.append(out / f"{stem}-top.png")
         page.screenshot(path=str(shots[-1]))
         for section in ("fact-matrix", "trend-section"):
