@@ -297,7 +297,7 @@ def problems(
     edges_of: dict[int, list[int]] = defaultdict(list)
     for row, edge in enumerate(index.edges):
         edges_of[edge[0]].append(row)
-    claims = []
+    claims: list[dict[str, Any]] = []
     awaiting = 0
     for claim in audit.claims:
         row = index.claim_of[claim.id]
@@ -309,25 +309,27 @@ def problems(
             continue
         severity = _fact_severity(claim, facts)
         conflicting = "conflicting" in labels
-        key = index.add(f"claim:{row}", claim.text, "e", [], edges_of[row])
         claims.append(
             {
                 "rank": (0 if conflicting else 1, _SEVERITY_RANK.get(severity, 4) if severity else 4),
                 "severity": str(severity) if severity else "—",
                 "kind": "conflicting" if conflicting else "unsupported",
                 "claim": claim.text,
-                "answer": index.answers[index.claims[row][1]],
-                "sources": [_source_cell(index, e) for e in edges_of[row]],
-                "set": key,
+                "row": row,
             }
         )
     claims.sort(key=lambda c: (c["rank"][1], c["rank"][0]))
+    for shown in claims[:limit]:  # rows and evidence only for the claims listed
+        row = shown["row"]
+        shown["answer"] = index.answers[index.claims[row][1]]
+        shown["sources"] = [_source_cell(index, e) for e in edges_of[row]]
+        shown["set"] = index.add(f"claim:{row}", shown["claim"], "e", [], edges_of[row])
     return {
         "claims": claims[:limit],
         "claims_omitted": max(0, len(claims) - limit),
         "awaiting": awaiting,
         "official_pages": _official_pages(audit, index),
-        "competitor_cited": _competitor_cited(audit, index, protocol),
+        "competitor_cited": _competitor_cited(audit, index, protocol, limit),
         "stale": [_stale_row(audit, index, case) for case in stale],
     }
 
@@ -359,12 +361,12 @@ def _official_pages(audit: Audit, index: EvidenceIndex) -> list[dict[str, Any]]:
     return found
 
 
-def _competitor_cited(audit: Audit, index: EvidenceIndex, protocol: Protocol) -> list[dict[str, Any]]:
+def _competitor_cited(audit: Audit, index: EvidenceIndex, protocol: Protocol, limit: int) -> list[dict[str, Any]]:
     """Claims stating one of the brand's required facts whose cited source is on a competitor's domain."""
     matchers = [(c.name, OfficialMatcher(c.domains)) for c in protocol.competitors if c.domains]
     if not matchers:
         return []
-    found = []
+    found: list[dict[str, Any]] = []
     for row, edge in enumerate(index.edges):
         claim = index.claims[edge[0]]
         if not claim[2]:
@@ -374,6 +376,8 @@ def _competitor_cited(audit: Audit, index: EvidenceIndex, protocol: Protocol) ->
         name = next((n for n, match in matchers if url and match(url)), None)
         if name is None:
             continue
+        if len(found) == limit:
+            break
         key = index.add(f"competitor:{row}", claim[0], "e", [], [row])
         found.append({"competitor": name, "claim": claim[0], "answer": index.answers[claim[1]], "url": url, "set": key})
     return found
