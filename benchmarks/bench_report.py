@@ -98,8 +98,7 @@ def main() -> None:
         if not db.exists():
             scoring_db.build(db, edges * 5 // 4)  # 4 unique edges in 5 citation locations
         out = folder / f"report-{edges}.html"
-        repeat = args.repeat if edges < 100_000 else 1
-        report, score = _generation(db, out, repeat, args.resamples)
+        report, score = _generation(db, out, args.repeat, args.resamples)
         ratios.append(report / score)
         size = out.stat().st_size
         print(
