@@ -51,6 +51,7 @@ bench: $(STAMP_DEV)
 	$(BIN)/python benchmarks/bench_suggest.py
 	$(BIN)/python benchmarks/bench_judges.py
 	$(BIN)/python benchmarks/bench_startup.py
+	$(BIN)/python benchmarks/bench_report.py
 	$(BIN)/python benchmarks/bench_scale.py
 
 clean:

@@ -25,8 +25,10 @@ def render(cli: Cli, source: Path, out: Path, *extra: str) -> str:
 
 def test_report_is_one_self_contained_file(cli: Cli, exporter_path: Path, tmp_path: Path) -> None:
     html = render(cli, exporter_path, tmp_path / "report.html")
-    # nothing is loaded from anywhere: no scripts, no linked styles, no external images or fonts
-    assert "<script" not in html
+    # nothing is loaded from anywhere: no external scripts, no linked styles, no external images or fonts; the
+    # two script elements are inline: the evidence (JSON data) and the few lines that list it on a click
+    scripts = re.findall(r"<script[^>]*>", html)
+    assert scripts == ['<script type="application/json" id="evidence-data">', "<script>"]
     assert "<link" not in html
     assert not re.search(r"""src\s*=\s*["']?https?:""", html)
     # the only outward references are links the reader may follow: every href belongs to an <a> element
@@ -54,13 +56,21 @@ def test_markup_in_answers_stays_text(cli: Cli, exporter_path: Path, tmp_path: P
     doc["claims"][0]["text"] = '<script>alert("x")</script><img src=x onerror="alert(1)">'
     doc["edges"][0]["reasoning"] = "<a href='javascript:alert(1)'>click</a>"
     doc["edges"][0]["label"] = "conflicting"
+    for edge in doc["edges"]:  # every source of the claim conflicts: it is listed among the problems
+        if edge["claim_id"] == doc["claims"][0]["id"]:
+            edge["label"] = "conflicting"
+            edge.pop("judgements", None)
     source = tmp_path / "hostile.json"
     source.write_text(json.dumps(doc), encoding="utf-8")
     html = render(cli, source, tmp_path / "report.html")
-    assert "<script>" not in html
+    # the only script elements are the report's own two; the claim's markup is text in the page and in the
+    # evidence data (where no "<" is left to end or open an element)
+    assert re.findall(r"<script[^>]*>", html) == ['<script type="application/json" id="evidence-data">', "<script>"]
+    assert "<script>alert" not in html
     assert "<img src=x" not in html
-    assert "href='javascript:" not in html
+    assert "<a href='javascript:" not in html
     assert "&lt;script&gt;" in html
+    assert "\\u003cscript>alert" in html
 
 
 def test_report_with_comparison(cli: Cli, exporter_path: Path, tmp_path: Path) -> None:
@@ -121,16 +131,14 @@ def test_each_citation_shows_its_own_link_beside_the_shared_page(
         {"claim_id": f"c-{name}", "url": url, "label": "conflicting", "reviewer": "li"} for name, url in links.items()
     ]
     html = render(cli, write_json(document(answers, claims, edges), "shared.json"), tmp_path / "r.html")
-    rows = {
-        platform: row
-        for row in re.findall(r"<tr><td>(chatgpt|claude)</td>(.*?)</tr>", html, re.S)
-        for platform in [row[0]]
-    }
-    claude = rows["claude"][1]
-    # Claude's row shows Claude's own link, never ChatGPT's tracking URL
-    assert "utm_source" not in claude
-    assert 'href="https://dist.example/ax220"' in claude
-    chatgpt = rows["chatgpt"][1]
-    assert "https://dist.example/ax220?utm_source=openai" in chatgpt
-    # beside ChatGPT's own link, the shared page both resolve to
-    assert "resolved page: https://dist.example/ax220" in chatgpt
+    blob = json.loads(re.search(r'<script type="application/json" id="evidence-data">(.*?)</script>', html, re.S)[1])
+    links = {}
+    for edge in blob["edges"]:
+        answer = blob["answers"][blob["claims"][edge[0]][1]]
+        source = blob["sources"][edge[1]]
+        links[answer[0]] = (edge[7], source[1], source[2])
+    # each answer's evidence row shows its own link as cited: Claude's is never ChatGPT's tracking URL
+    assert links["a-claude"][0] == "https://dist.example/ax220"
+    assert links["a-chatgpt"][0] == "https://dist.example/ax220?utm_source=openai"
+    # beside it, the one shared source both normalise to
+    assert links["a-claude"][1] == links["a-chatgpt"][1]

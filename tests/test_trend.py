@@ -101,10 +101,22 @@ def test_the_report_draws_the_trend_with_its_break(cli: Cli, db: Path, tmp_path:
     result = cli("report", db, "--protocol", first["fingerprint"][:19], "--out", out, "--resamples", "200")
     assert result.exit_code == 0, result.stderr
     html = out.read_text(encoding="utf-8")
-    section = html.split('<h2 id="trend">')[1].split("<h2")[0]
+    section = html.split('<h2 id="trend">')[1].split("<h3")[0]
     # three collections, one break (before 2026-11) drawn as a dashed line and named in the table
     assert section.count('class="break"') == 1
-    assert "break: not comparable with 2026-10: official_domains changed" in section
+    assert "break: not comparable with 2026-10: changed official domains" in section
+    # the comparability column is never blank: the first collection and the comparable one say what they are
+    assert "first collection (baseline)" in section
+    # the figures of the collections measured under the report's protocol link to their evidence; 2026-11's,
+    # measured under the revised protocol, are not in this report's audit and are shown without a link
+    assert 'data-set="official_rate:trend:2026-09"' in section
+    assert 'data-set="official_rate:trend:2026-10"' in section
+    assert "trend:2026-11" not in section
+    assert "comparable with 2026-09" in section
+    # per engine too (the one engine here: Perplexity), with the same break
+    engine = html.split('<h3 class="engine-trend">Perplexity</h3>')[1].split("</table>")[0]
+    assert engine.count('class="break"') == 1
+    assert "break: not comparable with 2026-10: changed official domains" in engine
     assert [c for c in ("2026-09", "2026-10", "2026-11") if c in section] == ["2026-09", "2026-10", "2026-11"]
 
 

@@ -3,7 +3,7 @@
 Found in the working directory, or named by ``--config`` (env ``CITEAUDIT_CONFIG``)::
 
     db = "audit.db"               # every command's --db (and the PATH of score, report and trend)
-    protocol = "protocol.yaml"    # ingest --questions, collect --protocol
+    protocol = "protocol.yaml"    # ingest --questions, collect --protocol, report --protocol-file (engine names)
 
     [resolve]                     # citeaudit resolve and citeaudit source set-url
     map_host = ["docs.example.test=127.0.0.1"]
@@ -64,7 +64,12 @@ _RESOLVE = ("resolve", "source set-url", "sources set-url")
 
 SETTINGS: tuple[Setting, ...] = (
     Setting("db", Path, ((ALL, "db"), ("score", "path"), ("report", "path"), ("trend", "path")), "database file"),
-    Setting("protocol", Path, (("ingest", "questions"), ("collect", "protocol")), "protocol file (YAML)"),
+    Setting(
+        "protocol",
+        Path,
+        (("ingest", "questions"), ("collect", "protocol"), ("report", "protocol_file")),
+        "protocol file (YAML)",
+    ),
     Setting("resolve.map_host", list, tuple((c, "map_host") for c in _RESOLVE), "NAME=IP host mappings"),
     Setting("resolve.concurrency", int, tuple((c, "concurrency") for c in _RESOLVE), "requests in flight"),
     Setting("resolve.per_host", int, tuple((c, "per_host") for c in _RESOLVE), "requests in flight to one host"),

@@ -11,6 +11,7 @@ from citeaudit.cli.common import console, handles_errors
 from citeaudit.cli.score import ByOption, KindChoice, KindOption, ProtocolOption, WhereOption
 
 if TYPE_CHECKING:
+    from citeaudit.core.model import Protocol
     from citeaudit.core.scope import Scope
     from citeaudit.core.scoring import IntervalSettings
     from citeaudit.report.trend import Trend
@@ -43,6 +44,14 @@ def report(
     protocol: ProtocolOption = None,
     resamples: Annotated[int, typer.Option("--resamples", help="Bootstrap resamples.", min=100)] = 9999,
     seed: Annotated[int, typer.Option("--seed", help="Random seed (same seed, same report figures).")] = 0,
+    protocol_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--protocol-file",
+            help="A protocol YAML whose engine labels name the engines in the report (default: the project "
+            "file's protocol; the audit's own protocol otherwise).",
+        ),
+    ] = None,
 ) -> None:
     """Write one self-contained HTML file: disclosure, the three numbers with intervals, tables by group and by
     question, labels, joint support, severity, diagnostics, the unsupported claims with their evidence, official
@@ -53,8 +62,11 @@ def report(
     from citeaudit.comparison import compare_paths
     from citeaudit.core.protocol import disclosure
     from citeaudit.core.scoring import IntervalSettings
+    from citeaudit.interchange import load_protocol
     from citeaudit.report.files import write_atomically
     from citeaudit.report.html import ReportInput, render_report
+
+    named = None if protocol_file is None else load_protocol(protocol_file)
 
     scope = _scope(kind, where)
     settings = IntervalSettings(resamples=resamples, seed=seed)
@@ -98,6 +110,9 @@ def report(
             unresolved_links=scored.unresolved_links,
             misattribution=scored.misattribution,
             review_note=_review_note(path),
+            names_from=named,
+            collections=_collections(path),
+            stale=() if scored.brand is None else scored.brand.version_drift.stale,
         )
     )
     write_atomically(out, html.encode("utf-8"))
@@ -125,6 +140,25 @@ def _support(path: Path, answer_ids: set[str]) -> tuple[tuple[list[SupportRow], 
         return support_rows(store, answer_ids), f"Copy groups computed {computed}."
 
 
+def _protocol_file(path: Path) -> Protocol:
+    """The protocol file read for its engine labels (checked as every protocol file is)."""
+    from citeaudit.interchange import load_protocol
+
+    return load_protocol(path)
+
+
+def _collections(path: Path) -> dict[str, str | None] | None:
+    """Per answer id, its collection (a database's answers)."""
+    from citeaudit.api import is_database
+    from citeaudit.store import Store
+    from citeaudit.store.answers import collection_values
+
+    if not is_database(path):
+        return None
+    with Store(path) as store:
+        return collection_values(store)["collection"]
+
+
 def _selection(path: Path, where: list[str] | None) -> str:
     return f"{path} [{', '.join(where)}]" if where else str(path)
 
@@ -141,7 +175,7 @@ def _trend(path: Path, scope: Scope, settings: IntervalSettings) -> Trend | None
     with Store(path) as store:
         if len(collections_with_answers(store)) < 2:
             return None
-    return trend_path(path, ci=settings, scope=scope)
+    return trend_path(path, by=("platform",), ci=settings, scope=scope)
 
 
 def _review_note(path: Path) -> str:

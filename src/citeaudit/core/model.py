@@ -17,6 +17,7 @@ __all__ = [
     "Claim",
     "Competitor",
     "Edge",
+    "EngineName",
     "EvidenceGroup",
     "FailedAnswer",
     "Judgement",
@@ -257,6 +258,18 @@ class Segmentation:
 
 
 @dataclass(frozen=True, slots=True)
+class EngineName:
+    """The name a report gives the answers of one engine (protocol ``engines[].label``)."""
+
+    engine: str
+    """The engine (``openai``, ``perplexity``, ...)."""
+    platform: str | None
+    """The platform its answers are recorded under, when the protocol sets one (default: the engine's own)."""
+    label: str
+    """What readers see, e.g. ``ChatGPT search``."""
+
+
+@dataclass(frozen=True, slots=True)
 class Protocol:
     """The fixed question set of an audit and everything that changes a score."""
 
@@ -278,6 +291,8 @@ class Protocol:
     """The brand's names, when declared (mention rate); ``None`` leaves the fingerprint as it was."""
     competitors: tuple[Competitor, ...] = ()
     """Declared competitors (citation share, mentions); none leaves the fingerprint as it was."""
+    engine_names: tuple[EngineName, ...] = ()
+    """Display names of engines declared with a label; never part of the fingerprint (a name changes no score)."""
     review_assistance: str | None = None
     """How the human labels in scope were assisted (``suggestions shown`` when some were made with model
     suggestions on the page); never declared, set by the store's effective protocol; ``None`` leaves the

@@ -17,6 +17,7 @@ from citeaudit.core.identity import registrable_domain
 from citeaudit.core.model import (
     Brand,
     Competitor,
+    EngineName,
     Label,
     OfficialDomain,
     Protocol,
@@ -269,6 +270,11 @@ def protocol_to_mapping(protocol: Protocol) -> dict[str, object]:
                 for c in protocol.competitors
             ]
             or None,
+            # display names only: they change no score, so no fingerprint component reads them
+            "engines": [
+                _compact({"name": e.engine, "platform": e.platform, "label": e.label}) for e in protocol.engine_names
+            ]
+            or None,
             "questions": [
                 _compact(
                     {
@@ -324,5 +330,10 @@ def protocol_from_mapping_trusted(mapping: Mapping[str, Any]) -> Protocol:
         competitors=tuple(
             Competitor(name=c["name"], domains=_read_domains(c.get("domains", ())), aliases=tuple(c.get("aliases", ())))
             for c in mapping.get("competitors", ())
+        ),
+        engine_names=tuple(
+            EngineName(e["name"], e.get("platform"), e["label"])
+            for e in mapping.get("engines", ())
+            if isinstance(e, Mapping) and e.get("label")
         ),
     )

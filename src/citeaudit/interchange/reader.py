@@ -25,6 +25,7 @@ from citeaudit.core.model import (
     Claim,
     Competitor,
     Edge,
+    EngineName,
     EvidenceGroup,
     FailedAnswer,
     Judgement,
@@ -171,6 +172,26 @@ def _competitors(entries: Sequence[CompetitorIn], source: str, path: str) -> tup
     return tuple(competitors)
 
 
+def _engine_names(document: ProtocolIn, source: str, path: str) -> tuple[EngineName, ...]:
+    """The labelled engines; two engines may not share a label, nor one platform two labels."""
+    names: list[EngineName] = []
+    labels: dict[str, str] = {}
+    platforms: dict[str, str] = {}
+    for i, engine in enumerate(document.engines):
+        if engine.label is None:
+            continue
+        where = f"{path}[{i}].label"
+        label = engine.label.strip()
+        key = engine.platform or engine.name
+        if label.casefold() in labels and labels[label.casefold()] != key:
+            raise DuplicateId(source, where, f"label {label!r} is already the name of {labels[label.casefold()]!r}")
+        if platforms.get(key, label) != label:
+            raise InvalidValue(source, where, f"{key!r} is already labelled {platforms[key]!r} (got {label!r})")
+        labels[label.casefold()], platforms[key] = key, label
+        names.append(EngineName(engine.name, engine.platform, label))
+    return tuple(names)
+
+
 def protocol_from_mapping(document: ProtocolIn, source: str, path: str = "protocol") -> Protocol:
     """A checked :class:`Protocol` from its validated file form."""
     prefix = f"{path}." if path else ""
@@ -235,6 +256,7 @@ def protocol_from_mapping(document: ProtocolIn, source: str, path: str = "protoc
             aliases=_names(document.brand.aliases, source, f"{prefix}brand.aliases"),
         ),
         competitors=_competitors(document.competitors, source, f"{prefix}competitors"),
+        engine_names=_engine_names(document, source, f"{prefix}engines"),
     )
     check_protocol(protocol)
     return protocol

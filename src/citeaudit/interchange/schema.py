@@ -69,7 +69,23 @@ ENGINE_NAMES = ("openai", "perplexity", "perplexity-agent", "gemini", "anthropic
 
 def _engine_items(schema: dict[str, Any]) -> None:
     # `engines: [openai]` is shorthand for `[{name: openai}]`: the schema says so too.
-    schema["items"] = {"anyOf": [schema["items"], {"enum": list(ENGINE_NAMES), "type": "string"}]}
+    items = {"anyOf": [schema["items"], {"enum": list(ENGINE_NAMES), "type": "string"}]}
+    # or a mapping from engine name to its settings (or just its label)
+    settings = EngineIn.model_json_schema()
+    settings["properties"].pop("name")
+    settings.pop("required", None)
+    for key in ("title", "description"):
+        settings.pop(key, None)
+    mapping = {
+        "type": "object",
+        "propertyNames": {"enum": list(ENGINE_NAMES)},
+        "additionalProperties": {
+            "anyOf": [{"type": "string", "minLength": 1, "pattern": "\\S"}, settings, {"type": "null"}]
+        },
+    }
+    schema.pop("items")
+    schema.pop("type", None)
+    schema["anyOf"] = [{"type": "array", "items": items}, mapping]
 
 
 def _version_text_or_integer(schema: dict[str, Any]) -> None:
@@ -155,6 +171,16 @@ class EngineIn(_In):
     requests_per_minute: Rate | None = None
     concurrency: Positive | None = None
     options: dict[str, Any] = Field(default_factory=dict)
+    label: MentionName | None = None
+    """The name reports give this engine's answers (default: a readable name for its platform)."""
+
+
+def _engine_entry(name: object, item: object) -> object:
+    """One entry of the ``engines`` mapping as a list item: settings merged, anything else taken as the label
+    (so that a number or a list is refused as a label, naming where it is)."""
+    if isinstance(item, dict):
+        return {**item, "name": name}
+    return {"name": name} if item is None else {"name": name, "label": item}
 
 
 class ProtocolIn(_In):
@@ -180,7 +206,10 @@ class ProtocolIn(_In):
     @field_validator("engines", mode="before")
     @classmethod
     def _engine_names(cls, value: object) -> object:
-        # `engines: [openai, gemini]` is shorthand for `[{name: openai}, {name: gemini}]`.
+        # `engines: [openai, gemini]` is shorthand for `[{name: openai}, {name: gemini}]`; the mapping
+        # `engines: {openai: {label: ChatGPT}, gemini: Gemini}` for `[{name: openai, label: ChatGPT}, ...]`.
+        if isinstance(value, dict):
+            return [_engine_entry(name, item) for name, item in value.items()]
         if isinstance(value, list):
             return [{"name": item} if isinstance(item, str) else item for item in value]
         return value

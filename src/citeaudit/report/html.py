@@ -16,11 +16,12 @@ from typing import Any
 from jinja2 import Environment, select_autoescape
 
 from citeaudit.core.display import FigureState, interval_shown
-from citeaudit.core.identity import OfficialMatcher
 from citeaudit.core.misattribution import MisattributionReport
-from citeaudit.core.model import Audit, Label, review_outcome
+from citeaudit.core.model import Audit, Label, Protocol
 from citeaudit.core.results import Metric, ScopeScore, ScoreResult
 from citeaudit.report.charts import METRIC_NAMES, Bar, bar_chart
+from citeaudit.report.evidence import EvidenceIndex, build_index, fact_matrix, problems
+from citeaudit.report.names import EngineNames, question_names
 from citeaudit.report.tables import diagnostics, scope_fraction
 from citeaudit.report.trend import Trend
 
@@ -68,6 +69,12 @@ class ReportInput:
     """The three numbers per collection, when the database has collections."""
     unresolved_links: int = 0
     """Cited links in scope not followed yet: the official-domain rate is provisional while there are any."""
+    names_from: Protocol | None = None
+    """A protocol read for its engine labels (over the audit's own)."""
+    collections: Mapping[str, str | None] | None = None
+    """Per answer id, its collection (a database's answers)."""
+    stale: Sequence[Any] = ()
+    """Official pages judged on a snapshot older than the newest (``StaleSnapshot``s)."""
 
 
 def _interval(metric: Metric) -> str:
@@ -93,19 +100,29 @@ def _card_fraction(scope: ScopeScore, name: str, unresolved_links: int) -> str:
     return f"{shown.numerator} of {shown.denominator}"
 
 
-def _chart(result: ScoreResult) -> str | None:
+def _label(name: str, value: str | None, engine: EngineNames, questions: dict[str, str]) -> str:
+    """A group value as people read it: engines and questions by name."""
+    if value is None:
+        return "—"
+    if name == "platform":
+        return engine(value)
+    return questions.get(value, value) if name == "question" else value
+
+
+def _chart(result: ScoreResult, engine: EngineNames, questions: dict[str, str]) -> str | None:
     if not result.groups:
         return None
     bars = [
-        Bar(" / ".join(str(v) for _, v in g.by), [getattr(g, name) for name in METRIC_NAMES]) for g in result.groups
+        Bar(" / ".join(_label(n, v, engine, questions) for n, v in g.by), [getattr(g, name) for name in METRIC_NAMES])
+        for g in result.groups
     ]
     return bar_chart(bars)
 
 
-def _row_labels(result: ScoreResult, scope: ScopeScore) -> list[str]:
+def _row_labels(result: ScoreResult, scope: ScopeScore, engine: EngineNames, questions: dict[str, str]) -> list[str]:
     if not scope.by:
         return ["all"] + [""] * (len(result.group_by) - 1) if result.group_by else []
-    return [str(v) if v is not None else "—" for _, v in scope.by]
+    return [_label(n, v, engine, questions) for n, v in scope.by]
 
 
 def _pending(scope: ScopeScore) -> str:
@@ -114,60 +131,59 @@ def _pending(scope: ScopeScore) -> str:
     return f"{edges.pending} ({edges.disputed} disputed)" if edges.disputed else str(edges.pending)
 
 
-def _problems(audit: Audit) -> tuple[list[dict[str, Any]], int]:
-    claims = {c.id: c for c in audit.claims}
-    answers = {a.id: a for a in audit.answers}
-    runs = {r.id: r for r in audit.runs}
-    sources = {s.key: s for s in audit.sources}
-    found: list[dict[str, Any]] = []
-    for edge in audit.edges:
-        state, label = review_outcome(edge.judgements)
-        if label is Label.SUPPORTED:
-            continue
-        claim = claims[edge.claim_id]
-        answer = answers[claim.answer_id]
-        run = runs.get(answer.run_id)
-        source = sources[edge.source_key]
-        latest = next((j for j in reversed(edge.judgements) if j.origin == "human"), None)
-        # the link as this answer cited it (another engine's raw URL of a shared source is not this answer's),
-        # with the shared resolved page beside it
-        own = next((c.url for c in answer.citations if c.source_key == edge.source_key and c.url), None)
-        url = own or source.url or edge.source_key
-        shared = source.resolved_url or edge.source_key
-        found.append(
-            {
-                "platform": answer.platform or (run.platform if run else "") or "",
-                "claim": claim.text,
-                "title": source.title or "",
-                "url": url,
-                "shared": shared if shared != url else "",
-                "label": str(label) if label else str(state),
-                "passage": latest.passage if latest else None,
-                "reasoning": latest.reasoning if latest and latest.reasoning else "",
-            }
+def _cells(
+    index: EvidenceIndex, prefix: str, title: str, scope: ScopeScore, unresolved: int = 0
+) -> dict[str, tuple[str, str | None]]:
+    """A scope's three figures as (text, evidence set) cells."""
+    answers = index.answers_where(scope.by)
+    return {
+        short: (
+            scope_fraction(scope, name, unresolved),
+            index.metric_set(f"{name}:{prefix}", f"{_NAMES[name]} · {title}", name, answers, getattr(scope, name)),
         )
-    order = {"conflicting": 0, "partial": 1, "unknown": 2, "irrelevant": 3}
-    found.sort(key=lambda problem: order.get(str(problem["label"]), 4))
-    return found[:PROBLEM_LIMIT], max(0, len(found) - PROBLEM_LIMIT)
+        for short, name in (("official", "official_rate"), ("precision", "precision"), ("coverage", "coverage"))
+    }
 
 
-def _official(audit: Audit) -> list[tuple[str, int]]:
-    matcher = OfficialMatcher(audit.protocol.official_domains)
-    sources = {s.key: s for s in audit.sources}
-    claims = {c.id: c for c in audit.claims}
-    cited: dict[str, set[str]] = {}
-    for answer in audit.answers:
-        cited[answer.id] = {c.source_key for c in answer.citations if c.kind == "cited" and c.source_key}
-    for edge in audit.edges:
-        cited.setdefault(claims[edge.claim_id].answer_id, set()).add(edge.source_key)
-    counts: Counter[str] = Counter()
-    for keys in cited.values():
-        for key in keys:
-            source = sources[key]
-            url = source.resolved_url or source.url
-            if url and matcher(url):
-                counts[url] += 1
-    return counts.most_common()
+def _label_cells(index: EvidenceIndex, prefix: str, title: str, scope: ScopeScore) -> list[tuple[str, str | None]]:
+    """Edges, locations, each label and pending, each with the edges behind it."""
+    answers = index.answers_where(scope.by)
+    every = [e for a in answers for e in index.edges_of_answer.get(a, [])]
+    all_key = (
+        index.add(f"edges:{prefix}", f"Edges · {title}", "e", every, every)
+        if len(every) == scope.edges.unique
+        else None
+    )
+    cells: list[tuple[str, str | None]] = [(str(scope.edges.unique), all_key), (str(scope.edges.locations), all_key)]
+    for label in Label:
+        key = index.label_set(f"label:{label}:{prefix}", f"{label} edges · {title}", str(label), answers)
+        cells.append(
+            (
+                str(scope.edges.by_label[label]),
+                key if len(index.sets[key]["d"]) == scope.edges.by_label[label] else None,
+            )
+        )
+    pending = [e for e in every if index.edges[e][2] in ("pending", "disputed")]
+    key = index.add(f"pending:{prefix}", f"Pending edges · {title}", "e", pending, pending)
+    cells.append((_pending(scope), key if len(pending) == scope.edges.pending else None))
+    return cells
+
+
+def _official(index: EvidenceIndex) -> list[dict[str, Any]]:
+    """Official pages cited, with how many answers cite each and whether the page is dead or redirects."""
+    citing: Counter[int] = Counter(s for sources in index.official_answers.values() for s in sources)
+    rows = []
+    for source, count in citing.most_common():
+        title, url, resolved, status, _ = index.sources[source]
+        answers = [a for a, sources in index.official_answers.items() if source in sources]
+        key = index.add(f"official-page:{source}", title or url, "a", answers, answers)
+        dead = status.startswith("failed")
+        moved = bool(resolved) and resolved.rstrip("/") != url.rstrip("/")
+        mark = (
+            f"dead link ({status.removeprefix('failed: ')})" if dead else (f"redirects to {resolved}" if moved else "")
+        )
+        rows.append({"url": url, "title": title, "count": count, "set": key, "mark": mark, "dead": dead})
+    return rows
 
 
 def _comparison_rows(comparison: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -203,17 +219,29 @@ def render_report(report: ReportInput) -> str:
     """The report as one HTML document."""
     result = report.result
     overall = result.overall
+    protocol = report.audit.protocol
+    engine = EngineNames(protocol, report.names_from)
+    questions = question_names(protocol)
+    index = build_index(report.audit, engine, questions, report.collections)
     template_text = resources.files("citeaudit").joinpath("templates/report.html.j2").read_text(encoding="utf-8")
     environment = Environment(autoescape=select_autoescape(default=True, default_for_string=True))
     template = environment.from_string(template_text)
     scopes = [*result.groups, overall]
     labels = [str(label) for label in Label]
-    context = {
+
+    def title(scope: ScopeScore) -> str:
+        return " / ".join(_row_labels(result, scope, engine, questions)) if scope.by else "all answers"
+
+    context: dict[str, Any] = {
         "source": report.source,
         "generated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "disclosure": report.disclosure,
         "disclosure_items": _flatten("", report.disclosure),
         "result": result,
+        "group_names": [{"platform": "engine"}.get(n, n) for n in result.group_by],
+        "brand": protocol.brand.name if protocol.brand else "",
+        "competitors": [c.name for c in protocol.competitors],
+        "engines": sorted({engine(d.get("platform")) for d in index.dims.values()}),
         "excluded": report.excluded,
         "failed": report.failed,
         "warnings": report.warnings,
@@ -228,6 +256,13 @@ def render_report(report: ReportInput) -> str:
                 "value": "—" if getattr(overall, name).value is None else f"{getattr(overall, name).value:.1%}",
                 "fraction": _card_fraction(overall, name, report.unresolved_links),
                 "interval": _interval(getattr(overall, name)),
+                "set": index.metric_set(
+                    f"{name}:all",
+                    f"{_NAMES[name]} · all answers",
+                    name,
+                    list(index.answer_of.values()),
+                    getattr(overall, name),
+                ),
                 "provisional": (
                     f"provisional: {report.unresolved_links} cited link(s) not resolved yet"
                     if name == "official_rate" and report.unresolved_links
@@ -236,48 +271,35 @@ def render_report(report: ReportInput) -> str:
             }
             for name in ("official_rate", "precision", "coverage")
         ],
-        "chart": _chart(result),
+        "chart": _chart(result, engine, questions),
         "score_rows": [
             {
                 "total": scope is overall and bool(result.group_by),
-                "labels": _row_labels(result, scope),
+                "labels": _row_labels(result, scope, engine, questions),
                 "answers": scope.answers,
-                "official": scope_fraction(scope, "official_rate", report.unresolved_links if scope is overall else 0),
-                "precision": scope_fraction(scope, "precision"),
-                "coverage": scope_fraction(scope, "coverage"),
+                **_cells(index, f"g{i}", title(scope), scope, report.unresolved_links if scope is overall else 0),
             }
-            for scope in scopes
+            for i, scope in enumerate(scopes)
         ],
         "labels": labels,
         "review_note": report.review_note,
         "label_rows": [
             {
                 "total": scope is overall and bool(result.group_by),
-                "labels": _row_labels(result, scope),
-                "cells": [
-                    scope.edges.unique,
-                    scope.edges.locations,
-                    *(scope.edges.by_label[label] for label in Label),
-                    _pending(scope),
-                ],
+                "labels": _row_labels(result, scope, engine, questions),
+                "cells": _label_cells(index, f"g{i}", title(scope), scope),
             }
-            for scope in scopes
+            for i, scope in enumerate(scopes)
         ],
         "question_rows": [
             {
-                "question": str(dict(g.by)["question"]),
+                "question": questions.get(str(dict(g.by)["question"]), str(dict(g.by)["question"])),
                 "answers": g.answers,
-                "official": scope_fraction(g, "official_rate"),
-                "precision": scope_fraction(g, "precision"),
-                "coverage": scope_fraction(g, "coverage"),
+                **_cells(index, f"q{i}", questions.get(str(dict(g.by)["question"]), ""), g),
             }
-            for g in report.by_question.groups
+            for i, g in enumerate(report.by_question.groups)
         ],
-        "severity_rows": [
-            (name, s.coverage.denominator, s.coverage.numerator, s.coverage.denominator - s.coverage.numerator)
-            for name, s in overall.severity.items()
-            if s.coverage.denominator
-        ],
+        "severity_rows": _severity_rows(index, overall),
         "groups": [
             {
                 "claim": next((c.text for c in report.audit.claims if c.id == g.claim_id), g.claim_id),
@@ -287,17 +309,47 @@ def render_report(report: ReportInput) -> str:
             for g in report.audit.evidence_groups
         ],
         "diagnostics": diagnostics(overall),
-        "official_rows": _official(report.audit),
+        "official_rows": _official(index),
         "comparison": None
         if report.comparison is None
         else {"names": report.names, "rows": _comparison_rows(report.comparison)},
+        "matrix": fact_matrix(report.audit, index, questions),
+        "problems": problems(report.audit, index, protocol, report.stale, PROBLEM_LIMIT),
     }
     context["misattribution"] = _misattribution(report)
-    context["trend"] = _trend(report.trend)
-    problems, omitted = _problems(report.audit)
-    context["problems"] = problems
-    context["problems_omitted"] = omitted
+    context["trend"] = _trend(report.trend, engine, index)
+    context["evidence"] = index.to_json()
     return template.render(**context)
+
+
+def _severity_rows(index: EvidenceIndex, overall: ScopeScore) -> list[dict[str, Any]]:
+    """Required pairs by severity: covered and not, each with its pairs."""
+    rows = []
+    for name, s in overall.severity.items():
+        if not s.coverage.denominator:
+            continue
+        pairs = [p for p, row in enumerate(index.pairs) if (str(row[6]) if row[6] else "none") == name]
+        covered = [p for p in pairs if p in index.covered_pairs]
+        missed = [p for p in pairs if p not in index.covered_pairs]
+        fits = len(pairs) == s.coverage.denominator and len(covered) == s.coverage.numerator
+        rows.append(
+            {
+                "name": name,
+                "pairs": (
+                    s.coverage.denominator,
+                    index.add(f"sev:{name}", f"{name} pairs", "p", covered, pairs) if fits else None,
+                ),
+                "covered": (
+                    s.coverage.numerator,
+                    index.add(f"sev-c:{name}", f"{name} pairs covered", "p", covered, covered) if fits else None,
+                ),
+                "missed": (
+                    s.coverage.denominator - s.coverage.numerator,
+                    index.add(f"sev-m:{name}", f"{name} pairs not covered", "p", [], missed) if fits else None,
+                ),
+            }
+        )
+    return rows
 
 
 def _misattribution(report: ReportInput) -> dict[str, Any] | None:
@@ -324,33 +376,83 @@ def _misattribution(report: ReportInput) -> dict[str, Any] | None:
     }
 
 
-def _trend(trend: Trend | None) -> dict[str, Any] | None:
-    """The trend section: a chart with its breaks and one row per collection."""
+_CHANGES = {
+    "revision": "protocol revised after the answers",
+    "required_facts": "changed required facts",
+    "questions": "changed questions",
+    "segmentation": "changed segmentation",
+    "official_domains": "changed official domains",
+    "scoring": "changed scoring convention",
+    "labels": "changed label set",
+    "weights": "changed weights",
+    "brand": "changed brand names",
+    "competitors": "changed competitors",
+    "review_assistance": "changed review assistance",
+}
+"""Fingerprint components as a reader names the change."""
+
+
+def _comparability(changed: tuple[str, ...], previous: str) -> str:
+    """Never blank: the first collection, comparable with the one before, or the break and its reasons."""
+    if not previous:
+        return "first collection (baseline)"
+    if not changed:
+        return f"comparable with {previous}"
+    reasons = list(dict.fromkeys(_CHANGES.get(c, f"changed {c.replace('_', ' ')}") for c in changed))
+    return f"not comparable with {previous}: {', '.join(reasons)}"
+
+
+def _trend(trend: Trend | None, engine: EngineNames, index: EvidenceIndex) -> dict[str, Any] | None:
+    """The trend section: overall and per engine, a chart with its breaks and one row per collection."""
     if trend is None:
         return None
-    bars = []
-    previous = ""
-    for point in trend.points:
+    bars, rows, previous = [], [], ""
+    platforms: dict[str | None, list[tuple[int, ScopeScore]]] = {}
+    for i, point in enumerate(trend.points):
         overall = point.result.overall
-        reason = (
-            f"not comparable with {previous}: {', '.join(point.break_before)} changed" if point.break_before else ""
-        )
+        reason = _comparability(point.break_before, previous) if point.break_before else ""
         bars.append(Bar(f"{point.collection} ({point.date})", [getattr(overall, n) for n in METRIC_NAMES], reason))
+        rows.append(_trend_row(point.collection, point.date, overall, _comparability(point.break_before, previous)))
+        rows[-1].update(_trend_cells(index, (("collection", point.collection),), point.collection, overall))
+        rows[-1]["revised"] = point.revised_from
+        for group in point.result.groups:
+            platforms.setdefault(dict(group.by).get("platform"), []).append((i, group))
         previous = point.collection
+    per_engine = []
+    for platform, groups in sorted(platforms.items(), key=lambda item: engine(item[0])):
+        engine_bars, engine_rows = [], []
+        for i, group in groups:
+            point = trend.points[i]
+            changed = point.break_before if i else ()
+            before = trend.points[i - 1].collection if i else ""
+            reason = _comparability(changed, before) if changed else ""
+            engine_bars.append(Bar(point.collection, [getattr(group, n) for n in METRIC_NAMES], reason))
+            engine_rows.append(_trend_row(point.collection, point.date, group, _comparability(changed, before)))
+            where = (("collection", point.collection), ("platform", platform))
+            engine_rows[-1].update(_trend_cells(index, where, f"{engine(platform)} · {point.collection}", group))
+        per_engine.append({"name": engine(platform), "chart": bar_chart(engine_bars), "rows": engine_rows})
+    return {"chart": bar_chart(bars), "breaks": trend.breaks, "rows": rows, "engines": per_engine}
+
+
+def _trend_cells(
+    index: EvidenceIndex, where: tuple[tuple[str, str | None], ...], title: str, scope: ScopeScore
+) -> dict[str, Any]:
+    """A trend row's figures with their evidence, when the report's audit holds that collection's answers as
+    scored (a collection measured under another protocol is listed without links)."""
+    answers = index.answers_where(where)
+    prefix = "trend:" + ":".join(str(v) for _, v in where)
+    cells = {}
+    for short, name in (("official", "official_rate"), ("precision", "precision"), ("coverage", "coverage")):
+        key = index.metric_set(f"{name}:{prefix}", f"{_NAMES[name]} · {title}", name, answers, getattr(scope, name))
+        cells[short] = (scope_fraction(scope, name), key)
+    cells["answers"] = (str(scope.answers), cells["official"][1])
+    return cells
+
+
+def _trend_row(collection: str, date: str, scope: ScopeScore, comparability: str) -> dict[str, Any]:
     return {
-        "chart": bar_chart(bars),
-        "breaks": trend.breaks,
-        "rows": [
-            {
-                "collection": point.collection,
-                "date": point.date,
-                "answers": point.result.overall.answers,
-                "official": scope_fraction(point.result.overall, "official_rate"),
-                "precision": scope_fraction(point.result.overall, "precision"),
-                "coverage": scope_fraction(point.result.overall, "coverage"),
-                "break": bar.break_before,
-                "revised": point.revised_from,
-            }
-            for point, bar in zip(trend.points, bars, strict=True)
-        ],
+        "collection": collection,
+        "date": date,
+        "comparability": comparability,
+        "break": comparability.startswith("not comparable"),
     }

@@ -1,0 +1,398 @@
+"""The evidence behind every number of the HTML report, and the problems a client acts on.
+
+Each number of the report (a card, a table cell) names a *set*: the edges, (answer, required fact) pairs or
+answers behind its numerator and its denominator. The sets and the rows they point at travel in the report as one
+JSON blob that a small inline script renders on demand, so a report of many thousand edges still opens at once.
+
+The sets are derived here from the audit the way the scorer counts (``score_reference``): an edge counts for
+precision when its final label is ``supported``; a pair is covered when one of the answer's claims mapped to the
+fact has a supported edge; an answer counts for the official rate when it cites (or has an edge to) an official
+source. A cell whose set does not add up to its figure is shown without a link rather than with a wrong list.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from citeaudit.core.identity import OfficialMatcher
+from citeaudit.core.model import Audit, Claim, Label, Protocol, ReviewState, Severity, review_outcome
+from citeaudit.core.results import Metric
+
+__all__ = ["EvidenceIndex", "FactMatrix", "build_index", "fact_matrix", "problems"]
+
+_SEVERITY_RANK = {Severity.CRITICAL: 0, Severity.HIGH: 1, Severity.MEDIUM: 2, Severity.LOW: 3}
+_BEST = ("partial", "unknown", "pending", "disputed", "irrelevant", "conflicting")
+"""Labels of an unsupported claim's edges, closest to support first (the one a fact matrix cell names)."""
+
+
+@dataclass(slots=True)
+class EvidenceIndex:
+    """Rows (answers, claims, sources, edges, pairs) and named sets of them, as the report's JSON blob."""
+
+    answers: list[list[Any]] = field(default_factory=list)
+    claims: list[list[Any]] = field(default_factory=list)
+    sources: list[list[Any]] = field(default_factory=list)
+    edges: list[list[Any]] = field(default_factory=list)
+    pairs: list[list[Any]] = field(default_factory=list)
+    sets: dict[str, dict[str, Any]] = field(default_factory=dict)
+    answer_of: dict[str, int] = field(default_factory=dict)
+    edge_of: dict[tuple[str, str], int] = field(default_factory=dict)
+    claim_of: dict[str, int] = field(default_factory=dict)
+    pairs_of_answer: dict[int, list[int]] = field(default_factory=dict)
+    dims: dict[str, dict[str, str | None]] = field(default_factory=dict)
+    """Per answer id, its value of each dimension (platform, question, collection, ...)."""
+    official_answers: dict[int, list[int]] = field(default_factory=dict)
+    """Per answer row, the official sources it cites (rows)."""
+    supported_edges: set[int] = field(default_factory=set)
+    covered_pairs: set[int] = field(default_factory=set)
+    edge_answer: list[int] = field(default_factory=list)
+    edges_of_answer: dict[int, list[int]] = field(default_factory=dict)
+
+    def add(self, key: str, title: str, kind: str, numerator: Iterable[int], denominator: Iterable[int]) -> str:
+        """Name a set (``kind``: ``e`` edges, ``p`` pairs, ``a`` answers) and return its key."""
+        self.sets[key] = {"t": title, "k": kind, "n": sorted(set(numerator)), "d": sorted(set(denominator))}
+        return key
+
+    def answers_where(self, by: Sequence[tuple[str, str | None]]) -> list[int]:
+        """Answer rows whose dimensions have the values ``by``."""
+        return [
+            row
+            for answer_id, row in self.answer_of.items()
+            if all(self.dims[answer_id].get(name) == value for name, value in by)
+        ]
+
+    def metric_set(self, key: str, title: str, name: str, answers: Sequence[int], metric: Metric) -> str | None:
+        """The set behind one metric over ``answers``: its key, or ``None`` when it does not add up to ``metric``."""
+        if name == "precision":
+            den = [e for a in answers for e in self.edges_of_answer.get(a, [])]
+            num = [i for i in den if i in self.supported_edges]
+            kind = "e"
+        elif name == "coverage":
+            den = [p for a in answers for p in self.pairs_of_answer.get(a, [])]
+            num = [p for p in den if p in self.covered_pairs]
+            kind = "p"
+        else:
+            den = list(answers)
+            num = [a for a in den if self.official_answers.get(a)]
+            kind = "a"
+        if len(num) != metric.numerator or len(den) != metric.denominator:
+            return None
+        return self.add(key, title, kind, num, den)
+
+    def label_set(self, key: str, title: str, label: str, answers: Sequence[int]) -> str:
+        """The edges over ``answers`` whose final label (or review state while pending) is ``label``."""
+        rows = [e for a in answers for e in self.edges_of_answer.get(a, []) if self.edges[e][2] == label]
+        return self.add(key, title, "e", rows, rows)
+
+    def to_json(self) -> str:
+        """The blob, safe inside a ``<script type="application/json">`` element."""
+        body = {
+            "answers": self.answers,
+            "claims": self.claims,
+            "sources": self.sources,
+            "edges": self.edges,
+            "pairs": self.pairs,
+            "official": {str(a): rows for a, rows in self.official_answers.items()},
+            "sets": self.sets,
+        }
+        text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+        # no "<" at all inside the script element: "</script" would end it early, "<!--" open a comment in it
+        return text.replace("<", "\\u003c")
+
+
+def _state(state: ReviewState, label: Label | None) -> str:
+    """The final label, or the review state while there is none."""
+    if label is not None:
+        return str(label)
+    return "disputed" if state is ReviewState.DISPUTED else "pending"
+
+
+def _fact_severity(claim: Claim, facts: Mapping[str, Any]) -> Severity | None:
+    if claim.severity is not None:
+        return claim.severity
+    fact = facts.get(claim.required_fact_id or "")
+    return None if fact is None else fact.severity
+
+
+def build_index(
+    audit: Audit,
+    engine_name: Callable[[str | None], str],
+    question_name: Mapping[str, str],
+    collections: Mapping[str, str | None] | None = None,
+) -> EvidenceIndex:
+    """Every row of the audit the report may list, with each answer's dimensions."""
+    index = EvidenceIndex()
+    runs = {r.id: r for r in audit.runs}
+    matcher = OfficialMatcher(audit.protocol.official_domains)
+    source_row: dict[str, int] = {}
+    official_sources: set[int] = set()
+    for source in audit.sources:
+        source_row[source.key] = len(index.sources)
+        url = source.resolved_url or source.url
+        official = bool(url and matcher(url))
+        if official:
+            official_sources.add(source_row[source.key])
+        status = str(source.status) + (f": {source.reason}" if source.reason else "")
+        index.sources.append(
+            [source.title or "", source.url or source.key, source.resolved_url or "", status, official]
+        )
+    for answer in audit.answers:
+        run = runs.get(answer.run_id)
+        platform = answer.platform or (run.platform if run else None)
+        collection = (collections or {}).get(answer.id)
+        index.answer_of[answer.id] = len(index.answers)
+        index.dims[answer.id] = {
+            "platform": platform,
+            "question": answer.question_id,
+            "run": answer.run_id,
+            "model": answer.model or (run.model if run else None),
+            "collection": collection,
+        }
+        index.answers.append(
+            [answer.id, engine_name(platform), question_name.get(answer.question_id, answer.question_id), collection]
+        )
+    for claim in audit.claims:
+        index.claim_of[claim.id] = len(index.claims)
+        index.claims.append([claim.text, index.answer_of[claim.answer_id], claim.required_fact_id])
+    claim_answer = {c.id: index.answer_of[c.answer_id] for c in audit.claims}
+    own_links = {
+        (answer.id, c.source_key): c.url for answer in audit.answers for c in answer.citations if c.source_key and c.url
+    }
+    for edge in audit.edges:
+        row = len(index.edges)
+        answer_row = claim_answer[edge.claim_id]
+        state, label = review_outcome(edge.judgements)
+        latest = next((j for j in reversed(edge.judgements) if j.origin == "human"), None)
+        latest = latest or (edge.judgements[-1] if edge.judgements else None)
+        index.edge_of[(edge.claim_id, edge.source_key)] = row
+        index.edge_answer.append(answer_row)
+        index.edges_of_answer.setdefault(answer_row, []).append(row)
+        index.edges.append(
+            [
+                index.claim_of[edge.claim_id],
+                source_row[edge.source_key],
+                _state(state, label),
+                (latest.passage or "") if latest else "",
+                (latest.period or "") if latest else "",
+                (latest.reasoning or "") if latest else "",
+                f"{state}" + (f" · {latest.reviewer}" if latest and latest.reviewer else ""),
+                own_links.get((index.answers[answer_row][0], edge.source_key), ""),
+            ]
+        )
+        if label is Label.SUPPORTED:
+            index.supported_edges.add(row)
+    edge_sources = {a: {index.edges[e][1] for e in rows} for a, rows in index.edges_of_answer.items()}
+    for answer in audit.answers:
+        row = index.answer_of[answer.id]
+        keys = {source_row[c.source_key] for c in answer.citations if c.kind == "cited" and c.source_key is not None}
+        cited = sorted(k for k in keys | edge_sources.get(row, set()) if k in official_sources)
+        if cited:
+            index.official_answers[row] = cited
+    _pairs(audit, index)
+    return index
+
+
+def _pairs(audit: Audit, index: EvidenceIndex) -> None:
+    """One row per (answer, required fact): covered or the cause of the miss, and the claims stating it."""
+    facts_of = {q.id: q.required_facts for q in audit.protocol.questions}
+    claims_of: dict[tuple[str, str], list[Claim]] = defaultdict(list)
+    for claim in audit.claims:
+        if claim.required_fact_id:
+            claims_of[(claim.answer_id, claim.required_fact_id)].append(claim)
+    edges_of: dict[str, list[int]] = defaultdict(list)
+    for (claim_id, _), row in index.edge_of.items():
+        edges_of[claim_id].append(row)
+    for answer in audit.answers:
+        answer_row = index.answer_of[answer.id]
+        for fact in facts_of.get(answer.question_id, ()):
+            claims = claims_of.get((answer.id, fact.id), [])
+            rows = sorted(e for c in claims for e in edges_of[c.id])
+            cause = _cause([index.edges[e][2] for e in rows], bool(claims))
+            pair = len(index.pairs)
+            index.pairs.append(
+                [answer_row, fact.id, fact.text, cause, [index.claim_of[c.id] for c in claims], rows, fact.severity]
+            )
+            index.pairs_of_answer.setdefault(answer_row, []).append(pair)
+            if cause == "covered":
+                index.covered_pairs.add(pair)
+
+
+def _cause(labels: Sequence[str], has_claim: bool) -> str:
+    """Why a pair is covered or not, in words: ``covered``, ``no claim states it``, ``claim without a supported
+    edge (best: partial)``, ``only conflicting sources``."""
+    if "supported" in labels:
+        return "covered"
+    if not has_claim:
+        return "no claim states it"
+    if not labels:
+        return "claim without a supported edge (no source cited for it)"
+    if all(label == "conflicting" for label in labels):
+        return "only conflicting sources"
+    best = next(label for label in _BEST if label in labels)
+    return f"claim without a supported edge (best: {best})"
+
+
+@dataclass(frozen=True, slots=True)
+class FactMatrix:
+    """Required fact × engine (× collection): each cell's text, kind and evidence set."""
+
+    columns: tuple[str, ...]
+    rows: tuple[tuple[str, str, tuple[tuple[str, str, str | None], ...]], ...]
+    """(question, fact, cells); a cell is (text, css class, set key)."""
+
+
+def fact_matrix(audit: Audit, index: EvidenceIndex, question_name: Mapping[str, str]) -> FactMatrix:
+    """Which engine's answers cover which required fact, and for each miss why."""
+    answer_rows = {row: answer_id for answer_id, row in index.answer_of.items()}
+    several = len({d.get("collection") for d in index.dims.values()}) > 1
+    columns: dict[tuple[str, str | None], str] = {}
+    for row in sorted(answer_rows):
+        engine, collection = index.answers[row][1], index.answers[row][3]
+        key = (engine, collection if several else None)
+        columns.setdefault(key, f"{engine} · {collection}" if several and collection else engine)
+    order = sorted(columns, key=lambda k: (str(k[1]), k[0]))
+    grouped: dict[tuple[str, tuple[str, str | None]], list[int]] = defaultdict(list)
+    for pair, (answer_row, fact_id, *_rest) in enumerate(index.pairs):
+        engine, collection = index.answers[answer_row][1], index.answers[answer_row][3]
+        grouped[(fact_id, (engine, collection if several else None))].append(pair)
+    rows = []
+    for question in audit.protocol.questions:
+        for fact in question.required_facts:
+            cells: list[tuple[str, str, str | None]] = []
+            for n, column in enumerate(order):
+                pairs = grouped.get((fact.id, column), [])
+                if not pairs:
+                    cells.append(("not asked", "na", None))
+                    continue
+                covered = [p for p in pairs if index.pairs[p][3] == "covered"]
+                set_key = index.add(f"fact:{fact.id}:{n}", f"{fact.text} · {columns[column]}", "p", covered, pairs)
+                cells.append(_matrix_cell(index, pairs, covered, set_key))
+            rows.append((question_name.get(question.id, question.id), f"{fact.id} · {fact.text}", tuple(cells)))
+    return FactMatrix(tuple(columns[c] for c in order), tuple(rows))
+
+
+def _matrix_cell(index: EvidenceIndex, pairs: list[int], covered: list[int], key: str) -> tuple[str, str, str | None]:
+    if len(covered) == len(pairs):
+        return ("covered" if len(pairs) == 1 else f"covered {len(pairs)} of {len(pairs)}", "covered", key)
+    causes = sorted({index.pairs[p][3] for p in pairs if p not in covered})
+    # one answer: the cause says it all (the cell is marked ✗); several: how many are covered, then the causes
+    text = "; ".join(causes) if len(pairs) == 1 else f"covered {len(covered)} of {len(pairs)}: {'; '.join(causes)}"
+    return (text, "missed" if not covered else "mixed", key)
+
+
+def problems(
+    audit: Audit,
+    index: EvidenceIndex,
+    protocol: Protocol,
+    stale: Sequence[Any] = (),
+    limit: int = 300,
+) -> dict[str, Any]:
+    """What a client acts on, ranked: unsupported and conflicting claims by severity, dead or redirected official
+    pages, a competitor cited for the brand's own facts, stale official pages; each with answer and engine."""
+    facts = {f.id: f for q in protocol.questions for f in q.required_facts}
+    edges_of: dict[int, list[int]] = defaultdict(list)
+    for row, edge in enumerate(index.edges):
+        edges_of[edge[0]].append(row)
+    claims: list[dict[str, Any]] = []
+    awaiting = 0
+    for claim in audit.claims:
+        row = index.claim_of[claim.id]
+        labels = [index.edges[e][2] for e in edges_of.get(row, [])]
+        if not labels or "supported" in labels:
+            continue
+        if all(label in ("pending", "disputed") for label in labels):
+            awaiting += 1
+            continue
+        severity = _fact_severity(claim, facts)
+        conflicting = "conflicting" in labels
+        claims.append(
+            {
+                "rank": (0 if conflicting else 1, _SEVERITY_RANK.get(severity, 4) if severity else 4),
+                "severity": str(severity) if severity else "—",
+                "kind": "conflicting" if conflicting else "unsupported",
+                "claim": claim.text,
+                "row": row,
+            }
+        )
+    claims.sort(key=lambda c: (c["rank"][1], c["rank"][0]))
+    for shown in claims[:limit]:  # rows and evidence only for the claims listed
+        row = shown["row"]
+        shown["answer"] = index.answers[index.claims[row][1]]
+        shown["sources"] = [_source_cell(index, e) for e in edges_of[row]]
+        shown["set"] = index.add(f"claim:{row}", shown["claim"], "e", [], edges_of[row])
+    return {
+        "claims": claims[:limit],
+        "claims_omitted": max(0, len(claims) - limit),
+        "awaiting": awaiting,
+        "official_pages": _official_pages(audit, index),
+        "competitor_cited": _competitor_cited(audit, index, protocol, limit),
+        "stale": [_stale_row(audit, index, case) for case in stale],
+    }
+
+
+def _source_cell(index: EvidenceIndex, edge_row: int) -> tuple[str, str, str]:
+    """(title, the link as this answer cited it, label) of one edge."""
+    edge = index.edges[edge_row]
+    title, url, *_ = index.sources[edge[1]]
+    return (title, edge[7] or url, edge[2])
+
+
+def _official_pages(audit: Audit, index: EvidenceIndex) -> list[dict[str, Any]]:
+    """Official pages cited that are dead (the link failed) or redirect elsewhere, with the answers citing them."""
+    citing: dict[int, list[int]] = defaultdict(list)
+    for answer_row, sources in index.official_answers.items():
+        for source in sources:
+            citing[source].append(answer_row)
+    found = []
+    for source_row, answers in sorted(citing.items()):
+        title, url, resolved, status, _ = index.sources[source_row]
+        if status.startswith("failed"):
+            problem = f"dead ({status.removeprefix('failed: ')})"
+        elif resolved and resolved.rstrip("/") != url.rstrip("/"):
+            problem = f"redirected to {resolved}"
+        else:
+            continue
+        key = index.add(f"page:{source_row}", f"{title or url}: {problem}", "a", answers, answers)
+        found.append({"url": url, "title": title, "problem": problem, "answers": len(answers), "set": key})
+    return found
+
+
+def _competitor_cited(audit: Audit, index: EvidenceIndex, protocol: Protocol, limit: int) -> list[dict[str, Any]]:
+    """Claims stating one of the brand's required facts whose cited source is on a competitor's domain."""
+    matchers = [(c.name, OfficialMatcher(c.domains)) for c in protocol.competitors if c.domains]
+    if not matchers:
+        return []
+    found: list[dict[str, Any]] = []
+    for row, edge in enumerate(index.edges):
+        claim = index.claims[edge[0]]
+        if not claim[2]:
+            continue
+        source = index.sources[edge[1]]
+        url = source[2] or source[1]
+        name = next((n for n, match in matchers if url and match(url)), None)
+        if name is None:
+            continue
+        if len(found) == limit:
+            break
+        key = index.add(f"competitor:{row}", claim[0], "e", [], [row])
+        found.append({"competitor": name, "claim": claim[0], "answer": index.answers[claim[1]], "url": url, "set": key})
+    return found
+
+
+def _stale_row(audit: Audit, index: EvidenceIndex, case: Any) -> dict[str, Any]:
+    """A stale official page with the answers citing it."""
+    keys = {s.key: i for i, s in enumerate(audit.sources)}
+    source_row = keys.get(case.source_key)
+    answers = [a for a, sources in index.official_answers.items() if source_row in sources]
+    key = index.add(f"stale:{case.source_key}", f"stale page {case.source_key}", "a", answers, answers)
+    return {
+        "url": case.source_key if source_row is None else index.sources[source_row][1],
+        "judged": case.judged_fetched_at,
+        "newest": case.newest_fetched_at,
+        "answers": len(answers),
+        "set": key,
+    }
