@@ -100,7 +100,7 @@ def markdown_db(tmp_path: Path) -> Path:
         assert propose_cross_pairs(tx, 1, [CrossCandidate("c1", "https://brand.com/ax220", CrossKind.CO_CITED)]) == 1
     add_account(db, "ann", "reviewer")
     with ReviewStore(db) as store:
-        store.set_setting("test", "show_model_suggestions", "true")
+        store.accounts.set_setting("test", "show_model_suggestions", "true")
     return db
 
 
