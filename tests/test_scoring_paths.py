@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from citeaudit import Store, score_reference
-from citeaudit.api import score_path
 from citeaudit.core.model import OfficialDomain
+from citeaudit.scoring.paths import score_path
 from citeaudit.store import reading
 from test_properties import assert_close, audit_documents, parse
 
