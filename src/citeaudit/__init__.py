@@ -189,7 +189,7 @@ _HOME = {
     "ScopeError": "citeaudit.core.errors",
     "ScopeScore": "citeaudit.core.results",
     "ScoreResult": "citeaudit.core.results",
-    "ScoredPath": "citeaudit.scoring.paths",
+    "ScoredPath": "citeaudit.core.scored",
     "Segmentation": "citeaudit.core.model",
     "Severity": "citeaudit.core.model",
     "Source": "citeaudit.core.model",

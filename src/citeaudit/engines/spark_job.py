@@ -38,9 +38,9 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one scoring job on the active (or a new) Spark session and print its JSON; 2 on bad input."""
+    from citeaudit.core.scored import ScoredPath
     from citeaudit.engines import score_with_engine
     from citeaudit.engines._spark import session_for_job
-    from citeaudit.scoring.paths import ScoredPath
 
     args = _arguments(argv)
     try:

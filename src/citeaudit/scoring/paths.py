@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from citeaudit.core.errors import InputError, InvalidValue, ScopeError
 from citeaudit.core.model import Audit, Label, Protocol, SourceStatus
-from citeaudit.core.protocol import disclosure, fingerprint
-from citeaudit.core.results import ScoreResult
+from citeaudit.core.protocol import fingerprint
 from citeaudit.core.scope import Scope, select_audit
+from citeaudit.core.scored import ScoredPath
 from citeaudit.core.scoring import IntervalSettings, ScoringColumns, score, score_columns
 from citeaudit.ingest import read_file
-from citeaudit.report.formats import result_json
 
 if TYPE_CHECKING:
     from citeaudit.core.agreement import Agreement, LabelPairs, Rater
@@ -31,59 +29,10 @@ __all__ = [
     "load_scope",
     "misattribution_path",
     "score_path",
+    "unresolved_links",
 ]
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
-
-
-@dataclass(frozen=True, slots=True)
-class ScoredPath:
-    """A scored file or database with what the reader needs to know about the scope."""
-
-    result: ScoreResult
-    """The numbers."""
-    protocol: Protocol
-    """The protocol they were measured under."""
-    excluded_by_kind: int
-    """Answers left out because of their run kind (fixtures, by default)."""
-    failed_answers: int = 0
-    """Answers the engines did not give (failed or incomplete) in the scope's runs: recorded, not scored."""
-    warnings: tuple[str, ...] = ()
-    """What a reader must see beside the numbers (e.g. required facts changed after answers arrived)."""
-    brand: BrandFigures | None = None
-    """Competitor share, mentions, retrieved-not-cited, entity confusion and version drift, each under its own
-    key (never part of precision, coverage or the official rate)."""
-    misattribution: MisattributionReport | None = None
-    """Claims at risk supported by another source of the audit (cross pairs); never part of any edge count."""
-    unresolved_links: int = 0
-    """Cited sources in scope whose link has not been followed yet (grounding redirects, title-only cards): while
-    there are any, the official-domain rate is provisional (a link may lead to an official page, or away)."""
-
-    @property
-    def official_rate_provisional(self) -> bool:
-        """Whether the official-domain rate may still change when the cited links are resolved."""
-        return self.unresolved_links > 0
-
-    def to_json(self) -> str:
-        """The JSON ``citeaudit score --format json`` prints: the result, failures, warnings, disclosure, and the
-        brand figures under their own keys (overall and per group)."""
-        extra: dict[str, object] = {}
-        if self.misattribution is not None:
-            extra["misattribution"] = self.misattribution.to_dict()
-        if self.brand is not None:
-            extra.update(self.brand.to_dict())
-            brand = self.brand
-            extra["groups"] = [{**group.to_dict(), **brand.group_dict(dict(group.by))} for group in self.result.groups]
-        extra["official_rate_provisional"] = self.official_rate_provisional
-        extra["unresolved_links"] = self.unresolved_links
-        return result_json(
-            self.result,
-            unresolved=self.unresolved_links,
-            failed_answers=self.failed_answers,
-            warnings=list(self.warnings),
-            disclosure=disclosure(self.protocol),
-            **extra,
-        )
 
 
 def is_database(path: str | Path) -> bool:
