@@ -127,8 +127,8 @@ def score(
     from citeaudit.scoring.paths import score_path
 
     settings = IntervalSettings(level=level, resamples=resamples, seed=seed) if ci else None
-    # The figures beside the scores are printed in JSON only; tables and CSV keep their columns.
-    figures = fmt is OutputFormat.JSON and engine is EngineChoice.NUMPY
+    # The figures beside the scores are printed in JSON only (by the numpy engine); tables and CSV keep their columns.
+    figures = fmt is OutputFormat.JSON
     chosen = kind or KindChoice.PLATFORM
     scored = score_path(
         path,

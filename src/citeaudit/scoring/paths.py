@@ -10,7 +10,7 @@ from citeaudit.core.errors import InputError, InvalidValue, ScopeError
 from citeaudit.core.model import Audit, Label, Protocol, SourceStatus
 from citeaudit.core.protocol import fingerprint
 from citeaudit.core.scope import Scope, select_audit
-from citeaudit.core.scored import ScoredPath
+from citeaudit.core.scored import NO_BRAND, ScoredPath, engine_not_computed
 from citeaudit.core.scoring import IntervalSettings, ScoringColumns, score, score_columns
 from citeaudit.ingest import read_file
 
@@ -57,8 +57,10 @@ def score_path(
 ) -> ScoredPath:
     """Score an audit file or a database within ``scope``; with ``figures``, also the brand figures and
     misattribution (each under its own key, never mixed into the scores; they cost a second read of the edges,
-    so only callers that show them ask). With ``engine`` ``duckdb`` or ``spark``, a Parquet dataset written by
-    the export (or, with DuckDB, a database) is scored through the convention's SQL (no brand figures)."""
+    so only callers that show them ask). The brand figures are computed only for a protocol that names a brand or
+    competitors; :meth:`ScoredPath.computed` says which figures were computed and why the others were not. With
+    ``engine`` ``duckdb`` or ``spark``, a Parquet dataset written by the export (or, with DuckDB, a database) is
+    scored through the convention's SQL (no figures beside the scores)."""
     if engine != "numpy":
         if macro:
             raise ScopeError("--macro (the mean of per-answer values) is computed by the numpy engine only")
@@ -66,7 +68,11 @@ def score_path(
 
         scored = score_with_engine(path, engine, scope=scope, by=by, protocol=protocol, ci=ci)
         return ScoredPath(
-            scored.result, scored.protocol, scored.excluded_by_kind, unresolved_links=scored.unresolved_links
+            scored.result,
+            scored.protocol,
+            scored.excluded_by_kind,
+            unresolved_links=scored.unresolved_links,
+            not_computed=engine_not_computed(engine) if figures else (),
         )
     if is_database(path):
         # The store is loaded only for a database: scoring a file never touches it.
@@ -91,18 +97,18 @@ def score_path(
         result = score_columns(
             columns, scoring=chosen.scoring, fingerprint=fingerprint(chosen), by=by, macro=macro, ci=ci
         )
-        return ScoredPath(result, chosen, excluded, failed, warnings, brand, cross, unresolved)
+        not_computed = _not_computed(chosen) if figures else ()
+        return ScoredPath(result, chosen, excluded, failed, warnings, brand, cross, unresolved, not_computed)
     audit = read_file(path).audit
     selected, excluded = select_audit(audit, scope)
     failed = len(selected.failed_answers)
+    brand = cross = None
     if figures:
-        from citeaudit.checks import model_confusion
-        from citeaudit.core.brand_metrics import brand_figures
         from citeaudit.core.misattribution import misattribution
-    by_answer = () if {"collection", "collection_date"} & set(by) else by  # as for a database, above
-    brand = brand_figures(selected, model_confusion, by=by_answer, ci=_ci(ci)) if figures else None
-    # An audit file carries no cross pairs: its claims at risk are counted, none is misattributed yet.
-    cross = misattribution(selected, ()) if figures else None
+
+        brand = _file_brand(selected, by, ci)
+        # An audit file carries no cross pairs: its claims at risk are counted, none is misattributed yet.
+        cross = misattribution(selected, ())
     return ScoredPath(
         score(selected, by=by, macro=macro, ci=ci),
         audit.protocol,
@@ -112,7 +118,29 @@ def score_path(
         brand,
         cross,
         unresolved_links(selected),
+        _not_computed(audit.protocol) if figures else (),
     )
+
+
+def _names_a_brand(protocol: Protocol) -> bool:
+    """Whether the protocol declares what the brand figures are about: a brand or competitors."""
+    return protocol.brand is not None or bool(protocol.competitors)
+
+
+def _not_computed(protocol: Protocol) -> tuple[tuple[str, str], ...]:
+    """Why figures asked for were not computed for ``protocol``."""
+    return () if _names_a_brand(protocol) else (("brand", NO_BRAND),)
+
+
+def _file_brand(audit: Audit, by: Sequence[str], ci: IntervalSettings | None) -> BrandFigures | None:
+    """The brand figures of an audit file's scope, when its protocol names a brand or competitors."""
+    if not _names_a_brand(audit.protocol):
+        return None
+    from citeaudit.checks import model_confusion
+    from citeaudit.core.brand_metrics import brand_figures
+
+    by_answer = () if {"collection", "collection_date"} & set(by) else by  # as for a database, above
+    return brand_figures(audit, model_confusion, by=by_answer, ci=_ci(ci))
 
 
 def _database_figures(
@@ -123,9 +151,9 @@ def _database_figures(
     by: Sequence[str],
     ci: IntervalSettings | None,
     scoring: ScoringColumns,
-) -> tuple[BrandFigures, MisattributionReport]:
-    """The brand figures and misattribution of a database's scope, from columns (no model object per edge), beside
-    the scoring columns of the same scope."""
+) -> tuple[BrandFigures | None, MisattributionReport]:
+    """The brand figures (when the protocol names a brand or competitors) and misattribution of a database's scope,
+    from columns (no model object per edge), beside the scoring columns of the same scope."""
     from citeaudit.checks import model_confusion
     from citeaudit.core.brand_metrics import brand_figures_columns
     from citeaudit.core.misattribution import misattribution_columns
@@ -150,9 +178,10 @@ def _database_figures(
     # The brand figures group answers by what an answer carries; a collection is not one of those, so grouped by
     # collection they are given overall only.
     brand_by = () if {"collection", "collection_date"} & set(by) else by
-    brand = brand_figures_columns(
-        protocol, columns, model_confusion, snapshots=page_snapshots(store, protocol_pk), by=brand_by, ci=_ci(ci)
-    )
+    brand = None
+    if _names_a_brand(protocol):  # the page history is read for the brand figures' version drift only
+        snapshots = page_snapshots(store, protocol_pk)
+        brand = brand_figures_columns(protocol, columns, model_confusion, snapshots=snapshots, by=brand_by, ci=_ci(ci))
     cross = misattribution_columns(
         columns.claim_ids,
         lambda claim: columns.answer_ids[int(columns.claim_answer[claim])],
