@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 import scoring_db
-from citeaudit.api import ScoredPath, score_path
+from citeaudit.scoring.paths import ScoredPath, score_path
 
 
 def object_construction(db: Path, new: ScoredPath) -> str:

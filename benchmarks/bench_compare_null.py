@@ -24,8 +24,8 @@ import time
 
 import numpy as np
 
-from citeaudit.comparison import METRICS, SliceComparison, both_lower, compare_totals
 from citeaudit.core.stats import ASSOCIATED
+from citeaudit.scoring.comparison import METRICS, SliceComparison, both_lower, compare_totals
 
 TARGET = 0.05
 

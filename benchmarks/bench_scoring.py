@@ -4,7 +4,7 @@ Every approach gets the same in-memory columns (generated from one seed) and mus
 per-platform counts (checked). Each runs in its own process so that its peak RSS is its own, after one untimed
 run; times are medians of repeated runs, reported as ratios to DuckDB's best variant measured in the same
 invocation (packed keys at default threads and at one thread, and the (claim, source) pair as the group key).
-The columnar entry points (``citeaudit.columnar``: Arrow tables, and Parquet files written from them) are timed
+The columnar entry points (``citeaudit.scoring.columnar``: Arrow tables, and Parquet files written from them) are timed
 alternately with the core on the same data in one process, and compared with it.
 
 Then the path a user runs: `citeaudit score DB --by platform` on a database of 10 M citation locations, against
@@ -198,13 +198,13 @@ def prepare_parquet(data: dict[str, Any]) -> None:
 
 
 def run_arrow(data: dict[str, Any]) -> dict[str, list[int]]:
-    from citeaudit.columnar import score_arrow
+    from citeaudit.scoring.columnar import score_arrow
 
     return _platform_counts(score_arrow(data["protocol"], data["arrow"], by=["platform"]))
 
 
 def run_parquet(data: dict[str, Any]) -> dict[str, list[int]]:
-    from citeaudit.columnar import score_parquet
+    from citeaudit.scoring.columnar import score_parquet
 
     return _platform_counts(score_parquet(data["parquet"], data["protocol"], by=["platform"]))
 
@@ -415,7 +415,7 @@ def child(name: str, n_locations: int, repeat: int) -> None:
             run_citeaudit(data)
             core_times.append(time.perf_counter() - start)
         if name == "columnar-parquet":  # the floor under it: pyarrow reading the same files, nothing else
-            from citeaudit.columnar import read_parquet_tables
+            from citeaudit.scoring.columnar import read_parquet_tables
 
             start = time.perf_counter()
             read_parquet_tables(data["parquet"])

@@ -16,7 +16,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from citeaudit import parse_audit_bytes
-from citeaudit.api import ScoredPath, score_path
 from citeaudit.checks import model_confusion
 from citeaudit.checks._identifiers import certificates_in, entities_in
 from citeaudit.core.brand.columns import identified_texts
@@ -26,6 +25,7 @@ from citeaudit.core.misattribution import cross_candidates, misattribution
 from citeaudit.core.model import Judgement, Label
 from citeaudit.core.scope import Scope, select_audit
 from citeaudit.core.scoring import IntervalSettings
+from citeaudit.scoring.paths import ScoredPath, score_path
 from citeaudit.store import Store
 from citeaudit.store.brand_input import page_snapshots, read_outcomes, source_locations
 from citeaudit.store.cross_pairs import cross_pairs_of, propose_cross_pairs, record_cross_judgement, reviews_required

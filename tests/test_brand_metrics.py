@@ -194,7 +194,8 @@ def test_retrieved_but_not_cited_per_platform(audit: Audit) -> None:
 def test_retrieved_not_cited_counts_an_answer_that_cited_what_it_retrieved(
     write_json: Callable[[Any, str], Path], cli: Callable[..., Result], tmp_path: Path
 ) -> None:
-    doc = hand_built()
+    # The brand figures (retrieved-not-cited among them) are computed for a protocol that names a brand.
+    doc = hand_built(brand=BRAND)
     # b1 retrieved brand.com/ax220 and cited it (the engine lists it once, as cited); b2 retrieved it and left it
     # out; both engines report what they retrieved (retrieval: used)
     doc["answers"] = [

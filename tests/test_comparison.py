@@ -15,7 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from citeaudit.comparison import (
+from citeaudit.core.stats import ASSOCIATED, NOISE, paired_ratio_difference, reading
+from citeaudit.scoring.comparison import (
     METRICS,
     NOISE_ONLY,
     SliceComparison,
@@ -23,7 +24,6 @@ from citeaudit.comparison import (
     compare_groups,
     compare_paths,
 )
-from citeaudit.core.stats import ASSOCIATED, NOISE, paired_ratio_difference, reading
 from conftest import REPO
 
 URLS = ["https://brand.com/a", "https://brand.com/b", "https://review.org/a", "https://forum.net/t"]

@@ -18,11 +18,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from builders import answer, claim, document
-from citeaudit.api import misattribution_path
 from citeaudit.core.errors import ReviewRefused
 from citeaudit.core.misattribution import CrossCandidate, CrossKind
 from citeaudit.core.model import Judgement, Label, Stage
 from citeaudit.review.app import ReviewConfig
+from citeaudit.scoring.paths import misattribution_path
 from citeaudit.store import Store
 from citeaudit.store.cross_pairs import cross_pair, propose_cross_pairs, record_cross_judgement
 from citeaudit.store.review import ReviewStore, code_label

@@ -23,8 +23,6 @@ from tests.test_properties import audit_documents, parse
 from typer.testing import Result
 
 from citeaudit import Store
-from citeaudit.api import score_path
-from citeaudit.columnar import score_parquet
 from citeaudit.core.convention_sql import DIALECTS, TABLES, cells_sql, preamble_sql, scoring_sql
 from citeaudit.core.errors import InvalidValue
 from citeaudit.core.model import RunKind
@@ -32,6 +30,8 @@ from citeaudit.core.scope import Scope
 from citeaudit.core.scoring import IntervalSettings
 from citeaudit.engines import export_parquet, score_with_engine
 from citeaudit.interchange.reader import load_protocol
+from citeaudit.scoring.columnar import score_parquet
+from citeaudit.scoring.paths import score_path
 from citeaudit.store.engine_tables import engine_table_batches
 
 Cli = Callable[..., Result]

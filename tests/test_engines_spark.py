@@ -17,12 +17,12 @@ from tests.test_engines import exported, without_repeats
 from tests.test_properties import audit_documents
 from typer.testing import Result
 
-from citeaudit.api import score_path
 from citeaudit.core.model import RunKind
 from citeaudit.core.scope import Scope
 from citeaudit.core.scoring import IntervalSettings
 from citeaudit.engines import score_with_engine
 from citeaudit.engines._spark import java_missing, local_session
+from citeaudit.scoring.paths import score_path
 
 Cli = Callable[..., Result]
 

@@ -14,7 +14,8 @@ from typer.testing import Result
 
 from builders import answer, claim, document, edge
 from citeaudit import CiteauditError, DuplicateId, InvalidValue, MalformedInput, UnknownReference
-from citeaudit.core.errors import InputError, UnknownFormat
+from citeaudit.core.errors import UNNAMED, InputError, UnknownFormat, naming
+from citeaudit.interchange import parse_audit_bytes
 
 
 def database_state(path: Path) -> str:
@@ -321,3 +322,21 @@ def test_the_drawing_is_read_as_drawn() -> None:
     assert parents["MalformedInput"] == "InputError"
     assert parents["SchemaVersionMismatch"] == "StoreError"
     assert parents["ProtocolError"] == "CiteauditError"
+
+
+def test_naming_gives_an_unnamed_input_error_the_file_and_leaves_a_named_one_alone() -> None:
+    with pytest.raises(DuplicateId) as caught, naming("audit.json"):
+        raise DuplicateId(UNNAMED, "answers[1].id", "duplicate answer id 'a1'")
+    assert str(caught.value) == "audit.json: answers[1].id: duplicate answer id 'a1'"
+    with pytest.raises(InvalidValue) as kept, naming("outer.json"):
+        raise InvalidValue("inner.json", "format", "expected x")
+    assert str(kept.value) == "inner.json: format: expected x"
+
+
+def test_a_reader_error_names_the_file_it_was_given(four_claim_path: Path) -> None:
+    # The checks below the reader's boundary speak in locations; the boundary adds the name it was handed.
+    document = json.loads(four_claim_path.read_text(encoding="utf-8"))
+    document["protocol"]["questions"].append(document["protocol"]["questions"][0])
+    with pytest.raises(DuplicateId) as caught:
+        parse_audit_bytes(json.dumps(document).encode(), "named.json")
+    assert str(caught.value) == "named.json: protocol.questions[1].id: duplicate question id 'fx-q1'"

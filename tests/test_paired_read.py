@@ -96,7 +96,7 @@ def test_the_halves_read_by_two_connections_are_the_whole(exporter_db: Path, mon
 def test_scoring_with_and_without_a_second_connection_agree(exporter_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The whole score of the exporter audit, its edges read in halves by two connections, against one."""
     import citeaudit.store.sqlite as store_module
-    from citeaudit.api import score_path
+    from citeaudit.scoring.paths import score_path
 
     original = reading.int_columns
     helpers: list[bool] = []

@@ -167,3 +167,17 @@ def test_review_packages_export_a_complete_all() -> None:
             if not n.startswith("_") and n != "annotations" and not inspect.ismodule(getattr(package, n))
         }
         assert public == set(package.__all__), package.__name__
+
+
+def test_the_api_facade_hands_out_the_services_own_functions() -> None:
+    import citeaudit.api
+    import citeaudit.scoring.paths
+
+    public = {n for n in dir(citeaudit.api) if not n.startswith("_") and n != "annotations"}
+    public -= {n for n in public if inspect.ismodule(getattr(citeaudit.api, n))}
+    assert public == set(citeaudit.api.__all__)
+    # The same objects, not copies: the facade, the package root and the service agree by identity.
+    for name in citeaudit.api.__all__:
+        assert getattr(citeaudit.api, name) is getattr(citeaudit.scoring.paths, name), name
+    for name in ("score_path", "agreement_path", "ScoredPath"):  # the ones the package root names too
+        assert getattr(citeaudit.api, name) is getattr(citeaudit, name), name

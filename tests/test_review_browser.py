@@ -112,8 +112,8 @@ def test_blind_double_review_adjudication_and_score(browser: Browser, tmp_path: 
 
 def test_cross_pair_double_review_dispute_and_adjudication(browser: Browser, tmp_path: Path) -> None:
     from builders import answer, claim, document
-    from citeaudit.api import misattribution_path
     from citeaudit.core.misattribution import CrossCandidate, CrossKind
+    from citeaudit.scoring.paths import misattribution_path
     from citeaudit.store import Store
     from citeaudit.store.cross_pairs import propose_cross_pairs
 

@@ -12,8 +12,8 @@ import pytest
 from typer.testing import Result
 
 import citeaudit.store.reading as reading
-from citeaudit.api import score_path
 from citeaudit.core.scope import Scope
+from citeaudit.scoring.paths import score_path
 
 Cli = Callable[..., Result]
 

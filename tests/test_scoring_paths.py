@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from citeaudit import Store, score_reference
-from citeaudit.api import score_path
 from citeaudit.core.model import OfficialDomain
+from citeaudit.scoring.paths import score_path
 from citeaudit.store import reading
 from test_properties import assert_close, audit_documents, parse
 
@@ -180,7 +180,7 @@ def test_arrow_and_parquet_columns_equal_reference(doc: dict[str, Any], hosts: l
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from citeaudit.columnar import read_parquet_tables, score_arrow, score_parquet
+    from citeaudit.scoring.columnar import read_parquet_tables, score_arrow, score_parquet
 
     audit = parse(_with_hosts(doc, hosts))
     tables = _arrow_tables(audit)
@@ -202,9 +202,9 @@ def test_arrow_and_parquet_columns_equal_reference(doc: dict[str, Any], hosts: l
 def test_a_bad_reference_or_label_is_refused_with_its_table_row_and_value() -> None:
     import pyarrow as pa
 
-    from citeaudit.columnar import score_arrow
     from citeaudit.core.errors import InvalidValue, UnknownReference
     from citeaudit.core.model import Protocol, Question
+    from citeaudit.scoring.columnar import score_arrow
 
     protocol = Protocol("p", "1", questions=(Question("q0", "Q?"),))
     tables = {

@@ -93,7 +93,7 @@ def test_help_loads_no_reader_store_or_network_stack(args: tuple[str, ...]) -> N
         "citeaudit.store.sqlite",
         "citeaudit.interchange",
         "citeaudit.core.scoring",
-        "citeaudit.api",
+        "citeaudit.scoring.paths",
         "citeaudit.ingest.audit_json",
         "citeaudit.ingest.openai",
         # pydantic is not listed: typer itself loads it to run a subcommand.

@@ -11,9 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from citeaudit import SchemaVersionMismatch, Store, StoreError, load_audit, score
-from citeaudit.api import score_path
 from citeaudit.core.scope import Scope
 from citeaudit.ingest import ingest_file
+from citeaudit.scoring.paths import score_path
 from citeaudit.store.migrations import SCHEMA_VERSION
 
 

@@ -18,8 +18,6 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from citeaudit.api import ScoredPath, agreement_path, label_pairs_from_store, load_label_pairs, score_path
-    from citeaudit.comparison import Comparison, compare_paths
     from citeaudit.core.agreement import Agreement
     from citeaudit.core.errors import (
         CiteauditError,
@@ -71,6 +69,8 @@ if TYPE_CHECKING:
     from citeaudit.core.scoring import IntervalSettings, score, score_reference
     from citeaudit.core.stats import Interval, cluster_bootstrap_ratio
     from citeaudit.interchange import audit_to_document, load_audit, load_protocol, parse_audit_bytes
+    from citeaudit.scoring.comparison import Comparison, compare_paths
+    from citeaudit.scoring.paths import ScoredPath, agreement_path, label_pairs_from_store, load_label_pairs, score_path
     from citeaudit.store import ImportReport, Store
 
 __version__ = "0.1.0"
@@ -157,7 +157,7 @@ _HOME = {
     "CitationKind": "citeaudit.core.model",
     "CiteauditError": "citeaudit.core.errors",
     "Claim": "citeaudit.core.model",
-    "Comparison": "citeaudit.comparison",
+    "Comparison": "citeaudit.scoring.comparison",
     "Competitor": "citeaudit.core.model",
     "DuplicateId": "citeaudit.core.errors",
     "Edge": "citeaudit.core.model",
@@ -190,7 +190,7 @@ _HOME = {
     "ScopeError": "citeaudit.core.errors",
     "ScopeScore": "citeaudit.core.results",
     "ScoreResult": "citeaudit.core.results",
-    "ScoredPath": "citeaudit.api",
+    "ScoredPath": "citeaudit.core.scored",
     "Segmentation": "citeaudit.core.model",
     "Severity": "citeaudit.core.model",
     "Source": "citeaudit.core.model",
@@ -200,23 +200,23 @@ _HOME = {
     "StoreError": "citeaudit.core.errors",
     "UnknownFormat": "citeaudit.core.errors",
     "UnknownReference": "citeaudit.core.errors",
-    "agreement_path": "citeaudit.api",
+    "agreement_path": "citeaudit.scoring.paths",
     "audit_to_document": "citeaudit.interchange",
     "cluster_bootstrap_ratio": "citeaudit.core.stats",
-    "compare_paths": "citeaudit.comparison",
+    "compare_paths": "citeaudit.scoring.comparison",
     "differing_components": "citeaudit.core.protocol",
     "fingerprint": "citeaudit.core.protocol",
     "fingerprint_components": "citeaudit.core.protocol",
-    "label_pairs_from_store": "citeaudit.api",
+    "label_pairs_from_store": "citeaudit.scoring.paths",
     "load_audit": "citeaudit.interchange",
-    "load_label_pairs": "citeaudit.api",
+    "load_label_pairs": "citeaudit.scoring.paths",
     "load_protocol": "citeaudit.interchange",
     "normalize_url": "citeaudit.core.identity",
     "parse_audit_bytes": "citeaudit.interchange",
     "registrable_domain": "citeaudit.core.identity",
     "review_outcome": "citeaudit.core.model",
     "score": "citeaudit.core.scoring",
-    "score_path": "citeaudit.api",
+    "score_path": "citeaudit.scoring.paths",
     "score_reference": "citeaudit.core.scoring",
 }
 

@@ -70,9 +70,9 @@ def agreement(
     agreement, Cohen's kappa, Krippendorff's alpha and Gwet's AC1 with cluster-bootstrap intervals over answers,
     the confusion matrix, per-class agreement, prevalence, a kappa-paradox warning, and supported-vs-rest
     precision, recall, F1 and accuracy taking A as gold."""
-    from citeaudit.api import agreement_path
     from citeaudit.core.raters import Rater
     from citeaudit.report.agreement import agreement_tables
+    from citeaudit.scoring.paths import agreement_path
 
     if fmt is OutputFormat.CSV:
         raise InvalidValue(str(path), "--format", "agreement prints table or json, not 'csv'")
@@ -115,7 +115,7 @@ def agreement(
 
 def _say_retired(path: Path, raters: list[Rater], protocol: str | None) -> None:
     """Say how many edges of retired claims (replaced by a later segmentation) the comparison left out."""
-    from citeaudit.api import is_database
+    from citeaudit.scoring.paths import is_database
 
     if not is_database(path):
         return

@@ -354,9 +354,9 @@ def _attachment(
     plan: list[PlannedImport],
 ) -> Attachment | None:
     """Where engine answers go; ``None`` when every file is a whole audit."""
-    from citeaudit.api import is_database
     from citeaudit.ingest import Attachment
     from citeaudit.interchange import load_protocol
+    from citeaudit.scoring.paths import is_database
     from citeaudit.store import Store
 
     if not any(planned.needs_attachment for planned in plan):
@@ -429,12 +429,12 @@ def export(
     (answers, citations, required facts, claims, edges, judgements, scores: enough to rebuild every headline
     number) in CSV or JSON Lines, or as the engine tables in Parquet
     (streamed, hive-partitioned by protocol and run; `citeaudit score DIR --engine duckdb|spark` reads them)."""
-    from citeaudit.api import is_database, unresolved_links
     from citeaudit.core.scope import Scope, select_audit
     from citeaudit.core.scoring import score
     from citeaudit.interchange import audit_to_document
     from citeaudit.report.exports import export_tables
     from citeaudit.report.files import write_atomically
+    from citeaudit.scoring.paths import is_database, unresolved_links
     from citeaudit.store import Store
 
     if not is_database(db):

@@ -26,10 +26,10 @@ def demo(
     db: Annotated[Path, typer.Option("--db", help="Demo database to (re)build.")] = Path("citeaudit-demo.db"),
 ) -> None:
     """Build a demo database from the bundled examples and print their scores."""
-    from citeaudit.api import is_database, score_path
     from citeaudit.core.scope import Scope
     from citeaudit.ingest import ingest_file
     from citeaudit.report import score_tables
+    from citeaudit.scoring.paths import is_database, score_path
     from citeaudit.store import Store
 
     if db.exists():

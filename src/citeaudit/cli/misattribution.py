@@ -67,7 +67,7 @@ def misattribution(
     supported by another source of the same answer or by an official page (a cross pair). Cross pairs are
     proposed by `citeaudit suggest --cross-pairs`, judged in review, and never scored as edges."""
     kinds = frozenset(RunKind) if kind is KindChoice.ALL else frozenset({RunKind(kind.value)})
-    from citeaudit.api import misattribution_path
+    from citeaudit.scoring.paths import misattribution_path
 
     report, _ = misattribution_path(
         path, scope=Scope(run_kinds=kinds, where=parse_where(where or [])), protocol=protocol

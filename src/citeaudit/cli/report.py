@@ -57,14 +57,14 @@ def report(
     question, labels, joint support, severity, diagnostics, the unsupported claims with their evidence, official
     citations, the trend across collections (a database with two or more), and the comparison when --compare or
     --compare-where is given."""
-    from citeaudit.api import load_scope, score_path
     from citeaudit.cli.score import _by, _scope
-    from citeaudit.comparison import compare_paths
     from citeaudit.core.protocol import disclosure
     from citeaudit.core.scoring import IntervalSettings
     from citeaudit.interchange import load_protocol
     from citeaudit.report.files import write_atomically
     from citeaudit.report.html import ReportInput, render_report
+    from citeaudit.scoring.comparison import compare_paths
+    from citeaudit.scoring.paths import load_scope, score_path
 
     named = None if protocol_file is None else load_protocol(protocol_file)
 
@@ -121,7 +121,7 @@ def report(
 
 def _support(path: Path, answer_ids: set[str]) -> tuple[tuple[list[SupportRow], list[SupportRow]] | None, str]:
     """Independent support from a database's copy groups, or why there is none to show."""
-    from citeaudit.api import is_database
+    from citeaudit.scoring.paths import is_database
     from citeaudit.store import Store
     from citeaudit.store.copies import copies_computed, support_rows
 
@@ -149,7 +149,7 @@ def _protocol_file(path: Path) -> Protocol:
 
 def _collections(path: Path) -> dict[str, str | None] | None:
     """Per answer id, its collection (a database's answers)."""
-    from citeaudit.api import is_database
+    from citeaudit.scoring.paths import is_database
     from citeaudit.store import Store
     from citeaudit.store.answers import collection_values
 
@@ -165,8 +165,8 @@ def _selection(path: Path, where: list[str] | None) -> str:
 
 def _trend(path: Path, scope: Scope, settings: IntervalSettings) -> Trend | None:
     """The trend across the database's collections, when it has two or more."""
-    from citeaudit.api import is_database
     from citeaudit.report.trend import trend_path
+    from citeaudit.scoring.paths import is_database
     from citeaudit.store import Store
     from citeaudit.store.answers import collections_with_answers
 
@@ -180,8 +180,8 @@ def _trend(path: Path, scope: Scope, settings: IntervalSettings) -> Trend | None
 
 def _review_note(path: Path) -> str:
     """The review policy behind the final labels and how far the two most active human reviewers agree."""
-    from citeaudit.api import agreement_path, is_database
     from citeaudit.core.raters import RaterKind
+    from citeaudit.scoring.paths import agreement_path, is_database
     from citeaudit.store import Store
     from citeaudit.store.review import ReviewStore
 

@@ -15,8 +15,8 @@ from citeaudit.core.model import RunKind
 from citeaudit.core.scope import FILTER_DIMENSIONS as DIMENSIONS
 
 if TYPE_CHECKING:
-    from citeaudit.api import ScoredPath
     from citeaudit.core.scope import Scope
+    from citeaudit.scoring.paths import ScoredPath
 
 __all__ = ["register"]
 
@@ -121,14 +121,14 @@ def score(
     ] = EngineChoice.NUMPY,
 ) -> None:
     """Score precision, coverage and official-domain rate under strict-v1 (micro: pooled counts)."""
-    from citeaudit.api import score_path
     from citeaudit.core.protocol import disclosure
     from citeaudit.core.scoring import IntervalSettings
     from citeaudit.report import result_csv, score_tables
+    from citeaudit.scoring.paths import score_path
 
     settings = IntervalSettings(level=level, resamples=resamples, seed=seed) if ci else None
-    # The figures beside the scores are printed in JSON only; tables and CSV keep their columns.
-    figures = fmt is OutputFormat.JSON and engine is EngineChoice.NUMPY
+    # The figures beside the scores are printed in JSON only (by the numpy engine); tables and CSV keep their columns.
+    figures = fmt is OutputFormat.JSON
     chosen = kind or KindChoice.PLATFORM
     scored = score_path(
         path,
@@ -205,8 +205,8 @@ def compare(
     """Compare two scopes paired per question: B − A with a cluster-bootstrap interval, a permutation p-value
     (Holm-adjusted across groups) and the minimum detectable effect. Refused unless both were measured the same
     way on the same questions. Differences are associations, never effects."""
-    from citeaudit.comparison import compare_paths
     from citeaudit.report import comparison_table
+    from citeaudit.scoring.comparison import compare_paths
 
     if fmt is OutputFormat.CSV:
         raise ScopeError("compare prints table or json")

@@ -29,9 +29,11 @@ Every error class citeaudit defines has its line here, wherever the class is def
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 
 __all__ = [
+    "UNNAMED",
     "CiteauditError",
     "DatabaseBusy",
     "DuplicateId",
@@ -52,6 +54,7 @@ __all__ = [
     "StoreError",
     "UnknownFormat",
     "UnknownReference",
+    "naming",
 ]
 
 
@@ -76,6 +79,26 @@ class InputError(CiteauditError):
         # made again from its three parts (its one-line message is made from them): it travels whole from the
         # process that reads an import to the one that writes it
         return type(self), (self.source, self.location, self.message)
+
+    def named(self, source: str) -> InputError:
+        """The same error, of the same class, naming the input ``source``."""
+        return type(self)(source, self.location, self.message)
+
+
+UNNAMED = ""
+"""The input an error names when it is raised below the function that knows the input's name: the checks of a
+document speak in locations, and :func:`naming` gives their errors the file's name on the way out."""
+
+
+@contextmanager
+def naming(source: str) -> Iterator[None]:
+    """Give ``source`` to every input error raised inside that names no input (raised with :data:`UNNAMED`)."""
+    try:
+        yield
+    except InputError as exc:
+        if exc.source != UNNAMED:
+            raise
+        raise exc.named(source) from None
 
 
 class MalformedInput(InputError):

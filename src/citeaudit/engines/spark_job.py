@@ -38,7 +38,7 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one scoring job on the active (or a new) Spark session and print its JSON; 2 on bad input."""
-    from citeaudit.api import ScoredPath
+    from citeaudit.core.scored import ScoredPath, engine_not_computed
     from citeaudit.engines import score_with_engine
     from citeaudit.engines._spark import session_for_job
 
@@ -53,7 +53,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CiteauditError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    print(ScoredPath(scored.result, scored.protocol, scored.excluded_by_kind).to_json())
+    not_computed = engine_not_computed("spark")
+    print(ScoredPath(scored.result, scored.protocol, scored.excluded_by_kind, not_computed=not_computed).to_json())
     return 0
 
 

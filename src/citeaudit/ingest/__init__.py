@@ -191,7 +191,8 @@ def read_file(
     """
     source = str(path)
     data = _read_bytes(path)
-    reader = detect_reader(_read_shape(path) if isinstance(fmt, str | None) else b"", source, fmt)
+    # the format is recognised from the bytes just read: the file is opened once (a named pipe can be read once)
+    reader = detect_reader(data if isinstance(fmt, str | None) else b"", source, fmt)
     return _prepare(source, data, reader, attachment)
 
 
@@ -212,13 +213,10 @@ def _collector_paused() -> Iterator[None]:
 
 
 def _prepare(source: str, data: bytes, reader: Reader, attachment: Attachment | None) -> PreparedImport:
-    with _collector_paused():
-        return _prepare_now(source, data, reader, attachment)
-
-
-def _prepare_now(source: str, data: bytes, reader: Reader, attachment: Attachment | None) -> PreparedImport:
+    """The payload read whole into one audit (the collector paused while it is built)."""
     partial = _Partial()
-    (audit,) = _audits(source, data, reader, attachment, size=None, partial=partial)
+    with _collector_paused():
+        (audit,) = _audits(source, data, reader, attachment, size=None, partial=partial)
     return PreparedImport(source, data, reader, audit, partial.answers, partial.placed)
 
 

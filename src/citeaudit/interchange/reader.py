@@ -8,11 +8,18 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
 
 from pydantic import ValidationError
 
-from citeaudit.core.errors import DuplicateId, InvalidValue, MalformedInput, ProtocolError, UnknownReference
+from citeaudit.core.errors import (
+    UNNAMED,
+    DuplicateId,
+    InvalidValue,
+    MalformedInput,
+    ProtocolError,
+    UnknownReference,
+    naming,
+)
 from citeaudit.core.identity import SourceRegistry, registrable_domain, source_identity
 from citeaudit.core.limits import load_json, load_yaml
 from citeaudit.core.model import (
@@ -92,13 +99,9 @@ def _validation_error(source: str, error: ValidationError) -> InvalidValue:
     return InvalidValue(source, _json_path(first["loc"]), f"{first['msg']}{shown}")
 
 
-def _parse_json(data: bytes, source: str) -> Any:
-    return load_json(data, source)
-
-
 def parse_audit_bytes(data: bytes, source: str) -> Audit:
     """Parse and check an audit document; ``source`` names it in error messages."""
-    raw = _parse_json(data, source)
+    raw = load_json(data, source)
     if isinstance(raw, dict) and "format" in raw and raw["format"] != AUDIT_FORMAT:
         raise InvalidValue(source, "format", f"expected {AUDIT_FORMAT!r} (got {raw['format']!r})")
     try:
@@ -114,15 +117,15 @@ def load_audit(path: str | Path) -> Audit:
     return parse_audit_bytes(file.read_bytes(), str(file))
 
 
-def _unique(ids: Iterable[str], source: str, what: str, path: str) -> None:
+def _unique(ids: Iterable[str], what: str, path: str) -> None:
     seen: set[str] = set()
     for i, item_id in enumerate(ids):
         if item_id in seen:
-            raise DuplicateId(source, f"{path}[{i}].id", f"duplicate {what} id {item_id!r}")
+            raise DuplicateId(UNNAMED, f"{path}[{i}].id", f"duplicate {what} id {item_id!r}")
         seen.add(item_id)
 
 
-def _domains(entries: Sequence[str | OfficialHostIn], source: str, path: str, whose: str) -> tuple[OfficialDomain, ...]:
+def _domains(entries: Sequence[str | OfficialHostIn], path: str, whose: str) -> tuple[OfficialDomain, ...]:
     """Official (or competitor) presences from their file form: registrable domains or host + path prefix."""
     found: list[OfficialDomain] = []
     for i, entry in enumerate(entries):
@@ -131,7 +134,7 @@ def _domains(entries: Sequence[str | OfficialHostIn], source: str, path: str, wh
             domain = entry.strip().lower().rstrip(".")
             if registrable_domain(domain) != domain:
                 raise InvalidValue(
-                    source,
+                    UNNAMED,
                     where,
                     f"{entry!r} is not a registrable domain; list {whose} registrable domain "
                     f"(e.g. brand.com) or declare {{host: {entry}}} for one host",
@@ -140,39 +143,39 @@ def _domains(entries: Sequence[str | OfficialHostIn], source: str, path: str, wh
         else:
             prefix_path = entry.path_prefix
             if prefix_path is not None and not prefix_path.startswith("/"):
-                raise InvalidValue(source, f"{where}.path_prefix", f"must start with '/' (got {prefix_path!r})")
+                raise InvalidValue(UNNAMED, f"{where}.path_prefix", f"must start with '/' (got {prefix_path!r})")
             found.append(OfficialDomain(host=entry.host.strip().lower().rstrip("."), path_prefix=prefix_path))
     return tuple(found)
 
 
-def _names(names: Sequence[str], source: str, path: str) -> tuple[str, ...]:
+def _names(names: Sequence[str], path: str) -> tuple[str, ...]:
     """Mention names, stripped; an empty one would match nothing, so it is refused."""
     for i, name in enumerate(names):
         if not name.strip():
-            raise InvalidValue(source, f"{path}[{i}]", f"a name must not be empty (got {name!r})")
+            raise InvalidValue(UNNAMED, f"{path}[{i}]", f"a name must not be empty (got {name!r})")
     return tuple(name.strip() for name in names)
 
 
-def _competitors(entries: Sequence[CompetitorIn], source: str, path: str) -> tuple[Competitor, ...]:
+def _competitors(entries: Sequence[CompetitorIn], path: str) -> tuple[Competitor, ...]:
     competitors: list[Competitor] = []
     seen: set[str] = set()
     for i, entry in enumerate(entries):
         where = f"{path}[{i}]"
         name = entry.name.strip()
         if name.casefold() in seen:
-            raise DuplicateId(source, f"{where}.name", f"duplicate competitor {entry.name!r}")
+            raise DuplicateId(UNNAMED, f"{where}.name", f"duplicate competitor {entry.name!r}")
         seen.add(name.casefold())
         competitors.append(
             Competitor(
-                name=_names([entry.name], source, f"{where}.name")[0],
-                domains=_domains(entry.domains, source, f"{where}.domains", "the competitor's"),
-                aliases=_names(entry.aliases, source, f"{where}.aliases"),
+                name=_names([entry.name], f"{where}.name")[0],
+                domains=_domains(entry.domains, f"{where}.domains", "the competitor's"),
+                aliases=_names(entry.aliases, f"{where}.aliases"),
             )
         )
     return tuple(competitors)
 
 
-def _engine_names(document: ProtocolIn, source: str, path: str) -> tuple[EngineName, ...]:
+def _engine_names(document: ProtocolIn, path: str) -> tuple[EngineName, ...]:
     """The labelled engines; two engines may not share a label, nor one platform two labels."""
     names: list[EngineName] = []
     labels: dict[str, str] = {}
@@ -184,39 +187,45 @@ def _engine_names(document: ProtocolIn, source: str, path: str) -> tuple[EngineN
         label = engine.label.strip()
         key = engine.platform or engine.name
         if label.casefold() in labels and labels[label.casefold()] != key:
-            raise DuplicateId(source, where, f"label {label!r} is already the name of {labels[label.casefold()]!r}")
+            raise DuplicateId(UNNAMED, where, f"label {label!r} is already the name of {labels[label.casefold()]!r}")
         if platforms.get(key, label) != label:
-            raise InvalidValue(source, where, f"{key!r} is already labelled {platforms[key]!r} (got {label!r})")
+            raise InvalidValue(UNNAMED, where, f"{key!r} is already labelled {platforms[key]!r} (got {label!r})")
         labels[label.casefold()], platforms[key] = key, label
         names.append(EngineName(engine.name, engine.platform, label))
     return tuple(names)
 
 
 def protocol_from_mapping(document: ProtocolIn, source: str, path: str = "protocol") -> Protocol:
-    """A checked :class:`Protocol` from its validated file form."""
+    """A checked :class:`Protocol` from its validated file form; ``source`` names it in error messages."""
+    with naming(source):
+        return _protocol(document, path)
+
+
+def _protocol(document: ProtocolIn, path: str) -> Protocol:
+    """:func:`protocol_from_mapping` below the boundary that names the file: errors give locations only."""
     prefix = f"{path}." if path else ""
-    _unique((q.id for q in document.questions), source, "question", f"{prefix}questions")
+    _unique((q.id for q in document.questions), "question", f"{prefix}questions")
     seen_facts: set[str] = set()
     for qi, question in enumerate(document.questions):
         for fi, fact in enumerate(question.required_facts):
             if fact.id in seen_facts:
                 raise DuplicateId(
-                    source,
+                    UNNAMED,
                     f"{prefix}questions[{qi}].required_facts[{fi}].id",
                     f"duplicate fact id {fact.id!r}",
                 )
             seen_facts.add(fact.id)
-    official = _domains(document.official_domains, source, f"{prefix}official_domains", "the brand's")
+    official = _domains(document.official_domains, f"{prefix}official_domains", "the brand's")
     try:
         convention_for(document.scoring)
     except ProtocolError as exc:
-        raise InvalidValue(source, f"{prefix}scoring", str(exc)) from None
+        raise InvalidValue(UNNAMED, f"{prefix}scoring", str(exc)) from None
     if document.weights is not None:
         for qi, question in enumerate(document.questions):
             for fi, fact in enumerate(question.required_facts):
                 if fact.severity is None or fact.severity not in document.weights:
                     raise InvalidValue(
-                        source,
+                        UNNAMED,
                         f"{prefix}questions[{qi}].required_facts[{fi}].severity",
                         f"weights are declared, so every required fact needs a weighted severity "
                         f"(got {fact.severity!r}; weights for {sorted(str(s) for s in document.weights)})",
@@ -252,11 +261,11 @@ def protocol_from_mapping(document: ProtocolIn, source: str, path: str = "protoc
         brand=None
         if document.brand is None
         else Brand(
-            name=_names([document.brand.name], source, f"{prefix}brand.name")[0],
-            aliases=_names(document.brand.aliases, source, f"{prefix}brand.aliases"),
+            name=_names([document.brand.name], f"{prefix}brand.name")[0],
+            aliases=_names(document.brand.aliases, f"{prefix}brand.aliases"),
         ),
-        competitors=_competitors(document.competitors, source, f"{prefix}competitors"),
-        engine_names=_engine_names(document, source, f"{prefix}engines"),
+        competitors=_competitors(document.competitors, f"{prefix}competitors"),
+        engine_names=_engine_names(document, f"{prefix}engines"),
     )
     check_protocol(protocol)
     return protocol
@@ -310,27 +319,34 @@ def _judgement(row: EdgeIn | JudgementIn) -> Judgement:
     )
 
 
-def _undeclared_run(source: str, where: str, run_id: str, document: AuditDocument) -> None:
+def _undeclared_run(where: str, run_id: str, document: AuditDocument) -> None:
     """Refuse a run id missing from a ``runs[]`` that is given: a fixture or expert answer would otherwise enter a
     new *platform* run. Without ``runs[]`` every run is implicit (a platform run named by its id)."""
     if document.runs:
         known = ", ".join(repr(r.id) for r in document.runs[:5]) + (", ..." if len(document.runs) > 5 else "")
-        raise UnknownReference(source, where, f"no run {run_id!r} in runs[] (known: {known})")
+        raise UnknownReference(UNNAMED, where, f"no run {run_id!r} in runs[] (known: {known})")
 
 
 def audit_from_document(document: AuditDocument, source: str) -> Audit:
-    """Check references and build the canonical audit (edges collapsed, sources keyed)."""
-    protocol = protocol_from_mapping(document.protocol, source)
+    """Check references and build the canonical audit (edges collapsed, sources keyed); ``source`` names the
+    document in error messages."""
+    with naming(source):
+        return _audit(document)
+
+
+def _audit(document: AuditDocument) -> Audit:
+    """:func:`audit_from_document` below the boundary that names the file: errors give locations only."""
+    protocol = _protocol(document.protocol, "protocol")
     questions = {q.id: q for q in protocol.questions}
-    _unique((r.id for r in document.runs), source, "run", "runs")
-    _unique((a.id for a in document.answers), source, "answer", "answers")
-    _unique((c.id for c in document.claims), source, "claim", "claims")
-    _unique((s.key for s in document.sources), source, "source", "sources")
-    _unique((g.id for g in document.evidence_groups), source, "evidence group", "evidence_groups")
+    _unique((r.id for r in document.runs), "run", "runs")
+    _unique((a.id for a in document.answers), "answer", "answers")
+    _unique((c.id for c in document.claims), "claim", "claims")
+    _unique((s.key for s in document.sources), "source", "sources")
+    _unique((g.id for g in document.evidence_groups), "evidence group", "evidence_groups")
     for si, declared in enumerate(document.sources):
         for name in ("url", "resolved_url"):
             if getattr(declared, name):
-                source_identity(getattr(declared, name), source, f"sources[{si}].{name}")
+                source_identity(getattr(declared, name), UNNAMED, f"sources[{si}].{name}")
     registry = SourceRegistry(
         [
             Source(e.key, e.url, e.resolved_url, e.title, e.publisher, e.status, e.reason, e.fetched_at, e.content_hash)
@@ -345,21 +361,21 @@ def audit_from_document(document: AuditDocument, source: str) -> Audit:
     for ai, a in enumerate(document.answers):
         if a.question_id not in questions:
             raise UnknownReference(
-                source, f"answers[{ai}].question_id", f"no question {a.question_id!r} in the protocol"
+                UNNAMED, f"answers[{ai}].question_id", f"no question {a.question_id!r} in the protocol"
             )
         if a.run_id not in runs:
-            _undeclared_run(source, f"answers[{ai}].run_id", a.run_id, document)
+            _undeclared_run(f"answers[{ai}].run_id", a.run_id, document)
             runs[a.run_id] = Run(a.run_id)
         citations = []
         for ci, cited in enumerate(a.citations):
             where = f"answers[{ai}].citations[{ci}]"
-            check_span(source, where, cited.start, cited.end, len(a.text))
+            check_span(UNNAMED, where, cited.start, cited.end, len(a.text))
             if cited.kind is CitationKind.DANGLING:
                 if cited.url or cited.title or cited.source_key:
-                    raise InvalidValue(source, f"{where}.kind", "a dangling marker has no url, title or source_key")
+                    raise InvalidValue(UNNAMED, f"{where}.kind", "a dangling marker has no url, title or source_key")
                 key = None
             else:
-                key = registry.key_for(source, where, a.id, cited.url, cited.title, cited.source_key)
+                key = registry.key_for(UNNAMED, where, a.id, cited.url, cited.title, cited.source_key)
             citations.append(
                 Citation(key, cited.url, cited.title, cited.marker, cited.kind, cited.start, cited.end, cited.quote)
             )
@@ -386,13 +402,13 @@ def audit_from_document(document: AuditDocument, source: str) -> Audit:
     claim_answer: dict[str, str] = {}
     for ci, c in enumerate(document.claims):
         if c.answer_id not in answer_text:
-            raise UnknownReference(source, f"claims[{ci}].answer_id", f"no answer {c.answer_id!r}")
-        check_span(source, f"claims[{ci}]", c.start, c.end, len(answer_text[c.answer_id]))
+            raise UnknownReference(UNNAMED, f"claims[{ci}].answer_id", f"no answer {c.answer_id!r}")
+        check_span(UNNAMED, f"claims[{ci}]", c.start, c.end, len(answer_text[c.answer_id]))
         if c.required_fact_id is not None:
             facts = {f.id for f in questions[answer_question[c.answer_id]].required_facts}
             if c.required_fact_id not in facts:
                 raise UnknownReference(
-                    source,
+                    UNNAMED,
                     f"claims[{ci}].required_fact_id",
                     f"no required fact {c.required_fact_id!r} for question {answer_question[c.answer_id]!r} "
                     f"in the protocol (known: {', '.join(sorted(facts)) or 'none'})",
@@ -405,16 +421,16 @@ def audit_from_document(document: AuditDocument, source: str) -> Audit:
     for ei, e in enumerate(document.edges):
         where = f"edges[{ei}]"
         if e.claim_id not in claim_answer:
-            raise UnknownReference(source, f"{where}.claim_id", f"no claim {e.claim_id!r}")
+            raise UnknownReference(UNNAMED, f"{where}.claim_id", f"no claim {e.claim_id!r}")
         answer_id = claim_answer[e.claim_id]
-        check_span(source, where, e.start, e.end, len(answer_text[answer_id]))
+        check_span(UNNAMED, where, e.start, e.end, len(answer_text[answer_id]))
         if e.label is None:
             for name in ("reviewer", "passage", "period", "reasoning", "created_at"):
                 if getattr(e, name) is not None:
                     raise InvalidValue(
-                        source, f"{where}.{name}", f"is given without a label (got {getattr(e, name)!r})"
+                        UNNAMED, f"{where}.{name}", f"is given without a label (got {getattr(e, name)!r})"
                     )
-        pair = (e.claim_id, registry.key_for(source, where, answer_id, e.url, e.title, e.source_key))
+        pair = (e.claim_id, registry.key_for(UNNAMED, where, answer_id, e.url, e.title, e.source_key))
         locations.setdefault(pair, []).append(Location(e.marker, e.start, e.end))
         rows = judgements.setdefault(pair, [])
         for judgement in ([_judgement(e)] if e.label is not None else []) + [_judgement(j) for j in e.judgements]:
@@ -425,10 +441,10 @@ def audit_from_document(document: AuditDocument, source: str) -> Audit:
     groups = []
     for gi, g in enumerate(document.evidence_groups):
         if g.claim_id not in claim_answer:
-            raise UnknownReference(source, f"evidence_groups[{gi}].claim_id", f"no claim {g.claim_id!r}")
+            raise UnknownReference(UNNAMED, f"evidence_groups[{gi}].claim_id", f"no claim {g.claim_id!r}")
         keys = tuple(
             registry.key_for(
-                source,
+                UNNAMED,
                 f"evidence_groups[{gi}].sources[{si}]",
                 claim_answer[g.claim_id],
                 None if s in registry.sources else s,
@@ -452,10 +468,10 @@ def audit_from_document(document: AuditDocument, source: str) -> Audit:
     for fi, f in enumerate(document.failed_answers):
         if f.question_id is not None and f.question_id not in questions:
             raise UnknownReference(
-                source, f"failed_answers[{fi}].question_id", f"no question {f.question_id!r} in the protocol"
+                UNNAMED, f"failed_answers[{fi}].question_id", f"no question {f.question_id!r} in the protocol"
             )
         if f.run_id not in runs:
-            _undeclared_run(source, f"failed_answers[{fi}].run_id", f.run_id, document)
+            _undeclared_run(f"failed_answers[{fi}].run_id", f.run_id, document)
             runs[f.run_id] = Run(f.run_id, platform=f.platform)
         failed.append(FailedAnswer(f.ordinal, AnswerStatus(f.status), f.reason, f.run_id, f.question_id, f.platform))
     return Audit(

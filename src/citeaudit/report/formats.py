@@ -4,19 +4,13 @@ with one row per scope."""
 from __future__ import annotations
 
 import io
-import json
 
 from citeaudit.core.model import Label
 from citeaudit.core.results import ScopeScore, ScoreResult
+from citeaudit.core.scored import result_json
 from citeaudit.report.csv_cells import SafeDictWriter
 
 __all__ = ["result_csv", "result_json", "score_row"]
-
-
-def result_json(result: ScoreResult, *, unresolved: int = 0, **extra: object) -> str:
-    """The result as JSON; ``null`` where a metric is undefined; ``unresolved`` cited links not followed yet make the
-    official rate provisional."""
-    return json.dumps({**result.to_dict(unresolved), **extra}, indent=2, ensure_ascii=False)
 
 
 def score_row(result: ScoreResult, scope: ScopeScore, unresolved: int = 0) -> dict[str, object]:

@@ -14,7 +14,7 @@ from citeaudit.core.results import Metric, ScopeScore, ScoreResult
 from citeaudit.core.stats import FEW_CLUSTERS, RepeatVariance, few_clusters_caution
 
 if TYPE_CHECKING:
-    from citeaudit.comparison import Comparison, SliceComparison
+    from citeaudit.scoring.comparison import Comparison, SliceComparison
 
 __all__ = ["comparison_table", "diagnostics", "fraction", "scope_fraction", "score_tables"]
 

@@ -88,7 +88,7 @@ def trend_path(
     path: str | Path, *, by: Sequence[str] = (), ci: IntervalSettings | None = None, scope: Scope | None = None
 ) -> Trend:
     """Score each collection of the database at ``path`` (platform runs, or the run kinds of ``scope``)."""
-    from citeaudit.api import is_database, score_path
+    from citeaudit.scoring.paths import is_database, score_path
     from citeaudit.store import Store
     from citeaudit.store.answers import collections_measured
 

@@ -26,13 +26,13 @@ from pathlib import Path
 
 import numpy as np
 
-from citeaudit.api import ScoredPath, load_scope, score_path
 from citeaudit.core.errors import IncomparableRuns
 from citeaudit.core.model import Audit
 from citeaudit.core.protocol import differing_components
 from citeaudit.core.results import Metric, ScopeScore
 from citeaudit.core.scope import Scope
 from citeaudit.core.stats import ASSOCIATED, Difference, holm, paired_ratio_difference, reading
+from citeaudit.scoring.paths import ScoredPath, load_scope, score_path
 
 __all__ = [
     "METRICS",
