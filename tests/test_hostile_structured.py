@@ -265,7 +265,8 @@ OWN_WRITING = {
     # Columns the store wrote itself with json.dumps: read back as written, never text from outside.
     "store/revisions.py",
     "store/brand_input.py",
-    "store/review.py",
+    "store/review_audit.py",  # the audit log's before and after
+    "store/review_evidence.py",
     "store/resolution.py",
     "store/reading.py",
     "store/claimsets.py",

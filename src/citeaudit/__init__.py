@@ -66,11 +66,12 @@ if TYPE_CHECKING:
     from citeaudit.core.raters import LabelPairs, Rater
     from citeaudit.core.results import Metric, ScopeScore, ScoreResult
     from citeaudit.core.scope import Scope
+    from citeaudit.core.scored import ScoredPath
     from citeaudit.core.scoring import IntervalSettings, score, score_reference
     from citeaudit.core.stats import Interval, cluster_bootstrap_ratio
     from citeaudit.interchange import audit_to_document, load_audit, load_protocol, parse_audit_bytes
     from citeaudit.scoring.comparison import Comparison, compare_paths
-    from citeaudit.scoring.paths import ScoredPath, agreement_path, label_pairs_from_store, load_label_pairs, score_path
+    from citeaudit.scoring.paths import agreement_path, label_pairs_from_store, load_label_pairs, score_path
     from citeaudit.store import ImportReport, Store
 
 __version__ = "0.1.0"
