@@ -181,3 +181,23 @@ def test_the_root_help_lists_every_command_with_its_help() -> None:
 
 
 READER_MODULES = ("expertqa", "openai", "perplexity", "gemini", "anthropic", "serpapi", "jsonl", "markdown")
+
+
+@pytest.mark.parametrize(("preset", "expected"), [(None, "1"), ("3", "3")])
+def test_the_command_line_keeps_blas_to_one_thread_unless_told(preset: str | None, expected: str) -> None:
+    # main() sets OPENBLAS_NUM_THREADS before numpy can be loaded (a pool of BLAS threads costs start-up CPU and
+    # speeds up nothing citeaudit multiplies); a value the user set is left alone.
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if preset is not None:
+        env["OPENBLAS_NUM_THREADS"] = preset
+    probe = (
+        "import os, sys\n"
+        "sys.argv = ['citeaudit', '--help']\n"
+        "from citeaudit.cli import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "sys.stderr.write(os.environ['OPENBLAS_NUM_THREADS'])\n"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=True, timeout=120
+    )
+    assert completed.stderr == expected
