@@ -80,3 +80,15 @@ def chromium_path() -> str:
     if os.environ.get("CI"):
         pytest.fail("Chromium is not installed: .ci/run installs Debian's chromium; browser tests never skip in CI")
     pytest.skip("Chromium is not installed (apt-get install chromium); CI installs it")
+
+
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    """A headless Debian Chromium (Playwright), closed after the test; its pages and contexts are the test's."""
+    from playwright.sync_api import sync_playwright
+
+    executable = chromium_path()
+    with sync_playwright() as driver:
+        launched = driver.chromium.launch(executable_path=executable, args=["--no-sandbox"], headless=True)
+        yield launched
+        launched.close()

@@ -179,3 +179,13 @@ def edge_pk(path: Path, claim_id: str, url_or_title: str) -> int:
         ).fetchone()
     assert row is not None, (claim_id, url_or_title)
     return int(row[0])
+
+
+def sign_in(page: Any, base: str, name: str) -> Any:
+    """Log ``name`` in through the login form on ``page`` (a Playwright page) and wait for their queue."""
+    page.goto(f"{base}/login")
+    page.fill("input[name=name]", name)
+    page.fill("input[name=password]", PASSWORD)
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{base}/queue")
+    return page

@@ -3,29 +3,18 @@ the adjudicator resolves it and the score moves; labelling by keyboard alone; ma
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from citeaudit.review.app import ReviewConfig
-from conftest import chromium_path
-from review_support import PASSWORD, add_account, edge_pk, make_db, serve, set_policy
+from review_support import add_account, edge_pk, make_db, serve, set_policy, sign_in
 
 pytest.importorskip("playwright.sync_api")
 
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page
 
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
-
-
-@pytest.fixture
-def browser() -> Iterator[Browser]:
-    executable = chromium_path()
-    with sync_playwright() as driver:
-        launched = driver.chromium.launch(executable_path=executable, args=["--no-sandbox"], headless=True)
-        yield launched
-        launched.close()
 
 
 def log_in(browser: Browser, base: str, name: str, dialogs: list[str]) -> Page:
@@ -33,12 +22,7 @@ def log_in(browser: Browser, base: str, name: str, dialogs: list[str]) -> Page:
     context = browser.new_context()
     page = context.new_page()
     page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
-    page.goto(f"{base}/login")
-    page.fill("input[name=name]", name)
-    page.fill("input[name=password]", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{base}/queue")
-    return page
+    return sign_in(page, base, name)
 
 
 def precision_cell(page: Page, base: str) -> str:

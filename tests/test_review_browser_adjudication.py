@@ -5,20 +5,18 @@ the elements' getBoundingClientRect), the evidence below; a reviewer's revision 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from citeaudit.review.app import ReviewConfig
-from conftest import chromium_path
-from review_support import PASSWORD, ReviewClient, add_account, make_db, serve, set_policy
+from review_support import ReviewClient, add_account, make_db, serve, set_policy, sign_in
 from test_review_browser_day import CLAIM, LONG_ANSWER, day_document
 
 pytest.importorskip("playwright.sync_api")
 
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page
 
 SCREEN = {"width": 1366, "height": 768}
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
@@ -43,22 +41,9 @@ def long_document() -> dict[str, Any]:
     return doc
 
 
-@pytest.fixture
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as driver:
-        launched = driver.chromium.launch(executable_path=chromium_path(), args=["--no-sandbox"], headless=True)
-        yield launched
-        launched.close()
-
-
 def log_in(browser: Browser, base: str, name: str) -> Page:
     page = browser.new_context(viewport=SCREEN).new_page()
-    page.goto(f"{base}/login")
-    page.fill("input[name=name]", name)
-    page.fill("input[name=password]", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{base}/queue")
-    return page
+    return sign_in(page, base, name)
 
 
 def rect(page: Page, selector: str) -> dict[str, Any]:

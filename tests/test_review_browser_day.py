@@ -6,7 +6,6 @@ in the browser (no other reviewer's groups, no third review, a revision does not
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,12 +13,11 @@ import pytest
 
 from builders import answer, claim, document
 from citeaudit.review.app import ReviewConfig
-from conftest import chromium_path
-from review_support import PASSWORD, add_account, make_db, serve, set_policy
+from review_support import PASSWORD, add_account, make_db, serve, set_policy, sign_in
 
 pytest.importorskip("playwright.sync_api")
 
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page
 
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
 SCREEN = {"width": 1366, "height": 768}
@@ -57,22 +55,9 @@ def day_document() -> dict[str, Any]:
     return document(answers, claims, edges, runs=runs)
 
 
-@pytest.fixture
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as driver:
-        launched = driver.chromium.launch(executable_path=chromium_path(), args=["--no-sandbox"], headless=True)
-        yield launched
-        launched.close()
-
-
 def log_in(browser: Browser, base: str, name: str) -> Page:
     page = browser.new_context(viewport=SCREEN).new_page()
-    page.goto(f"{base}/login")
-    page.fill("input[name=name]", name)
-    page.fill("input[name=password]", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{base}/queue")
-    return page
+    return sign_in(page, base, name)
 
 
 def on_screen(page: Page, selector: str) -> bool:

@@ -6,7 +6,7 @@ never submits a label."""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -14,35 +14,21 @@ from typer.testing import Result
 
 from builders import answer, claim, document
 from citeaudit.review.app import ReviewConfig
-from conftest import chromium_path
-from review_support import PASSWORD, ReviewClient, add_account, edge_pk, make_db, serve, set_policy
+from review_support import ReviewClient, add_account, edge_pk, make_db, serve, set_policy, sign_in
 from test_cross_pair_policy import PAIR, cross_db
 
 pytest.importorskip("playwright.sync_api")
 
-from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page
 
 Cli = Callable[..., Result]
 URL = "https://brand.com/ax220"
 
 
-@pytest.fixture
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as driver:
-        launched = driver.chromium.launch(executable_path=chromium_path(), args=["--no-sandbox"], headless=True)
-        yield launched
-        launched.close()
-
-
 def log_in(context: BrowserContext | Page, base: str, name: str) -> Page:
     """Log in through the form, in a new page of ``context`` (or on ``page``, the same browser profile)."""
     page = context if isinstance(context, Page) else context.new_page()
-    page.goto(f"{base}/login")
-    page.fill("input[name=name]", name)
-    page.fill("input[name=password]", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{base}/queue")
-    return page
+    return sign_in(page, base, name)
 
 
 def human_labels(db: Path) -> list[tuple[str, str]]:

@@ -10,20 +10,18 @@ on, which a listener on the window (after the page's own on the document) record
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from citeaudit.review.app import ReviewConfig
-from conftest import chromium_path
-from review_support import PASSWORD, add_account, make_db, serve
+from review_support import add_account, make_db, serve, sign_in
 from test_review_browser_day import day_document
 
 pytest.importorskip("playwright.sync_api")
 
-from playwright.sync_api import Browser, Page, Request, sync_playwright
+from playwright.sync_api import Browser, Page, Request
 
 SCREEN = {"width": 1366, "height": 768}
 RECORD_KEYS = (
@@ -47,23 +45,10 @@ AGREED_ELEMENTS = """([edge, next, undo]) => {
 }"""
 
 
-@pytest.fixture
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as driver:
-        launched = driver.chromium.launch(executable_path=chromium_path(), args=["--no-sandbox"], headless=True)
-        yield launched
-        launched.close()
-
-
 def log_in(browser: Browser, base: str, name: str, errors: list[str]) -> Page:
     page = browser.new_context(viewport=SCREEN).new_page()
     page.on("pageerror", lambda error: errors.append(str(error)))
-    page.goto(f"{base}/login")
-    page.fill("input[name=name]", name)
-    page.fill("input[name=password]", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{base}/queue")
-    return page
+    return sign_in(page, base, name)
 
 
 def seen(page: Page) -> list[list[Any]]:

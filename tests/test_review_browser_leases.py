@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -17,12 +16,11 @@ import pytest
 from builders import answer, claim, document
 from citeaudit.core.clock import ManualClock, iso
 from citeaudit.review.app import ReviewConfig
-from conftest import chromium_path
-from review_support import PASSWORD, add_account, make_db, serve
+from review_support import add_account, make_db, serve, sign_in
 
 pytest.importorskip("playwright.sync_api")
 
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page
 
 SCREEN = {"width": 1366, "height": 768}
 
@@ -45,14 +43,6 @@ def three_answers() -> dict[str, Any]:
 
 
 @pytest.fixture
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as driver:
-        launched = driver.chromium.launch(executable_path=chromium_path(), args=["--no-sandbox"], headless=True)
-        yield launched
-        launched.close()
-
-
-@pytest.fixture
 def db(tmp_path: Path) -> Path:
     made = make_db(tmp_path / "leases.db", three_answers())
     for name in ("ann", "bob"):
@@ -62,12 +52,7 @@ def db(tmp_path: Path) -> Path:
 
 def log_in(browser: Browser, base: str, name: str) -> Page:
     page = browser.new_context(viewport=SCREEN).new_page()
-    page.goto(f"{base}/login")
-    page.fill("input[name=name]", name)
-    page.fill("input[name=password]", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{base}/queue")
-    return page
+    return sign_in(page, base, name)
 
 
 def open_edge(page: Page) -> int | None:

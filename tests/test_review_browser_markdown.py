@@ -4,7 +4,6 @@ edge, cross-pair and triage pages; the claim stays highlighted inside its render
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,12 +15,11 @@ from citeaudit.review.app import ReviewConfig
 from citeaudit.store import Store
 from citeaudit.store.cross_pairs import propose_cross_pairs
 from citeaudit.store.review import ReviewStore
-from conftest import chromium_path
-from review_support import PASSWORD, add_account, edge_pk, make_db, serve
+from review_support import add_account, edge_pk, make_db, serve, sign_in
 
 pytest.importorskip("playwright.sync_api")
 
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page
 
 SCREEN = {"width": 1366, "height": 768}
 CLAIM = "The AX220 has a **20 L** tank, see [x](javascript:alert('claim')) <img src=x onerror=\"alert('claim')\">."
@@ -63,23 +61,10 @@ def markdown_document() -> dict[str, Any]:
     return document(answers, claims, edges)
 
 
-@pytest.fixture
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as driver:
-        launched = driver.chromium.launch(executable_path=chromium_path(), args=["--no-sandbox"], headless=True)
-        yield launched
-        launched.close()
-
-
 def log_in(browser: Browser, base: str, name: str, dialogs: list[str]) -> Page:
     page = browser.new_context(viewport=SCREEN).new_page()
     page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
-    page.goto(f"{base}/login")
-    page.fill("input[name=name]", name)
-    page.fill("input[name=password]", PASSWORD)
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{base}/queue")
-    return page
+    return sign_in(page, base, name)
 
 
 def assert_inert(page: Page) -> None:
