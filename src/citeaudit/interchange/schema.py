@@ -94,7 +94,9 @@ def _version_text_or_integer(schema: dict[str, Any]) -> None:
 
 
 class _In(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Validators are built on first use, and only for the models validated directly (the audit document, a
+    # protocol): building one for every nested model as its class is made cost start-up time for nothing.
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class RequiredFactIn(_In):
@@ -356,7 +358,7 @@ class FailedAnswerIn(_In):
 class AuditDocument(_In):
     """A ``citeaudit.audit/v1`` document."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, title="citeaudit.audit/v1")
+    model_config = ConfigDict(extra="forbid", frozen=True, title="citeaudit.audit/v1", defer_build=True)
 
     format: Literal["citeaudit.audit/v1"]
     protocol: ProtocolIn
