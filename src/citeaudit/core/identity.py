@@ -21,11 +21,12 @@ import ipaddress
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import suppress
 from functools import lru_cache
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, urlsplit
 
-from publicsuffixlist import PSLFILE, PublicSuffixList, encode_idn
+from publicsuffixlist import PublicSuffixList
 
 from citeaudit.core.errors import InvalidValue
 from citeaudit.core.limits import shown
@@ -239,22 +240,23 @@ def url_location(url: str | None) -> tuple[str | None, str]:
 
 @lru_cache(maxsize=1)
 def _suffix_list() -> PublicSuffixList:
-    """The bundled snapshot, read once on first use (the library never downloads anything by itself).
+    """The bundled snapshot as it is written (its Unicode rules in Unicode), read once on first use; the library
+    never downloads anything by itself. Punycode hosts are looked up in Unicode (:func:`_in_unicode`), so the
+    library need not encode its ~10 000 rules first, which was most of the list's start-up."""
+    return PublicSuffixList(only_icann=False, accept_unknown=True, accept_encoded_idn=False)
 
-    The list is given to the library with the ASCII (punycode) form of each of its few hundred Unicode rules added
-    beside it: the same rules the library builds by encoding every one of its ~10 000 lines, which took about three
-    quarters of the list's start-up (``tests/test_public_suffix.py`` holds the two to the same answers).
-    """
-    with open(PSLFILE, encoding="utf-8") as bundled:
-        lines = bundled.read().splitlines()
-    encoded = []
-    for line in lines:
-        rule = line.lower().split(" ")[0].rstrip()
-        if line.isascii() or not rule or rule.startswith("//"):
-            continue
-        exception = "!" if rule.startswith("!") else ""
-        encoded.append(exception + encode_idn(rule.lstrip("!")))
-    return PublicSuffixList(lines + encoded, only_icann=False, accept_unknown=True, accept_encoded_idn=False)
+
+def _in_unicode(name: str) -> str:
+    """``name`` with each punycode (``xn--``) label that decodes written in Unicode; a label that does not decode
+    stays as it is (no rule of the list can match it in either form)."""
+    if "xn--" not in name:
+        return name
+    labels = name.split(".")
+    for index, label in enumerate(labels):
+        if label.startswith("xn--"):
+            with suppress(UnicodeError):
+                labels[index] = label.encode("ascii").decode("idna")
+    return ".".join(labels)
 
 
 def _is_address(name: str) -> bool:
@@ -281,8 +283,12 @@ def registrable_domain(host: str) -> str | None:
         name = name[:-1]
     if not name or _is_address(name) or "" in name.split("."):
         return None
-    found: str | None = _suffix_list().privatesuffix(name)
-    return found
+    looked_up = _in_unicode(name)
+    found: str | None = _suffix_list().privatesuffix(looked_up)
+    if found is None or looked_up is name:
+        return found
+    # as many labels as the registrable domain has, in the form the host was written in
+    return ".".join(name.split(".")[-(found.count(".") + 1) :])
 
 
 def _ascii_form(domain: str) -> str:
