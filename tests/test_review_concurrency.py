@@ -19,18 +19,25 @@ REVIEWERS = 8
 EDGES = 250  # each edge is raced for by 4 reviewers: 8 reviewers x 125 edges = 1 000 submissions
 
 
-def test_eight_sessions_submit_1000_judgements(tmp_path: Path) -> None:
-    claims = [claim(f"c{i}", f"a{i % 5}") for i in range(EDGES)]
+def _double_review_db(path: Path, edges: int) -> tuple[Path, list[str]]:
+    """A database of ``edges`` edges (one claim each, over 5 answers) under double review, with the reviewers'
+    accounts."""
+    claims = [claim(f"c{i}", f"a{i % 5}") for i in range(edges)]
     doc = document(
         [answer(f"a{i}") for i in range(5)],
         claims,
         [{"claim_id": c["id"], "url": f"https://s{i}.example/"} for i, c in enumerate(claims)],
     )
-    db = make_db(tmp_path / "busy.db", doc)
+    db = make_db(path, doc)
     names = [f"rev{i}" for i in range(REVIEWERS)]
     for name in names:
         add_account(db, name, "reviewer")
     set_policy(db, "double")
+    return db, names
+
+
+def test_eight_sessions_submit_1000_judgements(tmp_path: Path) -> None:
+    db, names = _double_review_db(tmp_path / "busy.db", EDGES)
     failures: list[str] = []
     retried = Counter[str]()
     refused = Counter[str]()
@@ -97,17 +104,7 @@ def test_eight_reviewers_taking_leased_edges_from_the_queue_are_not_refused(tmp_
     """Each reviewer works as the page does: the queue's next edge, its page, a label; until the queue has nothing
     left for them. Under double review every edge ends with exactly two reviews, and the leases keep a third
     reviewer off an edge, so (almost) no submission is refused: the target is at most 0.5 %."""
-    claims = [claim(f"c{i}", f"a{i % 5}") for i in range(LEASED_EDGES)]
-    doc = document(
-        [answer(f"a{i}") for i in range(5)],
-        claims,
-        [{"claim_id": c["id"], "url": f"https://s{i}.example/"} for i, c in enumerate(claims)],
-    )
-    db = make_db(tmp_path / "leased.db", doc)
-    names = [f"rev{i}" for i in range(REVIEWERS)]
-    for name in names:
-        add_account(db, name, "reviewer")
-    set_policy(db, "double")
+    db, names = _double_review_db(tmp_path / "leased.db", LEASED_EDGES)
     failures: list[str] = []
     submitted = Counter[str]()
     refused = Counter[str]()
