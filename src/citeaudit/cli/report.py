@@ -64,7 +64,7 @@ def report(
     from citeaudit.report.files import write_atomically
     from citeaudit.report.html import ReportInput, render_report
     from citeaudit.scoring.comparison import compare_paths
-    from citeaudit.scoring.paths import load_scope, score_path
+    from citeaudit.scoring.paths import load_report_scope, score_path
 
     named = None if protocol_file is None else load_protocol(protocol_file)
 
@@ -90,7 +90,7 @@ def report(
         ).to_dict()
         names = (_selection(path, where), _selection(other, compare_where or where))
     trend = _trend(path, scope, settings)
-    audit = load_scope(path, scope=scope, protocol=protocol)
+    audit, edges = load_report_scope(path, scope=scope, protocol=protocol)
     support, support_note = _support(path, {a.id for a in audit.answers})
     html = render_report(
         ReportInput(
@@ -113,6 +113,7 @@ def report(
             names_from=named,
             collections=_collections(path),
             stale=() if scored.brand is None else scored.brand.version_drift.stale,
+            edges=edges,
         )
     )
     write_atomically(out, html.encode("utf-8"))

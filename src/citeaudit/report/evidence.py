@@ -18,11 +18,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from citeaudit.core.identity import OfficialMatcher
-from citeaudit.core.model import Audit, Claim, Label, Protocol, ReviewState, Severity, review_outcome
+from citeaudit.core.identity import OfficialMatcher, url_location
+from citeaudit.core.model import Audit, Claim, Protocol, Severity, review_outcome
 from citeaudit.core.results import Metric
+from citeaudit.store.report_input import EdgeRow, shown_label
 
-__all__ = ["EvidenceIndex", "FactMatrix", "build_index", "fact_matrix", "problems"]
+__all__ = ["EvidenceIndex", "FactMatrix", "build_index", "edge_rows", "fact_matrix", "problems"]
 
 _SEVERITY_RANK = {Severity.CRITICAL: 0, Severity.HIGH: 1, Severity.MEDIUM: 2, Severity.LOW: 3}
 _BEST = ("partial", "unknown", "pending", "disputed", "irrelevant", "conflicting")
@@ -104,13 +105,6 @@ class EvidenceIndex:
         return text.replace("<", "\\u003c")
 
 
-def _state(state: ReviewState, label: Label | None) -> str:
-    """The final label, or the review state while there is none."""
-    if label is not None:
-        return str(label)
-    return "disputed" if state is ReviewState.DISPUTED else "pending"
-
-
 def _fact_severity(claim: Claim, facts: Mapping[str, Any]) -> Severity | None:
     if claim.severity is not None:
         return claim.severity
@@ -118,28 +112,67 @@ def _fact_severity(claim: Claim, facts: Mapping[str, Any]) -> Severity | None:
     return None if fact is None else fact.severity
 
 
-def build_index(
-    audit: Audit,
-    engine_name: Callable[[str | None], str],
-    question_name: Mapping[str, str],
-    collections: Mapping[str, str | None] | None = None,
-) -> EvidenceIndex:
-    """Every row of the audit the report may list, with each answer's dimensions."""
-    index = EvidenceIndex()
-    runs = {r.id: r for r in audit.runs}
+def edge_rows(audit: Audit) -> list[EdgeRow]:
+    """Each edge of the audit as the report shows it: its outcome under a single review and its latest human
+    judgement (the latest of any origin when no person judged it)."""
+    rows: list[EdgeRow] = []
+    for edge in audit.edges:
+        state, label = review_outcome(edge.judgements)
+        latest = next((j for j in reversed(edge.judgements) if j.origin == "human"), None)
+        latest = latest or (edge.judgements[-1] if edge.judgements else None)
+        rows.append(
+            (
+                edge.claim_id,
+                edge.source_key,
+                shown_label(state, label),
+                (latest.passage or "") if latest else "",
+                (latest.period or "") if latest else "",
+                (latest.reasoning or "") if latest else "",
+                f"{state}" + (f" · {latest.reviewer}" if latest and latest.reviewer else ""),
+            )
+        )
+    return rows
+
+
+def _official_sources(audit: Audit, index: EvidenceIndex) -> tuple[dict[str, int], set[int]]:
+    """Each source's row (appended to ``index.sources``) and the rows of official ones, decided once per host
+    where the host alone decides."""
     matcher = OfficialMatcher(audit.protocol.official_domains)
+    by_host: dict[str | None, bool | None] = {}
     source_row: dict[str, int] = {}
     official_sources: set[int] = set()
     for source in audit.sources:
         source_row[source.key] = len(index.sources)
         url = source.resolved_url or source.url
-        official = bool(url and matcher(url))
+        official = False
+        if url:
+            host, path = url_location(url)
+            if host not in by_host:
+                by_host[host] = matcher.match_host(host)
+            decided = by_host[host]
+            official = matcher.match_location(host, path) if decided is None else decided
         if official:
             official_sources.add(source_row[source.key])
         status = str(source.status) + (f": {source.reason}" if source.reason else "")
         index.sources.append(
             [source.title or "", source.url or source.key, source.resolved_url or "", status, official]
         )
+    return source_row, official_sources
+
+
+def build_index(
+    audit: Audit,
+    engine_name: Callable[[str | None], str],
+    question_name: Mapping[str, str],
+    collections: Mapping[str, str | None] | None = None,
+    edges: Sequence[EdgeRow] | None = None,
+) -> EvidenceIndex:
+    """Every row of the audit the report may list, with each answer's dimensions. ``edges``: the audit's edges
+    as rows (:func:`edge_rows`, or as a database gives them without reading judgement histories); by default
+    they are made from ``audit.edges``."""
+    index = EvidenceIndex()
+    runs = {r.id: r for r in audit.runs}
+    source_row, official_sources = _official_sources(audit, index)
     for answer in audit.answers:
         run = runs.get(answer.run_id)
         platform = answer.platform or (run.platform if run else None)
@@ -162,28 +195,28 @@ def build_index(
     own_links = {
         (answer.id, c.source_key): c.url for answer in audit.answers for c in answer.citations if c.source_key and c.url
     }
-    for edge in audit.edges:
+    answer_ids = [row[0] for row in index.answers]
+    for claim_id, source_key, shown, passage, period, reasoning, review in edge_rows(audit) if edges is None else edges:
+        answer_row = claim_answer.get(claim_id)
+        if answer_row is None:  # an edge of a claim outside the audit's scope
+            continue
         row = len(index.edges)
-        answer_row = claim_answer[edge.claim_id]
-        state, label = review_outcome(edge.judgements)
-        latest = next((j for j in reversed(edge.judgements) if j.origin == "human"), None)
-        latest = latest or (edge.judgements[-1] if edge.judgements else None)
-        index.edge_of[(edge.claim_id, edge.source_key)] = row
+        index.edge_of[(claim_id, source_key)] = row
         index.edge_answer.append(answer_row)
         index.edges_of_answer.setdefault(answer_row, []).append(row)
         index.edges.append(
             [
-                index.claim_of[edge.claim_id],
-                source_row[edge.source_key],
-                _state(state, label),
-                (latest.passage or "") if latest else "",
-                (latest.period or "") if latest else "",
-                (latest.reasoning or "") if latest else "",
-                f"{state}" + (f" · {latest.reviewer}" if latest and latest.reviewer else ""),
-                own_links.get((index.answers[answer_row][0], edge.source_key), ""),
+                index.claim_of[claim_id],
+                source_row[source_key],
+                shown,
+                passage,
+                period,
+                reasoning,
+                review,
+                own_links.get((answer_ids[answer_row], source_key), ""),
             ]
         )
-        if label is Label.SUPPORTED:
+        if shown == "supported":
             index.supported_edges.add(row)
     edge_sources = {a: {index.edges[e][1] for e in rows} for a, rows in index.edges_of_answer.items()}
     for answer in audit.answers:

@@ -24,6 +24,7 @@ from citeaudit.report.evidence import EvidenceIndex, build_index, fact_matrix, p
 from citeaudit.report.names import EngineNames, question_names
 from citeaudit.report.tables import diagnostics, scope_fraction
 from citeaudit.report.trend import Trend
+from citeaudit.store.report_input import EdgeRow
 
 __all__ = ["ReportInput", "render_report"]
 
@@ -75,6 +76,8 @@ class ReportInput:
     """Per answer id, its collection (a database's answers)."""
     stale: Sequence[Any] = ()
     """Official pages judged on a snapshot older than the newest (``StaleSnapshot``s)."""
+    edges: Sequence[EdgeRow] | None = None
+    """The edges as rows (a database's, read without judgement histories); ``None``: made from ``audit.edges``."""
 
 
 def _interval(metric: Metric) -> str:
@@ -222,7 +225,7 @@ def render_report(report: ReportInput) -> str:
     protocol = report.audit.protocol
     engine = EngineNames(protocol, report.names_from)
     questions = question_names(protocol)
-    index = build_index(report.audit, engine, questions, report.collections)
+    index = build_index(report.audit, engine, questions, report.collections, report.edges)
     template_text = resources.files("citeaudit").joinpath("templates/report.html.j2").read_text(encoding="utf-8")
     environment = Environment(autoescape=select_autoescape(default=True, default_for_string=True))
     template = environment.from_string(template_text)

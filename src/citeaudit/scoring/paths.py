@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from citeaudit.core.misattribution import CrossPair, MisattributionReport
     from citeaudit.core.raters import LabelPairs, Rater
     from citeaudit.store import Store
+    from citeaudit.store.report_input import EdgeRow
 
 __all__ = [
     "ScoredPath",
@@ -28,6 +29,7 @@ __all__ = [
     "is_database",
     "label_pairs_from_store",
     "load_label_pairs",
+    "load_report_scope",
     "load_scope",
     "misattribution_path",
     "score_path",
@@ -256,6 +258,22 @@ def load_scope(path: str | Path, *, scope: Scope = Scope(), protocol: str | None
         return select_audit(audit, scope, extra)[0]
     audit = read_file(path).audit
     return select_audit(audit, scope)[0]
+
+
+def load_report_scope(
+    path: str | Path, *, scope: Scope = Scope(), protocol: str | None = None
+) -> tuple[Audit, list[EdgeRow] | None]:
+    """The audit in ``scope`` for the HTML report: from a database without its edges, which come beside it as rows
+    (every edge of the protocol; the report keeps those of the audit's claims); from a file whole, with ``None``."""
+    if not is_database(path):
+        return load_scope(path, scope=scope, protocol=protocol), None
+    from citeaudit.store import Store
+    from citeaudit.store.report_input import read_report_input
+
+    with Store(path) as store:
+        audit, edges = read_report_input(store, store.choose_protocol(protocol, scope))
+        extra = _extra(store, scope)
+    return select_audit(audit, scope, extra)[0], edges
 
 
 def _extra(store: Store, scope: Scope) -> dict[str, dict[str, str | None]] | None:
