@@ -61,15 +61,18 @@ def _history(shape: int, labels: list[str]) -> list[tuple[str, str, str, str, in
     return [(who, origin, stage, labels[k], minute) for who, origin, stage, k, minute in _SHAPES[shape]]
 
 
-def _document(histories: list[list[tuple[str, str, str, str, int]]]) -> dict[str, Any]:
+def _document(histories: list[list[tuple[str, str, str, str, int]]], prefix: str = "") -> dict[str, Any]:
     """Two answers on two engines; edge i is claim c{i} (of answer a{i % 2}) citing page i, judged as
-    ``histories[i]`` says (an empty history: an edge nobody judged)."""
-    answers = [answer("a0", platform="p0", citations=[]), answer("a1", platform="p1", run="r2", citations=[])]
+    ``histories[i]`` says (an empty history: an edge nobody judged). ``prefix``: before every id and host."""
+    answers = [
+        answer(f"{prefix}a0", platform="p0", run=f"{prefix}r1", citations=[]),
+        answer(f"{prefix}a1", platform="p1", run=f"{prefix}r2", citations=[]),
+    ]
     claims, edges = [], []
     for i, history in enumerate(histories):
-        claims.append(claim(f"c{i}", f"a{i % 2}", "q1f1" if i % 3 else None))
+        claims.append(claim(f"{prefix}c{i}", f"{prefix}a{i % 2}", "q1f1" if i % 3 else None))
         judgements = [_judgement(*j, n=10 * i + k) for k, j in enumerate(history)]
-        edges.append(edge(f"c{i}", f"https://s{i}.example/page", judgements=judgements))
+        edges.append(edge(f"{prefix}c{i}", f"https://{prefix}s{i}.example/page", judgements=judgements))
     return document(answers, claims, edges, protocol(official=["s1.example"]))
 
 
@@ -151,3 +154,25 @@ def test_the_whole_audit_gives_the_same_rows(tmp_path: Path) -> None:
     assert rows == edge_rows(whole)
     assert [r[2] for r in rows] == ["supported", "conflicting"]
     assert [r[6] for r in rows] == ["labelled · ann", "adjudicated · cy"]
+
+
+def test_a_database_of_two_protocols_gives_each_its_own_edges_and_judgements(tmp_path: Path) -> None:
+    path = tmp_path / "audit.db"
+    first = _document([_history(5, ["supported", "partial", "unknown"]), _history(1, list(LABELS[:3]))])
+    second = _document([_history(2, ["conflicting", "unknown", "unknown"]), _history(3, list(LABELS[:3]))], "o")
+    second["protocol"] = protocol(official=["os1.example"], id="other-protocol")
+    _database(path, first, "single")
+    _database(path, second, "single")
+    every = Scope(run_kinds=frozenset(RunKind))
+    with Store(path) as store:
+        for selector, shown in (
+            ("test-protocol", ["disputed", "pending"]),
+            ("other-protocol", ["conflicting", "supported"]),
+        ):
+            pk = store.choose_protocol(selector, every)
+            without, rows = read_report_input(store, pk)
+            # first: c0 ann supported, bo partial → disputed; c1 a model's label only → pending. second: c0 ann
+            # conflicting → labelled; c1 a model's partial, then ann's supported → labelled supported
+            assert [r[2] for r in rows] == shown
+            old = build_index(select_audit(store.load_audit(pk), every)[0], str, {}).to_json()
+            assert build_index(select_audit(without, every)[0], str, {}, None, rows).to_json() == old

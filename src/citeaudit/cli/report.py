@@ -181,7 +181,6 @@ def _trend(path: Path, scope: Scope, settings: IntervalSettings) -> Trend | None
 
 def _review_note(path: Path) -> str:
     """The review policy behind the final labels and how far the two most active human reviewers agree."""
-    from citeaudit.core.raters import RaterKind
     from citeaudit.scoring.paths import agreement_path, is_database
     from citeaudit.store import Store
     from citeaudit.store.review import ReviewStore
@@ -191,10 +190,7 @@ def _review_note(path: Path) -> str:
     with ReviewStore(path) as review:
         policy = review.accounts.settings()["policy"]
     with Store(path) as store:
-        humans = sorted(
-            ((rater, n) for rater, n in store.ratings.raters() if rater.kind is RaterKind.HUMAN),
-            key=lambda item: -item[1],
-        )
+        humans = store.ratings.human_raters()
     wording = {
         "single": "single review (one human review gives the final label)",
         "double": "double review (two independent human reviews; disagreements adjudicated)",

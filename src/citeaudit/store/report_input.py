@@ -22,17 +22,36 @@ __all__ = ["EdgeRow", "read_report_input", "shown_label"]
 EdgeRow = tuple[str, str, str, str, str, str, str]
 """(claim id, source key, shown label, passage, period, reasoning, review state with the latest reviewer)."""
 
-_EDGES = (
-    "SELECT e.pk, c.id, s.key, e.review_state, e.final_code, j.passage, j.period, j.reasoning, j.reviewer "
-    "FROM edges e JOIN claims c ON c.pk = e.claim_pk JOIN sources s ON s.pk = e.source_pk "
-    "LEFT JOIN judgements j ON j.pk = coalesce("
-    "(SELECT max(h.pk) FROM judgements h WHERE h.edge_pk = e.pk AND h.origin = 'human'), "
-    "(SELECT max(h.pk) FROM judgements h WHERE h.edge_pk = e.pk)) "
-    "WHERE e.claim_pk IN (SELECT c.pk FROM claims c JOIN answers a ON a.pk = c.answer_pk JOIN runs r "
-    f"ON r.pk = a.run_pk WHERE r.protocol_pk = ? AND {CURRENT_CLAIM}) ORDER BY e.pk"
+_CURRENT_CLAIMS = (
+    "SELECT c.pk FROM claims c JOIN answers a ON a.pk = c.answer_pk JOIN runs r ON r.pk = a.run_pk "
+    f"WHERE r.protocol_pk = ? AND {CURRENT_CLAIM}"
 )
-"""Each edge of the protocol's current claims with its stored outcome and its latest human judgement (the latest
-judgement of any origin when no person judged it), in the order the audit lists edges."""
+
+_SHOWN = (
+    "CASE e.final_code "
+    + " ".join(f"WHEN {code} THEN '{label}'" for code, label in enumerate(LABELS))
+    + " ELSE CASE e.review_state WHEN 'disputed' THEN 'disputed' ELSE 'pending' END END"
+)
+"""The label an edge shows (:func:`shown_label`) from the outcome the store keeps with it."""
+
+_EDGES = (
+    f"SELECT e.pk, c.id, s.key, {_SHOWN}, e.review_state FROM edges e JOIN claims c ON c.pk = e.claim_pk "
+    f"JOIN sources s ON s.pk = e.source_pk WHERE e.claim_pk IN ({_CURRENT_CLAIMS}) ORDER BY e.pk"
+)
+"""Each edge of the protocol's current claims with its stored outcome, in the order the audit lists edges."""
+
+_JUDGEMENTS = (
+    "SELECT j.edge_pk, j.origin = 'human', j.passage, j.period, j.reasoning, j.reviewer FROM judgements j "
+    f"CROSS JOIN edges e ON e.pk = j.edge_pk WHERE e.claim_pk IN ({_CURRENT_CLAIMS}) ORDER BY j.pk"
+)
+"""What the report shows of the judgements of those edges, oldest first (CROSS JOIN: one scan of the judgements
+in their own order, each edge found by its key, rather than a sort of them by edge)."""
+
+_EVERY_JUDGEMENT = (
+    "SELECT j.edge_pk, j.origin = 'human', j.passage, j.period, j.reasoning, j.reviewer FROM judgements j ORDER BY j.pk"
+)
+"""The same of every judgement: what a database of one protocol reads (half the time; the edges not read are
+never looked up)."""
 
 
 def shown_label(state: ReviewState, label: Label | None) -> str:
@@ -47,23 +66,26 @@ def read_report_input(store: Store, protocol_pk: int) -> tuple[Audit, list[EdgeR
 
     The label is the one a single review gives (``review_outcome`` of all the edge's judgements): under the single
     policy that is the outcome the store keeps with the edge; under another policy it is worked out from the
-    judgements, as for an audit read whole."""
+    judgements, as for an audit read whole. The judgement shown is the edge's latest human one, else its latest."""
     db = store.connection
     every_answer = Scope(run_kinds=frozenset(RunKind))
     audit = read_audit(db, store.effective_protocol(protocol_pk, every_answer), protocol_pk, edges=False)
-    single = policy_reviews_required(db) == 1
-    outcomes = {} if single else _single_review_outcomes(db, protocol_pk)
+    human: dict[int, tuple[str | None, str | None, str | None, str | None]] = {}
+    other: dict[int, tuple[str | None, str | None, str | None, str | None]] = {}
+    (protocols,) = db.execute("SELECT count(*) FROM protocols").fetchone()
+    judgements = db.execute(_EVERY_JUDGEMENT) if protocols == 1 else db.execute(_JUDGEMENTS, (protocol_pk,))
+    for edge_pk, by_person, passage, period, reasoning, reviewer in judgements:
+        (human if by_person else other)[edge_pk] = (passage, period, reasoning, reviewer)
+    nobody = (None, None, None, None)
+    outcomes = None if policy_reviews_required(db) == 1 else _single_review_outcomes(db, protocol_pk)
     rows: list[EdgeRow] = []
-    for pk, claim_id, source_key, state, code, passage, period, reasoning, reviewer in db.execute(
-        _EDGES, (protocol_pk,)
-    ):
-        if single:
-            label = LABELS[code] if code < len(LABELS) else None
-            outcome = (ReviewState(state), label)
-        else:
+    for pk, claim_id, source_key, shown, state in db.execute(_EDGES, (protocol_pk,)):
+        if outcomes is not None:
             outcome = outcomes.get(pk, (ReviewState.PENDING, None))
-        review = f"{outcome[0]}" + (f" · {reviewer}" if reviewer else "")
-        rows.append((claim_id, source_key, shown_label(*outcome), passage or "", period or "", reasoning or "", review))
+            state, shown = str(outcome[0]), shown_label(*outcome)
+        passage, period, reasoning, reviewer = human.get(pk) or other.get(pk) or nobody
+        review = f"{state} · {reviewer}" if reviewer else state
+        rows.append((claim_id, source_key, shown, passage or "", period or "", reasoning or "", review))
     return audit, rows
 
 
