@@ -15,7 +15,7 @@ from citeaudit.core.model import RunKind
 from citeaudit.core.scope import Scope, select_audit
 from citeaudit.interchange.reader import audit_from_document
 from citeaudit.interchange.schema import AuditDocument
-from citeaudit.report.evidence import build_index, edge_rows
+from citeaudit.report.evidence import EvidenceIndex, build_index, edge_rows
 from citeaudit.store import Store
 from citeaudit.store.reading import read_audit
 from citeaudit.store.report_input import read_report_input
@@ -176,3 +176,32 @@ def test_a_database_of_two_protocols_gives_each_its_own_edges_and_judgements(tmp
             assert [r[2] for r in rows] == shown
             old = build_index(select_audit(store.load_audit(pk), every)[0], str, {}).to_json()
             assert build_index(select_audit(without, every)[0], str, {}, None, rows).to_json() == old
+
+
+def _dumped(index: EvidenceIndex) -> str:
+    """The blob as the standard library writes it (what the report has always carried)."""
+    body = {
+        "answers": index.answers,
+        "claims": index.claims,
+        "sources": index.sources,
+        "edges": index.edges,
+        "pairs": index.pairs,
+        "official": {str(a): rows for a, rows in index.official_answers.items()},
+        "sets": index.sets,
+    }
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(), max_size=5), st.lists(st.one_of(st.none(), st.booleans(), st.integers()), max_size=5))
+def test_the_blob_is_the_text_the_standard_library_writes(texts: list[str], values: list[Any]) -> None:
+    index = EvidenceIndex(claims=[[text, n, None] for n, text in enumerate(texts)], edges=[values])
+    index.add("k", "title </script>", "e", [3, 1, 3], [2])
+    assert index.to_json() == _dumped(index)
+
+
+def test_a_lone_surrogate_is_written_as_the_standard_library_writes_it() -> None:
+    # a string with half a surrogate pair is no UTF-8: the Rust writer refuses it and json writes the blob
+    index = EvidenceIndex(claims=[["half \ud800 pair", 0, None]])
+    assert index.to_json() == _dumped(index)
+    assert "half \ud800 pair" in index.to_json()

@@ -18,6 +18,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic_core import PydanticSerializationError, to_json
+
 from citeaudit.core.identity import OfficialMatcher, url_location
 from citeaudit.core.model import Audit, Claim, Protocol, Severity, review_outcome
 from citeaudit.core.results import Metric
@@ -52,6 +54,8 @@ class EvidenceIndex:
     covered_pairs: set[int] = field(default_factory=set)
     edge_answer: list[int] = field(default_factory=list)
     edges_of_answer: dict[int, list[int]] = field(default_factory=dict)
+    where: dict[tuple[tuple[str, str | None], ...], list[int]] = field(default_factory=dict)
+    """The answer rows found for each selection so far (the tables ask for each scope several times)."""
 
     def add(self, key: str, title: str, kind: str, numerator: Iterable[int], denominator: Iterable[int]) -> str:
         """Name a set (``kind``: ``e`` edges, ``p`` pairs, ``a`` answers) and return its key."""
@@ -59,12 +63,17 @@ class EvidenceIndex:
         return key
 
     def answers_where(self, by: Sequence[tuple[str, str | None]]) -> list[int]:
-        """Answer rows whose dimensions have the values ``by``."""
-        return [
-            row
-            for answer_id, row in self.answer_of.items()
-            if all(self.dims[answer_id].get(name) == value for name, value in by)
-        ]
+        """Answer rows whose dimensions have the values ``by`` (the list is shared: not to be changed)."""
+        key = tuple(by)
+        found = self.where.get(key)
+        if found is None:
+            found = [
+                row
+                for answer_id, row in self.answer_of.items()
+                if all(self.dims[answer_id].get(name) == value for name, value in by)
+            ]
+            self.where[key] = found
+        return found
 
     def metric_set(self, key: str, title: str, name: str, answers: Sequence[int], metric: Metric) -> str | None:
         """The set behind one metric over ``answers``: its key, or ``None`` when it does not add up to ``metric``."""
@@ -89,6 +98,15 @@ class EvidenceIndex:
         rows = [e for a in answers for e in self.edges_of_answer.get(a, []) if self.edges[e][2] == label]
         return self.add(key, title, "e", rows, rows)
 
+    def edges_by_label(self, answers: Sequence[int]) -> dict[str, list[int]]:
+        """The edges over ``answers`` per final label (or review state while pending), in one pass."""
+        found: dict[str, list[int]] = defaultdict(list)
+        edges = self.edges
+        for a in answers:
+            for e in self.edges_of_answer.get(a, ()):
+                found[edges[e][2]].append(e)
+        return found
+
     def to_json(self) -> str:
         """The blob, safe inside a ``<script type="application/json">`` element."""
         body = {
@@ -100,7 +118,12 @@ class EvidenceIndex:
             "official": {str(a): rows for a, rows in self.official_answers.items()},
             "sets": self.sets,
         }
-        text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+        try:
+            # the same text as json.dumps(body, ensure_ascii=False, separators=(",", ":")), written in Rust: the
+            # blob holds only strings, integers, booleans and nulls, escaped alike by both
+            text = to_json(body).decode("utf-8")
+        except PydanticSerializationError:  # a lone surrogate (no UTF-8), which json writes as it is
+            text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
         # no "<" at all inside the script element: "</script" would end it early, "<!--" open a comment in it
         return text.replace("<", "\\u003c")
 

@@ -158,15 +158,17 @@ def _label_cells(index: EvidenceIndex, prefix: str, title: str, scope: ScopeScor
         else None
     )
     cells: list[tuple[str, str | None]] = [(str(scope.edges.unique), all_key), (str(scope.edges.locations), all_key)]
+    by_label = index.edges_by_label(answers)
     for label in Label:
-        key = index.label_set(f"label:{label}:{prefix}", f"{label} edges · {title}", str(label), answers)
+        rows = by_label.get(str(label), [])
+        key = index.add(f"label:{label}:{prefix}", f"{label} edges · {title}", "e", rows, rows)
         cells.append(
             (
                 str(scope.edges.by_label[label]),
                 key if len(index.sets[key]["d"]) == scope.edges.by_label[label] else None,
             )
         )
-    pending = [e for e in every if index.edges[e][2] in ("pending", "disputed")]
+    pending = by_label.get("pending", []) + by_label.get("disputed", [])
     key = index.add(f"pending:{prefix}", f"Pending edges · {title}", "e", pending, pending)
     cells.append((_pending(scope), key if len(pending) == scope.edges.pending else None))
     return cells
