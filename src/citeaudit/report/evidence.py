@@ -67,13 +67,25 @@ class EvidenceIndex:
         key = tuple(by)
         found = self.where.get(key)
         if found is None:
-            found = [
-                row
-                for answer_id, row in self.answer_of.items()
-                if all(self.dims[answer_id].get(name) == value for name, value in by)
-            ]
-            self.where[key] = found
+            if len(key) == 1:
+                self._split_by(key[0][0])
+                found = self.where.setdefault(key, [])
+            else:
+                found = [
+                    row
+                    for answer_id, row in self.answer_of.items()
+                    if all(self.dims[answer_id].get(name) == value for name, value in by)
+                ]
+                self.where[key] = found
         return found
+
+    def _split_by(self, name: str) -> None:
+        """The answer rows of every value of dimension ``name``, found in one pass (each list in row order)."""
+        groups: dict[str | None, list[int]] = defaultdict(list)
+        for answer_id, row in self.answer_of.items():
+            groups[self.dims[answer_id].get(name)].append(row)
+        for value, rows in groups.items():
+            self.where.setdefault(((name, value),), rows)
 
     def metric_set(self, key: str, title: str, name: str, answers: Sequence[int], metric: Metric) -> str | None:
         """The set behind one metric over ``answers``: its key, or ``None`` when it does not add up to ``metric``."""
