@@ -63,14 +63,12 @@ def report(
     from citeaudit.cli.score import _by, _scope
     from citeaudit.core.protocol import disclosure
     from citeaudit.core.scoring import IntervalSettings
-    from citeaudit.interchange import load_protocol
     from citeaudit.report.files import write_atomically
     from citeaudit.report.html import ReportInput, render_report
-    from citeaudit.scoring.comparison import compare_paths
     from citeaudit.scoring.paths import load_report_scope, score_path
 
     with _collector_paused():
-        named = None if protocol_file is None else load_protocol(protocol_file)
+        named = None if protocol_file is None else _protocol_file(protocol_file)
 
         scope = _scope(kind, where)
         settings = IntervalSettings(resamples=resamples, seed=seed)
@@ -80,6 +78,8 @@ def report(
         comparison = None
         names = (str(path), str(compare))
         if compare is not None or compare_where:
+            from citeaudit.scoring.comparison import compare_paths
+
             other = compare if compare is not None else path
             scope_b = _scope(kind, compare_where) if compare_where else scope
             comparison = compare_paths(
@@ -200,13 +200,12 @@ def _review_note(path: Path) -> str:
     """The review policy behind the final labels and how far the two most active human reviewers agree."""
     from citeaudit.scoring.paths import agreement_path, is_database
     from citeaudit.store import Store
-    from citeaudit.store.review import ReviewStore
+    from citeaudit.store.review_base import read_settings
 
     if not is_database(path):
         return "Labels as recorded in the audit file (its review policy is not recorded there)."
-    with ReviewStore(path) as review:
-        policy = review.accounts.settings()["policy"]
     with Store(path) as store:
+        policy = read_settings(store.connection)["policy"]
         humans = store.ratings.human_raters()
     wording = {
         "single": "single review (one human review gives the final label)",
