@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import sqlite3
 
+import numpy as np
+
 from citeaudit.core.model import Audit, Judgement, Label, ReviewState, RunKind, review_outcome
 from citeaudit.core.scope import Scope
 from citeaudit.core.scoring import LABELS
 from citeaudit.store.judgements import JUDGEMENT_COLUMNS, judgement_from_row
-from citeaudit.store.reading import CURRENT_CLAIM, read_audit
+from citeaudit.store.reading import CURRENT_CLAIM, int_columns, read_audit
 from citeaudit.store.review_rules import policy_reviews_required
 from citeaudit.store.sqlite import Store
 
@@ -27,18 +29,12 @@ _CURRENT_CLAIMS = (
     f"WHERE r.protocol_pk = ? AND {CURRENT_CLAIM}"
 )
 
-_SHOWN = (
-    "CASE e.final_code "
-    + " ".join(f"WHEN {code} THEN '{label}'" for code, label in enumerate(LABELS))
-    + " ELSE CASE e.review_state WHEN 'disputed' THEN 'disputed' ELSE 'pending' END END"
-)
-"""The label an edge shows (:func:`shown_label`) from the outcome the store keeps with it."""
+_STATES = tuple(str(state) for state in ReviewState)
+_STATE_CODE = "CASE e.review_state " + " ".join(f"WHEN '{s}' THEN {i}" for i, s in enumerate(_STATES)) + " END"
+"""The review state the store keeps with an edge, as its position in :data:`_STATES`."""
 
-_EDGES = (
-    f"SELECT e.pk, c.id, s.key, {_SHOWN}, e.review_state FROM edges e JOIN claims c ON c.pk = e.claim_pk "
-    f"JOIN sources s ON s.pk = e.source_pk WHERE e.claim_pk IN ({_CURRENT_CLAIMS}) ORDER BY e.pk"
-)
-"""Each edge of the protocol's current claims with its stored outcome, in the order the audit lists edges."""
+_EDGE_COLUMNS = ("e.pk", "e.claim_pk", "e.source_pk", "e.final_code", _STATE_CODE)
+"""Each edge of the protocol's current claims as integers (read as columns: no row of Python values each)."""
 
 _JUDGEMENTS = (
     "SELECT j.edge_pk, j.origin = 'human', j.passage, j.period, j.reasoning, j.reviewer FROM judgements j "
@@ -62,7 +58,8 @@ def shown_label(state: ReviewState, label: Label | None) -> str:
 
 
 def read_report_input(store: Store, protocol_pk: int) -> tuple[Audit, list[EdgeRow]]:
-    """One protocol's audit without edges, and every edge of its current claims as an :data:`EdgeRow`.
+    """One protocol's audit without edges, and every edge of its current claims as an :data:`EdgeRow`, in the
+    order the audit lists edges.
 
     The label is the one a single review gives (``review_outcome`` of all the edge's judgements): under the single
     policy that is the outcome the store keeps with the edge; under another policy it is worked out from the
@@ -70,23 +67,54 @@ def read_report_input(store: Store, protocol_pk: int) -> tuple[Audit, list[EdgeR
     db = store.connection
     every_answer = Scope(run_kinds=frozenset(RunKind))
     audit = read_audit(db, store.effective_protocol(protocol_pk, every_answer), protocol_pk, edges=False)
+    shown_of = _judgements_shown(db, protocol_pk)
+    pks, claim_pks, source_pks, codes, states = _edge_columns(db, protocol_pk)
+    claim_id = dict(db.execute(f"SELECT c.pk, c.id FROM claims c WHERE c.pk IN ({_CURRENT_CLAIMS})", (protocol_pk,)))
+    source_key = dict(
+        db.execute(
+            "SELECT s.pk, s.key FROM sources s JOIN protocol_sources ps ON ps.source_pk = s.pk "
+            "WHERE ps.protocol_pk = ?",
+            (protocol_pk,),
+        )
+    )
+    outcomes = None if policy_reviews_required(db) == 1 else _single_review_outcomes(db, protocol_pk)
+    labels = [str(label) for label in LABELS]
+    nobody = (None, None, None, None)
+    rows: list[EdgeRow] = []
+    for pk, claim_pk, source_pk, code, state_code in zip(pks, claim_pks, source_pks, codes, states, strict=True):
+        state = _STATES[state_code]
+        if outcomes is None:
+            shown = labels[code] if code < len(labels) else ("disputed" if state == "disputed" else "pending")
+        else:
+            outcome = outcomes.get(pk, (ReviewState.PENDING, None))
+            state, shown = str(outcome[0]), shown_label(*outcome)
+        passage, period, reasoning, reviewer = shown_of.get(pk, nobody)
+        review = f"{state} · {reviewer}" if reviewer else state
+        rows.append(
+            (claim_id[claim_pk], source_key[source_pk], shown, passage or "", period or "", reasoning or "", review)
+        )
+    return audit, rows
+
+
+def _edge_columns(db: sqlite3.Connection, protocol_pk: int) -> list[list[int]]:
+    """:data:`_EDGE_COLUMNS` of every edge of the protocol's current claims, by edge pk."""
+    columns = int_columns(db, _EDGE_COLUMNS, "edges e", f"WHERE e.claim_pk IN ({_CURRENT_CLAIMS})", [protocol_pk])
+    order = np.argsort(columns[0], kind="stable")
+    return [column[order].tolist() for column in columns]
+
+
+def _judgements_shown(
+    db: sqlite3.Connection, protocol_pk: int
+) -> dict[int, tuple[str | None, str | None, str | None, str | None]]:
+    """Per edge pk, the (passage, period, reasoning, reviewer) of its latest human judgement, else of its latest."""
     human: dict[int, tuple[str | None, str | None, str | None, str | None]] = {}
     other: dict[int, tuple[str | None, str | None, str | None, str | None]] = {}
     (protocols,) = db.execute("SELECT count(*) FROM protocols").fetchone()
     judgements = db.execute(_EVERY_JUDGEMENT) if protocols == 1 else db.execute(_JUDGEMENTS, (protocol_pk,))
     for edge_pk, by_person, passage, period, reasoning, reviewer in judgements:
         (human if by_person else other)[edge_pk] = (passage, period, reasoning, reviewer)
-    nobody = (None, None, None, None)
-    outcomes = None if policy_reviews_required(db) == 1 else _single_review_outcomes(db, protocol_pk)
-    rows: list[EdgeRow] = []
-    for pk, claim_id, source_key, shown, state in db.execute(_EDGES, (protocol_pk,)):
-        if outcomes is not None:
-            outcome = outcomes.get(pk, (ReviewState.PENDING, None))
-            state, shown = str(outcome[0]), shown_label(*outcome)
-        passage, period, reasoning, reviewer = human.get(pk) or other.get(pk) or nobody
-        review = f"{state} · {reviewer}" if reviewer else state
-        rows.append((claim_id, source_key, shown, passage or "", period or "", reasoning or "", review))
-    return audit, rows
+    other.update(human)
+    return other
 
 
 def _single_review_outcomes(db: sqlite3.Connection, protocol_pk: int) -> dict[int, tuple[ReviewState, Label | None]]:
