@@ -226,33 +226,7 @@ def build_index(
     for claim in audit.claims:
         index.claim_of[claim.id] = len(index.claims)
         index.claims.append([claim.text, index.answer_of[claim.answer_id], claim.required_fact_id])
-    claim_answer = {c.id: index.answer_of[c.answer_id] for c in audit.claims}
-    own_links = {
-        (answer.id, c.source_key): c.url for answer in audit.answers for c in answer.citations if c.source_key and c.url
-    }
-    answer_ids = [row[0] for row in index.answers]
-    for claim_id, source_key, shown, passage, period, reasoning, review in edge_rows(audit) if edges is None else edges:
-        answer_row = claim_answer.get(claim_id)
-        if answer_row is None:  # an edge of a claim outside the audit's scope
-            continue
-        row = len(index.edges)
-        index.edge_of[(claim_id, source_key)] = row
-        index.edge_answer.append(answer_row)
-        index.edges_of_answer.setdefault(answer_row, []).append(row)
-        index.edges.append(
-            [
-                index.claim_of[claim_id],
-                source_row[source_key],
-                shown,
-                passage,
-                period,
-                reasoning,
-                review,
-                own_links.get((answer_ids[answer_row], source_key), ""),
-            ]
-        )
-        if shown == "supported":
-            index.supported_edges.add(row)
+    _add_edges(index, audit, source_row, edge_rows(audit) if edges is None else edges)
     edge_sources = {a: {index.edges[e][1] for e in rows} for a, rows in index.edges_of_answer.items()}
     for answer in audit.answers:
         row = index.answer_of[answer.id]
@@ -262,6 +236,32 @@ def build_index(
             index.official_answers[row] = cited
     _pairs(audit, index)
     return index
+
+
+def _add_edges(index: EvidenceIndex, audit: Audit, source_row: Mapping[str, int], edges: Iterable[EdgeRow]) -> None:
+    """The rows of the edges of the audit's claims (an edge of a claim outside the audit is left out), each
+    with the link as its answer cited the source."""
+    claim_rows = {c.id: (index.claim_of[c.id], index.answer_of[c.answer_id]) for c in audit.claims}
+    own_links = {
+        (answer.id, c.source_key): c.url for answer in audit.answers for c in answer.citations if c.source_key and c.url
+    }
+    answer_ids = [row[0] for row in index.answers]
+    rows, edge_of, edge_answer, supported = index.edges, index.edge_of, index.edge_answer, index.supported_edges
+    of_answer: dict[int, list[int]] = defaultdict(list)
+    for claim_id, source_key, shown, passage, period, reasoning, review in edges:
+        found = claim_rows.get(claim_id)
+        if found is None:
+            continue
+        claim_row, answer_row = found
+        row = len(rows)
+        edge_of[(claim_id, source_key)] = row
+        edge_answer.append(answer_row)
+        of_answer[answer_row].append(row)
+        link = own_links.get((answer_ids[answer_row], source_key), "") if own_links else ""
+        rows.append([claim_row, source_row[source_key], shown, passage, period, reasoning, review, link])
+        if shown == "supported":
+            supported.add(row)
+    index.edges_of_answer.update(of_answer)
 
 
 def _pairs(audit: Audit, index: EvidenceIndex) -> None:
