@@ -205,3 +205,20 @@ def test_a_lone_surrogate_is_written_as_the_standard_library_writes_it() -> None
     index = EvidenceIndex(claims=[["half \ud800 pair", 0, None]])
     assert index.to_json() == _dumped(index)
     assert "half \ud800 pair" in index.to_json()
+
+
+def test_the_scores_by_question_read_beside_the_others_are_those_read_apart(
+    four_claim_path: Path, tmp_path: Path
+) -> None:
+    from citeaudit.scoring.paths import score_path
+
+    path = tmp_path / "audit.db"
+    _database(path, _document([_history(2, list(LABELS[:3])), _history(5, list(LABELS[:3])), []]), "single")
+    every = Scope(run_kinds=frozenset(RunKind))
+    for source in (path, four_claim_path):
+        both = score_path(source, scope=every, by=("platform",), also_by=("question",))
+        apart = score_path(source, scope=every, by=("question",))
+        assert both.also == apart.result
+        assert score_path(source, scope=every, by=("platform",)).also is None
+    # the database: one question (q1) answered twice, so one group of two answers
+    assert [g.answers for g in score_path(path, scope=every, also_by=("question",)).also.groups] == [2]

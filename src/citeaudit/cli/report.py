@@ -73,8 +73,10 @@ def report(
         scope = _scope(kind, where)
         settings = IntervalSettings(resamples=resamples, seed=seed)
         groups = _by(by)
-        scored = score_path(path, scope=scope, by=groups, protocol=protocol, ci=settings, figures=True)
-        by_question = score_path(path, scope=scope, by=("question",), protocol=protocol)
+        scored = score_path(
+            path, scope=scope, by=groups, protocol=protocol, ci=settings, figures=True, also_by=("question",)
+        )
+        by_question = scored.also or score_path(path, scope=scope, by=("question",), protocol=protocol).result
         comparison = None
         names = (str(path), str(compare))
         if compare is not None or compare_where:
@@ -101,7 +103,7 @@ def report(
                 source=str(path),
                 audit=audit,
                 result=scored.result,
-                by_question=by_question.result,
+                by_question=by_question,
                 disclosure=disclosure(scored.protocol),
                 excluded=scored.excluded_by_kind,
                 failed=scored.failed_answers,

@@ -58,13 +58,16 @@ def score_path(
     ci: IntervalSettings | None = None,
     figures: bool = False,
     engine: str = "numpy",
+    also_by: Sequence[str] | None = None,
 ) -> ScoredPath:
     """Score an audit file or a database within ``scope``; with ``figures``, also the brand figures and
     misattribution (each under its own key, never mixed into the scores; they cost a second read of the edges,
     so only callers that show them ask). The brand figures are computed only for a protocol that names a brand or
     competitors; :meth:`ScoredPath.computed` says which figures were computed and why the others were not. With
     ``engine`` ``duckdb`` or ``spark``, a Parquet dataset written by the export (or, with DuckDB, a database) is
-    scored through the convention's SQL (no figures beside the scores)."""
+    scored through the convention's SQL (no figures beside the scores). With ``also_by`` (numpy engine), the
+    same answers are also scored grouped by those dimensions, without intervals (``ScoredPath.also``), from
+    what was read once."""
     if engine != "numpy":
         if macro:
             raise ScopeError("--macro (the mean of per-answer values) is computed by the numpy engine only")
@@ -101,8 +104,13 @@ def score_path(
         result = score_columns(
             columns, scoring=chosen.scoring, fingerprint=fingerprint(chosen), by=by, macro=macro, ci=ci
         )
+        also = (
+            None
+            if also_by is None
+            else score_columns(columns, scoring=chosen.scoring, fingerprint=fingerprint(chosen), by=also_by)
+        )
         not_computed = _not_computed(chosen) if figures else ()
-        return ScoredPath(result, chosen, excluded, failed, warnings, brand, cross, unresolved, not_computed)
+        return ScoredPath(result, chosen, excluded, failed, warnings, brand, cross, unresolved, not_computed, also)
     audit = read_file(path).audit
     selected, excluded = select_audit(audit, scope)
     failed = len(selected.failed_answers)
@@ -123,6 +131,7 @@ def score_path(
         cross,
         unresolved_links(selected),
         _not_computed(audit.protocol) if figures else (),
+        None if also_by is None else score(selected, by=also_by),
     )
 
 
