@@ -126,7 +126,10 @@ def test_an_edge_row_carries_the_latest_human_judgement_and_the_outcome(tmp_path
     path = tmp_path / "audit.db"
     _database(path, _document(histories), "single")
     with Store(path) as store:
-        _, rows = read_report_input(store, store.choose_protocol(None, Scope(run_kinds=frozenset(RunKind))))
+        _, read = read_report_input(store, store.choose_protocol(None, Scope(run_kinds=frozenset(RunKind))))
+    rows = read.edges
+    # the protocol's one official domain is s1.example: of the three pages cited, only c1's
+    assert read.official == {"https://s1.example/page"}
     # judgement n = 10 * edge + position: c0's second is n = 1 (odd: period 2026), c1's first n = 10 (no period)
     assert rows == [
         ("c0", "https://s0.example/page", "disputed", "passage 1", "2026", "because 1", "disputed · bo"),
@@ -149,7 +152,7 @@ def test_the_whole_audit_gives_the_same_rows(tmp_path: Path) -> None:
     with Store(path) as store:
         pk = store.choose_protocol(None, Scope(run_kinds=frozenset(RunKind)))
         whole = read_audit(store.connection, store.load_audit(pk).protocol, pk)
-        _, rows = read_report_input(store, pk)
+        rows = read_report_input(store, pk)[1].edges
     # c0: one reviewer → labelled supported; c1: ann and bo disagree, cy's adjudication decides → conflicting
     assert rows == edge_rows(whole)
     assert [r[2] for r in rows] == ["supported", "conflicting"]
@@ -170,12 +173,13 @@ def test_a_database_of_two_protocols_gives_each_its_own_edges_and_judgements(tmp
             ("other-protocol", ["conflicting", "supported"]),
         ):
             pk = store.choose_protocol(selector, every)
-            without, rows = read_report_input(store, pk)
+            without, read = read_report_input(store, pk)
+            rows = read.edges
             # first: c0 ann supported, bo partial → disputed; c1 a model's label only → pending. second: c0 ann
             # conflicting → labelled; c1 a model's partial, then ann's supported → labelled supported
             assert [r[2] for r in rows] == shown
             old = build_index(select_audit(store.load_audit(pk), every)[0], str, {}).to_json()
-            assert build_index(select_audit(without, every)[0], str, {}, None, rows).to_json() == old
+            assert build_index(select_audit(without, every)[0], str, {}, None, read).to_json() == old
 
 
 def _dumped(index: EvidenceIndex) -> str:

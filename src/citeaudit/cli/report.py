@@ -96,7 +96,7 @@ def report(
             ).to_dict()
             names = (_selection(path, where), _selection(other, compare_where or where))
         trend = _trend(path, scope, settings)
-        audit, edges = load_report_scope(path, scope=scope, protocol=protocol)
+        audit, rows = load_report_scope(path, scope=scope, protocol=protocol)
         support, support_note = _support(path, {a.id for a in audit.answers})
         html = render_report(
             ReportInput(
@@ -119,7 +119,7 @@ def report(
                 names_from=named,
                 collections=_collections(path),
                 stale=() if scored.brand is None else scored.brand.version_drift.stale,
-                edges=edges,
+                rows=rows,
             )
         )
     write_atomically(out, html.encode("utf-8"))

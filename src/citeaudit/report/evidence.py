@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,7 +24,7 @@ from pydantic_core import PydanticSerializationError, to_json
 from citeaudit.core.identity import OfficialMatcher, url_location
 from citeaudit.core.model import Audit, Claim, Protocol, Severity, review_outcome
 from citeaudit.core.results import Metric
-from citeaudit.store.report_input import EdgeRow, shown_label
+from citeaudit.store.report_input import EdgeRow, ReportRows, shown_label
 
 __all__ = ["EvidenceIndex", "FactMatrix", "build_index", "edge_rows", "fact_matrix", "problems"]
 
@@ -169,9 +170,11 @@ def edge_rows(audit: Audit) -> list[EdgeRow]:
     return rows
 
 
-def _official_sources(audit: Audit, index: EvidenceIndex) -> tuple[dict[str, int], set[int]]:
-    """Each source's row (appended to ``index.sources``) and the rows of official ones, decided once per host
-    where the host alone decides."""
+def _official_sources(
+    audit: Audit, index: EvidenceIndex, official_keys: AbstractSet[str] | None
+) -> tuple[dict[str, int], set[int]]:
+    """Each source's row (appended to ``index.sources``) and the rows of official ones: those of
+    ``official_keys`` when given, else decided here, once per host where the host alone decides."""
     matcher = OfficialMatcher(audit.protocol.official_domains)
     by_host: dict[str | None, bool | None] = {}
     source_row: dict[str, int] = {}
@@ -179,13 +182,16 @@ def _official_sources(audit: Audit, index: EvidenceIndex) -> tuple[dict[str, int
     for source in audit.sources:
         source_row[source.key] = len(index.sources)
         url = source.resolved_url or source.url
-        official = False
-        if url:
+        if official_keys is not None:
+            official = source.key in official_keys
+        elif url:
             host, path = url_location(url)
             if host not in by_host:
                 by_host[host] = matcher.match_host(host)
             decided = by_host[host]
             official = matcher.match_location(host, path) if decided is None else decided
+        else:
+            official = False
         if official:
             official_sources.add(source_row[source.key])
         status = str(source.status) + (f": {source.reason}" if source.reason else "")
@@ -200,14 +206,14 @@ def build_index(
     engine_name: Callable[[str | None], str],
     question_name: Mapping[str, str],
     collections: Mapping[str, str | None] | None = None,
-    edges: Sequence[EdgeRow] | None = None,
+    rows: ReportRows | None = None,
 ) -> EvidenceIndex:
-    """Every row of the audit the report may list, with each answer's dimensions. ``edges``: the audit's edges
-    as rows (:func:`edge_rows`, or as a database gives them without reading judgement histories); by default
-    they are made from ``audit.edges``."""
+    """Every row of the audit the report may list, with each answer's dimensions. ``rows``: the audit's edges
+    and official sources as a database gives them (without judgement histories); by default the edges are made
+    from ``audit.edges`` (:func:`edge_rows`) and each source's URL is matched here."""
     index = EvidenceIndex()
     runs = {r.id: r for r in audit.runs}
-    source_row, official_sources = _official_sources(audit, index)
+    source_row, official_sources = _official_sources(audit, index, None if rows is None else rows.official)
     for answer in audit.answers:
         run = runs.get(answer.run_id)
         platform = answer.platform or (run.platform if run else None)
@@ -226,7 +232,7 @@ def build_index(
     for claim in audit.claims:
         index.claim_of[claim.id] = len(index.claims)
         index.claims.append([claim.text, index.answer_of[claim.answer_id], claim.required_fact_id])
-    _add_edges(index, audit, source_row, edge_rows(audit) if edges is None else edges)
+    _add_edges(index, audit, source_row, edge_rows(audit) if rows is None else rows.edges)
     edge_sources = {a: {index.edges[e][1] for e in rows} for a, rows in index.edges_of_answer.items()}
     for answer in audit.answers:
         row = index.answer_of[answer.id]

@@ -24,7 +24,7 @@ from citeaudit.report.evidence import EvidenceIndex, build_index, fact_matrix, p
 from citeaudit.report.names import EngineNames, question_names
 from citeaudit.report.tables import diagnostics, scope_fraction
 from citeaudit.report.trend import Trend
-from citeaudit.store.report_input import EdgeRow
+from citeaudit.store.report_input import ReportRows
 
 __all__ = ["ReportInput", "render_report"]
 
@@ -76,8 +76,9 @@ class ReportInput:
     """Per answer id, its collection (a database's answers)."""
     stale: Sequence[Any] = ()
     """Official pages judged on a snapshot older than the newest (``StaleSnapshot``s)."""
-    edges: Sequence[EdgeRow] | None = None
-    """The edges as rows (a database's, read without judgement histories); ``None``: made from ``audit.edges``."""
+    rows: ReportRows | None = None
+    """The edges and official sources as a database gives them (without judgement histories); ``None``: made
+    from ``audit.edges`` and the sources' URLs."""
 
 
 def _interval(metric: Metric) -> str:
@@ -227,7 +228,7 @@ def render_report(report: ReportInput) -> str:
     protocol = report.audit.protocol
     engine = EngineNames(protocol, report.names_from)
     questions = question_names(protocol)
-    index = build_index(report.audit, engine, questions, report.collections, report.edges)
+    index = build_index(report.audit, engine, questions, report.collections, report.rows)
     template_text = resources.files("citeaudit").joinpath("templates/report.html.j2").read_text(encoding="utf-8")
     environment = Environment(autoescape=select_autoescape(default=True, default_for_string=True))
     template = environment.from_string(template_text)

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from citeaudit.core.misattribution import CrossPair, MisattributionReport
     from citeaudit.core.raters import LabelPairs, Rater
     from citeaudit.store import Store
-    from citeaudit.store.report_input import EdgeRow
+    from citeaudit.store.report_input import ReportRows
 
 __all__ = [
     "ScoredPath",
@@ -271,18 +271,19 @@ def load_scope(path: str | Path, *, scope: Scope = Scope(), protocol: str | None
 
 def load_report_scope(
     path: str | Path, *, scope: Scope = Scope(), protocol: str | None = None
-) -> tuple[Audit, list[EdgeRow] | None]:
+) -> tuple[Audit, ReportRows | None]:
     """The audit in ``scope`` for the HTML report: from a database without its edges, which come beside it as rows
-    (every edge of the protocol; the report keeps those of the audit's claims); from a file whole, with ``None``."""
+    (every edge of the protocol; the report keeps those of the audit's claims) with its official sources; from a
+    file whole, with ``None``."""
     if not is_database(path):
         return load_scope(path, scope=scope, protocol=protocol), None
     from citeaudit.store import Store
     from citeaudit.store.report_input import read_report_input
 
     with Store(path) as store:
-        audit, edges = read_report_input(store, store.choose_protocol(protocol, scope))
+        audit, rows = read_report_input(store, store.choose_protocol(protocol, scope))
         extra = _extra(store, scope)
-    return select_audit(audit, scope, extra)[0], edges
+    return select_audit(audit, scope, extra)[0], rows
 
 
 def _extra(store: Store, scope: Scope) -> dict[str, dict[str, str | None]] | None:

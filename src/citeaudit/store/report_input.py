@@ -8,6 +8,7 @@ the report together at 100 000 edges; the report shows only each edge's outcome 
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -15,14 +16,26 @@ from citeaudit.core.model import Audit, Judgement, Label, ReviewState, RunKind, 
 from citeaudit.core.scope import Scope
 from citeaudit.core.scoring import LABELS
 from citeaudit.store.judgements import JUDGEMENT_COLUMNS, judgement_from_row
-from citeaudit.store.reading import CURRENT_CLAIM, int_columns, read_audit
+from citeaudit.store.reading import CURRENT_CLAIM, int_columns, official_mask, read_audit
 from citeaudit.store.review_rules import policy_reviews_required
 from citeaudit.store.sqlite import Store
 
-__all__ = ["EdgeRow", "read_report_input", "shown_label"]
+__all__ = ["EdgeRow", "ReportRows", "read_report_input", "shown_label"]
 
 EdgeRow = tuple[str, str, str, str, str, str, str]
 """(claim id, source key, shown label, passage, period, reasoning, review state with the latest reviewer)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReportRows:
+    """What the report reads from the ledger beside the audit without its edges."""
+
+    edges: list[EdgeRow]
+    """Every edge of the protocol's current claims, in the order the audit lists edges."""
+    official: frozenset[str]
+    """Keys of the protocol's sources on an official page, decided as the scorer decides (``official_mask``: once
+    per host, from the host and path the store keeps with each source)."""
+
 
 _CURRENT_CLAIMS = (
     "SELECT c.pk FROM claims c JOIN answers a ON a.pk = c.answer_pk JOIN runs r ON r.pk = a.run_pk "
@@ -57,9 +70,9 @@ def shown_label(state: ReviewState, label: Label | None) -> str:
     return "disputed" if state is ReviewState.DISPUTED else "pending"
 
 
-def read_report_input(store: Store, protocol_pk: int) -> tuple[Audit, list[EdgeRow]]:
-    """One protocol's audit without edges, and every edge of its current claims as an :data:`EdgeRow`, in the
-    order the audit lists edges.
+def read_report_input(store: Store, protocol_pk: int) -> tuple[Audit, ReportRows]:
+    """One protocol's audit without edges, and every edge of its current claims as an :data:`EdgeRow` (in the
+    order the audit lists edges) with the keys of its official sources.
 
     The label is the one a single review gives (``review_outcome`` of all the edge's judgements): under the single
     policy that is the outcome the store keeps with the edge; under another policy it is worked out from the
@@ -93,7 +106,9 @@ def read_report_input(store: Store, protocol_pk: int) -> tuple[Audit, list[EdgeR
         rows.append(
             (claim_id[claim_pk], source_key[source_pk], shown, passage or "", period or "", reasoning or "", review)
         )
-    return audit, rows
+    mask = official_mask(db, audit.protocol)
+    official = frozenset(key for pk, key in source_key.items() if pk < len(mask) and mask[pk])
+    return audit, ReportRows(rows, official)
 
 
 def _edge_columns(db: sqlite3.Connection, protocol_pk: int) -> list[list[int]]:
