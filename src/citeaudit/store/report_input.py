@@ -49,16 +49,20 @@ _STATE_CODE = "CASE e.review_state " + " ".join(f"WHEN '{s}' THEN {i}" for i, s 
 _EDGE_COLUMNS = ("e.pk", "e.claim_pk", "e.source_pk", "e.final_code", _STATE_CODE)
 """Each edge of the protocol's current claims as integers (read as columns: no row of Python values each)."""
 
-_JUDGEMENTS = (
-    "SELECT j.edge_pk, j.origin = 'human', j.passage, j.period, j.reasoning, j.reviewer FROM judgements j "
-    f"CROSS JOIN edges e ON e.pk = j.edge_pk WHERE e.claim_pk IN ({_CURRENT_CLAIMS}) ORDER BY j.pk"
+_SHOWN_OF_JUDGEMENT = (
+    "SELECT j.edge_pk, coalesce(j.passage, ''), coalesce(j.period, ''), coalesce(j.reasoning, ''), "
+    "CASE WHEN j.reviewer <> '' THEN ' · ' || j.reviewer ELSE '' END FROM judgements j"
 )
-"""What the report shows of the judgements of those edges, oldest first (CROSS JOIN: one scan of the judgements
-in their own order, each edge found by its key, rather than a sort of them by edge)."""
+"""What the report shows of a judgement: its passage, period and reasoning, and its reviewer after the state."""
 
-_EVERY_JUDGEMENT = (
-    "SELECT j.edge_pk, j.origin = 'human', j.passage, j.period, j.reasoning, j.reviewer FROM judgements j ORDER BY j.pk"
+_JUDGEMENTS = (
+    f"{_SHOWN_OF_JUDGEMENT} CROSS JOIN edges e ON e.pk = j.edge_pk WHERE e.claim_pk IN ({_CURRENT_CLAIMS}) AND "
+    "(j.origin = 'human') = ? ORDER BY j.pk"
 )
+"""The judgements by people (or by others) of the protocol's edges, oldest first (CROSS JOIN: one scan of the
+judgements in their own order, each edge found by its key, rather than a sort of them by edge)."""
+
+_EVERY_JUDGEMENT = f"{_SHOWN_OF_JUDGEMENT} WHERE (j.origin = 'human') = ? ORDER BY j.pk"
 """The same of every judgement: what a database of one protocol reads (half the time; the edges not read are
 never looked up)."""
 
@@ -92,7 +96,7 @@ def read_report_input(store: Store, protocol_pk: int) -> tuple[Audit, ReportRows
     )
     outcomes = None if policy_reviews_required(db) == 1 else _single_review_outcomes(db, protocol_pk)
     labels = [str(label) for label in LABELS]
-    nobody = (None, None, None, None)
+    nobody = (0, "", "", "", "")
     rows: list[EdgeRow] = []
     for pk, claim_pk, source_pk, code, state_code in zip(pks, claim_pks, source_pks, codes, states, strict=True):
         state = _STATES[state_code]
@@ -101,11 +105,8 @@ def read_report_input(store: Store, protocol_pk: int) -> tuple[Audit, ReportRows
         else:
             outcome = outcomes.get(pk, (ReviewState.PENDING, None))
             state, shown = str(outcome[0]), shown_label(*outcome)
-        passage, period, reasoning, reviewer = shown_of.get(pk, nobody)
-        review = f"{state} · {reviewer}" if reviewer else state
-        rows.append(
-            (claim_id[claim_pk], source_key[source_pk], shown, passage or "", period or "", reasoning or "", review)
-        )
+        _, passage, period, reasoning, reviewer = shown_of.get(pk, nobody)
+        rows.append((claim_id[claim_pk], source_key[source_pk], shown, passage, period, reasoning, state + reviewer))
     mask = official_mask(db, audit.protocol)
     official = frozenset(key for pk, key in source_key.items() if pk < len(mask) and mask[pk])
     return audit, ReportRows(rows, official)
@@ -118,18 +119,19 @@ def _edge_columns(db: sqlite3.Connection, protocol_pk: int) -> list[list[int]]:
     return [column[order].tolist() for column in columns]
 
 
-def _judgements_shown(
-    db: sqlite3.Connection, protocol_pk: int
-) -> dict[int, tuple[str | None, str | None, str | None, str | None]]:
-    """Per edge pk, the (passage, period, reasoning, reviewer) of its latest human judgement, else of its latest."""
-    human: dict[int, tuple[str | None, str | None, str | None, str | None]] = {}
-    other: dict[int, tuple[str | None, str | None, str | None, str | None]] = {}
+def _judgements_shown(db: sqlite3.Connection, protocol_pk: int) -> dict[int, tuple[int, str, str, str, str]]:
+    """Per edge pk, its latest human judgement, else its latest, as (edge pk, passage, period, reasoning,
+    `` · reviewer`` or nothing)."""
     (protocols,) = db.execute("SELECT count(*) FROM protocols").fetchone()
-    judgements = db.execute(_EVERY_JUDGEMENT) if protocols == 1 else db.execute(_JUDGEMENTS, (protocol_pk,))
-    for edge_pk, by_person, passage, period, reasoning, reviewer in judgements:
-        (human if by_person else other)[edge_pk] = (passage, period, reasoning, reviewer)
-    other.update(human)
-    return other
+    shown: dict[int, tuple[int, str, str, str, str]] = {}
+    for by_person in (False, True):  # the people's judgements read last: they win
+        found = (
+            db.execute(_EVERY_JUDGEMENT, (by_person,))
+            if protocols == 1
+            else db.execute(_JUDGEMENTS, (protocol_pk, by_person))
+        )
+        shown.update({row[0]: row for row in found})
+    return shown
 
 
 def _single_review_outcomes(db: sqlite3.Connection, protocol_pk: int) -> dict[int, tuple[ReviewState, Label | None]]:
