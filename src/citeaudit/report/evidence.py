@@ -55,6 +55,8 @@ class EvidenceIndex:
     covered_pairs: set[int] = field(default_factory=set)
     edge_answer: list[int] = field(default_factory=list)
     edges_of_answer: dict[int, list[int]] = field(default_factory=dict)
+    edges_of_claim: dict[int, list[int]] = field(default_factory=dict)
+    """Per claim row, its edge rows in order."""
     where: dict[tuple[tuple[str, str | None], ...], list[int]] = field(default_factory=dict)
     """The answer rows found for each selection so far (the tables ask for each scope several times)."""
 
@@ -254,6 +256,7 @@ def _add_edges(index: EvidenceIndex, audit: Audit, source_row: Mapping[str, int]
     answer_ids = [row[0] for row in index.answers]
     rows, edge_of, edge_answer, supported = index.edges, index.edge_of, index.edge_answer, index.supported_edges
     of_answer: dict[int, list[int]] = defaultdict(list)
+    of_claim: dict[int, list[int]] = defaultdict(list)
     for claim_id, source_key, shown, passage, period, reasoning, review in edges:
         found = claim_rows.get(claim_id)
         if found is None:
@@ -263,11 +266,13 @@ def _add_edges(index: EvidenceIndex, audit: Audit, source_row: Mapping[str, int]
         edge_of[(claim_id, source_key)] = row
         edge_answer.append(answer_row)
         of_answer[answer_row].append(row)
+        of_claim[claim_row].append(row)
         link = own_links.get((answer_ids[answer_row], source_key), "") if own_links else ""
         rows.append([claim_row, source_row[source_key], shown, passage, period, reasoning, review, link])
         if shown == "supported":
             supported.add(row)
     index.edges_of_answer.update(of_answer)
+    index.edges_of_claim.update(of_claim)
 
 
 def _pairs(audit: Audit, index: EvidenceIndex) -> None:
@@ -277,14 +282,12 @@ def _pairs(audit: Audit, index: EvidenceIndex) -> None:
     for claim in audit.claims:
         if claim.required_fact_id:
             claims_of[(claim.answer_id, claim.required_fact_id)].append(claim)
-    edges_of: dict[str, list[int]] = defaultdict(list)
-    for (claim_id, _), row in index.edge_of.items():
-        edges_of[claim_id].append(row)
+    edges_of, claim_of = index.edges_of_claim, index.claim_of
     for answer in audit.answers:
         answer_row = index.answer_of[answer.id]
         for fact in facts_of.get(answer.question_id, ()):
             claims = claims_of.get((answer.id, fact.id), [])
-            rows = sorted(e for c in claims for e in edges_of[c.id])
+            rows = sorted(e for c in claims for e in edges_of.get(claim_of[c.id], ()))
             cause = _cause([index.edges[e][2] for e in rows], bool(claims))
             pair = len(index.pairs)
             index.pairs.append(
@@ -368,9 +371,11 @@ def problems(
     """What a client acts on, ranked: unsupported and conflicting claims by severity, dead or redirected official
     pages, a competitor cited for the brand's own facts, stale official pages; each with answer and engine."""
     facts = {f.id: f for q in protocol.questions for f in q.required_facts}
-    edges_of: dict[int, list[int]] = defaultdict(list)
-    for row, edge in enumerate(index.edges):
-        edges_of[edge[0]].append(row)
+    edges_of = index.edges_of_claim
+    if index.edges and not edges_of:  # an index not made by build_index
+        edges_of = defaultdict(list)
+        for row, edge in enumerate(index.edges):
+            edges_of[edge[0]].append(row)
     claims: list[dict[str, Any]] = []
     awaiting = 0
     for claim in audit.claims:
