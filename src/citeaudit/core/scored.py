@@ -67,6 +67,8 @@ class ScoredPath:
     not_computed: tuple[tuple[str, str], ...] = ()
     """``(figure, reason)`` for each of :data:`FIGURES` left uncomputed and why; a figure neither computed nor
     listed here reads as not asked for."""
+    also: ScoreResult | None = None
+    """The same answers grouped another way, without intervals, when asked for (``score_path(also_by=...)``)."""
 
     @property
     def official_rate_provisional(self) -> bool:

@@ -15,14 +15,18 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
-from citeaudit.core.identity import OfficialMatcher
-from citeaudit.core.model import Audit, Claim, Label, Protocol, ReviewState, Severity, review_outcome
-from citeaudit.core.results import Metric
+from pydantic_core import PydanticSerializationError, to_json
 
-__all__ = ["EvidenceIndex", "FactMatrix", "build_index", "fact_matrix", "problems"]
+from citeaudit.core.identity import OfficialMatcher, url_location
+from citeaudit.core.model import Audit, Claim, Protocol, Severity, review_outcome
+from citeaudit.core.results import Metric
+from citeaudit.store.report_input import EdgeRow, ReportRows, shown_label
+
+__all__ = ["EvidenceIndex", "FactMatrix", "build_index", "edge_rows", "fact_matrix", "problems"]
 
 _SEVERITY_RANK = {Severity.CRITICAL: 0, Severity.HIGH: 1, Severity.MEDIUM: 2, Severity.LOW: 3}
 _BEST = ("partial", "unknown", "pending", "disputed", "irrelevant", "conflicting")
@@ -51,6 +55,10 @@ class EvidenceIndex:
     covered_pairs: set[int] = field(default_factory=set)
     edge_answer: list[int] = field(default_factory=list)
     edges_of_answer: dict[int, list[int]] = field(default_factory=dict)
+    edges_of_claim: dict[int, list[int]] = field(default_factory=dict)
+    """Per claim row, its edge rows in order."""
+    where: dict[tuple[tuple[str, str | None], ...], list[int]] = field(default_factory=dict)
+    """The answer rows found for each selection so far (the tables ask for each scope several times)."""
 
     def add(self, key: str, title: str, kind: str, numerator: Iterable[int], denominator: Iterable[int]) -> str:
         """Name a set (``kind``: ``e`` edges, ``p`` pairs, ``a`` answers) and return its key."""
@@ -58,12 +66,29 @@ class EvidenceIndex:
         return key
 
     def answers_where(self, by: Sequence[tuple[str, str | None]]) -> list[int]:
-        """Answer rows whose dimensions have the values ``by``."""
-        return [
-            row
-            for answer_id, row in self.answer_of.items()
-            if all(self.dims[answer_id].get(name) == value for name, value in by)
-        ]
+        """Answer rows whose dimensions have the values ``by`` (the list is shared: not to be changed)."""
+        key = tuple(by)
+        found = self.where.get(key)
+        if found is None:
+            if len(key) == 1:
+                self._split_by(key[0][0])
+                found = self.where.setdefault(key, [])
+            else:
+                found = [
+                    row
+                    for answer_id, row in self.answer_of.items()
+                    if all(self.dims[answer_id].get(name) == value for name, value in by)
+                ]
+                self.where[key] = found
+        return found
+
+    def _split_by(self, name: str) -> None:
+        """The answer rows of every value of dimension ``name``, found in one pass (each list in row order)."""
+        groups: dict[str | None, list[int]] = defaultdict(list)
+        for answer_id, row in self.answer_of.items():
+            groups[self.dims[answer_id].get(name)].append(row)
+        for value, rows in groups.items():
+            self.where.setdefault(((name, value),), rows)
 
     def metric_set(self, key: str, title: str, name: str, answers: Sequence[int], metric: Metric) -> str | None:
         """The set behind one metric over ``answers``: its key, or ``None`` when it does not add up to ``metric``."""
@@ -88,6 +113,15 @@ class EvidenceIndex:
         rows = [e for a in answers for e in self.edges_of_answer.get(a, []) if self.edges[e][2] == label]
         return self.add(key, title, "e", rows, rows)
 
+    def edges_by_label(self, answers: Sequence[int]) -> dict[str, list[int]]:
+        """The edges over ``answers`` per final label (or review state while pending), in one pass."""
+        found: dict[str, list[int]] = defaultdict(list)
+        edges = self.edges
+        for a in answers:
+            for e in self.edges_of_answer.get(a, ()):
+                found[edges[e][2]].append(e)
+        return found
+
     def to_json(self) -> str:
         """The blob, safe inside a ``<script type="application/json">`` element."""
         body = {
@@ -99,16 +133,14 @@ class EvidenceIndex:
             "official": {str(a): rows for a, rows in self.official_answers.items()},
             "sets": self.sets,
         }
-        text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+        try:
+            # the same text as json.dumps(body, ensure_ascii=False, separators=(",", ":")), written in Rust: the
+            # blob holds only strings, integers, booleans and nulls, escaped alike by both
+            text = to_json(body).decode("utf-8")
+        except PydanticSerializationError:  # a lone surrogate (no UTF-8), which json writes as it is
+            text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
         # no "<" at all inside the script element: "</script" would end it early, "<!--" open a comment in it
         return text.replace("<", "\\u003c")
-
-
-def _state(state: ReviewState, label: Label | None) -> str:
-    """The final label, or the review state while there is none."""
-    if label is not None:
-        return str(label)
-    return "disputed" if state is ReviewState.DISPUTED else "pending"
 
 
 def _fact_severity(claim: Claim, facts: Mapping[str, Any]) -> Severity | None:
@@ -118,28 +150,72 @@ def _fact_severity(claim: Claim, facts: Mapping[str, Any]) -> Severity | None:
     return None if fact is None else fact.severity
 
 
-def build_index(
-    audit: Audit,
-    engine_name: Callable[[str | None], str],
-    question_name: Mapping[str, str],
-    collections: Mapping[str, str | None] | None = None,
-) -> EvidenceIndex:
-    """Every row of the audit the report may list, with each answer's dimensions."""
-    index = EvidenceIndex()
-    runs = {r.id: r for r in audit.runs}
+def edge_rows(audit: Audit) -> list[EdgeRow]:
+    """Each edge of the audit as the report shows it: its outcome under a single review and its latest human
+    judgement (the latest of any origin when no person judged it)."""
+    rows: list[EdgeRow] = []
+    for edge in audit.edges:
+        state, label = review_outcome(edge.judgements)
+        latest = next((j for j in reversed(edge.judgements) if j.origin == "human"), None)
+        latest = latest or (edge.judgements[-1] if edge.judgements else None)
+        rows.append(
+            (
+                edge.claim_id,
+                edge.source_key,
+                shown_label(state, label),
+                (latest.passage or "") if latest else "",
+                (latest.period or "") if latest else "",
+                (latest.reasoning or "") if latest else "",
+                f"{state}" + (f" · {latest.reviewer}" if latest and latest.reviewer else ""),
+            )
+        )
+    return rows
+
+
+def _official_sources(
+    audit: Audit, index: EvidenceIndex, official_keys: AbstractSet[str] | None
+) -> tuple[dict[str, int], set[int]]:
+    """Each source's row (appended to ``index.sources``) and the rows of official ones: those of
+    ``official_keys`` when given, else decided here, once per host where the host alone decides."""
     matcher = OfficialMatcher(audit.protocol.official_domains)
+    by_host: dict[str | None, bool | None] = {}
     source_row: dict[str, int] = {}
     official_sources: set[int] = set()
     for source in audit.sources:
         source_row[source.key] = len(index.sources)
         url = source.resolved_url or source.url
-        official = bool(url and matcher(url))
+        if official_keys is not None:
+            official = source.key in official_keys
+        elif url:
+            host, path = url_location(url)
+            if host not in by_host:
+                by_host[host] = matcher.match_host(host)
+            decided = by_host[host]
+            official = matcher.match_location(host, path) if decided is None else decided
+        else:
+            official = False
         if official:
             official_sources.add(source_row[source.key])
         status = str(source.status) + (f": {source.reason}" if source.reason else "")
         index.sources.append(
             [source.title or "", source.url or source.key, source.resolved_url or "", status, official]
         )
+    return source_row, official_sources
+
+
+def build_index(
+    audit: Audit,
+    engine_name: Callable[[str | None], str],
+    question_name: Mapping[str, str],
+    collections: Mapping[str, str | None] | None = None,
+    rows: ReportRows | None = None,
+) -> EvidenceIndex:
+    """Every row of the audit the report may list, with each answer's dimensions. ``rows``: the audit's edges
+    and official sources as a database gives them (without judgement histories); by default the edges are made
+    from ``audit.edges`` (:func:`edge_rows`) and each source's URL is matched here."""
+    index = EvidenceIndex()
+    runs = {r.id: r for r in audit.runs}
+    source_row, official_sources = _official_sources(audit, index, None if rows is None else rows.official)
     for answer in audit.answers:
         run = runs.get(answer.run_id)
         platform = answer.platform or (run.platform if run else None)
@@ -158,33 +234,7 @@ def build_index(
     for claim in audit.claims:
         index.claim_of[claim.id] = len(index.claims)
         index.claims.append([claim.text, index.answer_of[claim.answer_id], claim.required_fact_id])
-    claim_answer = {c.id: index.answer_of[c.answer_id] for c in audit.claims}
-    own_links = {
-        (answer.id, c.source_key): c.url for answer in audit.answers for c in answer.citations if c.source_key and c.url
-    }
-    for edge in audit.edges:
-        row = len(index.edges)
-        answer_row = claim_answer[edge.claim_id]
-        state, label = review_outcome(edge.judgements)
-        latest = next((j for j in reversed(edge.judgements) if j.origin == "human"), None)
-        latest = latest or (edge.judgements[-1] if edge.judgements else None)
-        index.edge_of[(edge.claim_id, edge.source_key)] = row
-        index.edge_answer.append(answer_row)
-        index.edges_of_answer.setdefault(answer_row, []).append(row)
-        index.edges.append(
-            [
-                index.claim_of[edge.claim_id],
-                source_row[edge.source_key],
-                _state(state, label),
-                (latest.passage or "") if latest else "",
-                (latest.period or "") if latest else "",
-                (latest.reasoning or "") if latest else "",
-                f"{state}" + (f" · {latest.reviewer}" if latest and latest.reviewer else ""),
-                own_links.get((index.answers[answer_row][0], edge.source_key), ""),
-            ]
-        )
-        if label is Label.SUPPORTED:
-            index.supported_edges.add(row)
+    _add_edges(index, audit, source_row, edge_rows(audit) if rows is None else rows.edges)
     edge_sources = {a: {index.edges[e][1] for e in rows} for a, rows in index.edges_of_answer.items()}
     for answer in audit.answers:
         row = index.answer_of[answer.id]
@@ -196,6 +246,35 @@ def build_index(
     return index
 
 
+def _add_edges(index: EvidenceIndex, audit: Audit, source_row: Mapping[str, int], edges: Iterable[EdgeRow]) -> None:
+    """The rows of the edges of the audit's claims (an edge of a claim outside the audit is left out), each
+    with the link as its answer cited the source."""
+    claim_rows = {c.id: (index.claim_of[c.id], index.answer_of[c.answer_id]) for c in audit.claims}
+    own_links = {
+        (answer.id, c.source_key): c.url for answer in audit.answers for c in answer.citations if c.source_key and c.url
+    }
+    answer_ids = [row[0] for row in index.answers]
+    rows, edge_of, edge_answer, supported = index.edges, index.edge_of, index.edge_answer, index.supported_edges
+    of_answer: dict[int, list[int]] = defaultdict(list)
+    of_claim: dict[int, list[int]] = defaultdict(list)
+    for claim_id, source_key, shown, passage, period, reasoning, review in edges:
+        found = claim_rows.get(claim_id)
+        if found is None:
+            continue
+        claim_row, answer_row = found
+        row = len(rows)
+        edge_of[(claim_id, source_key)] = row
+        edge_answer.append(answer_row)
+        of_answer[answer_row].append(row)
+        of_claim[claim_row].append(row)
+        link = own_links.get((answer_ids[answer_row], source_key), "") if own_links else ""
+        rows.append([claim_row, source_row[source_key], shown, passage, period, reasoning, review, link])
+        if shown == "supported":
+            supported.add(row)
+    index.edges_of_answer.update(of_answer)
+    index.edges_of_claim.update(of_claim)
+
+
 def _pairs(audit: Audit, index: EvidenceIndex) -> None:
     """One row per (answer, required fact): covered or the cause of the miss, and the claims stating it."""
     facts_of = {q.id: q.required_facts for q in audit.protocol.questions}
@@ -203,14 +282,12 @@ def _pairs(audit: Audit, index: EvidenceIndex) -> None:
     for claim in audit.claims:
         if claim.required_fact_id:
             claims_of[(claim.answer_id, claim.required_fact_id)].append(claim)
-    edges_of: dict[str, list[int]] = defaultdict(list)
-    for (claim_id, _), row in index.edge_of.items():
-        edges_of[claim_id].append(row)
+    edges_of, claim_of = index.edges_of_claim, index.claim_of
     for answer in audit.answers:
         answer_row = index.answer_of[answer.id]
         for fact in facts_of.get(answer.question_id, ()):
             claims = claims_of.get((answer.id, fact.id), [])
-            rows = sorted(e for c in claims for e in edges_of[c.id])
+            rows = sorted(e for c in claims for e in edges_of.get(claim_of[c.id], ()))
             cause = _cause([index.edges[e][2] for e in rows], bool(claims))
             pair = len(index.pairs)
             index.pairs.append(
@@ -294,9 +371,11 @@ def problems(
     """What a client acts on, ranked: unsupported and conflicting claims by severity, dead or redirected official
     pages, a competitor cited for the brand's own facts, stale official pages; each with answer and engine."""
     facts = {f.id: f for q in protocol.questions for f in q.required_facts}
-    edges_of: dict[int, list[int]] = defaultdict(list)
-    for row, edge in enumerate(index.edges):
-        edges_of[edge[0]].append(row)
+    edges_of = index.edges_of_claim
+    if index.edges and not edges_of:  # an index not made by build_index
+        edges_of = defaultdict(list)
+        for row, edge in enumerate(index.edges):
+            edges_of[edge[0]].append(row)
     claims: list[dict[str, Any]] = []
     awaiting = 0
     for claim in audit.claims:

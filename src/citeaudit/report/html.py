@@ -24,6 +24,7 @@ from citeaudit.report.evidence import EvidenceIndex, build_index, fact_matrix, p
 from citeaudit.report.names import EngineNames, question_names
 from citeaudit.report.tables import diagnostics, scope_fraction
 from citeaudit.report.trend import Trend
+from citeaudit.store.report_input import ReportRows
 
 __all__ = ["ReportInput", "render_report"]
 
@@ -75,6 +76,9 @@ class ReportInput:
     """Per answer id, its collection (a database's answers)."""
     stale: Sequence[Any] = ()
     """Official pages judged on a snapshot older than the newest (``StaleSnapshot``s)."""
+    rows: ReportRows | None = None
+    """The edges and official sources as a database gives them (without judgement histories); ``None``: made
+    from ``audit.edges`` and the sources' URLs."""
 
 
 def _interval(metric: Metric) -> str:
@@ -155,15 +159,17 @@ def _label_cells(index: EvidenceIndex, prefix: str, title: str, scope: ScopeScor
         else None
     )
     cells: list[tuple[str, str | None]] = [(str(scope.edges.unique), all_key), (str(scope.edges.locations), all_key)]
+    by_label = index.edges_by_label(answers)
     for label in Label:
-        key = index.label_set(f"label:{label}:{prefix}", f"{label} edges · {title}", str(label), answers)
+        rows = by_label.get(str(label), [])
+        key = index.add(f"label:{label}:{prefix}", f"{label} edges · {title}", "e", rows, rows)
         cells.append(
             (
                 str(scope.edges.by_label[label]),
                 key if len(index.sets[key]["d"]) == scope.edges.by_label[label] else None,
             )
         )
-    pending = [e for e in every if index.edges[e][2] in ("pending", "disputed")]
+    pending = by_label.get("pending", []) + by_label.get("disputed", [])
     key = index.add(f"pending:{prefix}", f"Pending edges · {title}", "e", pending, pending)
     cells.append((_pending(scope), key if len(pending) == scope.edges.pending else None))
     return cells
@@ -222,7 +228,7 @@ def render_report(report: ReportInput) -> str:
     protocol = report.audit.protocol
     engine = EngineNames(protocol, report.names_from)
     questions = question_names(protocol)
-    index = build_index(report.audit, engine, questions, report.collections)
+    index = build_index(report.audit, engine, questions, report.collections, report.rows)
     template_text = resources.files("citeaudit").joinpath("templates/report.html.j2").read_text(encoding="utf-8")
     environment = Environment(autoescape=select_autoescape(default=True, default_for_string=True))
     template = environment.from_string(template_text)

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from citeaudit.core.misattribution import CrossPair, MisattributionReport
     from citeaudit.core.raters import LabelPairs, Rater
     from citeaudit.store import Store
+    from citeaudit.store.report_input import ReportRows
 
 __all__ = [
     "ScoredPath",
@@ -28,6 +29,7 @@ __all__ = [
     "is_database",
     "label_pairs_from_store",
     "load_label_pairs",
+    "load_report_scope",
     "load_scope",
     "misattribution_path",
     "score_path",
@@ -56,13 +58,16 @@ def score_path(
     ci: IntervalSettings | None = None,
     figures: bool = False,
     engine: str = "numpy",
+    also_by: Sequence[str] | None = None,
 ) -> ScoredPath:
     """Score an audit file or a database within ``scope``; with ``figures``, also the brand figures and
     misattribution (each under its own key, never mixed into the scores; they cost a second read of the edges,
     so only callers that show them ask). The brand figures are computed only for a protocol that names a brand or
     competitors; :meth:`ScoredPath.computed` says which figures were computed and why the others were not. With
     ``engine`` ``duckdb`` or ``spark``, a Parquet dataset written by the export (or, with DuckDB, a database) is
-    scored through the convention's SQL (no figures beside the scores)."""
+    scored through the convention's SQL (no figures beside the scores). With ``also_by`` (numpy engine), the
+    same answers are also scored grouped by those dimensions, without intervals (``ScoredPath.also``), from
+    what was read once."""
     if engine != "numpy":
         if macro:
             raise ScopeError("--macro (the mean of per-answer values) is computed by the numpy engine only")
@@ -99,8 +104,13 @@ def score_path(
         result = score_columns(
             columns, scoring=chosen.scoring, fingerprint=fingerprint(chosen), by=by, macro=macro, ci=ci
         )
+        also = (
+            None
+            if also_by is None
+            else score_columns(columns, scoring=chosen.scoring, fingerprint=fingerprint(chosen), by=also_by)
+        )
         not_computed = _not_computed(chosen) if figures else ()
-        return ScoredPath(result, chosen, excluded, failed, warnings, brand, cross, unresolved, not_computed)
+        return ScoredPath(result, chosen, excluded, failed, warnings, brand, cross, unresolved, not_computed, also)
     audit = read_file(path).audit
     selected, excluded = select_audit(audit, scope)
     failed = len(selected.failed_answers)
@@ -121,6 +131,7 @@ def score_path(
         cross,
         unresolved_links(selected),
         _not_computed(audit.protocol) if figures else (),
+        None if also_by is None else score(selected, by=also_by),
     )
 
 
@@ -256,6 +267,23 @@ def load_scope(path: str | Path, *, scope: Scope = Scope(), protocol: str | None
         return select_audit(audit, scope, extra)[0]
     audit = read_file(path).audit
     return select_audit(audit, scope)[0]
+
+
+def load_report_scope(
+    path: str | Path, *, scope: Scope = Scope(), protocol: str | None = None
+) -> tuple[Audit, ReportRows | None]:
+    """The audit in ``scope`` for the HTML report: from a database without its edges, which come beside it as rows
+    (every edge of the protocol; the report keeps those of the audit's claims) with its official sources; from a
+    file whole, with ``None``."""
+    if not is_database(path):
+        return load_scope(path, scope=scope, protocol=protocol), None
+    from citeaudit.store import Store
+    from citeaudit.store.report_input import read_report_input
+
+    with Store(path) as store:
+        audit, rows = read_report_input(store, store.choose_protocol(protocol, scope))
+        extra = _extra(store, scope)
+    return select_audit(audit, scope, extra)[0], rows
 
 
 def _extra(store: Store, scope: Scope) -> dict[str, dict[str, str | None]] | None:

@@ -141,18 +141,26 @@ def read_retired_rated(db: sqlite3.Connection, raters: Sequence[Rater], protocol
     return int(count)
 
 
-def read_raters(db: sqlite3.Connection, protocol_pk: int | None) -> list[tuple[Rater, int]]:
-    """Every rater with review-stage judgements in scope, and ``final`` when some edge has a final label, with
-    how many edges each labelled, most first."""
+def _rater_counts(db: sqlite3.Connection, protocol_pk: int | None, origin: str | None) -> dict[Rater, int]:
+    """Per rater with review-stage judgements in scope (of ``origin`` only, when given), the edges it labelled."""
     condition, params = _protocol_filter(protocol_pk)
-    counts = {
-        rater_of(reviewer, origin): int(edges)
-        for origin, reviewer, edges in db.execute(
+    if origin is not None:
+        condition, params = condition + " AND j.origin = ?", [*params, origin]
+    return {
+        rater_of(reviewer, found): int(edges)
+        for found, reviewer, edges in db.execute(
             f"SELECT j.origin, j.reviewer, count(DISTINCT j.edge_pk) {_JUDGEMENT_SCOPE} "
             f"WHERE {condition} AND j.stage = 'review' AND j.reviewer IS NOT NULL GROUP BY j.origin, j.reviewer",
             params,
         )
     }
+
+
+def read_raters(db: sqlite3.Connection, protocol_pk: int | None) -> list[tuple[Rater, int]]:
+    """Every rater with review-stage judgements in scope, and ``final`` when some edge has a final label, with
+    how many edges each labelled, most first."""
+    condition, params = _protocol_filter(protocol_pk)
+    counts = _rater_counts(db, protocol_pk, None)
     (finals,) = db.execute(
         f"SELECT count(*) {_EDGE_SCOPE} WHERE {condition} AND e.final_code < {len(LABELS)}", params
     ).fetchone()
@@ -196,6 +204,10 @@ class Ratings:
     def raters(self, protocol_pk: int | None = None) -> list[tuple[Rater, int]]:
         """Raters with review-stage judgements (all protocols, or one) and how many edges each labelled."""
         return read_raters(self._access.db, protocol_pk)
+
+    def human_raters(self, protocol_pk: int | None = None) -> list[tuple[Rater, int]]:
+        """The people among :meth:`raters` (no model, no ``final``), in the same order."""
+        return rank_raters(_rater_counts(self._access.db, protocol_pk, "human"))
 
     def sided_labels(self, a: Rater, b: Rater, protocol_pk: int | None = None) -> tuple[list[SidedLabel], int]:
         """The review-stage judgements of A (side 0) and B (side 1), all protocols or one, and the number of edges

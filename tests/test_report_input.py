@@ -1,0 +1,228 @@
+"""The report's evidence read from a database as rows (``store.report_input``) is the evidence built from the whole
+audit with every judgement history (``report.evidence.edge_rows``): same rows, same sets, same JSON blob."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from builders import answer, claim, document, edge, protocol
+from citeaudit.core.model import RunKind
+from citeaudit.core.scope import Scope, select_audit
+from citeaudit.interchange.reader import audit_from_document
+from citeaudit.interchange.schema import AuditDocument
+from citeaudit.report.evidence import EvidenceIndex, build_index, edge_rows
+from citeaudit.store import Store
+from citeaudit.store.reading import read_audit
+from citeaudit.store.report_input import read_report_input
+
+LABELS = ("supported", "partial", "conflicting", "irrelevant", "unknown")
+
+# The judgement histories an edge can have (reviewer, origin, stage, label index, minute); labels are offsets into
+# LABELS drawn per edge, so two reviewers may agree or not.
+_SHAPES: tuple[tuple[tuple[str, str, str, int, int], ...], ...] = (
+    (),
+    (("ann", "model", "review", 0, 0),),
+    (("ann", "human", "review", 0, 1),),
+    (("ann", "model", "review", 1, 0), ("ann", "human", "review", 0, 1)),
+    (("ann", "human", "review", 0, 1), ("ann", "model", "review", 1, 2)),
+    (("ann", "human", "review", 0, 1), ("bo", "human", "review", 1, 2)),
+    (("ann", "human", "review", 0, 1), ("ann", "human", "review", 1, 1)),
+    (("ann", "human", "review", 0, 1), ("bo", "human", "review", 1, 2), ("cy", "human", "adjudication", 2, 3)),
+)
+_EDGE = st.tuples(st.integers(0, len(_SHAPES) - 1), st.lists(st.sampled_from(LABELS), min_size=3, max_size=3))
+
+
+def _judgement(reviewer: str, origin: str, stage: str, label: str, minute: int, n: int) -> dict[str, Any]:
+    found: dict[str, Any] = {
+        "label": label,
+        "origin": origin,
+        "stage": "review" if origin == "model" else stage,
+        "passage": f"passage {n}",
+        "reasoning": f"because {n}",
+        "period": "2026" if n % 2 else None,
+        "created_at": f"2026-01-01T00:0{minute}:00Z",
+    }
+    if origin == "human":
+        found["reviewer"] = reviewer
+    else:
+        found.update(judge="rules", judge_model="m", judge_version="1")
+    return found
+
+
+def _history(shape: int, labels: list[str]) -> list[tuple[str, str, str, str, int]]:
+    if any(stage == "adjudication" for _, _, stage, _, _ in _SHAPES[shape]) and labels[0] == labels[1]:
+        # only a dispute is adjudicated: the second reviewer takes the next label
+        labels = [labels[0], LABELS[(LABELS.index(labels[0]) + 1) % len(LABELS)], labels[2]]
+    return [(who, origin, stage, labels[k], minute) for who, origin, stage, k, minute in _SHAPES[shape]]
+
+
+def _document(histories: list[list[tuple[str, str, str, str, int]]], prefix: str = "") -> dict[str, Any]:
+    """Two answers on two engines; edge i is claim c{i} (of answer a{i % 2}) citing page i, judged as
+    ``histories[i]`` says (an empty history: an edge nobody judged). ``prefix``: before every id and host."""
+    answers = [
+        answer(f"{prefix}a0", platform="p0", run=f"{prefix}r1", citations=[]),
+        answer(f"{prefix}a1", platform="p1", run=f"{prefix}r2", citations=[]),
+    ]
+    claims, edges = [], []
+    for i, history in enumerate(histories):
+        claims.append(claim(f"{prefix}c{i}", f"{prefix}a{i % 2}", "q1f1" if i % 3 else None))
+        judgements = [_judgement(*j, n=10 * i + k) for k, j in enumerate(history)]
+        edges.append(edge(f"{prefix}c{i}", f"https://{prefix}s{i}.example/page", judgements=judgements))
+    return document(answers, claims, edges, protocol(official=["s1.example"]))
+
+
+def _database(path: Path, doc: dict[str, Any], policy: str) -> None:
+    audit = audit_from_document(AuditDocument.model_validate(doc), "generated")
+    with Store(path) as store:
+        store.import_audit(audit, json.dumps(doc).encode(), "generated.json")
+    if policy != "single":
+        from citeaudit.store.review import ReviewStore
+
+        ReviewStore.prepare(path)
+        with ReviewStore(path) as review:
+            review.accounts.set_setting("test", "policy", policy)
+
+
+def _blobs(path: Path) -> tuple[str, str]:
+    """The evidence blob built the old way (the whole audit with its edges) and the new way (rows from SQL)."""
+    every = Scope(run_kinds=frozenset(RunKind))
+    with Store(path) as store:
+        pk = store.choose_protocol(None, every)
+        whole = store.load_audit(pk)
+        without, rows = read_report_input(store, pk)
+    old = build_index(select_audit(whole, every)[0], str, {}, None)
+    new = build_index(select_audit(without, every)[0], str, {}, None, rows)
+    return old.to_json(), new.to_json()
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.lists(_EDGE, min_size=1, max_size=6),
+    st.sampled_from(["single", "double"]),
+)
+def test_rows_read_from_the_ledger_build_the_same_evidence_as_the_whole_audit(
+    tmp_path_factory: Any, shapes: list[tuple[int, list[str]]], policy: str
+) -> None:
+    path = tmp_path_factory.mktemp("db") / "audit.db"
+    _database(path, _document([_history(shape, labels) for shape, labels in shapes]), policy)
+    old, new = _blobs(path)
+    assert new == old
+
+
+def test_an_edge_row_carries_the_latest_human_judgement_and_the_outcome(tmp_path: Path) -> None:
+    # c0: ann says partial at minute 1, bo supported at minute 2 → two reviewers disagree: disputed, no label; the
+    # latest human judgement (by row order) is bo's. c1: a model only → pending, its judgement is the one shown.
+    # c2: nobody judged it → pending with nothing shown.
+    histories = [
+        [("ann", "human", "review", "partial", 1), ("bo", "human", "review", "supported", 2)],
+        [("ann", "model", "review", "supported", 0)],
+        [],
+    ]
+    path = tmp_path / "audit.db"
+    _database(path, _document(histories), "single")
+    with Store(path) as store:
+        _, read = read_report_input(store, store.choose_protocol(None, Scope(run_kinds=frozenset(RunKind))))
+    rows = read.edges
+    # the protocol's one official domain is s1.example: of the three pages cited, only c1's
+    assert read.official == {"https://s1.example/page"}
+    # judgement n = 10 * edge + position: c0's second is n = 1 (odd: period 2026), c1's first n = 10 (no period)
+    assert rows == [
+        ("c0", "https://s0.example/page", "disputed", "passage 1", "2026", "because 1", "disputed · bo"),
+        ("c1", "https://s1.example/page", "pending", "passage 10", "", "because 10", "pending"),
+        ("c2", "https://s2.example/page", "pending", "", "", "", "pending"),
+    ]
+
+
+def test_the_whole_audit_gives_the_same_rows(tmp_path: Path) -> None:
+    histories = [
+        [("ann", "human", "review", "supported", 0)],
+        [
+            ("ann", "human", "review", "partial", 1),
+            ("bo", "human", "review", "supported", 2),
+            ("cy", "human", "adjudication", "conflicting", 3),
+        ],
+    ]
+    path = tmp_path / "audit.db"
+    _database(path, _document(histories), "single")
+    with Store(path) as store:
+        pk = store.choose_protocol(None, Scope(run_kinds=frozenset(RunKind)))
+        whole = read_audit(store.connection, store.load_audit(pk).protocol, pk)
+        rows = read_report_input(store, pk)[1].edges
+    # c0: one reviewer → labelled supported; c1: ann and bo disagree, cy's adjudication decides → conflicting
+    assert rows == edge_rows(whole)
+    assert [r[2] for r in rows] == ["supported", "conflicting"]
+    assert [r[6] for r in rows] == ["labelled · ann", "adjudicated · cy"]
+
+
+def test_a_database_of_two_protocols_gives_each_its_own_edges_and_judgements(tmp_path: Path) -> None:
+    path = tmp_path / "audit.db"
+    first = _document([_history(5, ["supported", "partial", "unknown"]), _history(1, list(LABELS[:3]))])
+    second = _document([_history(2, ["conflicting", "unknown", "unknown"]), _history(3, list(LABELS[:3]))], "o")
+    second["protocol"] = protocol(official=["os1.example"], id="other-protocol")
+    _database(path, first, "single")
+    _database(path, second, "single")
+    every = Scope(run_kinds=frozenset(RunKind))
+    with Store(path) as store:
+        for selector, shown in (
+            ("test-protocol", ["disputed", "pending"]),
+            ("other-protocol", ["conflicting", "supported"]),
+        ):
+            pk = store.choose_protocol(selector, every)
+            without, read = read_report_input(store, pk)
+            rows = read.edges
+            # first: c0 ann supported, bo partial → disputed; c1 a model's label only → pending. second: c0 ann
+            # conflicting → labelled; c1 a model's partial, then ann's supported → labelled supported
+            assert [r[2] for r in rows] == shown
+            old = build_index(select_audit(store.load_audit(pk), every)[0], str, {}).to_json()
+            assert build_index(select_audit(without, every)[0], str, {}, None, read).to_json() == old
+
+
+def _dumped(index: EvidenceIndex) -> str:
+    """The blob as the standard library writes it (what the report has always carried)."""
+    body = {
+        "answers": index.answers,
+        "claims": index.claims,
+        "sources": index.sources,
+        "edges": index.edges,
+        "pairs": index.pairs,
+        "official": {str(a): rows for a, rows in index.official_answers.items()},
+        "sets": index.sets,
+    }
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(), max_size=5), st.lists(st.one_of(st.none(), st.booleans(), st.integers()), max_size=5))
+def test_the_blob_is_the_text_the_standard_library_writes(texts: list[str], values: list[Any]) -> None:
+    index = EvidenceIndex(claims=[[text, n, None] for n, text in enumerate(texts)], edges=[values])
+    index.add("k", "title </script>", "e", [3, 1, 3], [2])
+    assert index.to_json() == _dumped(index)
+
+
+def test_a_lone_surrogate_is_written_as_the_standard_library_writes_it() -> None:
+    # a string with half a surrogate pair is no UTF-8: the Rust writer refuses it and json writes the blob
+    index = EvidenceIndex(claims=[["half \ud800 pair", 0, None]])
+    assert index.to_json() == _dumped(index)
+    assert "half \ud800 pair" in index.to_json()
+
+
+def test_the_scores_by_question_read_beside_the_others_are_those_read_apart(
+    four_claim_path: Path, tmp_path: Path
+) -> None:
+    from citeaudit.scoring.paths import score_path
+
+    path = tmp_path / "audit.db"
+    _database(path, _document([_history(2, list(LABELS[:3])), _history(5, list(LABELS[:3])), []]), "single")
+    every = Scope(run_kinds=frozenset(RunKind))
+    for source in (path, four_claim_path):
+        both = score_path(source, scope=every, by=("platform",), also_by=("question",))
+        apart = score_path(source, scope=every, by=("question",))
+        assert both.also == apart.result
+        assert score_path(source, scope=every, by=("platform",)).also is None
+    # the database: one question (q1) answered twice, so one group of two answers
+    assert [g.answers for g in score_path(path, scope=every, also_by=("question",)).also.groups] == [2]
