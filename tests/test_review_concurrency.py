@@ -7,6 +7,7 @@ import random
 import sqlite3
 import threading
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 from builders import answer, claim, document
@@ -34,6 +35,16 @@ def _double_review_db(path: Path, edges: int) -> tuple[Path, list[str]]:
         add_account(db, name, "reviewer")
     set_policy(db, "double")
     return db, names
+
+
+def _run_together(db: Path, names: list[str], work: Callable[[str, str], None], timeout: float) -> None:
+    """Serve ``db`` and run ``work(name, base)`` for every reviewer at once, each on a thread of its own."""
+    with serve(ReviewConfig(db=db)) as base:
+        threads = [threading.Thread(target=work, args=(name, base)) for name in names]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout)
 
 
 def test_eight_sessions_submit_1000_judgements(tmp_path: Path) -> None:
@@ -67,12 +78,7 @@ def test_eight_sessions_submit_1000_judgements(tmp_path: Path) -> None:
         finally:
             person.close()
 
-    with serve(ReviewConfig(db=db)) as base:
-        threads = [threading.Thread(target=work, args=(name, base)) for name in names]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(300)
+    _run_together(db, names, work, 300)
     assert failures == []
     # edges 10, 20, ..., 250 (25 edges, all even) were posted twice by each of the 4 even reviewers
     assert retried == Counter({name: 25 for name in names if int(name[3:]) % 2 == 0})
@@ -131,12 +137,7 @@ def test_eight_reviewers_taking_leased_edges_from_the_queue_are_not_refused(tmp_
         finally:
             person.close()
 
-    with serve(ReviewConfig(db=db)) as base:
-        threads = [threading.Thread(target=work, args=(name, base)) for name in names]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(600)
+    _run_together(db, names, work, 600)
     assert failures == []
     with sqlite3.connect(db) as conn:
         rows = conn.execute("SELECT edge_pk, reviewer, submission FROM judgements WHERE origin = 'human'").fetchall()
