@@ -14,7 +14,6 @@ room on an edge. Times come from an injected clock (:data:`citeaudit.core.clock.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -26,6 +25,7 @@ from citeaudit.core.model import Label, Stage
 from citeaudit.core.scoring import DISPUTED_CODE, PENDING_CODE
 from citeaudit.store.connection import Transactions
 from citeaudit.store.reading import CURRENT_CLAIM
+from citeaudit.store.review_base import append_log
 from citeaudit.store.review_records import Reviewer
 
 __all__ = ["LEASE_SECONDS", "LEASE_WAIT", "LeaseStore", "RecentLabel", "SkippedEdge"]
@@ -211,11 +211,7 @@ class LeaseStore:
                 (edge_pk, reviewer.pk, note, at),
             )
             db.execute("DELETE FROM review_leases WHERE reviewer_pk = ? AND edge_pk = ?", (reviewer.pk, edge_pk))
-            db.execute(
-                "INSERT INTO audit_log (at, actor, action, target, before, after) VALUES (?, ?, 'edge.skip', ?, "
-                "NULL, ?)",
-                (at, reviewer.name, f"edge:{edge_pk}", json.dumps({"note": note}, ensure_ascii=False)),
-            )
+            append_log(db, reviewer.name, "edge.skip", f"edge:{edge_pk}", None, {"note": note}, at)
 
     def _skipped_sql(self) -> str:
         return (

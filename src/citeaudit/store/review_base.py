@@ -104,12 +104,20 @@ def settings_reviews_required(db: sqlite3.Connection) -> int:
     return POLICIES[read_settings(db)["policy"]]
 
 
-def append_log(db: sqlite3.Connection, actor: str, action: str, target: str, before: object, after: object) -> None:
-    """Append one audit-log row (inside the transaction of the action it records)."""
+def append_log(
+    db: sqlite3.Connection,
+    actor: str,
+    action: str,
+    target: str,
+    before: object,
+    after: object,
+    at: str | None = None,
+) -> None:
+    """Append one audit-log row (inside the transaction of the action it records), at ``at`` (default now)."""
     db.execute(
         "INSERT INTO audit_log (at, actor, action, target, before, after) VALUES (?, ?, ?, ?, ?, ?)",
         (
-            now(),
+            at or now(),
             actor,
             action,
             target,
