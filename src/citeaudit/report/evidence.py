@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic_core import PydanticSerializationError, to_json
 
-from citeaudit.core.identity import OfficialMatcher, url_location
+from citeaudit.core.identity import OfficialMatcher
 from citeaudit.core.model import Audit, Claim, Protocol, Severity, review_outcome
 from citeaudit.core.results import Metric
 from citeaudit.store.report_input import EdgeRow, ReportRows, shown_label
@@ -176,24 +176,16 @@ def _official_sources(
     audit: Audit, index: EvidenceIndex, official_keys: AbstractSet[str] | None
 ) -> tuple[dict[str, int], set[int]]:
     """Each source's row (appended to ``index.sources``) and the rows of official ones: those of
-    ``official_keys`` when given, else decided here, once per host where the host alone decides."""
+    ``official_keys`` when given, else decided as the scorer decides an audit's sources (the matcher, by URL)."""
     matcher = OfficialMatcher(audit.protocol.official_domains)
-    by_host: dict[str | None, bool | None] = {}
     source_row: dict[str, int] = {}
     official_sources: set[int] = set()
     for source in audit.sources:
         source_row[source.key] = len(index.sources)
-        url = source.resolved_url or source.url
         if official_keys is not None:
             official = source.key in official_keys
-        elif url:
-            host, path = url_location(url)
-            if host not in by_host:
-                by_host[host] = matcher.match_host(host)
-            decided = by_host[host]
-            official = matcher.match_location(host, path) if decided is None else decided
         else:
-            official = False
+            official = matcher(source.resolved_url or source.url)
         if official:
             official_sources.add(source_row[source.key])
         status = str(source.status) + (f": {source.reason}" if source.reason else "")
