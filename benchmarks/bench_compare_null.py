@@ -77,8 +77,10 @@ def main() -> None:
     print(f"both lower on point estimates (the old rule):           {counts['points'] / n:.4f}")
     print(f"both lower, each fall told from noise (compare):        {counts['diagnosed'] / n:.4f}  target ≤ {TARGET}")
     met = counts["adjusted"] / n <= TARGET and counts["diagnosed"] / n <= TARGET
-    print("met" if met else "not met")
+    print(f"target (each share <= {TARGET}): {'met' if met else 'not met'}")
 
 
 if __name__ == "__main__":
-    main()
+    import machine
+
+    machine.run(main)

@@ -344,8 +344,8 @@ def triage(edges: Sequence[Edge], resamples: int) -> str:
     return (
         f"triage verdict (shipped defaults, held-out half, target precision ≥ {TARGET_PRECISION:.2f}): "
         + "; ".join(closing)
-        + f"; over the reasons offered by default: {'met' if verdicts and all(verdicts) else 'not met'}, "
-        f"{_rate(total_offered, len(held_out))} of the edges offered"
+        + f"; {_rate(total_offered, len(held_out))} of the edges offered; over the reasons offered by default: "
+        + ("met" if verdicts and all(verdicts) else "not met")
     )
 
 
@@ -418,7 +418,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     if not STANCES.exists():
-        print(f"not run: {STANCES} is absent (see ../shared/data/SOURCES.md)")
+        print(f"not run: {STANCES} is absent (see ../shared/data/SOURCES.md); not met")
         return
     pairs = read_stance_pairs(STANCES)[: args.limit]
     gold = [p.label for p in pairs]
@@ -476,4 +476,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    import machine
+
+    machine.run(main)
