@@ -1,0 +1,89 @@
+"""Every benchmark says what machine it ran on and ends on its verdict (benchmarks/README.md): its ``__main__``
+runs ``main`` through ``machine.run``, which prints the commit, the date and the load average first, the load
+average at the end on the line before the last, and keeps the benchmark's own last line last."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+SCRIPTS = sorted(BENCHMARKS.glob("bench_*.py"))
+
+
+def _main_block(tree: ast.Module) -> ast.If | None:
+    for node in tree.body:
+        if (
+            isinstance(node, ast.If)
+            and isinstance(node.test, ast.Compare)
+            and isinstance(node.test.left, ast.Name)
+            and node.test.left.id == "__name__"
+        ):
+            return node
+    return None
+
+
+def test_there_are_benchmarks() -> None:
+    # The Makefile's bench target runs twenty of them; a glob that found none would make the next test vacuous.
+    assert len(SCRIPTS) >= 20
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.name)
+def test_each_benchmark_runs_through_machine_run(script: Path) -> None:
+    block = _main_block(ast.parse(script.read_text(encoding="utf-8")))
+    assert block is not None, f"{script.name} has no __main__ block"
+    calls = [
+        node
+        for node in ast.walk(block)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and isinstance(node.func.value, ast.Name)
+        and (node.func.value.id, node.func.attr) == ("machine", "run")
+    ]
+    assert calls, f"{script.name} does not run its main through machine.run"
+
+
+def test_machine_run_frames_the_output_and_keeps_the_verdict_last(tmp_path: Path) -> None:
+    script = tmp_path / "bench_probe.py"
+    script.write_text(
+        textwrap.dedent(
+            f"""
+            import sys
+            sys.path.insert(0, {str(BENCHMARKS)!r})
+            import machine
+
+            def main():
+                print("figure one")
+                print("figure two")
+                print("target: met")
+
+            machine.run(main)
+            """
+        ),
+        encoding="utf-8",
+    )
+    lines = subprocess.run(
+        [sys.executable, str(script)], check=True, capture_output=True, text=True
+    ).stdout.splitlines()
+    # 1 line before (commit, date, load), 3 of the benchmark's, 1 after (load at the end) = 5, verdict last.
+    assert len(lines) == 5
+    assert lines[0].startswith("machine: commit ")
+    assert "load average at start" in lines[0]
+    assert lines[1:3] == ["figure one", "figure two"]
+    assert lines[3].startswith("machine: load average at end ")
+    assert lines[4] == "target: met"
+
+
+def test_a_child_process_prints_no_machine_lines(tmp_path: Path) -> None:
+    script = tmp_path / "bench_child.py"
+    script.write_text(
+        f"import sys\nsys.path.insert(0, {str(BENCHMARKS)!r})\nimport machine\nmachine.run(lambda: print('42'))\n",
+        encoding="utf-8",
+    )
+    done = subprocess.run([sys.executable, str(script), "--child"], check=True, capture_output=True, text=True)
+    assert done.stdout == "42\n"
