@@ -7,7 +7,8 @@ Measured: a full ``suggest_edges`` run with the checks judge and the ranking rev
 transaction per edge: model judgement, suggestion row, passages, audit-log row), and a rerun that skips every
 edge. Baseline in the same run: the same ranking and judging in memory through ``suggest_for_edge`` over the same
 passages, nothing stored (ratio = suggest seconds / in-memory seconds: what the database costs). Medians of
-``--repeat`` runs, each on a fresh copy of the database.
+``--repeat`` runs, each on a fresh copy of the database. Target: the stored run within 1.5x of the baseline (what
+storing each suggestion with its passages and audit row may cost).
 
 Run: make bench   (or: python benchmarks/bench_suggest.py [--limit N] [--repeat R])
 """
@@ -95,7 +96,7 @@ def main() -> None:
     args = parser.parse_args()
     source = SHARED / "wice" / "claim" / "test.jsonl"
     if not source.exists():
-        print(f"skipped: {source} is absent (see ../shared/data/SOURCES.md)")
+        print(f"skipped: {source} is absent (see ../shared/data/SOURCES.md); not met")
         return
     rows = [json.loads(line) for line in source.read_text().splitlines()][: args.limit]
     with tempfile.TemporaryDirectory() as folder:
@@ -127,6 +128,8 @@ def main() -> None:
     print(f"  in memory (baseline)   {b:7.3f} s   {edges / b:8.1f} edges/s")
     print(f"  suggest (stored)       {f:7.3f} s   {suggested / f:8.1f} edges/s   ratio {f / b:5.2f}x baseline")
     print(f"  rerun (all skipped)    {r:7.3f} s   ratio {r / b:5.2f}x baseline")
+    verdict = "met" if f <= 1.5 * b else "not met"
+    print(f"target: suggest (stored) <= 1.5x the in-memory baseline ({f / b:.2f}x): {verdict}")
     sys.stdout.flush()
 
 
