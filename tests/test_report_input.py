@@ -114,6 +114,40 @@ def test_rows_read_from_the_ledger_build_the_same_evidence_as_the_whole_audit(
     assert new == old
 
 
+_ODD = st.one_of(
+    st.none(),
+    st.sampled_from(['"', "\\", "</script>", "<!--", "\u2028", "\u2029", "\x00", "\x1f\t\n\r\b\f", "\x7f", "é ✓ 𝄞"]),
+    st.text(st.characters(exclude_categories=("Cs",)), max_size=12),
+)
+"""A judgement's free text as a person may type it (no lone surrogate: that is no UTF-8, and SQLite keeps UTF-8),
+or nothing (NULL in the ledger)."""
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.lists(st.tuples(st.integers(1, len(_SHAPES) - 1), _ODD, _ODD, _ODD, _ODD), min_size=1, max_size=4),
+    st.sampled_from(["single", "double"]),
+)
+def test_the_rows_sqlite_writes_are_the_rows_python_writes_for_any_text(
+    tmp_path_factory: Any, edges: list[tuple[int, str | None, str | None, str | None, str | None]], policy: str
+) -> None:
+    # each edge's judgements carry the drawn passage, period, reasoning and (for a person) reviewer name: SQLite
+    # quotes them as JSON (json_quote) where the audit read whole has Python write them; both blobs must be the
+    # same text, and no "<" may be left in it (the blob sits inside a <script> element)
+    doc = _document([_history(shape, list(LABELS[:3])) for shape, *_ in edges])
+    for found, (_, passage, period, reasoning, reviewer) in zip(doc["edges"], edges, strict=True):
+        for judgement in found["judgements"]:
+            judgement.update(passage=passage, period=period, reasoning=reasoning)
+            if judgement["origin"] == "human" and reviewer:
+                judgement["reviewer"] = judgement["reviewer"] + reviewer
+    path = tmp_path_factory.mktemp("db") / "audit.db"
+    _database(path, doc, policy)
+    old, new = _blobs(path)
+    assert new == old
+    assert "<" not in new
+    assert json.loads(new)["edges"] == json.loads(old)["edges"]
+
+
 def test_an_edge_row_carries_the_latest_human_judgement_and_the_outcome(tmp_path: Path) -> None:
     # c0: ann says partial at minute 1, bo supported at minute 2 → two reviewers disagree: disputed, no label; the
     # latest human judgement (by row order) is bo's. c1: a model only → pending, its judgement is the one shown.
@@ -188,7 +222,7 @@ def _dumped(index: EvidenceIndex) -> str:
         "answers": index.answers,
         "claims": index.claims,
         "sources": index.sources,
-        "edges": index.edges,
+        "edges": [json.loads(text) for text in index.edge_texts],
         "pairs": index.pairs,
         "official": {str(a): rows for a, rows in index.official_answers.items()},
         "sets": index.sets,
@@ -199,7 +233,8 @@ def _dumped(index: EvidenceIndex) -> str:
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.text(), max_size=5), st.lists(st.one_of(st.none(), st.booleans(), st.integers()), max_size=5))
 def test_the_blob_is_the_text_the_standard_library_writes(texts: list[str], values: list[Any]) -> None:
-    index = EvidenceIndex(claims=[[text, n, None] for n, text in enumerate(texts)], edges=[values])
+    edge = json.dumps(values, ensure_ascii=False, separators=(",", ":"))
+    index = EvidenceIndex(claims=[[text, n, None] for n, text in enumerate(texts)], edge_texts=[edge, edge])
     index.add("k", "title </script>", "e", [3, 1, 3], [2])
     assert index.to_json() == _dumped(index)
 

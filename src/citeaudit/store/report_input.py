@@ -1,40 +1,67 @@
-"""What the HTML report reads from a database: the audit without its edges, and each edge as one row of plain
-values (its shown label, the latest judgement's passage, period and reasoning, its review state).
+"""What the HTML report reads from a database: the audit without its edges, and each edge as integer columns
+(its claim, its source, the code of its shown label) with the text of the report's evidence row that SQLite writes
+(its shown label, the latest judgement's passage, period and reasoning, its review state with the reviewer).
 
 Building every edge with its locations and whole judgement history as model objects costs more than the rest of
-the report together at 100 000 edges; the report shows only each edge's outcome and one judgement, which SQL picks.
+the report together at 100 000 edges; the report shows only each edge's outcome and one judgement, which SQL picks
+and writes as JSON text (``json_quote``), so no Python value is made per field of an edge.
 """
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from citeaudit.core.model import Audit, Judgement, Label, ReviewState, RunKind, review_outcome
 from citeaudit.core.scope import Scope
-from citeaudit.core.scoring import LABELS
+from citeaudit.core.scoring import DISPUTED_CODE, LABELS, PENDING_CODE
 from citeaudit.store.judgements import JUDGEMENT_COLUMNS, judgement_from_row
 from citeaudit.store.reading import CURRENT_CLAIM, int_columns, official_mask, read_audit
 from citeaudit.store.review_rules import policy_reviews_required
 from citeaudit.store.sqlite import Store
 
-__all__ = ["EdgeRow", "ReportRows", "read_report_input", "shown_label"]
+__all__ = ["SHOWN", "EdgeRow", "ReportRows", "edge_text", "read_report_input", "shown_label"]
 
 EdgeRow = tuple[str, str, str, str, str, str, str]
 """(claim id, source key, shown label, passage, period, reasoning, review state with the latest reviewer)."""
 
+SHOWN: tuple[str, ...] = (*(str(label) for label in LABELS), "pending", "disputed")
+"""The shown label of each code (the scorer's: the final labels, then :data:`PENDING_CODE`, :data:`DISPUTED_CODE`)."""
+
 
 @dataclass(frozen=True, slots=True)
 class ReportRows:
-    """What the report reads from the ledger beside the audit without its edges."""
+    """What the report reads from the ledger beside the audit without its edges: every edge of the protocol's
+    current claims, in the order the audit lists edges (by edge key), as columns."""
 
-    edges: list[EdgeRow]
-    """Every edge of the protocol's current claims, in the order the audit lists edges."""
+    claim_pks: npt.NDArray[np.int64]
+    """Per edge, its claim's key (see :attr:`claim_ids`)."""
+    source_pks: npt.NDArray[np.int64]
+    """Per edge, its source's key (see :attr:`source_keys`)."""
+    codes: npt.NDArray[np.int64]
+    """Per edge, the code of its shown label (:data:`SHOWN`)."""
+    texts: list[str]
+    """Per edge, its shown label, passage, period, reasoning and review as JSON values joined by commas (the middle
+    of the report's evidence row, ``"<"`` not yet escaped)."""
+    claim_ids: dict[int, str]
+    """Claim id of each claim key."""
+    source_keys: dict[int, str]
+    """Source key of each source key (the store's integer one)."""
     official: frozenset[str]
     """Keys of the protocol's sources on an official page, decided as the scorer decides (``official_mask``: once
     per host, from the host and path the store keeps with each source)."""
+
+    @property
+    def edges(self) -> list[EdgeRow]:
+        """Every edge as an :data:`EdgeRow` (the columns read back as values)."""
+        return [
+            (self.claim_ids[claim], self.source_keys[source], *json.loads(f"[{text}]"))
+            for claim, source, text in zip(self.claim_pks.tolist(), self.source_pks.tolist(), self.texts, strict=True)
+        ]
 
 
 _CURRENT_CLAIMS = (
@@ -46,25 +73,37 @@ _STATES = tuple(str(state) for state in ReviewState)
 _STATE_CODE = "CASE e.review_state " + " ".join(f"WHEN '{s}' THEN {i}" for i, s in enumerate(_STATES)) + " END"
 """The review state the store keeps with an edge, as its position in :data:`_STATES`."""
 
-_EDGE_COLUMNS = ("e.pk", "e.claim_pk", "e.source_pk", "e.final_code", _STATE_CODE)
+_SHOWN_CODE = (
+    f"CASE WHEN e.final_code < {PENDING_CODE} THEN e.final_code "
+    f"WHEN e.review_state = '{ReviewState.DISPUTED}' THEN {DISPUTED_CODE} ELSE {PENDING_CODE} END"
+)
+"""An edge's shown label under a single review, as its position in :data:`SHOWN`: its final label, else its
+review state (``disputed`` or ``pending``)."""
+
+_EDGE_COLUMNS = ("e.claim_pk", "e.source_pk", _SHOWN_CODE, _STATE_CODE)
 """Each edge of the protocol's current claims as integers (read as columns: no row of Python values each)."""
+
+_SHOWN_NAME = "CASE " + " ".join(f"WHEN {_SHOWN_CODE} = {i} THEN '{name}'" for i, name in enumerate(SHOWN)) + " END"
+
+_TEXT = (
+    f"json_quote({_SHOWN_NAME}) || ',' || json_quote(coalesce(j.passage, '')) || ',' || "
+    "json_quote(coalesce(j.period, '')) || ',' || json_quote(coalesce(j.reasoning, '')) || ',' || "
+    "json_quote(e.review_state || CASE WHEN j.reviewer <> '' THEN ' · ' || j.reviewer ELSE '' END)"
+)
+"""An edge's evidence row text (:attr:`ReportRows.texts`) with judgement ``j`` as the one shown."""
+
+_JUDGED = (
+    f"SELECT j.edge_pk, {_TEXT} FROM judgements j CROSS JOIN edges e ON e.pk = j.edge_pk "
+    "WHERE (j.origin = 'human') = ? {} ORDER BY j.pk"
+)
+"""The text of each edge with each of its judgements by people (or by others), oldest first (CROSS JOIN: one scan
+of the judgements in their own order, each edge found by its key, rather than a sort of them by edge)."""
 
 _SHOWN_OF_JUDGEMENT = (
     "SELECT j.edge_pk, coalesce(j.passage, ''), coalesce(j.period, ''), coalesce(j.reasoning, ''), "
     "CASE WHEN j.reviewer <> '' THEN ' · ' || j.reviewer ELSE '' END FROM judgements j"
 )
 """What the report shows of a judgement: its passage, period and reasoning, and its reviewer after the state."""
-
-_JUDGEMENTS = (
-    f"{_SHOWN_OF_JUDGEMENT} CROSS JOIN edges e ON e.pk = j.edge_pk WHERE e.claim_pk IN ({_CURRENT_CLAIMS}) AND "
-    "(j.origin = 'human') = ? ORDER BY j.pk"
-)
-"""The judgements by people (or by others) of the protocol's edges, oldest first (CROSS JOIN: one scan of the
-judgements in their own order, each edge found by its key, rather than a sort of them by edge)."""
-
-_EVERY_JUDGEMENT = f"{_SHOWN_OF_JUDGEMENT} WHERE (j.origin = 'human') = ? ORDER BY j.pk"
-"""The same of every judgement: what a database of one protocol reads (half the time; the edges not read are
-never looked up)."""
 
 
 def shown_label(state: ReviewState, label: Label | None) -> str:
@@ -74,8 +113,14 @@ def shown_label(state: ReviewState, label: Label | None) -> str:
     return "disputed" if state is ReviewState.DISPUTED else "pending"
 
 
+def edge_text(values: tuple[str, str, str, str, str]) -> str:
+    """(shown label, passage, period, reasoning, review) as :attr:`ReportRows.texts` holds them: JSON values
+    joined by commas, as ``json.dumps`` writes them without ASCII escapes."""
+    return json.dumps(values, ensure_ascii=False, separators=(",", ":"))[1:-1]
+
+
 def read_report_input(store: Store, protocol_pk: int) -> tuple[Audit, ReportRows]:
-    """One protocol's audit without edges, and every edge of its current claims as an :data:`EdgeRow` (in the
+    """One protocol's audit without edges, and every edge of its current claims as :class:`ReportRows` (in the
     order the audit lists edges) with the keys of its official sources.
 
     The label is the one a single review gives (``review_outcome`` of all the edge's judgements): under the single
@@ -84,53 +129,83 @@ def read_report_input(store: Store, protocol_pk: int) -> tuple[Audit, ReportRows
     db = store.connection
     every_answer = Scope(run_kinds=frozenset(RunKind))
     audit = read_audit(db, store.effective_protocol(protocol_pk, every_answer), protocol_pk, edges=False)
-    shown_of = _judgements_shown(db, protocol_pk)
+    (protocols,) = db.execute("SELECT count(*) FROM protocols").fetchone()
     pks, claim_pks, source_pks, codes, states = _edge_columns(db, protocol_pk)
-    claim_id = dict(db.execute(f"SELECT c.pk, c.id FROM claims c WHERE c.pk IN ({_CURRENT_CLAIMS})", (protocol_pk,)))
-    source_key = dict(
+    if policy_reviews_required(db) == 1:
+        texts = _texts(db, protocol_pk if protocols > 1 else None, pks, codes, states)
+    else:
+        codes, texts = _texts_of_outcomes(db, protocol_pk, pks, states)
+    claim_ids = dict(db.execute(f"SELECT c.pk, c.id FROM claims c WHERE c.pk IN ({_CURRENT_CLAIMS})", (protocol_pk,)))
+    source_keys = dict(
         db.execute(
             "SELECT s.pk, s.key FROM sources s JOIN protocol_sources ps ON ps.source_pk = s.pk "
             "WHERE ps.protocol_pk = ?",
             (protocol_pk,),
         )
     )
-    outcomes = None if policy_reviews_required(db) == 1 else _single_review_outcomes(db, protocol_pk)
-    labels = [str(label) for label in LABELS]
-    nobody = (0, "", "", "", "")
-    rows: list[EdgeRow] = []
-    for pk, claim_pk, source_pk, code, state_code in zip(pks, claim_pks, source_pks, codes, states, strict=True):
-        state = _STATES[state_code]
-        if outcomes is None:
-            shown = labels[code] if code < len(labels) else ("disputed" if state == "disputed" else "pending")
-        else:
-            outcome = outcomes.get(pk, (ReviewState.PENDING, None))
-            state, shown = str(outcome[0]), shown_label(*outcome)
-        _, passage, period, reasoning, reviewer = shown_of.get(pk, nobody)
-        rows.append((claim_id[claim_pk], source_key[source_pk], shown, passage, period, reasoning, state + reviewer))
     mask = official_mask(db, audit.protocol)
-    official = frozenset(key for pk, key in source_key.items() if pk < len(mask) and mask[pk])
-    return audit, ReportRows(rows, official)
+    official = frozenset(key for pk, key in source_keys.items() if pk < len(mask) and mask[pk])
+    return audit, ReportRows(claim_pks, source_pks, codes, texts, claim_ids, source_keys, official)
 
 
-def _edge_columns(db: sqlite3.Connection, protocol_pk: int) -> list[list[int]]:
-    """:data:`_EDGE_COLUMNS` of every edge of the protocol's current claims, by edge pk."""
-    columns = int_columns(db, _EDGE_COLUMNS, "edges e", f"WHERE e.claim_pk IN ({_CURRENT_CLAIMS})", [protocol_pk])
+def _edge_columns(db: sqlite3.Connection, protocol_pk: int) -> list[npt.NDArray[np.int64]]:
+    """The key and :data:`_EDGE_COLUMNS` of every edge of the protocol's current claims, by edge key."""
+    columns = int_columns(
+        db, ("e.pk", *_EDGE_COLUMNS), "edges e", f"WHERE e.claim_pk IN ({_CURRENT_CLAIMS})", [protocol_pk]
+    )
     order = np.argsort(columns[0], kind="stable")
-    return [column[order].tolist() for column in columns]
+    return [column[order] for column in columns]
+
+
+def _texts(
+    db: sqlite3.Connection,
+    protocol_pk: int | None,
+    pks: npt.NDArray[np.int64],
+    codes: npt.NDArray[np.int64],
+    states: npt.NDArray[np.int64],
+) -> list[str]:
+    """Per edge, its evidence row text as SQLite writes it from the edge and its latest human judgement, else its
+    latest (``protocol_pk``: only that protocol's judgements are read; ``None``: every judgement, for a database
+    of one protocol)."""
+    latest: dict[int, str] = {}
+    rest = "" if protocol_pk is None else f"AND e.claim_pk IN ({_CURRENT_CLAIMS})"
+    for by_person in (False, True):  # the people's judgements read last: they win
+        params = (by_person,) if protocol_pk is None else (by_person, protocol_pk)
+        latest.update(db.execute(_JUDGED.format(rest), params))
+    texts: list[str | None] = list(map(latest.get, pks.tolist()))
+    for i in [i for i, text in enumerate(texts) if text is None]:  # nobody judged it: its state alone
+        texts[i] = edge_text((SHOWN[codes[i]], "", "", "", _STATES[states[i]]))
+    return texts  # type: ignore[return-value]  # every None was replaced
+
+
+def _texts_of_outcomes(
+    db: sqlite3.Connection, protocol_pk: int, pks: npt.NDArray[np.int64], states: npt.NDArray[np.int64]
+) -> tuple[npt.NDArray[np.int64], list[str]]:
+    """The codes and texts of the edges under a single review when the store keeps another policy's outcome: each
+    worked out from the edge's judgements."""
+    outcomes = _single_review_outcomes(db, protocol_pk)
+    shown_of = _judgements_shown(db, protocol_pk)
+    nobody = (0, "", "", "", "")
+    codes, texts = [], []
+    for pk in pks.tolist():
+        state, label = outcomes.get(pk, (ReviewState.PENDING, None))
+        shown = shown_label(state, label)
+        _, passage, period, reasoning, reviewer = shown_of.get(pk, nobody)
+        codes.append(SHOWN.index(shown))
+        texts.append(edge_text((shown, passage, period, reasoning, str(state) + reviewer)))
+    return np.array(codes, dtype=np.int64), texts
 
 
 def _judgements_shown(db: sqlite3.Connection, protocol_pk: int) -> dict[int, tuple[int, str, str, str, str]]:
     """Per edge pk, its latest human judgement, else its latest, as (edge pk, passage, period, reasoning,
     `` · reviewer`` or nothing)."""
-    (protocols,) = db.execute("SELECT count(*) FROM protocols").fetchone()
     shown: dict[int, tuple[int, str, str, str, str]] = {}
+    query = (
+        f"{_SHOWN_OF_JUDGEMENT} CROSS JOIN edges e ON e.pk = j.edge_pk WHERE e.claim_pk IN ({_CURRENT_CLAIMS}) AND "
+        "(j.origin = 'human') = ? ORDER BY j.pk"
+    )
     for by_person in (False, True):  # the people's judgements read last: they win
-        found = (
-            db.execute(_EVERY_JUDGEMENT, (by_person,))
-            if protocols == 1
-            else db.execute(_JUDGEMENTS, (protocol_pk, by_person))
-        )
-        shown.update({row[0]: row for row in found})
+        shown.update({row[0]: row for row in db.execute(query, (protocol_pk, by_person))})
     return shown
 
 
