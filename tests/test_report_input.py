@@ -261,3 +261,12 @@ def test_the_scores_by_question_read_beside_the_others_are_those_read_apart(
         assert score_path(source, scope=every, by=("platform",)).also is None
     # the database: one question (q1) answered twice, so one group of two answers
     assert [g.answers for g in score_path(path, scope=every, also_by=("question",)).also.groups] == [2]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.text(), st.sampled_from(['a"b', "a\\b", "\x00", "\x7f", "\u2028", "</script>", "https://x/é?a=1"])))
+def test_a_link_is_quoted_as_the_standard_library_quotes_it(text: str) -> None:
+    # links with no character JSON escapes are quoted as they are, the others written by the JSON writer
+    from citeaudit.report.evidence import _json_string
+
+    assert _json_string(text) == json.dumps(text, ensure_ascii=False)

@@ -72,7 +72,14 @@ class EvidenceIndex:
 
     def add(self, key: str, title: str, kind: str, numerator: Iterable[int], denominator: Iterable[int]) -> str:
         """Name a set (``kind``: ``e`` edges, ``p`` pairs, ``a`` answers) and return its key."""
-        self.sets[key] = {"t": title, "k": kind, "n": sorted(set(numerator)), "d": sorted(set(denominator))}
+        ordered = sorted(set(numerator))
+        # a set listing the same rows on both sides (every edge, a label's edges) is ordered once
+        self.sets[key] = {
+            "t": title,
+            "k": kind,
+            "n": ordered,
+            "d": ordered if denominator is numerator else sorted(set(denominator)),
+        }
         return key
 
     def answers_where(self, by: Sequence[tuple[str, str | None]]) -> list[int]:
@@ -146,6 +153,13 @@ class EvidenceIndex:
         )
         # no "<" at all inside the script element: "</script" would end it early, "<!--" open a comment in it
         return text.replace("<", "\\u003c")
+
+
+def _json_string(text: str) -> str:
+    """``text`` as a JSON string (as :func:`_json` writes it): quoted as it is when no character in it is escaped."""
+    if text.isprintable() and '"' not in text and "\\" not in text:
+        return f'"{text}"'
+    return _json(text)
 
 
 def _json(value: Any) -> str:
@@ -345,7 +359,7 @@ def _links(
     urls = [own[key] for key in keys.tolist()]
     return (
         np.array([*urls, ""], dtype=object)[chosen].tolist(),
-        np.array([*(_json(url) for url in urls), '""'], dtype=object)[chosen].tolist(),
+        np.array([*map(_json_string, urls), '""'], dtype=object)[chosen].tolist(),
     )
 
 

@@ -173,8 +173,14 @@ def _texts(
         params = (by_person,) if protocol_pk is None else (by_person, protocol_pk)
         latest.update(db.execute(_JUDGED.format(rest), params))
     texts: list[str | None] = list(map(latest.get, pks.tolist()))
-    for i in [i for i, text in enumerate(texts) if text is None]:  # nobody judged it: its state alone
-        texts[i] = edge_text((SHOWN[codes[i]], "", "", "", _STATES[states[i]]))
+    # nobody judged it: its label and state alone (names without a character JSON escapes: written as they are)
+    alone = {
+        (code, state): f'"{SHOWN[code]}","","","","{_STATES[state]}"'
+        for code in range(len(SHOWN))
+        for state in range(len(_STATES))
+    }
+    for i in [i for i, text in enumerate(texts) if text is None]:
+        texts[i] = alone[int(codes[i]), int(states[i])]
     return texts  # type: ignore[return-value]  # every None was replaced
 
 
