@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
@@ -24,7 +26,7 @@ from citeaudit.store.reading import CURRENT_CLAIM, int_columns, official_mask, r
 from citeaudit.store.review_rules import policy_reviews_required
 from citeaudit.store.sqlite import Store
 
-__all__ = ["SHOWN", "EdgeRow", "ReportRows", "edge_text", "read_report_input", "shown_label"]
+__all__ = ["SHOWN", "EdgeRow", "EdgeTexts", "ReportRows", "edge_text", "read_report_input", "shown_label"]
 
 EdgeRow = tuple[str, str, str, str, str, str, str]
 """(claim id, source key, shown label, passage, period, reasoning, review state with the latest reviewer)."""
@@ -99,6 +101,17 @@ _JUDGED = (
 """The text of each edge with each of its judgements by people (or by others), oldest first (CROSS JOIN: one scan
 of the judgements in their own order, each edge found by its key, rather than a sort of them by edge)."""
 
+_LATEST = "SELECT k.pk FROM judgements k WHERE k.edge_pk = e.pk ORDER BY k.origin = 'human' DESC, k.pk DESC LIMIT 1"
+"""An edge's latest human judgement, else its latest."""
+
+_EVERY_TEXT = (
+    f"SELECT group_concat(e.pk), group_concat({_TEXT}, char(30)) FROM edges e LEFT JOIN judgements j ON j.pk = "
+    f"({_LATEST}) WHERE +e.claim_pk IN ({_CURRENT_CLAIMS})"
+)
+"""The key and text of every edge of the protocol's current claims in one statement: the texts joined by the
+record separator, a character JSON always escapes (so never inside a text). The edges are scanned in their own
+order (``+``: not through the claim index, which would list them by claim)."""
+
 _SHOWN_OF_JUDGEMENT = (
     "SELECT j.edge_pk, coalesce(j.passage, ''), coalesce(j.period, ''), coalesce(j.reasoning, ''), "
     "CASE WHEN j.reviewer <> '' THEN ' · ' || j.reviewer ELSE '' END FROM judgements j"
@@ -119,20 +132,67 @@ def edge_text(values: tuple[str, str, str, str, str]) -> str:
     return json.dumps(values, ensure_ascii=False, separators=(",", ":"))[1:-1]
 
 
-def read_report_input(store: Store, protocol_pk: int) -> tuple[Audit, ReportRows]:
+class EdgeTexts:
+    """The texts of every edge of one protocol (under the single policy), read by SQLite in one statement on a
+    connection and thread of their own while the caller does other work: SQLite runs a statement without holding
+    Python's interpreter lock, so the read takes a core of its own."""
+
+    def __init__(self, path: Path, protocol_pk: int) -> None:
+        self.protocol_pk = protocol_pk
+        self._path = path
+        self._found: tuple[str | None, str | None] | None = None
+        self._failed: BaseException | None = None
+        self._thread = threading.Thread(target=self._read, name="citeaudit-edge-texts", daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        from citeaudit.store.connection import connect
+
+        try:
+            db = connect(self._path)
+            try:
+                self._found = db.execute(_EVERY_TEXT, (self.protocol_pk,)).fetchone()
+            finally:
+                db.close()
+        except BaseException as exc:  # raised again in the caller's thread
+            self._failed = exc
+
+    def texts(self, pks: npt.NDArray[np.int64]) -> list[str] | None:
+        """Per edge of ``pks`` (ascending), its text; ``None`` when the edges read are not those (the ledger
+        changed between the two reads)."""
+        self._thread.join()
+        if self._failed is not None:
+            raise self._failed
+        assert self._found is not None
+        keys, joined = self._found
+        read = np.fromstring(keys, dtype=np.int64, sep=",") if keys else np.zeros(0, dtype=np.int64)
+        if len(read) != len(pks):
+            return None
+        texts = joined.split("\x1e") if joined else []
+        order = np.argsort(read, kind="stable")
+        if not np.array_equal(read[order], pks):
+            return None
+        return texts if np.array_equal(order, np.arange(len(order))) else [texts[i] for i in order.tolist()]
+
+
+def read_report_input(store: Store, protocol_pk: int, prefetched: EdgeTexts | None = None) -> tuple[Audit, ReportRows]:
     """One protocol's audit without edges, and every edge of its current claims as :class:`ReportRows` (in the
     order the audit lists edges) with the keys of its official sources.
 
     The label is the one a single review gives (``review_outcome`` of all the edge's judgements): under the single
     policy that is the outcome the store keeps with the edge; under another policy it is worked out from the
-    judgements, as for an audit read whole. The judgement shown is the edge's latest human one, else its latest."""
+    judgements, as for an audit read whole. The judgement shown is the edge's latest human one, else its latest.
+    ``prefetched``: the edges' texts being read already (used under the single policy, for ``protocol_pk``)."""
     db = store.connection
     every_answer = Scope(run_kinds=frozenset(RunKind))
     audit = read_audit(db, store.effective_protocol(protocol_pk, every_answer), protocol_pk, edges=False)
     (protocols,) = db.execute("SELECT count(*) FROM protocols").fetchone()
     pks, claim_pks, source_pks, codes, states = _edge_columns(db, protocol_pk)
     if policy_reviews_required(db) == 1:
-        texts = _texts(db, protocol_pk if protocols > 1 else None, pks, codes, states)
+        found = None
+        if prefetched is not None and prefetched.protocol_pk == protocol_pk:
+            found = prefetched.texts(pks)
+        texts = found if found is not None else _texts(db, protocol_pk if protocols > 1 else None, pks, codes, states)
     else:
         codes, texts = _texts_of_outcomes(db, protocol_pk, pks, states)
     claim_ids = dict(db.execute(f"SELECT c.pk, c.id FROM claims c WHERE c.pk IN ({_CURRENT_CLAIMS})", (protocol_pk,)))
