@@ -30,6 +30,7 @@ from citeaudit.store.report_input import SHOWN, EdgeRow, ReportRows, edge_text, 
 
 __all__ = ["EvidenceIndex", "FactMatrix", "build_index", "edge_rows", "fact_matrix", "problems"]
 
+_SUPPORTED = SHOWN.index("supported")
 _SEVERITY_RANK = {Severity.CRITICAL: 0, Severity.HIGH: 1, Severity.MEDIUM: 2, Severity.LOW: 3}
 _BEST = ("partial", "unknown", "pending", "disputed", "irrelevant", "conflicting")
 """Labels of an unsupported claim's edges, closest to support first (the one a fact matrix cell names)."""
@@ -53,6 +54,11 @@ class EvidenceIndex:
     """Per edge row, its final label, or its review state while it has none (``pending``, ``disputed``)."""
     edge_link: list[str] = field(default_factory=list)
     """Per edge row, the link as its answer cited the source (empty when the answer gave none)."""
+    edge_answers: npt.NDArray[np.int64] | None = None
+    """Per edge row, its answer's row (``None``: an index not made by :func:`build_index`, whose sets are found by
+    walking each answer's edges)."""
+    edge_codes: npt.NDArray[np.int64] | None = None
+    """Per edge row, the code of its label (a position in ``SHOWN``), beside :attr:`edge_answers`."""
     pairs: list[list[Any]] = field(default_factory=list)
     sets: dict[str, dict[str, Any]] = field(default_factory=dict)
     answer_of: dict[str, int] = field(default_factory=dict)
@@ -110,6 +116,13 @@ class EvidenceIndex:
     def metric_set(self, key: str, title: str, name: str, answers: Sequence[int], metric: Metric) -> str | None:
         """The set behind one metric over ``answers``: its key, or ``None`` when it does not add up to ``metric``."""
         if name == "precision":
+            over = self._edges_over(answers)
+            if over is not None:  # the edges of the answers at once, and the supported ones among them
+                rows, codes = over
+                supported: list[int] = rows[codes == _SUPPORTED].tolist()
+                if len(supported) != metric.numerator or len(rows) != metric.denominator:
+                    return None
+                return self.add(key, title, "e", supported, rows.tolist())
             den = [e for a in answers for e in self.edges_of_answer.get(a, [])]
             num = [i for i in den if i in self.supported_edges]
             kind = "e"
@@ -131,8 +144,30 @@ class EvidenceIndex:
         rows = [e for a in answers for e in self.edges_of_answer.get(a, []) if labels[e] == label]
         return self.add(key, title, "e", rows, rows)
 
+    def edges_over(self, answers: Sequence[int]) -> list[int]:
+        """The edges over ``answers``, in row order."""
+        over = self._edges_over(answers)
+        if over is not None:
+            found: list[int] = over[0].tolist()
+            return found
+        return sorted(e for a in answers for e in self.edges_of_answer.get(a, []))
+
+    def _edges_over(self, answers: Sequence[int]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None:
+        """The rows of the edges over ``answers`` (ascending) and their label codes, found from the columns at once;
+        ``None`` for an index without them."""
+        if self.edge_answers is None or self.edge_codes is None:
+            return None
+        chosen = np.zeros(len(self.answers), dtype=np.bool_)
+        chosen[list(answers)] = True
+        rows = np.flatnonzero(chosen[self.edge_answers])
+        return rows, self.edge_codes[rows]
+
     def edges_by_label(self, answers: Sequence[int]) -> dict[str, list[int]]:
         """The edges over ``answers`` per final label (or review state while pending), in one pass."""
+        over = self._edges_over(answers)
+        if over is not None:
+            rows, codes = over
+            return {name: rows[codes == code].tolist() for code, name in enumerate(SHOWN) if (codes == code).any()}
         found: dict[str, list[int]] = defaultdict(list)
         labels = self.edge_label
         for a in answers:
@@ -328,8 +363,9 @@ def _add_edge_columns(
     index.edge_source = sources.tolist()
     index.edge_label = np.array(SHOWN, dtype=object)[codes].tolist()
     index.edge_link = links
+    index.edge_answers, index.edge_codes = answers, codes
     index.edge_texts = list(map("[{},{},{},{}]".format, index.edge_claim, index.edge_source, texts, link_texts))
-    index.supported_edges.update(np.flatnonzero(codes == SHOWN.index("supported")).tolist())
+    index.supported_edges.update(np.flatnonzero(codes == _SUPPORTED).tolist())
     index.edges_of_answer.update(_grouped(answers))
     index.edges_of_claim.update(_grouped(claims))
 

@@ -152,7 +152,7 @@ def _cells(
 def _label_cells(index: EvidenceIndex, prefix: str, title: str, scope: ScopeScore) -> list[tuple[str, str | None]]:
     """Edges, locations, each label and pending, each with the edges behind it."""
     answers = index.answers_where(scope.by)
-    every = [e for a in answers for e in index.edges_of_answer.get(a, [])]
+    every = index.edges_over(answers)
     all_key = (
         index.add(f"edges:{prefix}", f"Edges · {title}", "e", every, every)
         if len(every) == scope.edges.unique
