@@ -95,11 +95,15 @@ _TEXT = (
 """An edge's evidence row text (:attr:`ReportRows.texts`) with judgement ``j`` as the one shown."""
 
 _JUDGED = (
-    f"SELECT j.edge_pk, {_TEXT} FROM judgements j CROSS JOIN edges e ON e.pk = j.edge_pk "
-    "WHERE (j.origin = 'human') = ? {} ORDER BY j.pk"
+    "SELECT group_concat(j.pk), group_concat(j.edge_pk), group_concat(ltrim(rtrim(json_array(coalesce(j.passage, "
+    "''), coalesce(j.period, ''), coalesce(j.reasoning, '')), ']'), '[') || ',\"' || char(31) || "
+    "substr(json_quote(CASE WHEN j.reviewer <> '' THEN ' · ' || j.reviewer ELSE '' END), 2), char(31)) "
+    "FROM judgements j WHERE (j.origin = 'human') = ? {}"
 )
-"""The text of each edge with each of its judgements by people (or by others), oldest first (CROSS JOIN: one scan
-of the judgements in their own order, each edge found by its key, rather than a sort of them by edge)."""
+"""The judgements by people (or by others) in three texts: their keys, their edges' keys, and each one's part of
+its edge's text in two pieces around the edge's review state (its passage, period and reasoning as JSON to the
+review's opening quote; its reviewer after the state to the closing quote), the pieces joined by the unit
+separator, a character JSON always escapes (so never inside a piece). No row of Python values per judgement."""
 
 _LATEST = "SELECT k.pk FROM judgements k WHERE k.edge_pk = e.pk ORDER BY k.origin = 'human' DESC, k.pk DESC LIMIT 1"
 """An edge's latest human judgement, else its latest."""
@@ -227,21 +231,36 @@ def _texts(
     """Per edge, its evidence row text as SQLite writes it from the edge and its latest human judgement, else its
     latest (``protocol_pk``: only that protocol's judgements are read; ``None``: every judgement, for a database
     of one protocol)."""
-    latest: dict[int, str] = {}
-    rest = "" if protocol_pk is None else f"AND e.claim_pk IN ({_CURRENT_CLAIMS})"
-    for by_person in (False, True):  # the people's judgements read last: they win
+    rest = (
+        ""
+        if protocol_pk is None
+        else f"AND j.edge_pk IN (SELECT e.pk FROM edges e WHERE e.claim_pk IN ({_CURRENT_CLAIMS}))"
+    )
+    heads, tails = ['"","","","'], ['"']  # an edge nobody judged: nothing shown, no reviewer
+    chosen = np.zeros(int(pks.max(initial=0)) + 1, dtype=np.int64)
+    for by_person in (False, True):  # the people's judgements last: they win
         params = (by_person,) if protocol_pk is None else (by_person, protocol_pk)
-        latest.update(db.execute(_JUDGED.format(rest), params))
-    texts: list[str | None] = list(map(latest.get, pks.tolist()))
-    # nobody judged it: its label and state alone (names without a character JSON escapes: written as they are)
-    alone = {
-        (code, state): f'"{SHOWN[code]}","","","","{_STATES[state]}"'
-        for code in range(len(SHOWN))
-        for state in range(len(_STATES))
-    }
-    for i in [i for i, text in enumerate(texts) if text is None]:
-        texts[i] = alone[int(codes[i]), int(states[i])]
-    return texts  # type: ignore[return-value]  # every None was replaced
+        keys, edges, pieces = db.execute(_JUDGED.format(rest), params).fetchone()
+        if not pieces:
+            continue
+        order = np.argsort(np.fromstring(keys, dtype=np.int64, sep=","), kind="stable")  # oldest first
+        edge_of = np.fromstring(edges, dtype=np.int64, sep=",")[order]
+        last = len(order) - 1 - np.unique(edge_of[::-1], return_index=True)[1]  # each edge's latest judgement
+        known = edge_of[last] < len(chosen)
+        chosen[edge_of[last][known]] = order[last][known] + len(heads)
+        split = pieces.split("\x1f")
+        heads.extend(split[0::2])
+        tails.extend(split[1::2])
+    at = chosen[pks]
+    return list(
+        map(
+            '"{}",{}{}{}'.format,  # the label and state names hold no character JSON escapes: written as they are
+            np.array(SHOWN, dtype=object)[codes].tolist(),
+            np.array(heads, dtype=object)[at].tolist(),
+            np.array(_STATES, dtype=object)[states].tolist(),
+            np.array(tails, dtype=object)[at].tolist(),
+        )
+    )
 
 
 def _texts_of_outcomes(
