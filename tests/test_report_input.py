@@ -18,7 +18,7 @@ from citeaudit.interchange.schema import AuditDocument
 from citeaudit.report.evidence import EvidenceIndex, build_index, edge_rows
 from citeaudit.store import Store
 from citeaudit.store.reading import read_audit
-from citeaudit.store.report_input import EdgeTexts, _edge_columns, read_report_input
+from citeaudit.store.report_input import EdgeTexts, _judged, read_report_input
 from citeaudit.store.review_rules import policy_reviews_required
 
 LABELS = ("supported", "partial", "conflicting", "irrelevant", "unknown")
@@ -92,16 +92,15 @@ def _database(path: Path, doc: dict[str, Any], policy: str) -> None:
 def _blobs(path: Path) -> tuple[str, str]:
     """The evidence blob built the old way (the whole audit with its edges) and the new way (rows from SQL).
 
-    The edges' texts read in one statement on a thread of their own (``EdgeTexts``, under the single policy)
-    are checked to be those read with the rest, edge for edge."""
+    The judgements' texts read on a thread of their own (``EdgeTexts``, under the single policy) are checked to be
+    those read with the rest, and to give the same rows."""
     every = Scope(run_kinds=frozenset(RunKind))
     with Store(path) as store:
         pk = store.choose_protocol(None, every)
         whole = store.load_audit(pk)
         without, rows = read_report_input(store, pk)
         if policy_reviews_required(store.connection) == 1:
-            pks = _edge_columns(store.connection, pk)[0]
-            assert EdgeTexts(path, pk).texts(pks) == rows.texts
+            assert EdgeTexts(path, pk).found() == _judged(store.connection, pk)
             assert read_report_input(store, pk, EdgeTexts(path, pk))[1].texts == rows.texts
     old = build_index(select_audit(whole, every)[0], str, {}, None)
     new = build_index(select_audit(without, every)[0], str, {}, None, rows)

@@ -1,10 +1,11 @@
 """What the HTML report reads from a database: the audit without its edges, and each edge as integer columns
-(its claim, its source, the code of its shown label) with the text of the report's evidence row that SQLite writes
-(its shown label, the latest judgement's passage, period and reasoning, its review state with the reviewer).
+(its claim, its source, the code of its shown label) with the text of its row of the report's evidence (its shown
+label, the latest judgement's passage, period and reasoning, its review state with the reviewer).
 
 Building every edge with its locations and whole judgement history as model objects costs more than the rest of
-the report together at 100 000 edges; the report shows only each edge's outcome and one judgement, which SQL picks
-and writes as JSON text (``json_quote``), so no Python value is made per field of an edge.
+the report together at 100 000 edges; the report shows only each edge's outcome and one judgement. SQLite writes
+every judgement's part as JSON text (``json_array``, ``json_quote``), all of them in one text per query, and numpy
+finds each edge's latest, so no Python value is made per field of an edge nor a row per judgement.
 """
 
 from __future__ import annotations
@@ -85,15 +86,6 @@ review state (``disputed`` or ``pending``)."""
 _EDGE_COLUMNS = ("e.claim_pk", "e.source_pk", _SHOWN_CODE, _STATE_CODE)
 """Each edge of the protocol's current claims as integers (read as columns: no row of Python values each)."""
 
-_SHOWN_NAME = "CASE " + " ".join(f"WHEN {_SHOWN_CODE} = {i} THEN '{name}'" for i, name in enumerate(SHOWN)) + " END"
-
-_TEXT = (
-    f"json_quote({_SHOWN_NAME}) || ',' || json_quote(coalesce(j.passage, '')) || ',' || "
-    "json_quote(coalesce(j.period, '')) || ',' || json_quote(coalesce(j.reasoning, '')) || ',' || "
-    "json_quote(e.review_state || CASE WHEN j.reviewer <> '' THEN ' · ' || j.reviewer ELSE '' END)"
-)
-"""An edge's evidence row text (:attr:`ReportRows.texts`) with judgement ``j`` as the one shown."""
-
 _JUDGED = (
     "SELECT group_concat(j.pk), group_concat(j.edge_pk), group_concat(ltrim(rtrim(json_array(coalesce(j.passage, "
     "''), coalesce(j.period, ''), coalesce(j.reasoning, '')), ']'), '[') || ',\"' || char(31) || "
@@ -104,17 +96,6 @@ _JUDGED = (
 its edge's text in two pieces around the edge's review state (its passage, period and reasoning as JSON to the
 review's opening quote; its reviewer after the state to the closing quote), the pieces joined by the unit
 separator, a character JSON always escapes (so never inside a piece). No row of Python values per judgement."""
-
-_LATEST = "SELECT k.pk FROM judgements k WHERE k.edge_pk = e.pk ORDER BY k.origin = 'human' DESC, k.pk DESC LIMIT 1"
-"""An edge's latest human judgement, else its latest."""
-
-_EVERY_TEXT = (
-    f"SELECT group_concat(e.pk), group_concat({_TEXT}, char(30)) FROM edges e LEFT JOIN judgements j ON j.pk = "
-    f"({_LATEST}) WHERE +e.claim_pk IN ({_CURRENT_CLAIMS})"
-)
-"""The key and text of every edge of the protocol's current claims in one statement: the texts joined by the
-record separator, a character JSON always escapes (so never inside a text). The edges are scanned in their own
-order (``+``: not through the claim index, which would list them by claim)."""
 
 _SHOWN_OF_JUDGEMENT = (
     "SELECT j.edge_pk, coalesce(j.passage, ''), coalesce(j.period, ''), coalesce(j.reasoning, ''), "
@@ -137,14 +118,14 @@ def edge_text(values: tuple[str, str, str, str, str]) -> str:
 
 
 class EdgeTexts:
-    """The texts of every edge of one protocol (under the single policy), read by SQLite in one statement on a
+    """The judgements' texts of one protocol (:data:`_JUDGED`, under the single policy) read by SQLite on a
     connection and thread of their own while the caller does other work: SQLite runs a statement without holding
     Python's interpreter lock, so the read takes a core of its own."""
 
     def __init__(self, path: Path, protocol_pk: int) -> None:
         self.protocol_pk = protocol_pk
         self._path = path
-        self._found: tuple[str | None, str | None] | None = None
+        self._found: list[tuple[str | None, str | None, str | None]] = []
         self._failed: BaseException | None = None
         self._thread = threading.Thread(target=self._read, name="citeaudit-edge-texts", daemon=True)
         self._thread.start()
@@ -155,28 +136,18 @@ class EdgeTexts:
         try:
             db = connect(self._path)
             try:
-                self._found = db.execute(_EVERY_TEXT, (self.protocol_pk,)).fetchone()
+                self._found = _judged(db, self.protocol_pk)
             finally:
                 db.close()
         except BaseException as exc:  # raised again in the caller's thread
             self._failed = exc
 
-    def texts(self, pks: npt.NDArray[np.int64]) -> list[str] | None:
-        """Per edge of ``pks`` (ascending), its text; ``None`` when the edges read are not those (the ledger
-        changed between the two reads)."""
+    def found(self) -> list[tuple[str | None, str | None, str | None]]:
+        """What :func:`_judged` read, once it has."""
         self._thread.join()
         if self._failed is not None:
             raise self._failed
-        assert self._found is not None
-        keys, joined = self._found
-        read = np.fromstring(keys, dtype=np.int64, sep=",") if keys else np.zeros(0, dtype=np.int64)
-        if len(read) != len(pks):
-            return None
-        texts = joined.split("\x1e") if joined else []
-        order = np.argsort(read, kind="stable")
-        if not np.array_equal(read[order], pks):
-            return None
-        return texts if np.array_equal(order, np.arange(len(order))) else [texts[i] for i in order.tolist()]
+        return self._found
 
 
 def read_report_input(store: Store, protocol_pk: int, prefetched: EdgeTexts | None = None) -> tuple[Audit, ReportRows]:
@@ -190,13 +161,10 @@ def read_report_input(store: Store, protocol_pk: int, prefetched: EdgeTexts | No
     db = store.connection
     every_answer = Scope(run_kinds=frozenset(RunKind))
     audit = read_audit(db, store.effective_protocol(protocol_pk, every_answer), protocol_pk, edges=False)
-    (protocols,) = db.execute("SELECT count(*) FROM protocols").fetchone()
     pks, claim_pks, source_pks, codes, states = _edge_columns(db, protocol_pk)
     if policy_reviews_required(db) == 1:
-        found = None
-        if prefetched is not None and prefetched.protocol_pk == protocol_pk:
-            found = prefetched.texts(pks)
-        texts = found if found is not None else _texts(db, protocol_pk if protocols > 1 else None, pks, codes, states)
+        read = prefetched.found() if prefetched is not None and prefetched.protocol_pk == protocol_pk else None
+        texts = _texts(read or _judged(db, protocol_pk), pks, codes, states)
     else:
         codes, texts = _texts_of_outcomes(db, protocol_pk, pks, states)
     claim_ids = dict(db.execute(f"SELECT c.pk, c.id FROM claims c WHERE c.pk IN ({_CURRENT_CLAIMS})", (protocol_pk,)))
@@ -221,27 +189,31 @@ def _edge_columns(db: sqlite3.Connection, protocol_pk: int) -> list[npt.NDArray[
     return [column[order] for column in columns]
 
 
+def _judged(db: sqlite3.Connection, protocol_pk: int) -> list[tuple[str | None, str | None, str | None]]:
+    """:data:`_JUDGED` of the judgements by others, then by people, of the protocol's edges (of every edge, for
+    a database of one protocol: half the time; the edges not read are never looked up)."""
+    (protocols,) = db.execute("SELECT count(*) FROM protocols").fetchone()
+    rest = (
+        "" if protocols == 1 else f"AND j.edge_pk IN (SELECT e.pk FROM edges e WHERE e.claim_pk IN ({_CURRENT_CLAIMS}))"
+    )
+    return [
+        db.execute(_JUDGED.format(rest), (by_person,) if protocols == 1 else (by_person, protocol_pk)).fetchone()
+        for by_person in (False, True)
+    ]
+
+
 def _texts(
-    db: sqlite3.Connection,
-    protocol_pk: int | None,
+    judged: list[tuple[str | None, str | None, str | None]],
     pks: npt.NDArray[np.int64],
     codes: npt.NDArray[np.int64],
     states: npt.NDArray[np.int64],
 ) -> list[str]:
-    """Per edge, its evidence row text as SQLite writes it from the edge and its latest human judgement, else its
-    latest (``protocol_pk``: only that protocol's judgements are read; ``None``: every judgement, for a database
-    of one protocol)."""
-    rest = (
-        ""
-        if protocol_pk is None
-        else f"AND j.edge_pk IN (SELECT e.pk FROM edges e WHERE e.claim_pk IN ({_CURRENT_CLAIMS}))"
-    )
+    """Per edge, its evidence row text: its label, its latest human judgement's (else its latest's) part as
+    SQLite wrote it (``judged``: :func:`_judged`), and its review state."""
     heads, tails = ['"","","","'], ['"']  # an edge nobody judged: nothing shown, no reviewer
     chosen = np.zeros(int(pks.max(initial=0)) + 1, dtype=np.int64)
-    for by_person in (False, True):  # the people's judgements last: they win
-        params = (by_person,) if protocol_pk is None else (by_person, protocol_pk)
-        keys, edges, pieces = db.execute(_JUDGED.format(rest), params).fetchone()
-        if not pieces:
+    for keys, edges, pieces in judged:  # the people's judgements last: they win
+        if not keys or not edges or not pieces:
             continue
         order = np.argsort(np.fromstring(keys, dtype=np.int64, sep=","), kind="stable")  # oldest first
         edge_of = np.fromstring(edges, dtype=np.int64, sep=",")[order]
