@@ -18,7 +18,7 @@ from citeaudit.interchange.schema import AuditDocument
 from citeaudit.report.evidence import EvidenceIndex, build_index, edge_rows
 from citeaudit.store import Store
 from citeaudit.store.reading import read_audit
-from citeaudit.store.report_input import EdgeTexts, _judged, read_report_input
+from citeaudit.store.report_input import EdgeTexts, ReportRows, _judged, read_report_input
 from citeaudit.store.review_rules import policy_reviews_required
 
 LABELS = ("supported", "partial", "conflicting", "irrelevant", "unknown")
@@ -75,6 +75,14 @@ def _document(histories: list[list[tuple[str, str, str, str, int]]], prefix: str
         judgements = [_judgement(*j, n=10 * i + k) for k, j in enumerate(history)]
         edges.append(edge(f"{prefix}c{i}", f"https://{prefix}s{i}.example/page", judgements=judgements))
     return document(answers, claims, edges, protocol(official=["s1.example"]))
+
+
+def _rows(read: ReportRows) -> list[tuple[str, ...]]:
+    """Each edge read as (claim id, source key, shown label, passage, period, reasoning, review), its text parsed."""
+    return [
+        (read.claim_ids[claim], read.source_keys[source], *json.loads(f"[{text}]"))
+        for claim, source, text in zip(read.claim_pks.tolist(), read.source_pks.tolist(), read.texts, strict=True)
+    ]
 
 
 def _database(path: Path, doc: dict[str, Any], policy: str) -> None:
@@ -168,7 +176,7 @@ def test_an_edge_row_carries_the_latest_human_judgement_and_the_outcome(tmp_path
     _database(path, _document(histories), "single")
     with Store(path) as store:
         _, read = read_report_input(store, store.choose_protocol(None, Scope(run_kinds=frozenset(RunKind))))
-    rows = read.edges
+    rows = _rows(read)
     # the protocol's one official domain is s1.example: of the three pages cited, only c1's
     assert read.official == {"https://s1.example/page"}
     # judgement n = 10 * edge + position: c0's second is n = 1 (odd: period 2026), c1's first n = 10 (no period)
@@ -193,7 +201,7 @@ def test_the_whole_audit_gives_the_same_rows(tmp_path: Path) -> None:
     with Store(path) as store:
         pk = store.choose_protocol(None, Scope(run_kinds=frozenset(RunKind)))
         whole = read_audit(store.connection, store.load_audit(pk).protocol, pk)
-        rows = read_report_input(store, pk)[1].edges
+        rows = _rows(read_report_input(store, pk)[1])
     # c0: one reviewer → labelled supported; c1: ann and bo disagree, cy's adjudication decides → conflicting
     assert rows == edge_rows(whole)
     assert [r[2] for r in rows] == ["supported", "conflicting"]
@@ -215,7 +223,7 @@ def test_a_database_of_two_protocols_gives_each_its_own_edges_and_judgements(tmp
         ):
             pk = store.choose_protocol(selector, every)
             without, read = read_report_input(store, pk)
-            rows = read.edges
+            rows = _rows(read)
             # first: c0 ann supported, bo partial → disputed; c1 a model's label only → pending. second: c0 ann
             # conflicting → labelled; c1 a model's partial, then ann's supported → labelled supported
             assert [r[2] for r in rows] == shown

@@ -58,14 +58,6 @@ class ReportRows:
     """Keys of the protocol's sources on an official page, decided as the scorer decides (``official_mask``: once
     per host, from the host and path the store keeps with each source)."""
 
-    @property
-    def edges(self) -> list[EdgeRow]:
-        """Every edge as an :data:`EdgeRow` (the columns read back as values)."""
-        return [
-            (self.claim_ids[claim], self.source_keys[source], *json.loads(f"[{text}]"))
-            for claim, source, text in zip(self.claim_pks.tolist(), self.source_pks.tolist(), self.texts, strict=True)
-        ]
-
 
 _CURRENT_CLAIMS = (
     "SELECT c.pk FROM claims c JOIN answers a ON a.pk = c.answer_pk JOIN runs r ON r.pk = a.run_pk "
