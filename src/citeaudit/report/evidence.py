@@ -76,15 +76,28 @@ class EvidenceIndex:
     where: dict[tuple[tuple[str, str | None], ...], list[int]] = field(default_factory=dict)
     """The answer rows found for each selection so far (the tables ask for each scope several times)."""
 
-    def add(self, key: str, title: str, kind: str, numerator: Iterable[int], denominator: Iterable[int]) -> str:
-        """Name a set (``kind``: ``e`` edges, ``p`` pairs, ``a`` answers) and return its key."""
-        ordered = sorted(set(numerator))
+    def add(
+        self,
+        key: str,
+        title: str,
+        kind: str,
+        numerator: Iterable[int],
+        denominator: Iterable[int],
+        *,
+        ordered: bool = False,
+    ) -> str:
+        """Name a set (``kind``: ``e`` edges, ``p`` pairs, ``a`` answers) and return its key. ``ordered``: both
+        sides are lists already in ascending order without repeats (kept as they are)."""
+        if ordered:
+            self.sets[key] = {"t": title, "k": kind, "n": numerator, "d": denominator}
+            return key
+        rows = sorted(set(numerator))
         # a set listing the same rows on both sides (every edge, a label's edges) is ordered once
         self.sets[key] = {
             "t": title,
             "k": kind,
-            "n": ordered,
-            "d": ordered if denominator is numerator else sorted(set(denominator)),
+            "n": rows,
+            "d": rows if denominator is numerator else sorted(set(denominator)),
         }
         return key
 
@@ -122,7 +135,7 @@ class EvidenceIndex:
                 supported: list[int] = rows[codes == _SUPPORTED].tolist()
                 if len(supported) != metric.numerator or len(rows) != metric.denominator:
                     return None
-                return self.add(key, title, "e", supported, rows.tolist())
+                return self.add(key, title, "e", supported, rows.tolist(), ordered=True)
             den = [e for a in answers for e in self.edges_of_answer.get(a, [])]
             num = [i for i in den if i in self.supported_edges]
             kind = "e"
@@ -163,7 +176,7 @@ class EvidenceIndex:
         return rows, self.edge_codes[rows]
 
     def edges_by_label(self, answers: Sequence[int]) -> dict[str, list[int]]:
-        """The edges over ``answers`` per final label (or review state while pending), in one pass."""
+        """The edges over ``answers`` per final label (or review state while pending), each in row order."""
         over = self._edges_over(answers)
         if over is not None:
             rows, codes = over
@@ -173,7 +186,7 @@ class EvidenceIndex:
         for a in answers:
             for e in self.edges_of_answer.get(a, ()):
                 found[labels[e]].append(e)
-        return found
+        return {label: sorted(rows) for label, rows in found.items()}
 
     def to_json(self) -> str:
         """The blob, safe inside a ``<script type="application/json">`` element."""
