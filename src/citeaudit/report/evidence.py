@@ -419,7 +419,9 @@ def _grouped(keys: npt.NDArray[np.int64]) -> dict[int, list[int]]:
     order = np.argsort(keys, kind="stable")
     ordered = keys[order]
     starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
-    return dict(zip(ordered[starts].tolist(), (part.tolist() for part in np.split(order, starts[1:])), strict=True))
+    rows: list[int] = order.tolist()  # sliced as a list: one array per group costs more than the group
+    bounds = [*starts.tolist(), len(rows)]
+    return {key: rows[bounds[i] : bounds[i + 1]] for i, key in enumerate(ordered[starts].tolist())}
 
 
 def _pairs(audit: Audit, index: EvidenceIndex) -> None:
