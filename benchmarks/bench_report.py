@@ -3,7 +3,8 @@ the same database, the file's size, and how fast headless Chromium shows its hea
 
 Each database comes from ``scoring_db.build`` (8 unique edges a claim, 5 platforms, labels from a hash of the row).
 `citeaudit report DB` and `citeaudit score DB --format json --ci --by platform` run as processes of their own, in
-turn, with the same resamples; their times are the medians of the runs. The report holds every edge of its scope
+turn, with the same resamples; their times are the medians of the runs (wall time, the target's, and beside it the
+CPU time each used, which a loaded machine moves less). The report holds every edge of its scope
 as evidence (a JSON blob listed on demand), so its size grows with the edges.
 
 Opening: Playwright drives /usr/bin/chromium headless; a fresh page loads the report from its file, and the time
@@ -17,6 +18,7 @@ Run: python benchmarks/bench_report.py [--repeat K] [--resamples R] [--keep FOLD
 from __future__ import annotations
 
 import argparse
+import resource
 import statistics
 import subprocess
 import sys
@@ -36,18 +38,23 @@ OPEN_SECONDS = 3.0
 CHROMIUM = "/usr/bin/chromium"
 
 
-def _timed(command: list[str]) -> float:
+def _timed(command: list[str]) -> tuple[float, float]:
+    """Wall seconds of ``command`` and the CPU seconds (user and system) it used."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(command, check=True, capture_output=True)
-    return time.perf_counter() - start
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
 
 
 def _cli(*args: str) -> list[str]:
     return [sys.executable, "-c", "import sys; from citeaudit.cli import main; sys.exit(main())", *args]
 
 
-def _generation(db: Path, out: Path, repeat: int, resamples: int) -> tuple[float, float]:
-    """Median seconds of `report` and of `score --format json`, run in turn."""
+def _generation(db: Path, out: Path, repeat: int, resamples: int) -> tuple[float, float, float, float]:
+    """Median wall seconds of `report` and of `score --format json`, run in turn, and their median CPU seconds
+    (which a loaded machine moves less than wall time)."""
     report, score = [], []
     for _ in range(repeat):
         report.append(_timed(_cli("report", str(db), "--out", str(out), "--resamples", str(resamples))))
@@ -56,7 +63,12 @@ def _generation(db: Path, out: Path, repeat: int, resamples: int) -> tuple[float
                 _cli("score", str(db), "--format", "json", "--ci", "--resamples", str(resamples), "--by", "platform")
             )
         )
-    return statistics.median(report), statistics.median(score)
+    return (
+        statistics.median(r[0] for r in report),
+        statistics.median(s[0] for s in score),
+        statistics.median(r[1] for r in report),
+        statistics.median(s[1] for s in score),
+    )
 
 
 def _opening(page_path: Path, repeat: int) -> tuple[float, float]:
@@ -98,13 +110,13 @@ def main() -> None:
         if not db.exists():
             scoring_db.build(db, edges * 5 // 4)  # 4 unique edges in 5 citation locations
         out = folder / f"report-{edges}.html"
-        report, score = _generation(db, out, args.repeat, args.resamples)
+        report, score, report_cpu, score_cpu = _generation(db, out, args.repeat, args.resamples)
         ratios.append(report / score)
         size = out.stat().st_size
         print(
             f"{edges:>7} edges: report {report:6.2f} s, score --format json {score:6.2f} s, "
-            f"ratio {report / score:4.2f}x; "
-            f"file {size / 1_048_576:6.1f} MiB ({size / edges:5.0f} bytes an edge)",
+            f"ratio {report / score:4.2f}x (CPU {report_cpu:5.2f} s against {score_cpu:5.2f} s, "
+            f"{report_cpu / score_cpu:4.2f}x); file {size / 1_048_576:6.1f} MiB ({size / edges:5.0f} bytes an edge)",
             flush=True,
         )
         if edges == OPEN_AT:

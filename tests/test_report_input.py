@@ -18,7 +18,8 @@ from citeaudit.interchange.schema import AuditDocument
 from citeaudit.report.evidence import EvidenceIndex, build_index, edge_rows
 from citeaudit.store import Store
 from citeaudit.store.reading import read_audit
-from citeaudit.store.report_input import read_report_input
+from citeaudit.store.report_input import EdgeTexts, ReportRows, _judged, read_report_input
+from citeaudit.store.review_rules import policy_reviews_required
 
 LABELS = ("supported", "partial", "conflicting", "irrelevant", "unknown")
 
@@ -76,6 +77,14 @@ def _document(histories: list[list[tuple[str, str, str, str, int]]], prefix: str
     return document(answers, claims, edges, protocol(official=["s1.example"]))
 
 
+def _rows(read: ReportRows) -> list[tuple[str, ...]]:
+    """Each edge read as (claim id, source key, shown label, passage, period, reasoning, review), its text parsed."""
+    return [
+        (read.claim_ids[claim], read.source_keys[source], *json.loads(f"[{text}]"))
+        for claim, source, text in zip(read.claim_pks.tolist(), read.source_pks.tolist(), read.texts, strict=True)
+    ]
+
+
 def _database(path: Path, doc: dict[str, Any], policy: str) -> None:
     audit = audit_from_document(AuditDocument.model_validate(doc), "generated")
     with Store(path) as store:
@@ -89,12 +98,18 @@ def _database(path: Path, doc: dict[str, Any], policy: str) -> None:
 
 
 def _blobs(path: Path) -> tuple[str, str]:
-    """The evidence blob built the old way (the whole audit with its edges) and the new way (rows from SQL)."""
+    """The evidence blob built the old way (the whole audit with its edges) and the new way (rows from SQL).
+
+    The judgements' texts read on a thread of their own (``EdgeTexts``, under the single policy) are checked to be
+    those read with the rest, and to give the same rows."""
     every = Scope(run_kinds=frozenset(RunKind))
     with Store(path) as store:
         pk = store.choose_protocol(None, every)
         whole = store.load_audit(pk)
         without, rows = read_report_input(store, pk)
+        if policy_reviews_required(store.connection) == 1:
+            assert EdgeTexts(path, pk).found() == _judged(store.connection, pk)
+            assert read_report_input(store, pk, EdgeTexts(path, pk))[1].texts == rows.texts
     old = build_index(select_audit(whole, every)[0], str, {}, None)
     new = build_index(select_audit(without, every)[0], str, {}, None, rows)
     return old.to_json(), new.to_json()
@@ -114,6 +129,40 @@ def test_rows_read_from_the_ledger_build_the_same_evidence_as_the_whole_audit(
     assert new == old
 
 
+_ODD = st.one_of(
+    st.none(),
+    st.sampled_from(['"', "\\", "</script>", "<!--", "\u2028", "\u2029", "\x00", "\x1f\t\n\r\b\f", "\x7f", "é ✓ 𝄞"]),
+    st.text(st.characters(exclude_categories=("Cs",)), max_size=12),
+)
+"""A judgement's free text as a person may type it (no lone surrogate: that is no UTF-8, and SQLite keeps UTF-8),
+or nothing (NULL in the ledger)."""
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.lists(st.tuples(st.integers(1, len(_SHAPES) - 1), _ODD, _ODD, _ODD, _ODD), min_size=1, max_size=4),
+    st.sampled_from(["single", "double"]),
+)
+def test_the_rows_sqlite_writes_are_the_rows_python_writes_for_any_text(
+    tmp_path_factory: Any, edges: list[tuple[int, str | None, str | None, str | None, str | None]], policy: str
+) -> None:
+    # each edge's judgements carry the drawn passage, period, reasoning and (for a person) reviewer name: SQLite
+    # quotes them as JSON (json_quote) where the audit read whole has Python write them; both blobs must be the
+    # same text, and no "<" may be left in it (the blob sits inside a <script> element)
+    doc = _document([_history(shape, list(LABELS[:3])) for shape, *_ in edges])
+    for found, (_, passage, period, reasoning, reviewer) in zip(doc["edges"], edges, strict=True):
+        for judgement in found["judgements"]:
+            judgement.update(passage=passage, period=period, reasoning=reasoning)
+            if judgement["origin"] == "human" and reviewer:
+                judgement["reviewer"] = judgement["reviewer"] + reviewer
+    path = tmp_path_factory.mktemp("db") / "audit.db"
+    _database(path, doc, policy)
+    old, new = _blobs(path)
+    assert new == old
+    assert "<" not in new
+    assert json.loads(new)["edges"] == json.loads(old)["edges"]
+
+
 def test_an_edge_row_carries_the_latest_human_judgement_and_the_outcome(tmp_path: Path) -> None:
     # c0: ann says partial at minute 1, bo supported at minute 2 → two reviewers disagree: disputed, no label; the
     # latest human judgement (by row order) is bo's. c1: a model only → pending, its judgement is the one shown.
@@ -127,7 +176,7 @@ def test_an_edge_row_carries_the_latest_human_judgement_and_the_outcome(tmp_path
     _database(path, _document(histories), "single")
     with Store(path) as store:
         _, read = read_report_input(store, store.choose_protocol(None, Scope(run_kinds=frozenset(RunKind))))
-    rows = read.edges
+    rows = _rows(read)
     # the protocol's one official domain is s1.example: of the three pages cited, only c1's
     assert read.official == {"https://s1.example/page"}
     # judgement n = 10 * edge + position: c0's second is n = 1 (odd: period 2026), c1's first n = 10 (no period)
@@ -152,7 +201,7 @@ def test_the_whole_audit_gives_the_same_rows(tmp_path: Path) -> None:
     with Store(path) as store:
         pk = store.choose_protocol(None, Scope(run_kinds=frozenset(RunKind)))
         whole = read_audit(store.connection, store.load_audit(pk).protocol, pk)
-        rows = read_report_input(store, pk)[1].edges
+        rows = _rows(read_report_input(store, pk)[1])
     # c0: one reviewer → labelled supported; c1: ann and bo disagree, cy's adjudication decides → conflicting
     assert rows == edge_rows(whole)
     assert [r[2] for r in rows] == ["supported", "conflicting"]
@@ -174,7 +223,7 @@ def test_a_database_of_two_protocols_gives_each_its_own_edges_and_judgements(tmp
         ):
             pk = store.choose_protocol(selector, every)
             without, read = read_report_input(store, pk)
-            rows = read.edges
+            rows = _rows(read)
             # first: c0 ann supported, bo partial → disputed; c1 a model's label only → pending. second: c0 ann
             # conflicting → labelled; c1 a model's partial, then ann's supported → labelled supported
             assert [r[2] for r in rows] == shown
@@ -188,7 +237,7 @@ def _dumped(index: EvidenceIndex) -> str:
         "answers": index.answers,
         "claims": index.claims,
         "sources": index.sources,
-        "edges": index.edges,
+        "edges": [json.loads(text) for text in index.edge_texts],
         "pairs": index.pairs,
         "official": {str(a): rows for a, rows in index.official_answers.items()},
         "sets": index.sets,
@@ -199,7 +248,8 @@ def _dumped(index: EvidenceIndex) -> str:
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.text(), max_size=5), st.lists(st.one_of(st.none(), st.booleans(), st.integers()), max_size=5))
 def test_the_blob_is_the_text_the_standard_library_writes(texts: list[str], values: list[Any]) -> None:
-    index = EvidenceIndex(claims=[[text, n, None] for n, text in enumerate(texts)], edges=[values])
+    edge = json.dumps(values, ensure_ascii=False, separators=(",", ":"))
+    index = EvidenceIndex(claims=[[text, n, None] for n, text in enumerate(texts)], edge_texts=[edge, edge])
     index.add("k", "title </script>", "e", [3, 1, 3], [2])
     assert index.to_json() == _dumped(index)
 
@@ -226,3 +276,12 @@ def test_the_scores_by_question_read_beside_the_others_are_those_read_apart(
         assert score_path(source, scope=every, by=("platform",)).also is None
     # the database: one question (q1) answered twice, so one group of two answers
     assert [g.answers for g in score_path(path, scope=every, also_by=("question",)).also.groups] == [2]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.text(), st.sampled_from(['a"b', "a\\b", "\x00", "\x7f", "\u2028", "</script>", "https://x/é?a=1"])))
+def test_a_link_is_quoted_as_the_standard_library_quotes_it(text: str) -> None:
+    # links with no character JSON escapes are quoted as they are, the others written by the JSON writer
+    from citeaudit.report.evidence import _json_string
+
+    assert _json_string(text) == json.dumps(text, ensure_ascii=False)

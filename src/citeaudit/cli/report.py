@@ -65,12 +65,13 @@ def report(
     from citeaudit.core.scoring import IntervalSettings
     from citeaudit.report.files import write_atomically
     from citeaudit.report.html import ReportInput, render_report
-    from citeaudit.scoring.paths import load_report_scope, score_path
+    from citeaudit.scoring.paths import load_report_scope, prefetch_report_texts, score_path
 
     with _collector_paused():
         named = None if protocol_file is None else _protocol_file(protocol_file)
 
         scope = _scope(kind, where)
+        prefetched = prefetch_report_texts(path, scope=scope, protocol=protocol)  # read while the scores are made
         settings = IntervalSettings(resamples=resamples, seed=seed)
         groups = _by(by)
         scored = score_path(
@@ -96,7 +97,7 @@ def report(
             ).to_dict()
             names = (_selection(path, where), _selection(other, compare_where or where))
         trend = _trend(path, scope, settings)
-        audit, rows = load_report_scope(path, scope=scope, protocol=protocol)
+        audit, rows = load_report_scope(path, scope=scope, protocol=protocol, prefetched=prefetched)
         support, support_note = _support(path, {a.id for a in audit.answers})
         html = render_report(
             ReportInput(

@@ -19,15 +19,18 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
 from pydantic_core import PydanticSerializationError, to_json
 
 from citeaudit.core.identity import OfficialMatcher
 from citeaudit.core.model import Audit, Claim, Protocol, Severity, review_outcome
 from citeaudit.core.results import Metric
-from citeaudit.store.report_input import EdgeRow, ReportRows, shown_label
+from citeaudit.store.report_input import SHOWN, EdgeRow, ReportRows, edge_text, shown_label
 
 __all__ = ["EvidenceIndex", "FactMatrix", "build_index", "edge_rows", "fact_matrix", "problems"]
 
+_SUPPORTED = SHOWN.index("supported")
 _SEVERITY_RANK = {Severity.CRITICAL: 0, Severity.HIGH: 1, Severity.MEDIUM: 2, Severity.LOW: 3}
 _BEST = ("partial", "unknown", "pending", "disputed", "irrelevant", "conflicting")
 """Labels of an unsupported claim's edges, closest to support first (the one a fact matrix cell names)."""
@@ -40,11 +43,25 @@ class EvidenceIndex:
     answers: list[list[Any]] = field(default_factory=list)
     claims: list[list[Any]] = field(default_factory=list)
     sources: list[list[Any]] = field(default_factory=list)
-    edges: list[list[Any]] = field(default_factory=list)
+    edge_texts: list[str] = field(default_factory=list)
+    """Per edge row, its row of the blob as JSON text: ``[claim row, source row, shown label, passage, period,
+    reasoning, review, link]`` (``"<"`` escaped only when the blob is written)."""
+    edge_claim: list[int] = field(default_factory=list)
+    """Per edge row, its claim's row."""
+    edge_source: list[int] = field(default_factory=list)
+    """Per edge row, its source's row."""
+    edge_label: list[str] = field(default_factory=list)
+    """Per edge row, its final label, or its review state while it has none (``pending``, ``disputed``)."""
+    edge_link: list[str] = field(default_factory=list)
+    """Per edge row, the link as its answer cited the source (empty when the answer gave none)."""
+    edge_answers: npt.NDArray[np.int64] | None = None
+    """Per edge row, its answer's row (``None``: an index not made by :func:`build_index`, whose sets are found by
+    walking each answer's edges)."""
+    edge_codes: npt.NDArray[np.int64] | None = None
+    """Per edge row, the code of its label (a position in ``SHOWN``), beside :attr:`edge_answers`."""
     pairs: list[list[Any]] = field(default_factory=list)
     sets: dict[str, dict[str, Any]] = field(default_factory=dict)
     answer_of: dict[str, int] = field(default_factory=dict)
-    edge_of: dict[tuple[str, str], int] = field(default_factory=dict)
     claim_of: dict[str, int] = field(default_factory=dict)
     pairs_of_answer: dict[int, list[int]] = field(default_factory=dict)
     dims: dict[str, dict[str, str | None]] = field(default_factory=dict)
@@ -53,16 +70,35 @@ class EvidenceIndex:
     """Per answer row, the official sources it cites (rows)."""
     supported_edges: set[int] = field(default_factory=set)
     covered_pairs: set[int] = field(default_factory=set)
-    edge_answer: list[int] = field(default_factory=list)
     edges_of_answer: dict[int, list[int]] = field(default_factory=dict)
     edges_of_claim: dict[int, list[int]] = field(default_factory=dict)
     """Per claim row, its edge rows in order."""
     where: dict[tuple[tuple[str, str | None], ...], list[int]] = field(default_factory=dict)
     """The answer rows found for each selection so far (the tables ask for each scope several times)."""
 
-    def add(self, key: str, title: str, kind: str, numerator: Iterable[int], denominator: Iterable[int]) -> str:
-        """Name a set (``kind``: ``e`` edges, ``p`` pairs, ``a`` answers) and return its key."""
-        self.sets[key] = {"t": title, "k": kind, "n": sorted(set(numerator)), "d": sorted(set(denominator))}
+    def add(
+        self,
+        key: str,
+        title: str,
+        kind: str,
+        numerator: Iterable[int],
+        denominator: Iterable[int],
+        *,
+        ordered: bool = False,
+    ) -> str:
+        """Name a set (``kind``: ``e`` edges, ``p`` pairs, ``a`` answers) and return its key. ``ordered``: both
+        sides are lists already in ascending order without repeats (kept as they are)."""
+        if ordered:
+            self.sets[key] = {"t": title, "k": kind, "n": numerator, "d": denominator}
+            return key
+        rows = sorted(set(numerator))
+        # a set listing the same rows on both sides (every edge, a label's edges) is ordered once
+        self.sets[key] = {
+            "t": title,
+            "k": kind,
+            "n": rows,
+            "d": rows if denominator is numerator else sorted(set(denominator)),
+        }
         return key
 
     def answers_where(self, by: Sequence[tuple[str, str | None]]) -> list[int]:
@@ -93,6 +129,13 @@ class EvidenceIndex:
     def metric_set(self, key: str, title: str, name: str, answers: Sequence[int], metric: Metric) -> str | None:
         """The set behind one metric over ``answers``: its key, or ``None`` when it does not add up to ``metric``."""
         if name == "precision":
+            over = self._edges_over(answers)
+            if over is not None:  # the edges of the answers at once, and the supported ones among them
+                rows, codes = over
+                supported: list[int] = rows[codes == _SUPPORTED].tolist()
+                if len(supported) != metric.numerator or len(rows) != metric.denominator:
+                    return None
+                return self.add(key, title, "e", supported, rows.tolist(), ordered=True)
             den = [e for a in answers for e in self.edges_of_answer.get(a, [])]
             num = [i for i in den if i in self.supported_edges]
             kind = "e"
@@ -110,37 +153,70 @@ class EvidenceIndex:
 
     def label_set(self, key: str, title: str, label: str, answers: Sequence[int]) -> str:
         """The edges over ``answers`` whose final label (or review state while pending) is ``label``."""
-        rows = [e for a in answers for e in self.edges_of_answer.get(a, []) if self.edges[e][2] == label]
+        labels = self.edge_label
+        rows = [e for a in answers for e in self.edges_of_answer.get(a, []) if labels[e] == label]
         return self.add(key, title, "e", rows, rows)
 
+    def edges_over(self, answers: Sequence[int]) -> list[int]:
+        """The edges over ``answers``, in row order."""
+        over = self._edges_over(answers)
+        if over is not None:
+            found: list[int] = over[0].tolist()
+            return found
+        return sorted(e for a in answers for e in self.edges_of_answer.get(a, []))
+
+    def _edges_over(self, answers: Sequence[int]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None:
+        """The rows of the edges over ``answers`` (ascending) and their label codes, found from the columns at once;
+        ``None`` for an index without them."""
+        if self.edge_answers is None or self.edge_codes is None:
+            return None
+        chosen = np.zeros(len(self.answers), dtype=np.bool_)
+        chosen[list(answers)] = True
+        rows = np.flatnonzero(chosen[self.edge_answers])
+        return rows, self.edge_codes[rows]
+
     def edges_by_label(self, answers: Sequence[int]) -> dict[str, list[int]]:
-        """The edges over ``answers`` per final label (or review state while pending), in one pass."""
+        """The edges over ``answers`` per final label (or review state while pending), each in row order."""
+        over = self._edges_over(answers)
+        if over is not None:
+            rows, codes = over
+            return {name: rows[codes == code].tolist() for code, name in enumerate(SHOWN) if (codes == code).any()}
         found: dict[str, list[int]] = defaultdict(list)
-        edges = self.edges
+        labels = self.edge_label
         for a in answers:
             for e in self.edges_of_answer.get(a, ()):
-                found[edges[e][2]].append(e)
-        return found
+                found[labels[e]].append(e)
+        return {label: sorted(rows) for label, rows in found.items()}
 
     def to_json(self) -> str:
         """The blob, safe inside a ``<script type="application/json">`` element."""
-        body = {
-            "answers": self.answers,
-            "claims": self.claims,
-            "sources": self.sources,
-            "edges": self.edges,
-            "pairs": self.pairs,
-            "official": {str(a): rows for a, rows in self.official_answers.items()},
-            "sets": self.sets,
-        }
-        try:
-            # the same text as json.dumps(body, ensure_ascii=False, separators=(",", ":")), written in Rust: the
-            # blob holds only strings, integers, booleans and nulls, escaped alike by both
-            text = to_json(body).decode("utf-8")
-        except PydanticSerializationError:  # a lone surrogate (no UTF-8), which json writes as it is
-            text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+        # the text of json.dumps(body, ensure_ascii=False, separators=(",", ":")) for the body {"answers": ...,
+        # "claims": ..., "sources": ..., "edges": ..., "pairs": ..., "official": ..., "sets": ...}, each member
+        # written apart and the edges' rows as they were written when read
+        official = {str(a): rows for a, rows in self.official_answers.items()}
+        text = (
+            f'{{"answers":{_json(self.answers)},"claims":{_json(self.claims)},"sources":{_json(self.sources)},'
+            f'"edges":[{",".join(self.edge_texts)}],"pairs":{_json(self.pairs)},"official":{_json(official)},'
+            f'"sets":{_json(self.sets)}}}'
+        )
         # no "<" at all inside the script element: "</script" would end it early, "<!--" open a comment in it
         return text.replace("<", "\\u003c")
+
+
+def _json_string(text: str) -> str:
+    """``text`` as a JSON string (as :func:`_json` writes it): quoted as it is when no character in it is escaped."""
+    if text.isprintable() and '"' not in text and "\\" not in text:
+        return f'"{text}"'
+    return _json(text)
+
+
+def _json(value: Any) -> str:
+    """``value`` as ``json.dumps(value, ensure_ascii=False, separators=(",", ":"))`` writes it."""
+    try:
+        # the same text, written in Rust: the blob holds only strings, integers, booleans and nulls, escaped alike
+        return to_json(value).decode("utf-8")
+    except PydanticSerializationError:  # a lone surrogate (no UTF-8), which json writes as it is
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def _fact_severity(claim: Claim, facts: Mapping[str, Any]) -> Severity | None:
@@ -226,8 +302,12 @@ def build_index(
     for claim in audit.claims:
         index.claim_of[claim.id] = len(index.claims)
         index.claims.append([claim.text, index.answer_of[claim.answer_id], claim.required_fact_id])
-    _add_edges(index, audit, source_row, edge_rows(audit) if rows is None else rows.edges)
-    edge_sources = {a: {index.edges[e][1] for e in rows} for a, rows in index.edges_of_answer.items()}
+    if rows is None:
+        _add_edge_rows(index, audit, source_row, edge_rows(audit))
+    else:
+        _add_read_edges(index, audit, source_row, rows)
+    edge_source = index.edge_source
+    edge_sources = {a: {edge_source[e] for e in found} for a, found in index.edges_of_answer.items()}
     for answer in audit.answers:
         row = index.answer_of[answer.id]
         keys = {source_row[c.source_key] for c in answer.citations if c.kind == "cited" and c.source_key is not None}
@@ -238,33 +318,110 @@ def build_index(
     return index
 
 
-def _add_edges(index: EvidenceIndex, audit: Audit, source_row: Mapping[str, int], edges: Iterable[EdgeRow]) -> None:
-    """The rows of the edges of the audit's claims (an edge of a claim outside the audit is left out), each
-    with the link as its answer cited the source."""
-    claim_rows = {c.id: (index.claim_of[c.id], index.answer_of[c.answer_id]) for c in audit.claims}
-    own_links = {
-        (answer.id, c.source_key): c.url for answer in audit.answers for c in answer.citations if c.source_key and c.url
-    }
-    answer_ids = [row[0] for row in index.answers]
-    rows, edge_of, edge_answer, supported = index.edges, index.edge_of, index.edge_answer, index.supported_edges
-    of_answer: dict[int, list[int]] = defaultdict(list)
-    of_claim: dict[int, list[int]] = defaultdict(list)
+def _add_edge_rows(index: EvidenceIndex, audit: Audit, source_row: Mapping[str, int], edges: Iterable[EdgeRow]) -> None:
+    """The rows of the edges of the audit's claims given as :data:`EdgeRow` tuples (an edge of a claim outside the
+    audit is left out)."""
+    code_of = {name: code for code, name in enumerate(SHOWN)}
+    claims, sources, codes, texts = [], [], [], []
     for claim_id, source_key, shown, passage, period, reasoning, review in edges:
-        found = claim_rows.get(claim_id)
-        if found is None:
+        claim_row = index.claim_of.get(claim_id)
+        if claim_row is None:
             continue
-        claim_row, answer_row = found
-        row = len(rows)
-        edge_of[(claim_id, source_key)] = row
-        edge_answer.append(answer_row)
-        of_answer[answer_row].append(row)
-        of_claim[claim_row].append(row)
-        link = own_links.get((answer_ids[answer_row], source_key), "") if own_links else ""
-        rows.append([claim_row, source_row[source_key], shown, passage, period, reasoning, review, link])
-        if shown == "supported":
-            supported.add(row)
-    index.edges_of_answer.update(of_answer)
-    index.edges_of_claim.update(of_claim)
+        claims.append(claim_row)
+        sources.append(source_row[source_key])
+        codes.append(code_of[shown])
+        texts.append(edge_text((shown, passage, period, reasoning, review)))
+    _add_edge_columns(index, audit, source_row, _ints(claims), _ints(sources), _ints(codes), texts)
+
+
+def _add_read_edges(index: EvidenceIndex, audit: Audit, source_row: Mapping[str, int], read: ReportRows) -> None:
+    """The rows of the edges of the audit's claims as a database gives them (an edge of a claim outside the audit
+    is left out): positions found for the whole columns at once, the texts kept as SQLite wrote them."""
+    claims = _lookup(read.claim_ids, index.claim_of)[read.claim_pks]
+    keep = claims >= 0
+    texts = read.texts if keep.all() else [text for text, kept in zip(read.texts, keep.tolist(), strict=True) if kept]
+    sources = _lookup(read.source_keys, source_row)[read.source_pks[keep]]
+    _add_edge_columns(index, audit, source_row, claims[keep], sources, read.codes[keep], texts)
+
+
+def _ints(values: list[int]) -> npt.NDArray[np.int64]:
+    return np.array(values, dtype=np.int64)
+
+
+def _lookup(names: Mapping[int, str], rows: Mapping[str, int]) -> npt.NDArray[np.int64]:
+    """A table from each store key of ``names`` to the row of its name in ``rows`` (-1: none)."""
+    table = np.full(max(names, default=-1) + 1, -1, dtype=np.int64)
+    found = [(key, rows[name]) for key, name in names.items() if name in rows]
+    if found:
+        keys, positions = zip(*found, strict=True)
+        table[list(keys)] = positions
+    return table
+
+
+def _add_edge_columns(
+    index: EvidenceIndex,
+    audit: Audit,
+    source_row: Mapping[str, int],
+    claims: npt.NDArray[np.int64],
+    sources: npt.NDArray[np.int64],
+    codes: npt.NDArray[np.int64],
+    texts: list[str],
+) -> None:
+    """The edges' columns and rows of the blob, each with the link as its answer cited the source, and the edges of
+    each answer and claim (``texts``: each edge's shown label, passage, period, reasoning and review as JSON)."""
+    claim_answer = _ints([claim[1] for claim in index.claims])
+    answers = claim_answer[claims]
+    links, link_texts = _links(index, audit, source_row, answers, sources)
+    index.edge_claim = claims.tolist()
+    index.edge_source = sources.tolist()
+    index.edge_label = np.array(SHOWN, dtype=object)[codes].tolist()
+    index.edge_link = links
+    index.edge_answers, index.edge_codes = answers, codes
+    index.edge_texts = list(map("[{},{},{},{}]".format, index.edge_claim, index.edge_source, texts, link_texts))
+    index.supported_edges.update(np.flatnonzero(codes == _SUPPORTED).tolist())
+    index.edges_of_answer.update(_grouped(answers))
+    index.edges_of_claim.update(_grouped(claims))
+
+
+def _links(
+    index: EvidenceIndex,
+    audit: Audit,
+    source_row: Mapping[str, int],
+    answers: npt.NDArray[np.int64],
+    sources: npt.NDArray[np.int64],
+) -> tuple[list[str], list[str]]:
+    """Per edge, the link as its answer cited the source (empty when it gave none), and that link as JSON."""
+    width = len(index.sources) + 1
+    own: dict[int, str] = {}
+    for answer in audit.answers:
+        row = index.answer_of[answer.id]
+        for citation in answer.citations:
+            source = source_row.get(citation.source_key or "")
+            if source is not None and citation.url:
+                own[row * width + source] = citation.url  # a later citation of the same source wins
+    if not own:
+        return [""] * len(answers), ['""'] * len(answers)
+    keys = np.array(sorted(own), dtype=np.int64)
+    wanted = answers * width + sources
+    at = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
+    chosen = np.where(keys[at] == wanted, at, len(keys))
+    urls = [own[key] for key in keys.tolist()]
+    return (
+        np.array([*urls, ""], dtype=object)[chosen].tolist(),
+        np.array([*map(_json_string, urls), '""'], dtype=object)[chosen].tolist(),
+    )
+
+
+def _grouped(keys: npt.NDArray[np.int64]) -> dict[int, list[int]]:
+    """Per value of ``keys``, the positions holding it, in order."""
+    if not len(keys):
+        return {}
+    order = np.argsort(keys, kind="stable")
+    ordered = keys[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    rows: list[int] = order.tolist()  # sliced as a list: one array per group costs more than the group
+    bounds = [*starts.tolist(), len(rows)]
+    return {key: rows[bounds[i] : bounds[i + 1]] for i, key in enumerate(ordered[starts].tolist())}
 
 
 def _pairs(audit: Audit, index: EvidenceIndex) -> None:
@@ -280,7 +437,7 @@ def _pairs(audit: Audit, index: EvidenceIndex) -> None:
         for fact in facts_of.get(answer.question_id, ()):
             claims = claims_of.get((answer.id, fact.id), [])
             rows = sorted(e for c in claims for e in edges_of.get(claim_of[c.id], ()))
-            cause = _cause([index.edges[e][2] for e in rows], bool(claims))
+            cause = _cause([index.edge_label[e] for e in rows], bool(claims))
             pair = len(index.pairs)
             index.pairs.append(
                 [answer_row, fact.id, fact.text, cause, [index.claim_of[c.id] for c in claims], rows, fact.severity]
@@ -364,15 +521,15 @@ def problems(
     pages, a competitor cited for the brand's own facts, stale official pages; each with answer and engine."""
     facts = {f.id: f for q in protocol.questions for f in q.required_facts}
     edges_of = index.edges_of_claim
-    if index.edges and not edges_of:  # an index not made by build_index
+    if index.edge_claim and not edges_of:  # an index not made by build_index
         edges_of = defaultdict(list)
-        for row, edge in enumerate(index.edges):
-            edges_of[edge[0]].append(row)
+        for row, claim_row in enumerate(index.edge_claim):
+            edges_of[claim_row].append(row)
     claims: list[dict[str, Any]] = []
     awaiting = 0
     for claim in audit.claims:
         row = index.claim_of[claim.id]
-        labels = [index.edges[e][2] for e in edges_of.get(row, [])]
+        labels = [index.edge_label[e] for e in edges_of.get(row, [])]
         if not labels or "supported" in labels:
             continue
         if all(label in ("pending", "disputed") for label in labels):
@@ -407,9 +564,8 @@ def problems(
 
 def _source_cell(index: EvidenceIndex, edge_row: int) -> tuple[str, str, str]:
     """(title, the link as this answer cited it, label) of one edge."""
-    edge = index.edges[edge_row]
-    title, url, *_ = index.sources[edge[1]]
-    return (title, edge[7] or url, edge[2])
+    title, url, *_ = index.sources[index.edge_source[edge_row]]
+    return (title, index.edge_link[edge_row] or url, index.edge_label[edge_row])
 
 
 def _official_pages(audit: Audit, index: EvidenceIndex) -> list[dict[str, Any]]:
@@ -438,11 +594,11 @@ def _competitor_cited(audit: Audit, index: EvidenceIndex, protocol: Protocol, li
     if not matchers:
         return []
     found: list[dict[str, Any]] = []
-    for row, edge in enumerate(index.edges):
-        claim = index.claims[edge[0]]
+    for row, (claim_row, source_row) in enumerate(zip(index.edge_claim, index.edge_source, strict=True)):
+        claim = index.claims[claim_row]
         if not claim[2]:
             continue
-        source = index.sources[edge[1]]
+        source = index.sources[source_row]
         url = source[2] or source[1]
         name = next((n for n, match in matchers if url and match(url)), None)
         if name is None:

@@ -152,9 +152,9 @@ def _cells(
 def _label_cells(index: EvidenceIndex, prefix: str, title: str, scope: ScopeScore) -> list[tuple[str, str | None]]:
     """Edges, locations, each label and pending, each with the edges behind it."""
     answers = index.answers_where(scope.by)
-    every = [e for a in answers for e in index.edges_of_answer.get(a, [])]
+    every = index.edges_over(answers)
     all_key = (
-        index.add(f"edges:{prefix}", f"Edges · {title}", "e", every, every)
+        index.add(f"edges:{prefix}", f"Edges · {title}", "e", every, every, ordered=True)
         if len(every) == scope.edges.unique
         else None
     )
@@ -162,7 +162,7 @@ def _label_cells(index: EvidenceIndex, prefix: str, title: str, scope: ScopeScor
     by_label = index.edges_by_label(answers)
     for label in Label:
         rows = by_label.get(str(label), [])
-        key = index.add(f"label:{label}:{prefix}", f"{label} edges · {title}", "e", rows, rows)
+        key = index.add(f"label:{label}:{prefix}", f"{label} edges · {title}", "e", rows, rows, ordered=True)
         cells.append(
             (
                 str(scope.edges.by_label[label]),

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from citeaudit.core.misattribution import CrossPair, MisattributionReport
     from citeaudit.core.raters import LabelPairs, Rater
     from citeaudit.store import Store
-    from citeaudit.store.report_input import ReportRows
+    from citeaudit.store.report_input import EdgeTexts, ReportRows
 
 __all__ = [
     "ScoredPath",
@@ -32,6 +32,7 @@ __all__ = [
     "load_report_scope",
     "load_scope",
     "misattribution_path",
+    "prefetch_report_texts",
     "score_path",
     "unresolved_links",
 ]
@@ -269,19 +270,40 @@ def load_scope(path: str | Path, *, scope: Scope = Scope(), protocol: str | None
     return select_audit(audit, scope)[0]
 
 
+def prefetch_report_texts(path: str | Path, *, scope: Scope = Scope(), protocol: str | None = None) -> EdgeTexts | None:
+    """Start reading the texts of a database's edges for the HTML report on a thread of their own (for
+    :func:`load_report_scope`), when another core is idle to do it and the ledger keeps single-review outcomes;
+    ``None`` otherwise (the texts are then read with the rest)."""
+    if not is_database(path):
+        return None
+    from citeaudit.store.pipeline import second_core_idle
+
+    if not second_core_idle():
+        return None
+    from citeaudit.store import Store
+    from citeaudit.store.report_input import EdgeTexts
+    from citeaudit.store.review_rules import policy_reviews_required
+
+    with Store(path) as store:
+        if policy_reviews_required(store.connection) != 1:
+            return None
+        protocol_pk = store.choose_protocol(protocol, scope)
+    return EdgeTexts(Path(path), protocol_pk)
+
+
 def load_report_scope(
-    path: str | Path, *, scope: Scope = Scope(), protocol: str | None = None
+    path: str | Path, *, scope: Scope = Scope(), protocol: str | None = None, prefetched: EdgeTexts | None = None
 ) -> tuple[Audit, ReportRows | None]:
     """The audit in ``scope`` for the HTML report: from a database without its edges, which come beside it as rows
     (every edge of the protocol; the report keeps those of the audit's claims) with its official sources; from a
-    file whole, with ``None``."""
+    file whole, with ``None``. ``prefetched``: the edges' texts already being read (:func:`prefetch_report_texts`)."""
     if not is_database(path):
         return load_scope(path, scope=scope, protocol=protocol), None
     from citeaudit.store import Store
     from citeaudit.store.report_input import read_report_input
 
     with Store(path) as store:
-        audit, rows = read_report_input(store, store.choose_protocol(protocol, scope))
+        audit, rows = read_report_input(store, store.choose_protocol(protocol, scope), prefetched)
         extra = _extra(store, scope)
     return select_audit(audit, scope, extra)[0], rows
 

@@ -1,37 +1,59 @@
-"""What the HTML report reads from a database: the audit without its edges, and each edge as one row of plain
-values (its shown label, the latest judgement's passage, period and reasoning, its review state).
+"""What the HTML report reads from a database: the audit without its edges, and each edge as integer columns
+(its claim, its source, the code of its shown label) with the text of its row of the report's evidence (its shown
+label, the latest judgement's passage, period and reasoning, its review state with the reviewer).
 
 Building every edge with its locations and whole judgement history as model objects costs more than the rest of
-the report together at 100 000 edges; the report shows only each edge's outcome and one judgement, which SQL picks.
+the report together at 100 000 edges; the report shows only each edge's outcome and one judgement. SQLite writes
+every judgement's part as JSON text (``json_array``, ``json_quote``), all of them in one text per query, and numpy
+finds each edge's latest, so no Python value is made per field of an edge nor a row per judgement.
 """
 
 from __future__ import annotations
 
+import json
 import sqlite3
+import threading
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 
 from citeaudit.core.model import Audit, Judgement, Label, ReviewState, RunKind, review_outcome
 from citeaudit.core.scope import Scope
-from citeaudit.core.scoring import LABELS
+from citeaudit.core.scoring import DISPUTED_CODE, LABELS, PENDING_CODE
 from citeaudit.store.judgements import JUDGEMENT_COLUMNS, judgement_from_row
 from citeaudit.store.reading import CURRENT_CLAIM, int_columns, official_mask, read_audit
 from citeaudit.store.review_rules import policy_reviews_required
 from citeaudit.store.sqlite import Store
 
-__all__ = ["EdgeRow", "ReportRows", "read_report_input", "shown_label"]
+__all__ = ["SHOWN", "EdgeRow", "EdgeTexts", "ReportRows", "edge_text", "read_report_input", "shown_label"]
 
 EdgeRow = tuple[str, str, str, str, str, str, str]
 """(claim id, source key, shown label, passage, period, reasoning, review state with the latest reviewer)."""
 
+SHOWN: tuple[str, ...] = (*(str(label) for label in LABELS), "pending", "disputed")
+"""The shown label of each code (the scorer's: the final labels, then :data:`PENDING_CODE`, :data:`DISPUTED_CODE`)."""
+
 
 @dataclass(frozen=True, slots=True)
 class ReportRows:
-    """What the report reads from the ledger beside the audit without its edges."""
+    """What the report reads from the ledger beside the audit without its edges: every edge of the protocol's
+    current claims, in the order the audit lists edges (by edge key), as columns."""
 
-    edges: list[EdgeRow]
-    """Every edge of the protocol's current claims, in the order the audit lists edges."""
+    claim_pks: npt.NDArray[np.int64]
+    """Per edge, its claim's key (see :attr:`claim_ids`)."""
+    source_pks: npt.NDArray[np.int64]
+    """Per edge, its source's key (see :attr:`source_keys`)."""
+    codes: npt.NDArray[np.int64]
+    """Per edge, the code of its shown label (:data:`SHOWN`)."""
+    texts: list[str]
+    """Per edge, its shown label, passage, period, reasoning and review as JSON values joined by commas (the middle
+    of the report's evidence row, ``"<"`` not yet escaped)."""
+    claim_ids: dict[int, str]
+    """Claim id of each claim key."""
+    source_keys: dict[int, str]
+    """Source key of each source key (the store's integer one)."""
     official: frozenset[str]
     """Keys of the protocol's sources on an official page, decided as the scorer decides (``official_mask``: once
     per host, from the host and path the store keeps with each source)."""
@@ -46,25 +68,32 @@ _STATES = tuple(str(state) for state in ReviewState)
 _STATE_CODE = "CASE e.review_state " + " ".join(f"WHEN '{s}' THEN {i}" for i, s in enumerate(_STATES)) + " END"
 """The review state the store keeps with an edge, as its position in :data:`_STATES`."""
 
-_EDGE_COLUMNS = ("e.pk", "e.claim_pk", "e.source_pk", "e.final_code", _STATE_CODE)
+_SHOWN_CODE = (
+    f"CASE WHEN e.final_code < {PENDING_CODE} THEN e.final_code "
+    f"WHEN e.review_state = '{ReviewState.DISPUTED}' THEN {DISPUTED_CODE} ELSE {PENDING_CODE} END"
+)
+"""An edge's shown label under a single review, as its position in :data:`SHOWN`: its final label, else its
+review state (``disputed`` or ``pending``)."""
+
+_EDGE_COLUMNS = ("e.claim_pk", "e.source_pk", _SHOWN_CODE, _STATE_CODE)
 """Each edge of the protocol's current claims as integers (read as columns: no row of Python values each)."""
+
+_JUDGED = (
+    "SELECT group_concat(j.pk), group_concat(j.edge_pk), group_concat(ltrim(rtrim(json_array(coalesce(j.passage, "
+    "''), coalesce(j.period, ''), coalesce(j.reasoning, '')), ']'), '[') || ',\"' || char(31) || "
+    "substr(json_quote(CASE WHEN j.reviewer <> '' THEN ' · ' || j.reviewer ELSE '' END), 2), char(31)) "
+    "FROM judgements j WHERE (j.origin = 'human') = ? {}"
+)
+"""The judgements by people (or by others) in three texts: their keys, their edges' keys, and each one's part of
+its edge's text in two pieces around the edge's review state (its passage, period and reasoning as JSON to the
+review's opening quote; its reviewer after the state to the closing quote), the pieces joined by the unit
+separator, a character JSON always escapes (so never inside a piece). No row of Python values per judgement."""
 
 _SHOWN_OF_JUDGEMENT = (
     "SELECT j.edge_pk, coalesce(j.passage, ''), coalesce(j.period, ''), coalesce(j.reasoning, ''), "
     "CASE WHEN j.reviewer <> '' THEN ' · ' || j.reviewer ELSE '' END FROM judgements j"
 )
 """What the report shows of a judgement: its passage, period and reasoning, and its reviewer after the state."""
-
-_JUDGEMENTS = (
-    f"{_SHOWN_OF_JUDGEMENT} CROSS JOIN edges e ON e.pk = j.edge_pk WHERE e.claim_pk IN ({_CURRENT_CLAIMS}) AND "
-    "(j.origin = 'human') = ? ORDER BY j.pk"
-)
-"""The judgements by people (or by others) of the protocol's edges, oldest first (CROSS JOIN: one scan of the
-judgements in their own order, each edge found by its key, rather than a sort of them by edge)."""
-
-_EVERY_JUDGEMENT = f"{_SHOWN_OF_JUDGEMENT} WHERE (j.origin = 'human') = ? ORDER BY j.pk"
-"""The same of every judgement: what a database of one protocol reads (half the time; the edges not read are
-never looked up)."""
 
 
 def shown_label(state: ReviewState, label: Label | None) -> str:
@@ -74,63 +103,158 @@ def shown_label(state: ReviewState, label: Label | None) -> str:
     return "disputed" if state is ReviewState.DISPUTED else "pending"
 
 
-def read_report_input(store: Store, protocol_pk: int) -> tuple[Audit, ReportRows]:
-    """One protocol's audit without edges, and every edge of its current claims as an :data:`EdgeRow` (in the
+def edge_text(values: tuple[str, str, str, str, str]) -> str:
+    """(shown label, passage, period, reasoning, review) as :attr:`ReportRows.texts` holds them: JSON values
+    joined by commas, as ``json.dumps`` writes them without ASCII escapes."""
+    return json.dumps(values, ensure_ascii=False, separators=(",", ":"))[1:-1]
+
+
+class EdgeTexts:
+    """The judgements' texts of one protocol (:data:`_JUDGED`, under the single policy) read by SQLite on a
+    connection and thread of their own while the caller does other work: SQLite runs a statement without holding
+    Python's interpreter lock, so the read takes a core of its own."""
+
+    def __init__(self, path: Path, protocol_pk: int) -> None:
+        self.protocol_pk = protocol_pk
+        self._path = path
+        self._found: list[tuple[str | None, str | None, str | None]] = []
+        self._failed: BaseException | None = None
+        self._thread = threading.Thread(target=self._read, name="citeaudit-edge-texts", daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        from citeaudit.store.connection import connect
+
+        try:
+            db = connect(self._path)
+            try:
+                self._found = _judged(db, self.protocol_pk)
+            finally:
+                db.close()
+        except BaseException as exc:  # raised again in the caller's thread
+            self._failed = exc
+
+    def found(self) -> list[tuple[str | None, str | None, str | None]]:
+        """What :func:`_judged` read, once it has."""
+        self._thread.join()
+        if self._failed is not None:
+            raise self._failed
+        return self._found
+
+
+def read_report_input(store: Store, protocol_pk: int, prefetched: EdgeTexts | None = None) -> tuple[Audit, ReportRows]:
+    """One protocol's audit without edges, and every edge of its current claims as :class:`ReportRows` (in the
     order the audit lists edges) with the keys of its official sources.
 
     The label is the one a single review gives (``review_outcome`` of all the edge's judgements): under the single
     policy that is the outcome the store keeps with the edge; under another policy it is worked out from the
-    judgements, as for an audit read whole. The judgement shown is the edge's latest human one, else its latest."""
+    judgements, as for an audit read whole. The judgement shown is the edge's latest human one, else its latest.
+    ``prefetched``: the edges' texts being read already (used under the single policy, for ``protocol_pk``)."""
     db = store.connection
     every_answer = Scope(run_kinds=frozenset(RunKind))
     audit = read_audit(db, store.effective_protocol(protocol_pk, every_answer), protocol_pk, edges=False)
-    shown_of = _judgements_shown(db, protocol_pk)
     pks, claim_pks, source_pks, codes, states = _edge_columns(db, protocol_pk)
-    claim_id = dict(db.execute(f"SELECT c.pk, c.id FROM claims c WHERE c.pk IN ({_CURRENT_CLAIMS})", (protocol_pk,)))
-    source_key = dict(
+    if policy_reviews_required(db) == 1:
+        read = prefetched.found() if prefetched is not None and prefetched.protocol_pk == protocol_pk else None
+        texts = _texts(read or _judged(db, protocol_pk), pks, codes, states)
+    else:
+        codes, texts = _texts_of_outcomes(db, protocol_pk, pks, states)
+    claim_ids = dict(db.execute(f"SELECT c.pk, c.id FROM claims c WHERE c.pk IN ({_CURRENT_CLAIMS})", (protocol_pk,)))
+    source_keys = dict(
         db.execute(
             "SELECT s.pk, s.key FROM sources s JOIN protocol_sources ps ON ps.source_pk = s.pk "
             "WHERE ps.protocol_pk = ?",
             (protocol_pk,),
         )
     )
-    outcomes = None if policy_reviews_required(db) == 1 else _single_review_outcomes(db, protocol_pk)
-    labels = [str(label) for label in LABELS]
-    nobody = (0, "", "", "", "")
-    rows: list[EdgeRow] = []
-    for pk, claim_pk, source_pk, code, state_code in zip(pks, claim_pks, source_pks, codes, states, strict=True):
-        state = _STATES[state_code]
-        if outcomes is None:
-            shown = labels[code] if code < len(labels) else ("disputed" if state == "disputed" else "pending")
-        else:
-            outcome = outcomes.get(pk, (ReviewState.PENDING, None))
-            state, shown = str(outcome[0]), shown_label(*outcome)
-        _, passage, period, reasoning, reviewer = shown_of.get(pk, nobody)
-        rows.append((claim_id[claim_pk], source_key[source_pk], shown, passage, period, reasoning, state + reviewer))
     mask = official_mask(db, audit.protocol)
-    official = frozenset(key for pk, key in source_key.items() if pk < len(mask) and mask[pk])
-    return audit, ReportRows(rows, official)
+    official = frozenset(key for pk, key in source_keys.items() if pk < len(mask) and mask[pk])
+    return audit, ReportRows(claim_pks, source_pks, codes, texts, claim_ids, source_keys, official)
 
 
-def _edge_columns(db: sqlite3.Connection, protocol_pk: int) -> list[list[int]]:
-    """:data:`_EDGE_COLUMNS` of every edge of the protocol's current claims, by edge pk."""
-    columns = int_columns(db, _EDGE_COLUMNS, "edges e", f"WHERE e.claim_pk IN ({_CURRENT_CLAIMS})", [protocol_pk])
+def _edge_columns(db: sqlite3.Connection, protocol_pk: int) -> list[npt.NDArray[np.int64]]:
+    """The key and :data:`_EDGE_COLUMNS` of every edge of the protocol's current claims, by edge key."""
+    columns = int_columns(
+        db, ("e.pk", *_EDGE_COLUMNS), "edges e", f"WHERE e.claim_pk IN ({_CURRENT_CLAIMS})", [protocol_pk]
+    )
     order = np.argsort(columns[0], kind="stable")
-    return [column[order].tolist() for column in columns]
+    return [column[order] for column in columns]
+
+
+def _judged(db: sqlite3.Connection, protocol_pk: int) -> list[tuple[str | None, str | None, str | None]]:
+    """:data:`_JUDGED` of the judgements by others, then by people, of the protocol's edges (of every edge, for
+    a database of one protocol: half the time; the edges not read are never looked up)."""
+    (protocols,) = db.execute("SELECT count(*) FROM protocols").fetchone()
+    rest = (
+        "" if protocols == 1 else f"AND j.edge_pk IN (SELECT e.pk FROM edges e WHERE e.claim_pk IN ({_CURRENT_CLAIMS}))"
+    )
+    return [
+        db.execute(_JUDGED.format(rest), (by_person,) if protocols == 1 else (by_person, protocol_pk)).fetchone()
+        for by_person in (False, True)
+    ]
+
+
+def _texts(
+    judged: list[tuple[str | None, str | None, str | None]],
+    pks: npt.NDArray[np.int64],
+    codes: npt.NDArray[np.int64],
+    states: npt.NDArray[np.int64],
+) -> list[str]:
+    """Per edge, its evidence row text: its label, its latest human judgement's (else its latest's) part as
+    SQLite wrote it (``judged``: :func:`_judged`), and its review state."""
+    heads, tails = ['"","","","'], ['"']  # an edge nobody judged: nothing shown, no reviewer
+    chosen = np.zeros(int(pks.max(initial=0)) + 1, dtype=np.int64)
+    for keys, edges, pieces in judged:  # the people's judgements last: they win
+        if not keys or not edges or not pieces:
+            continue
+        order = np.argsort(np.fromstring(keys, dtype=np.int64, sep=","), kind="stable")  # oldest first
+        edge_of = np.fromstring(edges, dtype=np.int64, sep=",")[order]
+        last = len(order) - 1 - np.unique(edge_of[::-1], return_index=True)[1]  # each edge's latest judgement
+        known = edge_of[last] < len(chosen)
+        chosen[edge_of[last][known]] = order[last][known] + len(heads)
+        split = pieces.split("\x1f")
+        heads.extend(split[0::2])
+        tails.extend(split[1::2])
+    at = chosen[pks]
+    return list(
+        map(
+            '"{}",{}{}{}'.format,  # the label and state names hold no character JSON escapes: written as they are
+            np.array(SHOWN, dtype=object)[codes].tolist(),
+            np.array(heads, dtype=object)[at].tolist(),
+            np.array(_STATES, dtype=object)[states].tolist(),
+            np.array(tails, dtype=object)[at].tolist(),
+        )
+    )
+
+
+def _texts_of_outcomes(
+    db: sqlite3.Connection, protocol_pk: int, pks: npt.NDArray[np.int64], states: npt.NDArray[np.int64]
+) -> tuple[npt.NDArray[np.int64], list[str]]:
+    """The codes and texts of the edges under a single review when the store keeps another policy's outcome: each
+    worked out from the edge's judgements."""
+    outcomes = _single_review_outcomes(db, protocol_pk)
+    shown_of = _judgements_shown(db, protocol_pk)
+    nobody = (0, "", "", "", "")
+    codes, texts = [], []
+    for pk in pks.tolist():
+        state, label = outcomes.get(pk, (ReviewState.PENDING, None))
+        shown = shown_label(state, label)
+        _, passage, period, reasoning, reviewer = shown_of.get(pk, nobody)
+        codes.append(SHOWN.index(shown))
+        texts.append(edge_text((shown, passage, period, reasoning, str(state) + reviewer)))
+    return np.array(codes, dtype=np.int64), texts
 
 
 def _judgements_shown(db: sqlite3.Connection, protocol_pk: int) -> dict[int, tuple[int, str, str, str, str]]:
     """Per edge pk, its latest human judgement, else its latest, as (edge pk, passage, period, reasoning,
     `` · reviewer`` or nothing)."""
-    (protocols,) = db.execute("SELECT count(*) FROM protocols").fetchone()
     shown: dict[int, tuple[int, str, str, str, str]] = {}
+    query = (
+        f"{_SHOWN_OF_JUDGEMENT} CROSS JOIN edges e ON e.pk = j.edge_pk WHERE e.claim_pk IN ({_CURRENT_CLAIMS}) AND "
+        "(j.origin = 'human') = ? ORDER BY j.pk"
+    )
     for by_person in (False, True):  # the people's judgements read last: they win
-        found = (
-            db.execute(_EVERY_JUDGEMENT, (by_person,))
-            if protocols == 1
-            else db.execute(_JUDGEMENTS, (protocol_pk, by_person))
-        )
-        shown.update({row[0]: row for row in found})
+        shown.update({row[0]: row for row in db.execute(query, (protocol_pk, by_person))})
     return shown
 
 
