@@ -1,13 +1,14 @@
 """`citeaudit score DB --format json` (the scores and the brand figures) against `citeaudit score DB` (the scores
 alone) on the same database, in the same run.
 
-Two databases a size: the scoring benchmark's (`scoring_db.build`: one protocol without brand names or
-competitors, one text for every claim), and the same rows with what the brand figures read filled in
+Two databases a size: the scoring benchmark's (`scoring_db.build`: one protocol without brand names or competitors,
+one text for every claim; its protocol names no brand, so the brand figures are not computed there and what is timed
+is the rest of the JSON, misattribution included), and the same rows with what the brand figures read filled in
 (`scoring_db.build(..., brand=True)`: a brand and two competitors, answer and claim texts, retrieved citations,
 passages and judgement times, judged cross pairs), where the figures list thousands of cases. Both commands run as
-processes, alternately, and their medians are compared. Before timing, the JSON is checked against the
-construction it replaces (the audit read as model objects, an outcome per edge and the per-object figures, as the
-database path built them before), which is also timed, in-process.
+processes, alternately, and their medians are compared. Before timing, the JSON is checked against the construction
+it replaces (the audit read as model objects, an outcome per edge and the per-object figures, as the database path
+built them before), which is also timed, in-process.
 
 Target: `score DB --format json` within 1.5x of the scores alone, at 200 000 edges and at 1 000 000.
 
@@ -59,7 +60,9 @@ def object_construction(db: Path, new: ScoredPath) -> str:
         cross = misattribution(
             whole, cross_pairs_of(store, protocol_pk), edges=outcomes, reviews_required=reviews_required(store)
         )
-    return dataclasses.replace(new, brand=brand, misattribution=cross).to_json()
+    # The brand figures are computed only when the protocol names a brand or competitors (the JSON's `computed`
+    # says so); the construction they replace follows the same rule, so both leave them out for such a protocol.
+    return dataclasses.replace(new, brand=brand if new.brand is not None else None, misattribution=cross).to_json()
 
 
 def _process(argv: list[str]) -> float:
