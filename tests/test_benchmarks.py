@@ -93,3 +93,23 @@ def test_a_child_process_prints_no_machine_lines(tmp_path: Path) -> None:
 def test_each_benchmark_can_say_not_met(script: Path) -> None:
     # A verdict that can only be "met" is no verdict: each benchmark's source holds the words it prints on a miss.
     assert "not met" in script.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("brand", [False, True], ids=["scoring-shape", "brand-shape"])
+def test_bench_brand_check_holds_on_a_small_database(tmp_path: Path, brand: bool) -> None:
+    # bench_brand refuses to time anything unless `score DB --format json` equals the object construction it
+    # replaced; that check must hold on both of its database shapes, or `make bench` stops there.
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        import bench_brand
+        import scoring_db
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    from citeaudit.scoring.paths import score_path
+
+    db = tmp_path / "brand.db"
+    scoring_db.build(db, 3_000, brand=brand)
+    found = score_path(db, figures=True)
+    # The scoring shape's protocol names no brand, so no brand figures; the brand shape names one.
+    assert (found.brand is None) is (not brand)
+    assert found.to_json() == bench_brand.object_construction(db, found)
