@@ -29,7 +29,7 @@ from citeaudit.core.errors import (
 )
 from citeaudit.ingest import Attachment, ingest_files, plan_imports, worker
 from citeaudit.store.writers import new_database
-from test_ingest_fast_path import PROTOCOL, PlainStore, contents, recordings, sonar_lines, write_lines
+from test_ingest_fast_path import PROTOCOL, PlainStore, contents, dense_lines, recordings, sonar_lines, write_lines
 
 ATTACHMENT = Attachment(PROTOCOL, run_id="bench", question_id="q01")
 
@@ -173,6 +173,34 @@ def test_generated_answers_are_stored_as_the_in_process_import_stores_them(
     plain = imported(folder / "plain.db", files, ATTACHMENT, chunk=chunk, in_worker=False)
     assert [report for _, _, report in fast] == [report for _, _, report in plain]
     assert contents(folder / "fast.db") == contents(folder / "plain.db")
+
+
+@pytest.mark.parametrize("chunk", [1, 16])
+def test_dense_answers_are_stored_alike_read_here_through_objects_and_in_a_worker(
+    tmp_path: Path, watched: list[Watched], chunk: int
+) -> None:
+    """Answers whose every citation is a new page: rows read here, the same through model objects and the rows
+    a worker read give one database, row for row."""
+    import citeaudit.ingest as ingest
+
+    files = [
+        write_lines(tmp_path / "a.jsonl", dense_lines(50, chunk)),
+        write_lines(tmp_path / "b.jsonl", dense_lines(9, 7)),
+    ]
+    reports = {
+        "rows": imported(tmp_path / "rows.db", files, ATTACHMENT, chunk=chunk, in_worker=False),
+        "worker": imported(tmp_path / "worker.db", files, ATTACHMENT, chunk=chunk, in_worker=True),
+    }
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(ingest, "_import_chunks", _through_objects)
+        reports["objects"] = imported(tmp_path / "objects.db", files, ATTACHMENT, chunk=chunk, in_worker=False)
+    assert len(watched) == 2  # both payloads went through a worker
+    first = [report for _, _, report in reports["objects"]]
+    assert [report for _, _, report in reports["rows"]] == first == [report for _, _, report in reports["worker"]]
+    assert first[0].claims == first[0].edges == 50 * 8  # 8 sentences an answer, each closed by one marker
+    plain = contents(tmp_path / "objects.db")
+    assert contents(tmp_path / "rows.db") == plain
+    assert contents(tmp_path / "worker.db") == plain
 
 
 def test_a_second_import_into_a_database_with_rows_is_stored_alike(tmp_path: Path, watched: list[Watched]) -> None:
