@@ -319,14 +319,40 @@ def test_a_worker_killed_from_outside_stops_the_import_and_leaves_nothing(
     assert watched[0].finished
 
 
-def test_a_payload_imported_before_starts_no_worker(tmp_path: Path, watched: list[Watched]) -> None:
+def test_a_payload_imported_before_is_never_sent_to_its_worker(tmp_path: Path, watched: list[Watched]) -> None:
+    """The worker starts as the import begins (its interpreter loads while the payload is hashed and stored); a
+    payload imported before is not read: its worker is stopped without being sent it."""
     path = write_lines(tmp_path / "a.jsonl", sonar_lines(20, 4))
     with Store(tmp_path / "audit.db") as store:
         ((_, _, first),) = ingest_files(store, [path], "perplexity", attachment=ATTACHMENT, worker=True)
         ((_, _, again),) = ingest_files(store, [path], "perplexity", attachment=ATTACHMENT, worker=True)
     assert first.answers > 0
     assert again.already_imported
-    assert [ahead.pid is not None for ahead in watched] == [True, False]
+    assert [ahead.sent for ahead in watched] == [True, False]
+    assert all(ahead.finished for ahead in watched)
+    assert watched[0]._process is not None
+    assert watched[0]._process.returncode == 0
+
+
+def test_the_chunks_are_read_once_and_only_inside_the_block() -> None:
+    import json
+
+    from citeaudit.ingest import READERS
+
+    data = "".join(json.dumps(line) + "\n" for line in sonar_lines(5, 3)).encode()
+    ahead = worker.ReadAhead("a.jsonl", data, READERS["perplexity"], ATTACHMENT, 2)
+    with pytest.raises(RuntimeError, match="inside its with block"):
+        next(iter(ahead))
+    with ahead:
+        assert ahead.pid is not None
+        assert not ahead.sent
+        chunks = list(ahead)
+        assert ahead.sent
+        with pytest.raises(RuntimeError, match="read once"):
+            next(iter(ahead))
+    # 5 answer records, 2 to a chunk: 3 chunks
+    assert [len(rows.answers) + len(rows.failures) for rows in chunks] == [2, 2, 1]
+    assert ahead.finished
 
 
 @pytest.mark.parametrize(
