@@ -477,6 +477,17 @@ class SourceRegistry:
                 if url:
                     self._by_url.setdefault(identity_url(url), entry.key)
 
+    def url_key(self, source: str, where: str, url: str) -> str:
+        """The key :meth:`key_for` gives a citation of ``url`` without a source key, kept in :attr:`url_keys`, but
+        no :class:`Source` registered: a caller that writes rows keeps the first sighting itself."""
+        known = self.url_keys.get(url)
+        if known is not None:
+            return known
+        normalized = source_identity(url, source, f"{where}.url")
+        key = self._by_url.get(normalized, normalized) if self._by_url else normalized
+        self.url_keys[url] = key
+        return key
+
     def key_for(
         self,
         source: str,
@@ -497,9 +508,7 @@ class SourceRegistry:
             known = self.url_keys.get(url)
             if known is not None:
                 return known
-            normalized = source_identity(url, source, f"{where}.url")
-            key = self._by_url.get(normalized, normalized) if self._by_url else normalized
-            self.url_keys[url] = key
+            key = self.url_key(source, where, url)
         elif title and title.strip():
             key = title_key(answer_id, title)
         else:
