@@ -1,5 +1,6 @@
-"""``claim_text`` returns a span as it stands when it holds nothing to remove or fold: the same text as its full
-path (artefacts removed, a leading bullet dropped, white space folded, no space before punctuation)."""
+"""``claim_text`` returns a span as it stands when it holds nothing to remove or fold, and plain text with its
+markers before the stop dropped when it is only that: the same text as its full path (artefacts removed, a
+leading bullet dropped, white space folded, no space before punctuation)."""
 
 from __future__ import annotations
 
@@ -49,6 +50,12 @@ _PIECES = st.sampled_from(
         "；",
         ":",
         "[1]",
+        "[1]",
+        " [12]",
+        "[1234]",
+        "[12345]",
+        "[٣]",
+        "!",
         "[^2]",
         "(",
         ")",
@@ -79,3 +86,9 @@ def test_the_shortcut_is_taken_and_left() -> None:
     assert claim_text("1. The AX220 weighs 38 kg", 0, 25) == "The AX220 weighs 38 kg"  # a bullet: the full path
     assert claim_text("It weighs 38 kg .", 0, 17) == "It weighs 38 kg."  # a space before the stop is dropped
     assert claim_text("It weighs\u00a038 kg", 0, 15) == "It weighs 38 kg"  # other white space is folded
+    # markers before the stop, as Sonar writes them: they go, and the space before them
+    assert claim_text("It weighs 38 kg [1][7].", 0, 23) == "It weighs 38 kg."
+    assert claim_text("It weighs 38 kg [1] [7]!", 0, 24) == "It weighs 38 kg!"
+    assert claim_text("It weighs 38 kg  [1].", 0, 21) == "It weighs 38 kg."  # two spaces: the full path, alike
+    assert claim_text("It weighs 38 kg [12345].", 0, 24) == "It weighs 38 kg [12345]."  # five digits: no marker
+    assert claim_text("It weighs 38 kg [1]", 0, 19) == "It weighs 38 kg"  # no stop: the full path, alike

@@ -127,6 +127,44 @@ def sonar_lines(count: int, seed: int) -> Iterator[dict[str, Any]]:
         }
 
 
+DENSE_URLS = [
+    "{site}/d/{n}/{k}?utm_source=perplexity",
+    "{site}/d/{n}/{k}?b=2&a=1#part",
+    "HTTPS://WWW.Site7.Example.org:443/d/{n}/{k}",
+    "https://user:pw@{host}:8080/d/{n}/{k}",
+    "https://www.google.com/url?q={site}/g/{n}/{k}&sa=D",
+    "https://{dashed}.cdn.ampproject.org/c/s/{host}/amp/{n}/{k}",
+    "https://www.bing.com/ck/a?!&&p=1&u=a1aHR0cHM6Ly9icmFuZC5jb20vYXgyMjA&ntb=1",
+    "https://bränd.example/d/{n}/{k}",
+    "http://[2001:db8::{k}]/d/{n}",
+    "{site}/d/{n}/{k}\t",
+    "{site}/p/{k}",
+]
+"""URLs of dense answers: new pages, spelt in every way the keys fold (case, default ports, tracking parameters,
+fragments, wrappers around them), some of them a page cited before under another spelling."""
+
+
+def dense_lines(count: int, seed: int) -> Iterator[dict[str, Any]]:
+    """Dense Sonar responses: 8 search results whose URLs are mostly new, and 8 sentences, each closed by a
+    marker naming one of them (8 claims, 8 sources and 8 edges an answer)."""
+    rng = random.Random(seed)
+    for n in range(count):
+        urls = []
+        for k in range(8):
+            site = rng.choice(SITES)
+            host = site.removeprefix("https://")
+            shape = DENSE_URLS[0] if rng.random() < 0.5 else rng.choice(DENSE_URLS)
+            urls.append(shape.format(site=site, host=host, dashed=host.replace(".", "-"), n=n, k=k))
+        text = " ".join(f"{sentence} [{k}]." for k, sentence in enumerate(rng.sample(SENTENCES * 2, 8), start=1))
+        yield {
+            "id": f"pplx-{n}",
+            "model": "sonar-pro",
+            "object": "chat.completion",
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+            "search_results": [{"title": f"Result {k}", "url": url} for k, url in enumerate(urls)],
+        }
+
+
 def write_lines(path: Path, rows: Iterator[dict[str, Any]] | list[Any]) -> Path:
     import json
 
@@ -146,6 +184,53 @@ def test_synthetic_sonar_answers_are_stored_as_the_plain_construction_stores_the
     fast, plain = contents(tmp_path / "fast.db"), contents(tmp_path / "plain.db")
     assert len(plain[0]["edges"]) > 100
     assert fast == plain
+
+
+@pytest.mark.parametrize(("seed", "chunk"), [(1, 1), (2, 7), (3, 64)])
+def test_dense_answers_are_stored_as_the_plain_construction_stores_them(tmp_path: Path, seed: int, chunk: int) -> None:
+    first = write_lines(tmp_path / "a.jsonl", dense_lines(60, seed))
+    second = write_lines(tmp_path / "b.jsonl", dense_lines(20, seed))  # the same pages again: no new source
+    attachment = Attachment(PROTOCOL, run_id="bench", question_id="q01")
+    as_the_command_does(tmp_path / "fast.db", [first, second], attachment, chunk)
+    plainly(tmp_path / "plain.db", [first, second], attachment, chunk)
+    fast, plain = contents(tmp_path / "fast.db"), contents(tmp_path / "plain.db")
+    # 80 answers of 8 sentences, each a claim with one edge: 80 x 8 = 640 claims and edges; the first file's
+    # 480 URLs are 8 a line, most of them new (the second file cites the same ones: no source of its own)
+    assert len(plain[0]["claims"]) == len(plain[0]["edges"]) == 640
+    assert 200 < len(plain[0]["sources"]) <= 480
+    assert fast == plain
+
+
+def test_a_dense_answers_sources_are_keyed_and_located_as_their_urls_say(tmp_path: Path) -> None:
+    """Sources written many to a statement: each row by hand, and each tied once to the protocol."""
+    urls = [
+        "HTTPS://WWW.Site7.Example.org:443/d/1?utm_source=x&b=2&a=1#top",
+        "https://www.google.com/url?q=https://brand.com/ax220&sa=D",
+        "https://user:pw@brand.com:8080/x",
+        "https://www.site7.example.org/d/1?a=1&b=2",  # the first page again, spelt another way
+    ]
+    line = {
+        "id": "pplx-0",
+        "model": "sonar-pro",
+        "object": "chat.completion",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "A [1]. B [2]. C [3]. D [4]."}}],
+        "search_results": [{"title": f"R{k}", "url": url} for k, url in enumerate(urls)],
+    }
+    payload = write_lines(tmp_path / "a.jsonl", [line])
+    as_the_command_does(tmp_path / "a.db", [payload], Attachment(PROTOCOL, run_id="r", question_id="q01"), 2)
+    with sqlite3.connect(tmp_path / "a.db") as db:
+        rows = db.execute("SELECT key, url, title, status, host, path FROM sources ORDER BY pk").fetchall()
+        tied = db.execute("SELECT count(*), count(DISTINCT source_pk) FROM protocol_sources").fetchone()
+        edges = db.execute("SELECT count(*) FROM edges").fetchone()[0]
+    # keys: scheme and host lower-cased, the default port, the fragment and utm_ parameters dropped, the rest of
+    # the query sorted; a Google click wrapper keyed by its target; user info dropped, another port kept
+    assert rows == [
+        ("https://www.site7.example.org/d/1?a=1&b=2", urls[0], "R0", "pending", "www.site7.example.org", "/d/1"),
+        ("https://brand.com/ax220", urls[1], "R1", "pending", "brand.com", "/ax220"),
+        ("https://brand.com:8080/x", urls[2], "R2", "pending", "brand.com", "/x"),
+    ]
+    assert tied == (3, 3)
+    assert edges == 4  # four claims, each citing one of the three pages (the first two the same one)
 
 
 def test_a_second_import_into_a_database_with_rows_is_stored_alike(tmp_path: Path) -> None:

@@ -29,7 +29,7 @@ from citeaudit.core.errors import (
 )
 from citeaudit.ingest import Attachment, ingest_files, plan_imports, worker
 from citeaudit.store.writers import new_database
-from test_ingest_fast_path import PROTOCOL, PlainStore, contents, recordings, sonar_lines, write_lines
+from test_ingest_fast_path import PROTOCOL, PlainStore, contents, dense_lines, recordings, sonar_lines, write_lines
 
 ATTACHMENT = Attachment(PROTOCOL, run_id="bench", question_id="q01")
 
@@ -175,6 +175,34 @@ def test_generated_answers_are_stored_as_the_in_process_import_stores_them(
     assert contents(folder / "fast.db") == contents(folder / "plain.db")
 
 
+@pytest.mark.parametrize("chunk", [1, 16])
+def test_dense_answers_are_stored_alike_read_here_through_objects_and_in_a_worker(
+    tmp_path: Path, watched: list[Watched], chunk: int
+) -> None:
+    """Answers whose every citation is a new page: rows read here, the same through model objects and the rows
+    a worker read give one database, row for row."""
+    import citeaudit.ingest as ingest
+
+    files = [
+        write_lines(tmp_path / "a.jsonl", dense_lines(50, chunk)),
+        write_lines(tmp_path / "b.jsonl", dense_lines(9, 7)),
+    ]
+    reports = {
+        "rows": imported(tmp_path / "rows.db", files, ATTACHMENT, chunk=chunk, in_worker=False),
+        "worker": imported(tmp_path / "worker.db", files, ATTACHMENT, chunk=chunk, in_worker=True),
+    }
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(ingest, "_import_chunks", _through_objects)
+        reports["objects"] = imported(tmp_path / "objects.db", files, ATTACHMENT, chunk=chunk, in_worker=False)
+    assert len(watched) == 2  # both payloads went through a worker
+    first = [report for _, _, report in reports["objects"]]
+    assert [report for _, _, report in reports["rows"]] == first == [report for _, _, report in reports["worker"]]
+    assert first[0].claims == first[0].edges == 50 * 8  # 8 sentences an answer, each closed by one marker
+    plain = contents(tmp_path / "objects.db")
+    assert contents(tmp_path / "rows.db") == plain
+    assert contents(tmp_path / "worker.db") == plain
+
+
 def test_a_second_import_into_a_database_with_rows_is_stored_alike(tmp_path: Path, watched: list[Watched]) -> None:
     first = write_lines(tmp_path / "a.jsonl", sonar_lines(60, 5))
     second = write_lines(tmp_path / "b.jsonl", sonar_lines(60, 6))
@@ -291,14 +319,40 @@ def test_a_worker_killed_from_outside_stops_the_import_and_leaves_nothing(
     assert watched[0].finished
 
 
-def test_a_payload_imported_before_starts_no_worker(tmp_path: Path, watched: list[Watched]) -> None:
+def test_a_payload_imported_before_is_never_sent_to_its_worker(tmp_path: Path, watched: list[Watched]) -> None:
+    """The worker starts as the import begins (its interpreter loads while the payload is hashed and stored); a
+    payload imported before is not read: its worker is stopped without being sent it."""
     path = write_lines(tmp_path / "a.jsonl", sonar_lines(20, 4))
     with Store(tmp_path / "audit.db") as store:
         ((_, _, first),) = ingest_files(store, [path], "perplexity", attachment=ATTACHMENT, worker=True)
         ((_, _, again),) = ingest_files(store, [path], "perplexity", attachment=ATTACHMENT, worker=True)
     assert first.answers > 0
     assert again.already_imported
-    assert [ahead.pid is not None for ahead in watched] == [True, False]
+    assert [ahead.sent for ahead in watched] == [True, False]
+    assert all(ahead.finished for ahead in watched)
+    assert watched[0]._process is not None
+    assert watched[0]._process.returncode == 0
+
+
+def test_the_chunks_are_read_once_and_only_inside_the_block() -> None:
+    import json
+
+    from citeaudit.ingest import READERS
+
+    data = "".join(json.dumps(line) + "\n" for line in sonar_lines(5, 3)).encode()
+    ahead = worker.ReadAhead("a.jsonl", data, READERS["perplexity"], ATTACHMENT, 2)
+    with pytest.raises(RuntimeError, match="inside its with block"):
+        next(iter(ahead))
+    with ahead:
+        assert ahead.pid is not None
+        assert not ahead.sent
+        chunks = list(ahead)
+        assert ahead.sent
+        with pytest.raises(RuntimeError, match="read once"):
+            next(iter(ahead))
+    # 5 answer records, 2 to a chunk: 3 chunks
+    assert [len(rows.answers) + len(rows.failures) for rows in chunks] == [2, 2, 1]
+    assert ahead.finished
 
 
 @pytest.mark.parametrize(

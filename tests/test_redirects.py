@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import base64
 import json
-from urllib.parse import quote
+from collections.abc import Callable
+from unittest.mock import patch
+from urllib.parse import quote, urlsplit
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from builders import answer, claim, document, edge
 from citeaudit import parse_audit_bytes, score
@@ -67,3 +71,96 @@ def test_wrapped_official_link_counts_and_shares_its_source() -> None:
     assert (result.official_rate.numerator, result.official_rate.denominator) == (1, 1)
     # the raw URL stays as the engine gave it
     assert audit.answers[0].citations[0].url == "https://www.google.com/url?q=https://brand.com/ax220"
+
+
+# -- the shortcuts that decide most URLs without taking them apart ---------------------------------------------
+
+_ODD = st.sampled_from(["", "", "", "[", "]", "\t", "\n", "\r", " ", "\x00", "é", "\u2100", "K", "ｇ", "@", ":"])
+_URL_PARTS = st.tuples(
+    st.sampled_from(["https://", "http://", "HTTPS://", "", "//"]),
+    st.sampled_from(["", "user:pw@"]),
+    st.sampled_from(
+        [
+            "www.google.com",
+            "google.co.uk",
+            "WWW.GOOGLE.DE",
+            "www.bing.com",
+            "BING.COM",
+            "brand-com.cdn.ampproject.org",
+            "x.CDN.AmpProject.org",
+            "brand.com",
+            "[::1]",
+            "ｇｏｏｇｌｅ.com",
+        ]
+    ),
+    st.sampled_from(["", ":8080", ":443"]),
+    st.sampled_from(
+        [
+            "/url?q=https://brand.com/x",
+            "/url?url=http%3A%2F%2Fbrand.com",
+            "/ck/a?u=a1aHR0cHM6Ly9icmFuZC5jb20v",
+            "/amp/s/brand.com/a",
+            "/c/s/brand.com/b",
+            "/v/brand.com",
+            "/page?utm_source=x#frag",
+            "",
+        ]
+    ),
+    _ODD,
+    st.integers(0, 60),
+)
+_URLS = st.one_of(
+    _URL_PARTS.map(lambda p: (lambda url: url[: p[6]] + p[5] + url[p[6] :])("".join(p[:5]))),
+    st.text(max_size=40),
+)
+
+
+@settings(max_examples=400)
+@given(url=_URLS)
+def test_a_url_ruled_out_as_a_wrapper_is_one_the_parser_would_not_unwrap(url: str) -> None:
+    """The shortcut only ever says "not a wrapper" where taking the URL apart says so too."""
+    from citeaudit.core import identity
+
+    quick = _outcome(unwrap, url)
+    with patch.object(identity, "_may_wrap", lambda _: True):  # every URL taken apart
+        assert quick == _outcome(identity.unwrap, url)
+
+
+def _outcome(unwrapping: Callable[[str], str | None], url: str) -> object:
+    """What ``unwrapping(url)`` gives, or the error it raises (a Bing wrapper whose target holds a non-ASCII
+    character is refused by the decoder, either way)."""
+    try:
+        return unwrapping(url)
+    except ValueError as exc:
+        return (type(exc), str(exc))
+
+
+@settings(max_examples=400)
+@given(url=_URLS)
+def test_a_url_said_to_split_is_split_without_refusal(url: str) -> None:
+    """``urlsplit`` refuses no URL the shortcut lets through unsplit, on the Python these tests run on."""
+    from citeaudit.core import identity
+
+    if identity._always_splits(url):
+        urlsplit(url.strip())  # raises if the shortcut was wrong
+
+
+@pytest.mark.parametrize(
+    ("url", "refused"),
+    [
+        ("http://[::1", True),  # an unclosed IPv6 host: refused with its location, as before
+        ("http://::1]/", True),
+        ("http://[::1]/page", False),
+        ("https://brand.com/ax220", False),
+        ("https://bränd.com/ax220", False),
+    ],
+)
+def test_source_identity_refuses_exactly_what_the_parser_refuses(url: str, refused: bool) -> None:
+    from citeaudit.core.errors import InvalidValue
+    from citeaudit.core.identity import source_identity
+
+    if refused:
+        with pytest.raises(InvalidValue, match=r"a\.jsonl: line 3\.url: not a usable URL"):
+            source_identity(url, "a.jsonl", "line 3.url")
+    else:
+        assert source_identity(url, "a.jsonl", "line 3.url") == identity_url(url)

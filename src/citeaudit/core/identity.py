@@ -130,8 +130,25 @@ def _amp_cache(path: str) -> str | None:
     return None
 
 
+_WRAPPER_HOSTS = ("google.", "bing.com", ".cdn.ampproject.org")
+"""What the host of every wrapper :func:`unwrap` knows holds (see ``_GOOGLE``, ``_BING`` and the AMP cache)."""
+
+
+def _may_wrap(url: str) -> bool:
+    """``False`` only where ``url`` cannot be a wrapper :func:`unwrap` knows: plain ASCII without the tab and line
+    breaks the URL parser drops (so its host is a piece of it as written), naming no wrapper's host anywhere, in
+    any case. Most URLs are decided so without being taken apart."""
+    if not url.isascii() or "\t" in url or "\n" in url or "\r" in url:
+        return True
+    lowered = url.lower()
+    google, bing, amp = _WRAPPER_HOSTS
+    return google in lowered or bing in lowered or amp in lowered
+
+
 def unwrap(url: str) -> str | None:
     """The URL a known wrapper or cache URL points to, or ``None`` when ``url`` is not one."""
+    if not _may_wrap(url):
+        return None
     try:
         parts = urlsplit(url.strip())
     except ValueError:  # not a URL at all (an unclosed IPv6 literal): not a wrapper either
@@ -423,11 +440,19 @@ def document_key(identifier: str) -> str:
     return f"document:{identifier.strip()}"
 
 
+def _always_splits(url: str) -> bool:
+    """Whether ``urlsplit`` takes ``url`` apart without refusing it, known without calling it: it refuses only a
+    square bracket out of place or a non-ASCII host that normalises to a delimiter, so plain ASCII without
+    brackets always splits (a property test holds the two together)."""
+    return url.isascii() and "[" not in url and "]" not in url
+
+
 def source_identity(url: str, source: str, where: str) -> str:
     """The source identity of ``url`` (:func:`identity_url`), or a located error for a URL that cannot be taken
     apart (an unclosed IPv6 host such as ``http://[::1``)."""
     try:
-        urlsplit(url.strip())  # refuses what cannot be taken apart, which the normaliser would not notice
+        if not _always_splits(url):
+            urlsplit(url.strip())  # refuses what cannot be taken apart, which the normaliser would not notice
         return identity_url(url)
     except ValueError as exc:
         raise InvalidValue(source, where, f"not a usable URL: {shown(url)} ({exc})") from None
@@ -452,6 +477,17 @@ class SourceRegistry:
                 if url:
                     self._by_url.setdefault(identity_url(url), entry.key)
 
+    def url_key(self, source: str, where: str, url: str) -> str:
+        """The key :meth:`key_for` gives a citation of ``url`` without a source key, kept in :attr:`url_keys`, but
+        no :class:`Source` registered: a caller that writes rows keeps the first sighting itself."""
+        known = self.url_keys.get(url)
+        if known is not None:
+            return known
+        normalized = source_identity(url, source, f"{where}.url")
+        key = self._by_url.get(normalized, normalized) if self._by_url else normalized
+        self.url_keys[url] = key
+        return key
+
     def key_for(
         self,
         source: str,
@@ -472,9 +508,7 @@ class SourceRegistry:
             known = self.url_keys.get(url)
             if known is not None:
                 return known
-            normalized = source_identity(url, source, f"{where}.url")
-            key = self._by_url.get(normalized, normalized) if self._by_url else normalized
-            self.url_keys[url] = key
+            key = self.url_key(source, where, url)
         elif title and title.strip():
             key = title_key(answer_id, title)
         else:

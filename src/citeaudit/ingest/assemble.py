@@ -27,6 +27,8 @@ from citeaudit.core.model import (
     Location,
     Protocol,
     Run,
+    Source,
+    SourceStatus,
 )
 from citeaudit.ingest.base import CHUNK, ParsedAnswer
 from citeaudit.interchange.reader import check_span
@@ -38,6 +40,7 @@ from citeaudit.store.chunk_rows import (
     EdgeRow,
     FailureRow,
     LocationRow,
+    SourceRow,
 )
 
 __all__ = ["CHUNK", "Attachment", "assemble", "assemble_chunks", "assemble_rows"]
@@ -201,6 +204,19 @@ def assemble_chunks(
     yield chunk()
 
 
+def _source_row(
+    key: str, first_seen: dict[str, tuple[str, str | None, str | None]], registered: dict[str, Source], pending: str
+) -> SourceRow:
+    """The row of the source ``key``, as first seen: a pending source from its URL, title and publisher (a
+    sighting by URL alone comes before any other, which the registry would not have taken), else the registry's."""
+    seen = first_seen.get(key)
+    if seen is not None:
+        url, title, publisher = seen
+        return (key, url, None, title, publisher, pending, None, None, None)
+    s = registered[key]
+    return (s.key, s.url, s.resolved_url, s.title, s.publisher, str(s.status), s.reason, s.fetched_at, s.content_hash)
+
+
 def assemble_rows(
     parsed: Iterable[ParsedAnswer],
     attachment: Attachment,
@@ -218,7 +234,10 @@ def assemble_rows(
     head = list(islice(records, 2))
     single = len(head) == 1  # one answer in the payload: its id needs no index
     registry = SourceRegistry()
-    url_keys, registered = registry.url_keys, registry.sources
+    url_keys, registered, url_key = registry.url_keys, registry.sources, registry.url_key
+    first_seen: dict[str, tuple[str, str | None, str | None]] = {}
+    """URL, title and publisher of each source keyed by its URL alone, as first seen (no Source made for it)."""
+    pending = str(SourceStatus.PENDING)
     runs: dict[str, Run] = {}
     seen_ids: set[str] = set()
     sent: set[str] = set()
@@ -241,20 +260,7 @@ def assemble_rows(
         return ChunkRows(
             protocol=protocol,
             runs=tuple(runs.values()),
-            sources=[
-                (
-                    s.key,
-                    s.url,
-                    s.resolved_url,
-                    s.title,
-                    s.publisher,
-                    str(s.status),
-                    s.reason,
-                    s.fetched_at,
-                    s.content_hash,
-                )
-                for s in (registered[key] for key in fresh)
-            ],
+            sources=[_source_row(key, first_seen, registered, pending) for key in fresh],
             answers=answers,
             citations=citations,
             claims=claims,
@@ -299,12 +305,21 @@ def assemble_rows(
             kind = cited.kind
             if kind is not dangling_kind:
                 # a URL seen before has its key already; the location is only spelled out for a new one
-                document = None
-                if cited.document is not None:
-                    document = document_key(f"{answer_id}:{cited.document}" if cited.answer_scoped else cited.document)
-                key = (url_keys.get(cited.url) if cited.url else None) or registry.key_for(
-                    source, f"{where}.citations[{ci}]", answer_id, cited.url, cited.title, document, cited.publisher
-                )
+                url = cited.url
+                if cited.document is None and url:
+                    key = url_keys.get(url)
+                    if key is None:
+                        key = url_key(source, f"{where}.citations[{ci}]", url)
+                        if key not in registered and key not in first_seen:
+                            first_seen[key] = (url, cited.title, cited.publisher)
+                else:
+                    document = None
+                    if cited.document is not None:
+                        scoped = f"{answer_id}:{cited.document}" if cited.answer_scoped else cited.document
+                        document = document_key(scoped)
+                    key = (url_keys.get(url) if url else None) or registry.key_for(
+                        source, f"{where}.citations[{ci}]", answer_id, url, cited.title, document, cited.publisher
+                    )
                 referenced[key] = None
             keys.append(key)
             cited_at.append(kind is cited_kind)

@@ -67,12 +67,19 @@ _PLAIN = re.compile(r"[^\s\[(【\ue200]+(?: [^\s\[(【\ue200,.;:!?。！？；][
 spaces between words, none at either end or before punctuation."""
 
 
+_PLAIN_MARKED = re.compile(f"({_PLAIN.pattern}) ?" + r"\[\d{1,4}\](?: ?\[\d{1,4}\])*([.!?])")
+"""Plain text, then ``[n]`` markers (each after at most one space), then the stop they stand before, as Sonar
+writes a sentence (``tank [1][7].``): its claim text is the plain text and the stop."""
+
+
 def claim_text(text: str, start: int, end: int) -> str:
     """The claim text of a span: artefacts and a leading list bullet removed, white space folded."""
-    if _PLAIN.fullmatch(text, start, end) is not None and not (
-        text[start] in _BULLET_STARTS or text[start].isdecimal()
-    ):
-        return text[start:end]  # the common claim: nothing to remove or fold
+    if start < end and not (text[start] in _BULLET_STARTS or text[start].isdecimal()):
+        if _PLAIN.fullmatch(text, start, end) is not None:
+            return text[start:end]  # the common claim: nothing to remove or fold
+        marked = _PLAIN_MARKED.fullmatch(text, start, end)
+        if marked is not None:  # the markers go, and the spaces they leave before the stop
+            return marked.group(1) + marked.group(2)
     cleaned = text[start:end]
     if _ARTEFACT_START.search(cleaned) is not None:
         cleaned = ARTEFACT.sub(" ", cleaned)

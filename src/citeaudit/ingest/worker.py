@@ -72,16 +72,18 @@ def reads_in_worker(size: int, worker: bool | None) -> bool:
 
 
 class ReadAhead:
-    """The chunks of one engine payload as rows, read in a worker process: iterate once (the worker starts then;
-    a payload imported before is never iterated, so no worker starts), inside a ``with`` block, which stops the
-    worker when left. After the last chunk, :attr:`partial` is the number of answers the reader only partly
-    understood."""
+    """The chunks of one engine payload as rows, read in a worker process: iterate once, inside a ``with`` block,
+    which stops the worker when left. The worker's interpreter starts as the block is entered, so it loads its
+    modules while this process hashes and stores the payload; it is sent the payload when iterated (a payload
+    imported before is never iterated: its worker is stopped unsent). After the last chunk, :attr:`partial` is
+    the number of answers the reader only partly understood."""
 
     def __init__(self, source: str, data: bytes, reader: Reader, attachment: Attachment, chunk: int) -> None:
         self._source = source
         self._data = data
         self._job = (source, reader.name, attachment, chunk, len(data))
         self._process: subprocess.Popen[bytes] | None = None
+        self._sent = False
         self.partial = 0
         """Answers the reader only partly understood (known once every chunk came)."""
         self.placed = 0
@@ -91,6 +93,15 @@ class ReadAhead:
         ``getrusage`` gives for a child is at least its parent's size when it was started."""
 
     def __enter__(self) -> ReadAhead:
+        package_root = str(Path(__file__).resolve().parents[2])
+        path = [package_root, *(entry for entry in sys.path if entry and entry != package_root)]
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", "citeaudit.ingest.worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env={**os.environ, "PYTHONPATH": os.pathsep.join(path)},
+            start_new_session=True,  # Ctrl-C reaches this process, which stops the worker
+        )
         return self
 
     def __exit__(
@@ -104,22 +115,22 @@ class ReadAhead:
         return None if self._process is None else self._process.pid
 
     @property
+    def sent(self) -> bool:
+        """Whether the payload was sent to the worker (the chunks were asked for)."""
+        return self._sent
+
+    @property
     def finished(self) -> bool:
         """Whether its worker has stopped and been waited for (or never started)."""
         return self._process is None or self._process.returncode is not None
 
     def __iter__(self) -> Iterator[ChunkRows]:
-        if self._process is not None:
+        process = self._process
+        if process is None:
+            raise RuntimeError("the chunks of a payload are read inside its with block")
+        if self._sent:
             raise RuntimeError("the chunks of a payload are read once")
-        package_root = str(Path(__file__).resolve().parents[2])
-        path = [package_root, *(entry for entry in sys.path if entry and entry != package_root)]
-        process = self._process = subprocess.Popen(
-            [sys.executable, "-m", "citeaudit.ingest.worker"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            env={**os.environ, "PYTHONPATH": os.pathsep.join(path)},
-            start_new_session=True,  # Ctrl-C reaches this process, which stops the worker
-        )
+        self._sent = True
         assert process.stdin is not None
         assert process.stdout is not None
         try:

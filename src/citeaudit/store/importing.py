@@ -297,14 +297,14 @@ def _write_sources(
         source_rows.append((next_source, key, url, resolved_url, *rest, host, path))
         next_source += 1
     new_keys.update(str(row[1]) for row in source_rows)
-    db.executemany(
+    insert_rows(
+        db,
         "INSERT INTO sources (pk, key, url, resolved_url, title, publisher, status, reason, fetched_at, "
         "content_hash, host, path) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         source_rows,
     )
-    db.executemany(
-        "INSERT OR IGNORE INTO protocol_sources VALUES (?, ?)",
-        [(protocol_pk, pk) for pk in source_pk.values()],
+    insert_rows(
+        db, "INSERT OR IGNORE INTO protocol_sources VALUES (?, ?)", [(protocol_pk, pk) for pk in source_pk.values()]
     )
     earlier.update(source_pk)
     return earlier
