@@ -43,6 +43,9 @@ def test_known_wrappers_unwrap(wrapped: str, target: str) -> None:
         "https://brand.com/url?q=https://evil.net/",  # /url on another host is not Google's wrapper
         "https://www.google.com/search?q=brand",
         "https://www.bing.com/ck/a?u=zzz",  # not the a1 + base64 form
+        "https://www.bing.com/ck/a?u=a1aHR0cHM6Ly9icmFuZC5jb20v\u00e9",  # a1 + base64 + a non-ASCII character
+        "https://www.bing.com/ck/a?u=a1%C3%A9%E2%80%A8",  # the same, percent-encoded
+        "https://www.bing.com/ck/a?u=a1_w",  # base64 of bytes that are not UTF-8
         "https://notgoogle.com/url?q=https://brand.com/",
         "https://vertexaisearch.cloud.google.com/grounding-api-redirect/AbC",  # opaque: needs the resolver
     ],
@@ -164,3 +167,16 @@ def test_source_identity_refuses_exactly_what_the_parser_refuses(url: str, refus
             source_identity(url, "a.jsonl", "line 3.url")
     else:
         assert source_identity(url, "a.jsonl", "line 3.url") == identity_url(url)
+
+
+@settings(max_examples=300)
+@given(payload=st.text(max_size=40))
+def test_a_bing_wrapper_with_any_payload_is_unwrapped_or_left_alone(payload: str) -> None:
+    """Whatever follows ``u=a1``, the URL is either unwrapped to a web address or left as it is: never an error
+    (a non-ASCII character once raised from the base64 decoder)."""
+    from citeaudit.core.identity import url_location
+
+    url = "https://www.bing.com/ck/a?!&&p=1&u=a1" + quote(payload, safe="")
+    found = unwrap(url)
+    assert found is None or found.startswith(("http://", "https://"))
+    assert url_location(url)[1]  # a location is always given

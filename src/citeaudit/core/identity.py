@@ -16,7 +16,6 @@ segment-aligned path prefix; never by substring.
 from __future__ import annotations
 
 import base64
-import binascii
 import ipaddress
 import re
 import unicodedata
@@ -118,7 +117,7 @@ def _bing(path: str, query: str) -> str | None:
     payload = encoded[2:]
     try:
         target = base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)).decode("utf-8")
-    except (binascii.Error, UnicodeDecodeError):
+    except ValueError:  # not base64 (binascii.Error), not ASCII (a plain ValueError), not UTF-8 once decoded
         return None
     return target if target.startswith(("http://", "https://")) else None
 
