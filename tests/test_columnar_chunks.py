@@ -181,3 +181,10 @@ def test_a_dictionary_value_no_row_uses_is_not_refused() -> None:
     tables["locations"] = tables["locations"].set_column(2, "label", label)
     # edges (0, 0) twice and (2, 1) once, both supported (code 0)
     assert _edges(columns_from_arrow(PROTOCOL, tables)) == {(0, 0): (0, 2), (2, 1): (0, 1)}
+
+
+def test_a_file_that_is_not_parquet_is_refused_with_its_path(tmp_path: Path) -> None:
+    folder = _write(tmp_path / "files", _tables([0], [0], ["supported"]), None)
+    (folder / "locations.parquet").write_bytes(b"PAR1 and nothing else")
+    with pytest.raises(InvalidValue, match=r"locations\.parquet: not a readable Parquet file"):
+        score_parquet(folder, PROTOCOL)

@@ -381,8 +381,14 @@ def read_parquet_tables(folder: str | Path) -> dict[str, Any]:
 
     Only the layout's columns are read (a file may carry others), each file memory-mapped, and the files are read
     at once on threads of their own: pyarrow decodes without Python's interpreter lock, so the small tables are
-    read while the locations are."""
-    _, _, pq = _pyarrow()
+    read while the locations are. The tables are allocated by the system allocator, not pyarrow's default pool:
+    the pages that pool hands back and takes again made the numpy work that follows spend as much time in the
+    kernel as in the sort (measured in docs/performance.md)."""
+    pa, _, pq = _pyarrow()
+    import pyarrow.dataset as ds
+    import pyarrow.fs as fs
+
+    files = fs.LocalFileSystem(use_mmap=True)
     root = Path(folder)
     paths = {}
     for name in TABLES:
@@ -397,7 +403,9 @@ def read_parquet_tables(folder: str | Path) -> dict[str, Any]:
         try:
             schema = pq.read_schema(path, memory_map=True)
             columns = [column for column in _LAYOUT_COLUMNS[name] if column in schema.names]
-            return pq.read_table(path, columns=columns, read_dictionary=_text_columns(schema), memory_map=True)
+            text = ds.ParquetFileFormat(read_options=ds.ParquetReadOptions(dictionary_columns=_text_columns(schema)))
+            found = ds.dataset(str(path), format=text, filesystem=files)
+            return found.to_table(columns=columns, memory_pool=pa.system_memory_pool())
         except (OSError, ValueError) as exc:
             raise InvalidValue(str(path), "", f"not a readable Parquet file: {exc}") from None
 
