@@ -47,6 +47,7 @@ from citeaudit.core.scoring import (
     EDGE_KEY_LIMIT,
     LABELS,
     NO_SEVERITY,
+    PACK_BLOCK,
     PENDING_CODE,
     SEVERITIES,
     IntervalSettings,
@@ -75,7 +76,7 @@ _LABEL_CODES["disputed"] = DISPUTED_CODE
 _SEVERITY_CODES = {str(s): code for code, s in enumerate(SEVERITIES)}
 
 Int64Array = npt.NDArray[np.int64]
-_BLOCK = 1 << 16
+_BLOCK = PACK_BLOCK
 """Rows packed at a time: a block's columns and key stay in the processor's cache between the steps."""
 
 
