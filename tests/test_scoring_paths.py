@@ -175,8 +175,15 @@ def _arrow_tables(audit: Any) -> dict[str, Any]:
 
 
 @PATHS
-@given(audit_documents(), HOSTS, st.sampled_from([(), ("platform",), ("run", "question"), ("locale", "model")]))
-def test_arrow_and_parquet_columns_equal_reference(doc: dict[str, Any], hosts: list[dict[str, str]], by: Any) -> None:
+@given(
+    audit_documents(),
+    HOSTS,
+    st.sampled_from([(), ("platform",), ("run", "question"), ("locale", "model")]),
+    st.sampled_from([2, 7, None]),
+)
+def test_arrow_and_parquet_columns_equal_reference(
+    doc: dict[str, Any], hosts: list[dict[str, str]], by: Any, row_group_size: int | None
+) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -190,8 +197,10 @@ def test_arrow_and_parquet_columns_equal_reference(doc: dict[str, Any], hosts: l
         for name, table in tables.items():
             # a column the layout does not have, as an application's own files may carry
             notes = pa.array([f"note {i}" for i in range(table.num_rows)], pa.string())
-            # row groups of 2 rows: several chunks, each with a dictionary of its own, as large files have
-            pq.write_table(table.append_column("notes", notes), Path(folder) / f"{name}.parquet", row_group_size=2)
+            # row groups of 2 or 7 rows: several chunks, each with a dictionary of its own, as large files have;
+            # None: one group
+            path = Path(folder) / f"{name}.parquet"
+            pq.write_table(table.append_column("notes", notes), path, row_group_size=row_group_size)
         assert_close(score_parquet(folder, audit.protocol, by=by, macro=True).to_dict(), expected)
         # only the layout's columns are read
         assert {name: t.column_names for name, t in read_parquet_tables(folder).items()} == {

@@ -37,9 +37,11 @@ from citeaudit.core.stats import Interval, RepeatVariance, repeat_variance
 
 __all__ = [
     "DIMENSIONS",
+    "EDGE_KEY_LIMIT",
     "IntervalSettings",
     "ScoringColumns",
     "collapse_locations",
+    "collapse_packed",
     "columns_from_audit",
     "edge_code",
     "score",
@@ -120,6 +122,12 @@ def edge_code(judgements: Iterable[Judgement], reviews_required: int = 1) -> tup
     return state, _code_of(state, label)
 
 
+EDGE_KEY_LIMIT = 2**59
+"""Claims × sources must stay below this for an edge key, with its 3-bit label code, to fit in 64 bits."""
+PACK_BLOCK = 1 << 16
+"""Locations packed into edge keys at a time (:func:`collapse_locations`, the columnar entry points)."""
+
+
 def collapse_locations(
     loc_claim: Int64Array, loc_source: Int64Array, loc_code: Int64Array, n_sources: int
 ) -> tuple[Int64Array, Int64Array, Int64Array, Int64Array]:
@@ -129,20 +137,53 @@ def collapse_locations(
     of the edge (all locations of one edge carry the same code); a ``ValueError`` says so otherwise.
     """
     if n_sources <= 0 or len(loc_claim) == 0:
-        empty = np.zeros(0, dtype=np.int64)
-        return empty, empty, empty, empty
+        return _no_edges()
     max_claim = int(loc_claim.max()) + 1
-    if max_claim * n_sources >= 2**59:
+    if max_claim * n_sources >= EDGE_KEY_LIMIT:
         raise ValueError("too many claims × sources to encode an edge key in 64 bits")
-    # One sort of a packed key (claim, source, code) is the whole deduplication.
-    packed = np.sort((loc_claim * n_sources + loc_source) * 8 + loc_code)
-    starts = np.flatnonzero(np.concatenate(([True], packed[1:] != packed[:-1])))
-    unique_packed = packed[starts]
-    edge_key = unique_packed >> 3
+    # One sort of a packed key (claim, source, code) is the whole deduplication; the keys are packed a block at a
+    # time, so the steps work on rows still in the processor's cache and no whole-length temporary is made.
+    packed = np.empty(len(loc_claim), dtype=np.int64)
+    for start in range(0, len(packed), PACK_BLOCK):
+        key = packed[start : start + PACK_BLOCK]
+        np.multiply(loc_claim[start : start + PACK_BLOCK], n_sources, out=key)
+        key += loc_source[start : start + PACK_BLOCK]
+        key <<= 3
+        key += loc_code[start : start + PACK_BLOCK]
+    return collapse_packed(packed, n_sources)
+
+
+def collapse_packed(packed: Int64Array, n_sources: int) -> tuple[Int64Array, Int64Array, Int64Array, Int64Array]:
+    """:func:`collapse_locations` from the locations' packed keys, ``(claim * n_sources + source) * 8 + code``
+    (references in range, codes below 8, claims × sources below :data:`EDGE_KEY_LIMIT`): for a reader that packs
+    the keys as it goes and never builds the three columns. ``packed`` is consumed: sorted in place, its buffer
+    then holds the edges' location counts."""
+    if len(packed) == 0:
+        return _no_edges()
+    packed.sort()
+    change = np.empty(len(packed), dtype=np.bool_)
+    change[0] = True
+    np.not_equal(packed[1:], packed[:-1], out=change[1:])
+    starts = np.flatnonzero(change).astype(np.int64, copy=False)
+    del change
+    edge_key = packed[starts]
+    # Each result goes into a buffer already touched where one is free: fresh pages cost the kernel more than
+    # the arithmetic on them.
+    counts = packed[: len(starts)]
+    np.subtract(starts[1:], starts[:-1], out=counts[:-1])
+    counts[-1] = len(packed) - starts[-1]
+    codes = np.bitwise_and(edge_key, 7, out=starts)
+    edge_key >>= 3
     if len(edge_key) > 1 and bool(np.any(edge_key[1:] == edge_key[:-1])):
         raise ValueError("locations of one edge carry different label codes")
-    counts = np.diff(np.append(starts, len(packed))).astype(np.int64)
-    return edge_key // n_sources, edge_key % n_sources, unique_packed & 7, counts
+    edge_claim = edge_key // n_sources
+    edge_source = np.remainder(edge_key, n_sources, out=edge_key)
+    return edge_claim, edge_source, codes, counts
+
+
+def _no_edges() -> tuple[Int64Array, Int64Array, Int64Array, Int64Array]:
+    empty = np.zeros(0, dtype=np.int64)
+    return empty, empty, empty, empty
 
 
 REPEAT_CELL = ("question", "platform", "collection")

@@ -44,13 +44,16 @@ from citeaudit.core.protocol import fingerprint
 from citeaudit.core.results import ScoreResult
 from citeaudit.core.scoring import (
     DISPUTED_CODE,
+    EDGE_KEY_LIMIT,
     LABELS,
     NO_SEVERITY,
+    PACK_BLOCK,
     PENDING_CODE,
     SEVERITIES,
     IntervalSettings,
     ScoringColumns,
     collapse_locations,
+    collapse_packed,
     score_columns,
 )
 
@@ -73,6 +76,8 @@ _LABEL_CODES["disputed"] = DISPUTED_CODE
 _SEVERITY_CODES = {str(s): code for code, s in enumerate(SEVERITIES)}
 
 Int64Array = npt.NDArray[np.int64]
+_BLOCK = PACK_BLOCK
+"""Rows packed at a time: a block's columns and key stay in the processor's cache between the steps."""
 
 
 def _pyarrow() -> tuple[Any, Any, Any]:
@@ -165,6 +170,43 @@ class _Tables:
         found: Int64Array = lookup[np.asarray(indices)]  # Arrow's own integers index: no widened copy
         return found
 
+    def packed_locations(self, n_claims: int, n_sources: int) -> Int64Array | None:
+        """The locations' packed edge keys (:func:`~citeaudit.core.scoring.collapse_packed`), made a block of rows
+        at a time straight from the Arrow buffers, chunk by chunk: the claim, source and code columns are never
+        built whole. None when a value is to be refused (a null or out-of-range reference, a label that is not
+        one): the column-wise checks then name the first offending row, as they always have."""
+        claims, sources = self.column("locations", "claim"), self.column("locations", "source")
+        if claims.null_count or sources.null_count or n_sources <= 0 or n_claims * n_sources >= EDGE_KEY_LIMIT:
+            return None
+        names = ["claim", "source", "label"] if self.has("locations", "label") else ["claim", "source"]
+        batches = self.table("locations").select(names).to_batches()
+        packed = np.empty(sum(batch.num_rows for batch in batches), dtype=np.int64)
+        codes = np.empty(min(len(packed), _BLOCK), dtype=np.int64)
+        offset = 0
+        for batch in batches:
+            claim = np.asarray(batch.column(0), dtype=np.int64)
+            source = np.asarray(batch.column(1), dtype=np.int64)
+            label = _label_lookup(batch.column(2)) if len(names) == 3 else None
+            if len(names) == 3 and label is None:
+                return None
+            for start in range(0, batch.num_rows, _BLOCK):
+                end = min(start + _BLOCK, batch.num_rows)
+                c, s = claim[start:end], source[start:end]
+                if int(c.min()) < 0 or int(c.max()) >= n_claims or int(s.min()) < 0 or int(s.max()) >= n_sources:
+                    return None
+                key = packed[offset + start : offset + end]
+                np.multiply(c, n_sources, out=key)
+                key += s
+                key <<= 3
+                if label is None:
+                    key += PENDING_CODE
+                else:
+                    lookup, indices = label
+                    np.take(lookup, indices[start:end], out=codes[: end - start], mode="clip")
+                    key += codes[: end - start]
+            offset += batch.num_rows
+        return packed
+
     def texts(self, table: str, column: str) -> list[str | None]:
         """A text column as Python strings, each distinct value converted once (through its dictionary)."""
         pa, _, _ = _pyarrow()
@@ -175,6 +217,19 @@ class _Tables:
         names.append(None)
         indices = encoded.indices.fill_null(len(names) - 1) if encoded.null_count else encoded.indices
         return [names[i] for i in np.asarray(indices).tolist()]
+
+
+def _label_lookup(chunk: Any) -> tuple[Int64Array, npt.NDArray[Any]] | None:
+    """A label chunk's codes as a lookup table over its dictionary indices (null: pending), with the indices; None
+    when the dictionary holds a value that is not a label (the column-wise check decides whether a row uses it)."""
+    pa, _, _ = _pyarrow()
+    encoded = chunk if pa.types.is_dictionary(chunk.type) else chunk.dictionary_encode()
+    dictionary = [str(v) for v in encoded.dictionary.to_pylist()]
+    if any(value not in _LABEL_CODES for value in dictionary):
+        return None
+    lookup = np.array([*(_LABEL_CODES[value] for value in dictionary), PENDING_CODE], dtype=np.int64)
+    indices = encoded.indices.fill_null(len(dictionary)) if encoded.null_count else encoded.indices
+    return lookup, np.asarray(indices)
 
 
 def columns_from_arrow(
@@ -224,17 +279,12 @@ def columns_from_arrow(
 
     n_sources = t.table("sources").num_rows
     source_official = _official(t, protocol)
-    loc_claim = t.rows("locations", "claim", n_claims, "claims")
-    loc_source = t.rows("locations", "source", n_sources, "sources")
-    loc_code = (
-        t.codes("locations", "label", _LABEL_CODES, PENDING_CODE, "a label")
-        if t.has("locations", "label")
-        else np.full(len(loc_claim), PENDING_CODE, dtype=np.int64)
-    )
     try:
-        edge_claim, edge_source, edge_code, edge_locations = collapse_locations(
-            loc_claim, loc_source, loc_code, n_sources
-        )
+        packed = t.packed_locations(n_claims, n_sources)
+        if packed is not None:
+            edge_claim, edge_source, edge_code, edge_locations = collapse_packed(packed, n_sources)
+        else:
+            edge_claim, edge_source, edge_code, edge_locations = _checked_locations(t, n_claims, n_sources)
     except ValueError as exc:
         raise InvalidValue(where, "locations.label", str(exc)) from None
     if "citations" in tables:
@@ -266,6 +316,20 @@ def columns_from_arrow(
         if weights is None
         else np.array([weights[f.severity] if f.severity else 0.0 for f in facts], dtype=np.float64),
     )
+
+
+def _checked_locations(
+    t: _Tables, n_claims: int, n_sources: int
+) -> tuple[Int64Array, Int64Array, Int64Array, Int64Array]:
+    """The edges from the location columns built whole, each checked in turn: refuses the first bad row."""
+    loc_claim = t.rows("locations", "claim", n_claims, "claims")
+    loc_source = t.rows("locations", "source", n_sources, "sources")
+    loc_code = (
+        t.codes("locations", "label", _LABEL_CODES, PENDING_CODE, "a label")
+        if t.has("locations", "label")
+        else np.full(len(loc_claim), PENDING_CODE, dtype=np.int64)
+    )
+    return collapse_locations(loc_claim, loc_source, loc_code, n_sources)
 
 
 def _official(t: _Tables, protocol: Protocol) -> npt.NDArray[np.bool_]:
@@ -318,8 +382,14 @@ def read_parquet_tables(folder: str | Path) -> dict[str, Any]:
 
     Only the layout's columns are read (a file may carry others), each file memory-mapped, and the files are read
     at once on threads of their own: pyarrow decodes without Python's interpreter lock, so the small tables are
-    read while the locations are."""
-    _, _, pq = _pyarrow()
+    read while the locations are. The tables are allocated by the system allocator, not pyarrow's default pool:
+    the pages that pool hands back and takes again made the numpy work that follows spend as much time in the
+    kernel as in the sort (measured in docs/performance.md)."""
+    pa, _, pq = _pyarrow()
+    import pyarrow.dataset as ds
+    import pyarrow.fs as fs
+
+    files = fs.LocalFileSystem(use_mmap=True)
     root = Path(folder)
     paths = {}
     for name in TABLES:
@@ -334,7 +404,9 @@ def read_parquet_tables(folder: str | Path) -> dict[str, Any]:
         try:
             schema = pq.read_schema(path, memory_map=True)
             columns = [column for column in _LAYOUT_COLUMNS[name] if column in schema.names]
-            return pq.read_table(path, columns=columns, read_dictionary=_text_columns(schema), memory_map=True)
+            text = ds.ParquetFileFormat(read_options=ds.ParquetReadOptions(dictionary_columns=_text_columns(schema)))
+            found = ds.dataset(str(path), format=text, filesystem=files)
+            return found.to_table(columns=columns, memory_pool=pa.system_memory_pool())
         except (OSError, ValueError) as exc:
             raise InvalidValue(str(path), "", f"not a readable Parquet file: {exc}") from None
 
