@@ -242,7 +242,13 @@ def write_parquet(n_locations: int, root: Path) -> None:
                 sources = np.arange(block["n_sources"])
                 put(
                     "sources",
-                    {"source": sources, "source_key": ids("s", sources), "official": block["source_official"]},
+                    {
+                        "source": sources,
+                        "source_key": ids("s", sources),
+                        "official": block["source_official"],
+                        # every link followed: the official-domain rate is final, as the hand-written SQL takes it
+                        "status": pa.array(["resolved"] * len(sources), type=pa.string()),
+                    },
                 )
                 sources_written = True
             first = block["answer"][0]

@@ -113,3 +113,21 @@ def test_bench_brand_check_holds_on_a_small_database(tmp_path: Path, brand: bool
     # The scoring shape's protocol names no brand, so no brand figures; the brand shape names one.
     assert (found.brand is None) is (not brand)
     assert found.to_json() == bench_brand.object_construction(db, found)
+
+
+def test_bench_scale_files_score_through_duckdb_as_in_memory(tmp_path: Path) -> None:
+    # bench_scale writes the export's Parquet layout itself; when the engines read a new column (as they came to
+    # read sources.status) its generator must write it, or every engine path of the benchmark fails.
+    import argparse
+
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        import bench_scale
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    bench_scale.write_parquet(20_000, tmp_path)
+    args = argparse.Namespace(locations=20_000)
+    engine = bench_scale.path_duckdb(tmp_path, args)["counts"]
+    in_memory = bench_scale.path_numpy(tmp_path, args)["counts"]
+    assert engine == in_memory
+    assert engine  # one group per platform, not an empty result
