@@ -477,3 +477,22 @@ def test_a_rerun_removes_the_staging_folders_a_killed_export_left(four_claim_db:
     assert not abandoned.exists()
     assert running.exists()
     assert (tmp_path / "out" / "answers").is_dir()
+
+
+def test_an_export_without_a_column_the_sql_reads_is_refused_by_name(cli: Cli, four_claim_parquet: Path) -> None:
+    # An export written before sources carried their resolution state: the same files without `status`.
+    import pyarrow.parquet as pq
+
+    files = sorted((four_claim_parquet / "sources").rglob("*.parquet"))
+    assert files
+    for file in files:
+        table = pq.read_table(file, partitioning=None)
+        pq.write_table(table.drop_columns(["status"]), file)
+    result = cli("score", four_claim_parquet, "--engine", "duckdb", "--kind", "all")
+    assert result.exit_code == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert str(four_claim_parquet) in lines[0]
+    assert "sources" in lines[0]
+    assert "missing column 'status'" in lines[0]
+    assert "Traceback" not in result.stderr

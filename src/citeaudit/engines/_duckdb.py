@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from citeaudit.core.convention_sql import DIALECTS, PARTITIONS, TABLES, preamble_sql
-from citeaudit.core.errors import EngineFailed, MissingExtra
+from citeaudit.core.errors import EngineFailed, InvalidValue, MissingExtra
 from citeaudit.engines._parquet import arrow_schemas, record_batch
 from citeaudit.engines._tables import ProtocolRow
 from citeaudit.store.engine_tables import TableBatch
@@ -51,6 +51,7 @@ class DuckDBRunner:
                 runner = cls(con)
                 for statement in preamble_sql(DIALECT, root).split(";\n"):
                     runner._run(statement.rstrip(";"))
+                runner._check_columns(root)
                 yield runner
             finally:
                 con.close()
@@ -76,6 +77,20 @@ class DuckDBRunner:
                 yield cls(con)
             finally:
                 con.close()
+
+    def _check_columns(self, root: str) -> None:
+        """Refuse a dataset whose tables lack a column the convention's SQL reads, naming the first one (an
+        export written before the column was added, or files written by hand), before any query is run."""
+        for name, columns in TABLES.items():
+            found = {row[0] for row in self._run(f"DESCRIBE {name}").fetchall()}
+            missing = [c.name for c in columns if c.name not in found]
+            if missing:
+                raise InvalidValue(
+                    root,
+                    name,
+                    f"missing column {missing[0]!r} (columns: {', '.join(sorted(found))}); "
+                    "export the database again with this version of citeaudit",
+                )
 
     def protocols(self) -> list[ProtocolRow]:
         """The rows of the ``protocols`` table."""
