@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import gc
 import hashlib
 import importlib
 import os
@@ -19,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from citeaudit.core.collector import collector_paused
 from citeaudit.core.errors import InputError, InvalidValue, UnknownFormat
 from citeaudit.core.limits import MAX_INPUT_BYTES, shown
 from citeaudit.core.model import Audit
@@ -196,26 +196,10 @@ def read_file(
     return _prepare(source, data, reader, attachment)
 
 
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while hundreds of thousands of small acyclic records are built.
-
-    Without this, every generation-0 collection walks the growing set of answers again; reading and assembling
-    a large payload takes about twice as long. Reference counting still frees memory as usual.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 def _prepare(source: str, data: bytes, reader: Reader, attachment: Attachment | None) -> PreparedImport:
     """The payload read whole into one audit (the collector paused while it is built)."""
     partial = _Partial()
-    with _collector_paused():
+    with collector_paused():
         (audit,) = _audits(source, data, reader, attachment, size=None, partial=partial)
     return PreparedImport(source, data, reader, audit, partial.answers, partial.placed)
 
@@ -444,7 +428,7 @@ def ingest_files(
     results: list[tuple[str, Reader, ImportReport]] = []
     name = ""
     try:
-        with store.transaction(), _collector_paused():
+        with store.transaction(), collector_paused():
             for name, reader, files in ((p.name, p.reader, p.files) for p in plan):
                 data = _payload(PlannedImport(name, reader, files))
                 told = None if progress is None else functools.partial(progress, name)
@@ -537,7 +521,7 @@ def _read_shape(path: str | Path) -> Shape:
 def store_prepared(store: Store, prepared: PreparedImport) -> ImportReport:
     """Write a prepared import in one transaction."""
     try:
-        with _collector_paused():
+        with collector_paused():
             report = store.import_audit(
                 prepared.audit,
                 prepared.data,
