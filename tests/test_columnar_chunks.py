@@ -130,7 +130,7 @@ def test_any_chunking_gives_the_edges_counted_one_by_one(
     chunked = tables["locations"].set_column(0, "claim", _split(claim, claim_cuts, pa.int64()))
     chunked = chunked.set_column(2, "label", _split(label, label_cuts, pa.string()).dictionary_encode())
     with pytest.MonkeyPatch.context() as patch, tempfile.TemporaryDirectory() as name:
-        patch.setattr(columnar, "_BLOCK", block)
+        patch.setattr(columnar, "PACK_BLOCK", block)
         found = columns_from_arrow(PROTOCOL, {**tables, "locations": chunked})
         assert _edges(found) == expected
         reference = score_arrow(PROTOCOL, tables, by=["platform"]).to_dict()

@@ -38,12 +38,14 @@ from citeaudit.core.stats import Interval, RepeatVariance, repeat_variance
 __all__ = [
     "DIMENSIONS",
     "EDGE_KEY_LIMIT",
+    "PACK_BLOCK",
     "IntervalSettings",
     "ScoringColumns",
     "collapse_locations",
     "collapse_packed",
     "columns_from_audit",
     "edge_code",
+    "pack_edge_keys",
     "score",
     "score_columns",
     "score_reference",
@@ -145,12 +147,20 @@ def collapse_locations(
     # time, so the steps work on rows still in the processor's cache and no whole-length temporary is made.
     packed = np.empty(len(loc_claim), dtype=np.int64)
     for start in range(0, len(packed), PACK_BLOCK):
-        key = packed[start : start + PACK_BLOCK]
-        np.multiply(loc_claim[start : start + PACK_BLOCK], n_sources, out=key)
-        key += loc_source[start : start + PACK_BLOCK]
-        key <<= 3
-        key += loc_code[start : start + PACK_BLOCK]
+        end = start + PACK_BLOCK
+        pack_edge_keys(packed[start:end], loc_claim[start:end], loc_source[start:end], loc_code[start:end], n_sources)
     return collapse_packed(packed, n_sources)
+
+
+def pack_edge_keys(
+    out: Int64Array, claim: Int64Array, source: Int64Array, code: Int64Array | int, n_sources: int
+) -> None:
+    """Write into ``out`` the locations' packed keys, ``(claim * n_sources + source) * 8 + code``, as
+    :func:`collapse_packed` reads them (references already checked in range, codes below 8)."""
+    np.multiply(claim, n_sources, out=out)
+    out += source
+    out <<= 3
+    out += code
 
 
 def collapse_packed(packed: Int64Array, n_sources: int) -> tuple[Int64Array, Int64Array, Int64Array, Int64Array]:

@@ -54,6 +54,7 @@ from citeaudit.core.scoring import (
     ScoringColumns,
     collapse_locations,
     collapse_packed,
+    pack_edge_keys,
     score_columns,
 )
 
@@ -76,8 +77,6 @@ _LABEL_CODES["disputed"] = DISPUTED_CODE
 _SEVERITY_CODES = {str(s): code for code, s in enumerate(SEVERITIES)}
 
 Int64Array = npt.NDArray[np.int64]
-_BLOCK = PACK_BLOCK
-"""Rows packed at a time: a block's columns and key stay in the processor's cache between the steps."""
 
 
 def _pyarrow() -> tuple[Any, Any, Any]:
@@ -181,7 +180,7 @@ class _Tables:
         names = ["claim", "source", "label"] if self.has("locations", "label") else ["claim", "source"]
         batches = self.table("locations").select(names).to_batches()
         packed = np.empty(sum(batch.num_rows for batch in batches), dtype=np.int64)
-        codes = np.empty(min(len(packed), _BLOCK), dtype=np.int64)
+        codes = np.empty(min(len(packed), PACK_BLOCK), dtype=np.int64)
         offset = 0
         for batch in batches:
             claim = np.asarray(batch.column(0), dtype=np.int64)
@@ -189,21 +188,16 @@ class _Tables:
             label = _label_lookup(batch.column(2)) if len(names) == 3 else None
             if len(names) == 3 and label is None:
                 return None
-            for start in range(0, batch.num_rows, _BLOCK):
-                end = min(start + _BLOCK, batch.num_rows)
+            for start in range(0, batch.num_rows, PACK_BLOCK):
+                end = min(start + PACK_BLOCK, batch.num_rows)
                 c, s = claim[start:end], source[start:end]
                 if int(c.min()) < 0 or int(c.max()) >= n_claims or int(s.min()) < 0 or int(s.max()) >= n_sources:
                     return None
-                key = packed[offset + start : offset + end]
-                np.multiply(c, n_sources, out=key)
-                key += s
-                key <<= 3
-                if label is None:
-                    key += PENDING_CODE
-                else:
+                code: Int64Array | int = PENDING_CODE
+                if label is not None:
                     lookup, indices = label
-                    np.take(lookup, indices[start:end], out=codes[: end - start], mode="clip")
-                    key += codes[: end - start]
+                    code = np.take(lookup, indices[start:end], out=codes[: end - start], mode="clip")
+                pack_edge_keys(packed[offset + start : offset + end], c, s, code, n_sources)
             offset += batch.num_rows
         return packed
 
