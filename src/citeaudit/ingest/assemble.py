@@ -41,6 +41,7 @@ from citeaudit.store.chunk_rows import (
     FailureRow,
     LocationRow,
     SourceRow,
+    source_row,
 )
 
 __all__ = ["CHUNK", "Attachment", "assemble", "assemble_chunks", "assemble_rows"]
@@ -213,8 +214,7 @@ def _source_row(
     if seen is not None:
         url, title, publisher = seen
         return (key, url, None, title, publisher, pending, None, None, None)
-    s = registered[key]
-    return (s.key, s.url, s.resolved_url, s.title, s.publisher, str(s.status), s.reason, s.fetched_at, s.content_hash)
+    return source_row(registered[key])
 
 
 def assemble_rows(

@@ -21,6 +21,7 @@ __all__ = [
     "LocationRow",
     "SourceRow",
     "rows_of",
+    "source_row",
 ]
 
 KIND_TEXT = {kind: str(kind) for kind in CitationKind}
@@ -29,6 +30,13 @@ KIND_TEXT = {kind: str(kind) for kind in CitationKind}
 _Text = str | None
 SourceRow = tuple[str, _Text, _Text, _Text, _Text, str, _Text, _Text, _Text]
 """``(key, url, resolved_url, title, publisher, status, reason, fetched_at, content_hash)``."""
+
+
+def source_row(s: Source) -> SourceRow:
+    """A source as the importer writes it (:data:`SourceRow`)."""
+    return (s.key, s.url, s.resolved_url, s.title, s.publisher, str(s.status), s.reason, s.fetched_at, s.content_hash)
+
+
 AnswerRow = tuple[str, str, str, str, _Text, _Text, _Text, _Text, _Text, _Text, _Text]
 """``(id, question_id, run_id, text, platform, model, locale, payload_sha256, retrieval, queries, reason)``."""
 CitationRow = tuple[int, int, _Text, _Text, _Text, _Text, str, int | None, int | None, _Text]
@@ -86,10 +94,7 @@ def rows_of(audit: Audit, sent: set[str] | None = None) -> ChunkRows:
     return ChunkRows(
         protocol=audit.protocol,
         runs=audit.runs,
-        sources=[
-            (s.key, s.url, s.resolved_url, s.title, s.publisher, str(s.status), s.reason, s.fetched_at, s.content_hash)
-            for s in (audit.sources if sent is None else _unsent(audit.sources, sent))
-        ],
+        sources=[source_row(s) for s in (audit.sources if sent is None else _unsent(audit.sources, sent))],
         answers=[
             (
                 a.id,
