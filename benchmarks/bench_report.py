@@ -20,7 +20,6 @@ Run: python benchmarks/bench_report.py [--repeat K] [--resamples R] [--keep FOLD
 from __future__ import annotations
 
 import argparse
-import os
 import resource
 import statistics
 import subprocess
@@ -39,15 +38,13 @@ OPEN_AT = 10_000
 GENERATION_RATIO = 2.0
 OPEN_SECONDS = 3.0
 CHROMIUM = "/usr/bin/chromium"
-_ENV = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
-"""The children's environment: byte-code caches written and read, as an installed package has them."""
 
 
 def _timed(command: list[str]) -> tuple[float, float]:
     """Wall seconds of ``command`` and the CPU seconds (user and system) it used."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(command, check=True, capture_output=True, env=_ENV)
+    subprocess.run(command, check=True, capture_output=True, env=machine.installed_env())
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime

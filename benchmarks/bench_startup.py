@@ -22,6 +22,8 @@ import sys
 import time
 from importlib import resources
 
+import machine
+
 TARGET_OVER_BARE = 0.3
 """Seconds a command may take beyond the bare interpreter."""
 
@@ -29,7 +31,7 @@ ENTRY = "from citeaudit.cli import main; main()"
 
 # Start-up as installed: with byte-code caches (pip writes them at install; a source checkout writes them on
 # first run unless told not to).
-_ENV = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
+_ENV = machine.installed_env()
 
 
 def _commands() -> dict[str, list[str]]:
@@ -79,6 +81,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    import machine
-
     machine.run(main)

@@ -45,6 +45,12 @@ def load() -> str:
     return f"{one:.2f} / {five:.2f} / {fifteen:.2f} on {cores} cores"
 
 
+def installed_env() -> dict[str, str]:
+    """This process's environment for a timed child that should run as an installed package does: with
+    ``PYTHONDONTWRITEBYTECODE`` dropped, so it writes byte-code caches once and reads them after."""
+    return {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
+
+
 class _HoldLastLine:
     """A text stream that passes every complete line through except the latest, which it keeps until the next
     one arrives or :meth:`release` is called, so a line can still be put before it."""
