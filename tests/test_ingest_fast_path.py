@@ -398,16 +398,48 @@ def test_an_error_on_the_callers_thread_stops_the_writer_before_the_block_is_lef
 
 
 @pytest.mark.parametrize(
-    ("cores", "load", "idle"), [(2, 0.4, True), (2, 1.0, False), (2, 7.5, False), (1, 0.0, False), (8, 6.9, True)]
+    ("cores", "load", "runnable", "idle"),
+    [
+        (2, 0.4, 1, True),  # this thread alone runnable, the minute quiet
+        (2, 1.0, 1, True),  # the minute's average lags: right now nothing else runs
+        (2, 1.9, 1, True),
+        (2, 1.0, 2, False),  # another thread runs right now: no core is idle
+        (2, 2.5, 1, False),  # a busy minute: this moment is no guide
+        (2, 7.5, 1, False),
+        (1, 0.0, 1, False),  # one core only
+        (8, 6.9, 7, True),
+        (8, 6.9, 8, False),
+        (2, 0.4, None, True),  # no count of the moment: the average alone, below the cores less one
+        (2, 1.0, None, False),
+        (8, 6.9, None, True),
+    ],
 )
 def test_the_writer_thread_runs_only_when_a_second_core_is_idle(
-    monkeypatch: pytest.MonkeyPatch, cores: int, load: float, idle: bool
+    monkeypatch: pytest.MonkeyPatch, cores: int, load: float, runnable: int | None, idle: bool
 ) -> None:
     from citeaudit.store import pipeline
 
+    monkeypatch.setattr(pipeline, "usable_cores", lambda: cores)
     monkeypatch.setattr(pipeline.os, "cpu_count", lambda: cores)
     monkeypatch.setattr(pipeline.os, "getloadavg", lambda: (load, load, load))
+    monkeypatch.setattr(pipeline, "runnable_now", lambda: runnable)
     assert pipeline.second_core_idle() is idle
+
+
+def test_the_count_of_the_moment_is_the_kernels(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``runnable_now`` reads the fourth field of /proc/loadavg (this thread, running as it reads, is counted);
+    without the file there is no count."""
+    from citeaudit.store import pipeline
+
+    found = pipeline.runnable_now()
+    assert found is not None
+    assert found >= 1
+
+    def missing(*args: object, **kwargs: object) -> None:
+        raise FileNotFoundError("/proc/loadavg")
+
+    monkeypatch.setattr(pipeline, "open", missing, raising=False)
+    assert pipeline.runnable_now() is None
 
 
 def test_without_a_load_average_the_writer_thread_does_not_run(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -356,19 +356,23 @@ def test_the_chunks_are_read_once_and_only_inside_the_block() -> None:
 
 
 @pytest.mark.parametrize(
-    ("cpus", "load", "size", "expected"),
+    ("cpus", "load", "runnable", "size", "expected"),
     [
-        (2, 0.4, worker.WORKER_BYTES, True),
-        (2, 0.4, worker.WORKER_BYTES - 1, False),
-        (2, 1.0, worker.WORKER_BYTES * 10, False),  # no second CPU idle
-        (2, 5.5, worker.WORKER_BYTES * 10, False),
-        (1, 0.0, worker.WORKER_BYTES * 10, False),  # one CPU this process may run on
-        (8, 6.9, worker.WORKER_BYTES * 10, True),
+        (2, 0.4, 1, worker.WORKER_BYTES, True),
+        (2, 0.4, 1, worker.WORKER_BYTES - 1, False),
+        (2, 1.0, 2, worker.WORKER_BYTES * 10, False),  # no second CPU idle: another thread runs now
+        (2, 1.0, 1, worker.WORKER_BYTES * 10, True),  # the minute's average lags; nothing else runs now
+        (2, 5.5, 1, worker.WORKER_BYTES * 10, False),
+        (1, 0.0, 1, worker.WORKER_BYTES * 10, False),  # one CPU this process may run on
+        (8, 6.9, 5, worker.WORKER_BYTES * 10, True),
     ],
 )
 def test_the_import_reads_in_a_worker_only_when_the_payload_is_large_and_a_second_cpu_is_idle(
-    monkeypatch: pytest.MonkeyPatch, cpus: int, load: float, size: int, expected: bool
+    monkeypatch: pytest.MonkeyPatch, cpus: int, load: float, runnable: int, size: int, expected: bool
 ) -> None:
+    from citeaudit.store import pipeline
+
+    monkeypatch.setattr(pipeline, "runnable_now", lambda: runnable)
     monkeypatch.setattr(worker.os, "sched_getaffinity", lambda pid: set(range(cpus)))
     monkeypatch.setattr(worker.os, "cpu_count", lambda: cpus)
     monkeypatch.setattr(worker.os, "getloadavg", lambda: (load, load, load))

@@ -12,16 +12,19 @@ from __future__ import annotations
 
 import os
 import queue
+import sqlite3
 import sys
 import threading
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from types import TracebackType
 from typing import Generic, TypeVar
 
-__all__ = ["ChunkWriter", "second_core_idle", "usable_cores"]
+__all__ = ["BackgroundRead", "ChunkWriter", "runnable_now", "second_core_idle", "usable_cores"]
 
 Chunk = TypeVar("Chunk")
 Written = TypeVar("Written")
+Read = TypeVar("Read")
 
 _DONE = object()
 """Put after the last chunk: the writer stops."""
@@ -42,17 +45,71 @@ def usable_cores() -> int:
 
 def second_core_idle() -> bool:
     """Whether a core besides this one is idle now: this process may run on more than one core
-    (:func:`usable_cores`), and the load average (one minute) is below the machine's cores less one.
-    Only then can a second thread or process overlap this one's work; on a busy machine it only adds its own
+    (:func:`usable_cores`), fewer threads are runnable right now than the machine has cores (this one among them;
+    the kernel's count in ``/proc/loadavg``), and the load average over the last minute is below the number of
+    cores. Only then can a second thread or process overlap this one's work; on a busy machine it only adds its own
     cost (an import of 100 000 answers took 1.15x the time with the writer thread at a load average of 8 on 2
-    cores)."""
+    cores). The count of the moment decides because the minute's average lags: a command run just after another
+    sees a load average near 1 on an idle machine. Without that count (no ``/proc``), the average alone decides,
+    and must be below the cores less one."""
     if usable_cores() < 2:
         return False
+    cores = os.cpu_count() or 1
     try:
         load = os.getloadavg()[0]
     except (AttributeError, OSError):  # no load average on this system: assume the other cores are busy
         return False
-    return load < (os.cpu_count() or 1) - 1
+    runnable = runnable_now()
+    if runnable is None:
+        return load < cores - 1
+    return runnable < cores and load < cores
+
+
+def runnable_now() -> int | None:
+    """How many threads the kernel counts as runnable at this moment (the fourth field of ``/proc/loadavg``,
+    before its slash), or ``None`` where there is no such count."""
+    try:
+        with open("/proc/loadavg", "rb") as handle:
+            return int(handle.read().split()[3].split(b"/")[0])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+class BackgroundRead(Generic[Read]):
+    """``read(connection)`` on a connection and a thread of their own, started when this is made; :meth:`result`
+    waits for it and gives what it returned, or raises its exception in the caller's thread.
+
+    Python's ``sqlite3`` lets other threads run while SQLite executes a statement, so a read whose time is SQLite's
+    (a join aggregated to a few rows, texts built by SQL) takes a core of its own while the caller works. A read
+    that fetches many rows does not gain: each row takes the interpreter back, and waits for the caller's thread to
+    give it up."""
+
+    def __init__(self, path: Path, read: Callable[[sqlite3.Connection], Read], *, name: str) -> None:
+        self._path = path
+        self._read = read
+        self._found: list[Read] = []  # what read returned, once it has
+        self._failed: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        from citeaudit.store.connection import connect
+
+        try:
+            db = connect(self._path)
+            try:
+                self._found.append(self._read(db))
+            finally:
+                db.close()
+        except BaseException as exc:  # raised again in the caller's thread
+            self._failed = exc
+
+    def result(self) -> Read:
+        """What ``read`` returned, once it has."""
+        self._thread.join()
+        if self._failed is not None:
+            raise self._failed
+        return self._found[0]
 
 
 class ChunkWriter(Generic[Chunk, Written]):
