@@ -17,8 +17,9 @@ from citeaudit.interchange.reader import audit_from_document
 from citeaudit.interchange.schema import AuditDocument
 from citeaudit.report.evidence import EvidenceIndex, build_index, edge_rows
 from citeaudit.store import Store
+from citeaudit.store.pipeline import BackgroundRead
 from citeaudit.store.reading import read_audit
-from citeaudit.store.report_input import EdgeTexts, ReportRows, _judged, read_report_input
+from citeaudit.store.report_input import ReportRows, read_judged_texts, read_report_input
 from citeaudit.store.review_rules import policy_reviews_required
 
 LABELS = ("supported", "partial", "conflicting", "irrelevant", "unknown")
@@ -100,16 +101,17 @@ def _database(path: Path, doc: dict[str, Any], policy: str) -> None:
 def _blobs(path: Path) -> tuple[str, str]:
     """The evidence blob built the old way (the whole audit with its edges) and the new way (rows from SQL).
 
-    The judgements' texts read on a thread of their own (``EdgeTexts``, under the single policy) are checked to be
-    those read with the rest, and to give the same rows."""
+    The judgements' texts read on a thread of their own (``BackgroundRead``, as the report reads them under the
+    single policy) are checked to be those read with the rest, and to give the same rows."""
     every = Scope(run_kinds=frozenset(RunKind))
     with Store(path) as store:
         pk = store.choose_protocol(None, every)
         whole = store.load_audit(pk)
         without, rows = read_report_input(store, pk)
         if policy_reviews_required(store.connection) == 1:
-            assert EdgeTexts(path, pk).found() == _judged(store.connection, pk)
-            assert read_report_input(store, pk, EdgeTexts(path, pk))[1].texts == rows.texts
+            judged = BackgroundRead(path, lambda db: read_judged_texts(db, pk), name="test-texts").result()
+            assert judged == read_judged_texts(store.connection, pk)
+            assert read_report_input(store, pk, judged)[1].texts == rows.texts
     old = build_index(select_audit(whole, every)[0], str, {}, None)
     new = build_index(select_audit(without, every)[0], str, {}, None, rows)
     return old.to_json(), new.to_json()

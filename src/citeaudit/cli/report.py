@@ -12,6 +12,7 @@ from citeaudit.cli.score import ByOption, KindChoice, KindOption, ProtocolOption
 
 if TYPE_CHECKING:
     from citeaudit.core.model import Protocol
+    from citeaudit.core.raters import Rater
     from citeaudit.core.scope import Scope
     from citeaudit.core.scoring import IntervalSettings
     from citeaudit.report.trend import Trend
@@ -63,13 +64,13 @@ def report(
     from citeaudit.core.scoring import IntervalSettings
     from citeaudit.report.files import write_atomically
     from citeaudit.report.html import ReportInput, render_report
-    from citeaudit.scoring.paths import load_report_scope, prefetch_report_texts, score_path
+    from citeaudit.scoring.paths import load_report_scope, prefetch_report_reads, score_path
 
     with collector_paused():
         named = None if protocol_file is None else _protocol_file(protocol_file)
 
         scope = _scope(kind, where)
-        prefetched = prefetch_report_texts(path, scope=scope, protocol=protocol)  # read while the scores are made
+        reading = prefetch_report_reads(path, scope=scope, protocol=protocol)  # read while the scores are made
         settings = IntervalSettings(resamples=resamples, seed=seed)
         groups = _by(by)
         scored = score_path(
@@ -95,6 +96,7 @@ def report(
             ).to_dict()
             names = (_selection(path, where), _selection(other, compare_where or where))
         trend = _trend(path, scope, settings)
+        prefetched = None if reading is None else reading.result()
         audit, rows = load_report_scope(path, scope=scope, protocol=protocol, prefetched=prefetched)
         support, support_note = _support(path, {a.id for a in audit.answers})
         html = render_report(
@@ -114,14 +116,14 @@ def report(
                 trend=trend,
                 unresolved_links=scored.unresolved_links,
                 misattribution=scored.misattribution,
-                review_note=_review_note(path),
+                review_note=_review_note(path, None if prefetched is None else prefetched.reviewers),
                 names_from=named,
                 collections=_collections(path),
                 stale=() if scored.brand is None else scored.brand.version_drift.stale,
                 rows=rows,
             )
         )
-    write_atomically(out, html.encode("utf-8"))
+    write_atomically(out, html)
     console.print(f"wrote {out} ({len(html) // 1024} KiB, self-contained)", soft_wrap=True)
 
 
@@ -184,8 +186,9 @@ def _trend(path: Path, scope: Scope, settings: IntervalSettings) -> Trend | None
     return trend_path(path, by=("platform",), ci=settings, scope=scope)
 
 
-def _review_note(path: Path) -> str:
-    """The review policy behind the final labels and how far the two most active human reviewers agree."""
+def _review_note(path: Path, reviewers: list[tuple[Rater, int]] | None) -> str:
+    """The review policy behind the final labels and how far the two most active human reviewers agree
+    (``reviewers``: the human reviewers read already)."""
     from citeaudit.scoring.paths import agreement_path, is_database
     from citeaudit.store import Store
     from citeaudit.store.review_base import read_settings
@@ -194,7 +197,7 @@ def _review_note(path: Path) -> str:
         return "Labels as recorded in the audit file (its review policy is not recorded there)."
     with Store(path) as store:
         policy = read_settings(store.connection)["policy"]
-        humans = store.ratings.human_raters()
+        humans = store.ratings.human_raters() if reviewers is None else reviewers
     wording = {
         "single": "single review (one human review gives the final label)",
         "double": "double review (two independent human reviews; disagreements adjudicated)",

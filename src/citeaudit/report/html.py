@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from importlib import resources
 from typing import Any
 
-from jinja2 import Environment, select_autoescape
+from jinja2 import BytecodeCache, Environment, FileSystemBytecodeCache, PackageLoader, Template, select_autoescape
+from jinja2.bccache import Bucket
 
 from citeaudit.core.display import FigureState, interval_shown
 from citeaudit.core.misattribution import MisattributionReport
@@ -221,17 +222,53 @@ def _flatten(prefix: str, value: object) -> list[tuple[str, str]]:
     return [(prefix, "—" if value is None else str(value))]
 
 
-def render_report(report: ReportInput) -> str:
-    """The report as one HTML document."""
+class _CompiledTemplates(FileSystemBytecodeCache):
+    """Jinja's cache of compiled templates in its folder of the system's temporary directory (made for this user
+    alone, and checked to be), which a failed write leaves as it was: the template is then compiled again next
+    time. A cached template is used only when its source is the one compiled (Jinja keeps a checksum with it)."""
+
+    def dump_bytecode(self, bucket: Bucket) -> None:
+        with suppress(OSError):  # a full disk or a read-only folder: nothing kept, nothing lost
+            super().dump_bytecode(bucket)
+
+
+def _compiled_templates() -> BytecodeCache | None:
+    """The cache of compiled templates, or ``None`` where the temporary folder is not safe to keep them in."""
+    try:
+        return _CompiledTemplates()
+    except (OSError, RuntimeError):  # Jinja refuses a folder another user owns or could write to
+        return None
+
+
+def _template() -> Template:
+    """The report's template. Compiling it takes longer than rendering a report of 10 000 edges, so the compiled
+    code is kept between runs (:class:`_CompiledTemplates`)."""
+    environment = Environment(
+        loader=PackageLoader("citeaudit", "templates"),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+        bytecode_cache=_compiled_templates(),
+    )
+    return environment.get_template("report.html.j2")
+
+
+_EVIDENCE_PLACE = "<citeaudit-evidence/>"
+"""Where the evidence blob goes in the rendered page: written as it is by the template, so it is found by its
+``<``, which no escaped text and no blob holds."""
+
+
+def render_report(report: ReportInput) -> bytes:
+    """The report as one HTML document, encoded in UTF-8.
+
+    The evidence blob, most of the document at every size, is encoded on its own and put in place: through the
+    template, it would be copied into one text with the page's symbols (✓, ◐, ✗), which Python keeps in two bytes a
+    character where the blob alone may take one."""
     result = report.result
     overall = result.overall
     protocol = report.audit.protocol
     engine = EngineNames(protocol, report.names_from)
     questions = question_names(protocol)
     index = build_index(report.audit, engine, questions, report.collections, report.rows)
-    template_text = resources.files("citeaudit").joinpath("templates/report.html.j2").read_text(encoding="utf-8")
-    environment = Environment(autoescape=select_autoescape(default=True, default_for_string=True))
-    template = environment.from_string(template_text)
+    template = _template()
     scopes = [*result.groups, overall]
     labels = [str(label) for label in Label]
 
@@ -324,8 +361,11 @@ def render_report(report: ReportInput) -> str:
     }
     context["misattribution"] = _misattribution(report)
     context["trend"] = _trend(report.trend, engine, index)
-    context["evidence"] = index.to_json()
-    return template.render(**context)
+    context["evidence"] = _EVIDENCE_PLACE
+    head, place, tail = template.render(**context).rpartition(_EVIDENCE_PLACE)
+    if not place:
+        raise RuntimeError("the report template has no place for the evidence")
+    return b"".join((head.encode("utf-8"), index.to_json().encode("utf-8"), tail.encode("utf-8")))
 
 
 def _severity_rows(index: EvidenceIndex, overall: ScopeScore) -> list[dict[str, Any]]:

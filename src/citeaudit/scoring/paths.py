@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,15 +16,19 @@ from citeaudit.core.scoring import IntervalSettings, ScoringColumns, score, scor
 from citeaudit.ingest import read_file
 
 if TYPE_CHECKING:
+    import sqlite3
+
     from citeaudit.core.agreement import Agreement
     from citeaudit.core.brand.figures import EdgeOutcome
     from citeaudit.core.brand.results import BrandFigures
     from citeaudit.core.misattribution import CrossPair, MisattributionReport
     from citeaudit.core.raters import LabelPairs, Rater
     from citeaudit.store import Store
-    from citeaudit.store.report_input import EdgeTexts, ReportRows
+    from citeaudit.store.pipeline import BackgroundRead
+    from citeaudit.store.report_input import JudgedTexts, ReportRows
 
 __all__ = [
+    "ReportReads",
     "ScoredPath",
     "agreement_path",
     "is_database",
@@ -32,7 +37,7 @@ __all__ = [
     "load_report_scope",
     "load_scope",
     "misattribution_path",
-    "prefetch_report_texts",
+    "prefetch_report_reads",
     "score_path",
     "unresolved_links",
 ]
@@ -270,40 +275,62 @@ def load_scope(path: str | Path, *, scope: Scope = Scope(), protocol: str | None
     return select_audit(audit, scope)[0]
 
 
-def prefetch_report_texts(path: str | Path, *, scope: Scope = Scope(), protocol: str | None = None) -> EdgeTexts | None:
-    """Start reading the texts of a database's edges for the HTML report on a thread of their own (for
-    :func:`load_report_scope`), when another core is idle to do it and the ledger keeps single-review outcomes;
-    ``None`` otherwise (the texts are then read with the rest)."""
+@dataclass(frozen=True, slots=True)
+class ReportReads:
+    """What the HTML report reads of a database before it makes its scores (:func:`prefetch_report_reads`)."""
+
+    protocol_pk: int
+    """The protocol the texts are of."""
+    judged: JudgedTexts | None
+    """The texts of the edges' evidence rows (``read_judged_texts``), when the ledger keeps single-review outcomes."""
+    reviewers: list[tuple[Rater, int]]
+    """The human reviewers and how many edges each labelled (``Ratings.human_raters``)."""
+
+
+def prefetch_report_reads(
+    path: str | Path, *, scope: Scope = Scope(), protocol: str | None = None
+) -> BackgroundRead[ReportReads] | None:
+    """The report's reads whose time is SQLite's (:class:`ReportReads`) started on a thread of their own, when
+    ``path`` is a database and another core is idle to run them (:func:`~citeaudit.store.pipeline.second_core_idle`);
+    ``None`` otherwise: the report then reads them in turn."""
     if not is_database(path):
         return None
-    from citeaudit.store.pipeline import second_core_idle
+    from citeaudit.store.pipeline import BackgroundRead, second_core_idle
 
     if not second_core_idle():
         return None
     from citeaudit.store import Store
-    from citeaudit.store.report_input import EdgeTexts
+    from citeaudit.store.judgements import read_human_raters
+    from citeaudit.store.report_input import read_judged_texts
     from citeaudit.store.review_rules import policy_reviews_required
 
-    with Store(path) as store:
-        if policy_reviews_required(store.connection) != 1:
-            return None
+    with Store(path) as store:  # opened first: the thread reads a database brought up to date
+        single = policy_reviews_required(store.connection) == 1
         protocol_pk = store.choose_protocol(protocol, scope)
-    return EdgeTexts(Path(path), protocol_pk)
+
+    def read(db: sqlite3.Connection) -> ReportReads:
+        judged = read_judged_texts(db, protocol_pk) if single else None
+        return ReportReads(protocol_pk, judged, read_human_raters(db))
+
+    return BackgroundRead(Path(path), read, name="citeaudit-report-reads")
 
 
 def load_report_scope(
-    path: str | Path, *, scope: Scope = Scope(), protocol: str | None = None, prefetched: EdgeTexts | None = None
+    path: str | Path, *, scope: Scope = Scope(), protocol: str | None = None, prefetched: ReportReads | None = None
 ) -> tuple[Audit, ReportRows | None]:
     """The audit in ``scope`` for the HTML report: from a database without its edges, which come beside it as rows
     (every edge of the protocol; the report keeps those of the audit's claims) with its official sources; from a
-    file whole, with ``None``. ``prefetched``: the edges' texts already being read (:func:`prefetch_report_texts`)."""
+    file whole, with ``None``. ``prefetched``: what :func:`prefetch_report_reads` read (its texts are used when
+    they are of the protocol chosen here)."""
     if not is_database(path):
         return load_scope(path, scope=scope, protocol=protocol), None
     from citeaudit.store import Store
     from citeaudit.store.report_input import read_report_input
 
     with Store(path) as store:
-        audit, rows = read_report_input(store, store.choose_protocol(protocol, scope), prefetched)
+        protocol_pk = store.choose_protocol(protocol, scope)
+        judged = None if prefetched is None or prefetched.protocol_pk != protocol_pk else prefetched.judged
+        audit, rows = read_report_input(store, protocol_pk, judged)
         extra = _extra(store, scope)
     return select_audit(audit, scope, extra)[0], rows
 

@@ -21,6 +21,7 @@ __all__ = [
     "Ratings",
     "judgement_from_row",
     "judgement_row",
+    "read_human_raters",
     "read_raters",
     "read_sided_labels",
 ]
@@ -156,6 +157,12 @@ def _rater_counts(db: sqlite3.Connection, protocol_pk: int | None, origin: str |
     }
 
 
+def read_human_raters(db: sqlite3.Connection, protocol_pk: int | None = None) -> list[tuple[Rater, int]]:
+    """The people with review-stage judgements in scope (no model, no ``final``) and how many edges each labelled,
+    most first."""
+    return rank_raters(_rater_counts(db, protocol_pk, "human"))
+
+
 def read_raters(db: sqlite3.Connection, protocol_pk: int | None) -> list[tuple[Rater, int]]:
     """Every rater with review-stage judgements in scope, and ``final`` when some edge has a final label, with
     how many edges each labelled, most first."""
@@ -207,7 +214,7 @@ class Ratings:
 
     def human_raters(self, protocol_pk: int | None = None) -> list[tuple[Rater, int]]:
         """The people among :meth:`raters` (no model, no ``final``), in the same order."""
-        return rank_raters(_rater_counts(self._access.db, protocol_pk, "human"))
+        return read_human_raters(self._access.db, protocol_pk)
 
     def sided_labels(self, a: Rater, b: Rater, protocol_pk: int | None = None) -> tuple[list[SidedLabel], int]:
         """The review-stage judgements of A (side 0) and B (side 1), all protocols or one, and the number of edges

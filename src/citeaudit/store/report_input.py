@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import threading
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
@@ -27,7 +25,16 @@ from citeaudit.store.reading import CURRENT_CLAIM, int_columns, official_mask, r
 from citeaudit.store.review_rules import policy_reviews_required
 from citeaudit.store.sqlite import Store
 
-__all__ = ["SHOWN", "EdgeRow", "EdgeTexts", "ReportRows", "edge_text", "read_report_input", "shown_label"]
+__all__ = [
+    "SHOWN",
+    "EdgeRow",
+    "JudgedTexts",
+    "ReportRows",
+    "edge_text",
+    "read_judged_texts",
+    "read_report_input",
+    "shown_label",
+]
 
 EdgeRow = tuple[str, str, str, str, str, str, str]
 """(claim id, source key, shown label, passage, period, reasoning, review state with the latest reviewer)."""
@@ -109,54 +116,24 @@ def edge_text(values: tuple[str, str, str, str, str]) -> str:
     return json.dumps(values, ensure_ascii=False, separators=(",", ":"))[1:-1]
 
 
-class EdgeTexts:
-    """The judgements' texts of one protocol (:data:`_JUDGED`, under the single policy) read by SQLite on a
-    connection and thread of their own while the caller does other work: SQLite runs a statement without holding
-    Python's interpreter lock, so the read takes a core of its own."""
-
-    def __init__(self, path: Path, protocol_pk: int) -> None:
-        self.protocol_pk = protocol_pk
-        self._path = path
-        self._found: list[tuple[str | None, str | None, str | None]] = []
-        self._failed: BaseException | None = None
-        self._thread = threading.Thread(target=self._read, name="citeaudit-edge-texts", daemon=True)
-        self._thread.start()
-
-    def _read(self) -> None:
-        from citeaudit.store.connection import connect
-
-        try:
-            db = connect(self._path)
-            try:
-                self._found = _judged(db, self.protocol_pk)
-            finally:
-                db.close()
-        except BaseException as exc:  # raised again in the caller's thread
-            self._failed = exc
-
-    def found(self) -> list[tuple[str | None, str | None, str | None]]:
-        """What :func:`_judged` read, once it has."""
-        self._thread.join()
-        if self._failed is not None:
-            raise self._failed
-        return self._found
+JudgedTexts = list[tuple[str | None, str | None, str | None]]
+"""What :func:`read_judged_texts` reads: the judgements' texts of one protocol's edges, in two parts."""
 
 
-def read_report_input(store: Store, protocol_pk: int, prefetched: EdgeTexts | None = None) -> tuple[Audit, ReportRows]:
+def read_report_input(store: Store, protocol_pk: int, judged: JudgedTexts | None = None) -> tuple[Audit, ReportRows]:
     """One protocol's audit without edges, and every edge of its current claims as :class:`ReportRows` (in the
     order the audit lists edges) with the keys of its official sources.
 
     The label is the one a single review gives (``review_outcome`` of all the edge's judgements): under the single
     policy that is the outcome the store keeps with the edge; under another policy it is worked out from the
     judgements, as for an audit read whole. The judgement shown is the edge's latest human one, else its latest.
-    ``prefetched``: the edges' texts being read already (used under the single policy, for ``protocol_pk``)."""
+    ``judged``: :func:`read_judged_texts` of ``protocol_pk`` read already (used under the single policy)."""
     db = store.connection
     every_answer = Scope(run_kinds=frozenset(RunKind))
     audit = read_audit(db, store.effective_protocol(protocol_pk, every_answer), protocol_pk, edges=False)
     pks, claim_pks, source_pks, codes, states = _edge_columns(db, protocol_pk)
     if policy_reviews_required(db) == 1:
-        read = prefetched.found() if prefetched is not None and prefetched.protocol_pk == protocol_pk else None
-        texts = _texts(read or _judged(db, protocol_pk), pks, codes, states)
+        texts = _texts(read_judged_texts(db, protocol_pk) if judged is None else judged, pks, codes, states)
     else:
         codes, texts = _texts_of_outcomes(db, protocol_pk, pks, states)
     claim_ids = dict(db.execute(f"SELECT c.pk, c.id FROM claims c WHERE c.pk IN ({_CURRENT_CLAIMS})", (protocol_pk,)))
@@ -181,7 +158,7 @@ def _edge_columns(db: sqlite3.Connection, protocol_pk: int) -> list[npt.NDArray[
     return [column[order] for column in columns]
 
 
-def _judged(db: sqlite3.Connection, protocol_pk: int) -> list[tuple[str | None, str | None, str | None]]:
+def read_judged_texts(db: sqlite3.Connection, protocol_pk: int) -> JudgedTexts:
     """:data:`_JUDGED` of the judgements by others, then by people, of the protocol's edges (of every edge, for
     a database of one protocol: half the time; the edges not read are never looked up)."""
     (protocols,) = db.execute("SELECT count(*) FROM protocols").fetchone()
@@ -195,13 +172,13 @@ def _judged(db: sqlite3.Connection, protocol_pk: int) -> list[tuple[str | None, 
 
 
 def _texts(
-    judged: list[tuple[str | None, str | None, str | None]],
+    judged: JudgedTexts,
     pks: npt.NDArray[np.int64],
     codes: npt.NDArray[np.int64],
     states: npt.NDArray[np.int64],
 ) -> list[str]:
     """Per edge, its evidence row text: its label, its latest human judgement's (else its latest's) part as
-    SQLite wrote it (``judged``: :func:`_judged`), and its review state."""
+    SQLite wrote it (``judged``: :func:`read_judged_texts`), and its review state."""
     heads, tails = ['"","","","'], ['"']  # an edge nobody judged: nothing shown, no reviewer
     chosen = np.zeros(int(pks.max(initial=0)) + 1, dtype=np.int64)
     for keys, edges, pieces in judged:  # the people's judgements last: they win
