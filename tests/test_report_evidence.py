@@ -18,7 +18,7 @@ from citeaudit.core.identity import identity_url
 from citeaudit.core.model import Audit
 from citeaudit.core.scoring import score
 from citeaudit.interchange import load_audit
-from citeaudit.report.evidence import build_index, fact_matrix
+from citeaudit.report.evidence import build_index, fact_matrix, unpack_rows
 from citeaudit.report.names import EngineNames
 
 Cli = Callable[..., Result]
@@ -29,6 +29,11 @@ def _render(cli: Cli, source: Path, out: Path, *extra: str) -> tuple[str, dict[s
     assert result.exit_code == 0, result.stderr
     html = out.read_text(encoding="utf-8")
     blob = json.loads(re.search(r'<script type="application/json" id="evidence-data">(.*?)</script>', html, re.S)[1])
+    # each set's sides as the page's script reads them (the blob packs them)
+    blob["sets"] = {
+        key: {**found, "n": unpack_rows(found["n"]), "d": unpack_rows(found["d"])}
+        for key, found in blob["sets"].items()
+    }
     return html, blob
 
 
@@ -202,3 +207,36 @@ def test_the_fact_matrix_splits_engines_by_collection_when_there_are_several(
     # one collection: the columns are the engines alone
     single = fact_matrix(audit, build_index(audit, EngineNames(audit.protocol), {}, None), {})
     assert single.columns == ("Engine A", "b")
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sets(st.integers(0, 400)), st.integers(0, 70))
+def test_a_packed_set_side_unpacks_to_its_rows(rows: set[int], threshold: int) -> None:
+    """Packing is undone by ``unpack_rows`` (the page's script reads it the same way), and numpy packs as the loop
+    does (the threshold between them moved from 0, numpy for all, to past any size, the loop for all)."""
+    import citeaudit.report.evidence as evidence
+
+    ordered = sorted(rows)
+    packed = evidence.pack_rows(ordered)
+    assert unpack_rows(packed) == ordered
+    original = evidence._PACKED_BY_NUMPY
+    try:
+        evidence._PACKED_BY_NUMPY = threshold
+        assert evidence.pack_rows(ordered) == packed
+    finally:
+        evidence._PACKED_BY_NUMPY = original
+    # one number per row that does not follow the one before (from -1), and one per run of rows that do
+    step = [r == 0 or r - 1 in rows for r in ordered]
+    run_starts = sum(1 for i, s in enumerate(step) if s and (i == 0 or not step[i - 1]))
+    assert len(packed) == step.count(False) + run_starts
+
+
+def test_packed_sides_as_documented() -> None:
+    from citeaudit.report.evidence import pack_rows
+
+    # [3, 5, 6, 7, 10]: 3 (from -1), 5 (gap 1), then 6 and 7 one after the other (-2), 10 (gap 2)
+    assert pack_rows([3, 5, 6, 7, 10]) == [3, 1, -2, 2]
+    # every row from 0: one run from -1
+    assert pack_rows(list(range(100_000))) == [-100_000]
+    assert pack_rows([]) == []
+    assert unpack_rows([3, 1, -2, 2]) == [3, 5, 6, 7, 10]

@@ -19,7 +19,7 @@ from citeaudit.report.evidence import EvidenceIndex, build_index, edge_rows
 from citeaudit.store import Store
 from citeaudit.store.pipeline import BackgroundRead
 from citeaudit.store.reading import read_audit
-from citeaudit.store.report_input import ReportRows, read_judged_texts, read_report_input
+from citeaudit.store.report_input import ReportRows, read_edge_reads, read_judged_texts, read_report_input
 from citeaudit.store.review_rules import policy_reviews_required
 
 LABELS = ("supported", "partial", "conflicting", "irrelevant", "unknown")
@@ -101,17 +101,22 @@ def _database(path: Path, doc: dict[str, Any], policy: str) -> None:
 def _blobs(path: Path) -> tuple[str, str]:
     """The evidence blob built the old way (the whole audit with its edges) and the new way (rows from SQL).
 
-    The judgements' texts read on a thread of their own (``BackgroundRead``, as the report reads them under the
-    single policy) are checked to be those read with the rest, and to give the same rows."""
+    The edges' columns and texts read on a thread of their own (``BackgroundRead``, as the report reads them) are
+    checked to give the rows read with the rest."""
     every = Scope(run_kinds=frozenset(RunKind))
     with Store(path) as store:
         pk = store.choose_protocol(None, every)
         whole = store.load_audit(pk)
         without, rows = read_report_input(store, pk)
-        if policy_reviews_required(store.connection) == 1:
-            judged = BackgroundRead(path, lambda db: read_judged_texts(db, pk), name="test-texts").result()
+        ahead = BackgroundRead(path, lambda db: read_edge_reads(db, pk), name="test-edges")
+        judged = ahead.result().judged
+        assert (judged is not None) == (policy_reviews_required(store.connection) == 1)
+        if judged is not None:
             assert judged == read_judged_texts(store.connection, pk)
-            assert read_report_input(store, pk, judged)[1].texts == rows.texts
+        again = read_report_input(store, pk, ahead)[1]
+        assert _rows(again) == _rows(rows)
+        assert again.codes.tolist() == rows.codes.tolist()
+        assert again.official == rows.official
     old = build_index(select_audit(whole, every)[0], str, {}, None)
     new = build_index(select_audit(without, every)[0], str, {}, None, rows)
     return old.to_json(), new.to_json()
@@ -242,7 +247,7 @@ def _dumped(index: EvidenceIndex) -> str:
         "edges": [json.loads(text) for text in index.edge_texts],
         "pairs": index.pairs,
         "official": {str(a): rows for a, rows in index.official_answers.items()},
-        "sets": index.sets,
+        "sets": index.packed_sets(),
     }
     return json.dumps(body, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import errno
 import re
+import subprocess
+import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -49,9 +51,9 @@ def test_reads_started_ahead_give_the_page_reads_in_turn_give(
     started: list[str] = []
     real_init = pipeline.BackgroundRead.__init__
 
-    def counted(self: Any, path: Path, read: Any, *, name: str) -> None:
+    def counted(self: Any, path: Path, read: Any, *, name: str, after: Any = None) -> None:
         started.append(name)
-        real_init(self, path, read, name=name)
+        real_init(self, path, read, name=name, after=after)
 
     monkeypatch.setattr(pipeline.BackgroundRead, "__init__", counted)
     monkeypatch.setattr(pipeline, "second_core_idle", lambda: False)
@@ -59,7 +61,8 @@ def test_reads_started_ahead_give_the_page_reads_in_turn_give(
     assert started == []
     monkeypatch.setattr(pipeline, "second_core_idle", lambda: True)
     ahead = _page(cli, db, tmp_path / "ahead.html")
-    assert started == ["citeaudit-report-reads"]
+    # the edges' columns and texts, then the reviewers
+    assert started == ["citeaudit-report-edges", "citeaudit-reviewers"]
     assert ahead == in_turn
     # the reviewers read ahead are those of the note: two people, so their agreement is stated
     assert "2 human reviewer(s) labelled edges" in ahead
@@ -132,3 +135,112 @@ def test_a_cache_that_cannot_be_written_costs_only_the_compiling(
     db = tmp_path / "audit.db"
     _database(db, _document([_history(shape, labels) for shape, labels in _HISTORIES]), "single")
     assert "Fact coverage" in _page(cli, db, tmp_path / "report.html")
+
+
+# A fresh process (one thread, as a command starts) in which a second core is said to be idle or not, and the
+# report command runs; a forked child prints nothing, so what the script prints is the parent's.
+_RUN = """
+import os, sys
+import citeaudit.store.pipeline as pipeline
+import citeaudit.scoring.child as child
+pipeline.second_core_idle = lambda: {idle}
+made = child.InChild.__init__
+def counted(self, work):
+    print("forked", file=sys.stderr)
+    made(self, work)
+child.InChild.__init__ = counted
+parent = os.getpid()
+if {child_fails}:
+    import citeaudit.cli.report as report
+    scores = report._Scores.__call__
+    def failing(self):
+        if os.getpid() != parent:
+            raise RuntimeError("the child fails")
+        return scores(self)
+    report._Scores.__call__ = failing
+from citeaudit.cli import main
+sys.argv = ["citeaudit", "report", *sys.argv[1:]]
+main()
+"""
+
+
+def _run(db: Path, out: Path, *extra: str, idle: bool, child_fails: bool = False) -> subprocess.CompletedProcess[str]:
+    script = _RUN.format(idle=idle, child_fails=child_fails)
+    return subprocess.run(
+        [sys.executable, "-c", script, str(db), "--out", str(out), "--resamples", "200", *extra],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def _same_minute(page: str) -> str:
+    return re.sub(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", "(time)", page)
+
+
+@pytest.mark.parametrize("policy", ["single", "double"])
+def test_scores_made_in_a_child_give_the_page_made_in_turn(tmp_path: Path, policy: str) -> None:
+    db = tmp_path / "audit.db"
+    _database(db, _document([_history(shape, labels) for shape, labels in _HISTORIES]), policy)
+    in_turn = _run(db, tmp_path / "in-turn.html", idle=False)
+    assert in_turn.returncode == 0, in_turn.stderr
+    assert "forked" not in in_turn.stderr
+    ahead = _run(db, tmp_path / "ahead.html", idle=True)
+    assert ahead.returncode == 0, ahead.stderr
+    assert ahead.stderr.count("forked") == 1
+    pages = [_same_minute((tmp_path / f"{name}.html").read_text(encoding="utf-8")) for name in ("in-turn", "ahead")]
+    assert pages[0] == pages[1]
+    assert "Reviewer agreement between ann and bo" in pages[1]
+
+
+def test_a_child_that_fails_leaves_the_scores_to_the_parent(tmp_path: Path) -> None:
+    db = tmp_path / "audit.db"
+    _database(db, _document([_history(shape, labels) for shape, labels in _HISTORIES]), "single")
+    in_turn = _run(db, tmp_path / "in-turn.html", idle=False)
+    failed = _run(db, tmp_path / "failed.html", idle=True, child_fails=True)
+    assert failed.returncode == 0, failed.stderr
+    assert failed.stderr.count("forked") == 1
+    assert "the child fails" not in failed.stderr + failed.stdout  # the child's error is not shown: it is made again
+    pages = [_same_minute((tmp_path / f"{name}.html").read_text(encoding="utf-8")) for name in ("in-turn", "failed")]
+    assert pages[0] == pages[1]
+    assert in_turn.stdout.startswith("wrote ")
+    assert failed.stdout.startswith("wrote ")
+
+
+@pytest.mark.parametrize("extra", [("--protocol", "nosuch"), ("--where", "nosuch=1")])
+def test_an_error_of_the_scores_is_told_as_when_they_are_made_in_turn(tmp_path: Path, extra: tuple[str, str]) -> None:
+    db = tmp_path / "audit.db"
+    _database(db, _document([_history(shape, labels) for shape, labels in _HISTORIES]), "single")
+    in_turn = _run(db, tmp_path / "in-turn.html", *extra, idle=False)
+    ahead = _run(db, tmp_path / "ahead.html", *extra, idle=True)
+    assert in_turn.returncode == ahead.returncode == 2
+    assert ahead.stderr.replace("forked\n", "") == in_turn.stderr
+    assert in_turn.stderr.startswith("error: ")
+    assert not (tmp_path / "ahead.html").exists()
+
+
+def test_a_child_not_waited_for_is_stopped_and_reaped() -> None:
+    """Leaving the ``with`` block early (an error here, Ctrl-C) kills a child still at work and waits for it: no
+    process is left behind."""
+    script = """
+import os, time
+from citeaudit.scoring.child import in_child
+found = None
+try:
+    with in_child(lambda: time.sleep(600)) as ahead:
+        found = ahead._pid
+        raise KeyError("stopped early")
+except KeyError:
+    pass
+try:
+    os.kill(found, 0)
+    print("left behind")
+except ProcessLookupError:
+    print("gone")
+done, value = in_child(lambda: 6 * 7).result()
+print(done, value)
+"""
+    ran = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.split("\n")[:2] == ["gone", "True 42"]

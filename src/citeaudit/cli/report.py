@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -13,10 +15,16 @@ from citeaudit.cli.score import ByOption, KindChoice, KindOption, ProtocolOption
 if TYPE_CHECKING:
     from citeaudit.core.model import Protocol
     from citeaudit.core.raters import Rater
+    from citeaudit.core.results import ScoreResult
     from citeaudit.core.scope import Scope
+    from citeaudit.core.scored import ScoredPath
     from citeaudit.core.scoring import IntervalSettings
     from citeaudit.report.trend import Trend
+    from citeaudit.scoring.child import InChild
     from citeaudit.store.copies import SupportRow
+
+    Made = tuple[ScoredPath, ScoreResult, Trend | None]
+    """What :class:`_Scores` makes."""
 
 __all__ = ["register"]
 
@@ -63,20 +71,34 @@ def report(
     from citeaudit.core.protocol import disclosure
     from citeaudit.core.scoring import IntervalSettings
     from citeaudit.report.files import write_atomically
-    from citeaudit.report.html import ReportInput, render_report
-    from citeaudit.scoring.paths import load_report_scope, prefetch_report_reads, score_path
+    from citeaudit.report.html import ReportInput, render_report, report_index
+    from citeaudit.scoring.child import in_child
+    from citeaudit.scoring.paths import load_report_scope, prefetch_report_reads
+    from citeaudit.store.pipeline import second_core_idle
 
     with collector_paused():
         named = None if protocol_file is None else _protocol_file(protocol_file)
-
         scope = _scope(kind, where)
-        reading = prefetch_report_reads(path, scope=scope, protocol=protocol)  # read while the scores are made
-        settings = IntervalSettings(resamples=resamples, seed=seed)
-        groups = _by(by)
-        scored = score_path(
-            path, scope=scope, by=groups, protocol=protocol, ci=settings, figures=True, also_by=("question",)
-        )
-        by_question = scored.also or score_path(path, scope=scope, by=("question",), protocol=protocol).result
+        scores = _Scores(path, scope, _by(by), protocol, IntervalSettings(resamples=resamples, seed=seed))
+        # On a machine with an idle core (asked once: the work started here takes it), the scores are made in a
+        # child process while this one reads the evidence, with SQLite's part of that reading on a thread. The
+        # child is forked before any database is opened here or any thread started.
+        idle = _is_database(path) and second_core_idle()
+        ahead = in_child(scores) if idle else None
+        with nullcontext() if ahead is None else ahead:
+            if ahead is None:
+                scored, by_question, trend = scores()
+            try:
+                reading = prefetch_report_reads(path, scope=scope, protocol=protocol, idle=idle)
+                collections = _collections(path)
+                audit, rows = load_report_scope(path, scope=scope, protocol=protocol, prefetched=reading)
+                index = report_index(audit, named, collections, rows)
+            except Exception:
+                if ahead is not None:
+                    _made(ahead, scores)  # an error of the scores comes first, as when they are made first
+                raise
+            if ahead is not None:
+                scored, by_question, trend = _made(ahead, scores)
         comparison = None
         names = (str(path), str(compare))
         if compare is not None or compare_where:
@@ -95,9 +117,6 @@ def report(
                 seed=seed,
             ).to_dict()
             names = (_selection(path, where), _selection(other, compare_where or where))
-        trend = _trend(path, scope, settings)
-        prefetched = None if reading is None else reading.result()
-        audit, rows = load_report_scope(path, scope=scope, protocol=protocol, prefetched=prefetched)
         support, support_note = _support(path, {a.id for a in audit.answers})
         html = render_report(
             ReportInput(
@@ -116,15 +135,55 @@ def report(
                 trend=trend,
                 unresolved_links=scored.unresolved_links,
                 misattribution=scored.misattribution,
-                review_note=_review_note(path, None if prefetched is None else prefetched.reviewers),
+                review_note=_review_note(path, None if reading is None else reading.reviewers.result()),
                 names_from=named,
-                collections=_collections(path),
+                collections=collections,
                 stale=() if scored.brand is None else scored.brand.version_drift.stale,
                 rows=rows,
+                index=index,
             )
         )
     write_atomically(out, html)
-    console.print(f"wrote {out} ({len(html) // 1024} KiB, self-contained)", soft_wrap=True)
+    console.print(f"wrote {out} ({sum(map(len, html)) // 1024} KiB, self-contained)", soft_wrap=True)
+
+
+@dataclass(frozen=True, slots=True)
+class _Scores:
+    """The report's scores: by its groups with intervals and figures, by question, and the trend across the
+    database's collections (made in turn, or in a child process while the evidence is read)."""
+
+    path: Path
+    scope: Scope
+    groups: tuple[str, ...]
+    protocol: str | None
+    settings: IntervalSettings
+
+    def __call__(self) -> Made:
+        from citeaudit.scoring.paths import score_path
+
+        path, scope, protocol = self.path, self.scope, self.protocol
+        scored = score_path(
+            path, scope=scope, by=self.groups, protocol=protocol, ci=self.settings, figures=True, also_by=("question",)
+        )
+        by_question = scored.also or score_path(path, scope=scope, by=("question",), protocol=protocol).result
+        return scored, by_question, _trend(path, scope, self.settings)
+
+
+def _made(ahead: InChild[Made], scores: _Scores) -> Made:
+    """The scores the child made; made here when it failed (raising the error the scores raise)."""
+    done, value = ahead.result()
+    return value if done and value is not None else scores()
+
+
+def _is_database(path: Path) -> bool:
+    """Whether ``path`` is a database (a file that cannot be read is not: the scores then say why)."""
+    from citeaudit.core.errors import InputError
+    from citeaudit.scoring.paths import is_database
+
+    try:
+        return is_database(path)
+    except InputError:
+        return False
 
 
 def _support(path: Path, answer_ids: set[str]) -> tuple[tuple[list[SupportRow], list[SupportRow]] | None, str]:

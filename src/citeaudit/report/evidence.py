@@ -28,7 +28,16 @@ from citeaudit.core.model import Audit, Claim, Protocol, Severity, review_outcom
 from citeaudit.core.results import Metric
 from citeaudit.store.report_input import SHOWN, EdgeRow, ReportRows, edge_text, shown_label
 
-__all__ = ["EvidenceIndex", "FactMatrix", "build_index", "edge_rows", "fact_matrix", "problems"]
+__all__ = [
+    "EvidenceIndex",
+    "FactMatrix",
+    "build_index",
+    "edge_rows",
+    "fact_matrix",
+    "pack_rows",
+    "problems",
+    "unpack_rows",
+]
 
 _SUPPORTED = SHOWN.index("supported")
 _SEVERITY_RANK = {Severity.CRITICAL: 0, Severity.HIGH: 1, Severity.MEDIUM: 2, Severity.LOW: 3}
@@ -81,13 +90,13 @@ class EvidenceIndex:
         key: str,
         title: str,
         kind: str,
-        numerator: Iterable[int],
-        denominator: Iterable[int],
+        numerator: Iterable[int] | npt.NDArray[np.int64],
+        denominator: Iterable[int] | npt.NDArray[np.int64],
         *,
         ordered: bool = False,
     ) -> str:
         """Name a set (``kind``: ``e`` edges, ``p`` pairs, ``a`` answers) and return its key. ``ordered``: both
-        sides are lists already in ascending order without repeats (kept as they are)."""
+        sides are lists or arrays already in ascending order without repeats (kept as they are)."""
         if ordered:
             self.sets[key] = {"t": title, "k": kind, "n": numerator, "d": denominator}
             return key
@@ -132,10 +141,10 @@ class EvidenceIndex:
             over = self._edges_over(answers)
             if over is not None:  # the edges of the answers at once, and the supported ones among them
                 rows, codes = over
-                supported: list[int] = rows[codes == _SUPPORTED].tolist()
+                supported = rows[codes == _SUPPORTED]
                 if len(supported) != metric.numerator or len(rows) != metric.denominator:
                     return None
-                return self.add(key, title, "e", supported, rows.tolist(), ordered=True)
+                return self.add(key, title, "e", supported, rows, ordered=True)  # kept as arrays: packed as they are
             den = [e for a in answers for e in self.edges_of_answer.get(a, [])]
             num = [i for i in den if i in self.supported_edges]
             kind = "e"
@@ -157,12 +166,11 @@ class EvidenceIndex:
         rows = [e for a in answers for e in self.edges_of_answer.get(a, []) if labels[e] == label]
         return self.add(key, title, "e", rows, rows)
 
-    def edges_over(self, answers: Sequence[int]) -> list[int]:
-        """The edges over ``answers``, in row order."""
+    def edges_over(self, answers: Sequence[int]) -> Sequence[int] | npt.NDArray[np.int64]:
+        """The edges over ``answers``, in row order (an array, from the columns)."""
         over = self._edges_over(answers)
         if over is not None:
-            found: list[int] = over[0].tolist()
-            return found
+            return over[0]
         return sorted(e for a in answers for e in self.edges_of_answer.get(a, []))
 
     def _edges_over(self, answers: Sequence[int]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None:
@@ -190,17 +198,97 @@ class EvidenceIndex:
 
     def to_json(self) -> str:
         """The blob, safe inside a ``<script type="application/json">`` element."""
+        return b"".join(self.json_parts("surrogatepass")).decode("utf-8", "surrogatepass")
+
+    def packed_sets(self) -> dict[str, dict[str, Any]]:
+        """:attr:`sets` as the blob carries them: each side's rows packed (:func:`pack_rows`)."""
+        return {
+            key: {"t": found["t"], "k": found["k"], "n": pack_rows(found["n"]), "d": pack_rows(found["d"])}
+            for key, found in self.sets.items()
+        }
+
+    def json_parts(self, errors: str = "strict") -> list[bytes]:
+        """The blob as :meth:`to_json` gives it, in UTF-8 and in parts to be written one after the other: the
+        whole is never made, nor the text of any member. ``errors``: what encoding does with a lone surrogate,
+        which no UTF-8 holds (by default it is an error; the readers refuse one in their input)."""
         # the text of json.dumps(body, ensure_ascii=False, separators=(",", ":")) for the body {"answers": ...,
         # "claims": ..., "sources": ..., "edges": ..., "pairs": ..., "official": ..., "sets": ...}, each member
         # written apart and the edges' rows as they were written when read
         official = {str(a): rows for a, rows in self.official_answers.items()}
-        text = (
-            f'{{"answers":{_json(self.answers)},"claims":{_json(self.claims)},"sources":{_json(self.sources)},'
-            f'"edges":[{",".join(self.edge_texts)}],"pairs":{_json(self.pairs)},"official":{_json(official)},'
-            f'"sets":{_json(self.sets)}}}'
-        )
+        parts = [
+            b'{"answers":',
+            _json_bytes(self.answers, errors),
+            b',"claims":',
+            _json_bytes(self.claims, errors),
+            b',"sources":',
+            _json_bytes(self.sources, errors),
+            b',"edges":[',
+            ",".join(self.edge_texts).encode("utf-8", errors),
+            b'],"pairs":',
+            _json_bytes(self.pairs, errors),
+            b',"official":',
+            _json_bytes(official, errors),
+            b',"sets":',
+            _json_bytes(self.packed_sets(), errors),
+            b"}",
+        ]
         # no "<" at all inside the script element: "</script" would end it early, "<!--" open a comment in it
-        return text.replace("<", "\\u003c")
+        return [part.replace(b"<", b"\\u003c") if b"<" in part else part for part in parts]
+
+
+_PACKED_BY_NUMPY = 64
+"""Rows from which :func:`pack_rows` packs with numpy (below, a loop costs less than numpy's calls)."""
+
+
+def pack_rows(rows: Sequence[int] | npt.NDArray[np.int64]) -> list[int]:
+    """Ascending rows without repeats, packed as the blob carries a set's side: each row is written as its distance
+    from the one before less one (the first from -1, so as itself), and a run of k ≥ 2 rows each one after the one
+    before as the single number -k. ``[0, 1, …, 99 999]`` is ``[-100000]``; ``[3, 5, 6, 7, 10]`` is
+    ``[3, 1, -2, 2]``. A set of every edge, or of the edges of a few answers (whose rows follow one another), takes
+    a few numbers; scattered rows take one or two digits each. :func:`unpack_rows` (and the page's script) undo it."""
+    if len(rows) < _PACKED_BY_NUMPY:
+        if isinstance(rows, np.ndarray):
+            rows = rows.tolist()
+        packed: list[int] = []
+        previous, run = -1, 0
+        for row in rows:
+            if row == previous + 1:
+                run += 1
+            else:
+                if run:
+                    packed.append(0 if run == 1 else -run)
+                    run = 0
+                packed.append(row - previous - 1)
+            previous = row
+        if run:
+            packed.append(0 if run == 1 else -run)
+        return packed
+    values = np.asarray(rows, dtype=np.int64)
+    gaps = np.diff(values, prepend=-1) - 1
+    step = gaps == 0  # one after the one before: part of a run
+    starts = np.flatnonzero(step & ~np.r_[False, step[:-1]])
+    ends = np.flatnonzero(step & ~np.r_[step[1:], False]) + 1
+    lengths = ends - starts
+    tokens = gaps.copy()
+    tokens[starts] = np.where(lengths == 1, 0, -lengths)
+    keep = ~step
+    keep[starts] = True
+    found: list[int] = tokens[keep].tolist()
+    return found
+
+
+def unpack_rows(packed: Sequence[int]) -> list[int]:
+    """The rows :func:`pack_rows` packed."""
+    rows: list[int] = []
+    previous = -1
+    for token in packed:
+        if token < 0:
+            rows.extend(range(previous + 1, previous + 1 - token))
+            previous -= token
+        else:
+            previous += token + 1
+            rows.append(previous)
+    return rows
 
 
 def _json_string(text: str) -> str:
@@ -217,6 +305,14 @@ def _json(value: Any) -> str:
         return to_json(value).decode("utf-8")
     except PydanticSerializationError:  # a lone surrogate (no UTF-8), which json writes as it is
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _json_bytes(value: Any, errors: str) -> bytes:
+    """:func:`_json` of ``value`` in UTF-8 (``errors``: for a lone surrogate, which has none)."""
+    try:
+        return to_json(value)
+    except PydanticSerializationError:
+        return _json(value).encode("utf-8", errors)
 
 
 def _fact_severity(claim: Claim, facts: Mapping[str, Any]) -> Severity | None:

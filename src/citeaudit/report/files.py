@@ -5,13 +5,15 @@ from __future__ import annotations
 import errno
 import os
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 __all__ = ["write_atomically"]
 
 
-def write_atomically(target: Path, data: bytes) -> None:
-    """Write ``data`` beside ``target`` and rename it into place, so a failure never leaves half a file.
+def write_atomically(target: Path, data: bytes | Iterable[bytes]) -> None:
+    """Write ``data`` (or its parts, one after the other) beside ``target`` and rename it into place, so a failure
+    never leaves half a file.
 
     The file is readable by all (0644), not owner-only as a temporary file is: a report or an export is meant to
     be opened and shared."""
@@ -27,7 +29,10 @@ def write_atomically(target: Path, data: bytes) -> None:
         raise OSError(exc.errno, exc.strerror, str(target)) from None
     try:
         with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
+            if isinstance(data, bytes):
+                stream.write(data)
+            else:
+                stream.writelines(data)
         os.chmod(temporary, 0o644)
         os.replace(temporary, target)
     except OSError as exc:

@@ -27,7 +27,7 @@ from citeaudit.report.tables import diagnostics, scope_fraction
 from citeaudit.report.trend import Trend
 from citeaudit.store.report_input import ReportRows
 
-__all__ = ["ReportInput", "render_report"]
+__all__ = ["ReportInput", "render_report", "report_index"]
 
 PROBLEM_LIMIT = 300
 """Unsupported and conflicting claims listed at most (the rest are counted)."""
@@ -80,6 +80,22 @@ class ReportInput:
     rows: ReportRows | None = None
     """The edges and official sources as a database gives them (without judgement histories); ``None``: made
     from ``audit.edges`` and the sources' URLs."""
+    index: EvidenceIndex | None = None
+    """The evidence index of ``audit``, ``names_from``, ``collections`` and ``rows`` made already
+    (:func:`report_index`); ``None``: made by :func:`render_report`."""
+
+
+def report_index(
+    audit: Audit,
+    names_from: Protocol | None = None,
+    collections: Mapping[str, str | None] | None = None,
+    rows: ReportRows | None = None,
+) -> EvidenceIndex:
+    """Every row of the audit the report may list (as :class:`ReportInput`'s fields of the same names give them):
+    it needs no score, so it can be made while the scores are."""
+    return build_index(
+        audit, EngineNames(audit.protocol, names_from), question_names(audit.protocol), collections, rows
+    )
 
 
 def _interval(metric: Metric) -> str:
@@ -256,8 +272,8 @@ _EVIDENCE_PLACE = "<citeaudit-evidence/>"
 ``<``, which no escaped text and no blob holds."""
 
 
-def render_report(report: ReportInput) -> bytes:
-    """The report as one HTML document, encoded in UTF-8.
+def render_report(report: ReportInput) -> list[bytes]:
+    """The report as one HTML document, encoded in UTF-8, in parts to be written one after the other.
 
     The evidence blob, most of the document at every size, is encoded on its own and put in place: through the
     template, it would be copied into one text with the page's symbols (✓, ◐, ✗), which Python keeps in two bytes a
@@ -267,7 +283,11 @@ def render_report(report: ReportInput) -> bytes:
     protocol = report.audit.protocol
     engine = EngineNames(protocol, report.names_from)
     questions = question_names(protocol)
-    index = build_index(report.audit, engine, questions, report.collections, report.rows)
+    index = (
+        report_index(report.audit, report.names_from, report.collections, report.rows)
+        if report.index is None
+        else report.index
+    )
     template = _template()
     scopes = [*result.groups, overall]
     labels = [str(label) for label in Label]
@@ -365,7 +385,7 @@ def render_report(report: ReportInput) -> bytes:
     head, place, tail = template.render(**context).rpartition(_EVIDENCE_PLACE)
     if not place:
         raise RuntimeError("the report template has no place for the evidence")
-    return b"".join((head.encode("utf-8"), index.to_json().encode("utf-8"), tail.encode("utf-8")))
+    return [head.encode("utf-8"), *index.json_parts(), tail.encode("utf-8")]
 
 
 def _severity_rows(index: EvidenceIndex, overall: ScopeScore) -> list[dict[str, Any]]:

@@ -16,8 +16,6 @@ from citeaudit.core.scoring import IntervalSettings, ScoringColumns, score, scor
 from citeaudit.ingest import read_file
 
 if TYPE_CHECKING:
-    import sqlite3
-
     from citeaudit.core.agreement import Agreement
     from citeaudit.core.brand.figures import EdgeOutcome
     from citeaudit.core.brand.results import BrandFigures
@@ -25,7 +23,7 @@ if TYPE_CHECKING:
     from citeaudit.core.raters import LabelPairs, Rater
     from citeaudit.store import Store
     from citeaudit.store.pipeline import BackgroundRead
-    from citeaudit.store.report_input import JudgedTexts, ReportRows
+    from citeaudit.store.report_input import EdgeReads, ReportRows
 
 __all__ = [
     "ReportReads",
@@ -277,42 +275,41 @@ def load_scope(path: str | Path, *, scope: Scope = Scope(), protocol: str | None
 
 @dataclass(frozen=True, slots=True)
 class ReportReads:
-    """What the HTML report reads of a database before it makes its scores (:func:`prefetch_report_reads`)."""
+    """What the HTML report reads of a database on a thread of its own while it makes its scores
+    (:func:`prefetch_report_reads`), one read after the other, each given as soon as it is done."""
 
     protocol_pk: int
-    """The protocol the texts are of."""
-    judged: JudgedTexts | None
-    """The texts of the edges' evidence rows (``read_judged_texts``), when the ledger keeps single-review outcomes."""
-    reviewers: list[tuple[Rater, int]]
+    """The protocol the edges are of."""
+    edges: BackgroundRead[EdgeReads]
+    """The edges' columns and the texts of their evidence rows (``read_edge_reads``)."""
+    reviewers: BackgroundRead[list[tuple[Rater, int]]]
     """The human reviewers and how many edges each labelled (``Ratings.human_raters``)."""
 
 
 def prefetch_report_reads(
-    path: str | Path, *, scope: Scope = Scope(), protocol: str | None = None
-) -> BackgroundRead[ReportReads] | None:
+    path: str | Path, *, scope: Scope = Scope(), protocol: str | None = None, idle: bool | None = None
+) -> ReportReads | None:
     """The report's reads whose time is SQLite's (:class:`ReportReads`) started on a thread of their own, when
-    ``path`` is a database and another core is idle to run them (:func:`~citeaudit.store.pipeline.second_core_idle`);
-    ``None`` otherwise: the report then reads them in turn."""
+    ``path`` is a database and another core is idle to run them (``idle``, by default
+    :func:`~citeaudit.store.pipeline.second_core_idle` now); ``None`` otherwise: the report then reads them in
+    turn."""
     if not is_database(path):
         return None
     from citeaudit.store.pipeline import BackgroundRead, second_core_idle
 
-    if not second_core_idle():
+    if not (second_core_idle() if idle is None else idle):
         return None
     from citeaudit.store import Store
     from citeaudit.store.judgements import read_human_raters
-    from citeaudit.store.report_input import read_judged_texts
-    from citeaudit.store.review_rules import policy_reviews_required
+    from citeaudit.store.report_input import read_edge_reads
 
     with Store(path) as store:  # opened first: the thread reads a database brought up to date
-        single = policy_reviews_required(store.connection) == 1
         protocol_pk = store.choose_protocol(protocol, scope)
-
-    def read(db: sqlite3.Connection) -> ReportReads:
-        judged = read_judged_texts(db, protocol_pk) if single else None
-        return ReportReads(protocol_pk, judged, read_human_raters(db))
-
-    return BackgroundRead(Path(path), read, name="citeaudit-report-reads")
+    edges = BackgroundRead(Path(path), lambda db: read_edge_reads(db, protocol_pk), name="citeaudit-report-edges")
+    # after the edges, which the report needs first: a third thread would take the core the scores need
+    return ReportReads(
+        protocol_pk, edges, BackgroundRead(Path(path), read_human_raters, name="citeaudit-reviewers", after=edges)
+    )
 
 
 def load_report_scope(
@@ -329,8 +326,8 @@ def load_report_scope(
 
     with Store(path) as store:
         protocol_pk = store.choose_protocol(protocol, scope)
-        judged = None if prefetched is None or prefetched.protocol_pk != protocol_pk else prefetched.judged
-        audit, rows = read_report_input(store, protocol_pk, judged)
+        ahead = None if prefetched is None or prefetched.protocol_pk != protocol_pk else prefetched.edges
+        audit, rows = read_report_input(store, protocol_pk, ahead)
         extra = _extra(store, scope)
     return select_audit(audit, scope, extra)[0], rows
 

@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import TracebackType
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 __all__ = ["BackgroundRead", "ChunkWriter", "runnable_now", "second_core_idle", "usable_cores"]
 
@@ -82,11 +82,21 @@ class BackgroundRead(Generic[Read]):
     Python's ``sqlite3`` lets other threads run while SQLite executes a statement, so a read whose time is SQLite's
     (a join aggregated to a few rows, texts built by SQL) takes a core of its own while the caller works. A read
     that fetches many rows does not gain: each row takes the interpreter back, and waits for the caller's thread to
-    give it up."""
+    give it up. The connection reads the file through a memory map (``connect(mapped=True)``)."""
 
-    def __init__(self, path: Path, read: Callable[[sqlite3.Connection], Read], *, name: str) -> None:
+    def __init__(
+        self,
+        path: Path,
+        read: Callable[[sqlite3.Connection], Read],
+        *,
+        name: str,
+        after: BackgroundRead[Any] | None = None,
+    ) -> None:
+        """``after``: a read this one waits for before it starts (two reads in turn on one core besides the
+        caller's, each given as soon as it is done)."""
         self._path = path
         self._read = read
+        self._after = after
         self._found: list[Read] = []  # what read returned, once it has
         self._failed: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
@@ -95,8 +105,10 @@ class BackgroundRead(Generic[Read]):
     def _run(self) -> None:
         from citeaudit.store.connection import connect
 
+        if self._after is not None:
+            self._after._thread.join()
         try:
-            db = connect(self._path)
+            db = connect(self._path, mapped=True)
             try:
                 self._found.append(self._read(db))
             finally:

@@ -54,6 +54,13 @@ CURRENT_CLAIM = "c.current = 1"
 """SQL condition on a claim row ``c``: it belongs to its answer's newest claim set (or the answer has none)."""
 
 
+# Each stored value's member, looked up without a call of the enumeration a row (a value outside them is still
+# refused by the call, as before).
+_CITATION_KINDS = {kind.value: kind for kind in CitationKind}
+_STATUSES = {status.value: status for status in SourceStatus}
+_SEVERITIES = {severity.value: severity for severity in Severity}
+
+
 def read_audit(db: sqlite3.Connection, protocol: Protocol, protocol_pk: int, *, edges: bool = True) -> Audit:
     """Everything measured under one protocol, as the canonical audit (for export); with ``edges`` false, without
     edges, their locations and judgements (for figures that read edge outcomes on their own)."""
@@ -66,7 +73,17 @@ def read_audit(db: sqlite3.Connection, protocol: Protocol, protocol_pk: int, *, 
         )
     ]
     sources = {
-        pk: Source(key, url, resolved, title, publisher, SourceStatus(status), reason, fetched, content)
+        pk: Source(
+            key,
+            url,
+            resolved,
+            title,
+            publisher,
+            _STATUSES.get(status) or SourceStatus(status),
+            reason,
+            fetched,
+            content,
+        )
         for pk, key, url, resolved, title, publisher, status, reason, fetched, content in db.execute(
             "SELECT s.pk, key, url, resolved_url, title, publisher, status, reason, fetched_at, content_hash "
             "FROM sources s JOIN protocol_sources ps ON ps.source_pk = s.pk WHERE ps.protocol_pk = ? "
@@ -78,7 +95,7 @@ def read_audit(db: sqlite3.Connection, protocol: Protocol, protocol_pk: int, *, 
     answers = _read_answers(db, protocol_pk, sources, answer_scope)
     claim_scope = f"FROM claims c WHERE c.answer_pk IN (SELECT a.pk {answer_scope}) AND {CURRENT_CLAIM}"
     claims = [
-        Claim(cid, aid, text, start, end, fid, Severity(sev) if sev else None, entity)
+        Claim(cid, aid, text, start, end, fid, (_SEVERITIES.get(sev) or Severity(sev)) if sev else None, entity)
         for cid, aid, text, start, end, fid, sev, entity in db.execute(
             'SELECT c.id, a.id, c.text, c.start, c."end", f.id, c.severity, c.entity FROM claims c '
             "JOIN answers a ON a.pk = c.answer_pk LEFT JOIN required_facts f ON f.pk = c.fact_pk "
@@ -123,7 +140,7 @@ def _read_answers(
                 url,
                 title,
                 marker,
-                CitationKind(kind),
+                _CITATION_KINDS.get(kind) or CitationKind(kind),
                 start,
                 end,
                 quote,

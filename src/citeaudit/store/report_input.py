@@ -21,16 +21,19 @@ from citeaudit.core.model import Audit, Judgement, Label, ReviewState, RunKind, 
 from citeaudit.core.scope import Scope
 from citeaudit.core.scoring import DISPUTED_CODE, LABELS, PENDING_CODE
 from citeaudit.store.judgements import JUDGEMENT_COLUMNS, judgement_from_row
+from citeaudit.store.pipeline import BackgroundRead
 from citeaudit.store.reading import CURRENT_CLAIM, int_columns, official_mask, read_audit
 from citeaudit.store.review_rules import policy_reviews_required
 from citeaudit.store.sqlite import Store
 
 __all__ = [
     "SHOWN",
+    "EdgeReads",
     "EdgeRow",
     "JudgedTexts",
     "ReportRows",
     "edge_text",
+    "read_edge_reads",
     "read_judged_texts",
     "read_report_input",
     "shown_label",
@@ -120,22 +123,39 @@ JudgedTexts = list[tuple[str | None, str | None, str | None]]
 """What :func:`read_judged_texts` reads: the judgements' texts of one protocol's edges, in two parts."""
 
 
-def read_report_input(store: Store, protocol_pk: int, judged: JudgedTexts | None = None) -> tuple[Audit, ReportRows]:
+@dataclass(frozen=True, slots=True)
+class EdgeReads:
+    """The reads of :func:`read_report_input` whose time is SQLite's, each a few rows of text that numpy takes
+    apart (:func:`read_edge_reads`): a thread of their own runs them while the caller works."""
+
+    columns: list[npt.NDArray[np.int64]]
+    """The key, claim, source, shown label code and review state code of every edge of the protocol's current
+    claims, by edge key."""
+    judged: JudgedTexts | None
+    """:func:`read_judged_texts`, when the ledger keeps single-review outcomes (``None``: the outcomes are worked
+    out from the judgements)."""
+
+
+def read_edge_reads(db: sqlite3.Connection, protocol_pk: int) -> EdgeReads:
+    """:class:`EdgeReads` of the protocol."""
+    columns = _edge_columns(db, protocol_pk)
+    return EdgeReads(columns, read_judged_texts(db, protocol_pk) if policy_reviews_required(db) == 1 else None)
+
+
+def read_report_input(
+    store: Store, protocol_pk: int, edges: BackgroundRead[EdgeReads] | None = None
+) -> tuple[Audit, ReportRows]:
     """One protocol's audit without edges, and every edge of its current claims as :class:`ReportRows` (in the
     order the audit lists edges) with the keys of its official sources.
 
     The label is the one a single review gives (``review_outcome`` of all the edge's judgements): under the single
     policy that is the outcome the store keeps with the edge; under another policy it is worked out from the
     judgements, as for an audit read whole. The judgement shown is the edge's latest human one, else its latest.
-    ``judged``: :func:`read_judged_texts` of ``protocol_pk`` read already (used under the single policy)."""
+    ``edges``: :func:`read_edge_reads` of ``protocol_pk`` being read on a thread of its own (waited for once the
+    audit is read)."""
     db = store.connection
     every_answer = Scope(run_kinds=frozenset(RunKind))
     audit = read_audit(db, store.effective_protocol(protocol_pk, every_answer), protocol_pk, edges=False)
-    pks, claim_pks, source_pks, codes, states = _edge_columns(db, protocol_pk)
-    if policy_reviews_required(db) == 1:
-        texts = _texts(read_judged_texts(db, protocol_pk) if judged is None else judged, pks, codes, states)
-    else:
-        codes, texts = _texts_of_outcomes(db, protocol_pk, pks, states)
     claim_ids = dict(db.execute(f"SELECT c.pk, c.id FROM claims c WHERE c.pk IN ({_CURRENT_CLAIMS})", (protocol_pk,)))
     source_keys = dict(
         db.execute(
@@ -146,6 +166,13 @@ def read_report_input(store: Store, protocol_pk: int, judged: JudgedTexts | None
     )
     mask = official_mask(db, audit.protocol)
     official = frozenset(key for pk, key in source_keys.items() if pk < len(mask) and mask[pk])
+    # the edges last: read on a thread of their own, they are then more likely done
+    read = read_edge_reads(db, protocol_pk) if edges is None else edges.result()
+    pks, claim_pks, source_pks, codes, states = read.columns
+    if read.judged is not None:
+        texts = _texts(read.judged, pks, codes, states)
+    else:
+        codes, texts = _texts_of_outcomes(db, protocol_pk, pks, states)
     return audit, ReportRows(claim_pks, source_pks, codes, texts, claim_ids, source_keys, official)
 
 
