@@ -104,3 +104,13 @@ def add_reviewer(db: Path, name: str, role: str = "reviewer") -> None:
     ReviewStore.prepare(db)
     with ReviewStore(db) as store:
         store.accounts.add_reviewer(name, role, "no password")
+
+
+def blob_edge_rows(edges: dict[str, Any]) -> list[list[Any]]:
+    """The report blob's edges as rows, as the page's script makes them from the columns: claim row, source row,
+    shown label, passage, period, reasoning, review, link."""
+    texts = edges["t"]
+    return [
+        [c, s, *texts[5 * i : 5 * i + 5], link]
+        for i, (c, s, link) in enumerate(zip(edges["c"], edges["s"], edges["l"], strict=True))
+    ]

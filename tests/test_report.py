@@ -10,6 +10,7 @@ from pathlib import Path
 
 from typer.testing import Result
 
+from builders import blob_edge_rows
 from conftest import chromium_path
 from test_display import pending_pairs
 
@@ -133,7 +134,7 @@ def test_each_citation_shows_its_own_link_beside_the_shared_page(
     html = render(cli, write_json(document(answers, claims, edges), "shared.json"), tmp_path / "r.html")
     blob = json.loads(re.search(r'<script type="application/json" id="evidence-data">(.*?)</script>', html, re.S)[1])
     links = {}
-    for edge in blob["edges"]:
+    for edge in blob_edge_rows(blob["edges"]):
         answer = blob["answers"][blob["claims"][edge[0]][1]]
         source = blob["sources"][edge[1]]
         links[answer[0]] = (edge[7], source[1], source[2])

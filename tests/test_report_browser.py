@@ -225,6 +225,11 @@ def test_a_long_evidence_list_is_paged(
     # the first page of 200 rows: the 60 supported first, then 140 of the 180 others
     assert page.locator("#evidence-list > .row").count() == 200
     assert page.locator("#evidence-list > .row.num").count() == 60
+    # each row is its edge's, read from the blob's columns: the first supported edge is c0-0's on s0
+    first = page.locator("#evidence-list > .row").first.inner_text()
+    assert "supported" in first
+    assert "https://s0.example/c0-0" in first
+    assert "https://s1.example/c0-0" not in first
     assert page.locator("#evidence-more").is_visible()
     page.click("#evidence-more")
     assert page.locator("#evidence-list > .row").count() == 240

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import Result
 
-from builders import answer, claim, document, edge, protocol
+from builders import answer, blob_edge_rows, claim, document, edge, protocol
 from citeaudit.core.identity import identity_url
 from citeaudit.core.model import Audit
 from citeaudit.core.scoring import score
@@ -34,6 +34,7 @@ def _render(cli: Cli, source: Path, out: Path, *extra: str) -> tuple[str, dict[s
         key: {**found, "n": unpack_rows(found["n"]), "d": unpack_rows(found["d"])}
         for key, found in blob["sets"].items()
     }
+    blob["edges"] = blob_edge_rows(blob["edges"])  # the rows the page's script makes of the columns
     return html, blob
 
 

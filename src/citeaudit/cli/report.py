@@ -66,12 +66,11 @@ def report(
     question, labels, joint support, severity, diagnostics, the unsupported claims with their evidence, official
     citations, the trend across collections (a database with two or more), and the comparison when --compare or
     --compare-where is given."""
+    # the store, which the child's scores and this process's reads both use, is loaded once, before the fork
+    import citeaudit.store.sqlite  # noqa: F401
     from citeaudit.cli.score import _by, _scope
     from citeaudit.core.collector import collector_paused
-    from citeaudit.core.protocol import disclosure
     from citeaudit.core.scoring import IntervalSettings
-    from citeaudit.report.files import write_atomically
-    from citeaudit.report.html import ReportInput, render_report, report_index
     from citeaudit.scoring.child import in_child
     from citeaudit.scoring.paths import load_report_scope, prefetch_report_reads
     from citeaudit.store.pipeline import second_core_idle
@@ -88,6 +87,12 @@ def report(
         with nullcontext() if ahead is None else ahead:
             if ahead is None:
                 scored, by_question, trend = scores()
+            # the report's own modules (the template engine, the evidence) after the fork: the child has no use for
+            # them, and this process loads them while the child works
+            from citeaudit.core.protocol import disclosure
+            from citeaudit.report.files import write_atomically
+            from citeaudit.report.html import ReportInput, render_report, report_index
+
             try:
                 reading = prefetch_report_reads(path, scope=scope, protocol=protocol, idle=idle)
                 collections = _collections(path)

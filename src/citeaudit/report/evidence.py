@@ -53,8 +53,11 @@ class EvidenceIndex:
     claims: list[list[Any]] = field(default_factory=list)
     sources: list[list[Any]] = field(default_factory=list)
     edge_texts: list[str] = field(default_factory=list)
-    """Per edge row, its row of the blob as JSON text: ``[claim row, source row, shown label, passage, period,
-    reasoning, review, link]`` (``"<"`` escaped only when the blob is written)."""
+    """Per edge row, its shown label, passage, period, reasoning and review as JSON values joined by commas (as
+    :attr:`ReportRows.texts <citeaudit.store.report_input.ReportRows.texts>` holds them; ``"<"`` escaped only when
+    the blob is written)."""
+    edge_link_texts: list[str] = field(default_factory=list)
+    """Per edge row, :attr:`edge_link` as a JSON string."""
     edge_claim: list[int] = field(default_factory=list)
     """Per edge row, its claim's row."""
     edge_source: list[int] = field(default_factory=list)
@@ -213,7 +216,9 @@ class EvidenceIndex:
         which no UTF-8 holds (by default it is an error; the readers refuse one in their input)."""
         # the text of json.dumps(body, ensure_ascii=False, separators=(",", ":")) for the body {"answers": ...,
         # "claims": ..., "sources": ..., "edges": ..., "pairs": ..., "official": ..., "sets": ...}, each member
-        # written apart and the edges' rows as they were written when read
+        # written apart. The edges are columns (no text made per edge): "c" each one's claim row, "s" its source
+        # row, "t" five values each (shown label, passage, period, reasoning, review) as they were written when
+        # read, "l" the link as its answer cited the source.
         official = {str(a): rows for a, rows in self.official_answers.items()}
         parts = [
             b'{"answers":',
@@ -222,9 +227,15 @@ class EvidenceIndex:
             _json_bytes(self.claims, errors),
             b',"sources":',
             _json_bytes(self.sources, errors),
-            b',"edges":[',
+            b',"edges":{"c":',
+            _json_bytes(self.edge_claim, errors),
+            b',"s":',
+            _json_bytes(self.edge_source, errors),
+            b',"t":[',
             ",".join(self.edge_texts).encode("utf-8", errors),
-            b'],"pairs":',
+            b'],"l":[',
+            ",".join(self.edge_link_texts).encode("utf-8", errors),
+            b']},"pairs":',
             _json_bytes(self.pairs, errors),
             b',"official":',
             _json_bytes(official, errors),
@@ -473,7 +484,7 @@ def _add_edge_columns(
     index.edge_label = np.array(SHOWN, dtype=object)[codes].tolist()
     index.edge_link = links
     index.edge_answers, index.edge_codes = answers, codes
-    index.edge_texts = list(map("[{},{},{},{}]".format, index.edge_claim, index.edge_source, texts, link_texts))
+    index.edge_texts, index.edge_link_texts = texts, link_texts
     index.supported_edges.update(np.flatnonzero(codes == _SUPPORTED).tolist())
     index.edges_of_answer.update(_grouped(answers))
     index.edges_of_claim.update(_grouped(claims))
