@@ -109,8 +109,9 @@ def add_reviewer(db: Path, name: str, role: str = "reviewer") -> None:
 def blob_edge_rows(edges: dict[str, Any]) -> list[list[Any]]:
     """The report blob's edges as rows, as the page's script makes them from the columns: claim row, source row,
     shown label, passage, period, reasoning, review, link."""
-    texts = edges["t"]
+    texts, labels, states = edges["t"], edges["K"], edges["R"]
+    columns = zip(edges["c"], edges["s"], edges["k"], edges["r"], edges["v"], edges["l"], strict=True)
     return [
-        [c, s, *texts[5 * i : 5 * i + 5], link]
-        for i, (c, s, link) in enumerate(zip(edges["c"], edges["s"], edges["l"], strict=True))
+        [claim, source, labels[label], *texts[3 * i : 3 * i + 3], states[state] + reviewer, link]
+        for i, (claim, source, label, state, reviewer, link) in enumerate(columns)
     ]

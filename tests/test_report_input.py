@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -19,7 +20,14 @@ from citeaudit.report.evidence import EvidenceIndex, build_index, edge_rows
 from citeaudit.store import Store
 from citeaudit.store.pipeline import BackgroundRead
 from citeaudit.store.reading import read_audit
-from citeaudit.store.report_input import ReportRows, read_edge_reads, read_judged_texts, read_report_input
+from citeaudit.store.report_input import (
+    SHOWN,
+    STATES,
+    ReportRows,
+    read_edge_reads,
+    read_judged_texts,
+    read_report_input,
+)
 from citeaudit.store.review_rules import policy_reviews_required
 
 LABELS = ("supported", "partial", "conflicting", "irrelevant", "unknown")
@@ -79,11 +87,14 @@ def _document(histories: list[list[tuple[str, str, str, str, int]]], prefix: str
 
 
 def _rows(read: ReportRows) -> list[tuple[str, ...]]:
-    """Each edge read as (claim id, source key, shown label, passage, period, reasoning, review), its text parsed."""
-    return [
-        (read.claim_ids[claim], read.source_keys[source], *json.loads(f"[{text}]"))
-        for claim, source, text in zip(read.claim_pks.tolist(), read.source_pks.tolist(), read.texts, strict=True)
-    ]
+    """Each edge read as (claim id, source key, shown label, passage, period, reasoning, review), its texts parsed."""
+    rows = []
+    for i, (claim_pk, source_pk) in enumerate(zip(read.claim_pks.tolist(), read.source_pks.tolist(), strict=True)):
+        shown, state = SHOWN[int(read.codes[i])], STATES[int(read.states[i])]
+        texts = json.loads(f"[{read.texts[i]}]")
+        review = state + json.loads(read.reviewers[i])
+        rows.append((read.claim_ids[claim_pk], read.source_keys[source_pk], shown, *texts, review))
+    return rows
 
 
 def _database(path: Path, doc: dict[str, Any], policy: str) -> None:
@@ -245,9 +256,14 @@ def _dumped(index: EvidenceIndex) -> str:
         "claims": index.claims,
         "sources": index.sources,
         "edges": {
+            "K": SHOWN,
+            "R": STATES,
             "c": index.edge_claim,
             "s": index.edge_source,
+            "k": [] if index.edge_codes is None else index.edge_codes.tolist(),
+            "r": [] if index.edge_states is None else index.edge_states.tolist(),
             "t": [value for text in index.edge_texts for value in json.loads(f"[{text}]")],
+            "v": [json.loads(text) for text in index.edge_reviewers],
             "l": [json.loads(text) for text in index.edge_link_texts],
         },
         "pairs": index.pairs,
@@ -260,16 +276,20 @@ def _dumped(index: EvidenceIndex) -> str:
 @settings(max_examples=200, deadline=None)
 @given(
     st.lists(st.text(), max_size=5),
-    st.lists(st.one_of(st.none(), st.booleans(), st.integers()), min_size=5, max_size=5),
+    st.lists(st.one_of(st.none(), st.booleans(), st.integers()), min_size=3, max_size=3),
 )
 def test_the_blob_is_the_text_the_standard_library_writes(texts: list[str], values: list[Any]) -> None:
-    edge = json.dumps(values, ensure_ascii=False, separators=(",", ":"))[1:-1]  # five values, as a row holds them
+    edge = json.dumps(values, ensure_ascii=False, separators=(",", ":"))[1:-1]  # three values, as a row holds them
+    reviewer = json.dumps(" · " + (texts[0] if texts else "x </script>"), ensure_ascii=False)
     index = EvidenceIndex(
         claims=[[text, n, None] for n, text in enumerate(texts)],
         edge_texts=[edge, edge],
+        edge_reviewers=['""', reviewer],
         edge_claim=[0, 1],
         edge_source=[1, 0],
-        edge_link_texts=['""', json.dumps(texts[0] if texts else "x </script>", ensure_ascii=False)],
+        edge_codes=np.array([0, 6]),
+        edge_states=np.array([1, 0]),
+        edge_link_texts=['""', json.dumps(texts[-1] if texts else "x", ensure_ascii=False)],
     )
     index.add("k", "title </script>", "e", [3, 1, 3], [2])
     assert index.to_json() == _dumped(index)

@@ -26,7 +26,7 @@ from pydantic_core import PydanticSerializationError, to_json
 from citeaudit.core.identity import OfficialMatcher
 from citeaudit.core.model import Audit, Claim, Protocol, Severity, review_outcome
 from citeaudit.core.results import Metric
-from citeaudit.store.report_input import SHOWN, EdgeRow, ReportRows, edge_text, shown_label
+from citeaudit.store.report_input import SHOWN, STATES, EdgeRow, ReportRows, edge_text, json_text, shown_label
 
 __all__ = [
     "EvidenceIndex",
@@ -53,9 +53,13 @@ class EvidenceIndex:
     claims: list[list[Any]] = field(default_factory=list)
     sources: list[list[Any]] = field(default_factory=list)
     edge_texts: list[str] = field(default_factory=list)
-    """Per edge row, its shown label, passage, period, reasoning and review as JSON values joined by commas (as
+    """Per edge row, the passage, period and reasoning it shows as JSON values joined by commas (as
     :attr:`ReportRows.texts <citeaudit.store.report_input.ReportRows.texts>` holds them; ``"<"`` escaped only when
     the blob is written)."""
+    edge_reviewers: list[str] = field(default_factory=list)
+    """Per edge row, its review's reviewer after the state as a JSON string (``ReportRows.reviewers``)."""
+    edge_states: npt.NDArray[np.int64] | None = None
+    """Per edge row, the code of the review state it shows (a position in ``STATES``)."""
     edge_link_texts: list[str] = field(default_factory=list)
     """Per edge row, :attr:`edge_link` as a JSON string."""
     edge_claim: list[int] = field(default_factory=list)
@@ -217,8 +221,9 @@ class EvidenceIndex:
         # the text of json.dumps(body, ensure_ascii=False, separators=(",", ":")) for the body {"answers": ...,
         # "claims": ..., "sources": ..., "edges": ..., "pairs": ..., "official": ..., "sets": ...}, each member
         # written apart. The edges are columns (no text made per edge): "c" each one's claim row, "s" its source
-        # row, "t" five values each (shown label, passage, period, reasoning, review) as they were written when
-        # read, "l" the link as its answer cited the source.
+        # row, "k" its shown label's code (a name of "K"), "r" its review state's code (a name of "R"), "t" three
+        # values each (passage, period, reasoning) and "v" the reviewer after the state, as they were written
+        # when read, "l" the link as its answer cited the source.
         official = {str(a): rows for a, rows in self.official_answers.items()}
         parts = [
             b'{"answers":',
@@ -227,12 +232,22 @@ class EvidenceIndex:
             _json_bytes(self.claims, errors),
             b',"sources":',
             _json_bytes(self.sources, errors),
-            b',"edges":{"c":',
+            b',"edges":{"K":',
+            _json_bytes(SHOWN, errors),
+            b',"R":',
+            _json_bytes(STATES, errors),
+            b',"c":',
             _json_bytes(self.edge_claim, errors),
             b',"s":',
             _json_bytes(self.edge_source, errors),
+            b',"k":',
+            _json_bytes(_listed(self.edge_codes), errors),
+            b',"r":',
+            _json_bytes(_listed(self.edge_states), errors),
             b',"t":[',
             ",".join(self.edge_texts).encode("utf-8", errors),
+            b'],"v":[',
+            ",".join(self.edge_reviewers).encode("utf-8", errors),
             b'],"l":[',
             ",".join(self.edge_link_texts).encode("utf-8", errors),
             b']},"pairs":',
@@ -318,6 +333,11 @@ def _json(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
+def _listed(codes: npt.NDArray[np.int64] | None) -> list[int]:
+    found: list[int] = [] if codes is None else codes.tolist()
+    return found
+
+
 def _json_bytes(value: Any, errors: str) -> bytes:
     """:func:`_json` of ``value`` in UTF-8 (``errors``: for a lone surrogate, which has none)."""
     try:
@@ -336,7 +356,12 @@ def _fact_severity(claim: Claim, facts: Mapping[str, Any]) -> Severity | None:
 def edge_rows(audit: Audit) -> list[EdgeRow]:
     """Each edge of the audit as the report shows it: its outcome under a single review and its latest human
     judgement (the latest of any origin when no person judged it)."""
-    rows: list[EdgeRow] = []
+    return [(*row[:6], row[6] + row[7]) for row in _edge_parts(audit)]
+
+
+def _edge_parts(audit: Audit) -> list[tuple[str, str, str, str, str, str, str, str]]:
+    """:func:`edge_rows` with the review in its two parts: the state, and the reviewer after it."""
+    rows: list[tuple[str, str, str, str, str, str, str, str]] = []
     for edge in audit.edges:
         state, label = review_outcome(edge.judgements)
         latest = next((j for j in reversed(edge.judgements) if j.origin == "human"), None)
@@ -349,7 +374,8 @@ def edge_rows(audit: Audit) -> list[EdgeRow]:
                 (latest.passage or "") if latest else "",
                 (latest.period or "") if latest else "",
                 (latest.reasoning or "") if latest else "",
-                f"{state}" + (f" · {latest.reviewer}" if latest and latest.reviewer else ""),
+                str(state),
+                f" · {latest.reviewer}" if latest and latest.reviewer else "",
             )
         )
     return rows
@@ -410,7 +436,7 @@ def build_index(
         index.claim_of[claim.id] = len(index.claims)
         index.claims.append([claim.text, index.answer_of[claim.answer_id], claim.required_fact_id])
     if rows is None:
-        _add_edge_rows(index, audit, source_row, edge_rows(audit))
+        _add_edge_rows(index, audit, source_row)
     else:
         _add_read_edges(index, audit, source_row, rows)
     edge_source = index.edge_source
@@ -425,20 +451,24 @@ def build_index(
     return index
 
 
-def _add_edge_rows(index: EvidenceIndex, audit: Audit, source_row: Mapping[str, int], edges: Iterable[EdgeRow]) -> None:
-    """The rows of the edges of the audit's claims given as :data:`EdgeRow` tuples (an edge of a claim outside the
-    audit is left out)."""
+def _add_edge_rows(index: EvidenceIndex, audit: Audit, source_row: Mapping[str, int]) -> None:
+    """The rows of the edges of the audit's claims, worked out from their judgements (an edge of a claim outside
+    the audit is left out)."""
     code_of = {name: code for code, name in enumerate(SHOWN)}
-    claims, sources, codes, texts = [], [], [], []
-    for claim_id, source_key, shown, passage, period, reasoning, review in edges:
+    state_of = {name: code for code, name in enumerate(STATES)}
+    claims, sources, codes, states, texts, reviewers = [], [], [], [], [], []
+    for claim_id, source_key, shown, passage, period, reasoning, state, reviewer in _edge_parts(audit):
         claim_row = index.claim_of.get(claim_id)
         if claim_row is None:
             continue
         claims.append(claim_row)
         sources.append(source_row[source_key])
         codes.append(code_of[shown])
-        texts.append(edge_text((shown, passage, period, reasoning, review)))
-    _add_edge_columns(index, audit, source_row, _ints(claims), _ints(sources), _ints(codes), texts)
+        states.append(state_of[state])
+        texts.append(edge_text((passage, period, reasoning)))
+        reviewers.append(json_text(reviewer))
+    found = _ints(claims), _ints(sources), _ints(codes), _ints(states)
+    _add_edge_columns(index, audit, source_row, *found, texts, reviewers)
 
 
 def _add_read_edges(index: EvidenceIndex, audit: Audit, source_row: Mapping[str, int], read: ReportRows) -> None:
@@ -446,9 +476,15 @@ def _add_read_edges(index: EvidenceIndex, audit: Audit, source_row: Mapping[str,
     is left out): positions found for the whole columns at once, the texts kept as SQLite wrote them."""
     claims = _lookup(read.claim_ids, index.claim_of)[read.claim_pks]
     keep = claims >= 0
-    texts = read.texts if keep.all() else [text for text, kept in zip(read.texts, keep.tolist(), strict=True) if kept]
+    texts, reviewers = read.texts, read.reviewers
+    if not keep.all():
+        kept = keep.tolist()
+        texts = [text for text, k in zip(texts, kept, strict=True) if k]
+        reviewers = [text for text, k in zip(reviewers, kept, strict=True) if k]
     sources = _lookup(read.source_keys, source_row)[read.source_pks[keep]]
-    _add_edge_columns(index, audit, source_row, claims[keep], sources, read.codes[keep], texts)
+    _add_edge_columns(
+        index, audit, source_row, claims[keep], sources, read.codes[keep], read.states[keep], texts, reviewers
+    )
 
 
 def _ints(values: list[int]) -> npt.NDArray[np.int64]:
@@ -472,10 +508,13 @@ def _add_edge_columns(
     claims: npt.NDArray[np.int64],
     sources: npt.NDArray[np.int64],
     codes: npt.NDArray[np.int64],
+    states: npt.NDArray[np.int64],
     texts: list[str],
+    reviewers: list[str],
 ) -> None:
-    """The edges' columns and rows of the blob, each with the link as its answer cited the source, and the edges of
-    each answer and claim (``texts``: each edge's shown label, passage, period, reasoning and review as JSON)."""
+    """The edges' columns of the blob, each with the link as its answer cited the source, and the edges of each
+    answer and claim (``texts``: each edge's passage, period and reasoning as JSON; ``reviewers``: its reviewer
+    after the state, a JSON string)."""
     claim_answer = _ints([claim[1] for claim in index.claims])
     answers = claim_answer[claims]
     links, link_texts = _links(index, audit, source_row, answers, sources)
@@ -484,7 +523,12 @@ def _add_edge_columns(
     index.edge_label = np.array(SHOWN, dtype=object)[codes].tolist()
     index.edge_link = links
     index.edge_answers, index.edge_codes = answers, codes
-    index.edge_texts, index.edge_link_texts = texts, link_texts
+    index.edge_states, index.edge_texts, index.edge_reviewers, index.edge_link_texts = (
+        states,
+        texts,
+        reviewers,
+        link_texts,
+    )
     index.supported_edges.update(np.flatnonzero(codes == _SUPPORTED).tolist())
     index.edges_of_answer.update(_grouped(answers))
     index.edges_of_claim.update(_grouped(claims))

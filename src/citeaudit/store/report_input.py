@@ -28,11 +28,13 @@ from citeaudit.store.sqlite import Store
 
 __all__ = [
     "SHOWN",
+    "STATES",
     "EdgeReads",
     "EdgeRow",
     "JudgedTexts",
     "ReportRows",
     "edge_text",
+    "json_text",
     "read_edge_reads",
     "read_judged_texts",
     "read_report_input",
@@ -57,9 +59,14 @@ class ReportRows:
     """Per edge, its source's key (see :attr:`source_keys`)."""
     codes: npt.NDArray[np.int64]
     """Per edge, the code of its shown label (:data:`SHOWN`)."""
+    states: npt.NDArray[np.int64]
+    """Per edge, the code of the review state shown with it (:data:`STATES`)."""
     texts: list[str]
-    """Per edge, its shown label, passage, period, reasoning and review as JSON values joined by commas (the middle
-    of the report's evidence row, ``"<"`` not yet escaped)."""
+    """Per edge, the passage, period and reasoning of the judgement it shows, as three JSON values joined by commas
+    (``"<"`` not yet escaped)."""
+    reviewers: list[str]
+    """Per edge, the reviewer of the judgement it shows as its review reads after the state (``" · name"``, or
+    ``""``), as a JSON string."""
     claim_ids: dict[int, str]
     """Claim id of each claim key."""
     source_keys: dict[int, str]
@@ -74,9 +81,10 @@ _CURRENT_CLAIMS = (
     f"WHERE r.protocol_pk = ? AND {CURRENT_CLAIM}"
 )
 
-_STATES = tuple(str(state) for state in ReviewState)
-_STATE_CODE = "CASE e.review_state " + " ".join(f"WHEN '{s}' THEN {i}" for i, s in enumerate(_STATES)) + " END"
-"""The review state the store keeps with an edge, as its position in :data:`_STATES`."""
+STATES: tuple[str, ...] = tuple(str(state) for state in ReviewState)
+"""The review state of each state code."""
+_STATE_CODE = "CASE e.review_state " + " ".join(f"WHEN '{s}' THEN {i}" for i, s in enumerate(STATES)) + " END"
+"""The review state the store keeps with an edge, as its position in :data:`STATES`."""
 
 _SHOWN_CODE = (
     f"CASE WHEN e.final_code < {PENDING_CODE} THEN e.final_code "
@@ -90,14 +98,14 @@ _EDGE_COLUMNS = ("e.claim_pk", "e.source_pk", _SHOWN_CODE, _STATE_CODE)
 
 _JUDGED = (
     "SELECT group_concat(j.pk), group_concat(j.edge_pk), group_concat(ltrim(rtrim(json_array(coalesce(j.passage, "
-    "''), coalesce(j.period, ''), coalesce(j.reasoning, '')), ']'), '[') || ',\"' || char(31) || "
-    "substr(json_quote(CASE WHEN j.reviewer <> '' THEN ' · ' || j.reviewer ELSE '' END), 2), char(31)) "
+    "''), coalesce(j.period, ''), coalesce(j.reasoning, '')), ']'), '[') || char(31) || "
+    "json_quote(CASE WHEN j.reviewer <> '' THEN ' · ' || j.reviewer ELSE '' END), char(31)) "
     "FROM judgements j WHERE (j.origin = 'human') = ? {}"
 )
 """The judgements by people (or by others) in three texts: their keys, their edges' keys, and each one's part of
-its edge's text in two pieces around the edge's review state (its passage, period and reasoning as JSON to the
-review's opening quote; its reviewer after the state to the closing quote), the pieces joined by the unit
-separator, a character JSON always escapes (so never inside a piece). No row of Python values per judgement."""
+its edge's columns in two pieces (its passage, period and reasoning as three JSON values; its reviewer as its
+review reads after the state, a JSON string), the pieces joined by the unit separator, a character JSON always
+escapes (so never inside a piece). No row of Python values per judgement."""
 
 _SHOWN_OF_JUDGEMENT = (
     "SELECT j.edge_pk, coalesce(j.passage, ''), coalesce(j.period, ''), coalesce(j.reasoning, ''), "
@@ -113,10 +121,15 @@ def shown_label(state: ReviewState, label: Label | None) -> str:
     return "disputed" if state is ReviewState.DISPUTED else "pending"
 
 
-def edge_text(values: tuple[str, str, str, str, str]) -> str:
-    """(shown label, passage, period, reasoning, review) as :attr:`ReportRows.texts` holds them: JSON values
-    joined by commas, as ``json.dumps`` writes them without ASCII escapes."""
+def edge_text(values: tuple[str, str, str]) -> str:
+    """(passage, period, reasoning) as :attr:`ReportRows.texts` holds them: JSON values joined by commas, as
+    ``json.dumps`` writes them without ASCII escapes."""
     return json.dumps(values, ensure_ascii=False, separators=(",", ":"))[1:-1]
+
+
+def json_text(value: str) -> str:
+    """``value`` as a JSON string, as :attr:`ReportRows.reviewers` holds it."""
+    return json.dumps(value, ensure_ascii=False)
 
 
 JudgedTexts = list[tuple[str | None, str | None, str | None]]
@@ -170,10 +183,10 @@ def read_report_input(
     read = read_edge_reads(db, protocol_pk) if edges is None else edges.result()
     pks, claim_pks, source_pks, codes, states = read.columns
     if read.judged is not None:
-        texts = _texts(read.judged, pks, codes, states)
+        texts, reviewers = _texts(read.judged, pks)
     else:
-        codes, texts = _texts_of_outcomes(db, protocol_pk, pks, states)
-    return audit, ReportRows(claim_pks, source_pks, codes, texts, claim_ids, source_keys, official)
+        codes, states, texts, reviewers = _texts_of_outcomes(db, protocol_pk, pks)
+    return audit, ReportRows(claim_pks, source_pks, codes, states, texts, reviewers, claim_ids, source_keys, official)
 
 
 def _edge_columns(db: sqlite3.Connection, protocol_pk: int) -> list[npt.NDArray[np.int64]]:
@@ -198,15 +211,11 @@ def read_judged_texts(db: sqlite3.Connection, protocol_pk: int) -> JudgedTexts:
     ]
 
 
-def _texts(
-    judged: JudgedTexts,
-    pks: npt.NDArray[np.int64],
-    codes: npt.NDArray[np.int64],
-    states: npt.NDArray[np.int64],
-) -> list[str]:
-    """Per edge, its evidence row text: its label, its latest human judgement's (else its latest's) part as
-    SQLite wrote it (``judged``: :func:`read_judged_texts`), and its review state."""
-    heads, tails = ['"","","","'], ['"']  # an edge nobody judged: nothing shown, no reviewer
+def _texts(judged: JudgedTexts, pks: npt.NDArray[np.int64]) -> tuple[list[str], list[str]]:
+    """Per edge, the two pieces of its latest human judgement (else its latest) as SQLite wrote them (``judged``:
+    :func:`read_judged_texts`): its passage, period and reasoning, and its reviewer. Picked by numpy, no text is
+    made per edge."""
+    heads, tails = ['"","",""'], ['""']  # an edge nobody judged: nothing shown, no reviewer
     chosen = np.zeros(int(pks.max(initial=0)) + 1, dtype=np.int64)
     for keys, edges, pieces in judged:  # the people's judgements last: they win
         if not keys or not edges or not pieces:
@@ -220,33 +229,28 @@ def _texts(
         heads.extend(split[0::2])
         tails.extend(split[1::2])
     at = chosen[pks]
-    return list(
-        map(
-            '"{}",{}{}{}'.format,  # the label and state names hold no character JSON escapes: written as they are
-            np.array(SHOWN, dtype=object)[codes].tolist(),
-            np.array(heads, dtype=object)[at].tolist(),
-            np.array(_STATES, dtype=object)[states].tolist(),
-            np.array(tails, dtype=object)[at].tolist(),
-        )
-    )
+    texts: list[str] = np.array(heads, dtype=object)[at].tolist()
+    reviewers: list[str] = np.array(tails, dtype=object)[at].tolist()
+    return texts, reviewers
 
 
 def _texts_of_outcomes(
-    db: sqlite3.Connection, protocol_pk: int, pks: npt.NDArray[np.int64], states: npt.NDArray[np.int64]
-) -> tuple[npt.NDArray[np.int64], list[str]]:
-    """The codes and texts of the edges under a single review when the store keeps another policy's outcome: each
-    worked out from the edge's judgements."""
+    db: sqlite3.Connection, protocol_pk: int, pks: npt.NDArray[np.int64]
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], list[str], list[str]]:
+    """The codes, states, texts and reviewers of the edges under a single review when the store keeps another
+    policy's outcome: each worked out from the edge's judgements."""
     outcomes = _single_review_outcomes(db, protocol_pk)
     shown_of = _judgements_shown(db, protocol_pk)
     nobody = (0, "", "", "", "")
-    codes, texts = [], []
+    codes, states, texts, reviewers = [], [], [], []
     for pk in pks.tolist():
         state, label = outcomes.get(pk, (ReviewState.PENDING, None))
-        shown = shown_label(state, label)
         _, passage, period, reasoning, reviewer = shown_of.get(pk, nobody)
-        codes.append(SHOWN.index(shown))
-        texts.append(edge_text((shown, passage, period, reasoning, str(state) + reviewer)))
-    return np.array(codes, dtype=np.int64), texts
+        codes.append(SHOWN.index(shown_label(state, label)))
+        states.append(STATES.index(str(state)))
+        texts.append(edge_text((passage, period, reasoning)))
+        reviewers.append(json_text(reviewer))
+    return np.array(codes, dtype=np.int64), np.array(states, dtype=np.int64), texts, reviewers
 
 
 def _judgements_shown(db: sqlite3.Connection, protocol_pk: int) -> dict[int, tuple[int, str, str, str, str]]:
