@@ -262,8 +262,9 @@ class EvidenceIndex:
         return [part.replace(b"<", b"\\u003c") if b"<" in part else part for part in parts]
 
 
-_PACKED_BY_NUMPY = 64
-"""Rows from which :func:`pack_rows` packs with numpy (below, a loop costs less than numpy's calls)."""
+_PACKED_BY_NUMPY = 200
+"""Rows from which :func:`pack_rows` packs with numpy (below, a loop costs less than numpy's calls: 200 rows took
+about 17 µs either way, 2 000 rows 28 µs by numpy and 129 µs by the loop)."""
 
 
 def pack_rows(rows: Sequence[int] | npt.NDArray[np.int64]) -> list[int]:
@@ -272,7 +273,7 @@ def pack_rows(rows: Sequence[int] | npt.NDArray[np.int64]) -> list[int]:
     before as the single number -k. ``[0, 1, …, 99 999]`` is ``[-100000]``; ``[3, 5, 6, 7, 10]`` is
     ``[3, 1, -2, 2]``. A set of every edge, or of the edges of a few answers (whose rows follow one another), takes
     a few numbers; scattered rows take one or two digits each. :func:`unpack_rows` (and the page's script) undo it."""
-    if len(rows) < _PACKED_BY_NUMPY:
+    if len(rows) < _PACKED_BY_NUMPY or not len(rows):
         if isinstance(rows, np.ndarray):
             rows = rows.tolist()
         packed: list[int] = []
@@ -290,12 +291,15 @@ def pack_rows(rows: Sequence[int] | npt.NDArray[np.int64]) -> list[int]:
             packed.append(0 if run == 1 else -run)
         return packed
     values = np.asarray(rows, dtype=np.int64)
-    gaps = np.diff(values, prepend=-1) - 1
+    gaps = np.empty_like(values)
+    gaps[0] = values[0]  # from -1
+    np.subtract(values[1:], values[:-1] + 1, out=gaps[1:])
     step = gaps == 0  # one after the one before: part of a run
-    starts = np.flatnonzero(step & ~np.r_[False, step[:-1]])
-    ends = np.flatnonzero(step & ~np.r_[step[1:], False]) + 1
-    lengths = ends - starts
-    tokens = gaps.copy()
+    before, after = np.zeros_like(step), np.zeros_like(step)
+    before[1:], after[:-1] = step[:-1], step[1:]
+    starts = np.flatnonzero(step & ~before)
+    lengths = np.flatnonzero(step & ~after) + 1 - starts
+    tokens = gaps
     tokens[starts] = np.where(lengths == 1, 0, -lengths)
     keep = ~step
     keep[starts] = True
