@@ -15,6 +15,8 @@ from typing import Any
 
 import jinja2
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import Result
 
 from test_report_input import _database, _document, _history
@@ -244,3 +246,37 @@ print(done, value)
     ran = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout.split("\n")[:2] == ["gone", "True 42"]
+
+
+_CELL_AS_THE_TEMPLATE_WROTE_IT = (
+    '{% for title, url, label in sources %}{% if url.startswith("http://") or url.startswith("https://") %}'
+    '<a href="{{ url }}" rel="noreferrer">{{ title or url }}</a>{% else %}{{ title or url }}{% endif %} '
+    '<span class="label-{{ label }}">({{ label }})</span><br>{% endfor %}'
+)
+
+_ODD_TEXT = st.text(alphabet=st.sampled_from("ab<>&\"' é/:"), max_size=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            _ODD_TEXT,
+            st.one_of(_ODD_TEXT, _ODD_TEXT.map(lambda t: "https://" + t), _ODD_TEXT.map(lambda t: "http://" + t)),
+            st.sampled_from(["partial", "irrelevant", "unknown", "x<y"]),
+        ),
+        max_size=4,
+    )
+)
+def test_the_sources_cell_is_the_one_the_template_wrote(sources: list[tuple[str, str, str]]) -> None:
+    """An unsupported claim's sources cell, made in Python, is the text the template's loop wrote, escaping
+    included (markupsafe's entities)."""
+    import markupsafe
+
+    from citeaudit.report.html import _sources_html, escape_html
+
+    template = jinja2.Environment(autoescape=True).from_string(_CELL_AS_THE_TEMPLATE_WROTE_IT)
+    assert str(_sources_html(sources)) == template.render(sources=sources)
+    for title, url, label in sources:
+        for text in (title, url, label):
+            assert escape_html(text) == str(markupsafe.escape(text))
