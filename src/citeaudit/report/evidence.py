@@ -498,10 +498,9 @@ def _ints(values: list[int]) -> npt.NDArray[np.int64]:
 def _lookup(names: Mapping[int, str], rows: Mapping[str, int]) -> npt.NDArray[np.int64]:
     """A table from each store key of ``names`` to the row of its name in ``rows`` (-1: none)."""
     table = np.full(max(names, default=-1) + 1, -1, dtype=np.int64)
-    found = [(key, rows[name]) for key, name in names.items() if name in rows]
-    if found:
-        keys, positions = zip(*found, strict=True)
-        table[list(keys)] = positions
+    if names:
+        get = rows.get
+        table[np.fromiter(names, dtype=np.int64, count=len(names))] = [get(name, -1) for name in names.values()]
     return table
 
 
