@@ -11,14 +11,13 @@ from collections.abc import Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jinja2 import BytecodeCache, Environment, FileSystemBytecodeCache, PackageLoader, Template, select_autoescape
 from jinja2.bccache import Bucket
 from markupsafe import Markup
 
 from citeaudit.core.display import FigureState, interval_shown
-from citeaudit.core.misattribution import MisattributionReport
 from citeaudit.core.model import Audit, Label, Protocol
 from citeaudit.core.results import Metric, ScopeScore, ScoreResult
 from citeaudit.report.charts import METRIC_NAMES, Bar, bar_chart
@@ -27,6 +26,9 @@ from citeaudit.report.names import EngineNames, question_names
 from citeaudit.report.tables import diagnostics, scope_fraction
 from citeaudit.report.trend import Trend
 from citeaudit.store.report_input import ReportRows
+
+if TYPE_CHECKING:  # for the annotation only: the scores bring it
+    from citeaudit.core.misattribution import MisattributionReport
 
 __all__ = ["ReportInput", "render_report", "report_index"]
 
