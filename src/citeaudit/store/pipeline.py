@@ -1,4 +1,4 @@
-"""Writing an import's chunks on a second thread while the next chunk is read.
+"""Work on a second thread: writing an import's chunks while the next chunk is read, and reads ahead.
 
 Python's ``sqlite3`` lets other threads run while SQLite executes a statement, so SQLite's own work on one chunk
 (inserting rows, updating indexes) can go on while the caller's thread reads, checks and assembles the next one.
@@ -6,6 +6,9 @@ Python's ``sqlite3`` lets other threads run while SQLite executes a statement, s
 writes through is used by that thread alone until :meth:`ChunkWriter.finish` (or the end of the ``with`` block)
 has waited for it. The caller's transaction is untouched: an error on either side stops the writer, and the
 caller, who holds the transaction, rolls it back.
+
+:class:`BackgroundRead` runs one read on a connection and thread of its own (the report's edges and reviewers
+while its scores are made), and :func:`second_core_idle` says whether a second core is free for any of these.
 """
 
 from __future__ import annotations
