@@ -20,9 +20,9 @@ import numpy as np
 import numpy.typing as npt
 
 from citeaudit.core.convention_sql import partition_value
-from citeaudit.core.model import Label, Protocol, ReviewState, Severity
+from citeaudit.core.model import Label, Protocol, Severity
 from citeaudit.core.protocol import fingerprint, protocol_to_mapping
-from citeaudit.store.reading import CURRENT_CLAIM, official_mask
+from citeaudit.store.reading import CURRENT_CLAIM, STATE_CODE, STATES, official_mask
 
 __all__ = ["Coded", "TableBatch", "engine_table_batches"]
 
@@ -65,8 +65,6 @@ class Coded:
 
 _LABELS = tuple(str(label) for label in Label)
 """Final label by the ledger's edge code (5 pending and 6 disputed have none)."""
-_STATES = tuple(str(state) for state in ReviewState)
-_STATE_CODE = "CASE e.review_state " + " ".join(f"WHEN '{s}' THEN {i}" for i, s in enumerate(_STATES)) + " END"
 
 _IN_PROTOCOL = "SELECT a.pk FROM answers a JOIN runs r ON r.pk = a.run_pk WHERE r.protocol_pk = ?"
 
@@ -83,7 +81,7 @@ _QUERIES: Mapping[str, str] = {
         f"WHERE c.answer_pk IN ({_IN_PROTOCOL}) AND {CURRENT_CLAIM} ORDER BY c.pk"
     ),
     "edges": (
-        f"SELECT e.claim_pk, e.source_pk, e.final_code, {_STATE_CODE}, c.answer_pk "
+        f"SELECT e.claim_pk, e.source_pk, e.final_code, {STATE_CODE}, c.answer_pk "
         f"FROM edges e JOIN claims c ON c.pk = e.claim_pk WHERE {CURRENT_CLAIM}"
     ),
     "edge_locations": (
@@ -100,7 +98,7 @@ _INTEGER_TABLES = {"edges", "edge_locations", "citations"}
 
 
 def _edge_columns(rows: npt.NDArray[np.int64]) -> tuple[Any, ...]:
-    return rows[:, 0], rows[:, 1], Coded(rows[:, 2], _LABELS), Coded(rows[:, 3], _STATES)
+    return rows[:, 0], rows[:, 1], Coded(rows[:, 2], _LABELS), Coded(rows[:, 3], STATES)
 
 
 _SHAPE: Mapping[str, Callable[[npt.NDArray[np.int64]], tuple[Any, ...]]] = {

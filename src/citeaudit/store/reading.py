@@ -27,6 +27,7 @@ from citeaudit.core.model import (
     Location,
     Protocol,
     RetrievalStatus,
+    ReviewState,
     Run,
     RunKind,
     Segmentation,
@@ -40,6 +41,8 @@ from citeaudit.store.judgements import JUDGEMENT_COLUMNS, judgement_from_row
 
 __all__ = [
     "CURRENT_CLAIM",
+    "STATES",
+    "STATE_CODE",
     "answers_in_scope",
     "index_of",
     "int_columns",
@@ -52,6 +55,11 @@ __all__ = [
 
 CURRENT_CLAIM = "c.current = 1"
 """SQL condition on a claim row ``c``: it belongs to its answer's newest claim set (or the answer has none)."""
+
+STATES: tuple[str, ...] = tuple(str(state) for state in ReviewState)
+"""The review state of each state code."""
+STATE_CODE = "CASE e.review_state " + " ".join(f"WHEN '{s}' THEN {i}" for i, s in enumerate(STATES)) + " END"
+"""SQL: the review state the store keeps with an edge row ``e``, as its position in :data:`STATES`."""
 
 
 # Each stored value's member, looked up without a call of the enumeration a row (a value outside them is still

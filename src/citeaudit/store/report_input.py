@@ -22,7 +22,7 @@ from citeaudit.core.scope import Scope
 from citeaudit.core.scoring import DISPUTED_CODE, LABELS, PENDING_CODE
 from citeaudit.store.judgements import JUDGEMENT_COLUMNS, judgement_from_row
 from citeaudit.store.pipeline import BackgroundRead
-from citeaudit.store.reading import CURRENT_CLAIM, int_columns, official_mask, read_audit
+from citeaudit.store.reading import CURRENT_CLAIM, STATE_CODE, STATES, int_columns, official_mask, read_audit
 from citeaudit.store.review_rules import policy_reviews_required
 from citeaudit.store.sqlite import Store
 
@@ -81,10 +81,6 @@ _CURRENT_CLAIMS = (
     f"WHERE r.protocol_pk = ? AND {CURRENT_CLAIM}"
 )
 
-STATES: tuple[str, ...] = tuple(str(state) for state in ReviewState)
-"""The review state of each state code."""
-_STATE_CODE = "CASE e.review_state " + " ".join(f"WHEN '{s}' THEN {i}" for i, s in enumerate(STATES)) + " END"
-"""The review state the store keeps with an edge, as its position in :data:`STATES`."""
 
 _SHOWN_CODE = (
     f"CASE WHEN e.final_code < {PENDING_CODE} THEN e.final_code "
@@ -93,7 +89,7 @@ _SHOWN_CODE = (
 """An edge's shown label under a single review, as its position in :data:`SHOWN`: its final label, else its
 review state (``disputed`` or ``pending``)."""
 
-_EDGE_COLUMNS = ("e.claim_pk", "e.source_pk", _SHOWN_CODE, _STATE_CODE)
+_EDGE_COLUMNS = ("e.claim_pk", "e.source_pk", _SHOWN_CODE, STATE_CODE)
 """Each edge of the protocol's current claims as integers (read as columns: no row of Python values each)."""
 
 _JUDGED = (
