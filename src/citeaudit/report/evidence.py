@@ -330,11 +330,7 @@ def _json_string(text: str) -> str:
 
 def _json(value: Any) -> str:
     """``value`` as ``json.dumps(value, ensure_ascii=False, separators=(",", ":"))`` writes it."""
-    try:
-        # the same text, written in Rust: the blob holds only strings, integers, booleans and nulls, escaped alike
-        return to_json(value).decode("utf-8")
-    except PydanticSerializationError:  # a lone surrogate (no UTF-8), which json writes as it is
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return _json_bytes(value, "surrogatepass").decode("utf-8", "surrogatepass")
 
 
 def _listed(codes: npt.NDArray[np.int64] | None) -> list[int]:
@@ -345,9 +341,10 @@ def _listed(codes: npt.NDArray[np.int64] | None) -> list[int]:
 def _json_bytes(value: Any, errors: str) -> bytes:
     """:func:`_json` of ``value`` in UTF-8 (``errors``: for a lone surrogate, which has none)."""
     try:
+        # the same text, written in Rust: the blob holds only strings, integers, booleans and nulls, escaped alike
         return to_json(value)
-    except PydanticSerializationError:
-        return _json(value).encode("utf-8", errors)
+    except PydanticSerializationError:  # a lone surrogate (no UTF-8), which json writes as it is
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8", errors)
 
 
 def _fact_severity(claim: Claim, facts: Mapping[str, Any]) -> Severity | None:
