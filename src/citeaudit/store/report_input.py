@@ -1,6 +1,6 @@
 """What the HTML report reads from a database: the audit without its edges, and each edge as integer columns
-(its claim, its source, the code of its shown label) with the text of its row of the report's evidence (its shown
-label, the latest judgement's passage, period and reasoning, its review state with the reviewer).
+(its claim, its source, the codes of its shown label and review state) with the two texts of the judgement it
+shows (its passage, period and reasoning; its reviewer).
 
 Building every edge with its locations and whole judgement history as model objects costs more than the rest of
 the report together at 100 000 edges; the report shows only each edge's outcome and one judgement. SQLite writes
