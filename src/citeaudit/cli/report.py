@@ -148,8 +148,9 @@ def report(
                 index=index,
             )
         )
-    write_atomically(out, html)
-    console.print(f"wrote {out} ({sum(map(len, html)) // 1024} KiB, self-contained)", soft_wrap=True)
+        # still without the collector: a walk of all the report holds, as it starts again, would be wasted here
+        write_atomically(out, html)
+        console.print(f"wrote {out} ({sum(map(len, html)) // 1024} KiB, self-contained)", soft_wrap=True)
 
 
 @dataclass(frozen=True, slots=True)
