@@ -13,9 +13,9 @@ Baselines in the same run, per kind: parsing the same JSON Lines with the standa
 line), the floor any reader pays; and two SQLite floors: the rows citeaudit wrote (sources and their tie to the
 protocol, answers, citations, claims, edges, edge locations) inserted again, nothing else, into a new database whose
 tables have no index, key or constraint (the bare-table floor: what any writer of those rows pays on this machine),
-and into citeaudit's own schema (keys, checks and the indexes the queue and the scores read, the secondary ones
-built after the rows, with the connection settings the importer uses for a new database: the floor of any writer of
-this schema). Both are written 64 rows to an INSERT statement (``citeaudit.store.bulk.insert_rows``, as the importer
+and into citeaudit's own schema (keys, checks and the indexes the queue and the scores read, all of them, the unique
+ones too, built after the rows as the importer builds them into empty tables, with the connection settings the
+importer uses for a new database: the floor of any writer of this schema). Both are written 64 rows to an INSERT statement (``citeaudit.store.bulk.insert_rows``, as the importer
 writes them). Every import runs both ways, in turn, in the same run; the figure held against the targets is the way
 the command took at most of them (it decides by the payload's size and the load average as each import starts). Also
 timed: reading, checking and assembling alone into the rows the import writes (no database), which with the schema's
@@ -208,8 +208,8 @@ def sqlite_floors(db: Path, folder: Path, attempt: int | str) -> tuple[float, fl
     schema = connect(schema_db, bulk=True, new=True)  # the store's own settings for a new database
     try:
         _insert(schema, _rows(db, PREREQUISITES))
-        # as the importer does into empty tables: their secondary indexes are built once, after the rows
-        deferred = drop_secondary_indexes(schema)
+        # as the importer does into empty tables: their indexes, the unique ones too, are built once, after the rows
+        deferred = drop_secondary_indexes(schema, unique=True)
         start = time.perf_counter()
         _insert(schema, tables, after=tuple(deferred))
         schema_seconds = time.perf_counter() - start

@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 from citeaudit import Store
 from citeaudit.core.errors import DuplicateId, InputError
 from citeaudit.ingest import Attachment, ingest_files, plan_imports
-from citeaudit.interchange import load_protocol
+from citeaudit.interchange import load_audit, load_protocol
+from citeaudit.store.chunk_rows import rows_of
 from citeaudit.store.writers import new_database
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
@@ -279,6 +280,29 @@ def test_a_clash_found_by_the_writer_is_raised_and_nothing_of_the_import_is_kept
         assert contents(tmp_path / name) == before
     assert messages[0] == messages[1]
     assert "already in the database" in messages[0]
+
+
+def test_an_id_written_twice_into_empty_tables_is_found_when_its_index_is_made(
+    tmp_path: Path, four_claim_path: Path
+) -> None:
+    """Into empty tables the import drops their unique indexes too and looks no id up (nothing was stored before
+    it): an id its own chunks write twice, which a reader refuses first, is found when the index is made again, as
+    the one-line error naming it, and nothing of the import is kept."""
+    audit = load_audit(four_claim_path)
+    db = tmp_path / "ledger.db"
+    with Store(db):
+        pass
+    before = contents(db)
+    first = audit.answers[0].id  # the answers' unique index is made first (unique ones first, by table name)
+    with ThreadedStore(db) as store, pytest.raises(DuplicateId) as caught:
+        store.import_chunks([rows_of(audit), rows_of(audit)], b"the same audit twice", "twice.json")
+    assert str(caught.value) == f"twice.json: answers: answer id {first!r} is written twice by this import"
+    assert contents(db) == before  # the indexes too: made again by the rollback
+    with ThreadedStore(db) as store:  # the same chunk once is written, the indexes made from its rows
+        store.import_chunks([rows_of(audit)], b"the audit once", "once.json")
+    with sqlite3.connect(db) as connection:
+        names = {name for (name,) in connection.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+    assert {"answers_id", "claims_id", "sources_key", "citations_answer_ordinal", "edges_claim_source"} <= names
 
 
 # -- the sentence splitter's shortcuts decide as its rules do -------------------------------------------------

@@ -147,3 +147,30 @@ def test_a_ledger_of_the_first_schema_reaches_the_newest_with_its_rows(
         indexes = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
         assert {"answers_run", "judgements_edge", "judgements_assisted", "citations_source"} <= indexes
         assert db.execute("SELECT set_pk FROM current_claim_sets").fetchall() == []  # the view is there again
+        # the ids, keys and pairs that were unique in the tables' definitions are unique in named indexes now
+        unique = {
+            table: columns
+            for table, (index, columns) in rebuild.UNIQUE_KEYS.items()
+            if db.execute(
+                f"SELECT 1 FROM pragma_index_list('{table}') WHERE name = ? AND [unique]", (index,)
+            ).fetchone()
+        }
+        assert unique == {
+            "answers": "id",
+            "claims": "id",
+            "sources": "key",
+            "citations": "answer_pk, ordinal",
+            "edges": "claim_pk, source_pk",
+        }
+        tables = ", ".join(f"'{table}'" for table in rebuild.UNIQUE_KEYS)
+        automatic = f"SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NULL AND tbl_name IN ({tables})"
+        assert db.execute(automatic).fetchall() == []  # no constraint's own index is left beside them
+        for statement, clash in (
+            ("INSERT INTO answers (id, run_pk, question_pk, text, import_pk) VALUES ('a1', 1, 1, '', 1)", "answers.id"),
+            ("INSERT INTO claims (id, answer_pk, text) VALUES ('c1', 1, '')", "claims.id"),
+            ("INSERT INTO sources (key, status) VALUES ('x.example/a', 'pending')", "sources.key"),
+            ("INSERT INTO citations (answer_pk, ordinal, kind) VALUES (1, 0, 'dangling')", "citations.answer_pk"),
+            ("INSERT INTO edges VALUES (2, 1, 1, 'pending', 5, 1)", "edges.claim_pk"),
+        ):
+            with pytest.raises(sqlite3.IntegrityError, match=f"UNIQUE constraint failed: {clash}"):
+                db.execute(statement)

@@ -1,5 +1,5 @@
-"""Writing rows in bulk: several rows to an ``INSERT`` statement (:func:`insert_rows`), and the secondary indexes
-dropped while a table is filled and made again once from all its rows (:func:`drop_secondary_indexes`)."""
+"""Writing rows in bulk: several rows to an ``INSERT`` statement (:func:`insert_rows`), and the indexes dropped
+while a table is filled and made again once from all its rows (:func:`drop_secondary_indexes`)."""
 
 from __future__ import annotations
 
@@ -34,21 +34,26 @@ def insert_rows(db: sqlite3.Connection, sql: str, rows: Iterable[Sequence[object
         db.executemany(sql, batch)
 
 
-IMPORT_TABLES = ("answers", "citations", "claims", "edges", "edge_locations")
-"""The tables that receive an import's rows in bulk (several rows for every answer)."""
+IMPORT_TABLES = ("answers", "citations", "claims", "edges", "edge_locations", "sources")
+"""The tables that receive an import's rows in bulk (several rows for every answer, a source for a few)."""
 
 
-def drop_secondary_indexes(db: sqlite3.Connection, tables: Iterable[str] = IMPORT_TABLES) -> list[str]:
-    """Drop the indexes of ``tables`` that only speed up reads (neither primary keys nor unique constraints,
-    which still refuse a clash row by row); the statements that make them again, in a stable order."""
+def drop_secondary_indexes(
+    db: sqlite3.Connection, tables: Iterable[str] = IMPORT_TABLES, *, unique: bool = False
+) -> list[str]:
+    """Drop the indexes of ``tables`` other than their primary keys: those that only speed up reads, and with
+    ``unique`` the unique ones too (without it they stay and refuse a clash row by row; a caller that drops them
+    sees to it that a clash is found when they are made again). The statements that make them again, the unique
+    ones first, in a stable order."""
     wanted = list(tables)
     indexes = db.execute(
-        "SELECT m.name, m.sql FROM sqlite_master AS m "
+        "SELECT m.name, m.sql, EXISTS (SELECT 1 FROM pragma_index_list(m.tbl_name) AS i "
+        "WHERE i.name = m.name AND i.[unique]) AS is_unique FROM sqlite_master AS m "
         f"WHERE m.type = 'index' AND m.sql IS NOT NULL AND m.tbl_name IN ({', '.join('?' * len(wanted))}) "
-        "AND NOT EXISTS (SELECT 1 FROM pragma_index_list(m.tbl_name) AS i WHERE i.name = m.name AND i.[unique]) "
-        "ORDER BY m.tbl_name, m.name",
+        "ORDER BY is_unique DESC, m.tbl_name, m.name",
         wanted,
     ).fetchall()
-    for name, _ in indexes:
+    dropped = [(name, sql) for name, sql, is_unique in indexes if unique or not is_unique]
+    for name, _ in dropped:
         db.execute(f'DROP INDEX "{name}"')
-    return [sql for _, sql in indexes]
+    return [sql for _, sql in dropped]

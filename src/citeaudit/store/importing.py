@@ -12,9 +12,10 @@ and SQLite's cost per statement is paid once a batch.
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from citeaudit.core.clock import utc_now
@@ -29,7 +30,7 @@ from citeaudit.store.chunk_rows import KIND_TEXT, AnswerRow, ChunkRows, Citation
 from citeaudit.store.judgements import INSERT_JUDGEMENT, judgement_row
 from citeaudit.store.review_rules import account_role, policy_reviews_required
 
-__all__ = ["SUMMED", "ImportReport", "write_rows"]
+__all__ = ["SUMMED", "ImportReport", "make_indexes", "write_rows"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,22 +185,31 @@ def write_rows(
     new_keys: set[str],
     known_keys: set[str],
     earlier_sources: dict[str, int] | None = None,
+    *,
+    fresh: Collection[str] = (),
+    imported: dict[str, int] | None = None,
 ) -> ImportReport:
     """Write the rows of one audit (or one chunk of a payload; see :func:`~citeaudit.store.chunk_rows.rows_of`)
     measured under the stored protocol ``protocol_pk``, inside the caller's transaction; ``new_keys`` gathers the
     source keys this import added and ``known_keys`` those it found stored before it. ``earlier_sources``: the row
     ids of the sources that earlier chunks of the import, measured under the same protocol, referred to (by key),
     kept from chunk to chunk: those sources are neither looked up nor tied to the protocol again, and the rows may
-    leave them out."""
+    leave them out.
+
+    ``fresh``: the tables that held no row when the import began and whose unique indexes it dropped (see
+    :func:`make_indexes`): their ids are not looked up, as nothing was stored before the import, and a clash within
+    it is found when the indexes are made. ``imported``: every source the import added, by key, kept from chunk
+    to chunk (the sources' keys are then looked up there when ``sources`` is fresh)."""
     question_pk = dict(db.execute("SELECT id, pk FROM questions WHERE protocol_pk = ?", (protocol_pk,)))
     fact_pk = dict(db.execute("SELECT id, pk FROM required_facts WHERE protocol_pk = ?", (protocol_pk,)))
     run_pk, new_runs = _write_runs(db, rows.runs, protocol_pk, origin)
     earlier = {} if earlier_sources is None else earlier_sources
-    source_pk = _write_sources(db, rows.sources, protocol_pk, new_keys, known_keys, earlier)
-    next_answer = _write_answers(db, rows.answers, import_pk, origin, run_pk, question_pk)
+    added = imported if "sources" in fresh and imported is not None else None
+    source_pk = _write_sources(db, rows.sources, protocol_pk, new_keys, known_keys, earlier, added)
+    next_answer = _write_answers(db, rows.answers, import_pk, origin, run_pk, question_pk, "answers" in fresh)
     _lock_facts(db, rows, protocol_pk, run_pk)
     kinds = _write_citations(db, rows.citations, next_answer, source_pk)
-    next_claim = _write_claims(db, rows.claims, origin, next_answer, fact_pk)
+    next_claim = _write_claims(db, rows.claims, origin, next_answer, fact_pk, "claims" in fresh)
     _write_edges(db, rows, origin, sha, next_claim, source_pk)
     _write_evidence_groups(db, rows, origin, next_claim, source_pk)
     return ImportReport(
@@ -273,12 +283,16 @@ def _write_sources(
     new_keys: set[str],
     known_keys: set[str],
     earlier: dict[str, int],
+    added: dict[str, int] | None = None,
 ) -> dict[str, int]:
     """Row ids of the audit's sources by key, new ones inserted and every one tied to the protocol. ``earlier``
     holds those of the sources that earlier chunks of the import (under the same protocol) referred to: they
-    are not looked up again; this chunk's are added to it, and it is returned."""
+    are not looked up again; this chunk's are added to it, and it is returned. ``added``: when the import began
+    without sources, every source it added (the keys are looked up there, not in the table, whose index on keys
+    is made after the rows); the new ones are added to it."""
     fresh = [source for source in sources if source[0] not in earlier]
-    source_pk = _existing(db, "sources", "key", [source[0] for source in fresh])
+    keys = [source[0] for source in fresh]
+    source_pk = _existing(db, "sources", "key", keys) if added is None else {k: added[k] for k in keys if k in added}
     # A key retired when its source resolved to another page (or merged) still finds that source.
     retired = [source[0] for source in fresh if source[0] not in source_pk]
     for chunk in range(0, len(retired), 500):
@@ -297,6 +311,8 @@ def _write_sources(
         source_rows.append((next_source, key, url, resolved_url, *rest, host, path))
         next_source += 1
     new_keys.update(str(row[1]) for row in source_rows)
+    if added is not None:
+        added.update((str(row[1]), source_pk[str(row[1])]) for row in source_rows)
     insert_rows(
         db,
         "INSERT INTO sources (pk, key, url, resolved_url, title, publisher, status, reason, fetched_at, "
@@ -317,8 +333,10 @@ def _write_answers(
     origin: str,
     run_pk: dict[str, int],
     question_pk: dict[str, int],
+    fresh: bool = False,
 ) -> int:
-    """Insert the audit's answers (a duplicate id is refused); the row id of the first (the others follow)."""
+    """Insert the audit's answers (a duplicate id is refused; ``fresh``: the table held no answer when the import
+    began, see :func:`write_rows`); the row id of the first (the others follow)."""
     # Rows are written from generators: a large import never holds a second copy of itself as row tuples.
     next_answer = _next_pk(db, "answers")
     _insert_unique(
@@ -359,6 +377,7 @@ def _write_answers(
         ),
         origin,
         "answers",
+        fresh,
     )
     return next_answer
 
@@ -402,8 +421,10 @@ def _write_claims(
     origin: str,
     next_answer: int,
     fact_pk: dict[str, int],
+    fresh: bool = False,
 ) -> int:
-    """Insert the audit's claims (a duplicate id is refused); the row id of the first (the others follow)."""
+    """Insert the audit's claims (a duplicate id is refused; ``fresh``: the table held no claim when the import
+    began, see :func:`write_rows`); the row id of the first (the others follow)."""
     next_claim = _next_pk(db, "claims")
     _insert_unique(
         db,
@@ -427,6 +448,7 @@ def _write_claims(
         ),
         origin,
         "claims",
+        fresh,
     )
     return next_claim
 
@@ -532,10 +554,35 @@ def _insert_unique(
     rows: Iterable[tuple[object, ...]],
     origin: str,
     path: str,
+    fresh: bool = False,
 ) -> None:
-    """Insert rows whose database-wide ids are ``ids`` (in row order); an id already stored is a DuplicateId."""
-    clash = _existing(db, table, "id", ids)
+    """Insert rows whose database-wide ids are ``ids`` (in row order); an id already stored is a DuplicateId
+    (``fresh``: nothing was stored in ``table`` before the import, and its ids are not looked up)."""
+    clash = {} if fresh else _existing(db, table, "id", ids)
     if clash:
         position, first = min((i, item) for i, item in enumerate(ids) if item in clash)
         raise DuplicateId(origin, f"{path}[{position}].id", f"{table[:-1]} {first!r} is already in the database")
     insert_rows(db, sql, rows)
+
+
+_UNIQUE_INDEX = re.compile(r"CREATE UNIQUE INDEX (\w+) ON (\w+)\s*\(([^)]*)\)")
+_ROW_NAMES = {"answers": "answer id", "claims": "claim id", "sources": "source key"}
+
+
+def make_indexes(db: sqlite3.Connection, statements: Sequence[str], origin: str) -> None:
+    """Make the indexes an import dropped while it wrote into empty tables (the statements of
+    :func:`~citeaudit.store.bulk.drop_secondary_indexes`), inside its transaction. A unique index the rows break
+    (the same id twice in one import, which the readers refuse first) is a :class:`DuplicateId` naming the table
+    and the value, and the caller's transaction is rolled back."""
+    for statement in statements:
+        try:
+            db.execute(statement)
+        except sqlite3.IntegrityError:
+            match = _UNIQUE_INDEX.match(statement)
+            if match is None:
+                raise
+            _, table, columns = match.groups()
+            row = db.execute(f"SELECT {columns} FROM {table} GROUP BY {columns} HAVING count(*) > 1 LIMIT 1").fetchone()
+            shown = _ROW_NAMES.get(table, f"{table} ({columns})")
+            value = "?" if row is None else (repr(row[0]) if len(row) == 1 else repr(tuple(row)))
+            raise DuplicateId(origin, table, f"{shown} {value} is written twice by this import") from None

@@ -3,7 +3,7 @@ schema version lives in ``PRAGMA user_version``. Never edit a released migration
 
 The migrations are kept by era: :mod:`~citeaudit.store.migrations.ledger` (versions 1 to 8),
 :mod:`~citeaudit.store.migrations.assistance` (the later scripts) and :mod:`~citeaudit.store.migrations.rebuild`
-(the two that change CHECK constraints by rebuilding tables). Every one is made of documented SQLite statements
+(the migrations that change constraints by rebuilding tables). Every one is made of documented SQLite statements
 (``CREATE``, ``ALTER TABLE … ADD COLUMN``, ``ALTER TABLE … RENAME``, ``DROP``, ``INSERT … SELECT``): none edits
 ``sqlite_master``, so they run on an SQLite that refuses that (``SQLITE_DBCONFIG_DEFENSIVE``)."""
 
@@ -27,7 +27,11 @@ from citeaudit.store.migrations.assistance import (
     SUGGESTED_PASSAGES,
 )
 from citeaudit.store.migrations.ledger import LEDGER
-from citeaudit.store.migrations.rebuild import check_lists_as_comparisons, window_suggestion_methods
+from citeaudit.store.migrations.rebuild import (
+    check_lists_as_comparisons,
+    unique_keys_as_indexes,
+    window_suggestion_methods,
+)
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "Migration", "migrate", "statements"]
 
@@ -47,6 +51,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     REVIEW_ASSISTANCE,
     REVIEW_ASSISTANCE_INDEX,
     REVIEW_LEASES,
+    unique_keys_as_indexes,
 )
 """``MIGRATIONS[n]`` upgrades schema version ``n`` to ``n + 1``."""
 
