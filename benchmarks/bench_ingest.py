@@ -12,16 +12,16 @@ results whose URLs no answer before cited: 8 claims, 8 new sources and 8 edges a
 Baselines in the same run, per kind: parsing the same JSON Lines with the standard library alone (``json.loads`` per
 line), the floor any reader pays; and two SQLite floors: the rows citeaudit wrote (sources and their tie to the
 protocol, answers, citations, claims, edges, edge locations) inserted again, nothing else, into a new database whose
-tables have no index, key or constraint (the bare-table floor: what any writer of those rows pays on this machine),
-and into citeaudit's own schema (keys, checks and the indexes the queue and the scores read, all of them, the unique
-ones too, built after the rows as the importer builds them into empty tables, with the connection settings the
-importer uses for a new database: the floor of any writer of this schema). Both are written 64 rows to an INSERT statement (``citeaudit.store.bulk.insert_rows``, as the importer
-writes them). Every import runs both ways, in turn, in the same run; the figure held against the targets is the way
-the command took at most of them (it decides by the payload's size and the load average as each import starts). Also
-timed: reading, checking and assembling alone into the rows the import writes (no database), which with the schema's
-floor bounds what one core can reach, and what any overlap on two can (``--objects``: the same through the model
-objects, as imports assembled answers before). The URL keys worked out by an earlier import in this process are
-forgotten before each timed one, as the command runs in a fresh process.
+tables have no index, key or constraint (the bare-table floor: what any writer of those rows pays on this machine), and
+into citeaudit's own schema (keys, checks and the indexes the queue and the scores read, all of them, the unique ones
+too, built after the rows as the importer builds them into empty tables, with the connection settings the importer uses
+for a new database: the floor of any writer of this schema). Both are written 64 rows to an INSERT statement
+(``citeaudit.store.bulk.insert_rows``, as the importer writes them). Every import runs both ways, in turn, in the same
+run; the figure held against the targets is the way the command took at most of them (it decides by the payload's size
+and the load average as each import starts). Also timed: reading, checking and assembling alone into the rows the import
+writes (no database), which with the schema's floor bounds what one core can reach, and what any overlap on two can
+(``--objects``: the same through the model objects, as imports assembled answers before). The URL keys worked out by an
+earlier import in this process are forgotten before each timed one, as the command runs in a fresh process.
 
 Target (the one the project holds): the import within 3x of the bare-table floor, for both kinds. Also printed:
 at least 5 000 answers/s, at most 20x the time of ``json.loads``, peak RSS at most 1 GB (the two processes
