@@ -201,3 +201,18 @@ def test_the_command_line_keeps_blas_to_one_thread_unless_told(preset: str | Non
         [sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=True, timeout=120
     )
     assert completed.stderr == expected
+
+
+def test_the_ingest_worker_reads_without_the_interchange_schema_or_numpy() -> None:
+    # The worker process (citeaudit.ingest.worker) starts while the importer stores the payload, and the importer
+    # waits for its first chunk: what it loads to read an engine's answers and assemble their rows is all it needs,
+    # not the interchange format's pydantic schema nor numpy.
+    setup = (
+        "import citeaudit.ingest.worker\n"
+        "from citeaudit.ingest import READERS, _import_chunks, _Partial\n"
+        "import citeaudit.ingest.assemble\n" + "".join(f"import citeaudit.ingest.{name}\n" for name in READER_MODULES)
+    )
+    modules = _modules_after(setup)
+    assert "citeaudit.ingest.assemble" in modules
+    for heavy in ("pydantic", "citeaudit.interchange.schema", "numpy", "citeaudit.store.sqlite"):
+        assert not _loaded(modules, heavy), heavy

@@ -7,6 +7,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from citeaudit.core.errors import InvalidValue
+
 __all__ = [
     "Answer",
     "AnswerStatus",
@@ -37,6 +39,7 @@ __all__ = [
     "Source",
     "SourceStatus",
     "Stage",
+    "check_span",
     "review_outcome",
 ]
 
@@ -369,6 +372,16 @@ class Answer:
     """Search queries the engine issued for this answer, as the payload lists them."""
     retrieval_reason: str | None = None
     """Why retrieval is ``failed`` or ``unknown`` (e.g. the search tool's ``error_code``), when the payload says."""
+
+
+def check_span(source: str, where: str, start: int | None, end: int | None, text_length: int) -> None:
+    """Refuse a span (of a claim, a citation or an edge location) given by one bound only, or reaching outside the
+    answer text of ``text_length`` characters, as an :class:`~citeaudit.core.errors.InvalidValue` naming
+    ``source`` and ``where``."""
+    if (start is None) != (end is None):
+        raise InvalidValue(source, where, f"a span needs both start and end (got start={start!r}, end={end!r})")
+    if start is not None and end is not None and not 0 <= start <= end <= text_length:
+        raise InvalidValue(source, where, f"span {start}..{end} is outside the answer text (0..{text_length})")
 
 
 @dataclass(frozen=True, slots=True)

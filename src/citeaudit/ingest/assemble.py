@@ -29,9 +29,9 @@ from citeaudit.core.model import (
     Run,
     Source,
     SourceStatus,
+    check_span,
 )
 from citeaudit.ingest.base import CHUNK, ParsedAnswer
-from citeaudit.interchange.reader import check_span
 from citeaudit.store.chunk_rows import (
     AnswerRow,
     ChunkRows,

@@ -44,6 +44,7 @@ from citeaudit.core.model import (
     Run,
     Segmentation,
     Source,
+    check_span,
 )
 from citeaudit.core.protocol import check_protocol, convention_for
 from citeaudit.interchange.schema import (
@@ -290,13 +291,6 @@ def load_protocol_document(path: str | Path) -> ProtocolIn:
         return ProtocolIn.model_validate(raw)
     except ValidationError as exc:
         raise _validation_error(str(file), exc) from None
-
-
-def check_span(source: str, where: str, start: int | None, end: int | None, text_length: int) -> None:
-    if (start is None) != (end is None):
-        raise InvalidValue(source, where, f"a span needs both start and end (got start={start!r}, end={end!r})")
-    if start is not None and end is not None and not 0 <= start <= end <= text_length:
-        raise InvalidValue(source, where, f"span {start}..{end} is outside the answer text (0..{text_length})")
 
 
 def _judgement(row: EdgeIn | JudgementIn) -> Judgement:
