@@ -1,5 +1,5 @@
-"""Migrations that change a CHECK constraint, which ``ALTER TABLE`` cannot: each rebuilds the tables it changes
-(:func:`rebuild_tables`) with documented statements only, never an edit of ``sqlite_master``."""
+"""Migrations that change a table's constraints (a CHECK, a UNIQUE), which ``ALTER TABLE`` cannot: each rebuilds the
+tables it changes (:func:`rebuild_tables`) with documented statements only, never an edit of ``sqlite_master``."""
 
 from __future__ import annotations
 
