@@ -19,6 +19,10 @@ from typer.core import TyperCommand, TyperGroup
 
 __all__ = ["app", "main"]
 
+ENDS_WITH_THE_COMMAND: list[bool] = [False]
+"""Whether this process ends when its command returns: true in the console script (:func:`main`), false when a
+longer-lived program runs a command (tests, a notebook). See :func:`citeaudit.cli.common.left_to_the_end`."""
+
 
 def _register(module: str) -> Callable[[typer.Typer], None]:
     """Registration by the module's own ``register(app)``."""
@@ -290,6 +294,7 @@ def main() -> None:
     # machine's two cores, for citeaudit's one matrix product (the bootstrap's resamples × kinds of cluster, a few
     # columns wide), which a pool does not speed up. A value the user set is kept.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    ENDS_WITH_THE_COMMAND[0] = True
     try:
         app()
     finally:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import gc
 import getpass
 import sys
 from collections.abc import Callable
@@ -23,6 +24,7 @@ __all__ = [
     "err_console",
     "existing_database",
     "handles_errors",
+    "left_to_the_end",
     "one_line",
     "os_user",
     "out_text",
@@ -31,6 +33,23 @@ __all__ = [
 # Piped output (files, CI logs, `make demo | tee`) gets a readable width instead of rich's 80-column default.
 console = Console(highlight=False, width=None if sys.stdout.isatty() else 110)
 err_console = Console(stderr=True, highlight=False, width=None if sys.stderr.isatty() else 110)
+
+
+def left_to_the_end(*built: object) -> None:
+    """Leave what a command built (``built``: millions of small values, e.g. a large report's audit, evidence and
+    HTML) to the end of the process, when that comes right after the command (the console script): they are not
+    freed one at a time as the command returns and as Python tears down, and the cyclic collector, which runs again
+    after the command, does not walk them nor anything else made so far (all is frozen, as the console script does
+    at its end). At 100 000 edges the report's process ended about 0.1 s sooner. When a longer-lived program runs
+    the command (tests, a notebook) nothing happens: what it built is freed as usual. Only for values that hold no
+    open file or connection: no finalizer of theirs runs."""
+    from citeaudit.cli import ENDS_WITH_THE_COMMAND
+
+    if not ENDS_WITH_THE_COMMAND[0]:
+        return
+    kept: list[object] = [*built]
+    kept.append(kept)  # a cycle: its count of references never falls to zero
+    gc.freeze()  # and no collection looks at it again
 
 
 def out_text(text: str) -> None:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from citeaudit.cli.common import console, handles_errors
+from citeaudit.cli.common import console, handles_errors, left_to_the_end
 from citeaudit.cli.score import ByOption, KindChoice, KindOption, ProtocolOption, WhereOption
 
 if TYPE_CHECKING:
@@ -151,6 +151,7 @@ def report(
         # still without the collector: a walk of all the report holds, as it starts again, would be wasted here
         write_atomically(out, html)
         console.print(f"wrote {out} ({sum(map(len, html)) // 1024} KiB, self-contained)", soft_wrap=True)
+        left_to_the_end(audit, rows, index, html, scored, by_question, trend, comparison)
 
 
 @dataclass(frozen=True, slots=True)
