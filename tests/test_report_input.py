@@ -3,20 +3,24 @@ audit with every judgement history (``report.evidence.edge_rows``): same rows, s
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from builders import answer, claim, document, edge, protocol
+from citeaudit.cli.report import _with_official
 from citeaudit.core.model import RunKind
 from citeaudit.core.scope import Scope, select_audit
 from citeaudit.interchange.reader import audit_from_document
 from citeaudit.interchange.schema import AuditDocument
-from citeaudit.report.evidence import EvidenceIndex, build_index, edge_rows
+from citeaudit.report.evidence import EvidenceIndex, build_index, edge_rows, mark_official
+from citeaudit.scoring.paths import score_path
 from citeaudit.store import Store
 from citeaudit.store.pipeline import BackgroundRead
 from citeaudit.store.reading import read_audit
@@ -27,6 +31,7 @@ from citeaudit.store.report_input import (
     read_edge_reads,
     read_judged_texts,
     read_report_input,
+    with_official,
 )
 from citeaudit.store.review_rules import policy_reviews_required
 
@@ -326,3 +331,58 @@ def test_a_link_is_quoted_as_the_standard_library_quotes_it(text: str) -> None:
     from citeaudit.report.evidence import _json_string
 
     assert _json_string(text) == json.dumps(text, ensure_ascii=False)
+
+
+def _official_case(tmp_path: Path) -> tuple[Path, Scope]:
+    """Three edges citing s0, s1 and s2.example; the protocol's official domain is s1.example."""
+    path = tmp_path / "audit.db"
+    _database(path, _document([_history(shape, list(LABELS[:3])) for shape in (1, 2, 0)]), "single")
+    return path, Scope(run_kinds=frozenset(RunKind))
+
+
+def test_the_scores_official_sources_mark_the_index_as_the_rows_own_decision_does(tmp_path: Path) -> None:
+    path, every = _official_case(tmp_path)
+    scored = score_path(path, scope=every)
+    assert scored.source_official is not None
+    with Store(path) as store:
+        pk = store.choose_protocol(None, every)
+        whole, decided = read_report_input(store, pk)
+        _, undecided = read_report_input(store, pk, official=False)
+    # the one page on the protocol's official domain, s1.example
+    assert decided.official == {key for key in decided.source_keys.values() if "//s1.example/" in key}
+    assert len(decided.official) == 1
+    assert undecided.official is None
+    audit = select_audit(whole, every)[0]
+    index = build_index(audit, str, {}, None, undecided)
+    assert not any(row[4] for row in index.sources)  # left for mark_official
+    assert not index.official_answers
+    marked = with_official(undecided, scored.source_official)
+    assert marked.official == decided.official
+    mark_official(index, audit, marked.official)
+    assert index.to_json() == build_index(audit, str, {}, None, decided).to_json()
+    assert list(index.official_answers) == [index.answer_of["a1"]]  # c1 of answer a1 cites the official page
+    with pytest.raises(ValueError, match="covers 1 source keys"):
+        with_official(undecided, scored.source_official[:1])  # a mask made before the other sources were written
+
+
+def test_the_report_decides_the_official_sources_itself_when_the_scores_cannot_tell_them(tmp_path: Path) -> None:
+    path, every = _official_case(tmp_path)
+    scored = score_path(path, scope=every)
+    assert scored.source_official is not None
+    with Store(path) as store:
+        pk = store.choose_protocol(None, every)
+        whole, decided = read_report_input(store, pk)
+        _, undecided = read_report_input(store, pk, official=False)
+    nothing = np.zeros(len(scored.source_official), dtype=np.bool_)
+    for cannot in (
+        dataclasses.replace(scored, source_official=None),  # an audit file's scores, or an SQL engine's
+        dataclasses.replace(scored, source_official=scored.source_official[:1]),  # an earlier state of the ledger
+        # another protocol's official domains: its mask (nothing official) is not the report's
+        dataclasses.replace(
+            scored, protocol=dataclasses.replace(scored.protocol, official_domains=()), source_official=nothing
+        ),
+    ):
+        assert _with_official(path, whole.protocol, undecided, cannot).official == decided.official
+    # the scores' own mask is taken as it is (here one that marks nothing, under the same domains)
+    taken = dataclasses.replace(scored, source_official=nothing)
+    assert _with_official(path, whole.protocol, undecided, taken).official == frozenset()

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from citeaudit.report.trend import Trend
     from citeaudit.scoring.child import InChild
     from citeaudit.store.copies import SupportRow
+    from citeaudit.store.report_input import ReportRows
 
     Made = tuple[ScoredPath, ScoreResult, Trend | None]
     """What :class:`_Scores` makes."""
@@ -90,13 +91,17 @@ def report(
             # the report's own modules (the template engine, the evidence) after the fork: the child has no use for
             # them, and this process loads them while the child works
             from citeaudit.core.protocol import disclosure
+            from citeaudit.report.evidence import mark_official
             from citeaudit.report.files import write_atomically
             from citeaudit.report.html import ReportInput, render_report, report_index
 
             try:
                 reading = prefetch_report_reads(path, scope=scope, protocol=protocol, idle=idle)
                 collections = _collections(path)
-                audit, rows = load_report_scope(path, scope=scope, protocol=protocol, prefetched=reading)
+                # the official sources are marked once the scores come: decided once, by the scorer
+                audit, rows = load_report_scope(
+                    path, scope=scope, protocol=protocol, prefetched=reading, official=False
+                )
                 index = report_index(audit, named, collections, rows)
             except Exception:
                 if ahead is not None:
@@ -104,6 +109,9 @@ def report(
                 raise
             if ahead is not None:
                 scored, by_question, trend = _made(ahead, scores)
+        if rows is not None:
+            rows = _with_official(path, audit.protocol, rows, scored)
+            mark_official(index, audit, rows.official)
         comparison = None
         names = (str(path), str(compare))
         if compare is not None or compare_where:
@@ -180,6 +188,25 @@ def _made(ahead: InChild[Made], scores: _Scores) -> Made:
     """The scores the child made; made here when it failed (raising the error the scores raise)."""
     done, value = ahead.result()
     return value if done and value is not None else scores()
+
+
+def _with_official(path: Path, protocol: Protocol, rows: ReportRows, scored: ScoredPath) -> ReportRows:
+    """``rows`` with their official sources as the scores decided them (one decision for the official-domain rate
+    and for the pages the report lists), else decided here: when the scores were made under other official domains
+    or from a state of the ledger that lacked some of the rows' sources (a writer came in between)."""
+    from citeaudit.store.report_input import with_official
+
+    mask = scored.source_official
+    if mask is not None and scored.protocol.official_domains == protocol.official_domains:
+        try:
+            return with_official(rows, mask)
+        except ValueError:
+            pass  # made before some of the rows' sources were written
+    from citeaudit.store import Store
+    from citeaudit.store.reading import official_mask
+
+    with Store(path) as store:
+        return with_official(rows, official_mask(store.connection, protocol))
 
 
 def _is_database(path: Path) -> bool:

@@ -14,6 +14,9 @@ from typing import TYPE_CHECKING
 from citeaudit.core.protocol import disclosure
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
     from citeaudit.core.brand.results import BrandFigures
     from citeaudit.core.misattribution import MisattributionReport
     from citeaudit.core.model import Protocol
@@ -69,6 +72,10 @@ class ScoredPath:
     listed here reads as not asked for."""
     also: ScoreResult | None = None
     """The same answers grouped another way, without intervals, when asked for (``score_path(also_by=...)``)."""
+    source_official: npt.NDArray[np.bool_] | None = None
+    """Per source of a database (by its integer key), whether its page is official under :attr:`protocol`, as the
+    official-domain rate decided it (``None`` for an audit file or an SQL engine): the HTML report marks the same
+    sources official without deciding again."""
 
     @property
     def official_rate_provisional(self) -> bool:

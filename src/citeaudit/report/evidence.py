@@ -34,6 +34,7 @@ __all__ = [
     "build_index",
     "edge_rows",
     "fact_matrix",
+    "mark_official",
     "pack_rows",
     "problems",
     "unpack_rows",
@@ -84,6 +85,8 @@ class EvidenceIndex:
     """Per answer id, its value of each dimension (platform, question, collection, ...)."""
     official_answers: dict[int, list[int]] = field(default_factory=dict)
     """Per answer row, the official sources it cites (rows)."""
+    source_row: dict[str, int] = field(default_factory=dict)
+    """Per source key, its row."""
     supported_edges: set[int] = field(default_factory=set)
     covered_pairs: set[int] = field(default_factory=set)
     edges_of_answer: dict[int, list[int]] = field(default_factory=dict)
@@ -382,27 +385,43 @@ def _edge_parts(audit: Audit) -> list[tuple[str, str, str, str, str, str, str, s
     return rows
 
 
-def _official_sources(
-    audit: Audit, index: EvidenceIndex, official_keys: AbstractSet[str] | None
-) -> tuple[dict[str, int], set[int]]:
-    """Each source's row (appended to ``index.sources``) and the rows of official ones: those of
-    ``official_keys`` when given, else decided as the scorer decides an audit's sources (the matcher, by URL)."""
-    matcher = OfficialMatcher(audit.protocol.official_domains)
+def _source_rows(audit: Audit, index: EvidenceIndex) -> dict[str, int]:
+    """Each source's row, appended to ``index.sources`` (none marked official yet: :func:`mark_official`)."""
     source_row: dict[str, int] = {}
-    official_sources: set[int] = set()
     for source in audit.sources:
         source_row[source.key] = len(index.sources)
+        status = str(source.status) + (f": {source.reason}" if source.reason else "")
+        index.sources.append([source.title or "", source.url or source.key, source.resolved_url or "", status, False])
+    return source_row
+
+
+def mark_official(index: EvidenceIndex, audit: Audit, official_keys: AbstractSet[str] | None) -> None:
+    """Mark the official sources of an index :func:`build_index` made from ``audit``, and list the official sources
+    each answer cites (or has an edge to): those of ``official_keys`` when given, else decided as the scorer decides
+    an audit's sources (the matcher, by URL)."""
+    matcher = OfficialMatcher(audit.protocol.official_domains)
+    source_row = index.source_row
+    official_sources: set[int] = set()
+    for source in audit.sources:
+        row = source_row[source.key]
         if official_keys is not None:
             official = source.key in official_keys
         else:
             official = matcher(source.resolved_url or source.url)
+        index.sources[row][4] = official
         if official:
-            official_sources.add(source_row[source.key])
-        status = str(source.status) + (f": {source.reason}" if source.reason else "")
-        index.sources.append(
-            [source.title or "", source.url or source.key, source.resolved_url or "", status, official]
-        )
-    return source_row, official_sources
+            official_sources.add(row)
+    index.official_answers.clear()
+    if not official_sources:
+        return
+    edge_source = index.edge_source
+    edge_sources = {a: {edge_source[e] for e in found} for a, found in index.edges_of_answer.items()}
+    for answer in audit.answers:
+        row = index.answer_of[answer.id]
+        keys = {source_row[c.source_key] for c in answer.citations if c.kind == "cited" and c.source_key is not None}
+        cited = sorted(k for k in keys | edge_sources.get(row, set()) if k in official_sources)
+        if cited:
+            index.official_answers[row] = cited
 
 
 def build_index(
@@ -414,10 +433,11 @@ def build_index(
 ) -> EvidenceIndex:
     """Every row of the audit the report may list, with each answer's dimensions. ``rows``: the audit's edges
     and official sources as a database gives them (without judgement histories); by default the edges are made
-    from ``audit.edges`` (:func:`edge_rows`) and each source's URL is matched here."""
+    from ``audit.edges`` (:func:`edge_rows`) and each source's URL is matched here. Rows whose official sources are
+    not decided yet (``rows.official`` ``None``) leave them unmarked, for :func:`mark_official` once they are."""
     index = EvidenceIndex()
     runs = {r.id: r for r in audit.runs}
-    source_row, official_sources = _official_sources(audit, index, None if rows is None else rows.official)
+    source_row = index.source_row = _source_rows(audit, index)
     for answer in audit.answers:
         run = runs.get(answer.run_id)
         platform = answer.platform or (run.platform if run else None)
@@ -440,14 +460,8 @@ def build_index(
         _add_edge_rows(index, audit, source_row)
     else:
         _add_read_edges(index, audit, source_row, rows)
-    edge_source = index.edge_source
-    edge_sources = {a: {edge_source[e] for e in found} for a, found in index.edges_of_answer.items()}
-    for answer in audit.answers:
-        row = index.answer_of[answer.id]
-        keys = {source_row[c.source_key] for c in answer.citations if c.kind == "cited" and c.source_key is not None}
-        cited = sorted(k for k in keys | edge_sources.get(row, set()) if k in official_sources)
-        if cited:
-            index.official_answers[row] = cited
+    if rows is None or rows.official is not None:
+        mark_official(index, audit, None if rows is None else rows.official)
     _pairs(audit, index)
     return index
 

@@ -114,7 +114,10 @@ def score_path(
             else score_columns(columns, scoring=chosen.scoring, fingerprint=fingerprint(chosen), by=also_by)
         )
         not_computed = _not_computed(chosen) if figures else ()
-        return ScoredPath(result, chosen, excluded, failed, warnings, brand, cross, unresolved, not_computed, also)
+        official = columns.source_official
+        return ScoredPath(
+            result, chosen, excluded, failed, warnings, brand, cross, unresolved, not_computed, also, official
+        )
     audit = read_file(path).audit
     selected, excluded = select_audit(audit, scope)
     failed = len(selected.failed_answers)
@@ -313,12 +316,18 @@ def prefetch_report_reads(
 
 
 def load_report_scope(
-    path: str | Path, *, scope: Scope = Scope(), protocol: str | None = None, prefetched: ReportReads | None = None
+    path: str | Path,
+    *,
+    scope: Scope = Scope(),
+    protocol: str | None = None,
+    prefetched: ReportReads | None = None,
+    official: bool = True,
 ) -> tuple[Audit, ReportRows | None]:
     """The audit in ``scope`` for the HTML report: from a database without its edges, which come beside it as rows
-    (every edge of the protocol; the report keeps those of the audit's claims) with its official sources; from a
-    file whole, with ``None``. ``prefetched``: what :func:`prefetch_report_reads` read (its texts are used when
-    they are of the protocol chosen here)."""
+    (every edge of the protocol; the report keeps those of the audit's claims) with its official sources (not yet
+    decided with ``official`` false: see :func:`~citeaudit.store.report_input.with_official`); from a file whole,
+    with ``None``. ``prefetched``: what :func:`prefetch_report_reads` read (its texts are used when they are of the
+    protocol chosen here)."""
     if not is_database(path):
         return load_scope(path, scope=scope, protocol=protocol), None
     from citeaudit.store import Store
@@ -327,7 +336,7 @@ def load_report_scope(
     with Store(path) as store:
         protocol_pk = store.choose_protocol(protocol, scope)
         ahead = None if prefetched is None or prefetched.protocol_pk != protocol_pk else prefetched.edges
-        audit, rows = read_report_input(store, protocol_pk, ahead)
+        audit, rows = read_report_input(store, protocol_pk, ahead, official=official)
         extra = _extra(store, scope)
     return select_audit(audit, scope, extra)[0], rows
 

@@ -10,6 +10,7 @@ finds each edge's latest, so no Python value is made per field of an edge nor a 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
 from dataclasses import dataclass
@@ -39,6 +40,7 @@ __all__ = [
     "read_judged_texts",
     "read_report_input",
     "shown_label",
+    "with_official",
 ]
 
 EdgeRow = tuple[str, str, str, str, str, str, str]
@@ -71,9 +73,10 @@ class ReportRows:
     """Claim id of each claim key."""
     source_keys: dict[int, str]
     """Source key of each source key (the store's integer one)."""
-    official: frozenset[str]
+    official: frozenset[str] | None
     """Keys of the protocol's sources on an official page, decided as the scorer decides (``official_mask``: once
-    per host, from the host and path the store keeps with each source)."""
+    per host, from the host and path the store keeps with each source); ``None`` until decided (read with
+    ``official`` false, see :func:`with_official`)."""
 
 
 _CURRENT_CLAIMS = (
@@ -152,7 +155,7 @@ def read_edge_reads(db: sqlite3.Connection, protocol_pk: int) -> EdgeReads:
 
 
 def read_report_input(
-    store: Store, protocol_pk: int, edges: BackgroundRead[EdgeReads] | None = None
+    store: Store, protocol_pk: int, edges: BackgroundRead[EdgeReads] | None = None, *, official: bool = True
 ) -> tuple[Audit, ReportRows]:
     """One protocol's audit without edges, and every edge of its current claims as :class:`ReportRows` (in the
     order the audit lists edges) with the keys of its official sources.
@@ -161,7 +164,8 @@ def read_report_input(
     policy that is the outcome the store keeps with the edge; under another policy it is worked out from the
     judgements, as for an audit read whole. The judgement shown is the edge's latest human one, else its latest.
     ``edges``: :func:`read_edge_reads` of ``protocol_pk`` being read on a thread of its own (waited for once the
-    audit is read)."""
+    audit is read). With ``official`` false the official sources are left undecided, for a caller that has the
+    scorer's decision coming (:func:`with_official`)."""
     db = store.connection
     every_answer = Scope(run_kinds=frozenset(RunKind))
     audit = read_audit(db, store.effective_protocol(protocol_pk, every_answer), protocol_pk, edges=False)
@@ -173,8 +177,7 @@ def read_report_input(
             (protocol_pk,),
         )
     )
-    mask = official_mask(db, audit.protocol)
-    official = frozenset(key for pk, key in source_keys.items() if pk < len(mask) and mask[pk])
+    keys = _official_keys(source_keys, official_mask(db, audit.protocol)) if official else None
     # the edges last: read on a thread of their own, they are then more likely done
     read = read_edge_reads(db, protocol_pk) if edges is None else edges.result()
     pks, claim_pks, source_pks, codes, states = read.columns
@@ -182,7 +185,20 @@ def read_report_input(
         texts, reviewers = _texts(read.judged, pks)
     else:
         codes, states, texts, reviewers = _texts_of_outcomes(db, protocol_pk, pks)
-    return audit, ReportRows(claim_pks, source_pks, codes, states, texts, reviewers, claim_ids, source_keys, official)
+    return audit, ReportRows(claim_pks, source_pks, codes, states, texts, reviewers, claim_ids, source_keys, keys)
+
+
+def with_official(rows: ReportRows, mask: npt.NDArray[np.bool_]) -> ReportRows:
+    """``rows`` with their official sources: those whose key ``mask`` marks (``official_mask`` of the audit's
+    protocol, e.g. the one its scores were made with, ``ScoredPath.source_official``). Refuses a mask that does not
+    reach every source the rows name (``ValueError``): it was made from another state of the ledger."""
+    if rows.source_keys and max(rows.source_keys) >= len(mask):
+        raise ValueError(f"the official mask covers {len(mask)} source keys, the rows name {max(rows.source_keys)}")
+    return dataclasses.replace(rows, official=_official_keys(rows.source_keys, mask))
+
+
+def _official_keys(source_keys: dict[int, str], mask: npt.NDArray[np.bool_]) -> frozenset[str]:
+    return frozenset(key for pk, key in source_keys.items() if pk < len(mask) and mask[pk])
 
 
 def _edge_columns(db: sqlite3.Connection, protocol_pk: int) -> list[npt.NDArray[np.int64]]:
