@@ -15,8 +15,9 @@ from hypothesis import strategies as st
 
 from builders import answer, claim, document, edge, protocol
 from citeaudit.cli.report import _with_official
-from citeaudit.core.model import RunKind
+from citeaudit.core.model import Audit, RunKind
 from citeaudit.core.scope import Scope, select_audit
+from citeaudit.core.scored import ScoredPath
 from citeaudit.interchange.reader import audit_from_document
 from citeaudit.interchange.schema import AuditDocument
 from citeaudit.report.evidence import EvidenceIndex, build_index, edge_rows, mark_official
@@ -333,21 +334,24 @@ def test_a_link_is_quoted_as_the_standard_library_quotes_it(text: str) -> None:
     assert _json_string(text) == json.dumps(text, ensure_ascii=False)
 
 
-def _official_case(tmp_path: Path) -> tuple[Path, Scope]:
-    """Three edges citing s0, s1 and s2.example; the protocol's official domain is s1.example."""
+def _official_case(tmp_path: Path) -> tuple[Path, Scope, ScoredPath, Audit, ReportRows, ReportRows]:
+    """Three edges citing s0, s1 and s2.example, the protocol's official domain s1.example: the database, the scope,
+    its scores, and the audit with its rows read with the official sources decided and undecided."""
     path = tmp_path / "audit.db"
     _database(path, _document([_history(shape, list(LABELS[:3])) for shape in (1, 2, 0)]), "single")
-    return path, Scope(run_kinds=frozenset(RunKind))
-
-
-def test_the_scores_official_sources_mark_the_index_as_the_rows_own_decision_does(tmp_path: Path) -> None:
-    path, every = _official_case(tmp_path)
+    every = Scope(run_kinds=frozenset(RunKind))
     scored = score_path(path, scope=every)
     assert scored.source_official is not None
     with Store(path) as store:
         pk = store.choose_protocol(None, every)
         whole, decided = read_report_input(store, pk)
         _, undecided = read_report_input(store, pk, official=False)
+    return path, every, scored, whole, decided, undecided
+
+
+def test_the_scores_official_sources_mark_the_index_as_the_rows_own_decision_does(tmp_path: Path) -> None:
+    _, every, scored, whole, decided, undecided = _official_case(tmp_path)
+    assert scored.source_official is not None
     # the one page on the protocol's official domain, s1.example
     assert decided.official == {key for key in decided.source_keys.values() if "//s1.example/" in key}
     assert len(decided.official) == 1
@@ -366,13 +370,8 @@ def test_the_scores_official_sources_mark_the_index_as_the_rows_own_decision_doe
 
 
 def test_the_report_decides_the_official_sources_itself_when_the_scores_cannot_tell_them(tmp_path: Path) -> None:
-    path, every = _official_case(tmp_path)
-    scored = score_path(path, scope=every)
+    path, _, scored, whole, decided, undecided = _official_case(tmp_path)
     assert scored.source_official is not None
-    with Store(path) as store:
-        pk = store.choose_protocol(None, every)
-        whole, decided = read_report_input(store, pk)
-        _, undecided = read_report_input(store, pk, official=False)
     nothing = np.zeros(len(scored.source_official), dtype=np.bool_)
     for cannot in (
         dataclasses.replace(scored, source_official=None),  # an audit file's scores, or an SQL engine's
