@@ -364,7 +364,9 @@ def test_the_scores_official_sources_mark_the_index_as_the_rows_own_decision_doe
     assert marked.official == decided.official
     mark_official(index, audit, marked.official)
     assert index.to_json() == build_index(audit, str, {}, None, decided).to_json()
-    assert list(index.official_answers) == [index.answer_of["a1"]]  # c1 of answer a1 cites the official page
+    # c1 of answer a1 has the one edge to the official page; no answer cites it otherwise
+    (official,) = decided.official
+    assert index.official_answers == {index.answer_of["a1"]: [index.source_row[official]]}
     with pytest.raises(ValueError, match="covers 1 source keys"):
         with_official(undecided, scored.source_official[:1])  # a mask made before the other sources were written
 
@@ -385,3 +387,29 @@ def test_the_report_decides_the_official_sources_itself_when_the_scores_cannot_t
     # the scores' own mask is taken as it is (here one that marks nothing, under the same domains)
     taken = dataclasses.replace(scored, source_official=nothing)
     assert _with_official(path, whole.protocol, undecided, taken).official == frozenset()
+
+
+def test_an_answer_citing_an_official_page_without_an_edge_to_it_is_listed_with_it(tmp_path: Path) -> None:
+    # a0 cites the official page in its citations only; its one claim's edge goes to s0.example (not official)
+    doc = document(
+        [answer("a0", citations=["https://s1.example/cited"])],
+        [claim("c0", "a0", "q1f1")],
+        [edge("c0", "https://s0.example/page", judgements=[_judgement("ann", "human", "review", "supported", 1, 0)])],
+        protocol(official=["s1.example"]),
+    )
+    path = tmp_path / "audit.db"
+    _database(path, doc, "single")
+    every = Scope(run_kinds=frozenset(RunKind))
+    scored = score_path(path, scope=every)
+    assert scored.source_official is not None
+    assert scored.result.overall.official_rate.value == 1.0  # 1/1: the one answer cites an official page
+    with Store(path) as store:
+        whole, undecided = read_report_input(store, store.choose_protocol(None, every), official=False)
+    audit = select_audit(whole, every)[0]
+    from_file = build_index(audit, str, {})  # decided by the matcher, from each source's URL
+    from_rows = build_index(audit, str, {}, None, undecided)
+    mark_official(from_rows, audit, with_official(undecided, scored.source_official).official)
+    for index in (from_file, from_rows):
+        cited = index.source_row["https://s1.example/cited"]
+        assert index.official_answers == {index.answer_of["a0"]: [cited]}
+        assert [row[4] for row in index.sources] == [row == cited for row in range(len(index.sources))]

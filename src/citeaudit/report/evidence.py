@@ -414,14 +414,27 @@ def mark_official(index: EvidenceIndex, audit: Audit, official_keys: AbstractSet
     index.official_answers.clear()
     if not official_sources:
         return
-    edge_source = index.edge_source
-    edge_sources = {a: {edge_source[e] for e in found} for a, found in index.edges_of_answer.items()}
+    found: dict[int, set[int]] = {}
     for answer in audit.answers:
-        row = index.answer_of[answer.id]
-        keys = {source_row[c.source_key] for c in answer.citations if c.kind == "cited" and c.source_key is not None}
-        cited = sorted(k for k in keys | edge_sources.get(row, set()) if k in official_sources)
-        if cited:
-            index.official_answers[row] = cited
+        for citation in answer.citations:
+            if citation.kind == "cited" and citation.source_key is not None:
+                row = source_row[citation.source_key]
+                if row in official_sources:
+                    found.setdefault(index.answer_of[answer.id], set()).add(row)
+    # the edges to an official source: found among the edge columns at once (no walk of every edge)
+    pairs: Iterable[tuple[int, int]]
+    if index.edge_answers is not None:
+        sources = np.asarray(index.edge_source, dtype=np.int64)
+        hit = np.isin(sources, np.fromiter(official_sources, dtype=np.int64, count=len(official_sources)))
+        pairs = zip(index.edge_answers[hit].tolist(), sources[hit].tolist(), strict=True)
+    else:
+        edge_source = index.edge_source
+        pairs = ((a, edge_source[e]) for a, edges in index.edges_of_answer.items() for e in edges)
+    for answer_row, row in pairs:
+        if row in official_sources:
+            found.setdefault(answer_row, set()).add(row)
+    for answer_row in sorted(found):  # in the answers' order, as they are listed
+        index.official_answers[answer_row] = sorted(found[answer_row])
 
 
 def build_index(
