@@ -78,3 +78,14 @@ def test_in_this_process_left_to_the_end_keeps_nothing() -> None:
     left_to_the_end(kept)  # pytest is a longer-lived program: nothing is kept, nothing frozen
     assert len(gc.get_referrers(kept)) == before
     assert gc.get_freeze_count() == 0
+
+
+def test_the_console_script_says_its_process_ends_with_the_command() -> None:
+    script = (
+        "import sys\nimport citeaudit.cli\nsys.argv = ['citeaudit', '--help']\n"
+        "try:\n    citeaudit.cli.main()\nexcept SystemExit:\n    pass\n"
+        "print(citeaudit.cli.ENDS_WITH_THE_COMMAND[0], file=sys.stderr)\n"
+    )
+    ran = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stderr.split() == ["True"]
