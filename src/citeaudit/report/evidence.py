@@ -422,17 +422,11 @@ def mark_official(index: EvidenceIndex, audit: Audit, official_keys: AbstractSet
                 if row in official_sources:
                     found.setdefault(index.answer_of[answer.id], set()).add(row)
     # the edges to an official source: found among the edge columns at once (no walk of every edge)
-    pairs: Iterable[tuple[int, int]]
-    if index.edge_answers is not None:
-        sources = np.asarray(index.edge_source, dtype=np.int64)
-        hit = np.isin(sources, np.fromiter(official_sources, dtype=np.int64, count=len(official_sources)))
-        pairs = zip(index.edge_answers[hit].tolist(), sources[hit].tolist(), strict=True)
-    else:
-        edge_source = index.edge_source
-        pairs = ((a, edge_source[e]) for a, edges in index.edges_of_answer.items() for e in edges)
-    for answer_row, row in pairs:
-        if row in official_sources:
-            found.setdefault(answer_row, set()).add(row)
+    assert index.edge_answers is not None  # build_index sets it with the edge columns
+    sources = np.asarray(index.edge_source, dtype=np.int64)
+    hit = np.isin(sources, np.fromiter(official_sources, dtype=np.int64, count=len(official_sources)))
+    for answer_row, row in zip(index.edge_answers[hit].tolist(), sources[hit].tolist(), strict=True):
+        found.setdefault(answer_row, set()).add(row)
     for answer_row in sorted(found):  # in the answers' order, as they are listed
         index.official_answers[answer_row] = sorted(found[answer_row])
 
