@@ -174,6 +174,18 @@ def test_the_key_of_a_url_is_the_same_however_it_is_worked_out(url: str) -> None
     assert _outcome(identity.normalize_url, url) == _outcome(_normalized_in_full, url)
     assert _outcome(identity._identity, url) == _outcome(identity_url, url)
     assert _outcome(identity_url, url) == _outcome(lambda u: _normalized_in_full(effective_url(u)), url)
+    assert _outcome(identity.url_location, url) == _outcome(_location_in_full, url)
+
+
+def _location_in_full(url: str) -> tuple[str | None, str]:
+    """``url_location`` written the long way (through the cached unwrapping and the full host parsing)."""
+    from citeaudit.core import identity
+
+    match = identity._URL.match(effective_url(url.strip())) if url else None
+    if match is None:
+        return None, "/"
+    host = identity._host_and_port(match.group(2))[0].lower().rstrip(".").strip("[]")
+    return host or None, match.group(3) or "/"
 
 
 @settings(max_examples=400)

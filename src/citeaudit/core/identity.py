@@ -166,8 +166,8 @@ def unwrap(url: str) -> str | None:
 
 @lru_cache(maxsize=262144)
 def effective_url(url: str) -> str:
-    """``url`` with every known wrapper around it removed (at most :data:`MAX_UNWRAP` levels). Kept per URL: an
-    import asks once for the source's key and again for its host and path."""
+    """``url`` with every known wrapper around it removed (at most :data:`MAX_UNWRAP` levels), kept per URL for a
+    caller that asks about the same URLs again and again (an import works out each new source's once)."""
     return _unwrapped(url)
 
 
@@ -266,10 +266,14 @@ def host_of(url: str) -> str | None:
 def url_location(url: str | None) -> tuple[str | None, str]:
     """``(host, path)`` of the page a URL leads to (known redirect wrappers removed): host lower-cased without a
     trailing dot (``None`` when absent), path ``/`` when empty."""
-    match = _URL.match(effective_url(url.strip())) if url else None
+    # Worked out afresh: an import asks once for each new source, and unwrapping a URL that names no wrapper's
+    # host costs less than a cache's miss.
+    match = _URL.match(_unwrapped(url.strip())) if url else None
     if match is None:
         return None, "/"
-    host = _host_and_port(match.group(2))[0].lower().rstrip(".").strip("[]")
+    netloc = match.group(2)
+    host = _host_and_port(netloc)[0] if "@" in netloc or netloc[:1] == "[" else netloc.partition(":")[0]
+    host = host.lower().rstrip(".").strip("[]")
     return host or None, match.group(3) or "/"
 
 
