@@ -75,11 +75,14 @@ writes a sentence (``tank [1][7].``): its claim text is the plain text and the s
 def claim_text(text: str, start: int, end: int) -> str:
     """The claim text of a span: artefacts and a leading list bullet removed, white space folded."""
     if start < end and not (text[start] in _BULLET_STARTS or text[start].isdecimal()):
-        if _PLAIN.fullmatch(text, start, end) is not None:
-            return text[start:end]  # the common claim: nothing to remove or fold
-        marked = _PLAIN_MARKED.fullmatch(text, start, end)
-        if marked is not None:  # the markers go, and the spaces they leave before the stop
-            return marked.group(1) + marked.group(2)
+        # plain text holds no "[" and a marked sentence does: one of the two patterns is tried, not both
+        if text.find("[", start, end) < 0:
+            if _PLAIN.fullmatch(text, start, end) is not None:
+                return text[start:end]  # the common claim: nothing to remove or fold
+        else:
+            marked = _PLAIN_MARKED.fullmatch(text, start, end)
+            if marked is not None:  # the markers go, and the spaces they leave before the stop
+                return marked.group(1) + marked.group(2)
     cleaned = text[start:end]
     if _ARTEFACT_START.search(cleaned) is not None:
         cleaned = ARTEFACT.sub(" ", cleaned)
