@@ -538,3 +538,78 @@ def test_ctrl_c_at_a_terminal_stops_the_command_and_its_worker(tmp_path: Path) -
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
     assert "Traceback" not in err  # the worker printed nothing either
+
+
+_ROW_TEXT = st.text(max_size=12)  # any code point, lone surrogates included: both formats carry them
+_OPTIONAL_TEXT = st.none() | _ROW_TEXT
+_POSITION = st.none() | st.integers(0, 2**63 - 1)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    sources=st.lists(st.tuples(_ROW_TEXT, _OPTIONAL_TEXT, st.none(), _OPTIONAL_TEXT, st.none(), st.just("pending"))),
+    citations=st.lists(
+        st.tuples(
+            st.integers(0, 9),
+            st.integers(0, 9),
+            _OPTIONAL_TEXT,
+            _OPTIONAL_TEXT,
+            _OPTIONAL_TEXT,
+            _OPTIONAL_TEXT,
+            st.sampled_from(["cited", "retrieved", "dangling"]),
+            _POSITION,
+            _POSITION,
+            _OPTIONAL_TEXT,
+        ),
+        max_size=5,
+    ),
+    edges=st.lists(st.tuples(st.integers(0, 9), _ROW_TEXT, st.integers(1, 3), st.just(())), max_size=5),
+)
+def test_a_chunk_of_plain_rows_arrives_as_it_was_sent_in_marshal_format(
+    sources: list[tuple[Any, ...]], citations: list[tuple[Any, ...]], edges: list[tuple[Any, ...]]
+) -> None:
+    from io import BytesIO
+
+    from citeaudit.core.model import Run
+    from citeaudit.store.chunk_rows import ChunkRows
+
+    answers = [("a1", "q1", "r1", "text", "perplexity", None, None, "0" * 64, None, None, None)]
+    claims = [("a1-c1", 0, "claim", 0, 4, None, None, None)]
+    failures = [(1, "failed", "error: x", "r1", "q1", "perplexity")]
+    rows = ChunkRows(
+        PROTOCOL,
+        (Run("r1", platform="perplexity"),),
+        sources,
+        answers,
+        citations,
+        claims,
+        edges,
+        [(0, "[1]", 5, 8)],
+        (),
+        failures,
+    )
+    out = BytesIO()
+    worker._send_rows(out, rows)
+    data = out.getvalue()
+    message = data[worker._LENGTH.size :]
+    assert worker._LENGTH.unpack_from(data)[0] == len(message)
+    assert message[:1] == worker._ROWS  # every value plain: the row lists went as marshal writes them
+    kind, received = worker._message(message)
+    assert kind == "rows"
+    assert received == rows
+    assert [type(part) for part in received] == [type(part) for part in rows]  # lists stay lists, tuples tuples
+
+
+def test_a_chunk_holding_a_judgement_arrives_whole_as_a_pickle() -> None:
+    from io import BytesIO
+
+    from citeaudit.core.model import Judgement, Label, Run
+    from citeaudit.store.chunk_rows import ChunkRows
+
+    judged = (0, "https://brand.com/ax220", 1, (Judgement(Label.SUPPORTED, reviewer="ana"),))
+    rows = ChunkRows(PROTOCOL, (Run("r1"),), [], [], [], [], [judged], [], (), [])
+    out = BytesIO()
+    worker._send_rows(out, rows)
+    message = out.getvalue()[worker._LENGTH.size :]
+    assert message[:1] == worker._PICKLED  # marshal refuses the judgement object: the whole chunk is pickled
+    assert worker._message(message) == ("rows", rows)
