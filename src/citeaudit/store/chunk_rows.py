@@ -54,7 +54,7 @@ FailureRow = tuple[int, str, _Text, str, _Text, str]
 class ChunkRows(NamedTuple):
     """One audit (or one chunk of a payload) as the rows it writes, in plain tuples that refer to each other by
     id and position rather than by database key: made from the audit where it was read (see :func:`rows_of`),
-    possibly in another process (they travel as a pickle), and written by
+    possibly in another process (see :mod:`citeaudit.ingest.worker` for how they travel), and written by
     :func:`~citeaudit.store.importing.write_rows`."""
 
     protocol: Protocol
