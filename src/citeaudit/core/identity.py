@@ -237,10 +237,7 @@ def _normalized(url: str) -> str:
     scheme, netloc, path, query = match.groups()
     if not netloc:
         return stripped
-    if "@" in netloc or netloc[0] == "[":
-        host, port = _host_and_port(netloc)
-    else:  # most hosts: no user info, no IPv6 literal
-        host, _, port = netloc.partition(":")
+    host, port = _host_and_port(netloc)
     host = host.lower().rstrip(".")
     if not host:
         return stripped
@@ -271,9 +268,7 @@ def url_location(url: str | None) -> tuple[str | None, str]:
     match = _URL.match(_unwrapped(url.strip())) if url else None
     if match is None:
         return None, "/"
-    netloc = match.group(2)
-    host = _host_and_port(netloc)[0] if "@" in netloc or netloc[:1] == "[" else netloc.partition(":")[0]
-    host = host.lower().rstrip(".").strip("[]")
+    host = _host_and_port(match.group(2))[0].lower().rstrip(".").strip("[]")
     return host or None, match.group(3) or "/"
 
 
