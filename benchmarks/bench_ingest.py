@@ -58,7 +58,7 @@ from citeaudit.ingest import worker as worker_module
 from citeaudit.ingest.assemble import assemble_chunks, assemble_rows
 from citeaudit.ingest.worker import reads_in_worker
 from citeaudit.store import ImportReport
-from citeaudit.store.bulk import drop_secondary_indexes, insert_rows
+from citeaudit.store.bulk import IN_ORDER_INDEXES, drop_secondary_indexes, insert_rows
 from citeaudit.store.chunk_rows import rows_of
 from citeaudit.store.connection import connect
 from citeaudit.store.writers import new_database
@@ -208,8 +208,9 @@ def sqlite_floors(db: Path, folder: Path, attempt: int | str) -> tuple[float, fl
     schema = connect(schema_db, bulk=True, new=True)  # the store's own settings for a new database
     try:
         _insert(schema, _rows(db, PREREQUISITES))
-        # as the importer does into empty tables: their indexes, the unique ones too, are built once, after the rows
-        deferred = drop_secondary_indexes(schema, unique=True)
+        # as the importer does into empty tables: their indexes, the unique ones too, are built once, after the rows,
+        # but for those the rows fill in order
+        deferred = drop_secondary_indexes(schema, unique=True, keep=IN_ORDER_INDEXES)
         start = time.perf_counter()
         _insert(schema, tables, after=tuple(deferred))
         schema_seconds = time.perf_counter() - start

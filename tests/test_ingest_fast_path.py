@@ -20,6 +20,7 @@ from citeaudit import Store
 from citeaudit.core.errors import DuplicateId, InputError
 from citeaudit.ingest import Attachment, ingest_files, plan_imports
 from citeaudit.interchange import load_audit, load_protocol
+from citeaudit.store.bulk import IN_ORDER_INDEXES
 from citeaudit.store.chunk_rows import rows_of
 from citeaudit.store.writers import new_database
 
@@ -303,6 +304,61 @@ def test_an_id_written_twice_into_empty_tables_is_found_when_its_index_is_made(
     with sqlite3.connect(db) as connection:
         names = {name for (name,) in connection.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
     assert {"answers_id", "claims_id", "sources_key", "citations_answer_ordinal", "edges_claim_source"} <= names
+
+
+@pytest.mark.parametrize("store_kind", [ThreadedStore, PlainStore])
+@pytest.mark.parametrize("earlier", [False, True])
+def test_a_citation_or_an_edge_a_chunk_holds_twice_is_named_and_nothing_is_written(
+    tmp_path: Path, four_claim_path: Path, exporter_path: Path, store_kind: type[Store], earlier: bool
+) -> None:
+    """The unique indexes of citations and edges are written with the rows (into empty tables too: their keys come
+    in order), so a chunk holding a citation or an edge twice, which the readers collapse first, is refused as it is
+    written: the one-line error names the answer's citation or the claim's edge, and the transaction is rolled
+    back, into empty tables and into tables holding rows alike."""
+    audit = load_audit(four_claim_path)
+    db = tmp_path / "ledger.db"
+    with Store(db):
+        pass
+    if earlier:
+        with store_kind(db) as store:
+            store.import_audit(load_audit(exporter_path), b"another audit before", origin="before.json")
+    before = contents(db)
+    rows = rows_of(audit)
+    cited = rows.citations[1]
+    answer_id = rows.answers[cited[0]][0]
+    edge = rows.edges[2]
+    claim_id = rows.claims[edge[0]][0]
+    twice = {
+        "citations": (
+            rows._replace(citations=[*rows.citations, cited]),
+            f"twice.json: citations: citation {cited[1]} of answer {answer_id!r} is written twice by this import",
+        ),
+        "edges": (
+            rows._replace(edges=[*rows.edges, edge]),
+            f"twice.json: edges: edge from claim {claim_id!r} to source {edge[1]!r} is written twice by this import",
+        ),
+    }
+    for chunk, message in twice.values():
+        with store_kind(db) as store, pytest.raises(DuplicateId) as caught:
+            store.import_chunks([chunk], b"a chunk with a row twice", "twice.json")
+        assert str(caught.value) == message
+        assert contents(db) == before
+
+
+def test_the_indexes_an_import_writes_with_its_rows_lead_with_a_parent_the_import_numbers_upward(
+    tmp_path: Path,
+) -> None:
+    """Each index kept while an import writes into empty tables exists in the schema and leads with the row id of
+    the row's parent (an answer, a claim, an edge), which the import gives out upward: its entries go at the end,
+    as the rows do. An index renamed by a migration, or one keyed in no order, fails this."""
+    db = tmp_path / "ledger.db"
+    with Store(db):
+        pass
+    with sqlite3.connect(db) as connection:
+        for name in sorted(IN_ORDER_INDEXES):
+            columns = [column for (_, _, column) in connection.execute(f"PRAGMA index_info('{name}')")]
+            assert columns, f"no index {name}"
+            assert columns[0] in {"answer_pk", "claim_pk", "edge_pk"}, (name, columns)
 
 
 # -- the sentence splitter's shortcuts decide as its rules do -------------------------------------------------

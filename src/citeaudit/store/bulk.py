@@ -7,7 +7,7 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from itertools import chain, islice
 
-__all__ = ["IMPORT_TABLES", "ROWS_PER_STATEMENT", "drop_secondary_indexes", "insert_rows"]
+__all__ = ["IMPORT_TABLES", "IN_ORDER_INDEXES", "ROWS_PER_STATEMENT", "drop_secondary_indexes", "insert_rows"]
 
 
 ROWS_PER_STATEMENT = 64
@@ -38,13 +38,25 @@ IMPORT_TABLES = ("answers", "citations", "claims", "edges", "edge_locations", "s
 """The tables that receive an import's rows in bulk (several rows for every answer, a source for a few)."""
 
 
+IN_ORDER_INDEXES = frozenset(
+    {"citations_answer_ordinal", "claims_answer", "claims_current", "edges_claim_source", "edge_locations_edge"}
+)
+"""The import tables' indexes whose entries an import adds in order: each leads with the row id of the row's parent
+(an answer, a claim, an edge), which the import gives out upward and writes its children in that order, so every
+entry goes at the end of its index, as a row goes at the end of its table. Kept while an import writes, such an index
+costs about what making it afterwards costs, but not after the last row, where nothing overlaps it (with a worker
+reading, the writing process waits for rows; the indexes made after the last row are waited for). The other indexes
+take their keys in no order (ids, URL keys, sources, the review queue's scattered keys) and are made afterwards.
+Measured in docs/performance.md."""
+
+
 def drop_secondary_indexes(
-    db: sqlite3.Connection, tables: Iterable[str] = IMPORT_TABLES, *, unique: bool = False
+    db: sqlite3.Connection, tables: Iterable[str] = IMPORT_TABLES, *, unique: bool = False, keep: Iterable[str] = ()
 ) -> list[str]:
-    """Drop the indexes of ``tables`` other than their primary keys: those that only speed up reads, and with
-    ``unique`` the unique ones too (without it they stay and refuse a clash row by row; a caller that drops them
-    sees to it that a clash is found when they are made again). The statements that make them again, the unique
-    ones first, in a stable order."""
+    """Drop the indexes of ``tables`` other than their primary keys and those named in ``keep``: those that only
+    speed up reads, and with ``unique`` the unique ones too (without it they stay and refuse a clash row by row; a
+    caller that drops them sees to it that a clash is found when they are made again). The statements that make
+    them again, the unique ones first, in a stable order."""
     wanted = list(tables)
     indexes = db.execute(
         "SELECT m.name, m.sql, EXISTS (SELECT 1 FROM pragma_index_list(m.tbl_name) AS i "
@@ -53,7 +65,8 @@ def drop_secondary_indexes(
         "ORDER BY is_unique DESC, m.tbl_name, m.name",
         wanted,
     ).fetchall()
-    dropped = [(name, sql) for name, sql, is_unique in indexes if unique or not is_unique]
+    kept = frozenset(keep)
+    dropped = [(name, sql) for name, sql, is_unique in indexes if (unique or not is_unique) and name not in kept]
     for name, _ in dropped:
         db.execute(f'DROP INDEX "{name}"')
     return [sql for _, sql in dropped]

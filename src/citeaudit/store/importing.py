@@ -30,7 +30,7 @@ from citeaudit.store.chunk_rows import KIND_TEXT, AnswerRow, ChunkRows, Citation
 from citeaudit.store.judgements import INSERT_JUDGEMENT, judgement_row
 from citeaudit.store.review_rules import account_role, policy_reviews_required
 
-__all__ = ["SUMMED", "ImportReport", "make_indexes", "write_rows"]
+__all__ = ["SUMMED", "ImportReport", "make_indexes", "write_rows", "written_twice"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -563,6 +563,32 @@ def _insert_unique(
         position, first = min((i, item) for i, item in enumerate(ids) if item in clash)
         raise DuplicateId(origin, f"{path}[{position}].id", f"{table[:-1]} {first!r} is already in the database")
     insert_rows(db, sql, rows)
+
+
+def written_twice(error: sqlite3.IntegrityError, rows: ChunkRows, origin: str) -> Exception:
+    """What to raise for ``error``, raised as a chunk's ``rows`` were written: when a unique index written with the
+    rows (:data:`~citeaudit.store.bulk.IN_ORDER_INDEXES`) refused a citation or an edge the chunk holds twice
+    (which the readers collapse first), the one-line :class:`DuplicateId` naming it; any other error as it is."""
+    message = str(error)
+    if message.startswith("UNIQUE constraint failed: citations."):
+        cited: set[tuple[int, int]] = set()
+        for answer, ordinal, *_ in rows.citations:
+            if (answer, ordinal) in cited:
+                answer_id = rows.answers[answer][0]
+                return DuplicateId(
+                    origin, "citations", f"citation {ordinal} of answer {answer_id!r} is written twice by this import"
+                )
+            cited.add((answer, ordinal))
+    elif message.startswith("UNIQUE constraint failed: edges."):
+        linked: set[tuple[int, str]] = set()
+        for claim, key, *_ in rows.edges:
+            if (claim, key) in linked:
+                claim_id = rows.claims[claim][0]
+                return DuplicateId(
+                    origin, "edges", f"edge from claim {claim_id!r} to source {key!r} is written twice by this import"
+                )
+            linked.add((claim, key))
+    return error
 
 
 _UNIQUE_INDEX = re.compile(r"CREATE UNIQUE INDEX (\w+) ON (\w+)\s*\(([^)]*)\)")

@@ -39,7 +39,7 @@ from citeaudit.core.protocol import fingerprint, protocol_from_mapping_trusted, 
 from citeaudit.core.review_policy import REVIEW_POLICIES
 from citeaudit.core.scope import Scope
 from citeaudit.core.scoring import ScoringColumns
-from citeaudit.store.bulk import IMPORT_TABLES, drop_secondary_indexes
+from citeaudit.store.bulk import IMPORT_TABLES, IN_ORDER_INDEXES, drop_secondary_indexes
 from citeaudit.store.chunk_rows import ChunkRows, rows_of
 from citeaudit.store.claims import Claims
 from citeaudit.store.connection import (
@@ -53,7 +53,7 @@ from citeaudit.store.connection import (
     use_wal,
 )
 from citeaudit.store.facts import Facts
-from citeaudit.store.importing import SUMMED, ImportReport, make_indexes, write_rows
+from citeaudit.store.importing import SUMMED, ImportReport, make_indexes, write_rows, written_twice
 from citeaudit.store.judgements import Ratings
 from citeaudit.store.migrations import migrate
 from citeaudit.store.pipeline import ChunkWriter, second_core_idle, usable_cores
@@ -262,9 +262,10 @@ class Store:
             report = ImportReport(origin=origin, sha256=sha, already_imported=False)
             new_keys: set[str] = set()
             known_keys: set[str] = set()
-            # the import's tables that hold no row yet: their indexes are made once, after the rows
+            # the import's tables that hold no row yet: their indexes are made once, after the rows, but for those
+            # the rows fill in order, kept as they are written
             fresh = _empty_import_tables(db) if self.defer_indexes else frozenset()
-            deferred = drop_secondary_indexes(db, sorted(fresh), unique=True) if fresh else []
+            deferred = drop_secondary_indexes(db, sorted(fresh), unique=True, keep=IN_ORDER_INDEXES) if fresh else []
             earlier_sources: dict[int, dict[str, int]] = {}  # by protocol: source row ids by key, chunk to chunk
             imported_sources: dict[str, int] = {}  # every source the import added, by key
 
@@ -272,19 +273,22 @@ class Store:
                 rows = chunk if isinstance(chunk, ChunkRows) else rows_of(chunk)
                 protocol_pk = self._protocol_pk(db, rows.protocol)
                 earlier = earlier_sources.setdefault(protocol_pk, {})
-                part = write_rows(
-                    db,
-                    rows,
-                    protocol_pk,
-                    import_pk,
-                    origin,
-                    sha,
-                    new_keys,
-                    known_keys,
-                    earlier,
-                    fresh=fresh,
-                    imported=imported_sources,
-                )
+                try:
+                    part = write_rows(
+                        db,
+                        rows,
+                        protocol_pk,
+                        import_pk,
+                        origin,
+                        sha,
+                        new_keys,
+                        known_keys,
+                        earlier,
+                        fresh=fresh,
+                        imported=imported_sources,
+                    )
+                except sqlite3.IntegrityError as exc:
+                    raise written_twice(exc, rows, origin) from None
                 db.executemany(
                     "INSERT INTO ingest_failures (import_pk, ordinal, status, reason, run_id, question_id, platform) "
                     "VALUES (?, ?, ?, ?, ?, ?, ?)",
