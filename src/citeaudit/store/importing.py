@@ -17,6 +17,7 @@ import sqlite3
 from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from citeaudit.core.clock import utc_now
 from citeaudit.core.errors import DuplicateId, InvalidValue
@@ -569,26 +570,31 @@ def written_twice(error: sqlite3.IntegrityError, rows: ChunkRows, origin: str) -
     """What to raise for ``error``, raised as a chunk's ``rows`` were written: when a unique index written with the
     rows (:data:`~citeaudit.store.bulk.IN_ORDER_INDEXES`) refused a citation or an edge the chunk holds twice
     (which the readers collapse first), the one-line :class:`DuplicateId` naming it; any other error as it is."""
-    message = str(error)
-    if message.startswith("UNIQUE constraint failed: citations."):
-        cited: set[tuple[int, int]] = set()
-        for answer, ordinal, *_ in rows.citations:
-            if (answer, ordinal) in cited:
-                answer_id = rows.answers[answer][0]
-                return DuplicateId(
-                    origin, "citations", f"citation {ordinal} of answer {answer_id!r} is written twice by this import"
-                )
-            cited.add((answer, ordinal))
-    elif message.startswith("UNIQUE constraint failed: edges."):
-        linked: set[tuple[int, str]] = set()
-        for claim, key, *_ in rows.edges:
-            if (claim, key) in linked:
-                claim_id = rows.claims[claim][0]
-                return DuplicateId(
-                    origin, "edges", f"edge from claim {claim_id!r} to source {key!r} is written twice by this import"
-                )
-            linked.add((claim, key))
-    return error
+    table = str(error).removeprefix("UNIQUE constraint failed: ").partition(".")[0]
+    if table == "citations":
+        twice = _first_twice((answer, ordinal) for answer, ordinal, *_ in rows.citations)
+    elif table == "edges":
+        twice = _first_twice((claim, key) for claim, key, *_ in rows.edges)
+    else:
+        return error
+    if twice is None:
+        return error
+    row, other = twice
+    if table == "citations":
+        what = f"citation {other} of answer {rows.answers[row][0]!r}"
+    else:
+        what = f"edge from claim {rows.claims[row][0]!r} to source {other!r}"
+    return DuplicateId(origin, table, f"{what} is written twice by this import")
+
+
+def _first_twice(pairs: Iterable[tuple[int, Any]]) -> tuple[int, Any] | None:
+    """The first pair seen a second time, if any."""
+    seen: set[tuple[int, Any]] = set()
+    for pair in pairs:
+        if pair in seen:
+            return pair
+        seen.add(pair)
+    return None
 
 
 _UNIQUE_INDEX = re.compile(r"CREATE UNIQUE INDEX (\w+) ON (\w+)\s*\(([^)]*)\)")
