@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import chain, islice
 
@@ -25,13 +24,12 @@ from citeaudit.core.model import (
     Edge,
     FailedAnswer,
     Location,
-    Protocol,
     Run,
     Source,
     SourceStatus,
     check_span,
 )
-from citeaudit.ingest.base import CHUNK, ParsedAnswer
+from citeaudit.ingest.base import CHUNK, Attachment, ParsedAnswer
 from citeaudit.store.chunk_rows import (
     AnswerRow,
     ChunkRows,
@@ -45,20 +43,6 @@ from citeaudit.store.chunk_rows import (
 )
 
 __all__ = ["CHUNK", "Attachment", "assemble", "assemble_chunks", "assemble_rows"]
-
-
-@dataclass(frozen=True, slots=True)
-class Attachment:
-    """Where answers read from a payload belong."""
-
-    protocol: Protocol
-    """The protocol whose questions they answer."""
-    run_id: str | None = None
-    """Run id (default: ``<platform>-<date of import>``)."""
-    platform: str | None = None
-    """Platform (default: what the payload says, else the reader's default)."""
-    question_id: str | None = None
-    """Question every answer in the payload answers (default: the payload's own, or the only question)."""
 
 
 def _question_for(parsed: ParsedAnswer, attachment: Attachment, source: str, index: int) -> str:

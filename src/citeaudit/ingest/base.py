@@ -14,17 +14,35 @@ from enum import StrEnum
 from typing import NamedTuple, Protocol
 
 from citeaudit.core.model import AnswerStatus, Audit, CitationKind, RetrievalStatus
+from citeaudit.core.model import Protocol as AuditProtocol
 from citeaudit.ingest.shape import Shape
 
 __all__ = [
     "ANSWER_LEVEL",
     "CUT_OFF",
+    "Attachment",
     "ClaimCandidate",
     "ParsedAnswer",
     "ParsedCitation",
     "Reader",
     "ReaderKind",
 ]
+
+
+@dataclass(frozen=True, slots=True)
+class Attachment:
+    """Where answers read from a payload belong (kept beside the records readers make, in a module that is not
+    compiled: it goes to a worker process as a pickle, which a compiled frozen class does not come back from)."""
+
+    protocol: AuditProtocol
+    """The protocol whose questions they answer."""
+    run_id: str | None = None
+    """Run id (default: ``<platform>-<date of import>``)."""
+    platform: str | None = None
+    """Platform (default: what the payload says, else the reader's default)."""
+    question_id: str | None = None
+    """Question every answer in the payload answers (default: the payload's own, or the only question)."""
+
 
 CHUNK = 5_000
 """Answers per chunk when a payload is assembled and written a piece at a time."""

@@ -419,10 +419,10 @@ def _read_payload(payload: Any, reading: _Reading) -> ParsedAnswer:
 def read_answers(data: bytes, source: str) -> Iterator[ParsedAnswer]:
     """Every answer in a Perplexity payload file (one response, a JSON list, or JSON Lines), or per completion of
     a saved Sonar event stream."""
-    return (
-        cut_short(_read_payload(payload, _Reading(source, where)), cut)
-        for where, payload, cut in load_responses(data, source, "openai-chat")
-    )
+    # A generator function, not a returned generator expression: compiled (setup.py), that would be a list of
+    # every answer in the file, read before the first is written.
+    for where, payload, cut in load_responses(data, source, "openai-chat"):
+        yield cut_short(_read_payload(payload, _Reading(source, where)), cut)
 
 
 _SSE = "Server-Sent Events as sent (data: lines, event: names, [DONE]) or one event's JSON per line"
