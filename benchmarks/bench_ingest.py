@@ -40,6 +40,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gc
+import importlib
 import json
 import os
 import random
@@ -442,6 +443,16 @@ def peak_of(figures: Figures) -> float:
     return max(t.peak_mib for t in figures.runs[False])
 
 
+def build() -> str:
+    """Whether the modules setup.py compiles were compiled in this install, or run as their Python source."""
+    names = ("sentences", "text", "perplexity", "assemble")
+    files = [str(importlib.import_module(f"citeaudit.ingest.{name}").__file__) for name in names]
+    kind = "Python source" if all(file.endswith(".py") for file in files) else "compiled (mypyc)"
+    if len({file.endswith(".py") for file in files}) > 1:
+        kind = "partly compiled"
+    return f"citeaudit.ingest.{{{','.join(names)}}} {kind}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--answers", type=int, default=20_000, help="Sonar answers as the benchmark makes them")
@@ -453,6 +464,7 @@ def main() -> None:
     parser.add_argument("--streamed", type=int, default=2_000, help="answers of the streamed row (0: none)")
     parser.add_argument("--streamed-only", action="store_true", help="run the streamed row alone")
     args = parser.parse_args()
+    print(f"build: {build()}")
     rng = random.Random(11)
     protocol = Protocol("bench", "1", questions=(Question("q1", "Tell me about the AX220."),))
     attachment = Attachment(protocol, run_id="bench")

@@ -1,0 +1,98 @@
+"""The compiled build (setup.py): CI tests it, it is never older than its source, and it reads as the source does."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from importlib.machinery import EXTENSION_SUFFIXES
+from pathlib import Path
+
+import pytest
+from tests.conftest import REPO, SHARED
+
+
+def compiled_modules() -> list[str]:
+    """The modules setup.py compiles, by name (read from its ``COMPILED`` list, the one place they are named)."""
+    tree = ast.parse((REPO / "setup.py").read_text(encoding="utf-8"))
+    for node in tree.body:
+        target = (
+            node.target
+            if isinstance(node, ast.AnnAssign)
+            else (node.targets[0] if isinstance(node, ast.Assign) else None)
+        )
+        if isinstance(target, ast.Name) and target.id == "COMPILED" and node.value is not None:
+            paths = ast.literal_eval(node.value)
+            return [path.removeprefix("src/").removesuffix(".py").replace("/", ".") for path in paths]
+    raise AssertionError("setup.py names no COMPILED modules")
+
+
+def is_compiled(name: str) -> bool:
+    return str(importlib.import_module(name).__file__).endswith(tuple(EXTENSION_SUFFIXES))
+
+
+MODULES = compiled_modules()
+COMPILED = all(is_compiled(name) for name in MODULES)
+
+
+def test_setup_names_the_hot_path() -> None:
+    # the four modules of docs/performance.md, *Ingest*: the sentence splitter, claim texts, the Sonar reader and
+    # the assembly of rows
+    assert MODULES == [
+        "citeaudit.ingest.sentences",
+        "citeaudit.ingest.text",
+        "citeaudit.ingest.perplexity",
+        "citeaudit.ingest.assemble",
+    ]
+
+
+@pytest.mark.skipif(
+    os.environ.get("CI") != "true", reason="outside CI the build may be pure Python (CITEAUDIT_COMPILE=0)"
+)
+def test_ci_tests_the_compiled_build() -> None:
+    assert [name for name in MODULES if not is_compiled(name)] == []
+
+
+def test_no_compiled_module_is_older_than_its_source() -> None:
+    stale = []
+    for name in MODULES:
+        module = importlib.import_module(name)
+        source = REPO / "src" / Path(*name.split(".")).with_suffix(".py")
+        built = Path(str(module.__file__))
+        if built.suffix != ".py" and built.stat().st_mtime < source.stat().st_mtime:
+            stale.append(name)
+    assert stale == [], f"compiled from an older source: {stale}; run make (or pip install -e .) to build them again"
+
+
+@pytest.mark.skipif(not COMPILED, reason="the build is pure Python: there is nothing compiled to compare")
+def test_the_compiled_build_reads_as_its_source(tmp_path: Path) -> None:
+    # The same inputs (every ALCE answer, 3 000 random texts of tricky pieces, Perplexity's recorded responses,
+    # and payloads a reader refuses) through the installed build and through a copy of the source without the
+    # compiled files: every sentence, span, claim text, row and error message must be the same.
+    source = tmp_path / "source"
+    shutil.copytree(
+        REPO / "src" / "citeaudit", source / "citeaudit", ignore=shutil.ignore_patterns("*.so", "__pycache__")
+    )
+    script = [sys.executable, str(REPO / "tests" / "compiled_reading.py"), str(SHARED / "data"), *MODULES]
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    runs = {}
+    for label, path in (("compiled", None), ("source", source)):
+        run_env = env if path is None else {**env, "PYTHONPATH": str(path)}
+        done = subprocess.run(script, env=run_env, capture_output=True, text=True, check=False, timeout=900)
+        assert done.returncode == 0, done.stderr[-2000:]
+        runs[label] = json.loads(done.stdout)
+    compiled, python = runs["compiled"], runs["source"]
+    assert set(compiled.pop("modules").values()) <= {".so", ".pyd"}
+    assert set(python.pop("modules").values()) == {".py"}
+    # what was compared is not empty: ALCE's answers and the 3 000 random texts, and the payloads of
+    # compiled_reading.payloads (4 recordings, the JSON Lines of every text, 5 refused)
+    assert len(compiled["texts"]) > 3000
+    assert len(compiled["imports"]) == 4 + 1 + 5
+    assert sum(isinstance(result, str) for result in compiled["imports"]) >= 4
+    for key in ("texts", "imports"):
+        differ = [i for i, (a, b) in enumerate(zip(compiled[key], python[key], strict=True)) if a != b]
+        assert differ == [], f"{key}: the compiled build differs from its source at {differ[:10]}"
