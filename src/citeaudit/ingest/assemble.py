@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from itertools import chain, islice
 
 from citeaudit.core.errors import DuplicateId, InvalidValue, UnknownReference
-from citeaudit.core.identity import SourceRegistry, document_key
+from citeaudit.core.identity import SourceRegistry, document_key, url_location
 from citeaudit.core.model import (
     Answer,
     AnswerStatus,
@@ -197,7 +197,7 @@ def _source_row(
     seen = first_seen.get(key)
     if seen is not None:
         url, title, publisher = seen
-        return (key, url, None, title, publisher, pending, None, None, None)
+        return (key, url, None, title, publisher, pending, None, None, None, *url_location(url))
     return source_row(registered[key])
 
 

@@ -8,6 +8,7 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
+from citeaudit.core.identity import url_location
 from citeaudit.core.model import Audit, CitationKind, EvidenceGroup, Judgement, Protocol, Run, Source
 
 __all__ = [
@@ -28,13 +29,28 @@ KIND_TEXT = {kind: str(kind) for kind in CitationKind}
 """How each citation kind is stored."""
 
 _Text = str | None
-SourceRow = tuple[str, _Text, _Text, _Text, _Text, str, _Text, _Text, _Text]
-"""``(key, url, resolved_url, title, publisher, status, reason, fetched_at, content_hash)``."""
+SourceRow = tuple[str, _Text, _Text, _Text, _Text, str, _Text, _Text, _Text, _Text, str]
+"""``(key, url, resolved_url, title, publisher, status, reason, fetched_at, content_hash, host, path)``: host and path
+of the page (:func:`~citeaudit.core.identity.url_location` of the resolved URL, else the URL), worked out where the
+rows are made, so that a worker process reading a payload does it, not the process writing."""
 
 
 def source_row(s: Source) -> SourceRow:
     """A source as the importer writes it (:data:`SourceRow`)."""
-    return (s.key, s.url, s.resolved_url, s.title, s.publisher, str(s.status), s.reason, s.fetched_at, s.content_hash)
+    host, path = url_location(s.resolved_url or s.url)
+    return (
+        s.key,
+        s.url,
+        s.resolved_url,
+        s.title,
+        s.publisher,
+        str(s.status),
+        s.reason,
+        s.fetched_at,
+        s.content_hash,
+        host,
+        path,
+    )
 
 
 AnswerRow = tuple[str, str, str, str, _Text, _Text, _Text, _Text, _Text, _Text, _Text]

@@ -21,7 +21,6 @@ from typing import Any
 
 from citeaudit.core.clock import utc_now
 from citeaudit.core.errors import DuplicateId, InvalidValue
-from citeaudit.core.identity import url_location
 from citeaudit.core.model import CitationKind, Judgement, Origin, Run, RunKind, Stage
 from citeaudit.core.protocol import fingerprint_components
 from citeaudit.core.review_policy import StoredJudgement, counted_judgements, judgement_refusal
@@ -304,12 +303,11 @@ def _write_sources(
     known_keys.update(key for key in source_pk if key not in new_keys)
     next_source = _next_pk(db, "sources")
     source_rows: list[tuple[object, ...]] = []
-    for key, url, resolved_url, *rest in fresh:
-        if key in source_pk:
+    for row in fresh:
+        if row[0] in source_pk:
             continue
-        host, path = url_location(resolved_url or url)
-        source_pk[key] = next_source
-        source_rows.append((next_source, key, url, resolved_url, *rest, host, path))
+        source_pk[row[0]] = next_source
+        source_rows.append((next_source, *row))
         next_source += 1
     new_keys.update(str(row[1]) for row in source_rows)
     if added is not None:
