@@ -6,6 +6,7 @@ from __future__ import annotations
 import ctypes
 import re
 import sqlite3
+import subprocess
 import sys
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from citeaudit import Store
 from citeaudit.ingest import ingest_file
 from citeaudit.store import migrations
 from citeaudit.store.connection import Transactions, connect
-from citeaudit.store.migrations import rebuild
+from citeaudit.store.migrations import current, rebuild
 
 SCHEMA_WRITE = re.compile(
     r"writable_schema|(?:UPDATE|INSERT\s+INTO|DELETE\s+FROM|REPLACE\s+INTO)\s+\"?sqlite_(?:master|schema)", re.I
@@ -61,7 +62,7 @@ def test_the_migrations_run_on_an_sqlite_that_refuses_schema_edits(tmp_path: Pat
         db.execute("UPDATE sqlite_master SET sql = sql WHERE name = 'probe'")
     db.execute("PRAGMA writable_schema = OFF")
     db.execute("DROP TABLE probe")
-    migrations.migrate(db, Transactions(db, path, 5.0), path)
+    migrations.migrate(db, Transactions(db, path, 5.0), path, stepwise=True)
     assert db.execute("PRAGMA user_version").fetchone()[0] == migrations.SCHEMA_VERSION
     tables = dict(db.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'"))
     # both rewrites took effect: no CHECK list of three or more values is left, and the window methods are allowed
@@ -80,7 +81,7 @@ def test_no_migration_statement_edits_the_schema_table(tmp_path: Path) -> None:
     db = connect(path)
     executed: list[str] = []
     db.set_trace_callback(executed.append)
-    migrations.migrate(db, Transactions(db, path, 5.0), path)
+    migrations.migrate(db, Transactions(db, path, 5.0), path, stepwise=True)
     db.close()
     assert any("ALTER TABLE" in statement and "RENAME TO" in statement for statement in executed)  # rebuilds ran
     assert [statement for statement in executed if SCHEMA_WRITE.search(statement)] == []
@@ -174,3 +175,129 @@ def test_a_ledger_of_the_first_schema_reaches_the_newest_with_its_rows(
         ):
             with pytest.raises(sqlite3.IntegrityError, match=f"UNIQUE constraint failed: {clash}"):
                 db.execute(statement)
+
+
+SCHEMA_OBJECTS = "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name"
+"""Every schema object as SQLite keeps it, the indexes it makes for a table's own UNIQUE constraints too."""
+
+
+def _traced_store(path: Path) -> list[str]:
+    """The statements opening a store on ``path`` executes on its connection (traced from its connect)."""
+    executed: list[str] = []
+    db = connect(path)
+    db.set_trace_callback(executed.append)
+    migrations.migrate(db, Transactions(db, path, 5.0), path)
+    db.close()
+    return executed
+
+
+def _stepwise(path: Path) -> sqlite3.Connection:
+    db = connect(path)
+    migrations.migrate(db, Transactions(db, path, 5.0), path, stepwise=True)
+    return db
+
+
+def test_the_schema_file_is_what_the_migrations_make_now(tmp_path: Path) -> None:
+    # made again from a database the migrations make; a migration added without `make schema` fails here
+    written = tmp_path / "schema.sql"
+    assert current.write(written)
+    assert written.read_text(encoding="utf-8") == current.SCHEMA_FILE.read_text(encoding="utf-8")
+    version, statements = current.read(written.read_text(encoding="utf-8"))
+    assert version == migrations.SCHEMA_VERSION
+    db = _stepwise(tmp_path / "migrated.db")
+    # one statement per schema object SQLite was given (not its automatic indexes)
+    given = db.execute("SELECT count(*) FROM sqlite_master WHERE sql IS NOT NULL").fetchone()[0]
+    assert len(statements) == given
+    db.close()
+
+
+def test_a_new_database_is_made_in_one_step_with_the_schema_the_migrations_make(tmp_path: Path) -> None:
+    executed = _traced_store(tmp_path / "new.db")
+    _, statements = current.read(current.SCHEMA_FILE.read_text(encoding="utf-8"))
+    # made from the file: its statements ran, no migration did (the rebuilds rename tables; the file never does)
+    assert [s for s in executed if s in statements] == statements
+    assert not any("RENAME TO" in statement for statement in executed)
+    assert [statement for statement in executed if SCHEMA_WRITE.search(statement)] == []
+    made = sqlite3.connect(tmp_path / "new.db")
+    migrated = _stepwise(tmp_path / "migrated.db")
+    try:
+        assert made.execute(SCHEMA_OBJECTS).fetchall() == migrated.execute(SCHEMA_OBJECTS).fetchall()
+        for pragma in ("user_version", "foreign_key_check", "integrity_check", "page_size", "encoding"):
+            assert made.execute(f"PRAGMA {pragma}").fetchall() == migrated.execute(f"PRAGMA {pragma}").fetchall()
+        assert made.execute("PRAGMA user_version").fetchone() == (migrations.SCHEMA_VERSION,)
+    finally:
+        made.close()
+        migrated.close()
+    with Store(tmp_path / "new.db") as store:  # opened again: nothing left to do
+        assert store.schema_version == migrations.SCHEMA_VERSION
+
+
+def test_a_schema_file_of_another_version_is_not_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a schema.sql left behind by a newer migration: the migrations run one by one, to the same schema
+    text = current.SCHEMA_FILE.read_text(encoding="utf-8")
+    stale = tmp_path / "schema.sql"
+    stale.write_text(
+        text.replace(
+            f"-- schema version {migrations.SCHEMA_VERSION}\n", f"-- schema version {migrations.SCHEMA_VERSION - 1}\n"
+        ),
+        encoding="utf-8",
+    )
+    monkeypatch.setattr(current, "SCHEMA_FILE", stale)
+    executed = _traced_store(tmp_path / "new.db")
+    assert any("RENAME TO" in statement for statement in executed)  # the rebuilds ran
+    made = sqlite3.connect(tmp_path / "new.db")
+    migrated = _stepwise(tmp_path / "migrated.db")
+    try:
+        assert made.execute(SCHEMA_OBJECTS).fetchall() == migrated.execute(SCHEMA_OBJECTS).fetchall()
+    finally:
+        made.close()
+        migrated.close()
+
+
+def test_a_database_that_holds_something_is_migrated_step_by_step(tmp_path: Path) -> None:
+    path = tmp_path / "other.db"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE notes (text TEXT)")
+        db.execute("INSERT INTO notes VALUES ('kept')")
+    executed = _traced_store(path)
+    assert any("RENAME TO" in statement for statement in executed)
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT text FROM notes").fetchall() == [("kept",)]
+        assert db.execute("PRAGMA user_version").fetchone() == (migrations.SCHEMA_VERSION,)
+
+
+def test_the_schema_file_is_read_statement_by_statement() -> None:
+    text = (
+        "-- schema version 3\n-- a comment between statements\n\nCREATE TABLE t (a TEXT  -- kept\n);\n\n"
+        "CREATE TRIGGER t_guard BEFORE UPDATE ON t\nBEGIN SELECT RAISE(ABORT, 'no; never'); END;\n"
+    )
+    assert current.read(text) == (
+        3,
+        [
+            "CREATE TABLE t (a TEXT  -- kept\n)",
+            "CREATE TRIGGER t_guard BEFORE UPDATE ON t\nBEGIN SELECT RAISE(ABORT, 'no; never'); END",
+        ],
+    )
+    with pytest.raises(ValueError, match="no schema version"):
+        current.read("CREATE TABLE t (a);\n")
+    with pytest.raises(ValueError, match="inside a statement"):
+        current.read("-- schema version 1\nCREATE TABLE t (a\n")
+
+
+def test_processes_that_open_one_new_database_at_once_all_find_the_newest_schema(tmp_path: Path) -> None:
+    path = tmp_path / "shared.db"
+    code = "import sys; from citeaudit import Store\nwith Store(sys.argv[1]) as store: print(store.schema_version)\n"
+    started = [
+        subprocess.Popen(
+            [sys.executable, "-c", code, str(path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        for _ in range(4)
+    ]
+    results = [(process.communicate(), process.returncode) for process in started]
+    # whichever made it, the others waited for its transaction and found the schema made
+    assert [(out.strip(), code) for (out, _), code in results] == [(str(migrations.SCHEMA_VERSION), 0)] * 4, results
+    migrated = _stepwise(tmp_path / "migrated.db")
+    try:
+        assert sqlite3.connect(path).execute(SCHEMA_OBJECTS).fetchall() == migrated.execute(SCHEMA_OBJECTS).fetchall()
+    finally:
+        migrated.close()

@@ -60,11 +60,19 @@ SCHEMA_VERSION = len(MIGRATIONS)
 
 
 def migrate(
-    db: sqlite3.Connection, transaction: Callable[[], AbstractContextManager[sqlite3.Connection]], path: Path
+    db: sqlite3.Connection,
+    transaction: Callable[[], AbstractContextManager[sqlite3.Connection]],
+    path: Path,
+    *,
+    stepwise: bool = False,
 ) -> None:
     """Bring the database at ``path`` (open on ``db``, outside any transaction) to :data:`SCHEMA_VERSION`, one
     migration to a transaction made by ``transaction``; a database newer than this citeaudit is refused
     (:class:`~citeaudit.core.errors.SchemaVersionMismatch`).
+
+    A new database (version 0, no schema object) is made in one transaction from the schema the migrations leave
+    (:mod:`~citeaudit.store.migrations.current`), unless ``stepwise``: then, as for any older database, the
+    migrations run one by one.
 
     Foreign keys are off while migrations run, as SQLite's procedure for schema changes asks: a table rebuild
     drops a table that others refer to (:func:`rebuild_tables` checks the keys itself before its commit). The
@@ -77,6 +85,9 @@ def migrate(
         )
     if version == SCHEMA_VERSION:
         return
+    if version == 0 and not stepwise and _made_new(db, transaction):
+        return
+    version = int(db.execute("PRAGMA user_version").fetchone()[0])  # another process may have begun meanwhile
     db.execute("PRAGMA foreign_keys = OFF")
     try:
         for target in range(version, SCHEMA_VERSION):
@@ -90,6 +101,18 @@ def migrate(
                 db.execute(f"PRAGMA user_version = {target + 1}")
     finally:
         db.execute("PRAGMA foreign_keys = ON")
+
+
+def _made_new(db: sqlite3.Connection, transaction: Callable[[], AbstractContextManager[sqlite3.Connection]]) -> bool:
+    """Make the newest schema in one step if the database is still empty (checked under the write lock, as another
+    process may be making it too) and ``schema.sql`` holds that version; whether it was made."""
+    from citeaudit.store.migrations import current
+
+    with transaction():
+        empty = db.execute("SELECT NOT EXISTS (SELECT 1 FROM sqlite_master)").fetchone()[0]
+        if not empty or int(db.execute("PRAGMA user_version").fetchone()[0]) != 0:
+            return False
+        return current.apply(db, SCHEMA_VERSION)
 
 
 def statements(script: str) -> list[str]:
