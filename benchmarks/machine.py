@@ -1,10 +1,12 @@
-"""What every benchmark says about the machine it ran on: the load average at its start and at its end, the
-commit it measured, and the date.
+"""What every benchmark says about the machine it ran on: the load average at its start and at its end, the CPU
+time the host took from this machine meanwhile (Linux's steal time), the commit it measured, and the date.
 
 A benchmark's ``__main__`` calls :func:`run` with its ``main``. The first line printed names the commit (with
 ``+changes`` when the work tree differs from it), the date and the load average; the line before the last gives
 the load average at the end, so the last line stays the benchmark's verdict ("met" or "not met"). Figures from
-a machine whose load moved a lot between the two are figures from a busy machine.
+a machine whose load moved a lot between the two are figures from a busy machine. On a virtual machine the host
+may also take the CPUs away (steal time in ``/proc/stat``): the load average does not show it, yet a process
+waiting for a CPU the host took runs slower, so the end line gives it too.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import datetime
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
@@ -43,6 +46,17 @@ def load() -> str:
     one, five, fifteen = os.getloadavg()
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return f"{one:.2f} / {five:.2f} / {fifteen:.2f} on {cores} cores"
+
+
+def stolen() -> float | None:
+    """CPU seconds the host took from this (virtual) machine since it started, all CPUs together: the steal
+    column of ``/proc/stat``; ``None`` where there is no such file."""
+    try:
+        with open("/proc/stat", encoding="ascii") as stat:
+            fields = stat.readline().split()
+        return int(fields[8]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def installed_env() -> dict[str, str]:
@@ -90,8 +104,15 @@ def run(main: Callable[[], None]) -> None:
     print(f"machine: commit {commit()}, {now}, load average at start {load()}", flush=True)
     held = _HoldLastLine(sys.stdout)
     sys.stdout = held  # type: ignore[assignment]
+    steal_before, start = stolen(), time.perf_counter()
     try:
         main()
     finally:
         sys.stdout = held._target
-        held.release(f"machine: load average at end {load()}")
+        steal_after, seconds = stolen(), time.perf_counter() - start
+        steal = ""
+        if steal_before is not None and steal_after is not None:
+            cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+            taken = steal_after - steal_before
+            steal = f"; the host took {taken:.1f} s of CPU time ({taken / (seconds * cores):.1%} of {cores} cores)"
+        held.release(f"machine: load average at end {load()}{steal}")

@@ -5,6 +5,7 @@ average at the end on the line before the last, and keeps the benchmark's own la
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 import textwrap
@@ -76,7 +77,28 @@ def test_machine_run_frames_the_output_and_keeps_the_verdict_last(tmp_path: Path
     assert "load average at start" in lines[0]
     assert lines[1:3] == ["figure one", "figure two"]
     assert lines[3].startswith("machine: load average at end ")
+    if Path("/proc/stat").exists():  # Linux: the CPU time the host took meanwhile (steal) is said too
+        assert re.search(r"; the host took \d+\.\d s of CPU time \(\d+\.\d% of \d+ cores\)$", lines[3]), lines[3]
     assert lines[4] == "target: met"
+
+
+def test_the_steal_time_is_the_eighth_figure_of_the_cpu_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        import machine
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    import builtins
+    import os
+
+    stat = tmp_path / "stat"
+    # user nice system idle iowait irq softirq steal guest guest_nice: 250 ticks stolen
+    stat.write_text("cpu  100 0 50 9000 10 0 5 250 0 0\ncpu0 50 0 25 4500 5 0 2 125 0 0\n", encoding="ascii")
+    opened = builtins.open
+    monkeypatch.setattr(builtins, "open", lambda path, *a, **k: opened(stat if path == "/proc/stat" else path, *a, **k))
+    assert machine.stolen() == 250 / os.sysconf("SC_CLK_TCK")
+    stat.write_text("cpu  100 0 50\n", encoding="ascii")  # an older kernel's line without the column
+    assert machine.stolen() is None
 
 
 def test_a_child_process_prints_no_machine_lines(tmp_path: Path) -> None:
