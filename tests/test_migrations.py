@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from citeaudit import Store
+from citeaudit.core.errors import SchemaVersionMismatch
 from citeaudit.ingest import ingest_file
 from citeaudit.store import migrations
 from citeaudit.store.connection import Transactions, connect
@@ -252,6 +253,31 @@ def test_a_schema_file_of_another_version_is_not_used(tmp_path: Path, monkeypatc
     finally:
         made.close()
         migrated.close()
+
+
+def test_an_install_without_the_schema_file_makes_the_same_schema_step_by_step(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(current, "SCHEMA_FILE", tmp_path / "missing.sql")
+    executed = _traced_store(tmp_path / "new.db")
+    assert any("RENAME TO" in statement for statement in executed)
+    with sqlite3.connect(tmp_path / "new.db") as db:
+        assert db.execute("PRAGMA user_version").fetchone() == (migrations.SCHEMA_VERSION,)
+
+
+def test_a_database_made_newer_meanwhile_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # another process, of a newer citeaudit, made the file between this one's first look and its write lock
+    path = tmp_path / "raced.db"
+
+    def newer(db: sqlite3.Connection, transaction: object) -> bool:
+        db.execute(f"PRAGMA user_version = {migrations.SCHEMA_VERSION + 1}")
+        return False
+
+    monkeypatch.setattr(migrations, "_made_new", newer)
+    db = connect(path)
+    with pytest.raises(SchemaVersionMismatch, match="newer than this citeaudit's"):
+        migrations.migrate(db, Transactions(db, path, 5.0), path)
+    db.close()
 
 
 def test_a_database_that_holds_something_is_migrated_step_by_step(tmp_path: Path) -> None:

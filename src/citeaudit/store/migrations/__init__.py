@@ -77,17 +77,12 @@ def migrate(
     Foreign keys are off while migrations run, as SQLite's procedure for schema changes asks: a table rebuild
     drops a table that others refer to (:func:`rebuild_tables` checks the keys itself before its commit). The
     setting can only change outside a transaction, so it is set here, around them all."""
-    version = int(db.execute("PRAGMA user_version").fetchone()[0])
-    if version > SCHEMA_VERSION:
-        raise SchemaVersionMismatch(
-            f"{str(path)!r} has schema version {version}, newer than this citeaudit's "
-            f"{SCHEMA_VERSION}; upgrade citeaudit to use it"
-        )
+    version = _version(db, path)
     if version == SCHEMA_VERSION:
         return
     if version == 0 and not stepwise and _made_new(db, transaction):
         return
-    version = int(db.execute("PRAGMA user_version").fetchone()[0])  # another process may have begun meanwhile
+    version = _version(db, path)  # another process may have made or migrated it meanwhile
     db.execute("PRAGMA foreign_keys = OFF")
     try:
         for target in range(version, SCHEMA_VERSION):
@@ -101,6 +96,17 @@ def migrate(
                 db.execute(f"PRAGMA user_version = {target + 1}")
     finally:
         db.execute("PRAGMA foreign_keys = ON")
+
+
+def _version(db: sqlite3.Connection, path: Path) -> int:
+    """The database's schema version; one newer than this citeaudit's is refused."""
+    version = int(db.execute("PRAGMA user_version").fetchone()[0])
+    if version > SCHEMA_VERSION:
+        raise SchemaVersionMismatch(
+            f"{str(path)!r} has schema version {version}, newer than this citeaudit's "
+            f"{SCHEMA_VERSION}; upgrade citeaudit to use it"
+        )
+    return version
 
 
 def _made_new(db: sqlite3.Connection, transaction: Callable[[], AbstractContextManager[sqlite3.Connection]]) -> bool:

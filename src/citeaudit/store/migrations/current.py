@@ -70,8 +70,13 @@ def read(text: str) -> tuple[int, list[str]]:
 
 def apply(db: sqlite3.Connection, version: int) -> bool:
     """Make the schema of ``version`` in the empty database ``db`` from ``schema.sql``, inside the caller's
-    transaction, and set its version; ``False`` (nothing done) when the file holds another version."""
-    stored, statements = read(SCHEMA_FILE.read_text(encoding="utf-8"))
+    transaction, and set its version; ``False`` (nothing done) when the file holds another version or cannot be
+    read (an install without it: the migrations make the same schema, one by one)."""
+    try:
+        text = SCHEMA_FILE.read_text(encoding="utf-8")
+    except OSError:
+        return False
+    stored, statements = read(text)
     if stored != version:
         return False
     for statement in statements:
