@@ -20,6 +20,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
+from citeaudit.store.pipeline import usable_cores
+
 _REPO = Path(__file__).resolve().parent.parent
 
 
@@ -44,8 +46,7 @@ def commit() -> str:
 def load() -> str:
     """The 1-, 5- and 15-minute load averages, and the cores this process may use."""
     one, five, fifteen = os.getloadavg()
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return f"{one:.2f} / {five:.2f} / {fifteen:.2f} on {cores} cores"
+    return f"{one:.2f} / {five:.2f} / {fifteen:.2f} on {usable_cores()} cores"
 
 
 def stolen() -> float | None:
@@ -112,7 +113,7 @@ def run(main: Callable[[], None]) -> None:
         steal_after, seconds = stolen(), time.perf_counter() - start
         steal = ""
         if steal_before is not None and steal_after is not None:
-            cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+            cores = usable_cores()
             taken = steal_after - steal_before
             steal = f"; the host took {taken:.1f} s of CPU time ({taken / (seconds * cores):.1%} of {cores} cores)"
         held.release(f"machine: load average at end {load()}{steal}")
