@@ -121,15 +121,21 @@ def _made_new(db: sqlite3.Connection, transaction: Callable[[], AbstractContextM
         return current.apply(db, SCHEMA_VERSION)
 
 
-def statements(script: str) -> list[str]:
-    """Split a migration script into statements (triggers keep their inner semicolons)."""
-    found, buffer = [], []
+def statements(script: str, *, verbatim: bool = False) -> list[str]:
+    """Split a migration script into statements (triggers keep their inner semicolons), leaving out blank and
+    comment lines. ``verbatim``: only those between statements, each statement as written but for its closing
+    semicolon, and a script that ends inside a statement is a ``ValueError`` (``schema.sql``, whose statements are
+    what SQLite stored)."""
+    found: list[str] = []
+    buffer: list[str] = []
     for line in script.splitlines():
-        if not line.strip() or line.strip().startswith("--"):
+        if (not buffer or not verbatim) and (not line.strip() or line.strip().startswith("--")):
             continue
         buffer.append(line)
         joined = "\n".join(buffer)
         if sqlite3.complete_statement(joined):
-            found.append(joined)
+            found.append(joined.rstrip().removesuffix(";") if verbatim else joined)
             buffer = []
+    if buffer and verbatim:
+        raise ValueError("the script ends inside a statement")
     return found

@@ -47,25 +47,17 @@ def render(version: int, statements: list[str]) -> str:
 
 
 def read(text: str) -> tuple[int, list[str]]:
-    """The schema version and the statements of a ``schema.sql`` text. A statement ends where SQLite says one is
-    complete (a trigger's inner semicolons do not end it); comment lines between statements are left out, those
-    inside one are kept as SQLite stored them."""
+    """The schema version and the statements of a ``schema.sql`` text, each as SQLite stored it (see
+    :func:`~citeaudit.store.migrations.statements`)."""
+    from citeaudit.store.migrations import statements
+
     found = _VERSION.search(text)
     if found is None:
         raise ValueError("schema.sql names no schema version")
-    statements: list[str] = []
-    buffer: list[str] = []
-    for line in text.splitlines():
-        if not buffer and (not line.strip() or line.lstrip().startswith("--")):
-            continue
-        buffer.append(line)
-        joined = "\n".join(buffer)
-        if sqlite3.complete_statement(joined):
-            statements.append(joined.rstrip().removesuffix(";"))
-            buffer = []
-    if buffer:
-        raise ValueError("schema.sql ends inside a statement")
-    return int(found.group(1)), statements
+    try:
+        return int(found.group(1)), statements(text, verbatim=True)
+    except ValueError:
+        raise ValueError("schema.sql ends inside a statement") from None
 
 
 def apply(db: sqlite3.Connection, version: int) -> bool:
