@@ -199,7 +199,7 @@ def _stepwise(path: Path) -> sqlite3.Connection:
 
 
 def test_the_schema_file_is_what_the_migrations_make_now(tmp_path: Path) -> None:
-    # made again from a database the migrations make; a migration added without `make schema` fails here
+    # made again from a database the migrations make: a migration added without scripts/make_store_schema.py fails
     written = tmp_path / "schema.sql"
     assert current.write(written)
     assert written.read_text(encoding="utf-8") == current.SCHEMA_FILE.read_text(encoding="utf-8")
