@@ -33,10 +33,12 @@ CLOCK = {("payloads", "created_at"), ("imports", "imported_at"), ("fact_locks", 
 
 
 class PlainStore(Store):
-    """The reference construction: no writer thread, no index built after the rows."""
+    """The reference construction: no writer thread, no index built after the rows, every reference checked by
+    SQLite as its row is written."""
 
     write_thread = False
     defer_indexes = False
+    checked_references = True
 
 
 class ThreadedStore(Store):
@@ -46,8 +48,10 @@ class ThreadedStore(Store):
 
 
 def contents(db: Path) -> tuple[dict[str, list[tuple[Any, ...]]], list[tuple[str, str, str | None]]]:
-    """Every table's rows (clock columns left out) in key order, and the schema's tables, indexes and triggers."""
+    """Every table's rows (clock columns left out) in key order, and the schema's tables, indexes and triggers.
+    Every reference in the file is checked first: the import writes its rows without SQLite's check of each."""
     with sqlite3.connect(db) as connection:
+        assert connection.execute("PRAGMA foreign_key_check").fetchall() == []
         tables = [name for (name,) in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
         rows = {}
         for table in tables:

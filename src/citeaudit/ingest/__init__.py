@@ -428,7 +428,7 @@ def ingest_files(
     results: list[tuple[str, Reader, ImportReport]] = []
     name = ""
     try:
-        with store.transaction(), collector_paused():
+        with store.import_transaction(), collector_paused():
             for name, reader, files in ((p.name, p.reader, p.files) for p in plan):
                 data = _payload(PlannedImport(name, reader, files))
                 told = None if progress is None else functools.partial(progress, name)

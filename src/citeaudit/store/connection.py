@@ -173,7 +173,12 @@ class Transactions:
         self._savepoints = 0
 
     @contextmanager
-    def __call__(self) -> Iterator[sqlite3.Connection]:
+    def __call__(self, *, foreign_keys: bool = True) -> Iterator[sqlite3.Connection]:
+        """``foreign_keys=False``: SQLite does not check each row's references as it is written (``PRAGMA
+        foreign_keys`` is off until the transaction ends); for writers whose every reference is a row id they made
+        or looked up inside the same transaction (an import's; see :meth:`~citeaudit.store.sqlite.Store.
+        import_transaction`). Inside another transaction the outer one's setting holds, as SQLite cannot change it
+        there."""
         if self._db.in_transaction:
             # Inside another transaction: a savepoint, so this part can fail alone while the outer one decides.
             self._savepoints += 1
@@ -188,24 +193,30 @@ class Transactions:
                 raise
             self._db.execute(f"RELEASE {name}")
             return
-        begin_immediate(self._db, self._path, self._busy_timeout, self._on_wait)
+        if not foreign_keys:
+            self._db.execute("PRAGMA foreign_keys = OFF")
         try:
-            yield self._db
-        except BaseException as exc:
-            # On a full disk SQLite has rolled back already: a second ROLLBACK would hide why.
-            if self._db.in_transaction:
-                self._db.execute("ROLLBACK")
-            if isinstance(exc, sqlite3.Error) and storage_failure(exc):
-                raise unwritable(self._path, exc) from None
-            raise
-        try:
-            self._db.execute("COMMIT")
-        except sqlite3.Error as exc:
-            if self._db.in_transaction:
-                self._db.execute("ROLLBACK")
-            if storage_failure(exc):
-                raise unwritable(self._path, exc) from None
-            raise
+            begin_immediate(self._db, self._path, self._busy_timeout, self._on_wait)
+            try:
+                yield self._db
+            except BaseException as exc:
+                # On a full disk SQLite has rolled back already: a second ROLLBACK would hide why.
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.Error) and storage_failure(exc):
+                    raise unwritable(self._path, exc) from None
+                raise
+            try:
+                self._db.execute("COMMIT")
+            except sqlite3.Error as exc:
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+                if storage_failure(exc):
+                    raise unwritable(self._path, exc) from None
+                raise
+        finally:
+            if not foreign_keys:
+                self._db.execute("PRAGMA foreign_keys = ON")
 
 
 @dataclass(frozen=True, slots=True)

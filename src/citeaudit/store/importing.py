@@ -17,10 +17,11 @@ import sqlite3
 from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 from citeaudit.core.clock import utc_now
-from citeaudit.core.errors import DuplicateId, InvalidValue
+from citeaudit.core.errors import DuplicateId, InvalidValue, StoreError
 from citeaudit.core.model import CitationKind, Judgement, Origin, Run, RunKind, Stage
 from citeaudit.core.protocol import fingerprint_components
 from citeaudit.core.review_policy import StoredJudgement, counted_judgements, judgement_refusal
@@ -200,6 +201,7 @@ def write_rows(
     :func:`make_indexes`): their ids are not looked up, as nothing was stored before the import, and a clash within
     it is found when the indexes are made. ``imported``: every source the import added, by key, kept from chunk
     to chunk (the sources' keys are then looked up there when ``sources`` is fresh)."""
+    _check_positions(rows, origin)
     question_pk = dict(db.execute("SELECT id, pk FROM questions WHERE protocol_pk = ?", (protocol_pk,)))
     fact_pk = dict(db.execute("SELECT id, pk FROM required_facts WHERE protocol_pk = ?", (protocol_pk,)))
     run_pk, new_runs = _write_runs(db, rows.runs, protocol_pk, origin)
@@ -227,6 +229,29 @@ def write_rows(
         retrieved=kinds[_RETRIEVED],
         unplaced=sum(1 for c in rows.citations if c[6] == _CITED and c[7] is None),
     )
+
+
+_FIRST, _SECOND = itemgetter(0), itemgetter(1)
+
+
+def _check_positions(rows: ChunkRows, origin: str) -> None:
+    """Raise :class:`~citeaudit.core.errors.StoreError` unless every answer, claim and edge the rows refer to by
+    position is one of the chunk's: the row ids written for them are counted from those positions, and the import
+    writes them without SQLite's check of each reference (see
+    :meth:`~citeaudit.store.sqlite.Store.import_transaction`)."""
+    for table, positions, parents, parent in (
+        ("citations", map(_FIRST, rows.citations), len(rows.answers), "answers"),
+        ("claims", map(_SECOND, rows.claims), len(rows.answers), "answers"),
+        ("edges", map(_FIRST, rows.edges), len(rows.claims), "claims"),
+        ("edge_locations", map(_FIRST, rows.locations), len(rows.edges), "edges"),
+    ):
+        seen = list(positions)
+        if seen and (min(seen) < 0 or max(seen) >= parents):
+            bad = next(p for p in seen if not 0 <= p < parents)
+            raise StoreError(
+                f"{origin}: a row of {table} refers to {parent[:-1]} {bad} of a chunk of {parents} {parent}; "
+                "nothing written"
+            )
 
 
 def _write_runs(
