@@ -60,7 +60,7 @@ from citeaudit.store.pipeline import ChunkWriter, second_core_idle, usable_cores
 from citeaudit.store.reading import read_audit, read_scoring_columns, read_segmentations, suggestions_shown_in_scope
 from citeaudit.store.reimport import describe, metadata_changes, move_answers
 from citeaudit.store.resolution import Sources
-from citeaudit.store.writers import busy_error, busy_timeout, is_busy
+from citeaudit.store.writers import busy_error, busy_timeout, flushed_ahead, is_busy
 
 # REVIEW_POLICIES (store/review_policy.py) and ImportReport (store/importing.py) are named here too, where callers
 # have found them.
@@ -318,17 +318,19 @@ class Store:
                 )
 
             threaded = second_core_idle() if self.write_thread is None else self.write_thread
-            with ChunkWriter(write, threaded=threaded) as writer:
-                for audit in chunks:
-                    for part, records in writer.put(audit):
+            # a new file's commit syncs every page it has: they are handed to the disk while the rows are written
+            with flushed_ahead(self.path) if self._new else contextlib.nullcontext():
+                with ChunkWriter(write, threaded=threaded) as writer:
+                    for audit in chunks:
+                        for part, records in writer.put(audit):
+                            report = _added(report, part)
+                            if progress is not None:
+                                progress(records)
+                    for part, records in writer.finish():
                         report = _added(report, part)
                         if progress is not None:
                             progress(records)
-                for part, records in writer.finish():
-                    report = _added(report, part)
-                    if progress is not None:
-                        progress(records)
-            make_indexes(db, deferred, origin)
+                make_indexes(db, deferred, origin)
             report = dataclasses.replace(report, sources_new=len(new_keys), sources_known=len(known_keys))
             counts = {k: v for k, v in dataclasses.asdict(report).items() if k not in ("origin", "sha256")}
             db.execute("UPDATE imports SET counts = ? WHERE pk = ?", (json.dumps(counts), import_pk))

@@ -13,6 +13,7 @@ import contextlib
 import glob
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -23,9 +24,11 @@ from citeaudit.core.errors import DatabaseBusy, StoreError
 __all__ = [
     "BUSY_TIMEOUT",
     "BUSY_TIMEOUT_ENV",
+    "FLUSH_SECONDS",
     "begin_immediate",
     "busy_error",
     "busy_timeout",
+    "flushed_ahead",
     "is_busy",
     "new_database",
 ]
@@ -35,6 +38,9 @@ BUSY_TIMEOUT = 600.0
 about 2 000 answers a second, this waits out an import of about a million answers."""
 BUSY_TIMEOUT_ENV = "CITEAUDIT_BUSY_TIMEOUT"
 """Environment variable that sets the busy timeout in seconds."""
+
+FLUSH_SECONDS = 0.25
+"""How often :func:`flushed_ahead` asks the system to write a new database's pages to the disk."""
 
 _SQLITE_BUSY, _SQLITE_LOCKED = 5, 6
 _POLL = 0.1
@@ -201,3 +207,40 @@ def _publish(partial: Path, db: Path) -> None:
         return
     with contextlib.suppress(FileNotFoundError):
         partial.unlink()
+
+
+@contextmanager
+def flushed_ahead(path: Path, every: float = FLUSH_SECONDS) -> Iterator[None]:
+    """While the block runs, a thread asks the system every ``every`` seconds to write to the disk what SQLite
+    has written into the file ``path`` so far (``fdatasync``; ``fsync`` where there is none), and stops when the
+    block ends, before the caller commits.
+
+    For a new database written with a rollback journal and ``FULL`` synchronisation (see
+    :func:`~citeaudit.store.connection.connect`): its commit waits until every page of the file is on the disk,
+    and an import of 20 000 answers leaves over 100 MB in the system's cache, which took 0.10-0.16 s to write after
+    the last row. Written while the import still runs, the commit's own sync finds little left (0.02-0.03 s).
+    What is durable, and when, is unchanged: only the commit's sync says the import is stored. A failed sync here
+    is left to that one to report."""
+    stop = threading.Event()
+    sync = getattr(os, "fdatasync", os.fsync)
+
+    def flush() -> None:
+        try:
+            descriptor = os.open(path, os.O_RDONLY)
+        except OSError:
+            return
+        try:
+            while not stop.wait(every):
+                sync(descriptor)
+        except OSError:
+            return  # the commit syncs the file itself and reports a failure
+        finally:
+            os.close(descriptor)
+
+    thread = threading.Thread(target=flush, name="citeaudit-flush", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
