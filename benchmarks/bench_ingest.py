@@ -189,8 +189,8 @@ def _insert(
 
 def sqlite_floors(db: Path, folder: Path, attempt: int | str) -> tuple[float, float, int]:
     """Seconds to insert ``db``'s rows of FLOOR_TABLES again, nothing else: into tables without index,
-    key or constraint, and into citeaudit's own schema (a new store, the rows they refer to already there);
-    and the number of rows."""
+    key or constraint, and into citeaudit's own schema (a new store, the rows they refer to already there, written
+    as an import writes them); and the number of rows."""
     tables = _rows(db, FLOOR_TABLES)
     bare = sqlite3.connect(folder / f"floor-bare-{attempt}.db", isolation_level=None)
     try:
@@ -210,6 +210,8 @@ def sqlite_floors(db: Path, folder: Path, attempt: int | str) -> tuple[float, fl
     schema = connect(schema_db, bulk=True, new=True)  # the store's own settings for a new database
     try:
         _insert(schema, _rows(db, PREREQUISITES))
+        # as an import writes: SQLite does not check each reference as its row is written (Store.import_transaction)
+        schema.execute("PRAGMA foreign_keys = OFF")
         # as the importer does into empty tables: their indexes, the unique ones too, are built once, after the rows,
         # but for those the rows fill in order
         deferred = drop_secondary_indexes(schema, unique=True, keep=IN_ORDER_INDEXES)
@@ -338,6 +340,8 @@ class Figures:
         self.report: ImportReport | None = None
         self.assembling = self.floor = self.schema_floor = 0.0
         self.rows = 0
+        self.floors: list[float] = []
+        """The bare floor measured after each import read in a worker, in order."""
 
     def median(self, in_worker: bool, field: str) -> float:
         """The median of ``field`` over the imports read in a worker (or not)."""
@@ -364,9 +368,11 @@ def _parse_seconds(payloads: Path) -> float:
 
 def measure(label: str, payloads: Path, answers: int, attachment: Attachment, repeat: int, folder: Path) -> Figures:
     """Import ``payloads`` ``repeat`` times each way, in turn; read and assemble them alone; and the two SQLite
-    floors, of the rows the first import read in a worker wrote."""
+    floors, of the rows the first import read in a worker wrote, each time right after an import read in a worker
+    (so that a change in the machine's speed moves an import and its floor alike)."""
     parse = statistics.median(_parse_seconds(payloads) for _ in range(repeat))
     figures = Figures(label, answers, payloads.stat().st_size / 1e6, parse)
+    floors: list[tuple[float, float, int]] = []
     for attempt in range(repeat):  # in turn, so a change in the machine's load moves both
         figures.chosen.append(reads_in_worker(payloads.stat().st_size, None))  # what the command would decide now
         for in_worker in (True, False):
@@ -374,8 +380,10 @@ def measure(label: str, payloads: Path, answers: int, attachment: Attachment, re
             db = folder / f"{label}-{attempt}-{in_worker}.db"
             timing, figures.report = ingest(payloads, db, attachment, worker=in_worker)
             figures.runs[in_worker].append(timing)
+            if in_worker:
+                floors.append(sqlite_floors(folder / f"{label}-0-True.db", folder, f"{label}-{attempt}"))
+    figures.floors = [floor for floor, _, _ in floors]
     figures.assembling = statistics.median(read_and_assemble(payloads, attachment) for _ in range(repeat))
-    floors = [sqlite_floors(folder / f"{label}-0-True.db", folder, f"{label}-{n}") for n in range(repeat)]
     figures.floor, figures.schema_floor = (
         statistics.median(f[0] for f in floors),
         statistics.median(f[1] for f in floors),
@@ -423,7 +431,8 @@ def report_kind(figures: Figures) -> None:
         f"tables: {floor / figures.rows * 1e6:.2f} us a row)"
     )
     print(
-        f"  the same rows into citeaudit's schema (its keys, checks and indexes) {schema_floor:6.2f} s "
+        f"  the same rows into citeaudit's schema (its keys, checks and indexes, as an import writes them) "
+        f"{schema_floor:6.2f} s "
         f"({schema_floor / floor:.2f}x the bare floor; {n / schema_floor:,.0f} answers/s at most for any writer of "
         "this schema)"
     )
@@ -433,6 +442,13 @@ def report_kind(figures: Figures) -> None:
         f"({n / assembling:,.0f} answers/s, {assembling / floor:.2f}x the bare floor, {assembling / parse:.1f}x "
         f"json.loads); on one core, with the schema's floor, at most {(assembling + schema_floor) / floor:.2f}x the "
         f"bare floor; with the two wholly overlapped on two cores, {max(assembling, schema_floor) / floor:.2f}x"
+    )
+    print(
+        "  each import read in a worker against the bare floor measured right after it: "
+        + ", ".join(
+            f"{timing.wall:.2f} s / {floor:.2f} s = {timing.wall / floor:.2f}x"
+            for timing, floor in zip(figures.runs[True], figures.floors, strict=True)
+        )
     )
     print(
         "  CPU time the host took during each import (steal): read in a worker "
