@@ -231,3 +231,59 @@ def test_a_bing_wrapper_with_any_payload_is_unwrapped_or_left_alone(payload: str
     found = unwrap(url)
     assert found is None or found.startswith(("http://", "https://"))
     assert url_location(url)[1]  # a location is always given
+
+
+_URL_PARTS = st.sampled_from(
+    [
+        "https://",
+        "http://",
+        "HTTPS://",
+        "ftp://",
+        " ",
+        "\t",
+        "www.google.com/url?q=",
+        "www.bing.com/ck/a?u=a1",
+        "x-com.cdn.ampproject.org/c/s/",
+        "Brand.COM.",
+        "[::1]",
+        "[::1",
+        "user:pw@",
+        ":443",
+        ":8080",
+        ":²",
+        "/ax220",
+        "/",
+        "?utm_source=x&b=2&a=1",
+        "#top",
+        "%3A%2F%2F",
+        "bränd.com",
+        "aHR0cHM6Ly9icmFuZC5jb20vYQ",
+    ]
+)
+
+
+@settings(max_examples=500)
+@given(parts=st.lists(_URL_PARTS, min_size=1, max_size=7), wrap=st.sampled_from(["", "google", "bing"]))
+def test_a_key_and_a_location_worked_out_together_are_those_worked_out_apart(parts: list[str], wrap: str) -> None:
+    """An import keys each new URL and locates it in one go (:meth:`SourceRegistry.url_key_located`, its wrappers
+    removed once): the same key as :func:`source_identity`, the same location as :func:`url_location`, the same
+    refusal."""
+    from citeaudit.core.errors import InvalidValue
+    from citeaudit.core.identity import SourceRegistry, source_identity, url_location
+
+    url = "".join(parts)
+    if wrap == "google":
+        url = "https://www.google.com/url?q=" + quote(url, safe="")
+    elif wrap == "bing":
+        url = bing(url)
+    try:
+        expected = source_identity(url, "a.jsonl", "line 3.url", cached=False)
+    except InvalidValue as refused:
+        with pytest.raises(InvalidValue) as caught:
+            SourceRegistry().url_key_located("a.jsonl", "line 3", url)
+        assert str(caught.value) == str(refused)
+        return
+    registry = SourceRegistry()
+    assert registry.url_key_located("a.jsonl", "line 3", url) == (expected, url_location(url))
+    assert registry.url_keys == {url: expected}
+    assert SourceRegistry().url_key("a.jsonl", "line 3", url) == expected

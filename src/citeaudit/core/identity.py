@@ -230,17 +230,21 @@ def normalize_url(url: str) -> str:
 
 def _normalized(url: str) -> str:
     """:func:`normalize_url` worked out afresh."""
+    return _normalized_located(url)[0]
+
+
+def _normalized_located(url: str) -> tuple[str, tuple[str | None, str]]:
+    """:func:`_normalized` of ``url`` and :func:`_location` of ``url`` stripped, from one reading of it."""
     stripped = url.strip()
     match = _URL.match(stripped)
     if match is None:
-        return stripped
+        return stripped, (None, "/")
     scheme, netloc, path, query = match.groups()
-    if not netloc:
-        return stripped
     host, port = _host_and_port(netloc)
     host = host.lower().rstrip(".")
-    if not host:
-        return stripped
+    location = (host.strip("[]") or None, path or "/")
+    if not netloc or not host:
+        return stripped, location
     scheme = scheme.lower()
     if port.isdigit() and _DEFAULT_PORTS.get(scheme) != int(port):
         host = f"{host}:{int(port)}"
@@ -250,7 +254,7 @@ def _normalized(url: str) -> str:
         if kept:
             kept.sort()
             normalized += "?" + "&".join(kept)
-    return normalized
+    return normalized, location
 
 
 def host_of(url: str) -> str | None:
@@ -265,7 +269,12 @@ def url_location(url: str | None) -> tuple[str | None, str]:
     trailing dot (``None`` when absent), path ``/`` when empty."""
     # Worked out afresh: an import asks once for each new source, and unwrapping a URL that names no wrapper's
     # host costs less than a cache's miss.
-    match = _URL.match(_unwrapped(url.strip())) if url else None
+    return _location(_unwrapped(url.strip())) if url else (None, "/")
+
+
+def _location(unwrapped: str) -> tuple[str | None, str]:
+    """:func:`url_location` of a URL whose wrappers are removed already."""
+    match = _URL.match(unwrapped)
     if match is None:
         return None, "/"
     host = _host_and_port(match.group(2))[0].lower().rstrip(".").strip("[]")
@@ -504,10 +513,24 @@ class SourceRegistry:
         known = self.url_keys.get(url)
         if known is not None:
             return known
-        normalized = source_identity(url, source, f"{where}.url", cached=False)  # kept in url_keys instead
+        return self.url_key_located(source, where, url)[0]
+
+    def url_key_located(self, source: str, where: str, url: str) -> tuple[str, tuple[str | None, str]]:
+        """:meth:`url_key` of a URL not keyed yet, and its :func:`url_location`, worked out together: the URL's
+        wrappers are removed, and what they lead to read, once for both."""
+        try:
+            if not _always_splits(url):
+                urlsplit(url.strip())  # refuses what cannot be taken apart, as source_identity does
+            unwrapped = _unwrapped(url)  # kept in url_keys instead of identity_url's cache
+            normalized, location = _normalized_located(unwrapped)
+        except ValueError as exc:
+            raise InvalidValue(source, f"{where}.url", f"not a usable URL: {shown(url)} ({exc})") from None
+        if unwrapped is not url and unwrapped != unwrapped.strip():
+            # url_location reads what a wrapper leads to as it is; the normaliser strips it first
+            location = _location(unwrapped)
         key = self._by_url.get(normalized, normalized) if self._by_url else normalized
         self.url_keys[url] = key
-        return key
+        return key, location
 
     def key_for(
         self,

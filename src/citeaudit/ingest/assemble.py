@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from itertools import chain, islice
 
 from citeaudit.core.errors import DuplicateId, InvalidValue, UnknownReference
-from citeaudit.core.identity import SourceRegistry, document_key, url_location
+from citeaudit.core.identity import SourceRegistry, document_key
 from citeaudit.core.model import (
     Answer,
     AnswerStatus,
@@ -189,15 +189,19 @@ def assemble_chunks(
     yield chunk()
 
 
-def _source_row(
-    key: str, first_seen: dict[str, tuple[str, str | None, str | None]], registered: dict[str, Source], pending: str
-) -> SourceRow:
-    """The row of the source ``key``, as first seen: a pending source from its URL, title and publisher (a
-    sighting by URL alone comes before any other, which the registry would not have taken), else the registry's."""
+_FirstSeen = tuple[str, str | None, str | None, tuple[str | None, str]]
+"""URL, title, publisher and :func:`~citeaudit.core.identity.url_location` of a source keyed by its URL alone, as
+first seen."""
+
+
+def _source_row(key: str, first_seen: dict[str, _FirstSeen], registered: dict[str, Source], pending: str) -> SourceRow:
+    """The row of the source ``key``, as first seen: a pending source from its URL, title, publisher and location
+    (a sighting by URL alone comes before any other, which the registry would not have taken), else the
+    registry's."""
     seen = first_seen.get(key)
     if seen is not None:
-        url, title, publisher = seen
-        return (key, url, None, title, publisher, pending, None, None, None, *url_location(url))
+        url, title, publisher, (host, path) = seen
+        return (key, url, None, title, publisher, pending, None, None, None, host, path)
     return source_row(registered[key])
 
 
@@ -218,9 +222,9 @@ def assemble_rows(
     head = list(islice(records, 2))
     single = len(head) == 1  # one answer in the payload: its id needs no index
     registry = SourceRegistry()
-    url_keys, registered, url_key = registry.url_keys, registry.sources, registry.url_key
-    first_seen: dict[str, tuple[str, str | None, str | None]] = {}
-    """URL, title and publisher of each source keyed by its URL alone, as first seen (no Source made for it)."""
+    url_keys, registered, url_key_located = registry.url_keys, registry.sources, registry.url_key_located
+    first_seen: dict[str, _FirstSeen] = {}
+    """Each source keyed by its URL alone, as first seen (no Source made for it)."""
     pending = str(SourceStatus.PENDING)
     runs: dict[str, Run] = {}
     seen_ids: set[str] = set()
@@ -293,9 +297,9 @@ def assemble_rows(
                 if cited.document is None and url:
                     key = url_keys.get(url)
                     if key is None:
-                        key = url_key(source, f"{where}.citations[{ci}]", url)
+                        key, location = url_key_located(source, f"{where}.citations[{ci}]", url)
                         if key not in registered and key not in first_seen:
-                            first_seen[key] = (url, cited.title, cited.publisher)
+                            first_seen[key] = (url, cited.title, cited.publisher, location)
                 else:
                     document = None
                     if cited.document is not None:
