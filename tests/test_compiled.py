@@ -96,3 +96,30 @@ def test_the_compiled_build_reads_as_its_source(tmp_path: Path) -> None:
     for key in ("texts", "imports"):
         differ = [i for i, (a, b) in enumerate(zip(compiled[key], python[key], strict=True)) if a != b]
         assert differ == [], f"{key}: the compiled build differs from its source at {differ[:10]}"
+
+
+def test_named_tuples_made_as_tuples_are_those_their_constructors_make() -> None:
+    """The compiled reader makes its citations, claim candidates and sentences with ``tuple.__new__`` (a named
+    tuple's own constructor is Python code): each is the one the constructor makes, every field filled, the
+    defaults included; a field added to one of them breaks this until the reader fills it too."""
+    from citeaudit.core.model import CitationKind
+    from citeaudit.ingest.base import ClaimCandidate, ParsedCitation
+    from citeaudit.ingest.perplexity import _citation
+    from citeaudit.ingest.sentences import Sentence, sentences
+    from citeaudit.ingest.text import candidates
+
+    made = _citation("https://a.example/x", "A", "[1]", CitationKind.CITED, 4, 7)
+    assert made == ParsedCitation("https://a.example/x", "A", "[1]", CitationKind.CITED, 4, 7)
+    assert type(made) is ParsedCitation
+    assert len(made) == len(ParsedCitation._fields)
+    retrieved = _citation("https://b.example/", None, None, CitationKind.RETRIEVED, None, None)
+    assert retrieved == ParsedCitation("https://b.example/", kind=CitationKind.RETRIEVED)
+    # "One. Two [1]." holds two sentences; the span (5, 12) of the second is one candidate citing citation 0
+    (found,) = candidates("One. Two [1].", [(5, 13, 0)])
+    assert type(found) is ClaimCandidate
+    assert len(found) == len(ClaimCandidate._fields)
+    assert found == ClaimCandidate(found.text, 5, 13, (0,))
+    split = sentences("One. Two [1].")
+    assert [type(sentence) for sentence in split] == [Sentence, Sentence]
+    assert all(len(sentence) == len(Sentence._fields) for sentence in split)
+    assert [Sentence(*sentence) for sentence in split] == split

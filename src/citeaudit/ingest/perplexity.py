@@ -33,7 +33,7 @@ import dataclasses
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from citeaudit.core.errors import InvalidValue
 from citeaudit.core.model import AnswerStatus, CitationKind, RetrievalStatus
@@ -41,6 +41,18 @@ from citeaudit.ingest.base import ANSWER_LEVEL, CUT_OFF, ParsedAnswer, ParsedCit
 from citeaudit.ingest.payload import agent_response, cut_short, expect, load_responses, sonar_traits
 from citeaudit.ingest.shape import Shape, shape_of
 from citeaudit.ingest.text import MARKER, SentenceIndex, candidates
+
+_NEW: Final = tuple.__new__
+
+
+def _citation(
+    url: str | None, title: str | None, marker: str | None, kind: CitationKind, start: int | None, end: int | None
+) -> ParsedCitation:
+    """``ParsedCitation(url, title, marker, kind, start, end)``, made as the tuple it is: a named tuple's own
+    constructor is Python code, and a reader makes one for every citation (tests/test_compiled.py holds the two
+    alike, field for field)."""
+    return _NEW(ParsedCitation, (url, title, marker, kind, start, end, None, None, None, False))
+
 
 __all__ = ["READER", "can_read", "read_answers"]
 
@@ -133,10 +145,10 @@ class _Citations:
             marker, number = match.group(0, 1)
             cited = by_number.get(int(number))
             if cited is None:
-                citation = ParsedCitation(None, None, marker, dangling, start, end)
+                citation = _citation(None, None, marker, dangling, start, end)
             else:
                 url = cited[0]
-                citation = ParsedCitation(url, cited[1], marker, cited_kind, start, end)
+                citation = _citation(url, cited[1], marker, cited_kind, start, end)
                 cited_urls.add(url)
             claim_start, claim_end = claim_span(start)
             spans.append((claim_start, claim_end, len(citations)))
@@ -160,7 +172,7 @@ class _Citations:
         for url, title in sources:
             if url not in seen:
                 seen.add(url)
-                self.citations.append(ParsedCitation(url, title, kind=CitationKind.RETRIEVED))
+                self.citations.append(_citation(url, title, None, CitationKind.RETRIEVED, None, None))
 
     def answer(
         self, body: dict[str, Any], reading: _Reading, retrieval: RetrievalStatus, queries: tuple[str, ...] = ()

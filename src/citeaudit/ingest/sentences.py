@@ -25,7 +25,7 @@ German day ordinal before a month (``3. Oktober``).
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 __all__ = ["ARTEFACT", "CJK_STOPS", "LINE_LEAD", "STOPS", "Sentence", "is_abbreviation", "sentences"]
 
@@ -134,6 +134,9 @@ def _line(text: str, line_start: int, line_end: int, found: list[Sentence]) -> N
         _add(text, begin, line_end, line_end, region, found)
 
 
+_NEW: Final = tuple.__new__
+
+
 def _add(text: str, begin: int, stop: int, end: int, region: int, found: list[Sentence]) -> None:
     # str.strip() and str.isspace() agree on what white space is; the slices are a sentence long
     piece = text[begin:stop]
@@ -141,7 +144,8 @@ def _add(text: str, begin: int, stop: int, end: int, region: int, found: list[Se
     if words:
         begin += len(piece) - len(piece.lstrip())
         stop = begin + len(words)
-        found.append(Sentence(begin, stop, max(stop, _rstrip(text, end, stop)), region))
+        # made as the tuple it is: a named tuple's own constructor is Python code (tests/test_compiled.py)
+        found.append(_NEW(Sentence, (begin, stop, max(stop, _rstrip(text, end, stop)), region)))
 
 
 def _rstrip(text: str, end: int, floor: int) -> int:
