@@ -99,7 +99,8 @@ class Store:
     """Whether SQLite checks every reference an import writes against its parent row as the row is written (its
     foreign-key enforcement). Off by default (see :meth:`import_transaction`): an import's every reference is a
     row id it made or looked up inside its own transaction, so the checks cannot fail, and they took a fifth of
-    the writer's time (1.3 s of 6.3 s of CPU for 20 000 answers of ``benchmarks/bench_ingest.py``)."""
+    the writer's time (its CPU for the 20 000 answers of ``benchmarks/bench_ingest.py``: 6.2 s with them, 4.8 s
+    without, medians of four alternations)."""
 
     def __init__(self, path: str | Path, *, on_wait: Callable[[], None] | None = None, new: bool = False) -> None:
         """Open (creating and migrating as needed) the database at ``path``. A write waits for another process
