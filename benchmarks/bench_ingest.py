@@ -42,6 +42,7 @@ import contextlib
 import gc
 import importlib
 import json
+import multiprocessing
 import os
 import random
 import resource
@@ -223,6 +224,14 @@ def sqlite_floors(db: Path, folder: Path, attempt: int | str) -> tuple[float, fl
     return bare_seconds, schema_seconds, sum(len(rows) for _, rows in tables.values())
 
 
+def floors_apart(db: Path, folder: Path, attempt: int | str) -> tuple[float, float, int]:
+    """:func:`sqlite_floors` in a process of its own: the rows it holds (hundreds of MB) would stay in this process's
+    heap once freed and count in the peak RSS of the imports measured after it."""
+    methods = multiprocessing.get_all_start_methods()
+    with multiprocessing.get_context("fork" if "fork" in methods else "spawn").Pool(1) as pool:
+        return pool.apply(sqlite_floors, (db, folder, attempt))
+
+
 def _peak_mib() -> float:
     """Peak RSS of this process since the last :func:`_reset_peak` (Linux), else since it started."""
     try:
@@ -381,7 +390,7 @@ def measure(label: str, payloads: Path, answers: int, attachment: Attachment, re
             timing, figures.report = ingest(payloads, db, attachment, worker=in_worker)
             figures.runs[in_worker].append(timing)
             if in_worker:
-                floors.append(sqlite_floors(folder / f"{label}-0-True.db", folder, f"{label}-{attempt}"))
+                floors.append(floors_apart(folder / f"{label}-0-True.db", folder, f"{label}-{attempt}"))
     figures.floors = [floor for floor, _, _ in floors]
     figures.assembling = statistics.median(read_and_assemble(payloads, attachment) for _ in range(repeat))
     figures.floor, figures.schema_floor = (
