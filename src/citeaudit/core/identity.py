@@ -22,7 +22,7 @@ import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import suppress
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 from urllib.parse import parse_qs, urlsplit
 
 from publicsuffixlist import PublicSuffixList
@@ -480,12 +480,27 @@ def source_identity(url: str, source: str, where: str, *, cached: bool = True) -
     """The source identity of ``url`` (:func:`identity_url`), or a located error for a URL that cannot be taken
     apart (an unclosed IPv6 host such as ``http://[::1``). ``cached=False`` for a caller that keeps each URL's
     answer itself."""
+    return _usable(url, source, where, identity_url if cached else _identity)
+
+
+_Read = TypeVar("_Read")
+
+
+def _usable(url: str, source: str, where: str, read: Callable[[str], _Read]) -> _Read:
+    """``read(url)``, or the located error for a URL that cannot be taken apart (what ``read`` refuses with a
+    ``ValueError`` included)."""
     try:
         if not _always_splits(url):
             urlsplit(url.strip())  # refuses what cannot be taken apart, which the normaliser would not notice
-        return identity_url(url) if cached else _identity(url)
+        return read(url)
     except ValueError as exc:
         raise InvalidValue(source, where, f"not a usable URL: {shown(url)} ({exc})") from None
+
+
+def _unwrapped_located(url: str) -> tuple[str, tuple[str, tuple[str | None, str]]]:
+    """What ``url``'s wrappers lead to, and :func:`_normalized_located` of that."""
+    unwrapped = _unwrapped(url)
+    return unwrapped, _normalized_located(unwrapped)
 
 
 class SourceRegistry:
@@ -518,13 +533,8 @@ class SourceRegistry:
     def url_key_located(self, source: str, where: str, url: str) -> tuple[str, tuple[str | None, str]]:
         """:meth:`url_key` of a URL not keyed yet, and its :func:`url_location`, worked out together: the URL's
         wrappers are removed, and what they lead to read, once for both."""
-        try:
-            if not _always_splits(url):
-                urlsplit(url.strip())  # refuses what cannot be taken apart, as source_identity does
-            unwrapped = _unwrapped(url)  # kept in url_keys instead of identity_url's cache
-            normalized, location = _normalized_located(unwrapped)
-        except ValueError as exc:
-            raise InvalidValue(source, f"{where}.url", f"not a usable URL: {shown(url)} ({exc})") from None
+        # checked as source_identity checks it; kept in url_keys instead of identity_url's cache
+        unwrapped, (normalized, location) = _usable(url, source, f"{where}.url", _unwrapped_located)
         if unwrapped is not url and unwrapped != unwrapped.strip():
             # url_location reads what a wrapper leads to as it is; the normaliser strips it first
             location = _location(unwrapped)
