@@ -63,7 +63,8 @@ def read(text: str) -> tuple[int, list[str]]:
 def apply(db: sqlite3.Connection, version: int) -> bool:
     """Make the schema of ``version`` in the empty database ``db`` from ``schema.sql``, inside the caller's
     transaction, and set its version; ``False`` (nothing done) when the file holds another version or cannot be
-    read (an install without it: the migrations make the same schema, one by one)."""
+    opened (an install without it: the migrations make the same schema, one by one). A file that is there but
+    names no version or ends inside a statement is a ``ValueError`` (:func:`read`): a broken install, said so."""
     try:
         text = SCHEMA_FILE.read_text(encoding="utf-8")
     except OSError:
