@@ -459,6 +459,16 @@ def report_kind(figures: Figures) -> None:
             for timing, floor in zip(figures.runs[True], figures.floors, strict=True)
         )
     )
+    cores = os.cpu_count() or 1
+    print(
+        f"  the CPU time each import read in a worker used (writing + in the worker) spread evenly over {cores} "
+        "cores, against the bare floor measured right after it (no schedule of that work beats it): "
+        + ", ".join(
+            f"({timing.cpu:.2f} + {timing.worker_cpu:.2f}) s / {cores} = {spread:.2f} s, {spread / floor:.2f}x"
+            for timing, floor in zip(figures.runs[True], figures.floors, strict=True)
+            for spread in ((timing.cpu + timing.worker_cpu) / cores,)
+        )
+    )
     print(
         "  CPU time the host took during each import (steal): read in a worker "
         + ", ".join(f"{timing.steal:.2f}" for timing in figures.runs[True])
