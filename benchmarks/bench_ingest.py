@@ -64,6 +64,7 @@ from citeaudit.store import ImportReport
 from citeaudit.store.bulk import IN_ORDER_INDEXES, drop_secondary_indexes, insert_rows
 from citeaudit.store.chunk_rows import rows_of
 from citeaudit.store.connection import connect
+from citeaudit.store.pipeline import usable_cores
 from citeaudit.store.writers import new_database
 
 SITES = [f"https://www.site{n}.example.org" for n in range(400)] + ["https://www.axtorp-machines.com"]
@@ -459,7 +460,7 @@ def report_kind(figures: Figures) -> None:
             for timing, floor in zip(figures.runs[True], figures.floors, strict=True)
         )
     )
-    cores = os.cpu_count() or 1
+    cores = usable_cores()  # the cores both processes may run on
     print(
         f"  the CPU time each import read in a worker used (writing + in the worker) spread evenly over {cores} "
         "cores, against the bare floor measured right after it (no schedule of that work beats it): "
