@@ -13,11 +13,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from tests.builders import answer, claim, document
 from tests.site import Site
 from tests.test_resolve import make_db, rows, settings
 from typer.testing import Result
 
+from citeaudit.interchange import parse_audit_bytes
 from citeaudit.sources import resolve_sources
+from citeaudit.store import Store
 
 
 def test_edges_of_one_claim_merge_when_their_sources_are_one_page(
@@ -85,6 +88,33 @@ def test_edges_of_one_claim_merge_when_their_sources_are_one_page(
     assert (scored["precision"]["numerator"], scored["precision"]["denominator"]) == (1, 3)
     assert scored["edges"]["unique"] == 3
     assert scored["provisional"] is True
+
+
+def test_a_later_import_citing_a_retired_key_reaches_the_source_it_merged_into(db_path: Path, site: str) -> None:
+    # /track redirects to /article?id=7, which is cited too: resolving merges the two and retires /track's key.
+    make_db(
+        db_path,
+        [
+            {"claim_id": "c1", "url": f"{site}/track", "marker": "[1]"},
+            {"claim_id": "c1", "url": f"{site}/article?id=7", "marker": "[2]"},
+        ],
+    )
+    report = resolve_sources(db_path, settings())
+    assert report.merged_sources == 1
+    [(survivor, survivor_pk)] = rows(db_path, "SELECT key, pk FROM sources")
+    assert rows(db_path, "SELECT count(*) FROM source_keys") == [(1,)]
+    # A second audit (another answer and claim) cites /track again: the import looks the retired key up and ties
+    # the new edge to the merged source instead of adding a source under the old key.
+    doc = document([answer("a2")], [claim("c9", "a2")], [{"claim_id": "c9", "url": f"{site}/track"}])
+    payload = json.dumps(doc).encode()
+    with Store(db_path) as store:
+        imported = store.import_audit(parse_audit_bytes(payload, "later.json"), payload, "later.json")
+    # 1 source before, 1 after: the cited key was known (retired), none new
+    assert (imported.sources_new, imported.sources_known) == (0, 1)
+    assert rows(db_path, "SELECT key FROM sources") == [(survivor,)]
+    assert rows(db_path, "SELECT e.source_pk FROM edges e JOIN claims c ON c.pk = e.claim_pk WHERE c.id = 'c9'") == [
+        (survivor_pk,)
+    ]
 
 
 def test_judgements_stay_immutable_after_the_migration(db_path: Path, site: str) -> None:

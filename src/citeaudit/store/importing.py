@@ -189,6 +189,7 @@ def write_rows(
     *,
     fresh: Collection[str] = (),
     imported: dict[str, int] | None = None,
+    retired: bool = True,
 ) -> ImportReport:
     """Write the rows of one audit (or one chunk of a payload; see :func:`~citeaudit.store.chunk_rows.rows_of`)
     measured under the stored protocol ``protocol_pk``, inside the caller's transaction; ``new_keys`` gathers the
@@ -200,14 +201,17 @@ def write_rows(
     ``fresh``: the tables that held no row when the import began and whose unique indexes it dropped (see
     :func:`make_indexes`): their ids are not looked up, as nothing was stored before the import, and a clash within
     it is found when the indexes are made. ``imported``: every source the import added, by key, kept from chunk
-    to chunk (the sources' keys are then looked up there when ``sources`` is fresh)."""
+    to chunk (the sources' keys are then looked up there when ``sources`` is fresh). ``retired``: whether the
+    database held a retired source key (a row of ``source_keys``) when the import began; when it held none, a key
+    is not looked up there (only resolving sources retires keys, and the import's transaction keeps every other
+    writer out)."""
     _check_positions(rows, origin)
     question_pk = dict(db.execute("SELECT id, pk FROM questions WHERE protocol_pk = ?", (protocol_pk,)))
     fact_pk = dict(db.execute("SELECT id, pk FROM required_facts WHERE protocol_pk = ?", (protocol_pk,)))
     run_pk, new_runs = _write_runs(db, rows.runs, protocol_pk, origin)
     earlier = {} if earlier_sources is None else earlier_sources
     added = imported if "sources" in fresh and imported is not None else None
-    source_pk = _write_sources(db, rows.sources, protocol_pk, new_keys, known_keys, earlier, added)
+    source_pk = _write_sources(db, rows.sources, protocol_pk, new_keys, known_keys, earlier, added, retired)
     next_answer = _write_answers(db, rows.answers, import_pk, origin, run_pk, question_pk, "answers" in fresh)
     _lock_facts(db, rows, protocol_pk, run_pk)
     kinds = _write_citations(db, rows.citations, next_answer, source_pk)
@@ -309,19 +313,21 @@ def _write_sources(
     known_keys: set[str],
     earlier: dict[str, int],
     added: dict[str, int] | None = None,
+    retired: bool = True,
 ) -> dict[str, int]:
     """Row ids of the audit's sources by key, new ones inserted and every one tied to the protocol. ``earlier``
     holds those of the sources that earlier chunks of the import (under the same protocol) referred to: they
     are not looked up again; this chunk's are added to it, and it is returned. ``added``: when the import began
     without sources, every source it added (the keys are looked up there, not in the table, whose index on keys
-    is made after the rows); the new ones are added to it."""
+    is made after the rows); the new ones are added to it. ``retired``: whether keys retired when their source
+    resolved or merged are looked up (see :func:`write_rows`)."""
     fresh = [source for source in sources if source[0] not in earlier]
     keys = [source[0] for source in fresh]
     source_pk = _existing(db, "sources", "key", keys) if added is None else {k: added[k] for k in keys if k in added}
     # A key retired when its source resolved to another page (or merged) still finds that source.
-    retired = [source[0] for source in fresh if source[0] not in source_pk]
-    for chunk in range(0, len(retired), 500):
-        batch = retired[chunk : chunk + 500]
+    unknown = [source[0] for source in fresh if source[0] not in source_pk] if retired else []
+    for chunk in range(0, len(unknown), 500):
+        batch = unknown[chunk : chunk + 500]
         source_pk.update(
             db.execute(f"SELECT key, source_pk FROM source_keys WHERE key IN ({', '.join('?' * len(batch))})", batch)
         )

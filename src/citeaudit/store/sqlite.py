@@ -287,6 +287,8 @@ class Store:
             deferred = drop_secondary_indexes(db, sorted(fresh), unique=True, keep=IN_ORDER_INDEXES) if fresh else []
             earlier_sources: dict[int, dict[str, int]] = {}  # by protocol: source row ids by key, chunk to chunk
             imported_sources: dict[str, int] = {}  # every source the import added, by key
+            # no key retired yet (a new database): the sources' keys are not looked up among them
+            retired = db.execute("SELECT 1 FROM source_keys LIMIT 1").fetchone() is not None
 
             def write(chunk: Audit | ChunkRows) -> tuple[ImportReport, int]:
                 rows = chunk if isinstance(chunk, ChunkRows) else rows_of(chunk)
@@ -305,6 +307,7 @@ class Store:
                         earlier,
                         fresh=fresh,
                         imported=imported_sources,
+                        retired=retired,
                     )
                 except sqlite3.IntegrityError as exc:
                     raise written_twice(exc, rows, origin) from None
