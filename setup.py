@@ -20,9 +20,10 @@ COMPILED = [
     "src/citeaudit/ingest/text.py",
     "src/citeaudit/ingest/perplexity.py",
     "src/citeaudit/ingest/assemble.py",
+    "src/citeaudit/core/identity.py",
 ]
-"""Reading, checking and assembling Sonar answers: about two thirds of an import's reading time (py-spy; the rest is
-mostly the bounded JSON loader and URL keys, not compiled)."""
+"""Reading, checking and assembling Sonar answers, and the keys of the URLs they cite: about four fifths of an
+import's reading time (py-spy; the rest is mostly the bounded JSON loader, not compiled)."""
 
 MYPYC_OPTIONS = [
     # The type check that compiles: the project's own (``mypy src``) is stricter and runs in `make check`. The

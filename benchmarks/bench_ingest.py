@@ -496,12 +496,12 @@ def peak_of(figures: Figures) -> float:
 
 def build() -> str:
     """Whether the modules setup.py compiles were compiled in this install, or run as their Python source."""
-    names = ("sentences", "text", "perplexity", "assemble")
-    files = [str(importlib.import_module(f"citeaudit.ingest.{name}").__file__) for name in names]
+    names = ("ingest.sentences", "ingest.text", "ingest.perplexity", "ingest.assemble", "core.identity")
+    files = [str(importlib.import_module(f"citeaudit.{name}").__file__) for name in names]
     kind = "Python source" if all(file.endswith(".py") for file in files) else "compiled (mypyc)"
     if len({file.endswith(".py") for file in files}) > 1:
         kind = "partly compiled"
-    return f"citeaudit.ingest.{{{','.join(names)}}} {kind}"
+    return f"citeaudit.{{{','.join(names)}}} {kind}"
 
 
 def main() -> None:

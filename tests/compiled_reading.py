@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from citeaudit.core import identity
 from citeaudit.core.errors import InputError
-from citeaudit.core.model import Protocol, Question
+from citeaudit.core.model import OfficialDomain, Protocol, Question
 from citeaudit.ingest import READERS, Attachment
 from citeaudit.ingest.assemble import assemble_rows
 from citeaudit.ingest.sentences import is_abbreviation, sentences
@@ -126,6 +128,88 @@ def payloads(rng: random.Random, texts: list[str], shared: Path) -> Iterator[byt
     yield json.dumps({"error": {"code": 429, "message": "rate limited"}}).encode()
 
 
+URL_PIECES = {
+    "scheme": ["https://", "http://", "HTTPS://", "ftp://", "", "//", "mailto:"],
+    "host": [
+        "www.Axtorp.com",
+        "axtorp.com.",
+        "shop.axtorp.co.uk",
+        "brand.github.io",
+        "xn--bcher-kva.de",
+        "bücher.de",
+        "[::1]",
+        "[2001:db8::1",
+        "127.0.0.1",
+        "user:pw@axtorp.com",
+        "axtorp.com:443",
+        "axtorp.com:8080",
+        "axtorp.com:x",
+        "www.google.com",
+        "google.co.uk",
+        "www.bing.com",
+        "axtorp-com.cdn.ampproject.org",
+        "shop.brand.newtld",
+        "",
+    ],
+    "path": ["", "/", "/docs/AX220", "/url", "/ck/a", "/amp/s/axtorp.com/p", "/c/s/axtorp.com/a", "/v/", "/a b", "/é"],
+    "query": [
+        "",
+        "?q=https://axtorp.com/x&sa=U",
+        "?url=http://b.example/y",
+        "?u=a1aHR0cHM6Ly9heHRvcnAuY29tL2Jpbmc",
+        "?u=a1!!",
+        "?utm_source=x&b=2&a=1",
+        "?gclid=1&id=7&id=3",
+        "?&&x",
+        "?FBCLID=2",
+    ],
+    "tail": ["", "#frag", " ", "\t", "\n"],
+}
+
+
+def urls(rng: random.Random, shared: Path) -> list[str]:
+    """URLs in the engines' recorded responses, and random ones made of the pieces the
+    normaliser, the unwrapper and the domain rules treat apart."""
+    found: list[str] = []
+    for folder in ("engine-payloads", "engine-recordings-2"):
+        for path in sorted((shared / folder).rglob("*.json")):
+            found.extend(
+                sorted(set(re.findall(r'https?://[^"\\\s]+', path.read_text(encoding="utf-8", errors="replace"))))
+            )
+    for _ in range(3000):
+        found.append("".join(rng.choice(values) for values in URL_PIECES.values()))
+    return found
+
+
+def url_keys(url: str) -> dict[str, Any]:
+    """What the compiled URL identity makes of ``url``: its keys, location, domain and official match, or the
+    error it raises."""
+
+    def outcome(read: Any, *args: Any) -> Any:
+        try:
+            return read(*args)
+        except (InputError, ValueError) as exc:
+            return f"{type(exc).__name__}: {exc}"
+
+    host, path = identity.url_location(url)
+    official = identity.OfficialMatcher(
+        [OfficialDomain(domain="axtorp.com"), OfficialDomain(host="google.co.uk", path_prefix="/url")]
+    )
+    return {
+        "normalized": outcome(identity.normalize_url, url),
+        "identity": outcome(identity.identity_url, url),
+        "unwrapped": outcome(identity.unwrap, url),
+        "effective": outcome(identity.effective_url, url),
+        "location": [host, path],
+        "domain": outcome(identity.registrable_domain, host or ""),
+        "host_of": outcome(identity.host_of, url),
+        "key": outcome(identity.source_identity, url, "payload", "$.url"),
+        "registry": outcome(identity.SourceRegistry().url_key_located, "payload", "$", url),
+        "official": [official(url), official.match_host(host)],
+        "title": identity.title_key("a1", url),
+    }
+
+
 def import_rows(data: bytes) -> Any:
     protocol = Protocol("p", "1", questions=(Question("q1", "Tell me about the AX220."),))
     reader = READERS["perplexity"]
@@ -147,6 +231,7 @@ def main() -> None:
     report: dict[str, Any] = {
         "texts": [text_helpers(text) for text in texts],
         "imports": [import_rows(data) for data in payloads(rng, texts, shared)],
+        "urls": [url_keys(url) for url in urls(rng, shared)],
     }
     # asked once everything ran: a reader's module is imported when its reader is first asked for
     report["modules"] = {name: Path(str(sys.modules[name].__file__)).suffix for name in sys.argv[2:]}

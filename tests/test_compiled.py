@@ -40,13 +40,14 @@ COMPILED = all(is_compiled(name) for name in MODULES)
 
 
 def test_setup_names_the_hot_path() -> None:
-    # the four modules of docs/performance.md, *Ingest*: the sentence splitter, claim texts, the Sonar reader and
-    # the assembly of rows
+    # the five modules of docs/performance.md, *Ingest*: the sentence splitter, claim texts, the Sonar reader, the
+    # assembly of rows and the URL keys
     assert MODULES == [
         "citeaudit.ingest.sentences",
         "citeaudit.ingest.text",
         "citeaudit.ingest.perplexity",
         "citeaudit.ingest.assemble",
+        "citeaudit.core.identity",
     ]
 
 
@@ -93,7 +94,10 @@ def test_the_compiled_build_reads_as_its_source(tmp_path: Path) -> None:
     assert len(compiled["texts"]) > 3000
     assert len(compiled["imports"]) == 4 + 1 + 5
     assert sum(isinstance(result, str) for result in compiled["imports"]) >= 4
-    for key in ("texts", "imports"):
+    # the URLs of the recordings and 3 000 random ones, some refused (an unclosed IPv6 host)
+    assert len(compiled["urls"]) > 3000
+    assert any(str(entry["key"]).startswith("InvalidValue") for entry in compiled["urls"])
+    for key in ("texts", "imports", "urls"):
         differ = [i for i, (a, b) in enumerate(zip(compiled[key], python[key], strict=True)) if a != b]
         assert differ == [], f"{key}: the compiled build differs from its source at {differ[:10]}"
 

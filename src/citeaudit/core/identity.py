@@ -146,8 +146,11 @@ def _may_wrap(url: str) -> bool:
 
 def unwrap(url: str) -> str | None:
     """The URL a known wrapper or cache URL points to, or ``None`` when ``url`` is not one."""
-    if not _may_wrap(url):
-        return None
+    return _unwrap_parsed(url) if _may_wrap(url) else None
+
+
+def _unwrap_parsed(url: str) -> str | None:
+    """:func:`unwrap` decided by taking ``url`` apart, whatever :func:`_may_wrap` says of it."""
     try:
         parts = urlsplit(url.strip())
     except ValueError:  # not a URL at all (an unclosed IPv6 literal): not a wrapper either
