@@ -87,12 +87,15 @@ def _path(parts: tuple[str | int, ...]) -> str:
     return path
 
 
-@dataclass(frozen=True, slots=True)
 class _Reading:
-    """One payload being read; locations for errors are only spelled out when there is an error."""
+    """One payload being read; locations for errors are only spelled out when there is an error.
 
-    source: str
-    where: str
+    A plain class, as :class:`_Citations`: compiled, it is made without the Python ``__init__`` a dataclass has
+    (one of each for every answer read)."""
+
+    def __init__(self, source: str, where: str) -> None:
+        self.source: Final = source
+        self.where: Final = where
 
     def at(self, *parts: str | int) -> str:
         """A location such as ``line 3: search_results[4].url`` (no prefix for a single JSON document)."""
@@ -124,15 +127,15 @@ _Source = tuple[str, str | None]
 """One search result an answer can cite: URL and title (a plain tuple: there are millions of them)."""
 
 
-@dataclass(slots=True)
 class _Citations:
     """Citation locations and claim spans collected while reading one answer."""
 
-    text: str
-    citations: list[ParsedCitation] = field(default_factory=list)
-    spans: list[tuple[int, int, int]] = field(default_factory=list)
-    marker_starts: set[int] = field(default_factory=set)
-    cited_urls: set[str] = field(default_factory=set)
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.citations: list[ParsedCitation] = []
+        self.spans: list[tuple[int, int, int]] = []
+        self.marker_starts: set[int] = set()
+        self.cited_urls: set[str] = set()
 
     def add_markers(self, sentences: SentenceIndex, floor: int, by_number: dict[int, _Source]) -> None:
         """Every ``[n]`` marker from ``floor`` on; ``by_number`` gives the source behind n, if any."""
