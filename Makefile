@@ -11,9 +11,9 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-# The install compiles the ingest hot path (setup.py), so it runs again when an ingest module or the URL keys change. The
+# The install compiles the ingest hot path (setup.py), so it runs again when one of its modules changes. The
 # tests require the compiled build (CITEAUDIT_COMPILE=1); the demo compiles it when a C compiler is there.
-BUILT := setup.py $(wildcard src/citeaudit/ingest/*.py) src/citeaudit/core/identity.py
+BUILT := setup.py $(wildcard src/citeaudit/ingest/*.py) src/citeaudit/core/identity.py src/citeaudit/core/json_walk.py
 
 $(STAMP_RUN): pyproject.toml $(BUILT) | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e .

@@ -496,7 +496,14 @@ def peak_of(figures: Figures) -> float:
 
 def build() -> str:
     """Whether the modules setup.py compiles were compiled in this install, or run as their Python source."""
-    names = ("ingest.sentences", "ingest.text", "ingest.perplexity", "ingest.assemble", "core.identity")
+    names = (
+        "ingest.sentences",
+        "ingest.text",
+        "ingest.perplexity",
+        "ingest.assemble",
+        "core.identity",
+        "core.json_walk",
+    )
     files = [str(importlib.import_module(f"citeaudit.{name}").__file__) for name in names]
     kind = "Python source" if all(file.endswith(".py") for file in files) else "compiled (mypyc)"
     if len({file.endswith(".py") for file in files}) > 1:
@@ -510,7 +517,12 @@ def main() -> None:
     parser.add_argument(
         "--dense", type=int, default=20_000, help="dense answers: 8 claims, 8 new sources each (0: none)"
     )
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=5,
+        help="imports each way and floors per kind (medians); the floor moves by a fifth from one to the next",
+    )
     parser.add_argument("--objects", action="store_true", help="also read the Sonar answers through model objects")
     parser.add_argument("--streamed", type=int, default=2_000, help="answers of the streamed row (0: none)")
     parser.add_argument("--streamed-only", action="store_true", help="run the streamed row alone")

@@ -14,8 +14,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from citeaudit.core import identity
+from citeaudit.core import identity, limits
 from citeaudit.core.errors import InputError
+from citeaudit.core.json_walk import past_limits
 from citeaudit.core.model import OfficialDomain, Protocol, Question
 from citeaudit.ingest import READERS, Attachment
 from citeaudit.ingest.assemble import assemble_rows
@@ -210,6 +211,33 @@ def url_keys(url: str) -> dict[str, Any]:
     }
 
 
+def documents(rng: random.Random, shared: Path) -> Iterator[Any]:
+    """Parsed documents for the walk: every recorded response, and random ones nested around the depth limit with
+    numbers at and just past the limits."""
+    for folder in ("engine-payloads", "engine-recordings-2"):
+        for path in sorted((shared / folder).rglob("*.json")):
+            yield json.loads(path.read_text(encoding="utf-8"))
+    leaves: list[Any] = [
+        "text",
+        True,
+        None,
+        0,
+        1.5,
+        limits.MAX_INT,
+        limits.MAX_INT + 1,
+        limits.MIN_INT,
+        limits.MIN_INT - 1,
+        float("inf"),
+        -float("inf"),
+        1e308,
+    ]
+    for _ in range(1500):
+        value: Any = rng.choice(leaves)
+        for _ in range(rng.choice([0, 1, 5, limits.MAX_DEPTH - 2, limits.MAX_DEPTH - 1, limits.MAX_DEPTH])):
+            value = [value, rng.choice(leaves)] if rng.random() < 0.5 else {"k": value, "n": rng.choice(leaves)}
+        yield value
+
+
 def import_rows(data: bytes) -> Any:
     protocol = Protocol("p", "1", questions=(Question("q1", "Tell me about the AX220."),))
     reader = READERS["perplexity"]
@@ -232,6 +260,9 @@ def main() -> None:
         "texts": [text_helpers(text) for text in texts],
         "imports": [import_rows(data) for data in payloads(rng, texts, shared)],
         "urls": [url_keys(url) for url in urls(rng, shared)],
+        "walks": [
+            past_limits(value, limits.MAX_DEPTH, limits.MIN_INT, limits.MAX_INT) for value in documents(rng, shared)
+        ],
     }
     # asked once everything ran: a reader's module is imported when its reader is first asked for
     report["modules"] = {name: Path(str(sys.modules[name].__file__)).suffix for name in sys.argv[2:]}

@@ -40,14 +40,15 @@ COMPILED = all(is_compiled(name) for name in MODULES)
 
 
 def test_setup_names_the_hot_path() -> None:
-    # the five modules of docs/performance.md, *Ingest*: the sentence splitter, claim texts, the Sonar reader, the
-    # assembly of rows and the URL keys
+    # the six modules of docs/performance.md, *Ingest*: the sentence splitter, claim texts, the Sonar reader, the
+    # assembly of rows, the URL keys and the walk over every parsed document
     assert MODULES == [
         "citeaudit.ingest.sentences",
         "citeaudit.ingest.text",
         "citeaudit.ingest.perplexity",
         "citeaudit.ingest.assemble",
         "citeaudit.core.identity",
+        "citeaudit.core.json_walk",
     ]
 
 
@@ -97,7 +98,10 @@ def test_the_compiled_build_reads_as_its_source(tmp_path: Path) -> None:
     # the URLs of the recordings and 3 000 random ones, some refused (an unclosed IPv6 host)
     assert len(compiled["urls"]) > 3000
     assert any(str(entry["key"]).startswith("InvalidValue") for entry in compiled["urls"])
-    for key in ("texts", "imports", "urls"):
+    # the walk: documents nested up to MAX_DEPTH + 2, numbers at and past the limits, true among them
+    assert len(compiled["walks"]) > 1000
+    assert 0 < sum(compiled["walks"]) < len(compiled["walks"])
+    for key in ("texts", "imports", "urls", "walks"):
         differ = [i for i, (a, b) in enumerate(zip(compiled[key], python[key], strict=True)) if a != b]
         assert differ == [], f"{key}: the compiled build differs from its source at {differ[:10]}"
 

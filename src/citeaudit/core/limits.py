@@ -27,6 +27,7 @@ from collections.abc import Callable
 from typing import Any
 
 from citeaudit.core.errors import InvalidValue, MalformedInput
+from citeaudit.core.json_walk import past_limits
 
 __all__ = [
     "MAX_DEPTH",
@@ -190,34 +191,6 @@ def _locate(text: str) -> int | None:
     return None
 
 
-def _past_limits(value: Any) -> bool:
-    """Whether a parsed value nests deeper than :data:`MAX_DEPTH` or holds a number past the limits.
-
-    One walk over the containers (no recursion), a tenth of the parse's own time: cheaper than scanning the text
-    for brackets and long numbers, so it runs on every document; the text is looked at again only to say where.
-    """
-    kind = type(value)
-    if kind is not dict and kind is not list:
-        return (kind is int and not MIN_INT <= value <= MAX_INT) or (kind is float and not math.isfinite(value))
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if depth > MAX_DEPTH:
-            return True
-        for child in node.values() if type(node) is dict else node:
-            kind = type(child)
-            if kind is str:
-                continue
-            if kind is dict or kind is list:
-                stack.append((child, depth + 1))
-            elif kind is int:
-                if not MIN_INT <= child <= MAX_INT:
-                    return True
-            elif kind is float and child - child != 0:  # infinite (NaN is refused while parsing)
-                return True
-    return False
-
-
 def load_json(data: bytes | str, source: str, location: str = "") -> Any:
     """Parse one JSON document from ``data`` within the limits above.
 
@@ -245,7 +218,7 @@ def load_json(data: bytes | str, source: str, location: str = "") -> Any:
     # the text is looked at again only when something is wrong, to say where.
     try:
         value = _DECODER.decode(text)
-        past = _past_limits(value)
+        past = past_limits(value, MAX_DEPTH, MIN_INT, MAX_INT)
     except json.JSONDecodeError as exc:
         # Chained, so a caller can tell a syntax error (JSON Lines may follow) from a broken limit.
         raise MalformedInput(source, where(exc.pos), f"invalid JSON: {exc.msg}") from exc
