@@ -212,8 +212,8 @@ def url_keys(url: str) -> dict[str, Any]:
 
 
 def documents(rng: random.Random, shared: Path) -> Iterator[Any]:
-    """Parsed documents for the walk: every recorded response, and random ones nested around the depth limit with
-    numbers at and just past the limits."""
+    """Parsed documents for the walk: every recorded response, and random ones nested up to one level past the
+    depth limit, with numbers at and just past the limits."""
     for folder in ("engine-payloads", "engine-recordings-2"):
         for path in sorted((shared / folder).rglob("*.json")):
             yield json.loads(path.read_text(encoding="utf-8"))
@@ -233,7 +233,7 @@ def documents(rng: random.Random, shared: Path) -> Iterator[Any]:
     ]
     for _ in range(1500):
         value: Any = rng.choice(leaves)
-        for _ in range(rng.choice([0, 1, 5, limits.MAX_DEPTH - 2, limits.MAX_DEPTH - 1, limits.MAX_DEPTH])):
+        for _ in range(rng.choice([0, 1, 5, limits.MAX_DEPTH - 1, limits.MAX_DEPTH, limits.MAX_DEPTH + 1])):
             value = [value, rng.choice(leaves)] if rng.random() < 0.5 else {"k": value, "n": rng.choice(leaves)}
         yield value
 

@@ -98,7 +98,7 @@ def test_the_compiled_build_reads_as_its_source(tmp_path: Path) -> None:
     # the URLs of the recordings and 3 000 random ones, some refused (an unclosed IPv6 host)
     assert len(compiled["urls"]) > 3000
     assert any(str(entry["key"]).startswith("InvalidValue") for entry in compiled["urls"])
-    # the walk: documents nested up to MAX_DEPTH + 2, numbers at and past the limits, true among them
+    # the walk: documents nested up to one level past MAX_DEPTH, numbers at and past the limits, true among them
     assert len(compiled["walks"]) > 1000
     assert 0 < sum(compiled["walks"]) < len(compiled["walks"])
     for key in ("texts", "imports", "urls", "walks"):
