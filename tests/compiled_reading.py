@@ -168,15 +168,19 @@ URL_PIECES = {
 }
 
 
-def urls(rng: random.Random, shared: Path) -> list[str]:
+def recorded(shared: Path) -> list[str]:
+    """The text of every JSON file the engines' recorded responses hold, in a stable order."""
+    return [
+        path.read_text(encoding="utf-8")
+        for folder in ("engine-payloads", "engine-recordings-2")
+        for path in sorted((shared / folder).rglob("*.json"))
+    ]
+
+
+def urls(rng: random.Random, texts: list[str]) -> list[str]:
     """URLs in the engines' recorded responses, and random ones made of the pieces the
     normaliser, the unwrapper and the domain rules treat apart."""
-    found: list[str] = []
-    for folder in ("engine-payloads", "engine-recordings-2"):
-        for path in sorted((shared / folder).rglob("*.json")):
-            found.extend(
-                sorted(set(re.findall(r'https?://[^"\\\s]+', path.read_text(encoding="utf-8", errors="replace"))))
-            )
+    found = [url for text in texts for url in sorted(set(re.findall(r'https?://[^"\\\s]+', text)))]
     for _ in range(3000):
         found.append("".join(rng.choice(values) for values in URL_PIECES.values()))
     return found
@@ -211,12 +215,11 @@ def url_keys(url: str) -> dict[str, Any]:
     }
 
 
-def documents(rng: random.Random, shared: Path) -> Iterator[Any]:
+def documents(rng: random.Random, texts: list[str]) -> Iterator[Any]:
     """Parsed documents for the walk: every recorded response, and random ones nested up to one level past the
     depth limit, with numbers at and just past the limits."""
-    for folder in ("engine-payloads", "engine-recordings-2"):
-        for path in sorted((shared / folder).rglob("*.json")):
-            yield json.loads(path.read_text(encoding="utf-8"))
+    for text in texts:
+        yield json.loads(text)
     leaves: list[Any] = [
         "text",
         True,
@@ -256,12 +259,13 @@ def main() -> None:
     shared = Path(sys.argv[1])
     rng = random.Random(20261203)
     texts = real_texts(shared) + [random_text(rng) for _ in range(3000)]
+    recordings = recorded(shared)
     report: dict[str, Any] = {
         "texts": [text_helpers(text) for text in texts],
         "imports": [import_rows(data) for data in payloads(rng, texts, shared)],
-        "urls": [url_keys(url) for url in urls(rng, shared)],
+        "urls": [url_keys(url) for url in urls(rng, recordings)],
         "walks": [
-            past_limits(value, limits.MAX_DEPTH, limits.MIN_INT, limits.MAX_INT) for value in documents(rng, shared)
+            past_limits(value, limits.MAX_DEPTH, limits.MIN_INT, limits.MAX_INT) for value in documents(rng, recordings)
         ],
     }
     # asked once everything ran: a reader's module is imported when its reader is first asked for
