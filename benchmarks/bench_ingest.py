@@ -521,7 +521,7 @@ def main() -> None:
         "--repeat",
         type=int,
         default=5,
-        help="imports each way and floors per kind (medians); the floor moves by a fifth from one to the next",
+        help="imports each way and floors per kind (medians); the floor moves by up to two fifths from one to the next",
     )
     parser.add_argument("--objects", action="store_true", help="also read the Sonar answers through model objects")
     parser.add_argument("--streamed", type=int, default=2_000, help="answers of the streamed row (0: none)")
