@@ -16,7 +16,9 @@ tables have no index, key or constraint (the bare-table floor: what any writer o
 into citeaudit's own schema (keys, checks and the indexes the queue and the scores read, all of them, the unique ones
 too, built after the rows as the importer builds them into empty tables, with the connection settings the importer uses
 for a new database: the floor of any writer of this schema). Both are written 64 rows to an INSERT statement
-(``citeaudit.store.bulk.insert_rows``, as the importer writes them). Every import runs both ways, in turn, in the same
+(``citeaudit.store.bulk.insert_rows``, as the importer writes them), NULLs bound through the adapter the store
+registers (``citeaudit.store.connection.bind_none_directly``; without it each NULL costs a failed adaptation, which
+made the bare floor of dense answers about half as long again). Every import runs both ways, in turn, in the same
 run; the figure held against the targets is the way the command took at most of them (it decides by the payload's size
 and the load average as each import starts). Also timed: reading, checking and assembling alone into the rows the import
 writes (no database), which with the schema's floor bounds what one core can reach, and what any overlap on two can
@@ -63,7 +65,7 @@ from citeaudit.ingest.worker import reads_in_worker
 from citeaudit.store import ImportReport
 from citeaudit.store.bulk import IN_ORDER_INDEXES, drop_secondary_indexes, insert_rows
 from citeaudit.store.chunk_rows import rows_of
-from citeaudit.store.connection import connect
+from citeaudit.store.connection import bind_none_directly, connect
 from citeaudit.store.pipeline import usable_cores
 from citeaudit.store.writers import new_database
 
@@ -194,6 +196,7 @@ def sqlite_floors(db: Path, folder: Path, attempt: int | str) -> tuple[float, fl
     key or constraint, and into citeaudit's own schema (a new store, the rows they refer to already there, written
     as an import writes them); and the number of rows."""
     tables = _rows(db, FLOOR_TABLES)
+    bind_none_directly()  # the floors at their best: NULLs bound as the importer binds them (registered already)
     bare = sqlite3.connect(folder / f"floor-bare-{attempt}.db", isolation_level=None)
     try:
         # a new file, written as the importer writes one (store/connection.py, new=True)

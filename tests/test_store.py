@@ -230,6 +230,31 @@ def test_batched_inserts_store_what_executemany_stores(rows: list[tuple[object, 
     assert db.execute("SELECT * FROM batched").fetchall() == db.execute("SELECT * FROM one_by_one").fetchall()
 
 
+def test_none_is_bound_as_null_by_the_adapter_the_store_registers() -> None:
+    from citeaudit.store.connection import bind_none_directly
+
+    key = (type(None), sqlite3.PrepareProtocol)
+    adapter = sqlite3.adapters[key]  # registered when the store's connection module was imported
+    assert adapter(None) is None
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE TABLE t (a, b)")
+    db.executemany("INSERT INTO t VALUES (?, ?)", [(None, 1), (None, None)])
+    db.execute("INSERT INTO t VALUES (:a, :b)", {"a": None, "b": "x"})
+    assert db.execute("SELECT typeof(a), typeof(b) FROM t ORDER BY rowid").fetchall() == [
+        ("null", "integer"),
+        ("null", "null"),
+        ("null", "text"),
+    ]
+    # an adapter for None registered by someone else first is left as it is
+    del sqlite3.adapters[key]
+    try:
+        sqlite3.register_adapter(type(None), lambda _: "none")
+        bind_none_directly()
+        assert sqlite3.adapters[key](None) == "none"
+    finally:
+        sqlite3.adapters[key] = adapter
+
+
 def test_batched_inserts_need_a_one_row_insert() -> None:
     from citeaudit.store.bulk import insert_rows
 

@@ -20,6 +20,7 @@ from citeaudit.store.writers import begin_immediate, busy_error, is_busy
 __all__ = [
     "Access",
     "Transactions",
+    "bind_none_directly",
     "connect",
     "paired_snapshot",
     "read_snapshot",
@@ -32,6 +33,24 @@ __all__ = [
 MAPPED_BYTES = 1 << 30
 """How much of a database file a ``mapped`` connection maps into memory at most (SQLite maps no more than the
 file holds)."""
+
+
+def bind_none_directly() -> None:
+    """Have :mod:`sqlite3` bind ``None`` as NULL straight from its registry of adapters. Without one, the module
+    binds a str, an int or a float as it is but looks every other value up, ``None`` included, through the
+    adaptation protocol, whose last steps (two attribute lookups that fail) cost more than the binding: an import
+    of dense answers binds about 1.5 million NULLs, and inserting its rows into bare tables took 1.3 s with the
+    adapter against 1.9–2.5 s without. The adapter is a C function that gives ``None`` back (``get`` of an empty
+    dict), which is bound as NULL, as before. Registered for the whole process when this module is imported; an
+    adapter for ``None`` registered earlier is left as it is."""
+    if (type(None), sqlite3.PrepareProtocol) not in sqlite3.adapters:
+        sqlite3.register_adapter(type(None), _NOTHING.get)
+
+
+_NOTHING: dict[object, None] = {}
+
+
+bind_none_directly()
 
 
 def connect(
