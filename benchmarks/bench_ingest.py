@@ -499,19 +499,12 @@ def peak_of(figures: Figures) -> float:
 
 def build() -> str:
     """Whether the modules setup.py compiles were compiled in this install, or run as their Python source."""
-    names = (
-        "ingest.sentences",
-        "ingest.text",
-        "ingest.perplexity",
-        "ingest.assemble",
-        "core.identity",
-        "core.json_walk",
-    )
-    files = [str(importlib.import_module(f"citeaudit.{name}").__file__) for name in names]
+    names = machine.compiled_modules()
+    files = [str(importlib.import_module(name).__file__) for name in names]
     kind = "Python source" if all(file.endswith(".py") for file in files) else "compiled (mypyc)"
     if len({file.endswith(".py") for file in files}) > 1:
         kind = "partly compiled"
-    return f"citeaudit.{{{','.join(names)}}} {kind}"
+    return f"citeaudit.{{{','.join(name.removeprefix('citeaudit.') for name in names)}}} {kind}"
 
 
 def main() -> None:

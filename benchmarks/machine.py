@@ -11,6 +11,7 @@ waiting for a CPU the host took runs slower, so the end line gives it too.
 
 from __future__ import annotations
 
+import ast
 import datetime
 import os
 import subprocess
@@ -23,6 +24,21 @@ from typing import TextIO
 from citeaudit.store.pipeline import usable_cores
 
 _REPO = Path(__file__).resolve().parent.parent
+
+
+def compiled_modules() -> list[str]:
+    """The modules setup.py compiles, by name (read from its ``COMPILED`` list, the one place they are named)."""
+    tree = ast.parse((_REPO / "setup.py").read_text(encoding="utf-8"))
+    for node in tree.body:
+        target = (
+            node.target
+            if isinstance(node, ast.AnnAssign)
+            else (node.targets[0] if isinstance(node, ast.Assign) else None)
+        )
+        if isinstance(target, ast.Name) and target.id == "COMPILED" and node.value is not None:
+            paths = ast.literal_eval(node.value)
+            return [path.removeprefix("src/").removesuffix(".py").replace("/", ".") for path in paths]
+    raise AssertionError("setup.py names no COMPILED modules")
 
 
 def commit() -> str:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import ast
 import importlib
+import importlib.util
 import json
 import os
 import shutil
@@ -17,18 +17,13 @@ from tests.conftest import REPO, SHARED
 
 
 def compiled_modules() -> list[str]:
-    """The modules setup.py compiles, by name (read from its ``COMPILED`` list, the one place they are named)."""
-    tree = ast.parse((REPO / "setup.py").read_text(encoding="utf-8"))
-    for node in tree.body:
-        target = (
-            node.target
-            if isinstance(node, ast.AnnAssign)
-            else (node.targets[0] if isinstance(node, ast.Assign) else None)
-        )
-        if isinstance(target, ast.Name) and target.id == "COMPILED" and node.value is not None:
-            paths = ast.literal_eval(node.value)
-            return [path.removeprefix("src/").removesuffix(".py").replace("/", ".") for path in paths]
-    raise AssertionError("setup.py names no COMPILED modules")
+    """The modules setup.py compiles, by name, as the benchmarks read them (``benchmarks/machine.py``)."""
+    spec = importlib.util.spec_from_file_location("machine", REPO / "benchmarks" / "machine.py")
+    assert spec is not None
+    assert spec.loader is not None
+    machine = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(machine)
+    return list(machine.compiled_modules())
 
 
 def is_compiled(name: str) -> bool:
