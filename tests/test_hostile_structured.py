@@ -259,6 +259,7 @@ def test_resolve_options_out_of_range_are_refused(
 # -- no parser outside the bounded loaders --------------------------------------------------------------------
 
 PARSERS = {("json", "loads"), ("json", "load"), ("tomllib", "loads"), ("tomllib", "load")}
+PARSERS |= {("jiter", "from_json"), ("pydantic_core", "from_json")}
 PARSERS |= {("yaml", name) for name in ("load", "safe_load", "full_load", "unsafe_load", "load_all", "safe_load_all")}
 
 OWN_WRITING = {

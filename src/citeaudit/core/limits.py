@@ -11,9 +11,14 @@ line and column (or JSON path) and the offending value, what the standard parser
 - in YAML, more than :data:`MAX_YAML_ALIASES` aliases or a document that expands to more than
   :data:`MAX_YAML_NODES` nodes (a few hundred bytes of aliases can stand for billions of nodes).
 
-The checks cost little on good input: one walk over the parsed containers checks nesting and numbers, the
-surrogate scan runs only when the text holds a ``\\uD8xx``-style escape, and the text is read again (bracket
-scan, pure-Python scanner) only after a refusal, to say where.
+The checks cost little on good input. JSON is parsed first by jiter (the parser under pydantic), told to refuse
+a key given twice, ``NaN`` and infinities; one walk over the parsed containers then checks nesting and numbers, and
+the surrogate scan runs only when the text holds a ``\\uD8xx``-style escape. Whatever jiter refuses is parsed again
+by the standard library's parser with the checks above built in, which accepts what JSON allows and refuses the
+rest with this module's own message; the text is read once more (bracket scan, pure-Python scanner) only after
+a refusal, to say where. jiter is only the quick way to a value both parsers give: every value it gives is the
+one the standard parser gives (``tests/test_limits.py`` holds them to that), and every refusal is the standard
+parser's.
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ import math
 import re
 from collections.abc import Callable
 from typing import Any
+
+import jiter
 
 from citeaudit.core.errors import InvalidValue, MalformedInput
 from citeaudit.core.json_walk import past_limits
@@ -117,6 +124,19 @@ _CHECKING_DECODER = json.JSONDecoder(
     parse_float=_checked_float,
     parse_constant=_refuse_constant,
 )
+
+_UNPARSED = object()
+
+
+def _quick(text: str) -> Any:
+    """``text`` parsed by jiter, or :data:`_UNPARSED` where it refuses it (a syntax error, a key given twice, ``NaN``
+    or an infinity, a lone surrogate, nesting past its own guard, text UTF-8 cannot hold): the standard parser then
+    decides. About twice as fast as the standard parser with its duplicate-key hook (20 000 Sonar answers)."""
+    try:
+        return jiter.from_json(text.encode(), allow_inf_nan=False, catch_duplicate_keys=True)
+    except ValueError:  # jiter's refusals; UnicodeEncodeError (a lone surrogate in the text itself) is one too
+        return _UNPARSED
+
 
 _STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _BRACKETS = str.maketrans({"[": "(", "{": "(", "]": ")", "}": ")"})
@@ -217,7 +237,9 @@ def load_json(data: bytes | str, source: str, location: str = "") -> Any:
     # Parse first, at C speed, stopping at the first syntax error (JSON Lines read as one document fail fast);
     # the text is looked at again only when something is wrong, to say where.
     try:
-        value = _DECODER.decode(text)
+        value = _quick(text)
+        if value is _UNPARSED:
+            value = _DECODER.decode(text)
         past = past_limits(value, MAX_DEPTH, MIN_INT, MAX_INT)
     except json.JSONDecodeError as exc:
         # Chained, so a caller can tell a syntax error (JSON Lines may follow) from a broken limit.
