@@ -131,9 +131,11 @@ _UNPARSED = object()
 def _quick(text: str) -> Any:
     """``text`` parsed by jiter, or :data:`_UNPARSED` where it refuses it (a syntax error, a key given twice, ``NaN``
     or an infinity, a lone surrogate, nesting past its own guard, text UTF-8 cannot hold): the standard parser then
-    decides. About twice as fast as the standard parser with its duplicate-key hook (20 000 Sonar answers)."""
+    decides. Strings are cached by jiter for keys only: the keys repeat, the values mostly do not. With it,
+    :func:`load_json` of 20 000 Sonar answers takes about 0.7x the time the standard parser alone took, as JSON Lines
+    and as one document (0.74 s against 1.11 s, 0.73 s against 1.01 s)."""
     try:
-        return jiter.from_json(text.encode(), allow_inf_nan=False, catch_duplicate_keys=True)
+        return jiter.from_json(text.encode(), allow_inf_nan=False, catch_duplicate_keys=True, cache_mode="keys")
     except ValueError:  # jiter's refusals; UnicodeEncodeError (a lone surrogate in the text itself) is one too
         return _UNPARSED
 
