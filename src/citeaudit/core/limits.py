@@ -17,7 +17,7 @@ the surrogate scan runs only when the text holds a ``\\uD8xx``-style escape. Wha
 by the standard library's parser with the checks above built in, which accepts what JSON allows and refuses the
 rest with this module's own message; the text is read once more (bracket scan, pure-Python scanner) only after
 a refusal, to say where. jiter is only the quick way to a value both parsers give: every value it gives is the
-one the standard parser gives (``tests/test_limits.py`` holds them to that), and every refusal is the standard
+one the standard parser gives (``tests/test_json_quick.py`` holds them to that), and every refusal is the standard
 parser's.
 """
 
