@@ -319,19 +319,58 @@ def test_a_worker_killed_from_outside_stops_the_import_and_leaves_nothing(
     assert watched[0].finished
 
 
-def test_a_payload_imported_before_is_never_sent_to_its_worker(tmp_path: Path, watched: list[Watched]) -> None:
-    """The worker starts as the import begins (its interpreter loads while the payload is hashed and stored); a
-    payload imported before is not read: its worker is stopped without being sent it."""
+def test_a_payload_imported_before_is_never_read_from_its_worker(tmp_path: Path, watched: list[Watched]) -> None:
+    """The worker starts as the import begins and is sent the payload at once (it reads while the payload is
+    hashed and stored); a payload imported before is not iterated: its worker is stopped, its rows never read."""
     path = write_lines(tmp_path / "a.jsonl", sonar_lines(20, 4))
     with Store(tmp_path / "audit.db") as store:
         ((_, _, first),) = ingest_files(store, [path], "perplexity", attachment=ATTACHMENT, worker=True)
         ((_, _, again),) = ingest_files(store, [path], "perplexity", attachment=ATTACHMENT, worker=True)
     assert first.answers > 0
     assert again.already_imported
-    assert [ahead.sent for ahead in watched] == [True, False]
+    assert [ahead.asked for ahead in watched] == [True, False]
     assert all(ahead.finished for ahead in watched)
     assert watched[0]._process is not None
     assert watched[0]._process.returncode == 0
+
+
+def test_the_worker_reads_before_the_chunks_are_asked_for() -> None:
+    """The payload goes to the worker as the block is entered: its first rows wait in the pipe before anything
+    is asked for (a worker sent nothing would never write, and the wait below would end empty)."""
+    import select
+
+    from citeaudit.ingest import READERS
+
+    data = "".join(json.dumps(line) + "\n" for line in sonar_lines(5, 3)).encode()
+    with worker.ReadAhead("a.jsonl", data, READERS["perplexity"], ATTACHMENT, 2) as ahead:
+        assert ahead._process is not None
+        assert ahead._process.stdout is not None
+        readable, _, _ = select.select([ahead._process.stdout], [], [], 120)
+        assert readable  # rows came, unasked
+        assert not ahead.asked
+        chunks = list(ahead)
+    assert [len(rows.answers) + len(rows.failures) for rows in chunks] == [2, 2, 1]
+
+
+def test_a_worker_killed_while_it_is_sent_the_payload_is_stopped_and_waited_for() -> None:
+    """A payload far larger than a pipe holds, and the worker killed before it took it all: the thread sending it
+    stops, and leaving the block waits for both (a thread still writing would keep the block from ending)."""
+    import os
+    import signal
+
+    from citeaudit.ingest import READERS
+
+    data = "".join(json.dumps(line) + "\n" for line in sonar_lines(4000, 3)).encode()
+    assert len(data) > 2 * 2**20  # more than any pipe holds by default (64 KiB; at most 1 MiB on Linux)
+    ahead = worker.ReadAhead("a.jsonl", data, READERS["perplexity"], ATTACHMENT, 2)
+    with ahead:
+        assert ahead.pid is not None
+        os.kill(ahead.pid, signal.SIGKILL)
+        with pytest.raises(ImportStopped, match=r"a\.jsonl: the process reading it stopped"):
+            list(ahead)
+    assert ahead.finished
+    assert ahead._feeder is not None
+    assert not ahead._feeder.is_alive()
 
 
 def test_the_chunks_are_read_once_and_only_inside_the_block() -> None:
@@ -345,9 +384,9 @@ def test_the_chunks_are_read_once_and_only_inside_the_block() -> None:
         next(iter(ahead))
     with ahead:
         assert ahead.pid is not None
-        assert not ahead.sent
+        assert not ahead.asked
         chunks = list(ahead)
-        assert ahead.sent
+        assert ahead.asked
         with pytest.raises(RuntimeError, match="read once"):
             next(iter(ahead))
     # 5 answer records, 2 to a chunk: 3 chunks

@@ -238,7 +238,14 @@ def _audits(
 
 
 def _import_chunks(
-    source: str, data: bytes, reader: Reader, attachment: Attachment | None, *, size: int, partial: _Partial
+    source: str,
+    data: bytes,
+    reader: Reader,
+    attachment: Attachment | None,
+    *,
+    size: int,
+    partial: _Partial,
+    sha256: str | None = None,
 ) -> Iterator[Audit | ChunkRows]:
     """What an import writes: :func:`_audits`, an engine payload's chunks as the rows they write (made without
     the model objects in between: see :func:`~citeaudit.ingest.assemble.assemble_rows`)."""
@@ -247,11 +254,16 @@ def _import_chunks(
         return
     from citeaudit.ingest.assemble import assemble_rows
 
-    yield from assemble_rows(*_answers(source, data, reader, attachment, partial), size=size)
+    yield from assemble_rows(*_answers(source, data, reader, attachment, partial, sha256), size=size)
 
 
 def _answers(
-    source: str, data: bytes, reader: Reader, attachment: Attachment | None, partial: _Partial | None
+    source: str,
+    data: bytes,
+    reader: Reader,
+    attachment: Attachment | None,
+    partial: _Partial | None,
+    sha256: str | None = None,
 ) -> tuple[Iterable[ParsedAnswer], Attachment, str, str, str | None]:
     """An engine payload's answers as they are read, and what assembling them needs besides."""
     assert reader.read_answers is not None
@@ -265,7 +277,7 @@ def _answers(
     parsed: Iterable[ParsedAnswer] = reader.read_answers(data, source)
     if partial is not None:
         parsed = partial.count(parsed)
-    sha = hashlib.sha256(data).hexdigest()
+    sha = hashlib.sha256(data).hexdigest() if sha256 is None else sha256
     default_platform = None if reader.generic else reader.name.split("-")[0]
     return parsed, attachment, source, sha, default_platform
 

@@ -15,26 +15,28 @@ only, which stops the worker as it leaves the ``with`` block (as it does on any 
 gone stops at its next chunk, when its stdout has no reader. No ``multiprocessing`` machinery is involved: no
 main module is imported again and no resource tracker is left behind.
 
-Messages go behind an 8-byte length: in, a pickle of ``(source, reader name, attachment, chunk, size)`` followed by
-the payload's ``size`` bytes as they are; out, a tag byte and a body: for each chunk ``R`` and its rows (the
-protocol, runs and evidence groups as a pickle behind a 4-byte length, then the row lists in :mod:`marshal`'s
-format, which writes and reads plain tuples of text and numbers in about three quarters of pickle's time), or
-``P`` and a pickle of ``("rows", ChunkRows)`` for a chunk whose rows are not all plain (judgements in an edge);
-then ``P`` and a pickle of ``("done", (number of partly understood answers, citations markers placed, the
-worker's peak RSS))`` or ``("error", exception)``. Both ends are the same installed citeaudit on the same
-interpreter, so :mod:`marshal`'s version-bound format is read by the code that wrote it.
+Messages go behind an 8-byte length: in, a pickle of ``(source, reader name, attachment, chunk, size, SHA-256 of the
+payload)`` followed by the payload's ``size`` bytes as they are, sent as the worker starts; out, a tag byte and a
+body: for each chunk ``R`` and its rows (the protocol, runs and evidence groups as a pickle behind a 4-byte length,
+then the row lists in :mod:`marshal`'s format, which writes and reads plain tuples of text and numbers in about
+three quarters of pickle's time), or ``P`` and a pickle of ``("rows", ChunkRows)`` for a chunk whose rows are not
+all plain (judgements in an edge); then ``P`` and a pickle of ``("done", (number of partly understood answers,
+citations markers placed, the worker's peak RSS))`` or ``("error", exception)``. Both ends are the same installed
+citeaudit on the same interpreter, so :mod:`marshal`'s version-bound format is read by the code that wrote it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import gc
+import hashlib
 import marshal
 import os
 import pickle
 import struct
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
@@ -84,9 +86,11 @@ def reads_in_worker(size: int, worker: bool | None) -> bool:
 
 class ReadAhead:
     """The chunks of one engine payload as rows, read in a worker process: iterate once, inside a ``with`` block,
-    which stops the worker when left. The worker's interpreter starts as the block is entered, so it loads its
-    modules while this process hashes and stores the payload; it is sent the payload when iterated (a payload
-    imported before is never iterated: its worker is stopped unsent). After the last chunk, :attr:`partial` is
+    which stops the worker when left. The worker's interpreter starts as the block is entered and is sent the
+    payload at once (by a thread of this process), so it loads its modules and reads its first chunk while this
+    process hashes and stores the payload: the first chunk came 0.04-0.05 s sooner than when the payload was sent
+    as the chunks were asked for (20 000 Sonar answers; see docs/performance.md). A payload imported before is
+    never iterated: its worker is stopped and its rows are never read. After the last chunk, :attr:`partial` is
     the number of answers the reader only partly understood."""
 
     def __init__(self, source: str, data: bytes, reader: Reader, attachment: Attachment, chunk: int) -> None:
@@ -94,7 +98,8 @@ class ReadAhead:
         self._data = data
         self._job = (source, reader.name, attachment, chunk, len(data))
         self._process: subprocess.Popen[bytes] | None = None
-        self._sent = False
+        self._feeder: threading.Thread | None = None
+        self._asked = False
         self.partial = 0
         """Answers the reader only partly understood (known once every chunk came)."""
         self.placed = 0
@@ -113,7 +118,30 @@ class ReadAhead:
             env={**os.environ, "PYTHONPATH": os.pathsep.join(path)},
             start_new_session=True,  # Ctrl-C reaches this process, which stops the worker
         )
+        # sent at once, by a thread of this process: the worker reads its first chunk while this process stores
+        # the payload (a pipe holds 64 KiB, so the payload is written as the worker takes it)
+        self._feeder = threading.Thread(target=self._feed, name="citeaudit-import-feed", daemon=True)
+        self._feeder.start()
         return self
+
+    def _feed(self) -> None:
+        """Send the job to the worker: its header (with the payload's SHA-256, which the answer ids are made
+        from: hashed here, so the worker need not wait for it), then the payload as it is (no second copy of a
+        large payload). A worker gone before it took everything (killed, or stopped by :meth:`close`) ends the
+        feed; the worker's input is closed in any case, so a worker still running never waits for more."""
+        process = self._process
+        assert process is not None
+        assert process.stdin is not None
+        try:
+            job = (*self._job, hashlib.sha256(self._data).hexdigest())
+            header = pickle.dumps(job, protocol=pickle.HIGHEST_PROTOCOL)
+            process.stdin.write(_LENGTH.pack(len(header)) + header)
+            process.stdin.write(self._data)
+        except (OSError, ValueError):  # the pipe broke (the worker is gone) or was closed by close()
+            pass
+        finally:
+            with contextlib.suppress(OSError, ValueError):
+                process.stdin.close()
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
@@ -126,9 +154,9 @@ class ReadAhead:
         return None if self._process is None else self._process.pid
 
     @property
-    def sent(self) -> bool:
-        """Whether the payload was sent to the worker (the chunks were asked for)."""
-        return self._sent
+    def asked(self) -> bool:
+        """Whether the chunks were asked for (the block iterated)."""
+        return self._asked
 
     @property
     def finished(self) -> bool:
@@ -139,18 +167,10 @@ class ReadAhead:
         process = self._process
         if process is None:
             raise RuntimeError("the chunks of a payload are read inside its with block")
-        if self._sent:
+        if self._asked:
             raise RuntimeError("the chunks of a payload are read once")
-        self._sent = True
-        assert process.stdin is not None
+        self._asked = True
         assert process.stdout is not None
-        try:
-            header = pickle.dumps(self._job, protocol=pickle.HIGHEST_PROTOCOL)
-            process.stdin.write(_LENGTH.pack(len(header)) + header)
-            process.stdin.write(self._data)  # as it is: no second copy of a large payload
-            process.stdin.close()
-        except BrokenPipeError:
-            raise self._stopped() from None
         while True:
             kind, value = self._receive(process.stdout)
             if kind == "rows":
@@ -188,9 +208,11 @@ class ReadAhead:
         if process.poll() is None:
             process.kill()
         process.wait()
+        if self._feeder is not None:
+            self._feeder.join()
         for stream in (process.stdin, process.stdout):
             if stream is not None and not stream.closed:
-                with contextlib.suppress(BrokenPipeError):  # unsent bytes of a job the worker did not take
+                with contextlib.suppress(BrokenPipeError):
                     stream.close()
 
 
@@ -281,7 +303,7 @@ def serve() -> None:
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     incoming = sys.stdin.buffer
     try:
-        source, reader, attachment, chunk, size = pickle.loads(_read(incoming))
+        source, reader, attachment, chunk, size, sha = pickle.loads(_read(incoming))
         data = incoming.read(size)
         if len(data) != size:
             raise EOFError
@@ -291,7 +313,9 @@ def serve() -> None:
     partial = _Partial()
     try:
         try:
-            for rows in _import_chunks(source, data, READERS[reader], attachment, size=chunk, partial=partial):
+            for rows in _import_chunks(
+                source, data, READERS[reader], attachment, size=chunk, partial=partial, sha256=sha
+            ):
                 if isinstance(rows, ChunkRows):
                     _send_rows(out, rows)
                 else:  # an audit's model objects (not made for engine payloads): as a pickle
