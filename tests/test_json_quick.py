@@ -122,3 +122,165 @@ def test_text_utf8_cannot_hold_goes_the_standard_way() -> None:
     reads; the standard parser reads it, as before."""
     assert limits._quick('["\ud800"]') is limits._UNPARSED
     assert load_json('["\ud800"]', "x.json") == json.loads('["\ud800"]')
+
+
+# -- bytes: read by jiter as they are, decided as their text is --------------------------------------------------
+
+
+def outcome(read: Any) -> tuple[str, Any]:
+    """What a read gave: ``("value", value)`` or ``("error", (type, message))``."""
+    try:
+        return "value", read()
+    except (InvalidValue, MalformedInput) as exc:
+        return "error", (type(exc), str(exc))
+
+
+def as_text_was_read(data: bytes, bom: bool = True) -> Any:
+    """``load_json`` of bytes as it read them before it gave them to jiter: decoded first, then read as text."""
+    try:
+        text = data.decode("utf-8-sig" if bom else "utf-8")
+    except UnicodeDecodeError as exc:
+        raise MalformedInput("x.json", f"byte {exc.start}", "not UTF-8 text") from None
+    return load_json(text, "x.json", "line 3")
+
+
+def agree(data: bytes, bom: bool = True) -> None:
+    kind, got = outcome(lambda: load_json(data, "x.json", "line 3", bom=bom))
+    expected_kind, expected = outcome(lambda: as_text_was_read(data, bom))
+    assert kind == expected_kind, (data, got, expected)
+    assert same(got, expected) if kind == "value" else got == expected
+
+
+# Bytes a document may be spoiled with: broken and overlong UTF-8, an encoded surrogate, a byte order mark, white
+# space str.isspace knows and JSON does not, escapes of lone and paired surrogates.
+SPOILERS = st.sampled_from(
+    [b"\xff", b"\xc3", b"\xe2\x82", b"\xc0\xaf", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xef\xbb\xbf", b"\xc2\xa0"]
+    + [b"\x1c", b"\x00", b'"\\ud800"', b'"\\ud83d\\ude00"', b"\\udc00", b"NaN", b"1e999", b"99999999999999999999"]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(VALUES, st.booleans(), st.sampled_from([None, 2]), st.booleans(), st.booleans(), st.data())
+def test_bytes_are_read_as_their_text_is(
+    value: Any, ascii_only: bool, indent: int | None, bom: bool, spoil: bool, data: st.DataObject
+) -> None:
+    """Whatever the bytes, ``load_json`` gives the value or the error it gives their text (what it gave them before
+    jiter read bytes): UTF-8 is checked as strictly, a byte order mark is skipped only where allowed, and every
+    limit and surrogate check still holds."""
+    encoded = json.dumps(value, ensure_ascii=ascii_only, indent=indent).encode()
+    if spoil:
+        at = data.draw(st.integers(0, len(encoded)))
+        encoded = encoded[:at] + data.draw(SPOILERS) + encoded[at:]
+    if data.draw(st.booleans()):
+        encoded = b"\xef\xbb\xbf" + encoded
+    agree(encoded, bom)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=40))
+def test_any_bytes_are_read_as_their_text_is(data: bytes) -> None:
+    agree(data)
+    agree(data, bom=False)
+
+
+def test_a_paired_surrogate_escape_is_a_character_and_a_lone_one_is_refused() -> None:
+    assert load_json(b'["\\ud83d\\ude00"]', "x.json") == ["\U0001f600"]
+    with pytest.raises(InvalidValue, match=r"lone surrogate \\ud800"):
+        load_json(b'["\\ud800"]', "x.json")
+
+
+def test_bytes_go_to_jiter_without_being_decoded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A document in bytes is read by jiter as it is: neither the text's quick parse (which encodes the text again)
+    nor the standard parser is reached (this fails if bytes are decoded first, as they were)."""
+
+    class Unused:
+        def decode(self, text: str) -> Any:
+            raise AssertionError("the standard parser was used")
+
+    def text_parse(text: str) -> Any:
+        raise AssertionError("the bytes were decoded and read as text")
+
+    monkeypatch.setattr(limits, "_DECODER", Unused())
+    monkeypatch.setattr(limits, "_quick", text_parse)
+    assert load_json('\ufeff{"a": ["é", 1.5]}'.encode(), "x.json") == {"a": ["é", 1.5]}
+    # {"a": "\xff"}: the bad byte is the eighth, at offset 7
+    with pytest.raises(MalformedInput, match=r"x\.json: byte 7: not UTF-8 text"):
+        load_json(b'{"a": "\xff"}', "x.json")
+
+
+# -- JSON Lines: split and read as bytes, as their text was ------------------------------------------------------
+
+
+def payloads_as_text_read(data: bytes) -> list[tuple[str, Any]]:
+    """What ``load_payloads`` gave when it decoded the file first and split the text: the file refused if it is
+    not UTF-8; one document, else JSON Lines (lines split at line feeds, those ``str.strip`` leaves empty skipped,
+    numbered among all), else the document's own error."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise MalformedInput("x.jsonl", f"byte {exc.start}", "not UTF-8 text") from None
+    try:
+        whole = load_json(text, "x.jsonl")
+    except MalformedInput as first_error:
+        if not isinstance(first_error.__cause__, json.JSONDecodeError):
+            raise
+        lines = [(n, line) for n, line in enumerate(text.split("\n"), start=1) if line.strip()]
+        if len(lines) < 2:
+            raise first_error from None
+        try:
+            load_json(lines[0][1], "x.jsonl", f"line {lines[0][0]}")
+        except MalformedInput as exc:
+            if isinstance(exc.__cause__, json.JSONDecodeError):
+                raise first_error from None
+            raise
+        return [(f"line {n}", load_json(line, "x.jsonl", f"line {n}")) for n, line in lines]
+    return [(f"[{i}]", item) for i, item in enumerate(whole)] if isinstance(whole, list) else [("$", whole)]
+
+
+# White space JSON allows, white space only str.isspace knows, and bytes that are not UTF-8 or not JSON.
+FILLERS = st.sampled_from(
+    ["", " ", "\t", "\r", "\x0b", "\x0c", "\x1c", "\x1f", "\x85", "\xa0", "\u2028", "\u3000", "\ufeff", "\x00", "x"]
+)
+LINES = st.one_of(
+    VALUES.map(lambda value: json.dumps(value, ensure_ascii=False).encode()),
+    st.lists(FILLERS, max_size=3).map(lambda parts: "".join(parts).encode()),
+    st.tuples(FILLERS, VALUES, FILLERS).map(lambda t: (t[0] + json.dumps(t[1]) + t[2]).encode()),
+    SPOILERS,
+    st.just(b'{"a": 1'),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(LINES, max_size=6), st.booleans(), st.booleans())
+def test_json_lines_read_as_bytes_give_what_their_text_gave(lines: list[bytes], bom: bool, last_feed: bool) -> None:
+    """Every value at its location, or the same error, as when the file was decoded and split as text."""
+    from citeaudit.ingest.payload import load_payloads
+
+    data = (b"\xef\xbb\xbf" if bom else b"") + b"\n".join(lines) + (b"\n" if last_feed else b"")
+    kind, got = outcome(lambda: list(load_payloads(data, "x.jsonl")))
+    expected_kind, expected = outcome(lambda: payloads_as_text_read(data))
+    assert kind == expected_kind, (data, got, expected)
+    if kind == "value":
+        assert [location for location, _ in got] == [location for location, _ in expected]
+        assert all(same(a, b) for (_, a), (_, b) in zip(got, expected, strict=True))
+    else:
+        assert got == expected
+
+
+@pytest.mark.parametrize(
+    "filler", [" ", "\t\r", "\x0b\x0c", "\x1c", " \x1d", "\x1e\x1f", "\x85", "\xa0", " \u2028", "\u3000", "\x00", "\ufeff"]
+)
+def test_a_line_of_white_space_is_skipped_as_its_text_was(filler: str) -> None:
+    """A line ``str.strip`` leaves empty is blank, though its bytes are not ASCII white space (``\\x1c``-``\\x1f``,
+    NEL, no-break space, the line separator, the ideographic space); NUL and a byte order mark are not white space,
+    so that line is JSON that breaks."""
+    from citeaudit.ingest.payload import load_payloads
+
+    data = ('{"a": 1}\n' + filler + '\n{"b": 2}\n').encode()
+    kind, got = outcome(lambda: list(load_payloads(data, "x.jsonl")))
+    assert (kind, got) == outcome(lambda: payloads_as_text_read(data))
+    if filler.strip():
+        assert kind == "error"
+        assert "line 2 column 1: invalid JSON" in got[1]
+    else:  # lines 1 and 3 read, line 2 skipped
+        assert got == [("line 1", {"a": 1}), ("line 3", {"b": 2})]

@@ -140,6 +140,19 @@ def _quick(text: str) -> Any:
         return _UNPARSED
 
 
+def _quick_bytes(data: bytes) -> Any:
+    """:func:`_quick` of text already encoded (UTF-8 without a byte order mark): jiter's value, or
+    :data:`_UNPARSED` where it refuses the bytes (bytes that are not UTF-8 among its refusals)."""
+    try:
+        return jiter.from_json(data, allow_inf_nan=False, catch_duplicate_keys=True, cache_mode="keys")
+    except ValueError:
+        return _UNPARSED
+
+
+_BOM = b"\xef\xbb\xbf"
+_SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")
+"""A surrogate escape in encoded text (:data:`_SURROGATE_ESCAPE` of the bytes)."""
+
 _STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _BRACKETS = str.maketrans({"[": "(", "{": "(", "]": ")", "}": ")"})
 _BRACKET = re.compile(r"[\[\]{}]")
@@ -213,20 +226,36 @@ def _locate(text: str) -> int | None:
     return None
 
 
-def load_json(data: bytes | str, source: str, location: str = "") -> Any:
+def load_json(data: bytes | str, source: str, location: str = "", *, bom: bool = True) -> Any:
     """Parse one JSON document from ``data`` within the limits above.
 
-    ``location`` (e.g. ``line 7`` of a JSON Lines file) prefixes the line / column given in errors. Raises
-    :class:`MalformedInput` for text that is not JSON or nests too deeply and :class:`InvalidValue` for a
-    refused value; both name ``source``, where and what.
+    ``location`` (e.g. ``line 7`` of a JSON Lines file) prefixes the line / column given in errors. ``bom``: whether
+    bytes may open with a UTF-8 byte order mark, which is then skipped (a file may; a line of JSON Lines after the
+    first may not). Raises :class:`MalformedInput` for text that is not JSON or nests too deeply and
+    :class:`InvalidValue` for a refused value; both name ``source``, where and what.
     """
-    if isinstance(data, bytes):
+    if isinstance(data, str):
+        return _load_text(data, source, location, _quick(data))
+    # Bytes go to jiter as they are, which checks their UTF-8 as strictly as Python's decoder does: they are decoded
+    # only when jiter refuses them, or when a check below needs the text (a surrogate escape, a value past the
+    # limits), and then decided as text is, jiter's value reused.
+    body = data[len(_BOM) :] if bom and data.startswith(_BOM) else data
+    value = _quick_bytes(body)
+    if value is not _UNPARSED and _SURROGATE_ESCAPE_BYTES.search(body) is None:
         try:
-            text = data.decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            raise MalformedInput(source, f"byte {exc.start}", "not UTF-8 text") from None
-    else:
-        text = data
+            if not past_limits(value, MAX_DEPTH, MIN_INT, MAX_INT):
+                return value
+        except (ValueError, RecursionError):  # decided again below, with the text at hand to say where
+            pass
+    try:
+        text = data.decode("utf-8-sig" if bom else "utf-8")
+    except UnicodeDecodeError as exc:
+        raise MalformedInput(source, f"byte {exc.start}", "not UTF-8 text") from None
+    return _load_text(text, source, location, value)
+
+
+def _load_text(text: str, source: str, location: str, quick: Any) -> Any:
+    """:func:`load_json` of ``text``, which jiter gave ``quick`` for (:data:`_UNPARSED` where it refused it)."""
 
     def where(position: int | None) -> str:
         if position is None:
@@ -239,9 +268,7 @@ def load_json(data: bytes | str, source: str, location: str = "") -> Any:
     # Parse first, at C speed, stopping at the first syntax error (JSON Lines read as one document fail fast);
     # the text is looked at again only when something is wrong, to say where.
     try:
-        value = _quick(text)
-        if value is _UNPARSED:
-            value = _DECODER.decode(text)
+        value = _DECODER.decode(text) if quick is _UNPARSED else quick
         past = past_limits(value, MAX_DEPTH, MIN_INT, MAX_INT)
     except json.JSONDecodeError as exc:
         # Chained, so a caller can tell a syntax error (JSON Lines may follow) from a broken limit.

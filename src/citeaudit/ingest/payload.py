@@ -102,16 +102,13 @@ def _response_id(payload: Any) -> str | None:
 
 
 def _payloads(data: bytes, source: str) -> Iterator[tuple[str, Any]]:
+    # Bytes that are not UTF-8 are refused here, wherever they are, before any line is read.
     try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise MalformedInput(source, f"byte {exc.start}", "not UTF-8 text") from None
-    try:
-        whole = load_json(text, source)
+        whole = load_json(data, source)
     except MalformedInput as first_error:
         if not _syntax(first_error):
             raise
-        yield from _json_lines(text, source, first_error)
+        yield from _json_lines(data, source, first_error)
         return
     if isinstance(whole, list):
         yield from ((f"[{i}]", item) for i, item in enumerate(whole))
@@ -183,28 +180,35 @@ def _syntax(error: MalformedInput) -> bool:
 
 _NOT_JSON = object()
 
+_BOM = b"\xef\xbb\xbf"
 
-def _lines(text: str) -> Iterator[tuple[int, str]]:
-    """``(line number, line)`` of the lines that are not blank, split at line feeds."""
-    start, number, length = 0, 0, len(text)
+
+def _lines(data: bytes) -> Iterator[tuple[int, bytes]]:
+    """``(line number, line)`` of the lines of UTF-8 ``data`` that are not blank (white space only, as
+    ``str.isspace`` has it), split at line feeds, a leading byte order mark left out. The lines stay bytes: jiter
+    reads them as they are."""
+    start = len(_BOM) if data.startswith(_BOM) else 0
+    number, length = 0, len(data)
     while start < length:
-        end = text.find("\n", start)
+        end = data.find(b"\n", start)
         if end < 0:
             end = length
         number += 1
-        line = text[start:end]
-        if line.strip():
+        line = data[start:end]
+        words = line.lstrip()  # ASCII white space
+        # what str.isspace also calls white space starts with a byte of 0x1c-0x1f or of a multibyte character
+        if words and (0x20 < words[0] < 0x7F or words[0] < 0x1C or words[0] == 0x7F or line.decode().strip()):
             yield number, line
         start = end + 1
 
 
-def _json_lines(text: str, source: str, first_error: MalformedInput) -> Iterator[tuple[str, Any]]:
-    lines = _lines(text)
+def _json_lines(data: bytes, source: str, first_error: MalformedInput) -> Iterator[tuple[str, Any]]:
+    lines = _lines(data)
     first, second = next(lines, None), next(lines, None)
     parsed: Any = _NOT_JSON
     if first is not None and second is not None:
         try:
-            parsed = load_json(first[1], source, f"line {first[0]}")
+            parsed = load_json(first[1], source, f"line {first[0]}", bom=False)
         except MalformedInput as exc:
             if not _syntax(exc):
                 raise
@@ -213,7 +217,7 @@ def _json_lines(text: str, source: str, first_error: MalformedInput) -> Iterator
         raise first_error
     yield f"line {first[0]}", parsed
     for number, line in chain((second,), lines):
-        yield f"line {number}", load_json(line, source, f"line {number}")
+        yield f"line {number}", load_json(line, source, f"line {number}", bom=False)
 
 
 def _identity(citation: ParsedCitation) -> str:
