@@ -352,6 +352,39 @@ def test_the_worker_reads_before_the_chunks_are_asked_for() -> None:
     assert [len(rows.answers) + len(rows.failures) for rows in chunks] == [2, 2, 1]
 
 
+@pytest.mark.skipif(not Path("/proc/sys/fs/pipe-max-size").exists(), reason="pipe sizes are Linux's")
+def test_the_rows_come_through_a_pipe_of_a_mebibyte() -> None:
+    """The worker runs ahead by what its pipe holds: 1 MiB where the system allows it (Linux's default limit)."""
+    import fcntl
+
+    from citeaudit.ingest import READERS
+
+    allowed = int(Path("/proc/sys/fs/pipe-max-size").read_text())
+    data = "".join(json.dumps(line) + "\n" for line in sonar_lines(5, 3)).encode()
+    with worker.ReadAhead("a.jsonl", data, READERS["perplexity"], ATTACHMENT, 2) as ahead:
+        assert ahead._process is not None
+        assert ahead._process.stdout is not None
+        held = fcntl.fcntl(ahead._process.stdout.fileno(), fcntl.F_GETPIPE_SZ)
+        list(ahead)
+    assert worker.PIPE_BYTES == 2**20
+    assert held == (worker.PIPE_BYTES if allowed >= worker.PIPE_BYTES else 65536)
+
+
+def test_a_pipe_that_cannot_grow_carries_the_same_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import fcntl
+
+    files = [write_lines(tmp_path / "a.jsonl", sonar_lines(60, 5))]
+    plain = imported(tmp_path / "plain.db", files, ATTACHMENT, chunk=7, in_worker=False)
+
+    def refused(fd: int, request: int, arg: int = 0) -> int:
+        raise PermissionError("pipe size refused")
+
+    monkeypatch.setattr(fcntl, "fcntl", refused)
+    small = imported(tmp_path / "small.db", files, ATTACHMENT, chunk=7, in_worker=True)
+    assert [report for _, _, report in small] == [report for _, _, report in plain]
+    assert contents(tmp_path / "small.db") == contents(tmp_path / "plain.db")
+
+
 def test_a_worker_killed_while_it_is_sent_the_payload_is_stopped_and_waited_for() -> None:
     """A payload far larger than a pipe holds, and the worker killed before it took it all: the thread sending it
     stops, and leaving the block waits for both (a thread still writing would keep the block from ending)."""
