@@ -15,14 +15,15 @@ only, which stops the worker as it leaves the ``with`` block (as it does on any 
 gone stops at its next chunk, when its stdout has no reader. No ``multiprocessing`` machinery is involved: no
 main module is imported again and no resource tracker is left behind.
 
-Messages go behind an 8-byte length: in, a pickle of ``(source, reader name, attachment, chunk, size, SHA-256 of the
-payload)`` followed by the payload's ``size`` bytes as they are, sent as the worker starts; out, a tag byte and a
-body: for each chunk ``R`` and its rows (the protocol, runs and evidence groups as a pickle behind a 4-byte length,
-then the row lists in :mod:`marshal`'s format, which writes and reads plain tuples of text and numbers in about
-three quarters of pickle's time), or ``P`` and a pickle of ``("rows", ChunkRows)`` for a chunk whose rows are not
-all plain (judgements in an edge); then ``P`` and a pickle of ``("done", (number of partly understood answers,
-citations markers placed, the worker's peak RSS))`` or ``("error", exception)``. Both ends are the same installed
-citeaudit on the same interpreter, so :mod:`marshal`'s version-bound format is read by the code that wrote it.
+Messages go behind an 8-byte length: in, a pickle of ``(source, reader name, attachment, chunk, size)`` followed by
+the payload's SHA-256 (64 hexadecimal digits) and its ``size`` bytes as they are, sent as the worker starts; out, a
+tag byte and a body: for each chunk ``R`` and its rows (the protocol, runs and evidence groups as a pickle behind a
+4-byte length, then the row lists in :mod:`marshal`'s format, which writes and reads plain tuples of text and
+numbers in about three quarters of pickle's time), or ``P`` and a pickle of ``("rows", ChunkRows)`` for a chunk
+whose rows are not all plain (judgements in an edge); then ``P`` and a pickle of ``("done", (number of partly
+understood answers, citations markers placed, the worker's peak RSS))`` or ``("error", exception)``. Both ends are
+the same installed citeaudit on the same interpreter, so :mod:`marshal`'s version-bound format is read by the code
+that wrote it.
 """
 
 from __future__ import annotations
@@ -78,6 +79,8 @@ the pipe keeps its size: the import is the same, only slower."""
 _LENGTH = struct.Struct(">Q")
 _HEAD = struct.Struct(">I")
 _PICKLED, _ROWS = b"P", b"R"
+_SHA_HEX = 64
+"""Characters of a SHA-256 in hexadecimal."""
 
 
 def reads_in_worker(size: int, worker: bool | None) -> bool:
@@ -130,22 +133,22 @@ class ReadAhead:
         _grow(self._process.stdout)
         # sent at once, by a thread of this process: the worker reads its first chunk while this process stores
         # the payload (a pipe holds 64 KiB, so the payload is written as the worker takes it)
-        self._feeder = threading.Thread(target=self._feed, name="citeaudit-import-feed", daemon=True)
+        header = pickle.dumps(self._job, protocol=pickle.HIGHEST_PROTOCOL)
+        self._feeder = threading.Thread(target=self._feed, args=(header,), name="citeaudit-import-feed", daemon=True)
         self._feeder.start()
         return self
 
-    def _feed(self) -> None:
-        """Send the job to the worker: its header (with the payload's SHA-256, which the answer ids are made
-        from: hashed here, so the worker need not wait for it), then the payload as it is (no second copy of a
-        large payload). A worker gone before it took everything (killed, or stopped by :meth:`close`) ends the
-        feed; the worker's input is closed in any case, so a worker still running never waits for more."""
+    def _feed(self, header: bytes) -> None:
+        """Send the job to the worker: its header, the payload's SHA-256 (the answer ids are made from it; hashed
+        here, so the worker need not), then the payload as it is (no second copy of a large payload). A worker gone
+        before it took everything (killed, or stopped by :meth:`close`) ends the feed; the worker's input is closed
+        in any case, so a worker still running never waits for more."""
         process = self._process
         assert process is not None
         assert process.stdin is not None
         try:
-            job = (*self._job, hashlib.sha256(self._data).hexdigest())
-            header = pickle.dumps(job, protocol=pickle.HIGHEST_PROTOCOL)
             process.stdin.write(_LENGTH.pack(len(header)) + header)
+            process.stdin.write(hashlib.sha256(self._data).hexdigest().encode("ascii"))
             process.stdin.write(self._data)
         except (OSError, ValueError):  # the pipe broke (the worker is gone) or was closed by close()
             pass
@@ -323,9 +326,10 @@ def serve() -> None:
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     incoming = sys.stdin.buffer
     try:
-        source, reader, attachment, chunk, size, sha = pickle.loads(_read(incoming))
+        source, reader, attachment, chunk, size = pickle.loads(_read(incoming))
+        sha = incoming.read(_SHA_HEX).decode("ascii")
         data = incoming.read(size)
-        if len(data) != size:
+        if len(sha) != _SHA_HEX or len(data) != size:
             raise EOFError
     except EOFError:
         return  # the importer is gone
