@@ -154,8 +154,19 @@ def agree(data: bytes, bom: bool = True) -> None:
 # Bytes a document may be spoiled with: broken and overlong UTF-8, an encoded surrogate, a byte order mark, white
 # space str.isspace knows and JSON does not, escapes of lone and paired surrogates.
 SPOILERS = st.sampled_from(
-    [b"\xff", b"\xc3", b"\xe2\x82", b"\xc0\xaf", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xef\xbb\xbf", b"\xc2\xa0"]
-    + [b"\x1c", b"\x00", b'"\\ud800"', b'"\\ud83d\\ude00"', b"\\udc00", b"NaN", b"1e999", b"99999999999999999999"]
+    [
+        *(
+            b"\xff",
+            b"\xc3",
+            b"\xe2\x82",
+            b"\xc0\xaf",
+            b"\xed\xa0\x80",
+            b"\xf4\x90\x80\x80",
+            b"\xef\xbb\xbf",
+            b"\xc2\xa0",
+        ),
+        *(b"\x1c", b"\x00", b'"\\ud800"', b'"\\ud83d\\ude00"', b"\\udc00", b"NaN", b"1e999", b"99999999999999999999"),
+    ]
 )
 
 
@@ -268,7 +279,8 @@ def test_json_lines_read_as_bytes_give_what_their_text_gave(lines: list[bytes], 
 
 
 @pytest.mark.parametrize(
-    "filler", [" ", "\t\r", "\x0b\x0c", "\x1c", " \x1d", "\x1e\x1f", "\x85", "\xa0", " \u2028", "\u3000", "\x00", "\ufeff"]
+    "filler",
+    [" ", "\t\r", "\x0b\x0c", "\x1c", " \x1d", "\x1e\x1f", "\x85", "\xa0", " \u2028", "\u3000", "\x00", "\ufeff"],
 )
 def test_a_line_of_white_space_is_skipped_as_its_text_was(filler: str) -> None:
     """A line ``str.strip`` leaves empty is blank, though its bytes are not ASCII white space (``\\x1c``-``\\x1f``,
