@@ -367,7 +367,10 @@ def test_the_rows_come_through_a_pipe_of_a_mebibyte() -> None:
         held = fcntl.fcntl(ahead._process.stdout.fileno(), fcntl.F_GETPIPE_SZ)
         list(ahead)
     assert worker.PIPE_BYTES == 2**20
-    assert held == (worker.PIPE_BYTES if allowed >= worker.PIPE_BYTES else 65536)
+    if allowed >= worker.PIPE_BYTES:  # any process may ask for it
+        assert held == worker.PIPE_BYTES
+    else:  # only a privileged one may: the pipe grew, or kept its size
+        assert held in (worker.PIPE_BYTES, 65536)
 
 
 def test_a_pipe_that_cannot_grow_carries_the_same_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
