@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import dataclasses
 import json
 from collections.abc import Iterable, Iterator
@@ -180,14 +181,12 @@ def _syntax(error: MalformedInput) -> bool:
 
 _NOT_JSON = object()
 
-_BOM = b"\xef\xbb\xbf"
-
 
 def _lines(data: bytes) -> Iterator[tuple[int, bytes]]:
     """``(line number, line)`` of the lines of UTF-8 ``data`` that are not blank (white space only, as
     ``str.isspace`` has it), split at line feeds, a leading byte order mark left out. The lines stay bytes: jiter
     reads them as they are."""
-    start = len(_BOM) if data.startswith(_BOM) else 0
+    start = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
     number, length = 0, len(data)
     while start < length:
         end = data.find(b"\n", start)
