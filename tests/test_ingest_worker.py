@@ -6,12 +6,13 @@ whatever stops it."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import pickle
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -353,24 +354,51 @@ def test_the_worker_reads_before_the_chunks_are_asked_for() -> None:
 
 
 @pytest.mark.skipif(not Path("/proc/sys/fs/pipe-max-size").exists(), reason="pipe sizes are Linux's")
-def test_the_rows_come_through_a_pipe_of_a_mebibyte() -> None:
-    """The worker runs ahead by what its pipe holds: 1 MiB where the system allows it (Linux's default limit)."""
+def test_the_rows_and_the_payload_go_through_pipes_of_a_mebibyte(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The worker runs ahead by what its pipe holds, and takes the payload in writes of what the other pipe
+    holds: 1 MiB each where the system allows it (Linux's default limit)."""
     import fcntl
 
     from citeaudit.ingest import READERS
 
+    grown: list[tuple[IO[bytes], int]] = []  # (the pipe, what it holds once asked to grow)
+    grow = worker._grow
+
+    def watched_grow(pipe: IO[bytes]) -> None:
+        grow(pipe)
+        grown.append((pipe, fcntl.fcntl(pipe.fileno(), fcntl.F_GETPIPE_SZ)))
+
+    monkeypatch.setattr(worker, "_grow", watched_grow)
     allowed = int(Path("/proc/sys/fs/pipe-max-size").read_text())
     data = "".join(json.dumps(line) + "\n" for line in sonar_lines(5, 3)).encode()
     with worker.ReadAhead("a.jsonl", data, READERS["perplexity"], ATTACHMENT, 2) as ahead:
         assert ahead._process is not None
         assert ahead._process.stdout is not None
         held = fcntl.fcntl(ahead._process.stdout.fileno(), fcntl.F_GETPIPE_SZ)
+        pipes = [ahead._process.stdout, ahead._process.stdin]
         list(ahead)
     assert worker.PIPE_BYTES == 2**20
+    assert [pipe for pipe, _ in grown] == pipes  # the rows' pipe and the payload's
+    sizes = {size for _, size in grown}
     if allowed >= worker.PIPE_BYTES:  # any process may ask for it
         assert held == worker.PIPE_BYTES
+        assert sizes == {worker.PIPE_BYTES}
     else:  # only a privileged one may: the pipe grew, or kept its size
         assert held in (worker.PIPE_BYTES, 65536)
+        assert sizes <= {worker.PIPE_BYTES, 65536}
+
+
+def test_a_reader_the_worker_cannot_load_is_the_import_error_not_a_stopped_worker() -> None:
+    """The worker loads the reader the job names before it takes the payload; a name it does not know comes back
+    as the error the lookup raised (as the import in one process would raise it), never as a worker that
+    stopped."""
+    from citeaudit.ingest import READERS
+
+    unknown = dataclasses.replace(READERS["perplexity"], name="no-such-reader")
+    data = "".join(json.dumps(line) + "\n" for line in sonar_lines(5, 3)).encode()
+    with worker.ReadAhead("a.jsonl", data, unknown, ATTACHMENT, 2) as ahead, pytest.raises(KeyError):
+        list(ahead)
+    assert ahead.finished
 
 
 def test_a_pipe_that_cannot_grow_carries_the_same_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

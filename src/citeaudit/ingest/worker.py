@@ -130,7 +130,9 @@ class ReadAhead:
             start_new_session=True,  # Ctrl-C reaches this process, which stops the worker
         )
         assert self._process.stdout is not None
+        assert self._process.stdin is not None
         _grow(self._process.stdout)
+        _grow(self._process.stdin)  # the payload goes in a sixteenth of the writes
         # sent at once, by a thread of this process: the worker reads its first chunk while this process stores
         # the payload (a pipe holds 64 KiB, so the payload is written as the worker takes it)
         header = pickle.dumps(self._job, protocol=pickle.HIGHEST_PROTOCOL)
@@ -326,7 +328,17 @@ def serve() -> None:
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     incoming = sys.stdin.buffer
     try:
-        source, reader, attachment, chunk, size = pickle.loads(_read(incoming))
+        source, name, attachment, chunk, size = pickle.loads(_read(incoming))
+    except EOFError:
+        return  # the importer is gone
+    try:
+        # the reader's modules load (and compile their patterns) while the payload is hashed and sent
+        reader = READERS[name]
+    except Exception as exc:  # a reader this interpreter cannot load: the import's error, as in its process
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            _send(out, ("error", _travelling(exc)))
+        return
+    try:
         sha = incoming.read(_SHA_HEX).decode("ascii")
         data = incoming.read(size)
         if len(sha) != _SHA_HEX or len(data) != size:
@@ -337,9 +349,7 @@ def serve() -> None:
     partial = _Partial()
     try:
         try:
-            for rows in _import_chunks(
-                source, data, READERS[reader], attachment, size=chunk, partial=partial, sha256=sha
-            ):
+            for rows in _import_chunks(source, data, reader, attachment, size=chunk, partial=partial, sha256=sha):
                 if isinstance(rows, ChunkRows):
                     _send_rows(out, rows)
                 else:  # an audit's model objects (not made for engine payloads): as a pickle
