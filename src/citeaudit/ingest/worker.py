@@ -132,9 +132,9 @@ class ReadAhead:
         assert self._process.stdout is not None
         assert self._process.stdin is not None
         _grow(self._process.stdout)
-        _grow(self._process.stdin)  # the payload goes in a sixteenth of the writes
+        _grow(self._process.stdin)  # the payload crosses in a sixteenth of the pipe's fills
         # sent at once, by a thread of this process: the worker reads its first chunk while this process stores
-        # the payload (a pipe holds 64 KiB, so the payload is written as the worker takes it)
+        # the payload (a pipe holds at most 1 MiB, so the payload is written as the worker takes it)
         header = pickle.dumps(self._job, protocol=pickle.HIGHEST_PROTOCOL)
         self._feeder = threading.Thread(target=self._feed, args=(header,), name="citeaudit-import-feed", daemon=True)
         self._feeder.start()
