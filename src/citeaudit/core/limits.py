@@ -151,9 +151,6 @@ def _quick_bytes(data: bytes) -> Any:
         return _UNPARSED
 
 
-_SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")
-"""A surrogate escape in encoded text (:data:`_SURROGATE_ESCAPE` of the bytes)."""
-
 _STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _BRACKETS = str.maketrans({"[": "(", "{": "(", "]": ")", "}": ")"})
 _BRACKET = re.compile(r"[\[\]{}]")
@@ -163,6 +160,8 @@ _LONE_SURROGATE = re.compile(
     r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})(?<!\\)(?:\\\\)*\\u[dD][c-fC-F][0-9a-fA-F]{2}"
 )
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE_ESCAPE_BYTES = re.compile(_SURROGATE_ESCAPE.pattern.encode("ascii"))
+"""A surrogate escape in encoded text: :data:`_SURROGATE_ESCAPE`, the same pattern, of the bytes."""
 
 
 def _line_column(text: str, position: int) -> str:
