@@ -467,17 +467,17 @@ def report_kind(figures: Figures) -> None:
         )
     )
     cores = usable_cores()  # the cores both processes may run on
+    spreads = [(timing.cpu + timing.worker_cpu) / cores for timing in figures.runs[True]]
     print(
         f"  the CPU time each import read in a worker used (writing + in the worker) spread evenly over {cores} "
         "cores, against the bare floor measured right after it (no schedule of that work beats it): "
         + ", ".join(
             f"({timing.cpu:.2f} + {timing.worker_cpu:.2f}) s / {cores} = {spread:.2f} s, {spread / floor:.2f}x"
-            for timing, floor in zip(figures.runs[True], figures.floors, strict=True)
-            for spread in ((timing.cpu + timing.worker_cpu) / cores,)
+            for timing, floor, spread in zip(figures.runs[True], figures.floors, spreads, strict=True)
         )
     )
     best = min(figures.floors)
-    spread = statistics.median((timing.cpu + timing.worker_cpu) / cores for timing in figures.runs[True])
+    spread = statistics.median(spreads)
     print(
         f"  against the bare floor at its best in this run ({best:.2f} s, the fastest of {len(figures.floors)}; the "
         f"median is {floor:.2f} s): the import the command takes {figures.seconds / best:.2f}x, its CPU time spread "
