@@ -35,6 +35,11 @@ from test_ingest_fast_path import PROTOCOL, PlainStore, contents, dense_lines, r
 ATTACHMENT = Attachment(PROTOCOL, run_id="bench", question_id="q01")
 
 
+def sonar_payload(count: int) -> bytes:
+    """``count`` generated Sonar answers as the bytes of a JSON Lines payload."""
+    return "".join(json.dumps(line) + "\n" for line in sonar_lines(count, 3)).encode()
+
+
 class Watched(worker.ReadAhead):
     """The worker-side reader, each one kept so a test can see its process."""
 
@@ -342,7 +347,7 @@ def test_the_worker_reads_before_the_chunks_are_asked_for() -> None:
 
     from citeaudit.ingest import READERS
 
-    data = "".join(json.dumps(line) + "\n" for line in sonar_lines(5, 3)).encode()
+    data = sonar_payload(5)
     with worker.ReadAhead("a.jsonl", data, READERS["perplexity"], ATTACHMENT, 2) as ahead:
         assert ahead._process is not None
         assert ahead._process.stdout is not None
@@ -370,7 +375,7 @@ def test_the_rows_and_the_payload_go_through_pipes_of_a_mebibyte(monkeypatch: py
 
     monkeypatch.setattr(worker, "_grow", watched_grow)
     allowed = int(Path("/proc/sys/fs/pipe-max-size").read_text())
-    data = "".join(json.dumps(line) + "\n" for line in sonar_lines(5, 3)).encode()
+    data = sonar_payload(5)
     with worker.ReadAhead("a.jsonl", data, READERS["perplexity"], ATTACHMENT, 2) as ahead:
         assert ahead._process is not None
         assert ahead._process.stdout is not None
@@ -395,7 +400,7 @@ def test_a_reader_the_worker_cannot_load_is_the_import_error_not_a_stopped_worke
     from citeaudit.ingest import READERS
 
     unknown = dataclasses.replace(READERS["perplexity"], name="no-such-reader")
-    data = "".join(json.dumps(line) + "\n" for line in sonar_lines(5, 3)).encode()
+    data = sonar_payload(5)
     with worker.ReadAhead("a.jsonl", data, unknown, ATTACHMENT, 2) as ahead, pytest.raises(KeyError):
         list(ahead)
     assert ahead.finished
@@ -424,7 +429,7 @@ def test_a_worker_killed_while_it_is_sent_the_payload_is_stopped_and_waited_for(
 
     from citeaudit.ingest import READERS
 
-    data = "".join(json.dumps(line) + "\n" for line in sonar_lines(4000, 3)).encode()
+    data = sonar_payload(4000)
     assert len(data) > 2 * 2**20  # more than any pipe holds by default (64 KiB; at most 1 MiB on Linux)
     ahead = worker.ReadAhead("a.jsonl", data, READERS["perplexity"], ATTACHMENT, 2)
     with ahead:
@@ -438,11 +443,10 @@ def test_a_worker_killed_while_it_is_sent_the_payload_is_stopped_and_waited_for(
 
 
 def test_the_chunks_are_read_once_and_only_inside_the_block() -> None:
-    import json
 
     from citeaudit.ingest import READERS
 
-    data = "".join(json.dumps(line) + "\n" for line in sonar_lines(5, 3)).encode()
+    data = sonar_payload(5)
     ahead = worker.ReadAhead("a.jsonl", data, READERS["perplexity"], ATTACHMENT, 2)
     with pytest.raises(RuntimeError, match="inside its with block"):
         next(iter(ahead))
