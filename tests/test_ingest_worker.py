@@ -10,6 +10,7 @@ import dataclasses
 import json
 import pickle
 import sqlite3
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -57,6 +58,20 @@ def watched(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Watched]]:
     yield Watched.made
     for ahead in Watched.made:  # no test leaves a worker behind, whatever it asserted
         assert ahead.pid is None or ahead.finished
+
+
+FORKS = worker.forks()
+"""Whether the worker is this process forked here (Linux): then both ways it can start are tested."""
+
+
+@pytest.fixture(params=["fork", "spawn"])
+def way(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each way a worker starts: this process forked, where :func:`worker.forks` allows it, and a fresh
+    interpreter, where it is sent the job and the payload."""
+    if request.param == "fork" and not FORKS:
+        pytest.skip("no worker is forked here (not Linux, or Python 3.12 or later with other threads running)")
+    monkeypatch.setattr(worker, "forks", lambda: request.param == "fork")
+    return str(request.param)
 
 
 def imported(
@@ -126,7 +141,7 @@ def test_generated_answers_are_stored_as_their_model_objects_store_them(
 
 
 def test_every_real_recording_is_stored_as_the_in_process_import_stores_it(
-    tmp_path: Path, watched: list[Watched]
+    tmp_path: Path, watched: list[Watched], way: str
 ) -> None:
     files = recordings()
     attachment = Attachment(PROTOCOL, question_id="q01")
@@ -147,6 +162,8 @@ def test_every_real_recording_is_stored_as_the_in_process_import_stores_it(
     engine_imports = [name for name, reader, _ in reports[True] if reader.read_answers is not None]
     assert len(watched) == len(engine_imports) > 10
     assert all(ahead.pid is not None for ahead in watched)
+    started = worker._Forked if way == "fork" else subprocess.Popen
+    assert all(type(ahead._process) is started for ahead in watched)
     # each worker ended by itself after its last message, none had to be killed
     assert all(ahead._process is not None and ahead._process.returncode == 0 for ahead in watched)
     if Path("/proc/self/status").exists():  # each worker said how large it grew (Linux)
@@ -169,7 +186,7 @@ def test_every_real_recording_is_stored_as_the_in_process_import_stores_it(
     chunk=st.sampled_from([1, 3, 16, 5000]),
 )
 def test_generated_answers_are_stored_as_the_in_process_import_stores_them(
-    tmp_path_factory: pytest.TempPathFactory, seed: int, count: int, second: int, chunk: int
+    tmp_path_factory: pytest.TempPathFactory, seed: int, count: int, second: int, chunk: int, way: str
 ) -> None:
     folder = tmp_path_factory.mktemp("generated")
     first = write_lines(folder / "a.jsonl", sonar_lines(count, seed))
@@ -183,7 +200,7 @@ def test_generated_answers_are_stored_as_the_in_process_import_stores_them(
 
 @pytest.mark.parametrize("chunk", [1, 16])
 def test_dense_answers_are_stored_alike_read_here_through_objects_and_in_a_worker(
-    tmp_path: Path, watched: list[Watched], chunk: int
+    tmp_path: Path, watched: list[Watched], chunk: int, way: str
 ) -> None:
     """Answers whose every citation is a new page: rows read here, the same through model objects and the rows
     a worker read give one database, row for row."""
@@ -209,7 +226,9 @@ def test_dense_answers_are_stored_alike_read_here_through_objects_and_in_a_worke
     assert contents(tmp_path / "worker.db") == plain
 
 
-def test_a_second_import_into_a_database_with_rows_is_stored_alike(tmp_path: Path, watched: list[Watched]) -> None:
+def test_a_second_import_into_a_database_with_rows_is_stored_alike(
+    tmp_path: Path, watched: list[Watched], way: str
+) -> None:
     first = write_lines(tmp_path / "a.jsonl", sonar_lines(60, 5))
     second = write_lines(tmp_path / "b.jsonl", sonar_lines(60, 6))
     for name, in_worker in (("fast.db", True), ("plain.db", False)):
@@ -222,7 +241,7 @@ def test_a_second_import_into_a_database_with_rows_is_stored_alike(tmp_path: Pat
 
 @pytest.mark.parametrize(("bad_line", "chunk"), [(1, 4), (34, 4), (40, 1), (34, 5000)])
 def test_the_first_bad_record_gives_the_in_process_error_and_nothing_is_kept(
-    tmp_path: Path, watched: list[Watched], bad_line: int, chunk: int
+    tmp_path: Path, watched: list[Watched], bad_line: int, chunk: int, way: str
 ) -> None:
     rows: list[Any] = list(sonar_lines(40, 8))
     rows[-1] = {"choices": [{"message": 3}]}  # a later problem is never the one reported
@@ -245,7 +264,7 @@ def test_the_first_bad_record_gives_the_in_process_error_and_nothing_is_kept(
     assert watched[0].finished
 
 
-def test_a_file_that_is_not_json_gives_the_in_process_error(tmp_path: Path, watched: list[Watched]) -> None:
+def test_a_file_that_is_not_json_gives_the_in_process_error(tmp_path: Path, watched: list[Watched], way: str) -> None:
     path = tmp_path / "broken.jsonl"
     lines = [json.dumps(row) for row in sonar_lines(12, 3)]
     path.write_text("\n".join(lines[:7]) + "\n{oops\n" + "\n".join(lines[7:]) + "\n", encoding="utf-8")
@@ -259,7 +278,7 @@ def test_a_file_that_is_not_json_gives_the_in_process_error(tmp_path: Path, watc
 
 
 def test_a_clash_found_while_writing_stops_the_worker_and_nothing_is_kept(
-    tmp_path: Path, watched: list[Watched]
+    tmp_path: Path, watched: list[Watched], way: str
 ) -> None:
     rows = [dict(row, answer_id=f"a{n}") for n, row in enumerate(sonar_lines(60, 9)) if "choices" in row]
     earlier = write_lines(tmp_path / "earlier.jsonl", rows[20:22])
@@ -280,7 +299,9 @@ def test_a_clash_found_while_writing_stops_the_worker_and_nothing_is_kept(
     assert watched[0].finished
 
 
-def test_ctrl_c_while_writing_stops_the_worker_and_leaves_nothing(tmp_path: Path, watched: list[Watched]) -> None:
+def test_ctrl_c_while_writing_stops_the_worker_and_leaves_nothing(
+    tmp_path: Path, watched: list[Watched], way: str
+) -> None:
     path = write_lines(tmp_path / "a.jsonl", sonar_lines(80, 4))
     db = tmp_path / "audit.db"
     with Store(db):
@@ -298,7 +319,7 @@ def test_ctrl_c_while_writing_stops_the_worker_and_leaves_nothing(tmp_path: Path
 
 
 def test_a_worker_killed_from_outside_stops_the_import_and_leaves_nothing(
-    tmp_path: Path, watched: list[Watched]
+    tmp_path: Path, watched: list[Watched], way: str
 ) -> None:
     import os
     import signal
@@ -325,7 +346,9 @@ def test_a_worker_killed_from_outside_stops_the_import_and_leaves_nothing(
     assert watched[0].finished
 
 
-def test_a_payload_imported_before_is_never_read_from_its_worker(tmp_path: Path, watched: list[Watched]) -> None:
+def test_a_payload_imported_before_is_never_read_from_its_worker(
+    tmp_path: Path, watched: list[Watched], way: str
+) -> None:
     """The worker starts as the import begins and is sent the payload at once (it reads while the payload is
     hashed and stored); a payload imported before is not iterated: its worker is stopped, its rows never read."""
     path = write_lines(tmp_path / "a.jsonl", sonar_lines(20, 4))
@@ -340,9 +363,11 @@ def test_a_payload_imported_before_is_never_read_from_its_worker(tmp_path: Path,
     assert watched[0]._process.returncode == 0
 
 
-def test_the_worker_reads_before_the_chunks_are_asked_for() -> None:
-    """The payload goes to the worker as the block is entered: its first rows wait in the pipe before anything
-    is asked for (a worker sent nothing would never write, and the wait below would end empty)."""
+def test_the_worker_reads_before_the_chunks_are_asked_for(way: str) -> None:
+    """The worker reads as the block is entered (forked, with the payload in its memory; a fresh interpreter,
+    sent it at once): its first rows wait in the pipe before anything is asked for (a worker that had nothing to
+    read would never write, and the wait below would end empty). It runs in a session of its own, either way."""
+    import os
     import select
 
     from citeaudit.ingest import READERS
@@ -351,17 +376,20 @@ def test_the_worker_reads_before_the_chunks_are_asked_for() -> None:
     with worker.ReadAhead("a.jsonl", data, READERS["perplexity"], ATTACHMENT, 2) as ahead:
         assert ahead._process is not None
         assert ahead._process.stdout is not None
+        assert ahead.pid is not None
         readable, _, _ = select.select([ahead._process.stdout], [], [], 120)
         assert readable  # rows came, unasked
+        assert os.getsid(ahead.pid) == ahead.pid != os.getsid(0)  # its session, made before it sent anything
         assert not ahead.asked
         chunks = list(ahead)
     assert [len(rows.answers) + len(rows.failures) for rows in chunks] == [2, 2, 1]
 
 
 @pytest.mark.skipif(not Path("/proc/sys/fs/pipe-max-size").exists(), reason="pipe sizes are Linux's")
-def test_the_rows_and_the_payload_go_through_pipes_of_a_mebibyte(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The worker runs ahead by what its pipe holds, and takes the payload in writes of what the other pipe
-    holds: 1 MiB each where the system allows it (Linux's default limit)."""
+def test_the_rows_and_the_payload_go_through_pipes_of_a_mebibyte(monkeypatch: pytest.MonkeyPatch, way: str) -> None:
+    """The worker runs ahead by what its pipe holds, and a fresh interpreter takes the payload in writes of what
+    the other pipe holds: 1 MiB each where the system allows it (Linux's default limit). A forked worker has the
+    payload already: its rows' pipe is the only one."""
     import fcntl
 
     from citeaudit.ingest import READERS
@@ -383,7 +411,8 @@ def test_the_rows_and_the_payload_go_through_pipes_of_a_mebibyte(monkeypatch: py
         pipes = [ahead._process.stdout, ahead._process.stdin]
         list(ahead)
     assert worker.PIPE_BYTES == 2**20
-    assert [pipe for pipe, _ in grown] == pipes  # the rows' pipe and the payload's
+    assert (pipes[1] is None) == (way == "fork")
+    assert [pipe for pipe, _ in grown] == [pipe for pipe in pipes if pipe is not None]  # the rows' (and payload's)
     sizes = {size for _, size in grown}
     if allowed >= worker.PIPE_BYTES:  # any process may ask for it
         assert held == worker.PIPE_BYTES
@@ -393,7 +422,7 @@ def test_the_rows_and_the_payload_go_through_pipes_of_a_mebibyte(monkeypatch: py
         assert sizes <= {worker.PIPE_BYTES, 65536}
 
 
-def test_a_reader_the_worker_cannot_load_is_the_import_error_not_a_stopped_worker() -> None:
+def test_a_reader_the_worker_cannot_load_is_the_import_error_not_a_stopped_worker(way: str) -> None:
     """The worker loads the reader the job names before it takes the payload; a name it does not know comes back
     as the error the lookup raised (as the import in one process would raise it), never as a worker that
     stopped."""
@@ -406,7 +435,9 @@ def test_a_reader_the_worker_cannot_load_is_the_import_error_not_a_stopped_worke
     assert ahead.finished
 
 
-def test_a_pipe_that_cannot_grow_carries_the_same_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_pipe_that_cannot_grow_carries_the_same_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, way: str
+) -> None:
     import fcntl
 
     files = [write_lines(tmp_path / "a.jsonl", sonar_lines(60, 5))]
@@ -421,9 +452,11 @@ def test_a_pipe_that_cannot_grow_carries_the_same_rows(tmp_path: Path, monkeypat
     assert contents(tmp_path / "small.db") == contents(tmp_path / "plain.db")
 
 
-def test_a_worker_killed_while_it_is_sent_the_payload_is_stopped_and_waited_for() -> None:
-    """A payload far larger than a pipe holds, and the worker killed before it took it all: the thread sending it
-    stops, and leaving the block waits for both (a thread still writing would keep the block from ending)."""
+def test_a_worker_killed_while_it_is_sent_the_payload_is_stopped_and_waited_for(way: str) -> None:
+    """A payload far larger than a pipe holds, and the worker killed at once: a fresh interpreter has not taken it
+    all, and the thread sending it stops; leaving the block waits for the worker (and the thread: one still
+    writing would keep the block from ending). A forked worker has the payload from the start and no thread
+    sends it."""
     import os
     import signal
 
@@ -435,14 +468,19 @@ def test_a_worker_killed_while_it_is_sent_the_payload_is_stopped_and_waited_for(
     with ahead:
         assert ahead.pid is not None
         os.kill(ahead.pid, signal.SIGKILL)
-        with pytest.raises(ImportStopped, match=r"a\.jsonl: the process reading it stopped"):
+        with pytest.raises(
+            ImportStopped, match=r"a\.jsonl: the process reading it stopped before the end \(exit status -9\)"
+        ):
             list(ahead)
     assert ahead.finished
-    assert ahead._feeder is not None
-    assert not ahead._feeder.is_alive()
+    if way == "fork":
+        assert ahead._feeder is None
+    else:
+        assert ahead._feeder is not None
+        assert not ahead._feeder.is_alive()
 
 
-def test_the_chunks_are_read_once_and_only_inside_the_block() -> None:
+def test_the_chunks_are_read_once_and_only_inside_the_block(way: str) -> None:
 
     from citeaudit.ingest import READERS
 
@@ -460,6 +498,75 @@ def test_the_chunks_are_read_once_and_only_inside_the_block() -> None:
     # 5 answer records, 2 to a chunk: 3 chunks
     assert [len(rows.answers) + len(rows.failures) for rows in chunks] == [2, 2, 1]
     assert ahead.finished
+
+
+@pytest.mark.parametrize(
+    ("platform", "version", "threads", "expected"),
+    [
+        ("linux", (3, 11), 1, True),
+        ("linux", (3, 11), 3, True),  # Python 3.11 does not warn of a fork beside threads
+        ("linux", (3, 12), 1, True),
+        ("linux", (3, 12), 2, False),  # it would warn: a fresh interpreter instead
+        ("linux", (3, 14), 1, True),
+        ("darwin", (3, 11), 1, False),  # macOS's system libraries may not survive a fork
+        ("win32", (3, 11), 1, False),
+    ],
+)
+def test_the_worker_is_this_process_forked_only_where_that_is_safe(
+    monkeypatch: pytest.MonkeyPatch, platform: str, version: tuple[int, int], threads: int, expected: bool
+) -> None:
+    monkeypatch.setattr(worker.sys, "platform", platform)
+    monkeypatch.setattr(worker.sys, "version_info", version)
+    monkeypatch.setattr(worker, "_threads", lambda: threads)
+    assert worker.forks() is expected
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="threads counted from /proc (Linux)")
+def test_the_threads_counted_are_the_system_s() -> None:
+    import threading
+
+    before = worker._threads()
+    assert before >= 1
+    release = threading.Event()
+    helper = threading.Thread(target=release.wait)
+    helper.start()
+    try:
+        assert worker._threads() == before + 1
+    finally:
+        release.set()
+        helper.join()
+
+
+@pytest.mark.skipif(not FORKS, reason="no worker is forked here")
+def test_a_forked_worker_is_waited_for_as_a_process_is() -> None:
+    """What :class:`ReadAhead` asks of a forked worker's handle, as of a :class:`subprocess.Popen`: ``poll`` is
+    None while it runs, ``wait`` with a timeout raises ``TimeoutExpired`` and, once it was killed, gives the
+    signal as a negative status; a second ``kill`` and ``wait`` change nothing."""
+    import os
+    import signal
+    import time
+
+    readable, writable = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child sleeps until it is killed
+        try:
+            time.sleep(600)
+        finally:
+            os._exit(0)
+    os.close(writable)
+    with os.fdopen(readable, "rb") as stdout:
+        child = worker._Forked(pid, stdout)
+        try:
+            assert child.poll() is None
+            with pytest.raises(subprocess.TimeoutExpired):
+                child.wait(timeout=0.01)  # it sleeps 600 s
+        finally:
+            child.kill()
+        assert child.wait() == -signal.SIGKILL
+        assert child.poll() == -signal.SIGKILL
+        child.kill()
+        assert child.wait(timeout=0.01) == -signal.SIGKILL
+        assert stdout.read() == b""  # its end of the pipe closed with it
 
 
 @pytest.mark.parametrize(
@@ -594,6 +701,7 @@ class Told(worker.ReadAhead):
         super().__init__(*args, **kwargs)
         made.append(self)
 worker.ReadAhead = Told
+worker.forks = lambda: sys.argv[4] == "fork"
 
 def progress(name, n):
     print(made[0].pid, flush=True)  # the worker is up and a chunk is written: the test presses Ctrl-C now
@@ -611,7 +719,8 @@ with Store(Path(sys.argv[2])) as store:
 """
 
 
-def test_ctrl_c_at_a_terminal_stops_the_command_and_its_worker(tmp_path: Path) -> None:
+@pytest.mark.parametrize("start", ["fork", "spawn"])
+def test_ctrl_c_at_a_terminal_stops_the_command_and_its_worker(tmp_path: Path, start: str) -> None:
     """Ctrl-C at a terminal sends SIGINT to the foreground process group: the importing process stops, and with
     it the worker, which runs in a session of its own and never sees the signal."""
     import os
@@ -619,12 +728,14 @@ def test_ctrl_c_at_a_terminal_stops_the_command_and_its_worker(tmp_path: Path) -
     import subprocess
     import sys
 
+    if start == "fork" and not FORKS:
+        pytest.skip("no worker is forked here (not Linux, or Python 3.12 or later with other threads running)")
     # 400 records, 2 to a chunk: the worker is still sending (its pipe full) when Ctrl-C comes
     path = write_lines(tmp_path / "a.jsonl", sonar_lines(400, 4))
     protocol = Path(__file__).parent / "fixtures" / "protocol.yaml"
     src = str(Path(worker.__file__).resolve().parents[2])
     command = subprocess.Popen(
-        [sys.executable, "-c", _DRIVER, str(path), str(tmp_path / "audit.db"), str(protocol)],
+        [sys.executable, "-c", _DRIVER, str(path), str(tmp_path / "audit.db"), str(protocol), start],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -1,29 +1,34 @@
 """Reading an engine payload in a second process while this one writes it.
 
 An import of engine answers spends about as long reading, checking and assembling the answers as SQLite spends
-writing them, and Python runs both on one core. :class:`ReadAhead` hands the payload to a worker process (a
-fresh interpreter running this module, talking over its stdin and stdout) that reads it exactly as the import
-would (:func:`citeaudit.ingest._import_chunks`: the same readers, checks, ids and chunks) and sends each chunk
-back as plain rows (:class:`~citeaudit.store.chunk_rows.ChunkRows`), while this process writes the chunk before.
-The rows are the ones an in-process import writes, in the same order, into the same transaction.
+writing them, and Python runs both on one core. :class:`ReadAhead` hands the payload to a worker process that
+reads it exactly as the import would (:func:`citeaudit.ingest._import_chunks`: the same readers, checks, ids and
+chunks) and sends each chunk back as plain rows (:class:`~citeaudit.store.chunk_rows.ChunkRows`), while this
+process writes the chunk before. The rows are the ones an in-process import writes, in the same order, into the
+same transaction.
+
+On Linux the worker is this process forked (see :func:`forks`): its modules are loaded and the payload is in its
+memory from the start, and it sends its rows through a pipe. Elsewhere it is a fresh interpreter running this
+module, sent the job and the payload through its stdin, sending its rows through its stdout.
 
 What the worker finds wrong in the payload (the first bad record in file order) comes back as the very error the
 in-process import raises, after the chunks before it: the caller's transaction is rolled back as it would be. A
 worker that stops before the end (killed from outside, out of memory) is :class:`~citeaudit.core.errors.ImportStopped`,
 never a shorter import. The worker runs in a session of its own, so Ctrl-C at a terminal interrupts this process
 only, which stops the worker as it leaves the ``with`` block (as it does on any error); a worker whose parent is
-gone stops at its next chunk, when its stdout has no reader. No ``multiprocessing`` machinery is involved: no
+gone stops at its next chunk, when its pipe has no reader. No ``multiprocessing`` machinery is involved: no
 main module is imported again and no resource tracker is left behind.
 
-Messages go behind an 8-byte length: in, a pickle of ``(source, reader name, attachment, chunk, size)`` followed by
-the payload's SHA-256 (64 hexadecimal digits) and its ``size`` bytes as they are, sent as the worker starts; out, a
-tag byte and a body: for each chunk ``R`` and its rows (the protocol, runs and evidence groups as a pickle behind a
-4-byte length, then the row lists in :mod:`marshal`'s format, which writes and reads plain tuples of text and
-numbers in about three quarters of pickle's time), or ``P`` and a pickle of ``("rows", ChunkRows)`` for a chunk
-whose rows are not all plain (judgements in an edge); then ``P`` and a pickle of ``("done", (number of partly
-understood answers, citations markers placed, the worker's peak RSS))`` or ``("error", exception)``. Both ends are
-the same installed citeaudit on the same interpreter, so :mod:`marshal`'s version-bound format is read by the code
-that wrote it.
+Messages go behind an 8-byte length: in (to a fresh interpreter only), a pickle of ``(source, reader name,
+attachment, chunk, size)`` followed by the payload's SHA-256 (64 hexadecimal digits) and its ``size`` bytes as they
+are, sent as the worker starts; out, a tag byte and a body: for each chunk ``R`` and its rows (the protocol, runs and
+evidence groups as a pickle behind a 4-byte length, then the row lists in :mod:`marshal`'s format, which writes and
+reads plain tuples of text and numbers in about three quarters of pickle's time), or ``P`` and a pickle of
+``("rows", ChunkRows)`` for a chunk whose rows are not all plain (judgements in an edge); then ``P`` and a pickle of
+``("done", (number of partly understood answers, citations markers placed, the worker's peak RSS))`` or
+``("error", exception)``. Both ends are the same installed citeaudit on the same interpreter, so :mod:`marshal`'s
+version-bound format is read by the code that wrote it. A forked worker's peak RSS counts the pages it still shares
+with this process too (all of this process's memory as it forked): it is an upper bound.
 """
 
 from __future__ import annotations
@@ -34,14 +39,16 @@ import hashlib
 import marshal
 import os
 import pickle
+import signal
 import struct
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import TracebackType
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, NoReturn
 
 from citeaudit.core.errors import ImportStopped
 from citeaudit.store.chunk_rows import ChunkRows
@@ -55,7 +62,8 @@ __all__ = ["PIPE_BYTES", "WORKER_BYTES", "WORKER_CHUNK", "ReadAhead", "reads_in_
 
 WORKER_BYTES = 16_000_000
 """Smallest payload (bytes) read in a worker process when the import decides by itself (about 10 000 Sonar
-answers). The worker's start (a fresh interpreter: about 0.3 s), the first chunk, which this process waits for,
+answers), measured when the worker was a fresh interpreter (about 0.3 s to start then; forked, it reads at once).
+The worker's start, the first chunk, which this process waits for,
 and the last, which the worker does not overlap, cost about 0.45 s; the overlap saves about a quarter of the
 in-process import's 0.16 s a megabyte. Below about 10 MB it does not pay (a 9 MB payload took 1.1-1.4x the time
 in a worker at a load average of 4; see ``benchmarks/bench_ingest.py``)."""
@@ -89,7 +97,7 @@ def reads_in_worker(size: int, worker: bool | None) -> bool:
     (:func:`~citeaudit.store.pipeline.second_core_idle`). Read in a worker, an import of 100 000 answers took 0.73x
     the time at a load average of 1 on 2 CPUs, but 1.06x at 3 and 1.01-1.07x at 5 to 7: on a busy machine the
     worker gains nothing and its cost stays (the two processes use 1.15-1.23x the CPU time of one: the rows
-    pickled and unpickled, a second interpreter started)."""
+    sent and taken in, the worker started)."""
     if worker is not None:
         return worker
     return size >= WORKER_BYTES and second_core_idle()
@@ -97,10 +105,12 @@ def reads_in_worker(size: int, worker: bool | None) -> bool:
 
 class ReadAhead:
     """The chunks of one engine payload as rows, read in a worker process: iterate once, inside a ``with`` block,
-    which stops the worker when left. The worker's interpreter starts as the block is entered and is sent the
-    payload at once (by a thread of this process), so it loads its modules and reads its first chunk while this
-    process hashes and stores the payload: the first chunk came 0.04-0.05 s sooner than when the payload was sent
-    as the chunks were asked for (20 000 Sonar answers; see docs/performance.md). A payload imported before is
+    which stops the worker when left. The worker starts as the block is entered and reads its first chunk while
+    this process hashes and stores the payload. Forked (see :func:`forks`), it has the payload from the start;
+    20 000 Sonar answers were imported in 1.99 s against 2.10 s when it was a fresh interpreter (medians of 7, in
+    turn), which loads its modules and is sent the payload at once by a thread of this process (its first chunk
+    came 0.04-0.05 s sooner so than when the payload was sent as the chunks were asked for; see
+    docs/performance.md). A payload imported before is
     never iterated: its worker is stopped and its rows are never read. After the last chunk, :attr:`partial` is
     the number of answers the reader only partly understood."""
 
@@ -108,7 +118,7 @@ class ReadAhead:
         self._source = source
         self._data = data
         self._job = (source, reader.name, attachment, chunk, len(data))
-        self._process: subprocess.Popen[bytes] | None = None
+        self._process: subprocess.Popen[bytes] | _Forked | None = None
         self._feeder: threading.Thread | None = None
         self._asked = False
         self.partial = 0
@@ -117,22 +127,27 @@ class ReadAhead:
         """Citations without a position that markers placed (known once every chunk came)."""
         self.worker_peak: int | None = None
         """The worker's peak RSS in bytes, as its last message said (Linux; ``None`` elsewhere): the figure
-        ``getrusage`` gives for a child is at least its parent's size when it was started."""
+        ``getrusage`` gives for a child is at least its parent's size when it was started. A forked worker's counts
+        the pages it shares with this process as well: an upper bound of what it added."""
 
     def __enter__(self) -> ReadAhead:
+        if forks():
+            self._process = _Forked.start(self._job, self._data)
+            return self
         package_root = str(Path(__file__).resolve().parents[2])
         path = [package_root, *(entry for entry in sys.path if entry and entry != package_root)]
-        self._process = subprocess.Popen(
+        process = subprocess.Popen(
             [sys.executable, "-m", "citeaudit.ingest.worker"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env={**os.environ, "PYTHONPATH": os.pathsep.join(path)},
             start_new_session=True,  # Ctrl-C reaches this process, which stops the worker
         )
-        assert self._process.stdout is not None
-        assert self._process.stdin is not None
-        _grow(self._process.stdout)
-        _grow(self._process.stdin)  # the payload crosses in a sixteenth of the pipe's fills
+        self._process = process
+        assert process.stdout is not None
+        assert process.stdin is not None
+        _grow(process.stdout)
+        _grow(process.stdin)  # the payload crosses in a sixteenth of the pipe's fills
         # sent at once, by a thread of this process: the worker reads its first chunk while this process stores
         # the payload (a pipe holds at most 1 MiB, so the payload is written as the worker takes it)
         header = pickle.dumps(self._job, protocol=pickle.HIGHEST_PROTOCOL)
@@ -241,6 +256,116 @@ def _grow(pipe: IO[bytes]) -> None:
         pass
 
 
+def forks() -> bool:
+    """Whether the worker is this process forked (Linux) rather than a fresh interpreter: forked, it reads at once,
+    its modules loaded and the payload in its memory already, where a fresh interpreter spends 0.08-0.10 s loading
+    its modules and taking the payload through a pipe before its first chunk. Not where a fork without a new
+    program is unsafe (macOS, whose system libraries may not survive one; Windows has no fork); nor, from Python
+    3.12 on, from a process running other threads, as Python then warns of such a fork. The forked worker touches
+    only what the fork leaves usable: the interpreter (Python sets it up again in the child), memory, the payload
+    and its pipe; never the database."""
+    if sys.platform != "linux" or not hasattr(os, "fork"):
+        return False
+    return sys.version_info < (3, 12) or _threads() == 1
+
+
+def _threads() -> int:
+    """Threads of this process (Linux: every thread the system runs for it, not only Python's)."""
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return threading.active_count()
+
+
+class _Forked:
+    """A worker forked from this process (see :func:`forks`), with what :class:`ReadAhead` asks of a
+    :class:`subprocess.Popen`: its pid, the pipe its rows come through, and ``poll``, ``wait`` and ``kill``."""
+
+    stdin: IO[bytes] | None = None
+    """The job and its payload are in the worker's memory from the start: nothing is sent."""
+
+    def __init__(self, pid: int, stdout: IO[bytes]) -> None:
+        self.pid = pid
+        self.stdout: IO[bytes] | None = stdout
+        self.returncode: int | None = None
+
+    @classmethod
+    def start(cls, job: tuple[str, str, Attachment, int, int], data: bytes) -> _Forked:
+        """Fork the worker of ``job`` (as :func:`serve` reads it) for the payload ``data``."""
+        readable, writable = os.pipe()
+        try:
+            stdout = os.fdopen(readable, "rb")
+        except BaseException:
+            os.close(readable)
+            os.close(writable)
+            raise
+        try:
+            _grow(stdout)
+            pid = os.fork()
+        except BaseException:
+            stdout.close()
+            os.close(writable)
+            raise
+        if pid == 0:  # the worker: it never returns from here
+            _forked_worker(readable, writable, job, data)
+        os.close(writable)  # this process only reads: the pipe ends when the worker does
+        return cls(pid, stdout)
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            try:
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:  # waited for elsewhere (SIGCHLD ignored): gone, its status unknown
+                self.returncode = 0
+            else:
+                if pid == self.pid:
+                    self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        """Its exit status once it stopped: as :meth:`subprocess.Popen.wait`, ``TimeoutExpired`` after ``timeout``
+        seconds."""
+        if timeout is None:
+            while self.returncode is None:
+                try:
+                    _, status = os.waitpid(self.pid, 0)
+                except ChildProcessError:
+                    self.returncode = 0
+                else:
+                    self.returncode = os.waitstatus_to_exitcode(status)
+            return self.returncode
+        deadline = time.monotonic() + timeout
+        pause = 0.0005
+        while (code := self.poll()) is None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise subprocess.TimeoutExpired([f"worker {self.pid}"], timeout)
+            time.sleep(min(pause, left))
+            pause = min(pause * 2, 0.05)
+        return code
+
+    def kill(self) -> None:
+        if self.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
+
+
+def _forked_worker(readable: int, writable: int, job: tuple[str, str, Attachment, int, int], data: bytes) -> NoReturn:
+    """The forked worker: send the rows of ``job``'s payload ``data`` through ``writable``, then end this process
+    at once, whatever happens: nothing the importing process left open (its database above all) is closed, flushed
+    or rolled back here."""
+    code = 1  # the exit status of anything raised below: the importer finds the rows' pipe ended early
+    try:
+        os.setsid()  # a session of its own, as the fresh interpreter's: Ctrl-C at a terminal reaches the importer only
+        os.close(readable)  # the only reader is the importer: a worker whose importer is gone finds a broken pipe
+        source, name, attachment, chunk, _ = job
+        with os.fdopen(writable, "wb") as out:
+            _serve_job(out, source, name, attachment, chunk, lambda: (hashlib.sha256(data).hexdigest(), data))
+        code = 0
+    finally:
+        os._exit(code)  # nothing raised may go on into the code the fork left running
+
+
 # -- the worker side -----------------------------------------------------------------------------------------
 
 
@@ -320,9 +445,8 @@ def _peak_rss() -> int | None:
 
 
 def serve() -> None:
-    """The worker: read one job from stdin, send its chunks as rows to stdout, then stop."""
-    from citeaudit.ingest import READERS, _import_chunks, _Partial
-
+    """The worker started as a fresh interpreter: read one job from stdin, send its chunks as rows to stdout, then
+    stop."""
     # stdout carries the rows: anything a library prints goes to stderr instead.
     out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
@@ -331,6 +455,30 @@ def serve() -> None:
         source, name, attachment, chunk, size = pickle.loads(_read(incoming))
     except EOFError:
         return  # the importer is gone
+
+    def payload() -> tuple[str, bytes] | None:
+        try:
+            sha = incoming.read(_SHA_HEX).decode("ascii")
+            data = incoming.read(size)
+        except EOFError:
+            return None
+        return (sha, data) if len(sha) == _SHA_HEX and len(data) == size else None  # else the importer is gone
+
+    _serve_job(out, source, name, attachment, chunk, payload)
+
+
+def _serve_job(
+    out: IO[bytes],
+    source: str,
+    name: str,
+    attachment: Attachment,
+    chunk: int,
+    payload: Callable[[], tuple[str, bytes] | None],
+) -> None:
+    """Read one job's payload (``payload()``: its SHA-256 and bytes, ``None`` when the importer is gone) with the
+    reader named ``name``, and send its chunks as rows to ``out``, then ``done`` or the payload's first problem."""
+    from citeaudit.ingest import READERS, _import_chunks, _Partial
+
     try:
         # the reader's modules load (and compile their patterns) while the payload is hashed and sent
         reader = READERS[name]
@@ -338,13 +486,10 @@ def serve() -> None:
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):
             _send(out, ("error", _travelling(exc)))
         return
-    try:
-        sha = incoming.read(_SHA_HEX).decode("ascii")
-        data = incoming.read(size)
-        if len(sha) != _SHA_HEX or len(data) != size:
-            raise EOFError
-    except EOFError:
-        return  # the importer is gone
+    given = payload()
+    if given is None:
+        return
+    sha, data = given
     gc.disable()  # as the import runs: hundreds of thousands of small acyclic records
     partial = _Partial()
     try:
