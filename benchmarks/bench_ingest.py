@@ -30,7 +30,8 @@ imports and of the floors measured right after them; the import against the floo
 run, is printed beside it, as the bare floor of one run spread from 0.63 s to 1.13 s where its imports took
 2.30-2.48 s). Also printed:
 at least 5 000 answers/s, at most 20x the time of ``json.loads``, peak RSS at most 1 GB (the two processes
-together when a worker reads).
+together when a worker reads; a forked worker's peak counts the pages it shares with the writing process, so the sum
+is an upper bound).
 
 Also (``--streamed N``, alone with ``--streamed-only``): N of the same answers saved as Sonar streams them (Server-Sent
 Events, a chunk every few words, each repeating the search results) against the same answers not streamed: events
@@ -64,7 +65,7 @@ from citeaudit.core import identity
 from citeaudit.ingest import READERS, Attachment, ingest_files, plan_imports
 from citeaudit.ingest import worker as worker_module
 from citeaudit.ingest.assemble import assemble_chunks, assemble_rows
-from citeaudit.ingest.worker import reads_in_worker
+from citeaudit.ingest.worker import forks, reads_in_worker
 from citeaudit.store import ImportReport
 from citeaudit.store.bulk import IN_ORDER_INDEXES, drop_secondary_indexes, insert_rows
 from citeaudit.store.chunk_rows import rows_of
@@ -497,6 +498,7 @@ def report_kind(figures: Figures) -> None:
         f"  peak RSS ({figures.size_mb:.0f} MB payload): read in the importing process {in_peak:,.0f} MiB; read in a "
         f"worker {writer_peak:,.0f} MiB writing + {worker_peak:,.0f} MiB in the worker = "
         f"{writer_peak + worker_peak:,.0f} MiB"
+        + (" (a forked worker's figure counts the pages it shares with the writer: an upper bound)" if forks() else "")
     )
 
 
