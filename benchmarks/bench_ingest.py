@@ -25,10 +25,11 @@ writes (no database), which with the schema's floor bounds what one core can rea
 (``--objects``: the same through the model objects, as imports assembled answers before). The URL keys worked out by an
 earlier import in this process are forgotten before each timed one, as the command runs in a fresh process.
 
-Target (the one the project holds): the import within 3x of the bare-table floor, for both kinds (medians of the
-imports and of the floors measured right after them; the import against the floor at its best, the fastest of the
-run, is printed beside it, as the bare floor of one run spread from 0.63 s to 1.13 s where its imports took
-2.30-2.48 s). Also printed:
+Target (the one the project holds): the import within 3x of the bare-table floor, for both kinds: the median of the
+imports the way the command takes against the floor at its best, the fastest of those measured right after the
+imports read in a worker. The floor runs in two modes within one run (about 0.60 s or about 0.80 s for the
+benchmark's answers; 0.63 s to 1.13 s in one run), so a median of floors follows whichever mode most of them took,
+and the baseline is held at its best. The import against the median floor is printed beside it. Also printed:
 at least 5 000 answers/s, at most 20x the time of ``json.loads``, peak RSS at most 1 GB (the two processes
 together when a worker reads; a forked worker's peak counts the pages it shares with the writing process, so the sum
 is an upper bound).
@@ -573,10 +574,12 @@ def main() -> None:
     verdicts: list[tuple[str, bool]] = []
     for figures in kinds:
         rate, ratio = figures.answers / figures.seconds, figures.seconds / figures.parse
+        best = min(figures.floors)  # the baseline at its best: the floor has a slow mode, a fifth to a third slower
         verdicts += [
             (
-                f"{figures.label} within 3x of the bare-table floor ({figures.seconds / figures.floor:.2f}x)",
-                figures.seconds <= 3 * figures.floor,
+                f"{figures.label} within 3x of the bare-table floor at its best ({figures.seconds / best:.2f}x; "
+                f"{figures.seconds / figures.floor:.2f}x its median)",
+                figures.seconds <= 3 * best,
             ),
             (f"{figures.label} >= 5 000 answers/s ({rate:,.0f})", rate >= 5000),
             (f"{figures.label} <= 20x json.loads ({ratio:.1f}x)", ratio <= 20),
@@ -585,7 +588,8 @@ def main() -> None:
     print("  " + "; ".join(f"{text}: {'met' if ok else 'not met'}" for text, ok in verdicts))
     held = [ok for text, ok in verdicts if "3x of the bare-table floor" in text]
     print(
-        f"target (the import within 3x of the bare-table floor, {' and '.join(f.label for f in kinds)} answers): "
+        f"target (the import within 3x of the bare-table floor at its best, {' and '.join(f.label for f in kinds)} "
+        "answers): "
         f"{'met' if held and all(held) else 'not met'}"
     )
 
