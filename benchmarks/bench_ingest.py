@@ -1,8 +1,8 @@
 """Ingest throughput: Perplexity Sonar answers into a new database, as `citeaudit ingest` imports them (the file
 built beside its path and published when complete, secondary indexes built after the rows), both ways the command
 can read a large payload: in its own process, and in a worker process that reads, checks and assembles the next
-chunk while the command's process writes one (``citeaudit.ingest.worker``; the command takes it from 16 MB when a
-second CPU is idle).
+chunk while the command's process writes one (``citeaudit.ingest.worker``; the command takes it from 1 MB, 16 MB
+where the worker cannot be its process forked, when a second CPU is idle).
 
 Two kinds of answers, each measured on its own (``--answers N`` and ``--dense N``, 20 000 each by default): the
 benchmark's answers (about 8 citations each, drawn from about 20 000 pages cited again and again, six sentences

@@ -569,30 +569,36 @@ def test_a_forked_worker_is_waited_for_as_a_process_is() -> None:
         assert stdout.read() == b""  # its end of the pipe closed with it
 
 
+@pytest.mark.parametrize("forked", [True, False])
 @pytest.mark.parametrize(
     ("cpus", "load", "runnable", "size", "expected"),
     [
-        (2, 0.4, 1, worker.WORKER_BYTES, True),
-        (2, 0.4, 1, worker.WORKER_BYTES - 1, False),
-        (2, 1.0, 2, worker.WORKER_BYTES * 10, False),  # no second CPU idle: another thread runs now
-        (2, 1.0, 1, worker.WORKER_BYTES * 10, True),  # the minute's average lags; nothing else runs now
-        (2, 5.5, 1, worker.WORKER_BYTES * 10, False),
-        (1, 0.0, 1, worker.WORKER_BYTES * 10, False),  # one CPU this process may run on
-        (8, 6.9, 5, worker.WORKER_BYTES * 10, True),
+        (2, 0.4, 1, "least", True),
+        (2, 0.4, 1, "just below", False),
+        (2, 1.0, 2, "ten times", False),  # no second CPU idle: another thread runs now
+        (2, 1.0, 1, "ten times", True),  # the minute's average lags; nothing else runs now
+        (2, 5.5, 1, "ten times", False),
+        (1, 0.0, 1, "ten times", False),  # one CPU this process may run on
+        (8, 6.9, 5, "ten times", True),
     ],
 )
 def test_the_import_reads_in_a_worker_only_when_the_payload_is_large_and_a_second_cpu_is_idle(
-    monkeypatch: pytest.MonkeyPatch, cpus: int, load: float, runnable: int, size: int, expected: bool
+    monkeypatch: pytest.MonkeyPatch, cpus: int, load: float, runnable: int, size: str, expected: bool, forked: bool
 ) -> None:
+    """Large is at least 1 MB where the worker is this process forked, 16 MB where it is a fresh interpreter."""
     from citeaudit.store import pipeline
 
     monkeypatch.setattr(pipeline, "runnable_now", lambda: runnable)
     monkeypatch.setattr(worker.os, "sched_getaffinity", lambda pid: set(range(cpus)))
     monkeypatch.setattr(worker.os, "cpu_count", lambda: cpus)
     monkeypatch.setattr(worker.os, "getloadavg", lambda: (load, load, load))
-    assert worker.reads_in_worker(size, None) is expected
-    assert worker.reads_in_worker(size, True) is True  # asked for: always
-    assert worker.reads_in_worker(size, False) is False
+    monkeypatch.setattr(worker, "forks", lambda: forked)
+    least = 1_000_000 if forked else 16_000_000
+    assert (worker.FORKED_WORKER_BYTES, worker.WORKER_BYTES) == (1_000_000, 16_000_000)
+    payload = {"least": least, "just below": least - 1, "ten times": least * 10}[size]
+    assert worker.reads_in_worker(payload, None) is expected
+    assert worker.reads_in_worker(payload, True) is True  # asked for: always
+    assert worker.reads_in_worker(payload, False) is False
 
 
 def test_without_a_load_average_the_other_cpus_count_as_busy(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -610,7 +616,8 @@ def test_by_default_a_small_payload_is_read_here_and_a_large_one_in_a_worker(
     monkeypatch.setattr(worker, "second_core_idle", lambda: True)
     small = write_lines(tmp_path / "small.jsonl", sonar_lines(30, 4))
     large = write_lines(tmp_path / "large.jsonl", sonar_lines(30, 5))
-    monkeypatch.setattr(worker, "WORKER_BYTES", large.stat().st_size)  # as if it were large
+    for least in ("WORKER_BYTES", "FORKED_WORKER_BYTES"):  # as if it were large, whichever way the worker starts
+        monkeypatch.setattr(worker, least, large.stat().st_size)
     assert small.stat().st_size < large.stat().st_size
     with Store(tmp_path / "audit.db") as store:
         ingest_files(store, [small, large], "perplexity", attachment=ATTACHMENT)
@@ -621,6 +628,7 @@ def test_by_default_a_small_payload_is_read_here_and_a_large_one_in_a_worker(
 def _command_reads_in_a_worker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Every payload read in a worker from here on (any size, a CPU idle); the protocol file the command is given."""
     monkeypatch.setattr(worker, "WORKER_BYTES", 0)
+    monkeypatch.setattr(worker, "FORKED_WORKER_BYTES", 0)
     monkeypatch.setattr(worker, "second_core_idle", lambda: True)
     protocol = tmp_path / "protocol.yaml"
     protocol.write_text("id: p\nversion: '1'\nquestions:\n  - id: q01\n    text: Tell me about the AX220.\n")

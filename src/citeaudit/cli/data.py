@@ -100,11 +100,11 @@ def ingest(
 
     All the files are imported in one transaction: a problem in any of them, wherever it is found, leaves the
     database as it was. Engine payloads (see `citeaudit formats`) are read, checked and written a few thousand
-    answers at a time, so a large file needs little memory (a payload of 16 MB or more is read by a second process
-    while this one writes, when a CPU is idle); they are attached to a protocol question: the
-    protocol comes from --questions or from the database. A whole collection (a folder of saved responses) comes
-    in with --manifest or --pattern: each file answers its own question from its own engine, and the
-    collection becomes a dimension of score, compare and trend. The engine's own response id is kept on the
+    answers at a time, so a large file needs little memory (a payload of 1 MB or more on Linux, 16 MB
+    elsewhere, is read by a second process while this one writes, when a CPU is idle); they are attached to a
+    protocol question: the protocol comes from --questions or from the database. A whole collection (a folder of
+    saved responses) comes in with --manifest or --pattern: each file answers its own question from its own engine,
+    and the collection becomes a dimension of score, compare and trend. The engine's own response id is kept on the
     answer (`citeaudit answers list` shows it).
     """
     from citeaudit.ingest import ingest_files, plan_imports

@@ -58,15 +58,31 @@ if TYPE_CHECKING:
     from citeaudit.ingest.assemble import Attachment
     from citeaudit.ingest.base import Reader
 
-__all__ = ["PIPE_BYTES", "WORKER_BYTES", "WORKER_CHUNK", "ReadAhead", "reads_in_worker", "serve"]
+__all__ = [
+    "FORKED_WORKER_BYTES",
+    "PIPE_BYTES",
+    "WORKER_BYTES",
+    "WORKER_CHUNK",
+    "ReadAhead",
+    "forks",
+    "reads_in_worker",
+    "serve",
+]
 
 WORKER_BYTES = 16_000_000
-"""Smallest payload (bytes) read in a worker process when the import decides by itself (about 10 000 Sonar
-answers), measured when the worker was a fresh interpreter (about 0.3 s to start then; forked, it reads at once).
-The worker's start, the first chunk, which this process waits for,
+"""Smallest payload (bytes) read in a worker process when the import decides by itself and the worker is a fresh
+interpreter (about 10 000 Sonar answers). Its start (about 0.3 s), the first chunk, which this process waits for,
 and the last, which the worker does not overlap, cost about 0.45 s; the overlap saves about a quarter of the
 in-process import's 0.16 s a megabyte. Below about 10 MB it does not pay (a 9 MB payload took 1.1-1.4x the time
 in a worker at a load average of 4; see ``benchmarks/bench_ingest.py``)."""
+
+FORKED_WORKER_BYTES = 1_000_000
+"""Smallest payload (bytes) read in a worker process when the import decides by itself and the worker is this
+process forked (see :func:`forks`; about 700 Sonar answers). Forked, the worker reads at once, and an import in a
+worker took, against the same import read in the importing process (medians of 7 and 9 imports each, in turn, a
+second CPU idle): 1.31x the time at 0.15 MB (100 Sonar answers: one chunk, nothing overlapped), 1.12x at 0.3 MB,
+0.95x at 0.4 MB, 0.79x at 1.0 MB, 0.71x at 3 MB and 0.68x at 12 MB; dense answers 0.95x at 0.5 MB, 0.82x at 1.0 MB
+and 0.71x at 3.2 MB."""
 
 WORKER_CHUNK = 100
 """Answer records a chunk read in a worker holds at most: the first chunk is the only one this process waits
@@ -93,14 +109,15 @@ _SHA_HEX = 64
 
 def reads_in_worker(size: int, worker: bool | None) -> bool:
     """Whether a payload of ``size`` bytes is read in a worker process: ``worker`` when given, else when it is at
-    least :data:`WORKER_BYTES` and a second CPU is idle to run the worker on
+    least :data:`FORKED_WORKER_BYTES` where the worker is this process forked (:func:`forks`), else
+    :data:`WORKER_BYTES`, and a second CPU is idle to run the worker on
     (:func:`~citeaudit.store.pipeline.second_core_idle`). Read in a worker, an import of 100 000 answers took 0.73x
     the time at a load average of 1 on 2 CPUs, but 1.06x at 3 and 1.01-1.07x at 5 to 7: on a busy machine the
     worker gains nothing and its cost stays (the two processes use 1.15-1.23x the CPU time of one: the rows
     sent and taken in, the worker started)."""
     if worker is not None:
         return worker
-    return size >= WORKER_BYTES and second_core_idle()
+    return size >= (FORKED_WORKER_BYTES if forks() else WORKER_BYTES) and second_core_idle()
 
 
 class ReadAhead:
