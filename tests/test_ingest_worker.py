@@ -766,6 +766,69 @@ def test_ctrl_c_at_a_terminal_stops_the_command_and_its_worker(tmp_path: Path, s
     assert "Traceback" not in err  # the worker printed nothing either
 
 
+def _gone(pid: int) -> bool:
+    """Whether process ``pid`` has ended (reaped, or a zombie its new parent has not reaped yet)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+    return state in ("Z", "X")
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="process states read from /proc (Linux)")
+@pytest.mark.parametrize("start", ["fork", "spawn"])
+def test_a_worker_whose_importer_is_killed_stops_and_the_database_keeps_nothing(tmp_path: Path, start: str) -> None:
+    """The importing process killed outright (nothing of it runs after): its worker, blocked on a full pipe, finds
+    the pipe has no reader and ends; the transaction it was writing is rolled back when the database opens next."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    if start == "fork" and not FORKS:
+        pytest.skip("no worker is forked here (not Linux, or Python 3.12 or later with other threads running)")
+    # 4 000 records, 2 to a chunk: their rows are more than the worker's pipe holds (at most 1 MiB), so it is blocked
+    # on a full pipe when its importer is killed
+    path = write_lines(tmp_path / "a.jsonl", sonar_lines(4000, 4))
+    assert path.stat().st_size > 2 * worker.PIPE_BYTES
+    protocol = Path(__file__).parent / "fixtures" / "protocol.yaml"
+    db = tmp_path / "audit.db"
+    with Store(db):
+        pass
+    before = contents(db)
+    src = str(Path(worker.__file__).resolve().parents[2])
+    pid = 0
+    command = subprocess.Popen(
+        [sys.executable, "-c", _DRIVER, str(path), str(db), str(protocol), start],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([src, *sys.path])},
+        start_new_session=True,
+    )
+    try:
+        assert command.stdout is not None
+        pid = int(command.stdout.readline())  # a chunk is written, the worker runs ahead
+        assert not _gone(pid)
+        command.kill()
+        command.wait(timeout=120)
+        deadline = time.monotonic() + 120  # it ends at its next write, at once; the wait only bounds a broken run
+        while not _gone(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _gone(pid)
+    finally:
+        if command.poll() is None:
+            command.kill()
+            command.wait()
+        if pid and not _gone(pid):  # a broken run leaves no worker behind
+            os.kill(pid, signal.SIGKILL)
+        if command.stdout is not None:
+            command.stdout.close()
+    assert command.returncode == -signal.SIGKILL
+    assert contents(db) == before  # the hot journal rolled back as the database opened
+
+
 _ROW_TEXT = st.text(max_size=12)  # any code point, lone surrogates included: both formats carry them
 _OPTIONAL_TEXT = st.none() | _ROW_TEXT
 _POSITION = st.none() | st.integers(0, 2**63 - 1)
