@@ -538,6 +538,44 @@ def test_the_threads_counted_are_the_system_s() -> None:
 
 
 @pytest.mark.skipif(not FORKS, reason="no worker is forked here")
+def test_a_fork_refused_by_the_system_gives_a_fresh_interpreter_and_the_same_rows(
+    tmp_path: Path, watched: list[Watched], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the system refuses a fork (too little memory to commit a copy of a large process, a cap on processes),
+    the worker is a fresh interpreter, and the import is the same; nothing of the refused fork is left open."""
+    import errno
+    import os
+
+    files = [write_lines(tmp_path / "a.jsonl", sonar_lines(60, 5))]
+    plain = imported(tmp_path / "plain.db", files, ATTACHMENT, chunk=7, in_worker=False)
+    pipes: list[tuple[int, int]] = []
+    make_pipe = os.pipe
+
+    def made() -> tuple[int, int]:
+        ends = make_pipe()
+        pipes.append(ends)
+        return ends
+
+    def refused() -> int:
+        raise OSError(errno.ENOMEM, "Cannot allocate memory")
+
+    monkeypatch.setattr(worker.os, "fork", refused)
+    monkeypatch.setattr(worker.os, "pipe", made)
+    with pytest.raises(OSError, match="Cannot allocate memory"):
+        worker._Forked.start(("a.jsonl", "perplexity", ATTACHMENT, 7, 0), b"")
+    ((readable, writable),) = pipes
+    for end in (readable, writable):  # both ends closed as the fork was refused
+        with pytest.raises(OSError, match="Bad file descriptor") as closed:
+            os.fstat(end)
+        assert closed.value.errno == errno.EBADF
+    spawned = imported(tmp_path / "spawned.db", files, ATTACHMENT, chunk=7, in_worker=True)
+    assert [report for _, _, report in spawned] == [report for _, _, report in plain]
+    assert contents(tmp_path / "spawned.db") == contents(tmp_path / "plain.db")
+    assert len(watched) == 1
+    assert type(watched[0]._process) is subprocess.Popen
+
+
+@pytest.mark.skipif(not FORKS, reason="no worker is forked here")
 def test_a_forked_worker_is_waited_for_as_a_process_is() -> None:
     """What :class:`ReadAhead` asks of a forked worker's handle, as of a :class:`subprocess.Popen`: ``poll`` is
     None while it runs, ``wait`` with a timeout raises ``TimeoutExpired`` and, once it was killed, gives the

@@ -149,8 +149,11 @@ class ReadAhead:
 
     def __enter__(self) -> ReadAhead:
         if forks():
-            self._process = _Forked.start(self._job, self._data)
-            return self
+            try:
+                self._process = _Forked.start(self._job, self._data)
+                return self
+            except OSError:  # no fork now (out of memory or processes under a strict limit): a fresh interpreter
+                pass
         package_root = str(Path(__file__).resolve().parents[2])
         path = [package_root, *(entry for entry in sys.path if entry and entry != package_root)]
         process = subprocess.Popen(
