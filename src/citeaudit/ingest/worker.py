@@ -331,10 +331,11 @@ class _Forked:
         os.close(writable)  # this process only reads: the pipe ends when the worker does
         return cls(pid, stdout)
 
-    def poll(self) -> int | None:
+    def _reap(self, options: int) -> int | None:
+        """Its exit status if it has stopped (waited for with ``options``: ``os.WNOHANG`` or 0, until it stops)."""
         if self.returncode is None:
             try:
-                pid, status = os.waitpid(self.pid, os.WNOHANG)
+                pid, status = os.waitpid(self.pid, options)
             except ChildProcessError:  # waited for elsewhere (SIGCHLD ignored): gone, its status unknown
                 self.returncode = 0
             else:
@@ -342,18 +343,16 @@ class _Forked:
                     self.returncode = os.waitstatus_to_exitcode(status)
         return self.returncode
 
+    def poll(self) -> int | None:
+        return self._reap(os.WNOHANG)
+
     def wait(self, timeout: float | None = None) -> int:
         """Its exit status once it stopped: as :meth:`subprocess.Popen.wait`, ``TimeoutExpired`` after ``timeout``
         seconds."""
         if timeout is None:
-            while self.returncode is None:
-                try:
-                    _, status = os.waitpid(self.pid, 0)
-                except ChildProcessError:
-                    self.returncode = 0
-                else:
-                    self.returncode = os.waitstatus_to_exitcode(status)
-            return self.returncode
+            while (code := self._reap(0)) is None:
+                pass
+            return code
         deadline = time.monotonic() + timeout
         pause = 0.0005
         while (code := self.poll()) is None:
