@@ -765,8 +765,7 @@ with Store(Path(sys.argv[2])) as store:
 """
 
 
-@pytest.mark.parametrize("start", ["fork", "spawn"])
-def test_ctrl_c_at_a_terminal_stops_the_command_and_its_worker(tmp_path: Path, start: str) -> None:
+def test_ctrl_c_at_a_terminal_stops_the_command_and_its_worker(tmp_path: Path, way: str) -> None:
     """Ctrl-C at a terminal sends SIGINT to the foreground process group: the importing process stops, and with
     it the worker, which runs in a session of its own and never sees the signal."""
     import os
@@ -774,14 +773,13 @@ def test_ctrl_c_at_a_terminal_stops_the_command_and_its_worker(tmp_path: Path, s
     import subprocess
     import sys
 
-    if start == "fork" and not FORKS:
-        pytest.skip("no worker is forked here (not Linux, or Python 3.12 or later with other threads running)")
     # 400 records, 2 to a chunk: the worker is still sending (its pipe full) when Ctrl-C comes
     path = write_lines(tmp_path / "a.jsonl", sonar_lines(400, 4))
     protocol = Path(__file__).parent / "fixtures" / "protocol.yaml"
     src = str(Path(worker.__file__).resolve().parents[2])
+    # the driver's last argument: the way its worker starts
     command = subprocess.Popen(
-        [sys.executable, "-c", _DRIVER, str(path), str(tmp_path / "audit.db"), str(protocol), start],
+        [sys.executable, "-c", _DRIVER, str(path), str(tmp_path / "audit.db"), str(protocol), way],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -814,8 +812,7 @@ def _gone(pid: int) -> bool:
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="process states read from /proc (Linux)")
-@pytest.mark.parametrize("start", ["fork", "spawn"])
-def test_a_worker_whose_importer_is_killed_stops_and_the_database_keeps_nothing(tmp_path: Path, start: str) -> None:
+def test_a_worker_whose_importer_is_killed_stops_and_the_database_keeps_nothing(tmp_path: Path, way: str) -> None:
     """The importing process killed outright (nothing of it runs after): its worker, blocked on a full pipe, finds
     the pipe has no reader and ends; the transaction it was writing is rolled back when the database opens next."""
     import os
@@ -824,8 +821,6 @@ def test_a_worker_whose_importer_is_killed_stops_and_the_database_keeps_nothing(
     import sys
     import time
 
-    if start == "fork" and not FORKS:
-        pytest.skip("no worker is forked here (not Linux, or Python 3.12 or later with other threads running)")
     # 4 000 records, 2 to a chunk: their rows are more than the worker's pipe holds (at most 1 MiB), so it is blocked
     # on a full pipe when its importer is killed
     path = write_lines(tmp_path / "a.jsonl", sonar_lines(4000, 4))
@@ -837,8 +832,9 @@ def test_a_worker_whose_importer_is_killed_stops_and_the_database_keeps_nothing(
     before = contents(db)
     src = str(Path(worker.__file__).resolve().parents[2])
     pid = 0
+    # the driver's last argument: the way its worker starts
     command = subprocess.Popen(
-        [sys.executable, "-c", _DRIVER, str(path), str(db), str(protocol), start],
+        [sys.executable, "-c", _DRIVER, str(path), str(db), str(protocol), way],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
