@@ -193,8 +193,7 @@ def test_an_import_into_an_empty_database_ends_with_every_queue_index(tmp_path: 
     expected = _edge_indexes(tmp_path / "empty.db")
     assert [name for name, _ in expected if name.startswith("edges_queue")] == [
         "edges_queue",
-        "edges_queue_all",
-        "edges_queue_state",
+        "edges_queue_keys",
     ]
     first = write_jsonl(tmp_path / "first.jsonl", payloads())
     second = write_jsonl(tmp_path / "second.jsonl", [sonar(40, [1, 9])])

@@ -98,6 +98,36 @@ def test_filters(queue_db: Path, narrow: float, monkeypatch: pytest.MonkeyPatch)
         assert sorted(walk(store, who, 8, QueueFilter(run="r1", platform="p1"))) == list(range(11, 21))
 
 
+@pytest.mark.parametrize(
+    ("needs", "state", "index"),
+    [
+        ("review", None, "edges_queue"),
+        ("review", ReviewState.PENDING, "edges_queue"),
+        ("adjudicate", None, "edges_queue"),
+        ("adjudicate", ReviewState.DISPUTED, "edges_queue"),
+        ("browse", None, "edges_queue_keys"),
+        ("browse", ReviewState.PENDING, "edges_queue_keys"),
+        ("browse", ReviewState.LABELLED, "edges_queue_keys"),
+    ],
+)
+def test_every_walk_reads_a_queue_index_in_key_order(
+    queue_db: Path, needs: str, state: ReviewState | None, index: str
+) -> None:
+    # a page is a range of one index in key order: never a sort of every edge the walk could list
+    with ReviewStore(queue_db) as store:
+        asked: list[str] = []
+        db = store.queue._db
+        db.set_trace_callback(asked.append)
+        try:
+            store.queue.page(reviewer(1, "root", "admin"), needs, QueueFilter(state=state), 0, None, 10)
+        finally:
+            db.set_trace_callback(None)
+        (walk_sql,) = [sql for sql in asked if "ORDER BY" in sql]
+        plan = [row[3] for row in db.execute(f"EXPLAIN QUERY PLAN {walk_sql}")]
+    assert plan[0].startswith(f"SEARCH e USING INDEX {index} ("), plan
+    assert not any("TEMP B-TREE" in step for step in plan), plan
+
+
 def judge(store: ReviewStore, edge: int, name: str, label: Label, submission: str) -> None:
     if store.accounts.reviewer(name) is None:  # every judgement is a review account's
         store.accounts.add_reviewer(name, "adjudicator" if name == "ada" else "reviewer", "unused")

@@ -22,7 +22,9 @@ from citeaudit.store.review_records import QueueFilter, QueueRow, Reviewer
 __all__ = ["COUNT_SECONDS", "KEY_SPACE", "QUEUE_KEY", "ReviewQueue", "adjust_count"]
 
 QUEUE_KEY = "((e.pk * 2654435761) % 4294967296)"
-"""The queue's order key: the exact expression of the ``edges_queue`` index (a multiplicative hash of pk)."""
+"""The queue's order key: the exact expression of the ``edges_queue`` and ``edges_queue_keys`` indexes (a
+multiplicative hash of pk). A walk by final code reads ``edges_queue`` (final code, key); a walk over every edge, or
+by review state alone, ``edges_queue_keys`` (key, review state)."""
 
 KEY_SPACE = 4294967296
 """Queue keys lie in ``[0, KEY_SPACE)``."""
@@ -120,7 +122,8 @@ class ReviewQueue(ReviewPart):
             params.append(str(filters.state))
         if codes is not None:
             (code,) = codes
-            where.append("e.final_code = ?" if filters.state is None else "+e.final_code = ?")
+            # by final code (edges_queue) even with a state: the state is then read from each edge the code lists
+            where.append("e.final_code = ?")
             params.append(code)
         if needs == "review":
             where.append("NOT EXISTS (SELECT 1 FROM judgements j WHERE j.edge_pk = e.pk AND j.reviewer = ?)")

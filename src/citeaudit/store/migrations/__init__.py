@@ -18,6 +18,7 @@ from citeaudit.core.errors import SchemaVersionMismatch
 from citeaudit.store.migrations.assistance import (
     CROSS_PAIRS,
     JUDGEMENT_MOVE_GUARD,
+    QUEUE_KEYS,
     RESPONSE_IDS,
     RETRIEVAL_REASON,
     REVIEW_ASSISTANCE,
@@ -52,6 +53,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     REVIEW_ASSISTANCE_INDEX,
     REVIEW_LEASES,
     unique_keys_as_indexes,
+    QUEUE_KEYS,
 )
 """``MIGRATIONS[n]`` upgrades schema version ``n`` to ``n + 1``."""
 

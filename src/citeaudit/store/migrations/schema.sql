@@ -1,6 +1,6 @@
 -- The schema citeaudit's migrations leave a new database with, written by scripts/make_store_schema.py.
 -- Not edited by hand: add a migration, then run the script.
--- schema version 20
+-- schema version 21
 
 CREATE TABLE payloads (
     sha256      TEXT PRIMARY KEY,
@@ -580,10 +580,6 @@ CREATE TABLE "edges" (
 
 CREATE INDEX edges_queue ON edges(final_code, ((pk * 2654435761) % 4294967296));
 
-CREATE INDEX edges_queue_state ON edges(review_state, ((pk * 2654435761) % 4294967296));
-
-CREATE INDEX edges_queue_all ON edges(((pk * 2654435761) % 4294967296));
-
 CREATE VIEW current_claim_sets AS SELECT answer_pk, max(pk) AS set_pk FROM claim_sets GROUP BY answer_pk;
 
 CREATE UNIQUE INDEX answers_id ON answers(id);
@@ -595,3 +591,5 @@ CREATE UNIQUE INDEX sources_key ON sources(key);
 CREATE UNIQUE INDEX citations_answer_ordinal ON citations(answer_pk, ordinal);
 
 CREATE UNIQUE INDEX edges_claim_source ON edges(claim_pk, source_pk);
+
+CREATE INDEX edges_queue_keys ON edges(((pk * 2654435761) % 4294967296), review_state);
