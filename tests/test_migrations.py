@@ -147,7 +147,12 @@ def test_a_ledger_of_the_first_schema_reaches_the_newest_with_its_rows(
         with pytest.raises(sqlite3.IntegrityError, match="FOREIGN KEY"):
             db.execute("INSERT INTO citations (answer_pk, ordinal, kind) VALUES (99, 0, 'dangling')")
         indexes = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
-        assert {"answers_run", "judgements_edge", "judgements_assisted", "citations_source"} <= indexes
+        assert {
+            "answers_run_platform",
+            "judgements_edge_reviewer",
+            "judgements_assisted",
+            "citations_source",
+        } <= indexes
         assert db.execute("SELECT set_pk FROM current_claim_sets").fetchall() == []  # the view is there again
         # the ids, keys and pairs that were unique in the tables' definitions are unique in named indexes now
         unique = {

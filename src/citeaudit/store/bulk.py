@@ -39,7 +39,7 @@ IMPORT_TABLES = ("answers", "citations", "claims", "edges", "edge_locations", "s
 
 
 IN_ORDER_INDEXES = frozenset(
-    {"citations_answer_ordinal", "claims_answer", "claims_current", "edges_claim_source", "edge_locations_edge"}
+    {"citations_answer_ordinal", "claims_current", "edges_claim_source", "edge_locations_edge"}
 )
 """The import tables' indexes whose entries an import adds in order: each leads with the row id of the row's parent
 (an answer, a claim, an edge), which the import gives out upward and writes its children in that order, so every

@@ -18,13 +18,13 @@ from citeaudit.core.errors import SchemaVersionMismatch
 from citeaudit.store.migrations.assistance import (
     CROSS_PAIRS,
     JUDGEMENT_MOVE_GUARD,
-    QUEUE_KEYS,
     RESPONSE_IDS,
     RETRIEVAL_REASON,
     REVIEW_ASSISTANCE,
     REVIEW_ASSISTANCE_INDEX,
     REVIEW_LEASES,
     REVIEWER_PROGRESS,
+    SHARED_INDEXES,
     SUGGESTED_PASSAGES,
 )
 from citeaudit.store.migrations.ledger import LEDGER
@@ -53,7 +53,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     REVIEW_ASSISTANCE_INDEX,
     REVIEW_LEASES,
     unique_keys_as_indexes,
-    QUEUE_KEYS,
+    SHARED_INDEXES,
 )
 """``MIGRATIONS[n]`` upgrades schema version ``n`` to ``n + 1``."""
 

@@ -8,13 +8,13 @@ from __future__ import annotations
 __all__ = [
     "CROSS_PAIRS",
     "JUDGEMENT_MOVE_GUARD",
-    "QUEUE_KEYS",
     "RESPONSE_IDS",
     "RETRIEVAL_REASON",
     "REVIEWER_PROGRESS",
     "REVIEW_ASSISTANCE",
     "REVIEW_ASSISTANCE_INDEX",
     "REVIEW_LEASES",
+    "SHARED_INDEXES",
     "SUGGESTED_PASSAGES",
 ]
 
@@ -191,12 +191,17 @@ CREATE TABLE review_skips (
 ) WITHOUT ROWID;
 """
 
-QUEUE_KEYS = """
+SHARED_INDEXES = """
 -- The queue's walk over every edge and its walk by review state share one index: the queue key, then the state,
--- which a walk filtered by state reads from the index entry itself (a row is read only for an edge it lists). One
--- index in key order fewer to keep up as edges are written and to make after an import's rows: with two, the indexes
--- made after the last row of 20 000 answers took about a tenth of a second longer (docs/performance.md).
+-- which a walk filtered by state reads from the index entry itself (a row is read only for an edge it lists).
 DROP INDEX edges_queue_state;
 DROP INDEX edges_queue_all;
 CREATE INDEX edges_queue_keys ON edges(((pk * 2654435761) % 4294967296), review_state);
+-- Indexes whose columns lead another index of their table: every search they served, the longer one serves.
+DROP INDEX answers_run;
+DROP INDEX claims_answer;
+DROP INDEX claim_sets_answer;
+DROP INDEX judgements_edge;
+-- Each index fewer is one less to keep up as rows are written and to make after an import's rows: the indexes made
+-- after the last row of 20 000 answers took about a tenth of a second less (docs/performance.md).
 """

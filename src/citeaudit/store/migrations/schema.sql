@@ -317,8 +317,6 @@ CREATE TABLE "judgements" (
     created_at  TEXT
 , severity TEXT, submission TEXT, judge TEXT, judge_model TEXT, judge_version TEXT, prompt_sha256 TEXT, confidence REAL CHECK (confidence IS NULL OR (confidence >= 0 AND confidence <= 1)), suggestions_shown INTEGER CHECK (suggestions_shown IN (0, 1)));
 
-CREATE INDEX judgements_edge ON judgements(edge_pk);
-
 CREATE TRIGGER judgements_immutable BEFORE UPDATE ON judgements
 WHEN NEW.edge_pk IS OLD.edge_pk
 BEGIN SELECT RAISE(ABORT, 'judgements are immutable: record a new judgement'); END;
@@ -368,8 +366,6 @@ CREATE TABLE "claim_sets" (
     counts      TEXT NOT NULL,  -- JSON: kept, new, retired claims, pending edges, skipped pieces...
     UNIQUE (answer_pk, ordinal)
 );
-
-CREATE INDEX claim_sets_answer ON claim_sets(answer_pk);
 
 CREATE TRIGGER claim_sets_immutable BEFORE UPDATE ON claim_sets
 BEGIN SELECT RAISE(ABORT, 'claim sets are immutable: record a new set'); END;
@@ -511,8 +507,6 @@ CREATE TABLE "answers" (
     queries         TEXT  -- JSON list of the search queries the engine issued, NULL when none were given
 , retrieval_reason TEXT, response_id TEXT);
 
-CREATE INDEX answers_run ON answers(run_pk);
-
 CREATE INDEX answers_question_platform ON answers(question_pk, platform);
 
 CREATE INDEX answers_run_platform ON answers(run_pk, platform);
@@ -530,8 +524,6 @@ CREATE TABLE "claims" (
     severity     TEXT,
     entity       TEXT
 , current INTEGER NOT NULL DEFAULT 1 CHECK (current IN (0, 1)));
-
-CREATE INDEX claims_answer ON claims(answer_pk);
 
 CREATE TRIGGER claims_text_immutable BEFORE UPDATE OF answer_pk, text, start, "end" ON claims
 BEGIN SELECT RAISE(ABORT, 'a claim keeps its text and span: edit it into a new claim set'); END;
