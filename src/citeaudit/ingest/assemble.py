@@ -284,36 +284,33 @@ def assemble_rows(
         cited_at: list[bool] = []
         first = len(citations)
         for ci, cited in enumerate(record.citations):
-            start, end = cited.start, cited.end
+            # the fields by position, in one step: each named field read is a look-up in the class
+            url, title, marker, kind, start, end, quote, publisher, given_document, answer_scoped = cited
             if (start is not None or end is not None) and (
                 start is None or end is None or not 0 <= start <= end <= length
             ):
                 check_span(source, f"{where}.citations[{ci}]", start, end, length)
             key = None
-            kind = cited.kind
             if kind is not dangling_kind:
                 # a URL seen before has its key already; the location is only spelled out for a new one
-                url = cited.url
-                if cited.document is None and url:
+                if given_document is None and url:
                     key = url_keys.get(url)
                     if key is None:
                         key, location = url_key_located(source, f"{where}.citations[{ci}]", url)
                         if key not in registered and key not in first_seen:
-                            first_seen[key] = (url, cited.title, cited.publisher, location)
+                            first_seen[key] = (url, title, publisher, location)
                 else:
                     document = None
-                    if cited.document is not None:
-                        scoped = f"{answer_id}:{cited.document}" if cited.answer_scoped else cited.document
+                    if given_document is not None:
+                        scoped = f"{answer_id}:{given_document}" if answer_scoped else given_document
                         document = document_key(scoped)
                     key = (url_keys.get(url) if url else None) or registry.key_for(
-                        source, f"{where}.citations[{ci}]", answer_id, url, cited.title, document, cited.publisher
+                        source, f"{where}.citations[{ci}]", answer_id, url, title, document, publisher
                     )
                 referenced[key] = None
             keys.append(key)
             cited_at.append(kind is cited_kind)
-            citations.append(
-                (position, ci, key, cited.url, cited.title, cited.marker, kind_text[kind], start, end, cited.quote)
-            )
+            citations.append((position, ci, key, url, title, marker, kind_text[kind], start, end, quote))
         answers.append(
             (
                 answer_id,
@@ -330,21 +327,30 @@ def assemble_rows(
             )
         )
         for k, candidate in enumerate(record.claims):
-            c_start, c_end = candidate.start, candidate.end
+            claim_text, c_start, c_end, marked = candidate
             if c_start is None or c_end is None or not 0 <= c_start <= c_end <= length:  # located only then
-                check_span(source, f"{where}.claims[{k}]", candidate.start, candidate.end, length)
+                check_span(source, f"{where}.claims[{k}]", c_start, c_end, length)
             claim_id = f"{answer_id}-c{k + 1}"
             claim_position = len(claims)
-            claims.append((claim_id, position, candidate.text, c_start, c_end, None, None, None))
+            claims.append((claim_id, position, claim_text, c_start, c_end, None, None, None))
+            if len(marked) == 1:  # the common claim, closed by one marker: one edge of one location
+                i = marked[0]
+                key = keys[i]
+                if key is not None and cited_at[i]:  # dangling markers and retrieved sources never make edges
+                    row = citations[first + i]
+                    locations.append((len(edges), row[5], row[7], row[8]))
+                    edges.append((claim_position, key, 1, ()))
+                continue
             found: dict[str, list[tuple[str | None, int | None, int | None]]] = {}
-            for i in candidate.citations:
+            for i in marked:
                 key = keys[i]
                 if key is None or not cited_at[i]:
-                    continue  # dangling markers and retrieved sources never make edges
+                    continue
                 row = citations[first + i]
                 found.setdefault(key, []).append((row[5], row[7], row[8]))
             for key, spots in found.items():
                 edge = len(edges)
                 edges.append((claim_position, key, len(spots), ()))
-                locations.extend((edge, marker, start, end) for marker, start, end in spots)
+                for marker, start, end in spots:  # a loop, not a generator made for every edge
+                    locations.append((edge, marker, start, end))
     yield chunk()
