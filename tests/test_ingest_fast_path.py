@@ -6,6 +6,7 @@ that hold the wall-clock time of the import are left out."""
 
 from __future__ import annotations
 
+import json
 import random
 import sqlite3
 from collections.abc import Iterator
@@ -534,3 +535,34 @@ def test_without_a_load_average_the_writer_thread_does_not_run(monkeypatch: pyte
 
     monkeypatch.setattr(pipeline.os, "getloadavg", unknown)
     assert pipeline.second_core_idle() is False
+
+
+def test_an_imports_report_counts_its_citations_by_kind_and_its_judgements(tmp_path: Path) -> None:
+    # counted at C speed over every row (store/importing.py): each count below is the rows that have it
+    from builders import answer, claim, document, edge
+
+    review = {"label": "supported", "origin": "human", "reviewer": "ann", "stage": "review"}
+    second = {"label": "partial", "origin": "human", "reviewer": "bob", "stage": "review"}
+    doc = document(
+        [
+            answer("a1", citations=["https://brand.example/ax220"]),  # cited, no position: unplaced
+            answer("a2", citations=["https://brand.example/ax300", "https://shop.example/ax300"]),  # two more
+        ],
+        [claim("c1", "a1"), claim("c2", "a2")],
+        [
+            edge("c1", "https://brand.example/ax220", judgements=[review, second]),
+            edge("c2", "https://brand.example/ax300", judgements=[review]),
+        ],
+    )
+    doc["answers"][1]["citations"] += [
+        {"url": "https://other.example/", "kind": "retrieved"},  # retrieved: not cited, never unplaced
+        {"marker": "[7]", "kind": "dangling", "start": 0, "end": 3},  # dangling: a marker with no source
+        {"url": "https://shop.example/ax300", "marker": "[1]", "start": 4, "end": 7},  # placed: not unplaced
+    ]
+    path = tmp_path / "audit.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with Store(tmp_path / "counts.db") as store:
+        ((_, _, report),) = ingest_files(store, [path])
+    # judgements: 2 on c1's edge + 1 on c2's = 3; unplaced: a1's one + a2's two listed without a position = 3 (the
+    # placed, retrieved and dangling ones are not); one retrieved, one dangling
+    assert (report.judgements, report.unplaced, report.retrieved, report.dangling) == (3, 3, 1, 1)

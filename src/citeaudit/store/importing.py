@@ -17,7 +17,8 @@ import sqlite3
 from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
-from operator import itemgetter
+from itertools import compress, repeat
+from operator import is_, itemgetter
 from typing import Any
 
 from citeaudit.core.clock import utc_now
@@ -214,7 +215,7 @@ def write_rows(
     source_pk = _write_sources(db, rows.sources, protocol_pk, new_keys, known_keys, earlier, added, retired)
     next_answer = _write_answers(db, rows.answers, import_pk, origin, run_pk, question_pk, "answers" in fresh)
     _lock_facts(db, rows, protocol_pk, run_pk)
-    kinds = _write_citations(db, rows.citations, next_answer, source_pk)
+    kinds, unplaced = _write_citations(db, rows.citations, next_answer, source_pk)
     next_claim = _write_claims(db, rows.claims, origin, next_answer, fact_pk, "claims" in fresh)
     _write_edges(db, rows, origin, sha, next_claim, source_pk)
     _write_evidence_groups(db, rows, origin, next_claim, source_pk)
@@ -227,15 +228,16 @@ def write_rows(
         claims=len(rows.claims),
         edges=len(rows.edges),
         locations=len(rows.locations),
-        judgements=sum(len(edge[3]) for edge in rows.edges if edge[3]),
+        judgements=sum(map(len, filter(None, map(_FOURTH, rows.edges)))),
         evidence_groups=len(rows.evidence_groups),
         dangling=kinds[_DANGLING],
         retrieved=kinds[_RETRIEVED],
-        unplaced=sum(1 for c in rows.citations if c[6] == _CITED and c[7] is None),
+        unplaced=unplaced,
     )
 
 
-_FIRST, _SECOND = itemgetter(0), itemgetter(1)
+_FIRST, _SECOND, _FOURTH, _SEVENTH, _EIGHTH = itemgetter(0), itemgetter(1), itemgetter(3), itemgetter(6), itemgetter(7)
+"""Fields of a row by position, for the passes over every row made at C speed (``map``, ``Counter``)."""
 
 
 def _check_positions(rows: ChunkRows, origin: str) -> None:
@@ -419,9 +421,12 @@ _CITED, _DANGLING, _RETRIEVED = (
 
 def _write_citations(
     db: sqlite3.Connection, citations: Sequence[CitationRow], next_answer: int, source_pk: dict[str, int]
-) -> Counter[str]:
-    """Insert every answer's citations in order; how many there are of each kind (by its stored text)."""
-    kinds = Counter(c[6] for c in citations)
+) -> tuple[Counter[str], int]:
+    """Insert every answer's citations in order; how many there are of each kind (by its stored text), and how
+    many cited sources have no position in the answer text."""
+    kinds = Counter(map(_SEVENTH, citations))
+    # the kinds of the citations without a start, counted without a Python step for every row
+    unplaced = Counter(compress(map(_SEVENTH, citations), map(is_, map(_EIGHTH, citations), repeat(None))))[_CITED]
     insert_rows(
         db,
         'INSERT INTO citations (answer_pk, ordinal, source_pk, url, title, marker, kind, start, "end", quote) '
@@ -442,7 +447,7 @@ def _write_citations(
             for answer, ordinal, key, url, title, marker, kind, start, end, quote in citations
         ),
     )
-    return kinds
+    return kinds, unplaced
 
 
 def _write_claims(
@@ -490,7 +495,8 @@ def _write_edges(
     next_edge = _next_pk(db, "edges")
     # imported judgements are checked and weighed under the database's review policy, as every door's are
     reviews_required = policy_reviews_required(db)
-    if any(judgements for *_, judgements in rows.edges):
+    judged = any(map(_FOURTH, rows.edges))  # an engine payload's edges come without judgements
+    if judged:
         _check_judgements(db, rows, origin, reviews_required)
         _log_judgements(db, rows, origin, sha)
     state, code = _state_and_code((), reviews_required)  # what nearly every imported edge has: no judgement yet
@@ -515,10 +521,11 @@ def _write_edges(
         'INSERT INTO edge_locations (edge_pk, marker, start, "end") VALUES (?, ?, ?, ?)',
         ((next_edge + edge, marker, start, end) for edge, marker, start, end in rows.locations),
     )
-    db.executemany(
-        INSERT_JUDGEMENT,
-        (judgement_row(next_edge + i, j) for i, edge in enumerate(rows.edges) if edge[3] for j in edge[3]),
-    )
+    if judged:
+        db.executemany(
+            INSERT_JUDGEMENT,
+            (judgement_row(next_edge + i, j) for i, edge in enumerate(rows.edges) if edge[3] for j in edge[3]),
+        )
 
 
 def _write_evidence_groups(
