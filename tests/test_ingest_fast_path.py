@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from builders import answer, claim, document, edge
 from citeaudit import Store
 from citeaudit.core.errors import DuplicateId, InputError
 from citeaudit.ingest import Attachment, ingest_files, plan_imports
@@ -539,8 +540,6 @@ def test_without_a_load_average_the_writer_thread_does_not_run(monkeypatch: pyte
 
 def test_an_imports_report_counts_its_citations_by_kind_and_its_judgements(tmp_path: Path) -> None:
     # counted at C speed over every row (store/importing.py): each count below is the rows that have it
-    from builders import answer, claim, document, edge
-
     review = {"label": "supported", "origin": "human", "reviewer": "ann", "stage": "review"}
     second = {"label": "partial", "origin": "human", "reviewer": "bob", "stage": "review"}
     doc = document(
