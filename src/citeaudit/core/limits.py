@@ -30,7 +30,7 @@ import json.scanner
 import math
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 import jiter
 
@@ -45,9 +45,11 @@ __all__ = [
     "MAX_YAML_ALIASES",
     "MAX_YAML_NODES",
     "MIN_INT",
+    "UNPARSED",
     "load_json",
     "load_toml",
     "load_yaml",
+    "quick_json",
     "shown",
 ]
 
@@ -241,17 +243,37 @@ def load_json(data: bytes | str, source: str, location: str = "", *, bom: bool =
     # limits), and then decided as text is, jiter's value reused.
     body = data[len(codecs.BOM_UTF8) :] if bom and data.startswith(codecs.BOM_UTF8) else data
     value = _quick_bytes(body)
-    if value is not _UNPARSED and _SURROGATE_ESCAPE_BYTES.search(body) is None:
-        try:
-            if not past_limits(value, MAX_DEPTH, MIN_INT, MAX_INT):
-                return value
-        except (ValueError, RecursionError):  # decided again below, with the text at hand to say where
-            pass
+    if value is not _UNPARSED and _plain(value, body):
+        return value
     try:
         text = data.decode("utf-8-sig" if bom else "utf-8")
     except UnicodeDecodeError as exc:
         raise MalformedInput(source, f"byte {exc.start}", "not UTF-8 text") from None
     return _load_text(text, source, location, value)
+
+
+def _plain(value: Any, body: bytes) -> bool:
+    """Whether jiter's ``value`` of ``body`` is the document as parsed within the limits: no surrogate escape in
+    the bytes (their text decides), no nesting or number past the limits (decided again with the text at hand to
+    say where)."""
+    if _SURROGATE_ESCAPE_BYTES.search(body) is not None:
+        return False
+    try:
+        return not past_limits(value, MAX_DEPTH, MIN_INT, MAX_INT)
+    except (ValueError, RecursionError):
+        return False
+
+
+UNPARSED: Final = _UNPARSED
+"""What :func:`quick_json` gives for a document that :func:`load_json` has to decide."""
+
+
+def quick_json(data: bytes) -> Any:
+    """:func:`load_json` of UTF-8 bytes without a byte order mark, in its common case only: the value where jiter
+    takes them and they need no further look (see :func:`_plain`), else :data:`UNPARSED` (then call
+    :func:`load_json`, which decides and says where). For a caller that parses many small documents."""
+    value = _quick_bytes(data)
+    return value if value is not _UNPARSED and _plain(value, data) else _UNPARSED
 
 
 def _load_text(text: str, source: str, location: str, quick: Any) -> Any:

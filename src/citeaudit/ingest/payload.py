@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from citeaudit.core.errors import InputError, InvalidValue, MalformedInput
 from citeaudit.core.identity import document_key, identity_url
-from citeaudit.core.limits import load_json, shown
+from citeaudit.core.limits import UNPARSED, load_json, quick_json, shown
 from citeaudit.core.model import AnswerStatus
 from citeaudit.ingest.base import ParsedAnswer, ParsedCitation
 from citeaudit.ingest.shape import Shape
@@ -78,15 +78,33 @@ def once_each(responses: Iterable[_Located], source: str) -> Iterator[_Located]:
     ``search_metadata.id``): stored twice, it would count twice in every denominator."""
     seen: dict[str, str] = {}
     for response in responses:
-        location, payload = response[0], response[1]
-        found = _response_id(payload)
-        if found is not None:
-            first = seen.setdefault(found, location)
-            if first != location:
-                raise InvalidValue(
-                    source, location, f"response {shown(found, 60)} is also at {first}: one response given twice"
-                )
+        location = response[0]
+        found = _response_id(response[1])
+        if found is not None and seen.setdefault(found, location) != location:
+            raise _twice(source, location, found, seen[found])
         yield response
+
+
+def _twice(source: str, location: str, found: str, first: str) -> InvalidValue:
+    return InvalidValue(source, location, f"response {shown(found, 60)} is also at {first}: one response given twice")
+
+
+def _whole_responses(payloads: Iterable[tuple[str, Any]], source: str) -> Iterator[Reassembled]:
+    """:func:`once_each` of ``payloads`` (whole responses), each as the
+    :class:`~citeaudit.ingest.streams.Reassembled` it is: one step for each, as a large JSON Lines file holds
+    hundreds of thousands of them."""
+    from citeaudit.ingest.streams import Reassembled
+
+    seen: dict[str, str] = {}
+    new = tuple.__new__  # the named tuple made as the tuple it is: its own constructor is Python code
+    for location, payload in payloads:
+        # the engine's own id where nearly every response keeps it (_response_id's first look), else its others
+        found = payload.get("id") if type(payload) is dict else None
+        if not (type(found) is str and found):
+            found = _response_id(payload)
+        if found is not None and seen.setdefault(found, location) != location:
+            raise _twice(source, location, found, seen[found])
+        yield new(Reassembled, (location, payload, None))
 
 
 def _response_id(payload: Any) -> str | None:
@@ -122,7 +140,7 @@ def load_responses(data: bytes, source: str, protocol: str) -> Iterator[Reassemb
     together from the saved event stream the file holds (Server-Sent Events, one event per line, or a JSON list of
     events; see :mod:`citeaudit.ingest.streams`)."""
     from citeaudit.ingest.events import Events, sse_like
-    from citeaudit.ingest.streams import Reassembled, event_of, gemini_chunks, reassemble
+    from citeaudit.ingest.streams import event_of, gemini_chunks, reassemble
 
     # Each whole response once (a stream's chunks share their response's id until they are put together).
     if sse_like(data[:4096]):
@@ -142,7 +160,7 @@ def load_responses(data: bytes, source: str, protocol: str) -> Iterator[Reassemb
     elif protocol == "gemini":
         yield from once_each(gemini_chunks(every, source, stream=False), source)
     else:
-        yield from once_each((Reassembled(location, payload) for location, payload in every), source)
+        yield from _whole_responses(every, source)
 
 
 _EVENT_LINE = 1 << 20
@@ -182,10 +200,10 @@ def _syntax(error: MalformedInput) -> bool:
 _NOT_JSON = object()
 
 
-def _lines(data: bytes) -> Iterator[tuple[int, bytes]]:
-    """``(line number, line)`` of the lines of UTF-8 ``data`` that are not blank (white space only, as
-    ``str.isspace`` has it), split at line feeds, a leading byte order mark left out. The lines stay bytes: jiter
-    reads them as they are."""
+def _lines(data: bytes) -> Iterator[tuple[int, bytes, int]]:
+    """``(line number, line, where the next line starts)`` of the lines of UTF-8 ``data`` that are not blank
+    (white space only, as ``str.isspace`` has it), split at line feeds, a leading byte order mark left out. The
+    lines stay bytes: jiter reads them as they are."""
     start = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
     number, length = 0, len(data)
     while start < length:
@@ -194,11 +212,18 @@ def _lines(data: bytes) -> Iterator[tuple[int, bytes]]:
             end = length
         number += 1
         line = data[start:end]
-        words = line.lstrip()  # ASCII white space
-        # what str.isspace also calls white space starts with a byte of 0x1c-0x1f or of a multibyte character
-        if words and (0x20 < words[0] < 0x7F or words[0] < 0x1C or words[0] == 0x7F or line.decode().strip()):
-            yield number, line
         start = end + 1
+        if not _blank(line):
+            yield number, line, start
+
+
+def _blank(line: bytes) -> bool:
+    """Whether a line of UTF-8 is white space only, as ``str.isspace`` has it."""
+    words = line.lstrip()  # ASCII white space
+    # what str.isspace also calls white space starts with a byte of 0x1c-0x1f or of a multibyte character
+    return not words or (
+        not (0x20 < words[0] < 0x7F or words[0] < 0x1C or words[0] == 0x7F) and not line.decode().strip()
+    )
 
 
 def _json_lines(data: bytes, source: str, first_error: MalformedInput) -> Iterator[tuple[str, Any]]:
@@ -215,8 +240,23 @@ def _json_lines(data: bytes, source: str, first_error: MalformedInput) -> Iterat
         # Not JSON Lines either: report the error where the whole document broke.
         raise first_error
     yield f"line {first[0]}", parsed
-    for number, line in chain((second,), lines):
-        yield f"line {number}", load_json(line, source, f"line {number}", bom=False)
+    number, line, start = second
+    yield f"line {number}", load_json(line, source, f"line {number}", bom=False)
+    # The other lines in one loop: _lines and load_json's common case (a line jiter takes, within the limits)
+    # without a generator and a call in between, as a large file has hundreds of thousands of lines.
+    length = len(data)
+    while start < length:
+        end = data.find(b"\n", start)
+        if end < 0:
+            end = length
+        number += 1
+        line = data[start:end]
+        start = end + 1
+        if not line or (not 0x20 < line[0] < 0x7F and _blank(line)):
+            continue
+        location = f"line {number}"
+        value = quick_json(line)
+        yield location, value if value is not UNPARSED else load_json(line, source, location, bom=False)
 
 
 def _identity(citation: ParsedCitation) -> str:
