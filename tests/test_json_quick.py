@@ -296,3 +296,56 @@ def test_a_line_of_white_space_is_skipped_as_its_text_was(filler: str) -> None:
         assert "line 2 column 1: invalid JSON" in got[1]
     else:  # lines 1 and 3 read, line 2 skipped
         assert got == [("line 1", {"a": 1}), ("line 3", {"b": 2})]
+
+
+# -- The walk over every parsed document ---------------------------------------------------------------------------
+
+
+def _depth(value: Any) -> int:
+    """Containers nested in ``value``, counted the plain recursive way (a scalar 0, ``[]`` 1, ``[[1]]`` 2)."""
+    if isinstance(value, dict):
+        return 1 + max(map(_depth, value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max(map(_depth, value), default=0)
+    return 0
+
+
+def _numbers_past(value: Any) -> bool:
+    """An integer outside SQLite's range or an infinite float anywhere in ``value`` (a bool is no number)."""
+    if isinstance(value, dict):
+        return any(map(_numbers_past, value.values()))
+    if isinstance(value, list):
+        return any(map(_numbers_past, value))
+    if isinstance(value, bool):
+        return False
+    return (isinstance(value, int) and not MIN_INT <= value <= MAX_INT) or (
+        isinstance(value, float) and math.isinf(value)
+    )
+
+
+def _nest(value: Any, levels: list[bool]) -> Any:
+    """``value`` inside one container a level: a list for True, an object for False."""
+    for in_list in reversed(levels):
+        value = [value] if in_list else {"k": value}
+    return value
+
+
+DEEP = st.tuples(
+    VALUES, st.lists(st.booleans(), max_size=limits.MAX_DEPTH + 3), st.sampled_from([None, 2**63, -(2**63) - 1])
+).map(lambda t: _nest(t[0] if t[2] is None else [t[0], t[2]], t[1]))
+WIDE = st.recursive(
+    st.one_of(SCALARS, st.just(math.inf), st.just(-math.inf)),
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(TEXT, inner, max_size=4)),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(DEEP, WIDE), st.sampled_from([1, 3, limits.MAX_DEPTH]))
+def test_the_walk_finds_what_a_plain_recursion_finds(value: Any, max_depth: int) -> None:
+    """``past_limits`` (a walk compiled with the reading, no longer than ``max_depth`` deep) against the plain
+    recursive definition: nested past ``max_depth``, or a number out of range, anywhere in the value."""
+    from citeaudit.core.json_walk import past_limits
+
+    expected = _depth(value) > max_depth or _numbers_past(value)
+    assert past_limits(value, max_depth, MIN_INT, MAX_INT) is expected

@@ -17,26 +17,55 @@ def past_limits(value: Any, max_depth: int, min_int: int, max_int: int) -> bool:
     """Whether a parsed JSON value nests deeper than ``max_depth`` or holds an integer outside
     ``[min_int, max_int]`` or an infinite float.
 
-    One walk over the containers (no recursion), a tenth of the parse's own time: cheaper than scanning the text
-    for brackets and long numbers, so it runs on every document; the text is looked at again only to say where.
+    One walk over the containers, a tenth of the parse's own time: cheaper than scanning the text for brackets and
+    long numbers, so it runs on every document; the text is looked at again only to say where. It recurses at
+    most ``max_depth`` deep (a container deeper than that is not entered).
     """
     kind = type(value)
-    if kind is not dict and kind is not list:
-        return (kind is int and not min_int <= value <= max_int) or (kind is float and value - value != 0)
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if depth > max_depth:
-            return True
-        for child in node.values() if type(node) is dict else node:
-            kind = type(child)
-            if kind is str:
-                continue
-            if kind is dict or kind is list:
-                stack.append((child, depth + 1))
-            elif kind is int:
-                if not min_int <= child <= max_int:
-                    return True
-            elif kind is float and child - child != 0:  # infinite (NaN is refused while parsing)
+    if kind is dict:
+        return _past_object(value, 1, max_depth, min_int, max_int)
+    if kind is list:
+        return _past_array(value, 1, max_depth, min_int, max_int)
+    return (kind is int and not min_int <= value <= max_int) or (kind is float and value - value != 0)
+
+
+def _past_object(node: dict[Any, Any], depth: int, max_depth: int, min_int: int, max_int: int) -> bool:
+    if depth > max_depth:
+        return True
+    for child in node.values():
+        kind = type(child)
+        if kind is str:
+            continue
+        if kind is dict:
+            if _past_object(child, depth + 1, max_depth, min_int, max_int):
                 return True
+        elif kind is list:
+            if _past_array(child, depth + 1, max_depth, min_int, max_int):
+                return True
+        elif kind is int:
+            if not min_int <= child <= max_int:
+                return True
+        elif kind is float and child - child != 0:  # infinite (NaN is refused while parsing)
+            return True
+    return False
+
+
+def _past_array(node: list[Any], depth: int, max_depth: int, min_int: int, max_int: int) -> bool:
+    if depth > max_depth:
+        return True
+    for child in node:
+        kind = type(child)
+        if kind is str:
+            continue
+        if kind is dict:
+            if _past_object(child, depth + 1, max_depth, min_int, max_int):
+                return True
+        elif kind is list:
+            if _past_array(child, depth + 1, max_depth, min_int, max_int):
+                return True
+        elif kind is int:
+            if not min_int <= child <= max_int:
+                return True
+        elif kind is float and child - child != 0:  # infinite (NaN is refused while parsing)
+            return True
     return False
