@@ -105,9 +105,9 @@ def test_named_tuples_made_as_tuples_are_those_their_constructors_make() -> None
     """The compiled reader makes its citations, claim candidates and sentences with ``tuple.__new__`` (a named
     tuple's own constructor is Python code): each is the one the constructor makes, every field filled, the
     defaults included; a field added to one of them breaks this until the reader fills it too."""
-    from citeaudit.core.model import CitationKind
-    from citeaudit.ingest.base import ClaimCandidate, ParsedCitation
-    from citeaudit.ingest.perplexity import _citation
+    from citeaudit.core.model import CitationKind, RetrievalStatus
+    from citeaudit.ingest.base import ClaimCandidate, ParsedAnswer, ParsedCitation
+    from citeaudit.ingest.perplexity import _citation, read_answers
     from citeaudit.ingest.sentences import Sentence, sentences
     from citeaudit.ingest.text import candidates
 
@@ -126,3 +126,17 @@ def test_named_tuples_made_as_tuples_are_those_their_constructors_make() -> None
     assert [type(sentence) for sentence in split] == [Sentence, Sentence]
     assert all(len(sentence) == len(Sentence._fields) for sentence in split)
     assert [Sentence(*sentence) for sentence in split] == split
+    # the answer the Sonar reader makes: every field by name against the one it made by position
+    body = {"model": "sonar", "answer_id": "r1", "choices": [{"message": {"content": "One. Two [1]."}}]}
+    body["search_results"] = [{"url": "https://a.example/x", "title": "A"}]
+    (answer,) = read_answers(json.dumps(body).encode(), "x.json")
+    assert type(answer) is ParsedAnswer
+    assert len(answer) == len(ParsedAnswer._fields)
+    assert answer == ParsedAnswer(
+        text="One. Two [1].",
+        citations=(ParsedCitation("https://a.example/x", "A", "[1]", CitationKind.CITED, 9, 12),),
+        claims=(ClaimCandidate("Two.", 5, 13, (0,)),),  # "Two [1]." is 8 characters from 5: the marker goes
+        retrieval=RetrievalStatus.USED,
+        model="sonar",
+        answer_id="r1",
+    )

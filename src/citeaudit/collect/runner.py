@@ -357,7 +357,7 @@ class _Collector:
             self.close(row, spec, "malformed", None, str(exc), usage, cost)
             return []
         parsed = [
-            dataclasses.replace(p, answer_id=answer_id if len(parsed) == 1 else f"{answer_id}/{i + 1}")
+            p._replace(answer_id=answer_id if len(parsed) == 1 else f"{answer_id}/{i + 1}")
             for i, p in enumerate(parsed)
         ]
         attachment = Attachment(self.plan.protocol, run_id=run_id, platform=platform, question_id=task.question_id)

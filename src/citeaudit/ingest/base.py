@@ -9,7 +9,7 @@ candidates; the ingest service attaches them to a protocol question, a run and a
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import NamedTuple, Protocol
 
@@ -114,9 +114,9 @@ class ClaimCandidate(NamedTuple):
     """Indices into :attr:`ParsedAnswer.citations` of the citations attached to it (duplicates allowed)."""
 
 
-@dataclass(frozen=True, slots=True)
-class ParsedAnswer:
-    """One answer read from an engine payload."""
+class ParsedAnswer(NamedTuple):
+    """One answer read from an engine payload (a named tuple, as :class:`ParsedCitation`: a reader of a large file
+    makes one for every answer, and a compiled reader makes it as the tuple it is; change one with ``_replace``)."""
 
     text: str
     """The complete answer text exactly as returned."""
@@ -138,7 +138,7 @@ class ParsedAnswer:
     """Question id given in the payload (JSON Lines)."""
     answer_id: str | None = None
     """Answer id given in the payload (JSON Lines)."""
-    queries: tuple[str, ...] = field(default=())
+    queries: tuple[str, ...] = ()
     """Search queries the engine issued (kept for the record)."""
     retrieval_reason: str | None = None
     """Why retrieval failed or is unknown (e.g. the search tool's error code)."""

@@ -18,7 +18,6 @@ Decisions where the documentation is silent:
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -159,8 +158,8 @@ def _status(answer: ParsedAnswer, body: dict[str, Any], source: str, where: str)
     detail = error.get("message") if isinstance(error, dict) else None
     reason = f"status {status!r}" + (f": {detail}" if detail else "")
     if answer.text.strip():
-        return dataclasses.replace(answer, status=AnswerStatus.INCOMPLETE, failure=reason)
-    return dataclasses.replace(answer, status=AnswerStatus.FAILED, failure=reason)
+        return answer._replace(status=AnswerStatus.INCOMPLETE, failure=reason)
+    return answer._replace(status=AnswerStatus.FAILED, failure=reason)
 
 
 def _read_interaction(payload: Any, source: str, location: str) -> ParsedAnswer:
@@ -177,8 +176,7 @@ def _read_interaction(payload: Any, source: str, location: str) -> ParsedAnswer:
     }
     answer = read_generate_content(response, source, location)
     if found.unplaced or found.notes:
-        answer = dataclasses.replace(
-            answer,
+        answer = answer._replace(
             citations=(*answer.citations, *found.unplaced),
             notes=tuple(dict.fromkeys((*answer.notes, *found.notes))),
         )

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from citeaudit.core.errors import InvalidValue, MalformedInput
@@ -360,7 +360,7 @@ def _read_completion(payload: Any, source: str, location: str) -> list[ParsedAns
     for i, raw in enumerate(choices):
         parsed = _read_choice(raw, source, _at(location, f"choices[{i}]"))
         own_id = answer_id if answer_id is None or len(choices) == 1 else f"{answer_id}-{i}"
-        answers.append(replace(parsed, model=model, question_id=question_id, answer_id=own_id))
+        answers.append(parsed._replace(model=model, question_id=question_id, answer_id=own_id))
     return answers
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import codecs
-import dataclasses
 import json
 from collections.abc import Iterable, Iterator
 from itertools import chain
@@ -189,7 +188,7 @@ def cut_short(answer: ParsedAnswer, cut: str | None) -> ParsedAnswer:
     if cut is None:
         return answer
     status = AnswerStatus.INCOMPLETE if answer.text.strip() else AnswerStatus.FAILED
-    return dataclasses.replace(answer, status=status, failure=cut)
+    return answer._replace(status=status, failure=cut)
 
 
 def _syntax(error: MalformedInput) -> bool:

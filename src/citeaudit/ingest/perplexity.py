@@ -29,7 +29,6 @@ Decisions where the documentation is silent:
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -182,15 +181,25 @@ class _Citations:
     ) -> ParsedAnswer:
         """The complete answer these citations belong to."""
         question_id, answer_id = _ids(body, reading)
-        return ParsedAnswer(
-            text=self.text,
-            citations=tuple(self.citations),
-            claims=candidates(self.text, self.spans),
-            retrieval=retrieval,
-            model=reading.get(body, str, "model"),
-            question_id=question_id,
-            answer_id=answer_id,
-            queries=queries,
+        # made as the tuple it is, field by field (tests/test_compiled.py holds it to the one made by name)
+        return _NEW(
+            ParsedAnswer,
+            (
+                self.text,  # text
+                tuple(self.citations),  # citations
+                candidates(self.text, self.spans),  # claims
+                AnswerStatus.COMPLETE,  # status
+                None,  # failure
+                retrieval,  # retrieval
+                None,  # platform
+                reading.get(body, str, "model"),  # model
+                question_id,
+                answer_id,
+                queries,
+                None,  # retrieval_reason
+                (),  # notes
+                0,  # placed_by_markers
+            ),
         )
 
 
@@ -276,9 +285,7 @@ def _read_sonar(body: dict[str, Any], reading: _Reading) -> ParsedAnswer:
     found.add_retrieved(sources)
     answer = found.answer(body, reading, RetrievalStatus.USED if sources else RetrievalStatus.UNKNOWN)
     if finish == "length":
-        return dataclasses.replace(
-            answer, status=AnswerStatus.INCOMPLETE, failure=CUT_OFF.format(reason="finish_reason 'length'")
-        )
+        return answer._replace(status=AnswerStatus.INCOMPLETE, failure=CUT_OFF.format(reason="finish_reason 'length'"))
     return answer
 
 
@@ -418,7 +425,7 @@ def _read_agent(body: dict[str, Any], reading: _Reading) -> ParsedAnswer:
     found.add_retrieved(output.sources + output.fetched)
     retrieval = RetrievalStatus.USED if output.searched else RetrievalStatus.UNKNOWN
     answer = found.answer(body, reading, retrieval, tuple(output.queries))
-    return dataclasses.replace(answer, notes=tuple(output.notes)) if output.notes else answer
+    return answer._replace(notes=tuple(output.notes)) if output.notes else answer
 
 
 # -- reader ---------------------------------------------------------------------------------------------------
