@@ -936,3 +936,46 @@ def test_a_chunk_holding_a_judgement_arrives_whole_as_a_pickle() -> None:
     message = out.getvalue()[worker._LENGTH.size :]
     assert message[:1] == worker._PICKLED  # marshal refuses the judgement object: the whole chunk is pickled
     assert worker._message(message) == ("rows", rows)
+
+
+def test_chunks_with_the_same_head_share_its_objects_and_a_new_run_is_read_afresh() -> None:
+    from io import BytesIO
+
+    from citeaudit.core.model import Run
+    from citeaudit.store.chunk_rows import ChunkRows
+
+    def sent(runs: tuple[Run, ...]) -> bytes:
+        out = BytesIO()
+        worker._send_rows(out, ChunkRows(PROTOCOL, runs, [], [], [], [], [], [], (), []))
+        return out.getvalue()[worker._LENGTH.size :]
+
+    last: list[Any] = []
+    first = worker._rows_from(sent((Run("r1"),)), last)
+    again = worker._rows_from(sent((Run("r1"),)), last)
+    assert again.protocol is first.protocol  # the same bytes: the objects of the chunk before
+    assert again.runs is first.runs
+    other = worker._rows_from(sent((Run("r1"), Run("r2"))), last)
+    assert other.runs == (Run("r1"), Run("r2"))  # a run added: the head is read again
+    assert other.protocol == PROTOCOL
+    assert other.protocol is not first.protocol
+
+
+@pytest.mark.parametrize("in_worker", [True, False])
+def test_an_import_looks_its_protocol_up_once_for_all_its_chunks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, in_worker: bool
+) -> None:
+    import citeaudit.store.sqlite as sqlite_store
+
+    looked_up: list[str] = []
+
+    def counted(protocol: Any) -> str:
+        looked_up.append(protocol.id)
+        return fingerprint(protocol)
+
+    fingerprint = sqlite_store.fingerprint
+    monkeypatch.setattr(sqlite_store, "fingerprint", counted)
+    payload = tmp_path / "answers.jsonl"
+    payload.write_bytes(sonar_payload(40))
+    ((_, _, report),) = imported(tmp_path / "db.sqlite", [payload], ATTACHMENT, chunk=4, in_worker=in_worker)
+    assert report.answers + report.failures == 40  # 10 chunks of 4 answer records
+    assert looked_up == [PROTOCOL.id]  # once, not once a chunk

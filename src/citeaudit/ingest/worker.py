@@ -138,6 +138,7 @@ class ReadAhead:
         self._process: subprocess.Popen[bytes] | _Forked | None = None
         self._feeder: threading.Thread | None = None
         self._asked = False
+        self._head: list[_Head] = []
         self.partial = 0
         """Answers the reader only partly understood (known once every chunk came)."""
         self.placed = 0
@@ -239,7 +240,7 @@ class ReadAhead:
             (size,) = _LENGTH.unpack(header)
             message = stream.read(size)
             if len(message) == size:
-                return _message(message)
+                return _message(message, self._head)
         raise self._stopped()
 
     def _stopped(self) -> ImportStopped:
@@ -410,19 +411,32 @@ def _send_rows(out: IO[bytes], rows: ChunkRows) -> None:
     out.flush()
 
 
-def _message(message: bytes) -> tuple[str, Any]:
-    """What :func:`_send` or :func:`_send_rows` sent, from the message behind its length."""
+_Head = tuple[bytes, tuple[Any, ...]]
+"""A chunk's pickled protocol, runs and evidence groups, and the objects they are."""
+
+
+def _message(message: bytes, last: list[_Head] | None = None) -> tuple[str, Any]:
+    """What :func:`_send` or :func:`_send_rows` sent, from the message behind its length. ``last``: where the
+    head of the previous chunk of the same payload is kept (see :func:`_rows_from`)."""
     if message[:1] == _ROWS:
-        return "rows", _rows_from(message)
+        return "rows", _rows_from(message, last)
     kind, value = pickle.loads(memoryview(message)[1:])
     return str(kind), value
 
 
-def _rows_from(message: bytes) -> ChunkRows:
-    """The rows :func:`_send_rows` sent (the message with its tag)."""
+def _rows_from(message: bytes, last: list[_Head] | None = None) -> ChunkRows:
+    """The rows :func:`_send_rows` sent (the message with its tag). ``last`` holds the previous chunk's head: the
+    same bytes again (every chunk of a payload has the same protocol and, but for a new run, the same runs) give
+    the same objects, so the protocol is the one the writer found in the database for the chunk before."""
     (length,) = _HEAD.unpack_from(message, 1)
     start = 1 + _HEAD.size
-    protocol, runs, groups = pickle.loads(memoryview(message)[start : start + length])
+    head = message[start : start + length]
+    if last and last[0][0] == head:
+        protocol, runs, groups = last[0][1]
+    else:
+        protocol, runs, groups = objects = pickle.loads(head)
+        if last is not None:
+            last[:] = [(head, objects)]
     sources, answers, citations, claims, edges, locations, failures = marshal.loads(
         memoryview(message)[start + length :]
     )

@@ -290,9 +290,14 @@ class Store:
             # no key retired yet (a new database): the sources' keys are not looked up among them
             retired = db.execute("SELECT 1 FROM source_keys LIMIT 1").fetchone() is not None
 
+            protocols: list[tuple[Protocol, int]] = []  # the last chunk's protocol and its row id
+
             def write(chunk: Audit | ChunkRows) -> tuple[ImportReport, int]:
                 rows = chunk if isinstance(chunk, ChunkRows) else rows_of(chunk)
-                protocol_pk = self._protocol_pk(db, rows.protocol)
+                # a payload's chunks share one protocol object: it is looked up (by its fingerprint) once
+                if not protocols or protocols[0][0] is not rows.protocol:
+                    protocols[:] = [(rows.protocol, self._protocol_pk(db, rows.protocol))]
+                protocol_pk = protocols[0][1]
                 earlier = earlier_sources.setdefault(protocol_pk, {})
                 try:
                     part = write_rows(
