@@ -964,18 +964,33 @@ def test_chunks_with_the_same_head_share_its_objects_and_a_new_run_is_read_afres
 def test_an_import_looks_its_protocol_up_once_for_all_its_chunks(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, in_worker: bool
 ) -> None:
+    """The protocol's fingerprint (to find its row) and the hash of its required facts (to lock them for a
+    platform run) are worked out once for the import, not once a chunk."""
+    import citeaudit.store.importing as importing
     import citeaudit.store.sqlite as sqlite_store
+    from citeaudit.core.model import Run, RunKind
 
     looked_up: list[str] = []
+    hashed: list[str] = []
 
     def counted(protocol: Any) -> str:
         looked_up.append(protocol.id)
         return fingerprint(protocol)
 
-    fingerprint = sqlite_store.fingerprint
+    def components(protocol: Any) -> dict[str, str]:
+        hashed.append(protocol.id)
+        return fingerprint_components(protocol)
+
+    fingerprint, fingerprint_components = sqlite_store.fingerprint, importing.fingerprint_components
     monkeypatch.setattr(sqlite_store, "fingerprint", counted)
+    monkeypatch.setattr(importing, "fingerprint_components", components)
+    monkeypatch.setattr(importing, "_FACTS_HASHES", [])  # no protocol hashed before in this process
     payload = tmp_path / "answers.jsonl"
     payload.write_bytes(sonar_payload(40))
     ((_, _, report),) = imported(tmp_path / "db.sqlite", [payload], ATTACHMENT, chunk=4, in_worker=in_worker)
     assert report.answers + report.failures == 40  # 10 chunks of 4 answer records
     assert looked_up == [PROTOCOL.id]  # once, not once a chunk
+    assert hashed == [PROTOCOL.id]  # the platform run "bench" locks its facts: hashed once
+    with Store(tmp_path / "db.sqlite") as store, store.snapshot() as read:
+        assert read.execute("SELECT count(*) FROM fact_locks").fetchone() == (1,)
+    assert Run("bench").kind is RunKind.PLATFORM

@@ -23,7 +23,7 @@ from typing import Any
 
 from citeaudit.core.clock import utc_now
 from citeaudit.core.errors import DuplicateId, InvalidValue, StoreError
-from citeaudit.core.model import CitationKind, Judgement, Origin, Run, RunKind, Stage
+from citeaudit.core.model import CitationKind, Judgement, Origin, Protocol, Run, RunKind, Stage
 from citeaudit.core.protocol import fingerprint_components
 from citeaudit.core.review_policy import StoredJudgement, counted_judgements, judgement_refusal
 from citeaudit.core.scoring import edge_code
@@ -576,11 +576,25 @@ def _lock_facts(db: sqlite3.Connection, rows: ChunkRows, protocol_pk: int, run_p
     platform_runs = {run.id for run in rows.runs if run.kind is RunKind.PLATFORM}
     answered = {run_pk[run_id] for _, _, run_id, *_ in rows.answers if run_id in platform_runs}
     if answered:
-        facts_hash = fingerprint_components(rows.protocol)["required_facts"]
+        facts_hash = _facts_hash(rows.protocol)
         db.executemany(
             "INSERT OR IGNORE INTO fact_locks (run_pk, protocol_pk, facts_hash, locked_at) VALUES (?, ?, ?, ?)",
             [(pk, protocol_pk, facts_hash, utc_now()) for pk in sorted(answered)],
         )
+
+
+_FACTS_HASHES: list[tuple[Protocol, str]] = []
+"""The last protocol whose required facts were hashed, with the hash."""
+
+
+def _facts_hash(protocol: Protocol) -> str:
+    """The hash of ``protocol``'s required facts (its fingerprint's component), worked out once for the chunks of
+    an import, which share one protocol object (a protocol is never changed once made)."""
+    last = _FACTS_HASHES[0] if _FACTS_HASHES else None
+    if last is None or last[0] is not protocol:
+        last = (protocol, fingerprint_components(protocol)["required_facts"])
+        _FACTS_HASHES[:] = [last]
+    return last[1]
 
 
 def _insert_unique(
