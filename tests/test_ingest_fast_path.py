@@ -289,6 +289,59 @@ def test_a_clash_found_by_the_writer_is_raised_and_nothing_of_the_import_is_kept
     assert "already in the database" in messages[0]
 
 
+@pytest.mark.parametrize("table", ["answers", "claims"])
+def test_an_id_written_twice_while_its_index_is_kept_is_the_same_one_line_error(
+    tmp_path: Path, four_claim_path: Path, table: str
+) -> None:
+    """With a worker reading (``overlapped``), the answers' and claims' unique indexes are kept while the rows are
+    written: an id written twice is refused as its row is written, and named as when the index is made after the
+    rows; nothing of the import is kept."""
+    audit = load_audit(four_claim_path)
+    first = rows_of(audit)
+    if table == "answers":  # the same chunk twice: its first answer id comes again first
+        second, twice = first, f"answer id {audit.answers[0].id!r}"
+    else:  # other answer ids, the same claim ids: the first claim's comes again first
+        second = first._replace(answers=[(f"other-{row[0]}", *row[1:]) for row in first.answers])
+        twice = f"claim id {audit.claims[0].id!r}"
+    db = tmp_path / "ledger.db"
+    with Store(db):
+        pass
+    before = contents(db)
+    with Store(db) as store, pytest.raises(DuplicateId) as caught:
+        store.import_chunks([first, second], b"an id twice", "twice.json", overlapped=True)
+    assert str(caught.value) == f"twice.json: {table}: {twice} is written twice by this import"
+    assert contents(db) == before
+
+
+@pytest.mark.parametrize("overlapped", [True, False])
+def test_with_a_worker_reading_the_answers_and_claims_indexes_are_kept_while_writing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, overlapped: bool
+) -> None:
+    import citeaudit.store.sqlite as sqlite_store
+    from citeaudit.store.bulk import OVERLAPPED_INDEXES
+
+    made: list[str] = []
+    make = sqlite_store.make_indexes
+    monkeypatch.setattr(
+        sqlite_store,
+        "make_indexes",
+        lambda db, statements, origin: made.extend(statements) or make(db, statements, origin),
+    )
+    db = tmp_path / "ledger.db"
+    path = write_lines(tmp_path / "a.jsonl", sonar_lines(20, 3))
+    with Store(db) as store:
+        ingest_files(
+            store, [path], "perplexity", attachment=Attachment(PROTOCOL, question_id="q01"), chunk=5, worker=overlapped
+        )
+    after = {statement.split()[2] if statement.split()[1] == "INDEX" else statement.split()[3] for statement in made}
+    # made after the rows: every secondary index but those kept in order, and but these with a worker reading
+    assert (after & OVERLAPPED_INDEXES == set()) is overlapped
+    assert "citations_source" in after
+    with sqlite3.connect(db) as connection:
+        names = {name for (name,) in connection.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+    assert names >= OVERLAPPED_INDEXES  # there at the end either way
+
+
 def test_an_id_written_twice_into_empty_tables_is_found_when_its_index_is_made(
     tmp_path: Path, four_claim_path: Path
 ) -> None:

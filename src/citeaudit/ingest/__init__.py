@@ -445,7 +445,7 @@ def ingest_files(
                 data = _payload(PlannedImport(name, reader, files))
                 told = None if progress is None else functools.partial(progress, name)
                 attached = (attachments or {}).get(name, attachment)
-                with _chunks(name, data, reader, attached, chunk, worker) as (chunks, partial):
+                with _chunks(name, data, reader, attached, chunk, worker) as (chunks, partial, in_worker):
                     report = store.import_chunks(
                         chunks,
                         data,
@@ -456,6 +456,7 @@ def ingest_files(
                         metadata=_metadata(reader, attached),
                         replace=replace,
                         actor=actor,
+                        overlapped=in_worker,
                     )
                     if (
                         reader.name != "audit-json"
@@ -488,20 +489,20 @@ def _metadata(reader: Reader, attachment: Attachment | None) -> dict[str, str]:
 @contextmanager
 def _chunks(
     source: str, data: bytes, reader: Reader, attachment: Attachment | None, chunk: int, worker: bool | None
-) -> Iterator[tuple[Iterable[Audit | ChunkRows], Callable[[], tuple[int, int]]]]:
-    """The chunks one import writes, and how many answers the reader only partly understood and how many
-    citations markers placed (known once every chunk came): read here, or by a worker process (see
-    :func:`ingest_files`), stopped when the block is left."""
+) -> Iterator[tuple[Iterable[Audit | ChunkRows], Callable[[], tuple[int, int]], bool]]:
+    """The chunks one import writes, how many answers the reader only partly understood and how many citations
+    markers placed (known once every chunk came), and whether a worker process reads them: read here, or by a
+    worker process (see :func:`ingest_files`), stopped when the block is left."""
     from citeaudit.ingest.worker import WORKER_CHUNK, ReadAhead, reads_in_worker
 
     registered = reader.name in READERS and READERS[reader.name] is reader  # a worker finds it by name
     if reader.read_answers is None or attachment is None or not registered or not reads_in_worker(len(data), worker):
         counted = _Partial()
         chunks = _import_chunks(source, data, reader, attachment, size=chunk, partial=counted)
-        yield chunks, lambda: (counted.answers, counted.placed)
+        yield chunks, lambda: (counted.answers, counted.placed), False
         return
     with ReadAhead(source, data, reader, attachment, min(chunk, WORKER_CHUNK)) as ahead:
-        yield ahead, lambda: (ahead.partial, ahead.placed)
+        yield ahead, lambda: (ahead.partial, ahead.placed), True
 
 
 def _media_type(reader: Reader, data: bytes) -> str:

@@ -616,11 +616,23 @@ def _insert_unique(
     insert_rows(db, sql, rows)
 
 
-def written_twice(error: sqlite3.IntegrityError, rows: ChunkRows, origin: str) -> Exception:
+def written_twice(
+    error: sqlite3.IntegrityError,
+    rows: ChunkRows,
+    origin: str,
+    db: sqlite3.Connection | None = None,
+    starts: dict[str, int] | None = None,
+) -> Exception:
     """What to raise for ``error``, raised as a chunk's ``rows`` were written: when a unique index written with the
     rows (:data:`~citeaudit.store.bulk.IN_ORDER_INDEXES`) refused a citation or an edge the chunk holds twice
-    (which the readers collapse first), the one-line :class:`DuplicateId` naming it; any other error as it is."""
+    (which the readers collapse first), the one-line :class:`DuplicateId` naming it; likewise an answer or claim id
+    refused by its index kept while writing (:data:`~citeaudit.store.bulk.OVERLAPPED_INDEXES`; ``starts``: the row
+    id of the chunk's first answer and claim, to tell the rows earlier chunks wrote in ``db``); any other error as
+    it is."""
     table = str(error).removeprefix("UNIQUE constraint failed: ").partition(".")[0]
+    if table in ("answers", "claims") and db is not None and starts and table in starts:
+        ids = [row[0] for row in (rows.answers if table == "answers" else rows.claims)]
+        return _id_twice(db, table, ids, starts[table], origin)
     if table == "citations":
         twice = _first_twice((answer, ordinal) for answer, ordinal, *_ in rows.citations)
     elif table == "edges":
@@ -635,6 +647,18 @@ def written_twice(error: sqlite3.IntegrityError, rows: ChunkRows, origin: str) -
     else:
         what = f"edge from claim {rows.claims[row][0]!r} to source {other!r}"
     return DuplicateId(origin, table, f"{what} is written twice by this import")
+
+
+def _id_twice(db: sqlite3.Connection, table: str, ids: list[str], start: int, origin: str) -> Exception:
+    """The :class:`DuplicateId` of the first of a chunk's ``ids`` that the chunk holds twice or an earlier chunk of
+    the import wrote (a row id before ``start``, the chunk's first), as :func:`make_indexes` says it."""
+    earlier = {key for key, pk in _existing(db, table, "id", ids).items() if pk < start}
+    seen: set[str] = set()
+    for value in ids:
+        if value in earlier or value in seen:
+            return DuplicateId(origin, table, f"{_ROW_NAMES[table]} {value!r} is written twice by this import")
+        seen.add(value)
+    return DuplicateId(origin, table, f"an {_ROW_NAMES[table]} is written twice by this import")
 
 
 def _first_twice(pairs: Iterable[tuple[int, Any]]) -> tuple[int, Any] | None:

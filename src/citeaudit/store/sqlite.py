@@ -39,7 +39,7 @@ from citeaudit.core.protocol import fingerprint, protocol_from_mapping_trusted, 
 from citeaudit.core.review_policy import REVIEW_POLICIES
 from citeaudit.core.scope import Scope
 from citeaudit.core.scoring import ScoringColumns
-from citeaudit.store.bulk import IMPORT_TABLES, IN_ORDER_INDEXES, drop_secondary_indexes
+from citeaudit.store.bulk import IMPORT_TABLES, IN_ORDER_INDEXES, OVERLAPPED_INDEXES, drop_secondary_indexes
 from citeaudit.store.chunk_rows import ChunkRows, rows_of
 from citeaudit.store.claims import Claims
 from citeaudit.store.connection import (
@@ -53,7 +53,7 @@ from citeaudit.store.connection import (
     use_wal,
 )
 from citeaudit.store.facts import Facts
-from citeaudit.store.importing import SUMMED, ImportReport, make_indexes, write_rows, written_twice
+from citeaudit.store.importing import SUMMED, ImportReport, _next_pk, make_indexes, write_rows, written_twice
 from citeaudit.store.judgements import Ratings
 from citeaudit.store.migrations import migrate
 from citeaudit.store.pipeline import ChunkWriter, second_core_idle, usable_cores
@@ -238,6 +238,7 @@ class Store:
         metadata: Mapping[str, str] | None = None,
         replace: bool = False,
         actor: str = "",
+        overlapped: bool = False,
     ) -> ImportReport:
         """:meth:`import_audit` for a payload read a chunk at a time (see ``ingest.assemble_chunks``; a chunk may
         also come as its rows, :class:`~citeaudit.store.chunk_rows.ChunkRows`, made in another process): every
@@ -249,7 +250,11 @@ class Store:
         ``platform``, ``run``: :data:`~citeaudit.store.reimport.FIELDS`). The same payload again with the same
         metadata is a no-op; with other metadata it is an :class:`~citeaudit.core.errors.InvalidValue` naming what
         differs, unless ``replace``: then the import's answers move (their claims, edges and judgements with
-        them) and the audit log records it with ``actor``; the report says how many moved."""
+        them) and the audit log records it with ``actor``; the report says how many moved.
+
+        ``overlapped``: the chunks come from a worker process that reads the payload meanwhile (this process waits
+        for them part of the time), so the indexes of :data:`~citeaudit.store.bulk.OVERLAPPED_INDEXES` are kept up
+        to date as the rows are written rather than made after the last row."""
         sha = hashlib.sha256(payload).hexdigest()
         with self.import_transaction() as db:
             found = db.execute("SELECT pk FROM imports WHERE payload_sha256 = ?", (sha,)).fetchone()
@@ -284,7 +289,8 @@ class Store:
             # the import's tables that hold no row yet: their indexes are made once, after the rows, but for those
             # the rows fill in order, kept as they are written
             fresh = _empty_import_tables(db) if self.defer_indexes else frozenset()
-            deferred = drop_secondary_indexes(db, sorted(fresh), unique=True, keep=IN_ORDER_INDEXES) if fresh else []
+            kept = IN_ORDER_INDEXES | OVERLAPPED_INDEXES if overlapped else IN_ORDER_INDEXES
+            deferred = drop_secondary_indexes(db, sorted(fresh), unique=True, keep=kept) if fresh else []
             earlier_sources: dict[int, dict[str, int]] = {}  # by protocol: source row ids by key, chunk to chunk
             imported_sources: dict[str, int] = {}  # every source the import added, by key
             # no key retired yet (a new database): the sources' keys are not looked up among them
@@ -299,6 +305,9 @@ class Store:
                     protocols[:] = [(rows.protocol, self._protocol_pk(db, rows.protocol))]
                 protocol_pk = protocols[0][1]
                 earlier = earlier_sources.setdefault(protocol_pk, {})
+                # where the chunk's answers and claims start: a unique index kept while writing (overlapped) refuses
+                # an id twice as its row is written, and written_twice tells it from the chunk's rows written before
+                starts = {table: _next_pk(db, table) for table in ("answers", "claims")} if overlapped else {}
                 try:
                     part = write_rows(
                         db,
@@ -315,7 +324,7 @@ class Store:
                         retired=retired,
                     )
                 except sqlite3.IntegrityError as exc:
-                    raise written_twice(exc, rows, origin) from None
+                    raise written_twice(exc, rows, origin, db, starts) from None
                 db.executemany(
                     "INSERT INTO ingest_failures (import_pk, ordinal, status, reason, run_id, question_id, platform) "
                     "VALUES (?, ?, ?, ?, ?, ?, ?)",
