@@ -32,40 +32,22 @@ def past_limits(value: Any, max_depth: int, min_int: int, max_int: int) -> bool:
 def _past_object(node: dict[Any, Any], depth: int, max_depth: int, min_int: int, max_int: int) -> bool:
     if depth > max_depth:
         return True
-    for child in node.values():
-        kind = type(child)
-        if kind is str:
-            continue
-        if kind is dict:
-            if _past_object(child, depth + 1, max_depth, min_int, max_int):
-                return True
-        elif kind is list:
-            if _past_array(child, depth + 1, max_depth, min_int, max_int):
-                return True
-        elif kind is int:
-            if not min_int <= child <= max_int:
-                return True
-        elif kind is float and child - child != 0:  # infinite (NaN is refused while parsing)
-            return True
-    return False
+    return any(type(child) is not str and _past(child, depth, max_depth, min_int, max_int) for child in node.values())
 
 
 def _past_array(node: list[Any], depth: int, max_depth: int, min_int: int, max_int: int) -> bool:
     if depth > max_depth:
         return True
-    for child in node:
-        kind = type(child)
-        if kind is str:
-            continue
-        if kind is dict:
-            if _past_object(child, depth + 1, max_depth, min_int, max_int):
-                return True
-        elif kind is list:
-            if _past_array(child, depth + 1, max_depth, min_int, max_int):
-                return True
-        elif kind is int:
-            if not min_int <= child <= max_int:
-                return True
-        elif kind is float and child - child != 0:  # infinite (NaN is refused while parsing)
-            return True
-    return False
+    return any(type(child) is not str and _past(child, depth, max_depth, min_int, max_int) for child in node)
+
+
+def _past(child: Any, depth: int, max_depth: int, min_int: int, max_int: int) -> bool:
+    """Whether ``child``, a value inside a container ``depth`` deep, breaks a limit."""
+    kind = type(child)
+    if kind is dict:
+        return _past_object(child, depth + 1, max_depth, min_int, max_int)
+    if kind is list:
+        return _past_array(child, depth + 1, max_depth, min_int, max_int)
+    if kind is int:
+        return not min_int <= child <= max_int
+    return kind is float and child - child != 0  # infinite (NaN is refused while parsing)

@@ -199,10 +199,10 @@ def _syntax(error: MalformedInput) -> bool:
 _NOT_JSON = object()
 
 
-def _lines(data: bytes) -> Iterator[tuple[int, bytes, int]]:
-    """``(line number, line, where the next line starts)`` of the lines of UTF-8 ``data`` that are not blank
-    (white space only, as ``str.isspace`` has it), split at line feeds, a leading byte order mark left out. The
-    lines stay bytes: jiter reads them as they are."""
+def _lines(data: bytes) -> Iterator[tuple[int, bytes]]:
+    """``(line number, line)`` of the lines of UTF-8 ``data`` that are not blank (white space only, as
+    ``str.isspace`` has it), split at line feeds, a leading byte order mark left out. The lines stay bytes: jiter
+    reads them as they are."""
     start = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
     number, length = 0, len(data)
     while start < length:
@@ -212,8 +212,9 @@ def _lines(data: bytes) -> Iterator[tuple[int, bytes, int]]:
         number += 1
         line = data[start:end]
         start = end + 1
-        if not _blank(line):
-            yield number, line, start
+        # a line that opens with a printable ASCII character is no blank one (nearly every line of JSON Lines)
+        if line and (0x20 < line[0] < 0x7F or not _blank(line)):
+            yield number, line
 
 
 def _blank(line: bytes) -> bool:
@@ -239,20 +240,9 @@ def _json_lines(data: bytes, source: str, first_error: MalformedInput) -> Iterat
         # Not JSON Lines either: report the error where the whole document broke.
         raise first_error
     yield f"line {first[0]}", parsed
-    number, line, start = second
-    yield f"line {number}", load_json(line, source, f"line {number}", bom=False)
-    # The other lines in one loop: _lines and load_json's common case (a line jiter takes, within the limits)
-    # without a generator and a call in between, as a large file has hundreds of thousands of lines.
-    length = len(data)
-    while start < length:
-        end = data.find(b"\n", start)
-        if end < 0:
-            end = length
-        number += 1
-        line = data[start:end]
-        start = end + 1
-        if not line or (not 0x20 < line[0] < 0x7F and _blank(line)):
-            continue
+    # load_json's common case (a line jiter takes, within the limits) without its steps in between, as a large file
+    # has hundreds of thousands of lines
+    for number, line in chain((second,), lines):
         location = f"line {number}"
         value = quick_json(line)
         yield location, value if value is not UNPARSED else load_json(line, source, location, bom=False)
