@@ -97,10 +97,7 @@ def _whole_responses(payloads: Iterable[tuple[str, Any]], source: str) -> Iterat
     seen: dict[str, str] = {}
     new = tuple.__new__  # the named tuple made as the tuple it is: its own constructor is Python code
     for location, payload in payloads:
-        # the engine's own id where nearly every response keeps it (_response_id's first look), else its others
-        found = payload.get("id") if type(payload) is dict else None
-        if not (type(found) is str and found):
-            found = _response_id(payload)
+        found = _response_id(payload)
         if found is not None and seen.setdefault(found, location) != location:
             raise _twice(source, location, found, seen[found])
         yield new(Reassembled, (location, payload, None))
