@@ -369,9 +369,9 @@ def read_and_assemble(payloads: Path, attachment: Attachment, *, objects: bool =
     try:
         parsed = READERS["perplexity"].read_answers(data, str(payloads))
         if objects:
-            numbers: dict[str, int] = {}
+            sent: set[str] = set()
             for audit in assemble_chunks(parsed, attachment, str(payloads), "0" * 64, "perplexity"):
-                rows_of(audit, numbers)
+                rows_of(audit, sent)
         else:
             for _ in assemble_rows(parsed, attachment, str(payloads), "0" * 64, "perplexity"):
                 pass

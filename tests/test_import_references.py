@@ -159,32 +159,3 @@ def test_answers_moved_by_a_reimport_have_their_references_checked(
     with Store(db) as store, pytest.raises(StoreError, match="of answers would refer to a row of runs"):
         ingest_files(store, [path], attachment=moved, replace=True)
     assert contents(db) == before
-
-
-@pytest.mark.parametrize("table", ["citations", "edges"])
-@pytest.mark.parametrize(
-    "number",
-    [lambda count: count, lambda count: count + 40, lambda count: -1],
-    ids=["one-past-the-last", "far-past", "negative"],
-)
-def test_a_chunk_referring_to_a_source_the_import_has_not_brought_is_refused_and_nothing_is_written(
-    tmp_path: Path, table: str, number: Callable[[int], int]
-) -> None:
-    """The rows refer to a source by its number in the import (ChunkRows.sources): a number past the sources the
-    import's chunks have brought so far (here the chunk's own, as it is the import's first) finds no row id; it is
-    refused before a citation or an edge is written."""
-    rows = _one_chunk(tmp_path)
-    count = len(rows.sources)
-    if table == "citations":
-        first = rows.citations[0]
-        broken = rows._replace(citations=[(*first[:2], number(count), *first[3:]), *rows.citations[1:]])
-    else:
-        edge = rows.edges[0]
-        broken = rows._replace(edges=[(edge[0], number(count), *edge[2:]), *rows.edges[1:]])
-    db = tmp_path / "ledger.db"
-    with Store(db) as store:
-        ingest_files(store, [write_lines(tmp_path / "earlier.jsonl", sonar_lines(6, 6))], attachment=ATTACHMENT)
-    before = contents(db)
-    with Store(db) as store, pytest.raises(StoreError, match=f"a row of {table} refers to source {number(count)} "):
-        store.import_chunks([broken], b"broken rows", origin="broken")
-    assert contents(db) == before

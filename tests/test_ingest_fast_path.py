@@ -394,9 +394,7 @@ def test_a_citation_or_an_edge_a_chunk_holds_twice_is_named_and_nothing_is_writt
         ),
         "edges": (
             rows._replace(edges=[*rows.edges, edge]),
-            # the edge's source named by its key (the rows refer to it by its number in the import)
-            f"twice.json: edges: edge from claim {claim_id!r} to source {rows.sources[edge[1]][0]!r} is written twice "
-            "by this import",
+            f"twice.json: edges: edge from claim {claim_id!r} to source {edge[1]!r} is written twice by this import",
         ),
     }
     for chunk, message in twice.values():

@@ -21,7 +21,6 @@ MODULES = [
     "judgements.py",
     "connection.py",
     "importing.py",
-    "import_clashes.py",
     "chunk_rows.py",
     "bulk.py",
     *(f"migrations/{path.name}" for path in sorted((STORE / "migrations").glob("*.py"))),

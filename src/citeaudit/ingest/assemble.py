@@ -215,9 +215,9 @@ def assemble_rows(
     size: int | None = CHUNK,
 ) -> Iterator[ChunkRows]:
     """:func:`assemble_chunks` as the rows each chunk writes (:func:`citeaudit.store.chunk_rows.rows_of` of each
-    chunk: the sources numbered over the chunks, those of earlier chunks left out), made straight from the answer
-    records without the model objects in between: the same checks, errors, ids and keys, in the same order. The
-    rows are only valid written in order, into one import (see :func:`citeaudit.store.importing.write_rows`)."""
+    chunk, the sources of earlier chunks left out as with ``sent``), made straight from the answer records
+    without the model objects in between: the same checks, errors, ids and keys, in the same order. The rows are
+    only valid written in order, into one import (see :func:`citeaudit.store.importing.write_rows`)."""
     records = iter(parsed)
     head = list(islice(records, 2))
     single = len(head) == 1  # one answer in the payload: its id needs no index
@@ -228,8 +228,7 @@ def assemble_rows(
     pending = str(SourceStatus.PENDING)
     runs: dict[str, Run] = {}
     seen_ids: set[str] = set()
-    numbers: dict[str, int] = {}  # each source's number in the import (ChunkRows.sources), by key
-    unsent: list[str] = []  # the keys numbered since the last chunk, in order
+    sent: set[str] = set()
     today = datetime.now(UTC).date().isoformat()
     protocol = attachment.protocol
     cited_kind, dangling_kind = CitationKind.CITED, CitationKind.DANGLING
@@ -240,15 +239,16 @@ def assemble_rows(
     edges: list[EdgeRow] = []
     locations: list[LocationRow] = []
     failures: list[FailureRow] = []
+    referenced: dict[str, None] = {}
     taken = 0
 
     def chunk() -> ChunkRows:
-        sources = [_source_row(key, first_seen, registered, pending) for key in unsent]
-        unsent.clear()
+        fresh = [key for key in referenced if key not in sent]
+        sent.update(fresh)
         return ChunkRows(
             protocol=protocol,
             runs=tuple(runs.values()),
-            sources=sources,
+            sources=[_source_row(key, first_seen, registered, pending) for key in fresh],
             answers=answers,
             citations=citations,
             claims=claims,
@@ -261,7 +261,7 @@ def assemble_rows(
     for index, record in enumerate(chain(head, records)):
         if size is not None and taken == size:
             yield chunk()
-            answers, citations, claims, edges, locations, failures, taken = [], [], [], [], [], [], 0
+            answers, citations, claims, edges, locations, failures, referenced, taken = [], [], [], [], [], [], {}, 0
         taken += 1
         where = f"answer {index}"
         platform = attachment.platform or record.platform or default_platform
@@ -280,7 +280,7 @@ def assemble_rows(
         seen_ids.add(answer_id)
         position = len(answers)
         length = len(record.text)
-        keys: list[int | None] = []  # each citation's source, by number
+        keys: list[str | None] = []
         cited_at: list[bool] = []
         first = len(citations)
         for ci, cited in enumerate(record.citations):
@@ -290,7 +290,7 @@ def assemble_rows(
                 start is None or end is None or not 0 <= start <= end <= length
             ):
                 check_span(source, f"{where}.citations[{ci}]", start, end, length)
-            number: int | None = None
+            key = None
             if kind is not dangling_kind:
                 # a URL seen before has its key already; the location is only spelled out for a new one
                 if given_document is None and url:
@@ -307,13 +307,10 @@ def assemble_rows(
                     key = (url_keys.get(url) if url else None) or registry.key_for(
                         source, f"{where}.citations[{ci}]", answer_id, url, title, document, publisher
                     )
-                number = numbers.get(key)
-                if number is None:  # cited for the first time in the import: the next number
-                    number = numbers[key] = len(numbers)
-                    unsent.append(key)
-            keys.append(number)
+                referenced[key] = None
+            keys.append(key)
             cited_at.append(kind is cited_kind)
-            citations.append((position, ci, number, url, title, marker, kind_text[kind], start, end, quote))
+            citations.append((position, ci, key, url, title, marker, kind_text[kind], start, end, quote))
         answers.append(
             (
                 answer_id,
@@ -338,22 +335,22 @@ def assemble_rows(
             claims.append((claim_id, position, claim_text, c_start, c_end, None, None, None))
             if len(marked) == 1:  # the common claim, closed by one marker: one edge of one location
                 i = marked[0]
-                number = keys[i]
-                if number is not None and cited_at[i]:  # dangling markers and retrieved sources never make edges
+                key = keys[i]
+                if key is not None and cited_at[i]:  # dangling markers and retrieved sources never make edges
                     row = citations[first + i]
                     locations.append((len(edges), row[5], row[7], row[8]))
-                    edges.append((claim_position, number, 1, ()))
+                    edges.append((claim_position, key, 1, ()))
                 continue
-            found: dict[int, list[tuple[str | None, int | None, int | None]]] = {}
+            found: dict[str, list[tuple[str | None, int | None, int | None]]] = {}
             for i in marked:
-                number = keys[i]
-                if number is None or not cited_at[i]:
+                key = keys[i]
+                if key is None or not cited_at[i]:
                     continue
                 row = citations[first + i]
-                found.setdefault(number, []).append((row[5], row[7], row[8]))
-            for number, spots in found.items():
+                found.setdefault(key, []).append((row[5], row[7], row[8]))
+            for key, spots in found.items():
                 edge = len(edges)
-                edges.append((claim_position, number, len(spots), ()))
+                edges.append((claim_position, key, len(spots), ()))
                 for marker, start, end in spots:  # a loop, not a generator made for every edge
                     locations.append((edge, marker, start, end))
     yield chunk()

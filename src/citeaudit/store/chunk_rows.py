@@ -5,6 +5,7 @@ where it was read (:func:`rows_of`), possibly in another process, and written by
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
 from citeaudit.core.identity import url_location
@@ -54,13 +55,12 @@ def source_row(s: Source) -> SourceRow:
 
 AnswerRow = tuple[str, str, str, str, _Text, _Text, _Text, _Text, _Text, _Text, _Text]
 """``(id, question_id, run_id, text, platform, model, locale, payload_sha256, retrieval, queries, reason)``."""
-CitationRow = tuple[int, int, int | None, _Text, _Text, _Text, str, int | None, int | None, _Text]
-"""``(answer position, ordinal, source number, url, title, marker, kind, start, end, quote)``: the source by its
-number in the import (see :attr:`ChunkRows.sources`), ``None`` for a dangling marker."""
+CitationRow = tuple[int, int, _Text, _Text, _Text, _Text, str, int | None, int | None, _Text]
+"""``(answer position, ordinal, source key, url, title, marker, kind, start, end, quote)``."""
 ClaimRow = tuple[str, int, str, int | None, int | None, _Text, _Text, _Text]
 """``(id, answer position, text, start, end, required fact id, severity, entity)``."""
-EdgeRow = tuple[int, int, int, tuple[Judgement, ...]]
-"""``(claim position, source number, number of locations, judgements)``."""
+EdgeRow = tuple[int, str, int, tuple[Judgement, ...]]
+"""``(claim position, source key, number of locations, judgements)``."""
 LocationRow = tuple[int, _Text, int | None, int | None]
 """``(edge position, marker, start, end)``."""
 FailureRow = tuple[int, str, _Text, str, _Text, str]
@@ -78,11 +78,7 @@ class ChunkRows(NamedTuple):
     runs: tuple[Run, ...]
     """Every run the answers belong to."""
     sources: list[SourceRow]
-    """The sources the import's rows refer to for the first time in this chunk, in the order of their numbers: the
-    rows refer to a source by its number, counted from 0 over the import's chunks in the order they bring the
-    sources (the first chunk's first source is 0; a later chunk's first new one is the count of those before it).
-    A number is a position in a list where the writer keeps each source's row id, where a key would be looked up in
-    a table of strings for every citation and edge."""
+    """Every source the chunk refers to."""
     answers: list[AnswerRow]
     """The answers, in order."""
     citations: list[CitationRow]
@@ -104,20 +100,17 @@ def _text(value: str | None) -> str | None:
     return None if value is None else str(value)
 
 
-def rows_of(audit: Audit, numbers: dict[str, int] | None = None) -> ChunkRows:
-    """The rows ``audit`` writes. ``numbers``: the number of each source (by key) that the rows of earlier chunks of
-    the same import brought (see :attr:`ChunkRows.sources`); those sources are left out (the writer knows them, see
-    :func:`~citeaudit.store.importing.write_rows`), and the others are numbered after them and added to it.
-    Without it the audit is the import's first chunk."""
-    numbers = {} if numbers is None else numbers
-    new = [_numbered(s, numbers) for s in audit.sources if s.key not in numbers]
+def rows_of(audit: Audit, sent: set[str] | None = None) -> ChunkRows:
+    """The rows ``audit`` writes. ``sent``: the keys of the sources that the rows of earlier chunks of the same
+    import carried; those sources are left out (the writer knows them, see
+    :func:`~citeaudit.store.importing.write_rows`), and the keys of the others are added to it."""
     answer_at = {answer.id: i for i, answer in enumerate(audit.answers)}
     claim_at = {claim.id: i for i, claim in enumerate(audit.claims)}
     kind_text = KIND_TEXT
     return ChunkRows(
         protocol=audit.protocol,
         runs=audit.runs,
-        sources=new,
+        sources=[source_row(s) for s in (audit.sources if sent is None else _unsent(audit.sources, sent))],
         answers=[
             (
                 a.id,
@@ -135,18 +128,7 @@ def rows_of(audit: Audit, numbers: dict[str, int] | None = None) -> ChunkRows:
             for a in audit.answers
         ],
         citations=[
-            (
-                i,
-                ci,
-                None if c.source_key is None else numbers[c.source_key],
-                c.url,
-                c.title,
-                c.marker,
-                kind_text[c.kind],
-                c.start,
-                c.end,
-                c.quote,
-            )
+            (i, ci, c.source_key, c.url, c.title, c.marker, kind_text[c.kind], c.start, c.end, c.quote)
             for i, answer in enumerate(audit.answers)
             for ci, c in enumerate(answer.citations)
         ],
@@ -155,8 +137,7 @@ def rows_of(audit: Audit, numbers: dict[str, int] | None = None) -> ChunkRows:
             for c in audit.claims
         ],
         edges=[
-            (claim_at[edge.claim_id], numbers[edge.source_key], len(edge.locations), edge.judgements)
-            for edge in audit.edges
+            (claim_at[edge.claim_id], edge.source_key, len(edge.locations), edge.judgements) for edge in audit.edges
         ],
         locations=[
             (i, location.marker, location.start, location.end)
@@ -170,7 +151,8 @@ def rows_of(audit: Audit, numbers: dict[str, int] | None = None) -> ChunkRows:
     )
 
 
-def _numbered(source: Source, numbers: dict[str, int]) -> SourceRow:
-    """``source``'s row, the source numbered after those before it."""
-    numbers[source.key] = len(numbers)
-    return source_row(source)
+def _unsent(sources: Iterable[Source], sent: set[str]) -> Iterator[Source]:
+    for source in sources:
+        if source.key not in sent:
+            sent.add(source.key)
+            yield source

@@ -12,13 +12,14 @@ and SQLite's cost per statement is paid once a batch.
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass, field
-from functools import partial
+from dataclasses import dataclass
 from itertools import compress, repeat
-from operator import is_, is_not, itemgetter
+from operator import is_, itemgetter
+from typing import Any
 
 from citeaudit.core.clock import utc_now
 from citeaudit.core.errors import DuplicateId, InvalidValue, StoreError
@@ -31,7 +32,7 @@ from citeaudit.store.chunk_rows import KIND_TEXT, AnswerRow, ChunkRows, Citation
 from citeaudit.store.judgements import INSERT_JUDGEMENT, judgement_row
 from citeaudit.store.review_rules import account_role, policy_reviews_required
 
-__all__ = ["SUMMED", "ImportReport", "ImportSources", "write_rows"]
+__all__ = ["SUMMED", "ImportReport", "make_indexes", "write_rows", "written_twice"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,19 +98,6 @@ SUMMED = (
 """ImportReport counts that add up over the chunks of one import (the source counts are reckoned over all)."""
 
 
-@dataclass(slots=True)
-class ImportSources:
-    """The sources an import's rows refer to, by number (see :attr:`~citeaudit.store.chunk_rows.ChunkRows.sources`),
-    kept from chunk to chunk: the row id and the key of each, and how many of them are tied to each protocol."""
-
-    pks: list[int] = field(default_factory=list)
-    """The row id of each source, by number."""
-    keys: list[str] = field(default_factory=list)
-    """The key of each source, by number."""
-    tied: dict[int, int] = field(default_factory=dict)
-    """For each protocol (by row id), how many of the sources, from the first, are tied to it."""
-
-
 def _state_and_code(judgements: Sequence[Judgement], reviews_required: int) -> tuple[str, int]:
     """The edge's state and final code under the policy: only the judgements the policy counts decide it."""
     stored = [StoredJudgement(i, judgement) for i, judgement in enumerate(judgements)]
@@ -140,9 +128,7 @@ def _log_judgements(db: sqlite3.Connection, rows: ChunkRows, origin: str, sha: s
     )
 
 
-def _check_judgements(
-    db: sqlite3.Connection, rows: ChunkRows, origin: str, reviews_required: int, keys: Sequence[str]
-) -> None:
+def _check_judgements(db: sqlite3.Connection, rows: ChunkRows, origin: str, reviews_required: int) -> None:
     """Every person's judgement the rows carry, checked in the order given by the rules every door follows
     (:func:`citeaudit.core.review_policy.judgement_refusal`): the first one that breaks them is an
     :class:`InvalidValue` naming the file, the judgement's place and the rule, before anything is written.
@@ -155,7 +141,7 @@ def _check_judgements(
     accounts = db.execute("SELECT 1 FROM reviewers LIMIT 1").fetchone() is not None
     limit = max(reviews_required, 2)
     roles: dict[str | None, str | None] = {}
-    for claim, source, _, judgements in rows.edges:
+    for claim, key, _, judgements in rows.edges:
         existing: list[StoredJudgement] = []
         for number, judgement in enumerate(judgements, start=1):
             if judgement.origin is Origin.HUMAN:
@@ -169,8 +155,7 @@ def _check_judgements(
                 if why is not None:
                     raise InvalidValue(
                         origin,
-                        f"claim {rows.claims[claim][0]!r}, source {keys[source]!r}, "
-                        f"judgement {number} of {len(judgements)}",
+                        f"claim {rows.claims[claim][0]!r}, source {key!r}, judgement {number} of {len(judgements)}",
                         f"{judgement.stage} by {judgement.reviewer!r} is refused: {why}",
                     )
             existing.append(StoredJudgement(number, judgement))
@@ -201,36 +186,39 @@ def write_rows(
     sha: str,
     new_keys: set[str],
     known_keys: set[str],
-    sources: ImportSources | None = None,
+    earlier_sources: dict[str, int] | None = None,
     *,
     fresh: Collection[str] = (),
+    imported: dict[str, int] | None = None,
     retired: bool = True,
 ) -> ImportReport:
     """Write the rows of one audit (or one chunk of a payload; see :func:`~citeaudit.store.chunk_rows.rows_of`)
     measured under the stored protocol ``protocol_pk``, inside the caller's transaction; ``new_keys`` gathers the
-    source keys this import added and ``known_keys`` those it found stored before it. ``sources``: the sources that
-    earlier chunks of the import brought, by number (:class:`ImportSources`, kept from chunk to chunk; this chunk's
-    are added to it); without it the rows are the import's first chunk.
+    source keys this import added and ``known_keys`` those it found stored before it. ``earlier_sources``: the row
+    ids of the sources that earlier chunks of the import, measured under the same protocol, referred to (by key),
+    kept from chunk to chunk: those sources are neither looked up nor tied to the protocol again, and the rows may
+    leave them out.
 
     ``fresh``: the tables that held no row when the import began and whose unique indexes it dropped (see
-    :func:`~citeaudit.store.import_clashes.make_indexes`): their ids and keys are not looked up, as nothing was
-    stored before the import, and a clash within it is found when the indexes are made. ``retired``: whether the
-    database held a retired source key (a row of ``source_keys``) when the import began; when it held none, a key is
-    not looked up there (only resolving sources retires keys, and the import's transaction keeps every other writer
-    out)."""
+    :func:`make_indexes`): their ids are not looked up, as nothing was stored before the import, and a clash within
+    it is found when the indexes are made. ``imported``: every source the import added, by key, kept from chunk
+    to chunk (the sources' keys are then looked up there when ``sources`` is fresh). ``retired``: whether the
+    database held a retired source key (a row of ``source_keys``) when the import began; when it held none, a key
+    is not looked up there (only resolving sources retires keys, and the import's transaction keeps every other
+    writer out)."""
     _check_positions(rows, origin)
-    sources = ImportSources() if sources is None else sources
     question_pk = dict(db.execute("SELECT id, pk FROM questions WHERE protocol_pk = ?", (protocol_pk,)))
     fact_pk = dict(db.execute("SELECT id, pk FROM required_facts WHERE protocol_pk = ?", (protocol_pk,)))
     run_pk, new_runs = _write_runs(db, rows.runs, protocol_pk, origin)
-    _write_sources(db, rows.sources, protocol_pk, new_keys, known_keys, sources, "sources" in fresh, retired)
-    _check_numbers(rows, len(sources.pks), origin)
+    earlier = {} if earlier_sources is None else earlier_sources
+    added = imported if "sources" in fresh and imported is not None else None
+    source_pk = _write_sources(db, rows.sources, protocol_pk, new_keys, known_keys, earlier, added, retired)
     next_answer = _write_answers(db, rows.answers, import_pk, origin, run_pk, question_pk, "answers" in fresh)
     _lock_facts(db, rows, protocol_pk, run_pk)
-    kinds, unplaced = _write_citations(db, rows.citations, next_answer, sources.pks)
+    kinds, unplaced = _write_citations(db, rows.citations, next_answer, source_pk)
     next_claim = _write_claims(db, rows.claims, origin, next_answer, fact_pk, "claims" in fresh)
-    _write_edges(db, rows, origin, sha, next_claim, sources)
-    _write_evidence_groups(db, rows, origin, next_claim, sources)
+    _write_edges(db, rows, origin, sha, next_claim, source_pk)
+    _write_evidence_groups(db, rows, origin, next_claim, source_pk)
     return ImportReport(
         origin=origin,
         sha256=sha,
@@ -248,8 +236,7 @@ def write_rows(
     )
 
 
-_FIRST, _SECOND, _THIRD, _FOURTH = itemgetter(0), itemgetter(1), itemgetter(2), itemgetter(3)
-_SEVENTH, _EIGHTH = itemgetter(6), itemgetter(7)
+_FIRST, _SECOND, _FOURTH, _SEVENTH, _EIGHTH = itemgetter(0), itemgetter(1), itemgetter(3), itemgetter(6), itemgetter(7)
 """Fields of a row by position, for the passes over every row made at C speed (``map``, ``Counter``)."""
 
 
@@ -271,26 +258,6 @@ def _check_positions(rows: ChunkRows, origin: str) -> None:
                 f"{origin}: a row of {table} refers to {parent[:-1]} {bad} of a chunk of {parents} {parent}; "
                 "nothing written"
             )
-
-
-def _check_numbers(rows: ChunkRows, count: int, origin: str) -> None:
-    """Raise :class:`~citeaudit.core.errors.StoreError` unless every source the citations and edges refer to by
-    number is one of the ``count`` the import has brought so far (see
-    :attr:`~citeaudit.store.chunk_rows.ChunkRows.sources`)."""
-    for table, numbers in (
-        ("citations", filter(_NOT_NONE, map(_THIRD, rows.citations))),
-        ("edges", map(_SECOND, rows.edges)),
-    ):
-        seen = list(numbers)
-        if seen and (min(seen) < 0 or max(seen) >= count):
-            bad = next(n for n in seen if not 0 <= n < count)
-            raise StoreError(
-                f"{origin}: a row of {table} refers to source {bad} of the {count} the import has brought; "
-                "nothing written"
-            )
-
-
-_NOT_NONE = partial(is_not, None)
 
 
 def _write_runs(
@@ -342,54 +309,53 @@ def _write_runs(
 
 def _write_sources(
     db: sqlite3.Connection,
-    rows: Sequence[SourceRow],
+    sources: Sequence[SourceRow],
     protocol_pk: int,
     new_keys: set[str],
     known_keys: set[str],
-    sources: ImportSources,
-    fresh: bool = False,
+    earlier: dict[str, int],
+    added: dict[str, int] | None = None,
     retired: bool = True,
-) -> None:
-    """Insert the sources the chunk brings (``rows``, numbered after the import's earlier ones), but those stored
-    already (found by key), and add their row ids and keys to ``sources``; tie every source of the import not yet
-    tied to the protocol. ``fresh``: the import began without sources, so none is looked up (the table's index on
-    keys is made after the rows). ``retired``: whether keys retired when their source resolved or merged are looked
-    up (see :func:`write_rows`)."""
-    keys = [row[0] for row in rows]
-    found = {} if fresh else _existing(db, "sources", "key", keys)
+) -> dict[str, int]:
+    """Row ids of the audit's sources by key, new ones inserted and every one tied to the protocol. ``earlier``
+    holds those of the sources that earlier chunks of the import (under the same protocol) referred to: they
+    are not looked up again; this chunk's are added to it, and it is returned. ``added``: when the import began
+    without sources, every source it added (the keys are looked up there, not in the table, whose index on keys
+    is made after the rows); the new ones are added to it. ``retired``: whether keys retired when their source
+    resolved or merged are looked up (see :func:`write_rows`)."""
+    fresh = [source for source in sources if source[0] not in earlier]
+    keys = [source[0] for source in fresh]
+    source_pk = _existing(db, "sources", "key", keys) if added is None else {k: added[k] for k in keys if k in added}
     # A key retired when its source resolved to another page (or merged) still finds that source.
-    unknown = [key for key in keys if key not in found] if retired else []
+    unknown = [source[0] for source in fresh if source[0] not in source_pk] if retired else []
     for chunk in range(0, len(unknown), 500):
         batch = unknown[chunk : chunk + 500]
-        found.update(
+        source_pk.update(
             db.execute(f"SELECT key, source_pk FROM source_keys WHERE key IN ({', '.join('?' * len(batch))})", batch)
         )
-    known_keys.update(key for key in found if key not in new_keys)
+    known_keys.update(key for key in source_pk if key not in new_keys)
     next_source = _next_pk(db, "sources")
-    added: dict[str, int] = {}  # the chunk's new sources (a key the rows bring twice is one source)
     source_rows: list[tuple[object, ...]] = []
-    pks = sources.pks
-    for row in rows:
-        key = row[0]
-        pk = found.get(key)
-        if pk is None:
-            pk = added.get(key)
-            if pk is None:
-                pk = added[key] = next_source
-                source_rows.append((next_source, *row))
-                next_source += 1
-        pks.append(pk)
-    sources.keys.extend(keys)
-    new_keys.update(added)
+    for row in fresh:
+        if row[0] in source_pk:
+            continue
+        source_pk[row[0]] = next_source
+        source_rows.append((next_source, *row))
+        next_source += 1
+    new_keys.update(str(row[1]) for row in source_rows)
+    if added is not None:
+        added.update((str(row[1]), source_pk[str(row[1])]) for row in source_rows)
     insert_rows(
         db,
         "INSERT INTO sources (pk, key, url, resolved_url, title, publisher, status, reason, fetched_at, "
         "content_hash, host, path) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         source_rows,
     )
-    tied = sources.tied.get(protocol_pk, 0)
-    insert_rows(db, "INSERT OR IGNORE INTO protocol_sources VALUES (?, ?)", [(protocol_pk, pk) for pk in pks[tied:]])
-    sources.tied[protocol_pk] = len(pks)
+    insert_rows(
+        db, "INSERT OR IGNORE INTO protocol_sources VALUES (?, ?)", [(protocol_pk, pk) for pk in source_pk.values()]
+    )
+    earlier.update(source_pk)
+    return earlier
 
 
 def _write_answers(
@@ -454,7 +420,7 @@ _CITED, _DANGLING, _RETRIEVED = (
 
 
 def _write_citations(
-    db: sqlite3.Connection, citations: Sequence[CitationRow], next_answer: int, source_pk: Sequence[int]
+    db: sqlite3.Connection, citations: Sequence[CitationRow], next_answer: int, source_pk: dict[str, int]
 ) -> tuple[Counter[str], int]:
     """Insert every answer's citations in order; how many there are of each kind (by its stored text), and how
     many cited sources have no position in the answer text."""
@@ -469,7 +435,7 @@ def _write_citations(
             (
                 next_answer + answer,
                 ordinal,
-                None if source is None else source_pk[source],
+                None if key is None else source_pk[key],
                 url,
                 title,
                 marker,
@@ -478,7 +444,7 @@ def _write_citations(
                 end,
                 quote,
             )
-            for answer, ordinal, source, url, title, marker, kind, start, end, quote in citations
+            for answer, ordinal, key, url, title, marker, kind, start, end, quote in citations
         ),
     )
     return kinds, unplaced
@@ -523,7 +489,7 @@ def _write_claims(
 
 
 def _write_edges(
-    db: sqlite3.Connection, rows: ChunkRows, origin: str, sha: str, next_claim: int, sources: ImportSources
+    db: sqlite3.Connection, rows: ChunkRows, origin: str, sha: str, next_claim: int, source_pk: dict[str, int]
 ) -> None:
     """Insert the edges with their state and final code, their citation locations and their judgements."""
     next_edge = _next_pk(db, "edges")
@@ -531,24 +497,23 @@ def _write_edges(
     reviews_required = policy_reviews_required(db)
     judged = any(map(_FOURTH, rows.edges))  # an engine payload's edges come without judgements
     if judged:
-        _check_judgements(db, rows, origin, reviews_required, sources.keys)
+        _check_judgements(db, rows, origin, reviews_required)
         _log_judgements(db, rows, origin, sha)
     state, code = _state_and_code((), reviews_required)  # what nearly every imported edge has: no judgement yet
-    source_pk = sources.pks
     insert_rows(
         db,
         "INSERT INTO edges VALUES (?, ?, ?, ?, ?, ?)",
         (
-            (next_edge + i, next_claim + claim, source_pk[source], state, code, locations)
+            (next_edge + i, next_claim + claim, source_pk[key], state, code, locations)
             if not judgements
             else (
                 next_edge + i,
                 next_claim + claim,
-                source_pk[source],
+                source_pk[key],
                 *_state_and_code(judgements, reviews_required),
                 locations,
             )
-            for i, (claim, source, locations, judgements) in enumerate(rows.edges)
+            for i, (claim, key, locations, judgements) in enumerate(rows.edges)
         ),
     )
     insert_rows(
@@ -568,14 +533,13 @@ def _write_evidence_groups(
     rows: ChunkRows,
     origin: str,
     next_claim: int,
-    sources: ImportSources,
+    source_pk: dict[str, int],
 ) -> None:
     """Insert the audit's evidence groups with their sources (a duplicate id is refused). A group's reviewer is a
     review account that is no admin, as a judgement's is (a database with no accounts takes the file's names)."""
     if not rows.evidence_groups:
         return
     claim_pk = {claim[0]: next_claim + i for i, claim in enumerate(rows.claims)}
-    source_pk = dict(zip(sources.keys, sources.pks, strict=True))
     accounts = db.execute("SELECT 1 FROM reviewers LIMIT 1").fetchone() is not None
     for group in rows.evidence_groups:
         if accounts and group.reviewer is not None:
@@ -650,3 +614,81 @@ def _insert_unique(
         position, first = min((i, item) for i, item in enumerate(ids) if item in clash)
         raise DuplicateId(origin, f"{path}[{position}].id", f"{table[:-1]} {first!r} is already in the database")
     insert_rows(db, sql, rows)
+
+
+def written_twice(
+    error: sqlite3.IntegrityError,
+    rows: ChunkRows,
+    origin: str,
+    db: sqlite3.Connection | None = None,
+    starts: dict[str, int] | None = None,
+) -> Exception:
+    """What to raise for ``error``, raised as a chunk's ``rows`` were written: when a unique index written with the
+    rows (:data:`~citeaudit.store.bulk.IN_ORDER_INDEXES`) refused a citation or an edge the chunk holds twice
+    (which the readers collapse first), the one-line :class:`DuplicateId` naming it; likewise an answer or claim id
+    refused by its index kept while writing (:data:`~citeaudit.store.bulk.OVERLAPPED_INDEXES`; ``starts``: the row
+    id of the chunk's first answer and claim, to tell the rows earlier chunks wrote in ``db``); any other error as
+    it is."""
+    table = str(error).removeprefix("UNIQUE constraint failed: ").partition(".")[0]
+    if table in ("answers", "claims") and db is not None and starts and table in starts:
+        ids = [row[0] for row in (rows.answers if table == "answers" else rows.claims)]
+        return _id_twice(db, table, ids, starts[table], origin)
+    if table == "citations":
+        twice = _first_twice((answer, ordinal) for answer, ordinal, *_ in rows.citations)
+    elif table == "edges":
+        twice = _first_twice((claim, key) for claim, key, *_ in rows.edges)
+    else:
+        return error
+    if twice is None:
+        return error
+    row, other = twice
+    if table == "citations":
+        what = f"citation {other} of answer {rows.answers[row][0]!r}"
+    else:
+        what = f"edge from claim {rows.claims[row][0]!r} to source {other!r}"
+    return DuplicateId(origin, table, f"{what} is written twice by this import")
+
+
+def _id_twice(db: sqlite3.Connection, table: str, ids: list[str], start: int, origin: str) -> Exception:
+    """The :class:`DuplicateId` of the first of a chunk's ``ids`` that the chunk holds twice or an earlier chunk of
+    the import wrote (a row id before ``start``, the chunk's first), as :func:`make_indexes` says it."""
+    earlier = {key for key, pk in _existing(db, table, "id", ids).items() if pk < start}
+    seen: set[str] = set()
+    for value in ids:
+        if value in earlier or value in seen:
+            return DuplicateId(origin, table, f"{_ROW_NAMES[table]} {value!r} is written twice by this import")
+        seen.add(value)
+    return DuplicateId(origin, table, f"an {_ROW_NAMES[table]} is written twice by this import")
+
+
+def _first_twice(pairs: Iterable[tuple[int, Any]]) -> tuple[int, Any] | None:
+    """The first pair seen a second time, if any."""
+    seen: set[tuple[int, Any]] = set()
+    for pair in pairs:
+        if pair in seen:
+            return pair
+        seen.add(pair)
+    return None
+
+
+_UNIQUE_INDEX = re.compile(r"CREATE UNIQUE INDEX (\w+) ON (\w+)\s*\(([^)]*)\)")
+_ROW_NAMES = {"answers": "answer id", "claims": "claim id", "sources": "source key"}
+
+
+def make_indexes(db: sqlite3.Connection, statements: Sequence[str], origin: str) -> None:
+    """Make the indexes an import dropped while it wrote into empty tables (the statements of
+    :func:`~citeaudit.store.bulk.drop_secondary_indexes`), inside its transaction. A unique index the rows break
+    (the same id twice in one import, which the readers refuse first) is a :class:`DuplicateId` naming the table
+    and the value, and the caller's transaction is rolled back."""
+    for statement in statements:
+        try:
+            db.execute(statement)
+        except sqlite3.IntegrityError:
+            match = _UNIQUE_INDEX.match(statement)
+            if match is None:
+                raise
+            _, table, columns = match.groups()
+            row = db.execute(f"SELECT {columns} FROM {table} GROUP BY {columns} HAVING count(*) > 1 LIMIT 1").fetchone()
+            shown = _ROW_NAMES.get(table, f"{table} ({columns})")
+            value = "?" if row is None else (repr(row[0]) if len(row) == 1 else repr(tuple(row)))
+            raise DuplicateId(origin, table, f"{shown} {value} is written twice by this import") from None

@@ -53,8 +53,7 @@ from citeaudit.store.connection import (
     use_wal,
 )
 from citeaudit.store.facts import Facts
-from citeaudit.store.import_clashes import make_indexes, written_twice
-from citeaudit.store.importing import SUMMED, ImportReport, ImportSources, _next_pk, write_rows
+from citeaudit.store.importing import SUMMED, ImportReport, _next_pk, make_indexes, write_rows, written_twice
 from citeaudit.store.judgements import Ratings
 from citeaudit.store.migrations import migrate
 from citeaudit.store.pipeline import ChunkWriter, second_core_idle, usable_cores
@@ -292,19 +291,20 @@ class Store:
             fresh = _empty_import_tables(db) if self.defer_indexes else frozenset()
             kept = IN_ORDER_INDEXES | OVERLAPPED_INDEXES if overlapped else IN_ORDER_INDEXES
             deferred = drop_secondary_indexes(db, sorted(fresh), unique=True, keep=kept) if fresh else []
-            sources = ImportSources()  # the sources the chunks have brought, by number, chunk to chunk
-            numbers: dict[str, int] = {}  # their numbers by key, for the chunks that come as audits
+            earlier_sources: dict[int, dict[str, int]] = {}  # by protocol: source row ids by key, chunk to chunk
+            imported_sources: dict[str, int] = {}  # every source the import added, by key
             # no key retired yet (a new database): the sources' keys are not looked up among them
             retired = db.execute("SELECT 1 FROM source_keys LIMIT 1").fetchone() is not None
 
             protocols: list[tuple[Protocol, int]] = []  # the last chunk's protocol and its row id
 
             def write(chunk: Audit | ChunkRows) -> tuple[ImportReport, int]:
-                rows = chunk if isinstance(chunk, ChunkRows) else rows_of(chunk, numbers)
+                rows = chunk if isinstance(chunk, ChunkRows) else rows_of(chunk)
                 # a payload's chunks share one protocol object: it is looked up (by its fingerprint) once
                 if not protocols or protocols[0][0] is not rows.protocol:
                     protocols[:] = [(rows.protocol, self._protocol_pk(db, rows.protocol))]
                 protocol_pk = protocols[0][1]
+                earlier = earlier_sources.setdefault(protocol_pk, {})
                 # where the chunk's answers and claims start: a unique index kept while writing (overlapped) refuses
                 # an id twice as its row is written, and written_twice tells it from the chunk's rows written before
                 starts = {table: _next_pk(db, table) for table in ("answers", "claims")} if overlapped else {}
@@ -318,12 +318,13 @@ class Store:
                         sha,
                         new_keys,
                         known_keys,
-                        sources,
+                        earlier,
                         fresh=fresh,
+                        imported=imported_sources,
                         retired=retired,
                     )
                 except sqlite3.IntegrityError as exc:
-                    raise written_twice(exc, rows, origin, db, starts, sources.keys) from None
+                    raise written_twice(exc, rows, origin, db, starts) from None
                 db.executemany(
                     "INSERT INTO ingest_failures (import_pk, ordinal, status, reason, run_id, question_id, platform) "
                     "VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -506,7 +507,7 @@ def _check_references(db: sqlite3.Connection, table: str, origin: str) -> None:
 def _empty_import_tables(db: sqlite3.Connection) -> frozenset[str]:
     """The tables receiving an import's rows in bulk (:data:`~citeaudit.store.bulk.IMPORT_TABLES`) that hold no
     row yet. Their indexes, the unique ones too, are dropped while the import writes and made again once from all
-    its rows, inside the same transaction (:func:`~citeaudit.store.import_clashes.make_indexes`, which turns a clash
+    its rows, inside the same transaction (:func:`~citeaudit.store.importing.make_indexes`, which turns a clash
     into the error naming it). Building an index once from all the rows sorts them; keeping it up to date row by
     row inserts each key at its place, a random one for the queue indexes (they order edges by a hash of their
     key), the citations' source index and the ids. Into an empty database SQLite's part of an import of 100 000
