@@ -29,11 +29,10 @@ by an earlier reading in this process are forgotten before each timed one.
 
 Target (the one the project holds): the import within 3x of the bare-table floor, for both kinds: the median of the
 imports the way the command takes against the floor at its best, the fastest of those measured right after the
-imports read in a worker. Measured in the benchmark's own process, right after the other steps, with their databases
-kept and not yet written to the disk, the floor ran in two modes within one run (about 0.60 s or about 0.80 s for the
-benchmark's answers; 0.63 s to 1.13 s in one run); measured apart, the disk settled, it runs within a few hundredths
-of a second of its best. The baseline is still held at its best, and the import against the median floor is
-printed beside it. Also printed:
+imports read in a worker. The floor runs in two modes, from run to run and within one run (about 0.52 s or about
+0.60-0.77 s for the benchmark's answers, about 0.75 s or about 1.03 s for dense ones, measured apart with the disk
+settled; 0.63 s to 1.13 s in one run when measured in the benchmark's own process), so the baseline is held at its
+best; the import against the median floor is printed beside it. Also printed:
 at least 5 000 answers/s, at most 20x the time of ``json.loads``, peak RSS at most 1 GB (the two processes
 together when a worker reads; a forked worker's peak counts the pages it shares with the writing process, so the sum
 is an upper bound).
@@ -273,8 +272,8 @@ def _apart(function: Callable[..., _T], *args: object) -> _T:
     """``function(*args)`` in a fresh interpreter, started for it (not forked from this one). Each import and each
     floor is measured so, as the command runs each import in a fresh process: one measured in this process, or in
     a process forked from it, finds the heap that the earlier imports, floors and reading here freed (hundreds of MB
-    in scattered pieces), and a worker forked from such a heap read the dense answers 0.1-0.15 s slower than one
-    forked from a process that had imported nothing (2.25-2.32 s against 2.14-2.16 s, medians of 4)."""
+    in scattered pieces). A dense import made right after one read in the importing process, as the runs alternate,
+    took 2.25-2.32 s against 2.14-2.16 s after none (medians of 4, its worker forked from that heap the slower)."""
     with multiprocessing.get_context("spawn").Pool(1) as pool:
         return pool.apply(function, args)
 
