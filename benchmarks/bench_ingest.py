@@ -29,10 +29,10 @@ by an earlier reading in this process are forgotten before each timed one.
 
 Target (the one the project holds): the import within 3x of the bare-table floor, for both kinds: the median of the
 imports the way the command takes against the floor at its best, the fastest of those measured right after the
-imports read in a worker. The floor runs in two modes, from run to run and within one run (about 0.52 s or about
-0.60-0.77 s for the benchmark's answers, about 0.75 s or about 1.03 s for dense ones, measured apart with the disk
-settled; 0.63 s to 1.13 s in one run when measured in the benchmark's own process), so the baseline is held at its
-best; the import against the median floor is printed beside it. Also printed:
+imports read in a worker. The floor moves from run to run and within one run: measured apart with the disk settled,
+0.51-0.58 s for the benchmark's answers in four runs, and for dense ones about 0.75 s or about 1.03 s (0.74-0.79 s in
+one run, 0.75-1.03 s in another, 1.03-1.08 s in a third); measured in the benchmark's own process, 0.63-1.13 s in one
+run. So the baseline is held at its best; the import against the median floor is printed beside it. Also printed:
 at least 5 000 answers/s, at most 20x the time of ``json.loads``, peak RSS at most 1 GB (the two processes
 together when a worker reads; a forked worker's peak counts the pages it shares with the writing process, so the sum
 is an upper bound).
