@@ -216,3 +216,28 @@ def test_the_ingest_worker_reads_without_the_interchange_schema_or_numpy() -> No
     assert "citeaudit.ingest.assemble" in modules
     for heavy in ("pydantic", "citeaudit.interchange.schema", "numpy", "citeaudit.store.sqlite"):
         assert not _loaded(modules, heavy), heavy
+
+
+def test_recognising_an_engine_payload_loads_no_interchange_schema() -> None:
+    # Every payload's format is found by asking the readers in order, the audit format's first; an import waits for
+    # the answer before its worker starts. The audit reader recognises its documents by their declared format and
+    # loads the interchange schema (pydantic) only to parse one: a Sonar answer is recognised without it.
+    sonar = (
+        '{"id": "r1", "model": "sonar", "object": "chat.completion", "created": 1, '
+        '"choices": [{"index": 0, "message": {"role": "assistant", "content": "The AX220 is rated IP67 [1]."}}], '
+        '"search_results": [{"title": "AX220", "url": "https://www.axtorp-machines.com/ax220"}], '
+        '"usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}'
+    )
+    modules = _modules_after(
+        "from citeaudit.ingest import detect_reader\n"
+        f"assert detect_reader({sonar!r}.encode(), 'sonar.json').name == 'perplexity'\n"
+    )
+    assert "citeaudit.ingest.audit_json" in modules  # asked first, as it always is
+    for heavy in ("pydantic", "citeaudit.interchange"):
+        assert not _loaded(modules, heavy), heavy
+    # and an audit file is still read through it
+    audit = resources.files("citeaudit") / "examples" / "four-claim.audit.json"
+    modules = _modules_after(
+        f"from citeaudit.ingest import read_file\nassert read_file({str(audit)!r}).audit.answers\n"
+    )
+    assert _loaded(modules, "citeaudit.interchange")
