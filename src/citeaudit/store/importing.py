@@ -652,10 +652,9 @@ def written_twice(
 def _id_twice(db: sqlite3.Connection, table: str, ids: list[str], start: int, origin: str) -> Exception:
     """The :class:`DuplicateId` of the first of a chunk's ``ids`` that the chunk holds twice or an earlier chunk of
     the import wrote (a row id before ``start``, the chunk's first), as :func:`make_indexes` says it."""
-    earlier = {key for key, pk in _existing(db, table, "id", ids).items() if pk < start}
-    seen: set[str] = set()
+    seen = {key for key, pk in _existing(db, table, "id", ids).items() if pk < start}  # written by earlier chunks
     for value in ids:
-        if value in earlier or value in seen:
+        if value in seen:
             return DuplicateId(origin, table, f"{_ROW_NAMES[table]} {value!r} is written twice by this import")
         seen.add(value)
     return DuplicateId(origin, table, f"an {_ROW_NAMES[table]} is written twice by this import")
