@@ -344,17 +344,12 @@ def ingest(payloads: Path, db: Path, attachment: Attachment, *, worker: bool) ->
 
 def ingest_apart(payloads: Path, db: Path, attachment: Attachment, *, worker: bool) -> tuple[Timing, ImportReport]:
     """:func:`ingest` in a fresh interpreter of its own (:func:`_apart`), as the command runs it."""
-    return _apart(_ingest_worker if worker else _ingest_here, payloads, db, attachment)
+    return _apart(_ingest_settled, payloads, db, attachment, worker)
 
 
-def _ingest_worker(payloads: Path, db: Path, attachment: Attachment) -> tuple[Timing, ImportReport]:
+def _ingest_settled(payloads: Path, db: Path, attachment: Attachment, worker: bool) -> tuple[Timing, ImportReport]:
     settle_disk()
-    return ingest(payloads, db, attachment, worker=True)
-
-
-def _ingest_here(payloads: Path, db: Path, attachment: Attachment) -> tuple[Timing, ImportReport]:
-    settle_disk()
-    return ingest(payloads, db, attachment, worker=False)
+    return ingest(payloads, db, attachment, worker=worker)
 
 
 def read_and_assemble(payloads: Path, attachment: Attachment, *, objects: bool = False) -> float:
