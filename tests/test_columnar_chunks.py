@@ -109,6 +109,7 @@ def _split(values: list[Any], cuts: list[int], kind: Any) -> Any:
     audits(),
     st.sampled_from([1, 7, None]),
     st.sampled_from([1, 3, 1 << 16]),
+    st.sampled_from([1, 5, 1 << 17]),
     st.lists(st.integers(0, 60), max_size=4),
     st.lists(st.integers(0, 60), max_size=4),
 )
@@ -116,6 +117,7 @@ def test_any_chunking_gives_the_edges_counted_one_by_one(
     locations: tuple[list[int], list[int], list[str | None]],
     row_group_size: int | None,
     block: int,
+    stream_batch: int,
     claim_cuts: list[int],
     label_cuts: list[int],
 ) -> None:
@@ -131,6 +133,7 @@ def test_any_chunking_gives_the_edges_counted_one_by_one(
     chunked = chunked.set_column(2, "label", _split(label, label_cuts, pa.string()).dictionary_encode())
     with pytest.MonkeyPatch.context() as patch, tempfile.TemporaryDirectory() as name:
         patch.setattr(columnar, "PACK_BLOCK", block)
+        patch.setattr(columnar, "_STREAM_BATCH", stream_batch)  # Parquet locations streamed in batches this long
         found = columns_from_arrow(PROTOCOL, {**tables, "locations": chunked})
         assert _edges(found) == expected
         reference = score_arrow(PROTOCOL, tables, by=["platform"]).to_dict()
@@ -188,3 +191,37 @@ def test_a_file_that_is_not_parquet_is_refused_with_its_path(tmp_path: Path) -> 
     (folder / "locations.parquet").write_bytes(b"PAR1 and nothing else")
     with pytest.raises(InvalidValue, match=r"locations\.parquet: not a readable Parquet file"):
         score_parquet(folder, PROTOCOL)
+
+
+def _whole_read_refused(self: Any, name: str) -> Any:
+    raise AssertionError(f"the streamed locations were read whole for column {name!r}")
+
+
+def test_parquet_locations_are_streamed_never_read_whole_when_every_value_is_good(tmp_path: Path) -> None:
+    # 30 locations in row groups of 4 (8 groups: 7 of 4 + 1 of 2), streamed in batches of 3
+    claim, source = [i % 4 for i in range(30)], [(i // 4) % 3 for i in range(30)]
+    names = {(c, s): LABEL_NAMES[(c + s) % 5] for c in range(4) for s in range(3)}
+    tables = _tables(claim, source, [names[(c, s)] for c, s in zip(claim, source, strict=True)])
+    reference = score_arrow(PROTOCOL, tables, by=["platform"]).to_dict()
+    folder = _write(tmp_path / "streamed", tables, 4)
+    assert _groups(folder) == 8
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(columnar, "_STREAM_BATCH", 3)
+        patch.setattr(columnar._StreamedTable, "column", _whole_read_refused)
+        assert score_parquet(folder, PROTOCOL, by=["platform"]).to_dict() == reference
+        # a bad value needs the whole column, to name its row: the guard above is what a refusal reaches
+        with pytest.raises(AssertionError, match="read whole for column 'claim'"):
+            score_parquet(_bad_files(tmp_path, 16, "claim", 4), PROTOCOL)
+
+
+def test_a_row_group_that_cannot_be_decoded_is_refused_with_its_path_while_streaming(tmp_path: Path) -> None:
+    folder = _bad_files(tmp_path, 0, "label", "supported")  # twenty good rows in groups of 7, 7 and 6
+    column = pq.ParquetFile(folder / "locations.parquet").metadata.row_group(1).column(0)
+    data = bytearray((folder / "locations.parquet").read_bytes())
+    start = column.data_page_offset  # the second group's claim pages, overwritten; the footer stays readable
+    data[start : start + column.total_compressed_size] = b"\xff" * column.total_compressed_size
+    (folder / "locations.parquet").write_bytes(bytes(data))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(columnar._StreamedTable, "column", _whole_read_refused)
+        with pytest.raises(InvalidValue, match=r"locations\.parquet: not a readable Parquet file"):
+            score_parquet(folder, PROTOCOL)

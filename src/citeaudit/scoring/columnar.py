@@ -27,7 +27,7 @@ table, row and column. Arrow columns become numpy arrays without a copy where Ar
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -171,18 +171,21 @@ class _Tables:
 
     def packed_locations(self, n_claims: int, n_sources: int) -> Int64Array | None:
         """The locations' packed edge keys (:func:`~citeaudit.core.scoring.collapse_packed`), made a block of rows
-        at a time straight from the Arrow buffers, chunk by chunk: the claim, source and code columns are never
-        built whole. None when a value is to be refused (a null or out-of-range reference, a label that is not
-        one): the column-wise checks then name the first offending row, as they always have."""
-        claims, sources = self.column("locations", "claim"), self.column("locations", "source")
-        if claims.null_count or sources.null_count or n_sources <= 0 or n_claims * n_sources >= EDGE_KEY_LIMIT:
+        at a time straight from the Arrow buffers, batch by batch: the claim, source and code columns are never
+        built whole, and locations streamed from a Parquet file (:class:`_StreamedTable`) are never read whole.
+        None when a value is to be refused (a null or out-of-range reference, a label that is not one): the
+        column-wise checks then name the first offending row, as they always have."""
+        if n_sources <= 0 or n_claims * n_sources >= EDGE_KEY_LIMIT:
             return None
         names = ["claim", "source", "label"] if self.has("locations", "label") else ["claim", "source"]
-        batches = self.table("locations").select(names).to_batches()
-        packed = np.empty(sum(batch.num_rows for batch in batches), dtype=np.int64)
+        table = self.table("locations")
+        batches = table.batches(names) if isinstance(table, _StreamedTable) else table.select(names).to_batches()
+        packed = np.empty(table.num_rows, dtype=np.int64)
         codes = np.empty(min(len(packed), PACK_BLOCK), dtype=np.int64)
         offset = 0
         for batch in batches:
+            if batch.column(0).null_count or batch.column(1).null_count or offset + batch.num_rows > len(packed):
+                return None
             claim = np.asarray(batch.column(0), dtype=np.int64)
             source = np.asarray(batch.column(1), dtype=np.int64)
             label = _label_lookup(batch.column(2)) if len(names) == 3 else None
@@ -199,7 +202,7 @@ class _Tables:
                     code = np.take(lookup, indices[start:end], out=codes[: end - start], mode="clip")
                 pack_edge_keys(packed[offset + start : offset + end], c, s, code, n_sources)
             offset += batch.num_rows
-        return packed
+        return packed if offset == len(packed) else None
 
     def texts(self, table: str, column: str) -> list[str | None]:
         """A text column as Python strings, each distinct value converted once (through its dictionary)."""
@@ -379,6 +382,53 @@ def read_parquet_tables(folder: str | Path) -> dict[str, Any]:
     read while the locations are. The tables are allocated by the system allocator, not pyarrow's default pool:
     the pages that pool hands back and takes again made the numpy work that follows spend as much time in the
     kernel as in the sort (measured in docs/performance.md)."""
+    return _parquet_tables(folder, streamed=False)
+
+
+class _StreamedTable:
+    """The locations of a layout folder, left in their Parquet file for :meth:`_Tables.packed_locations` to read a
+    batch at a time: pyarrow decodes the next batches on its threads while this one is packed, and the table's
+    columns are never all in memory at once (fresh pages cost the kernel more than the decoding). Read whole only
+    when a whole column is asked for, as the checks that name an offending row do."""
+
+    def __init__(self, path: Path, dataset: Any, columns: list[str]) -> None:
+        self.path, self._dataset, self.column_names = path, dataset, columns
+        self.num_rows = _readable(path, dataset.count_rows)
+        self._whole: Any = None
+
+    def column(self, name: str) -> Any:
+        if self._whole is None:
+            pa, _, _ = _pyarrow()
+            columns, pool = self.column_names, pa.system_memory_pool()
+            self._whole = _readable(self.path, lambda: self._dataset.to_table(columns=columns, memory_pool=pool))
+        return self._whole.column(name)
+
+    def batches(self, names: Sequence[str]) -> Iterator[Any]:
+        pa, _, _ = _pyarrow()
+        batches = self._dataset.to_batches(
+            columns=list(names),
+            batch_size=_STREAM_BATCH,
+            batch_readahead=_STREAM_AHEAD,
+            memory_pool=pa.system_memory_pool(),
+        )
+        while (batch := _readable(self.path, lambda: next(batches, None))) is not None:
+            yield batch
+
+
+_STREAM_BATCH, _STREAM_AHEAD = 1 << 17, 4
+"""Rows in a batch of streamed locations, and the batches pyarrow decodes ahead of the one being packed."""
+
+
+def _readable(path: Path, read: Callable[[], Any]) -> Any:
+    """What ``read`` returns, a Parquet file that cannot be read refused with its path."""
+    try:
+        return read()
+    except (OSError, ValueError) as exc:
+        raise InvalidValue(str(path), "", f"not a readable Parquet file: {exc}") from None
+
+
+def _parquet_tables(folder: str | Path, *, streamed: bool) -> dict[str, Any]:
+    """:func:`read_parquet_tables`; with ``streamed``, the locations are a :class:`_StreamedTable`."""
     pa, _, pq = _pyarrow()
     import pyarrow.dataset as ds
     import pyarrow.fs as fs
@@ -394,15 +444,17 @@ def read_parquet_tables(folder: str | Path) -> dict[str, Any]:
             raise InvalidValue(str(root), name, f"missing {path.name}; the layout has {', '.join(TABLES)}")
         paths[name] = path
 
+    def open_dataset(path: Path, name: str) -> tuple[Any, list[str]]:
+        schema = pq.read_schema(path, memory_map=True)
+        columns = [column for column in _LAYOUT_COLUMNS[name] if column in schema.names]
+        text = ds.ParquetFileFormat(read_options=ds.ParquetReadOptions(dictionary_columns=_text_columns(schema)))
+        return ds.dataset(str(path), format=text, filesystem=files), columns
+
     def read(path: Path, name: str) -> Any:
-        try:
-            schema = pq.read_schema(path, memory_map=True)
-            columns = [column for column in _LAYOUT_COLUMNS[name] if column in schema.names]
-            text = ds.ParquetFileFormat(read_options=ds.ParquetReadOptions(dictionary_columns=_text_columns(schema)))
-            found = ds.dataset(str(path), format=text, filesystem=files)
-            return found.to_table(columns=columns, memory_pool=pa.system_memory_pool())
-        except (OSError, ValueError) as exc:
-            raise InvalidValue(str(path), "", f"not a readable Parquet file: {exc}") from None
+        found, columns = _readable(path, lambda: open_dataset(path, name))
+        if streamed and name == "locations":
+            return _StreamedTable(path, found, columns)
+        return _readable(path, lambda: found.to_table(columns=columns, memory_pool=pa.system_memory_pool()))
 
     with ThreadPoolExecutor(max_workers=len(paths)) as pool:
         reading = {name: pool.submit(read, path, name) for name, path in paths.items()}
@@ -430,7 +482,7 @@ def score_parquet(
     if (root / "protocols").is_dir():
         tables = read_export_tables(root, protocol, run_kinds)
     else:
-        tables = read_parquet_tables(root)
+        tables = _parquet_tables(root, streamed=True)
     return score_arrow(protocol, tables, by=by, macro=macro, ci=ci, where=str(folder))
 
 
