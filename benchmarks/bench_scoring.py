@@ -7,11 +7,12 @@ invocation (packed keys at default threads and at one thread, and the (claim, so
 The columnar entry points (``citeaudit.scoring.columnar``: Arrow tables, and Parquet files written from them) are timed
 alternately with the core on the same data in one process, and compared with it: twice, once with glibc keeping
 the memory the process frees (``MALLOC_MMAP_MAX_=0``, ``MALLOC_TRIM_THRESHOLD_``), which the verdict takes, and
-once with glibc's defaults, printed beside it. With the defaults, every array of more than a few hundred KB is
-mapped afresh and handed back to the kernel when freed; on a virtual machine that reports freed pages to its host
-(virtio free page reporting, as on the machines these figures come from), touching such pages again waits on the
-host for as long as it takes, 0.1 s in one round and 2 s in the next, and the longer path is caught more often
-(docs/performance.md). Kept memory takes that out of both sides alike; the work measured is the same.
+once with glibc's defaults, printed beside it. With the defaults, every large array is mapped afresh and handed back
+to the kernel when freed, and the kernel zeroes each page again when it is next touched. On a virtual machine that
+reports freed pages to its host (virtio free page reporting, as on the machines these figures come from), that
+zeroing also waits on the host: measured, one round of the Parquet entry spent from 0.1 s to 1.8 s in the kernel,
+nearly all of it zeroing pages, where most rounds of the core spent 0.1-0.2 s (docs/performance.md). Kept memory
+takes that wait out of both sides alike; the work measured is the same.
 
 Then the path a user runs: `citeaudit score DB --by platform` on a database of 10 M citation locations, against
 SQLite's own SQL computing the same per-platform counts on the same file and DuckDB over a Parquet copy of the same
