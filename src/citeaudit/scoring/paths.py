@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from citeaudit.core.errors import InputError, InvalidValue, ScopeError
+from citeaudit.core.memory import memory_kept
 from citeaudit.core.model import Audit, Label, Protocol, SourceStatus
 from citeaudit.core.protocol import fingerprint
 from citeaudit.core.scope import Scope, select_audit
@@ -86,38 +87,9 @@ def score_path(
             not_computed=engine_not_computed(engine) if figures else (),
         )
     if is_database(path):
-        # The store is loaded only for a database: scoring a file never touches it.
-        from citeaudit.store import Store
-        from citeaudit.store.revisions import revision_warnings
-
-        # Every figure from one state of the ledger, whatever other processes commit while it is read.
-        with Store(path) as store, store.snapshot():
-            protocol_pk = store.choose_protocol(protocol, scope)
-            chosen, columns, excluded = store.scoring_input(protocol_pk, scope)
-            failed = store.failed_answers(protocol_pk, scope)
-            in_scope = {str(run) for run in columns.answer_dims["run"]}
-            from citeaudit.store.answers import partly_understood
-
-            warnings = (*revision_warnings(store, protocol_pk, in_scope), *partly_understood(store, in_scope))
-            brand = cross = None
-            if figures:
-                brand, cross = _database_figures(store, chosen, protocol_pk, scope, by, ci, columns)
-            from citeaudit.store.answers import unresolved_sources
-
-            unresolved = unresolved_sources(store, columns.citation_source, columns.edge_source)
-        result = score_columns(
-            columns, scoring=chosen.scoring, fingerprint=fingerprint(chosen), by=by, macro=macro, ci=ci
-        )
-        also = (
-            None
-            if also_by is None
-            else score_columns(columns, scoring=chosen.scoring, fingerprint=fingerprint(chosen), by=also_by)
-        )
-        not_computed = _not_computed(chosen) if figures else ()
-        official = columns.source_official
-        return ScoredPath(
-            result, chosen, excluded, failed, warnings, brand, cross, unresolved, not_computed, also, official
-        )
+        # freed arrays reused while the columns are read and scored, not handed back and faulted in again
+        with memory_kept():
+            return _score_database(path, scope, by, macro, protocol, ci, figures, also_by)
     audit = read_file(path).audit
     selected, excluded = select_audit(audit, scope)
     failed = len(selected.failed_answers)
@@ -139,6 +111,49 @@ def score_path(
         unresolved_links(selected),
         _not_computed(audit.protocol) if figures else (),
         None if also_by is None else score(selected, by=also_by),
+    )
+
+
+def _score_database(
+    path: str | Path,
+    scope: Scope,
+    by: Sequence[str],
+    macro: bool,
+    protocol: str | None,
+    ci: IntervalSettings | None,
+    figures: bool,
+    also_by: Sequence[str] | None,
+) -> ScoredPath:
+    """:func:`score_path` of a database (numpy engine)."""
+    # The store is loaded only for a database: scoring a file never touches it.
+    from citeaudit.store import Store
+    from citeaudit.store.revisions import revision_warnings
+
+    # Every figure from one state of the ledger, whatever other processes commit while it is read.
+    with Store(path) as store, store.snapshot():
+        protocol_pk = store.choose_protocol(protocol, scope)
+        chosen, columns, excluded = store.scoring_input(protocol_pk, scope)
+        failed = store.failed_answers(protocol_pk, scope)
+        in_scope = {str(run) for run in columns.answer_dims["run"]}
+        from citeaudit.store.answers import partly_understood
+
+        warnings = (*revision_warnings(store, protocol_pk, in_scope), *partly_understood(store, in_scope))
+        brand = cross = None
+        if figures:
+            brand, cross = _database_figures(store, chosen, protocol_pk, scope, by, ci, columns)
+        from citeaudit.store.answers import unresolved_sources
+
+        unresolved = unresolved_sources(store, columns.citation_source, columns.edge_source)
+    result = score_columns(columns, scoring=chosen.scoring, fingerprint=fingerprint(chosen), by=by, macro=macro, ci=ci)
+    also = (
+        None
+        if also_by is None
+        else score_columns(columns, scoring=chosen.scoring, fingerprint=fingerprint(chosen), by=also_by)
+    )
+    not_computed = _not_computed(chosen) if figures else ()
+    official = columns.source_official
+    return ScoredPath(
+        result, chosen, excluded, failed, warnings, brand, cross, unresolved, not_computed, also, official
     )
 
 
