@@ -12,7 +12,9 @@ to the kernel when freed, and the kernel zeroes each page again when it is next 
 reports freed pages to its host (virtio free page reporting, as on the machines these figures come from), that
 zeroing also waits on the host: measured, one round of the Parquet entry spent from 0.1 s to 1.8 s in the kernel,
 nearly all of it zeroing pages, where most rounds of the core spent 0.1-0.2 s (docs/performance.md). Kept memory
-takes that wait out of both sides alike; the work measured is the same.
+takes that wait out of both sides alike; the work measured is the same. (Within one call the entry points keep
+what they free anyway, and hand it back at its end: ``citeaudit.core.memory.memory_kept``, which the core's runs
+here enter too; with the allocator configured through the environment, it leaves it as it is.)
 
 Then the path a user runs: `citeaudit score DB --by platform` on a database of 10 M citation locations, against
 SQLite's own SQL computing the same per-platform counts on the same file and DuckDB over a Parquet copy of the same
@@ -41,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from citeaudit.core.memory import memory_kept
 from citeaudit.core.scoring import SUPPORTED_CODE, ScoringColumns, collapse_locations, score_columns
 
 PLATFORMS = ["chatgpt", "copilot", "gemini", "perplexity", "claude"]
@@ -96,6 +99,11 @@ def generate(n_locations: int, seed: int = 7) -> dict[str, Any]:
 
 
 def run_citeaudit(data: dict[str, Any]) -> dict[str, list[int]]:
+    with memory_kept():  # as the entry points that take tables, files or a database score
+        return _core(data)
+
+
+def _core(data: dict[str, Any]) -> dict[str, list[int]]:
     edge_claim, edge_source, edge_code, edge_locations = collapse_locations(
         data["loc_claim"], data["loc_source"], data["loc_code"], data["n_sources"]
     )

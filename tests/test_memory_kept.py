@@ -9,12 +9,16 @@ for."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -101,3 +105,60 @@ def test_an_allocator_configured_through_the_environment_is_left_as_it_is(env: d
     # each of these settings leaves a 64 MiB block mapped afresh every time; memory_kept does not change that
     assert found["inside"] >= FRESH
     assert found["outside"] >= FRESH
+
+
+def test_the_large_entry_points_score_inside_memory_kept_and_give_the_same_numbers(
+    cli: Any, exporter_path: Path, db_path: Path, tmp_path: Path
+) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from citeaudit.core import memory
+    from citeaudit.core.model import OfficialDomain, Protocol, Question, RequiredFact
+    from citeaudit.scoring import columnar, paths
+    from citeaudit.scoring.columnar import score_arrow, score_parquet
+    from citeaudit.scoring.paths import score_path
+
+    entered: list[str] = []
+
+    @contextlib.contextmanager
+    def counted(where: str) -> Iterator[None]:
+        with memory.memory_kept():
+            entered.append(where)
+            yield
+
+    assert cli("ingest", exporter_path, "--db", db_path).exit_code == 0
+    protocol = Protocol(
+        "p",
+        "1",
+        official_domains=(OfficialDomain(domain="brand.com"),),
+        questions=(Question("q0", "Q?", None, (RequiredFact("f0", "a fact"),)),),
+    )
+    tables = {
+        "answers": pa.table({"question": ["q0", "q0"], "platform": ["a", "b"]}),
+        "claims": pa.table({"answer": pa.array([0, 1], pa.int64()), "fact": ["f0", None]}),
+        "locations": pa.table(
+            {
+                "claim": pa.array([0, 0, 1], pa.int64()),
+                "source": pa.array([0, 0, 1], pa.int64()),
+                "label": ["supported", "supported", None],
+            }
+        ),
+        "sources": pa.table({"host": ["brand.com", "review.org"]}),
+    }
+    for name, table in tables.items():
+        pq.write_table(table, tmp_path / f"{name}.parquet")
+    plain = (score_path(db_path).result.to_dict(), score_arrow(protocol, tables).to_dict())
+    plain_parquet = score_parquet(tmp_path, protocol).to_dict()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(paths, "memory_kept", lambda: counted("database"))
+        patch.setattr(columnar, "memory_kept", lambda: counted("columnar"))
+        kept = (score_path(db_path).result.to_dict(), score_arrow(protocol, tables).to_dict())
+        assert entered == ["database", "columnar"]
+        assert score_parquet(tmp_path, protocol).to_dict() == plain_parquet
+        assert entered == ["database", "columnar", "columnar", "columnar"]  # score_parquet, then its score_arrow
+    assert kept == plain
+    # one edge of two locations (supported) and one pending: 2 unique edges, 3 locations
+    assert plain_parquet["edges"]["unique"] == 2
+    assert plain_parquet["edges"]["locations"] == 3
+    assert memory._depth == 0

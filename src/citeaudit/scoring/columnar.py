@@ -39,6 +39,7 @@ import numpy.typing as npt
 from citeaudit.core.convention_sql import PARTITIONS, partition_value
 from citeaudit.core.errors import InvalidValue, MissingExtra, UnknownReference
 from citeaudit.core.identity import OfficialMatcher
+from citeaudit.core.memory import memory_kept
 from citeaudit.core.model import Protocol
 from citeaudit.core.protocol import fingerprint
 from citeaudit.core.results import ScoreResult
@@ -362,15 +363,17 @@ def score_arrow(
     where: str = "<arrow tables>",
 ) -> ScoreResult:
     """Score an audit given as Arrow tables (``pyarrow.Table``, one per name of :data:`TABLES`) under
-    ``protocol``: the same numbers as :func:`citeaudit.score` on the same audit as objects."""
-    return score_columns(
-        columns_from_arrow(protocol, tables, where=where),
-        scoring=protocol.scoring,
-        fingerprint=fingerprint(protocol),
-        by=by,
-        macro=macro,
-        ci=ci,
-    )
+    ``protocol``: the same numbers as :func:`citeaudit.score` on the same audit as objects. Freed arrays are
+    reused meanwhile (:func:`~citeaudit.core.memory.memory_kept`)."""
+    with memory_kept():
+        return score_columns(
+            columns_from_arrow(protocol, tables, where=where),
+            scoring=protocol.scoring,
+            fingerprint=fingerprint(protocol),
+            by=by,
+            macro=macro,
+            ci=ci,
+        )
 
 
 def read_parquet_tables(folder: str | Path) -> dict[str, Any]:
@@ -479,11 +482,12 @@ def score_parquet(
     dataset ``citeaudit export --format parquet`` writes (``folder/answers/protocol=…/run=…/…``), read for
     ``protocol`` and the answers of ``run_kinds`` (platform runs, as ``citeaudit score`` scores by default)."""
     root = Path(folder)
-    if (root / "protocols").is_dir():
-        tables = read_export_tables(root, protocol, run_kinds)
-    else:
-        tables = _parquet_tables(root, streamed=True)
-    return score_arrow(protocol, tables, by=by, macro=macro, ci=ci, where=str(folder))
+    with memory_kept():  # the tables read, and the arrays made from them, on memory freed before
+        if (root / "protocols").is_dir():
+            tables = read_export_tables(root, protocol, run_kinds)
+        else:
+            tables = _parquet_tables(root, streamed=True)
+        return score_arrow(protocol, tables, by=by, macro=macro, ci=ci, where=str(folder))
 
 
 def read_export_tables(
