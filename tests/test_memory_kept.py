@@ -26,7 +26,7 @@ GLIBC = sys.platform == "linux" and platform.libc_ver()[0] == "glibc"
 
 _PROBE = textwrap.dedent(
     """
-    import json, resource, sys, threading
+    import json, os, resource, sys, threading
     import numpy as np
     from citeaudit.core import memory
     from citeaudit.core.memory import memory_kept
@@ -46,6 +46,13 @@ _PROBE = textwrap.dedent(
     found = {"outside": again()}
     with memory_kept():
         found["inside"] = again()
+        reading, writing = os.pipe()
+        if os.fork() == 0:  # a worker forked inside the context, as an import forks its reader
+            os.write(writing, str(again()).encode())
+            os._exit(0)
+        os.close(writing)
+        found["forked"] = int(os.read(reading, 100))
+        os.wait()
         with memory_kept():
             found["nested"] = again()
         found["after nested"] = again()
@@ -88,6 +95,7 @@ def test_a_freed_block_is_served_again_without_faults_inside_and_mapped_afresh_o
     assert found["outside"] >= FRESH
     assert found["inside"] <= KEPT
     assert found["nested"] <= KEPT
+    assert found["forked"] <= KEPT  # the fork keeps the allocator's settings and the memory freed before it
     assert found["after nested"] <= KEPT  # the inner context left, the outer one still holds
     assert found["after"] >= FRESH  # glibc's defaults back once the last one left
     assert found["after threads"] >= FRESH  # four threads in and out: the last to leave restored them
@@ -161,4 +169,23 @@ def test_the_large_entry_points_score_inside_memory_kept_and_give_the_same_numbe
     # one edge of two locations (supported) and one pending: 2 unique edges, 3 locations
     assert plain_parquet["edges"]["unique"] == 2
     assert plain_parquet["edges"]["locations"] == 3
+    assert memory._depth == 0
+
+
+def test_an_import_writes_inside_memory_kept(cli: Any, exporter_path: Path, db_path: Path) -> None:
+    import citeaudit.ingest as ingest
+    from citeaudit.core import memory
+
+    entered: list[int] = []
+
+    @contextlib.contextmanager
+    def counted() -> Iterator[None]:
+        with memory.memory_kept():
+            entered.append(memory._depth)
+            yield
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(ingest, "memory_kept", counted)
+        assert cli("ingest", exporter_path, "--db", db_path).exit_code == 0
+    assert entered == [1]  # once, the outermost
     assert memory._depth == 0

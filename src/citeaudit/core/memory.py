@@ -1,18 +1,19 @@
-"""Freed memory kept by the process while a large scoring runs, where the C library would hand it back at once.
+"""Freed memory kept by the process while a large scoring or import runs, where the C library would hand it back.
 
 Scoring a database of millions of rows reads its columns into arrays of tens of megabytes and makes more from
-them, one step after another. glibc's ``malloc`` maps each block that large afresh and unmaps it when it is freed,
-so each step's arrays land on pages the kernel must find and zero again. Inside :func:`memory_kept`, glibc keeps
-what is freed and serves the next allocations from it; leaving the outermost :func:`memory_kept` restores its
+them, one step after another; an import sends and writes its answers a chunk at a time. glibc's ``malloc`` maps
+each block that large afresh and unmaps it when it is freed, so each step's arrays land on pages the kernel must
+find and zero again. Inside :func:`memory_kept`, glibc keeps what is freed and serves the next allocations from it
+(a worker forked inside it keeps its memory too); leaving the outermost :func:`memory_kept` restores glibc's
 defaults and hands the free memory back (``malloc_trim``). On a virtual machine that reports freed pages to its
 host, every page touched afresh also waits on the host: there ``citeaudit score DB`` on 10 M citation locations
-spent 4.4-5.4 s of its 8.4-9.5 s in the kernel, and 2.8-3.5 s of 7.2-7.8 s with the memory kept
-(docs/performance.md).
+spent 4.6-5.6 s of its 8.4-9.7 s in the kernel, and 2.8-3.2 s of 6.8-7.4 s with the memory kept; an import of
+20 000 Sonar answers took a median of 0.036 s less (docs/performance.md).
 
 Only glibc is told anything, and only when its allocator is not configured through the environment
 (``MALLOC_MMAP_MAX_``, ``MALLOC_TRIM_THRESHOLD_``, ``MALLOC_MMAP_THRESHOLD_``, ``MALLOC_TOP_PAD_`` or
 ``GLIBC_TUNABLES``): what a user set is left as it is. Elsewhere (musl, macOS, Windows) the context does nothing.
-The numbers scored never depend on it.
+What is scored or written never depends on it.
 """
 
 from __future__ import annotations

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from citeaudit.core.collector import collector_paused
 from citeaudit.core.errors import InputError, InvalidValue, UnknownFormat
 from citeaudit.core.limits import MAX_INPUT_BYTES, shown
+from citeaudit.core.memory import memory_kept
 from citeaudit.core.model import Audit
 from citeaudit.ingest.base import CHUNK, ParsedAnswer, Reader, ReaderKind
 from citeaudit.ingest.shape import Shape, shape_of, shape_of_file
@@ -440,7 +441,7 @@ def ingest_files(
     results: list[tuple[str, Reader, ImportReport]] = []
     name = ""
     try:
-        with store.import_transaction(), collector_paused():
+        with memory_kept(), store.import_transaction(), collector_paused():
             for name, reader, files in ((p.name, p.reader, p.files) for p in plan):
                 data = _payload(PlannedImport(name, reader, files))
                 told = None if progress is None else functools.partial(progress, name)
