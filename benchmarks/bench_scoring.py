@@ -604,7 +604,7 @@ def main() -> None:
                 )
             default = defaults[name]["median_s"] / defaults[name]["core_median_s"]
             print(
-                f"  {'':12s} with glibc's defaults (freed memory handed back to the kernel): "
+                f"  {'':12s} with glibc's defaults (freed memory handed back as each call ends): "
                 f"{defaults[name]['median_s']:.2f} s against {defaults[name]['core_median_s']:.2f} s, {default:.2f}x"
             )
             verdicts.append(

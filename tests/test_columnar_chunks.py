@@ -218,7 +218,8 @@ def test_a_row_group_that_cannot_be_decoded_is_refused_with_its_path_while_strea
     folder = _bad_files(tmp_path, 0, "label", "supported")  # twenty good rows in groups of 7, 7 and 6
     column = pq.ParquetFile(folder / "locations.parquet").metadata.row_group(1).column(0)
     data = bytearray((folder / "locations.parquet").read_bytes())
-    start = column.data_page_offset  # the second group's claim pages, overwritten; the footer stays readable
+    # the second group's claim column, its dictionary page and data pages, overwritten; the footer stays readable
+    start = column.dictionary_page_offset if column.has_dictionary_page else column.data_page_offset
     data[start : start + column.total_compressed_size] = b"\xff" * column.total_compressed_size
     (folder / "locations.parquet").write_bytes(bytes(data))
     with pytest.MonkeyPatch.context() as patch:
