@@ -241,6 +241,44 @@ def test_a_dense_answers_sources_are_keyed_and_located_as_their_urls_say(tmp_pat
     assert edges == 4  # four claims, each citing one of the three pages (the first two the same one)
 
 
+def test_a_source_row_is_sent_once_as_first_seen_whatever_spelling_cites_it_later() -> None:
+    """Chunks of one answer: the page first cited as ``first`` is sent with the first chunk, under that spelling;
+    another spelling of it in a later chunk sends nothing again, and the first spelling cited once more neither."""
+    from citeaudit.ingest import READERS
+    from citeaudit.ingest.assemble import assemble_rows
+
+    first, again = "https://www.site7.example.org/d/1?utm_source=x", "HTTPS://WWW.Site7.Example.org:443/d/1#top"
+    other = "https://brand.com/ax220"
+    cited = [[first], [again, other], [first]]
+    lines = [
+        {
+            "id": f"pplx-{n}",
+            "model": "sonar-pro",
+            "object": "chat.completion",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": "A [1]. B [2]."}}],
+            "search_results": [{"title": f"R{n}.{k}", "url": url} for k, url in enumerate(urls)],
+        }
+        for n, urls in enumerate(cited)
+    ]
+    data = "".join(json.dumps(line) + "\n" for line in lines).encode()
+    reader = READERS["perplexity"]
+    assert reader.read_answers is not None
+    chunks = list(
+        assemble_rows(
+            reader.read_answers(data, "a.jsonl"),
+            Attachment(PROTOCOL, run_id="r", question_id="q01"),
+            "a.jsonl",
+            "0" * 64,
+            "perplexity",
+            size=1,
+        )
+    )
+    sent = [[(row[0], row[1], row[3]) for row in chunk.sources] for chunk in chunks]
+    # (key, url, title): the page keyed without the tracking parameter, the default port and the fragment
+    page = "https://www.site7.example.org/d/1"
+    assert sent == [[(page, first, "R0.0")], [("https://brand.com/ax220", other, "R1.1")], []]
+
+
 def test_a_second_import_into_a_database_with_rows_is_stored_alike(tmp_path: Path) -> None:
     """Into tables that already hold rows no index is dropped; the writer thread still writes the chunks."""
     first = write_lines(tmp_path / "a.jsonl", sonar_lines(60, 5))

@@ -197,8 +197,8 @@ first seen."""
 def _source_row(key: str, first_seen: dict[str, _FirstSeen], registered: dict[str, Source], pending: str) -> SourceRow:
     """The row of the source ``key``, as first seen: a pending source from its URL, title, publisher and location
     (a sighting by URL alone comes before any other, which the registry would not have taken), else the
-    registry's."""
-    seen = first_seen.get(key)
+    registry's. Its first sighting is let go: a source's row is sent once."""
+    seen = first_seen.pop(key, None)  # sent once: the row is never made again
     if seen is not None:
         url, title, publisher, (host, path) = seen
         return (key, url, None, title, publisher, pending, None, None, None, host, path)
@@ -297,7 +297,8 @@ def assemble_rows(
                     key = url_keys.get(url)
                     if key is None:
                         key, location = url_key_located(source, f"{where}.citations[{ci}]", url)
-                        if key not in registered and key not in first_seen:
+                        # kept until its chunk sends the source's row: small, where every key ever seen is many
+                        if key not in registered and key not in first_seen and key not in sent:
                             first_seen[key] = (url, title, publisher, location)
                 else:
                     document = None
