@@ -77,7 +77,7 @@ from citeaudit.store.bulk import IN_ORDER_INDEXES, drop_secondary_indexes, inser
 from citeaudit.store.chunk_rows import rows_of
 from citeaudit.store.connection import bind_none_directly, connect
 from citeaudit.store.pipeline import usable_cores
-from citeaudit.store.writers import new_database
+from citeaudit.store.writers import new_database, remove_database
 
 SITES = [f"https://www.site{n}.example.org" for n in range(400)] + ["https://www.axtorp-machines.com"]
 PAGES_PER_SITE = 50
@@ -220,7 +220,7 @@ def sqlite_floors(db: Path, folder: Path, attempt: int | str) -> tuple[float, fl
         bare_seconds = time.perf_counter() - start
     finally:
         bare.close()
-        _remove(folder / f"floor-bare-{attempt}.db")
+        remove_database(folder / f"floor-bare-{attempt}.db")
     schema_db = folder / f"floor-schema-{attempt}.db"
     with Store(schema_db, new=True):
         pass  # citeaudit's schema, migrations applied
@@ -238,7 +238,7 @@ def sqlite_floors(db: Path, folder: Path, attempt: int | str) -> tuple[float, fl
         schema_seconds = time.perf_counter() - start
     finally:
         schema.close()
-        _remove(schema_db)
+        remove_database(schema_db)
     return bare_seconds, schema_seconds, sum(len(rows) for _, rows in tables.values())
 
 
@@ -248,17 +248,6 @@ def settle_disk() -> None:
     for it. Every import and every floor is timed after it."""
     if hasattr(os, "sync"):
         os.sync()
-
-
-def _remove(db: Path) -> None:
-    """Remove a database measured and no longer needed, with its journal."""
-    for path in (
-        db,
-        db.with_name(db.name + "-journal"),
-        db.with_name(db.name + "-wal"),
-        db.with_name(db.name + "-shm"),
-    ):
-        path.unlink(missing_ok=True)
 
 
 def floors_apart(db: Path, folder: Path, attempt: int | str) -> tuple[float, float, int]:
@@ -454,7 +443,7 @@ def measure(label: str, payloads: Path, answers: int, attachment: Attachment, re
             if in_worker:
                 floors.append(floors_apart(folder / f"{label}-0-True.db", folder, f"{label}-{attempt}"))
             if attempt or not in_worker:  # the floors read the rows of the first import read in a worker
-                _remove(db)
+                remove_database(db)
     figures.floors = [floor for floor, _, _ in floors]
     figures.assembling = statistics.median(read_and_assemble(payloads, attachment) for _ in range(repeat))
     figures.floor, figures.schema_floor = (

@@ -31,6 +31,7 @@ __all__ = [
     "flushed_ahead",
     "is_busy",
     "new_database",
+    "remove_database",
 ]
 
 BUSY_TIMEOUT = 600.0
@@ -175,13 +176,15 @@ def new_database(db: Path, timeout: float | None = None, on_wait: Callable[[], N
         try:
             yield partial
         except BaseException:
-            _remove(partial)
+            remove_database(partial)
             raise
         _publish(partial, db)
 
 
-def _remove(partial: Path) -> None:
-    for leftover in (partial, *(partial.with_name(partial.name + end) for end in ("-wal", "-shm", "-journal"))):
+def remove_database(db: Path) -> None:
+    """Remove the database file ``db`` with the files SQLite keeps beside it (its journal, log and shared memory),
+    those that are there."""
+    for leftover in (db, *(db.with_name(db.name + end) for end in ("-wal", "-shm", "-journal"))):
         leftover.unlink(missing_ok=True)
 
 
@@ -190,7 +193,7 @@ def _publish(partial: Path, db: Path) -> None:
     try:
         os.link(partial, db)
     except FileExistsError:
-        _remove(partial)
+        remove_database(partial)
         raise StoreError(
             f"{str(db)!r} was created by another program while this import ran; nothing of this import was "
             "written: run it again to import into that database"
@@ -198,7 +201,7 @@ def _publish(partial: Path, db: Path) -> None:
     except OSError:
         # No hard links on this file system: move it, unless the database appeared meanwhile.
         if db.exists():
-            _remove(partial)
+            remove_database(partial)
             raise StoreError(
                 f"{str(db)!r} was created by another program while this import ran; nothing of this import was "
                 "written: run it again to import into that database"
