@@ -581,8 +581,11 @@ def test_an_error_on_the_callers_thread_stops_the_writer_before_the_block_is_lef
         (2, 1.0, 1, True),  # the minute's average lags: right now nothing else runs
         (2, 1.9, 1, True),
         (2, 1.0, 2, False),  # another thread runs right now: no core is idle
-        (2, 2.5, 1, False),  # a busy minute: this moment is no guide
+        (2, 2.5, 1, True),  # a busy minute (imports run one after the other): idle at each of the five counts
+        (2, 3.9, 1, True),
+        (2, 4.0, 1, False),  # twice the cores over the minute: busy, whatever the moment says
         (2, 7.5, 1, False),
+        (2, 2.5, 2, False),
         (1, 0.0, 1, False),  # one core only
         (8, 6.9, 7, True),
         (8, 6.9, 8, False),
@@ -601,6 +604,44 @@ def test_the_writer_thread_runs_only_when_a_second_core_is_idle(
     monkeypatch.setattr(pipeline.os, "getloadavg", lambda: (load, load, load))
     monkeypatch.setattr(pipeline, "runnable_now", lambda: runnable)
     assert pipeline.second_core_idle() is idle
+
+
+@pytest.mark.parametrize(
+    ("counts", "idle"),
+    [
+        ([1, 1, 1, 1, 1], True),
+        ([1, 1, 1, 2], False),  # the fourth count finds another thread runnable: it stops there
+        ([1, 2], False),
+        ([1, 1, None], False),  # the count went missing: no guide
+    ],
+)
+def test_after_a_busy_minute_the_threads_are_counted_five_times(
+    monkeypatch: pytest.MonkeyPatch, counts: list[int | None], idle: bool
+) -> None:
+    """A load average of one to two times the cores (a script importing file after file, each import with its
+    worker, keeps it near the number of cores): a core is idle only if every count, a few milliseconds apart,
+    finds fewer threads runnable than cores. Below the cores' number the first count decides alone."""
+    from citeaudit.store import pipeline
+
+    given = iter(counts)
+    slept: list[float] = []
+    monkeypatch.setattr(pipeline, "usable_cores", lambda: 2)
+    monkeypatch.setattr(pipeline.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(pipeline.os, "getloadavg", lambda: (2.3, 2.1, 1.6))
+    monkeypatch.setattr(pipeline, "runnable_now", lambda: next(given))
+    monkeypatch.setattr(pipeline.time, "sleep", slept.append)
+    assert pipeline.LOOKS == 5
+    assert pipeline.second_core_idle() is idle
+    assert list(given) == []  # counted until the first busy count, or five times: every count given was taken
+    # one pause before each count after the first
+    assert slept == [pipeline.LOOK_SECONDS] * (len(counts) - 1)
+
+    monkeypatch.setattr(pipeline.os, "getloadavg", lambda: (1.9, 2.1, 1.6))  # a quiet minute: one count decides
+    given = iter(counts)
+    slept.clear()
+    assert pipeline.second_core_idle() is True
+    assert next(given) == counts[1]  # the first count alone was taken
+    assert slept == []
 
 
 def test_the_count_of_the_moment_is_the_kernels(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -18,12 +18,13 @@ import queue
 import sqlite3
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Generic, TypeVar
 
-__all__ = ["BackgroundRead", "ChunkWriter", "runnable_now", "second_core_idle", "usable_cores"]
+__all__ = ["LOOKS", "LOOK_SECONDS", "BackgroundRead", "ChunkWriter", "runnable_now", "second_core_idle", "usable_cores"]
 
 Chunk = TypeVar("Chunk")
 Written = TypeVar("Written")
@@ -46,15 +47,28 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
+LOOKS = 5
+"""How many times :func:`second_core_idle` counts the runnable threads when the last minute was busy but the first
+count finds a core idle (:data:`LOOK_SECONDS` apart)."""
+
+LOOK_SECONDS = 0.002
+"""Seconds between those counts: the five take about 8 ms, paid only after a busy minute."""
+
+
 def second_core_idle() -> bool:
     """Whether a core besides this one is idle now: this process may run on more than one core
-    (:func:`usable_cores`), fewer threads are runnable right now than the machine has cores (this one among them;
-    the kernel's count in ``/proc/loadavg``), and the load average over the last minute is below the number of
-    cores. Only then can a second thread or process overlap this one's work; on a busy machine it only adds its own
-    cost (an import of 100 000 answers took 1.15x the time with the writer thread at a load average of 8 on 2
-    cores). The count of the moment decides because the minute's average lags: a command run just after another
-    sees a load average near 1 on an idle machine. Without that count (no ``/proc``), the average alone decides,
-    and must be below the cores less one."""
+    (:func:`usable_cores`) and fewer threads are runnable right now than the machine has cores (this one among them;
+    the kernel's count in ``/proc/loadavg``). Only then can a second thread or process overlap this one's work; on a
+    busy machine it only adds its own cost (an import of 100 000 answers took 1.15x the time with the writer thread
+    at a load average of 8 on 2 cores).
+
+    The count of the moment decides, because the load average lags: a command run just after another (a script of
+    imports one after the other, each with its worker) finds the last minute's average near the number of cores on a
+    machine that is idle now. When that average is below the number of cores, one count decides. When it is at
+    least that but below twice that, one count is not enough of a guide: the threads are counted :data:`LOOKS` times,
+    :data:`LOOK_SECONDS` apart, and every count must find a core idle (a program that keeps a core busy is runnable at
+    nearly every count). From twice the number of cores on, the machine counts as busy. Without the count of the
+    moment (no ``/proc``), the average alone decides, and must be below the cores less one."""
     if usable_cores() < 2:
         return False
     cores = os.cpu_count() or 1
@@ -65,7 +79,16 @@ def second_core_idle() -> bool:
     runnable = runnable_now()
     if runnable is None:
         return load < cores - 1
-    return runnable < cores and load < cores
+    if runnable >= cores or load >= 2 * cores:
+        return False
+    if load < cores:
+        return True
+    for _ in range(LOOKS - 1):  # a busy minute: look again, a few milliseconds apart
+        time.sleep(LOOK_SECONDS)
+        runnable = runnable_now()
+        if runnable is None or runnable >= cores:
+            return False
+    return True
 
 
 def runnable_now() -> int | None:
