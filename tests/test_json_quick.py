@@ -349,3 +349,86 @@ def test_the_walk_finds_what_a_plain_recursion_finds(value: Any, max_depth: int)
 
     expected = _depth(value) > max_depth or _numbers_past(value)
     assert past_limits(value, max_depth, MIN_INT, MAX_INT) is expected
+
+
+# -- large documents jiter refuses: UTF-8 checked a piece at a time, JSON Lines refused from their first lines ----
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(LINES, max_size=6), st.booleans(), st.booleans(), st.integers(1, 9))
+def test_a_large_file_is_decided_a_piece_at_a_time_as_its_whole_text_was(
+    lines: list[bytes], bom: bool, last_feed: bool, piece: int
+) -> None:
+    """Each file taken as large (the pieces a few bytes): the same values at the same locations, or the same
+    error, as when the whole text was decoded first."""
+    from citeaudit.ingest.payload import load_payloads
+
+    data = (b"\xef\xbb\xbf" if bom else b"") + b"\n".join(lines) + (b"\n" if last_feed else b"")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(limits, "_SMALL_DOCUMENT", 0)
+        patch.setattr(limits, "_UTF8_PIECE", piece)
+        kind, got = outcome(lambda: list(load_payloads(data, "x.jsonl")))
+    expected_kind, expected = outcome(lambda: payloads_as_text_read(data))
+    assert kind == expected_kind, (data, got, expected)
+    if kind == "value":
+        assert [location for location, _ in got] == [location for location, _ in expected]
+        assert all(same(a, b) for (_, a), (_, b) in zip(got, expected, strict=True))
+    else:
+        assert got == expected
+
+
+@settings(max_examples=400, deadline=None)
+@given(VALUES, st.booleans(), st.sampled_from([None, 2]), st.booleans(), st.lists(st.tuples(st.integers(0), SPOILERS)))
+def test_a_large_document_is_read_as_its_text_is(
+    value: Any, ascii_only: bool, indent: int | None, bom: bool, spoilers: list[tuple[int, bytes]]
+) -> None:
+    """One document, spread over lines or not, spoiled anywhere: read as large, the value or error of its text."""
+    encoded = json.dumps(value, ensure_ascii=ascii_only, indent=indent).encode()
+    for at, spoiler in spoilers:
+        at %= len(encoded) + 1
+        encoded = encoded[:at] + spoiler + encoded[at:]
+    for piece in (1, 2, 5):
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(limits, "_SMALL_DOCUMENT", 0)
+            patch.setattr(limits, "_UTF8_PIECE", piece)
+            agree(encoded, bom)
+
+
+def test_a_large_json_lines_file_is_never_decoded_whole() -> None:
+    """Read as one document first, a JSON Lines file of 8 MB is refused from its first two lines: the memory taken on
+    the way is far less than the file's size (its whole text would take at least that: one byte a character, two
+    with a character past Latin-1 in it)."""
+    import tracemalloc
+
+    from citeaudit.ingest.payload import load_payloads
+
+    answer = {"id": "r", "choices": [{"message": {"content": "AX220 ✓ " + "x" * 200}}]}
+    line = json.dumps(answer, ensure_ascii=False) + "\n"
+    data = (line * (8_000_000 // len(line))).encode()
+    assert len(data) > 7_900_000
+    assert not data.isascii()
+    tracemalloc.start()
+    try:
+        first = next(load_payloads(data, "x.jsonl"))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert first == ("line 1", json.loads(line))
+    assert peak < len(data) // 4, peak
+
+
+def test_bytes_past_a_pieces_end_are_refused_where_the_whole_decoding_refuses_them() -> None:
+    """A large file whose first piece ends inside a character, a bad byte right after that character: the same byte
+    named as when the whole file was decoded (counted from the start, a byte order mark left out)."""
+    piece = limits._UTF8_PIECE
+    opening = b'{"a": 1}\n{"b": "'  # 16 bytes
+    head = opening + b"y" * (piece - 1 - len(opening))  # "é" (c3 a9) starts at the piece's last byte
+    data = b"\xef\xbb\xbf" + head + b"\xc3\xa9\xff" + b'"}\n' + b"q" * 100_000
+    bad = piece + 1  # c3 at piece - 1, a9 at piece, the bad byte after them
+    assert data[3 + bad] == 0xFF
+    assert data[3 + piece - 1 : 3 + piece + 1] == b"\xc3\xa9"
+    with pytest.raises(MalformedInput, match=rf"x\.jsonl: byte {bad}: not UTF-8 text"):
+        load_json(data, "x.jsonl")
+    with pytest.raises(UnicodeDecodeError) as whole:
+        data.decode("utf-8-sig")
+    assert whole.value.start == bad
