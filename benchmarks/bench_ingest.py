@@ -201,10 +201,10 @@ def _insert(
     target.execute("COMMIT")
 
 
-def sqlite_floors(db: Path, folder: Path, attempt: int | str) -> tuple[float, float, int]:
+def sqlite_floors(db: Path, folder: Path, attempt: int | str) -> tuple[float, float, int, int]:
     """Seconds to insert ``db``'s rows of FLOOR_TABLES again, nothing else: into tables without index,
     key or constraint, and into citeaudit's own schema (a new store, the rows they refer to already there, written
-    as an import writes them); and the number of rows."""
+    as an import writes them); the number of rows; and the page faults of the insert into bare tables."""
     tables = _rows(db, FLOOR_TABLES)
     bind_none_directly()  # the floors at their best: NULLs bound as the importer binds them (registered already)
     bare = sqlite3.connect(folder / f"floor-bare-{attempt}.db", isolation_level=None)
@@ -215,9 +215,9 @@ def sqlite_floors(db: Path, folder: Path, attempt: int | str) -> tuple[float, fl
         for table, (width, _) in tables.items():
             bare.execute(f"CREATE TABLE {table} ({', '.join(f'c{i}' for i in range(width))})")
         settle_disk()
-        start = time.perf_counter()
+        faults, start = _faults(), time.perf_counter()
         _insert(bare, tables)
-        bare_seconds = time.perf_counter() - start
+        bare_seconds, bare_faults = time.perf_counter() - start, _faults() - faults
     finally:
         bare.close()
         remove_database(folder / f"floor-bare-{attempt}.db")
@@ -239,7 +239,7 @@ def sqlite_floors(db: Path, folder: Path, attempt: int | str) -> tuple[float, fl
     finally:
         schema.close()
         remove_database(schema_db)
-    return bare_seconds, schema_seconds, sum(len(rows) for _, rows in tables.values())
+    return bare_seconds, schema_seconds, sum(len(rows) for _, rows in tables.values()), bare_faults
 
 
 def settle_disk() -> None:
@@ -250,7 +250,7 @@ def settle_disk() -> None:
         os.sync()
 
 
-def floors_apart(db: Path, folder: Path, attempt: int | str) -> tuple[float, float, int]:
+def floors_apart(db: Path, folder: Path, attempt: int | str) -> tuple[float, float, int, int]:
     """:func:`sqlite_floors` in a fresh interpreter of its own (:func:`_apart`), as each import is measured."""
     return _apart(sqlite_floors, db, folder, attempt)
 
@@ -290,16 +290,29 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def _faults() -> int:
+    """Page faults of this process and of its children waited for, so far (fresh pages and copies on write; those
+    the system served without reading a file)."""
+    return sum(resource.getrusage(who).ru_minflt for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+
+
 class Timing:
-    """One import: wall seconds, CPU seconds of this process and of the worker, peak RSS of each, and the CPU
-    seconds the host took from the machine meanwhile (steal time; 0 where it is not known)."""
+    """One import: wall seconds, CPU seconds of this process and of the worker, peak RSS of each, the CPU seconds
+    the host took from the machine meanwhile (steal time; 0 where it is not known) and the page faults of both."""
 
     def __init__(
-        self, wall: float, cpu: float, worker_cpu: float, peak_mib: float, worker_peak_mib: float, steal: float = 0.0
+        self,
+        wall: float,
+        cpu: float,
+        worker_cpu: float,
+        peak_mib: float,
+        worker_peak_mib: float,
+        steal: float = 0.0,
+        faults: int = 0,
     ) -> None:
         self.wall, self.cpu, self.worker_cpu = wall, cpu, worker_cpu
         self.peak_mib, self.worker_peak_mib = peak_mib, worker_peak_mib
-        self.steal = steal
+        self.steal, self.faults = steal, faults
 
 
 class _Watched(worker_module.ReadAhead):
@@ -319,17 +332,18 @@ def ingest(payloads: Path, db: Path, attachment: Attachment, *, worker: bool) ->
     _Watched.made.clear()
     original, worker_module.ReadAhead = worker_module.ReadAhead, _Watched
     try:
-        steal = machine.stolen()
+        steal, faults = machine.stolen(), _faults()
         start, cpu, children = time.perf_counter(), time.process_time(), _children_cpu()
         with new_database(db) as target, Store(target, new=target != db) as store:
             ((_, _, report),) = ingest_files(store, plan_imports([payloads]), attachment=attachment, worker=worker)
         wall, cpu, children = time.perf_counter() - start, time.process_time() - cpu, _children_cpu() - children
+        faults = _faults() - faults
         steal_after = machine.stolen()
     finally:
         worker_module.ReadAhead = original
     worker_peak = sum((ahead.worker_peak or 0) for ahead in _Watched.made) / 2**20
     taken = steal_after - steal if steal is not None and steal_after is not None else 0.0
-    return Timing(wall, cpu, children, _peak_mib(), worker_peak, taken), report
+    return Timing(wall, cpu, children, _peak_mib(), worker_peak, taken, faults), report
 
 
 def ingest_apart(payloads: Path, db: Path, attachment: Attachment, *, worker: bool) -> tuple[Timing, ImportReport]:
@@ -397,6 +411,8 @@ class Figures:
         self.rows = 0
         self.floors: list[float] = []
         """The bare floor measured after each import read in a worker, in order."""
+        self.floor_faults: list[int] = []
+        """The page faults of each of those floors."""
 
     def median(self, in_worker: bool, field: str) -> float:
         """The median of ``field`` over the imports read in a worker (or not)."""
@@ -433,7 +449,7 @@ def measure(label: str, payloads: Path, answers: int, attachment: Attachment, re
     (so that a change in the machine's speed moves an import and its floor alike)."""
     parse = statistics.median(_parse_seconds(payloads) for _ in range(repeat))
     figures = Figures(label, answers, payloads.stat().st_size / 1e6, parse)
-    floors: list[tuple[float, float, int]] = []
+    floors: list[tuple[float, float, int, int]] = []
     for attempt in range(repeat):  # in turn, so a change in the machine's load moves both
         figures.chosen.append(reads_in_worker(payloads.stat().st_size, None))  # what the command would decide now
         for in_worker in (True, False):
@@ -444,7 +460,8 @@ def measure(label: str, payloads: Path, answers: int, attachment: Attachment, re
                 floors.append(floors_apart(folder / f"{label}-0-True.db", folder, f"{label}-{attempt}"))
             if attempt or not in_worker:  # the floors read the rows of the first import read in a worker
                 remove_database(db)
-    figures.floors = [floor for floor, _, _ in floors]
+    figures.floors = [floor for floor, _, _, _ in floors]
+    figures.floor_faults = [faults for _, _, _, faults in floors]
     figures.assembling = statistics.median(read_and_assemble(payloads, attachment) for _ in range(repeat))
     figures.floor, figures.schema_floor = (
         statistics.median(f[0] for f in floors),
@@ -535,6 +552,14 @@ def report_kind(figures: Figures) -> None:
         + " s; read in the importing process "
         + ", ".join(f"{timing.steal:.2f}" for timing in figures.runs[False])
         + " s"
+    )
+    print(
+        "  page faults (fresh pages and copies on write) during each import read in a worker, the writing process and "
+        "the worker together: "
+        + ", ".join(f"{timing.faults:,}" for timing in figures.runs[True])
+        + "; during each bare floor: "
+        + ", ".join(f"{faults:,}" for faults in figures.floor_faults)
+        + " (a host slow to fault pages in moves the import more than its floor)"
     )
     in_peak = max(timing.peak_mib for timing in figures.runs[False])
     writer_peak = max(timing.peak_mib for timing in figures.runs[True])
