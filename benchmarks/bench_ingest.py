@@ -191,11 +191,14 @@ def _rows(db: Path, tables: tuple[str, ...]) -> dict[str, tuple[int, list[tuple[
 
 
 def _insert(
-    target: sqlite3.Connection, tables: dict[str, tuple[int, list[tuple[object, ...]]]], after: tuple[str, ...] = ()
+    target: sqlite3.Connection,
+    tables: dict[str, tuple[int, list[tuple[object, ...]]]],
+    after: tuple[str, ...] = (),
+    verb: str = "INSERT",
 ) -> None:
     target.execute("BEGIN")
     for table, (width, rows) in tables.items():
-        insert_rows(target, f"INSERT INTO {table} VALUES ({', '.join('?' * width)})", rows)
+        insert_rows(target, f"{verb} INTO {table} VALUES ({', '.join('?' * width)})", rows)
     for statement in after:
         target.execute(statement)
     target.execute("COMMIT")
@@ -234,7 +237,8 @@ def sqlite_floors(db: Path, folder: Path, attempt: int | str) -> tuple[float, fl
         deferred = drop_secondary_indexes(schema, unique=True, keep=IN_ORDER_INDEXES)
         settle_disk()
         start = time.perf_counter()
-        _insert(schema, tables, after=tuple(deferred))
+        # as the importer writes them, INSERT OR FAIL: SQLite keeps no statement journal (store/importing.py)
+        _insert(schema, tables, after=tuple(deferred), verb="INSERT OR FAIL")
         schema_seconds = time.perf_counter() - start
     finally:
         schema.close()

@@ -7,6 +7,12 @@ The rows come as :class:`~citeaudit.store.chunk_rows.ChunkRows` (made from an au
 :func:`~citeaudit.store.chunk_rows.rows_of`). They are written from generators, several to a statement
 (:func:`citeaudit.store.bulk.insert_rows`), so a large import never holds a second copy of itself as row tuples
 and SQLite's cost per statement is paid once a batch.
+
+Those statements are ``INSERT OR FAIL``: a row that breaks a constraint stops its statement with the rows before it
+in place, where SQLite's default (``ABORT``) undoes them first. Nothing is kept either way, as any error rolls the
+whole import back (its transaction, or its savepoint inside another). But for ``ABORT``, SQLite keeps a statement
+journal: a copy of every page a statement of several rows changes that was there before it. An import of 20 000
+Sonar answers wrote 263 MB of those copies to a temporary file, in 128 000 writes.
 """
 
 from __future__ import annotations
@@ -347,7 +353,7 @@ def _write_sources(
         added.update((str(row[1]), source_pk[str(row[1])]) for row in source_rows)
     insert_rows(
         db,
-        "INSERT INTO sources (pk, key, url, resolved_url, title, publisher, status, reason, fetched_at, "
+        "INSERT OR FAIL INTO sources (pk, key, url, resolved_url, title, publisher, status, reason, fetched_at, "
         "content_hash, host, path) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         source_rows,
     )
@@ -374,7 +380,7 @@ def _write_answers(
     _insert_unique(
         db,
         "answers",
-        "INSERT INTO answers (pk, id, run_pk, question_pk, text, platform, model, locale, payload_sha256, "
+        "INSERT OR FAIL INTO answers (pk, id, run_pk, question_pk, text, platform, model, locale, payload_sha256, "
         "import_pk, retrieval, queries, retrieval_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [answer[0] for answer in answers],
         (
@@ -429,7 +435,7 @@ def _write_citations(
     unplaced = Counter(compress(map(_SEVENTH, citations), map(is_, map(_EIGHTH, citations), repeat(None))))[_CITED]
     insert_rows(
         db,
-        'INSERT INTO citations (answer_pk, ordinal, source_pk, url, title, marker, kind, start, "end", quote) '
+        'INSERT OR FAIL INTO citations (answer_pk, ordinal, source_pk, url, title, marker, kind, start, "end", quote) '
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             (
@@ -464,7 +470,7 @@ def _write_claims(
     _insert_unique(
         db,
         "claims",
-        'INSERT INTO claims (pk, id, answer_pk, text, start, "end", fact_pk, severity, entity) '
+        'INSERT OR FAIL INTO claims (pk, id, answer_pk, text, start, "end", fact_pk, severity, entity) '
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [claim[0] for claim in claims],
         (
@@ -502,7 +508,7 @@ def _write_edges(
     state, code = _state_and_code((), reviews_required)  # what nearly every imported edge has: no judgement yet
     insert_rows(
         db,
-        "INSERT INTO edges VALUES (?, ?, ?, ?, ?, ?)",
+        "INSERT OR FAIL INTO edges VALUES (?, ?, ?, ?, ?, ?)",
         (
             (next_edge + i, next_claim + claim, source_pk[key], state, code, locations)
             if not judgements
@@ -518,7 +524,7 @@ def _write_edges(
     )
     insert_rows(
         db,
-        'INSERT INTO edge_locations (edge_pk, marker, start, "end") VALUES (?, ?, ?, ?)',
+        'INSERT OR FAIL INTO edge_locations (edge_pk, marker, start, "end") VALUES (?, ?, ?, ?)',
         ((next_edge + edge, marker, start, end) for edge, marker, start, end in rows.locations),
     )
     if judged:
