@@ -64,16 +64,17 @@ def connect(
 ) -> sqlite3.Connection:
     """An open connection to the database at ``path`` with foreign keys enforced.
 
-    ``busy_timeout``: seconds a statement waits for another connection's write lock before failing.
-    ``shared``: the connection may be used from other threads than the one that opened it (one at a time; the
-    web server's worker threads). ``bulk``: the settings for large imports — write-ahead log, ``NORMAL``
-    synchronisation and a 256 MiB page cache. ``new`` (with ``bulk``): the file is a new database that no other
-    connection opens until it is complete (see :func:`~citeaudit.store.writers.new_database`): a rollback journal
-    instead of the write-ahead log, with ``FULL`` synchronisation; the caller switches the log on when done
-    (see :func:`use_wal`). ``mapped``: SQLite reads the file through a memory map (``mmap_size``) instead of a
-    system call a page: a statement that scans whole tables (the report's texts, the reviewers' counts at 100 000
-    edges) took 0.5 to 0.9 of the time. For reads of a file nothing truncates (citeaudit never vacuums), as a mapped
-    page past the end of a truncated file is an error of the process, not of the statement.
+    ``busy_timeout``: seconds a statement waits for another connection's write lock before failing. ``shared``: the
+    connection may be used from other threads than the one that opened it (one at a time; the web server's worker
+    threads). ``bulk``: the settings for large imports — write-ahead log, ``NORMAL`` synchronisation and a 256 MiB page
+    cache. ``new`` (with ``bulk``): the file is a new database that no other connection opens until it is complete (see
+    :func:`~citeaudit.store.writers.new_database`): a rollback journal instead of the write-ahead log, with ``FULL``
+    synchronisation, and SQLite's default page cache (2 MiB: an import of 20 000 answers into a new file took 0.15-0.42
+    s longer with 256 MiB, faulting in twice the pages; see docs/performance.md); the caller switches the log on when
+    done (see :func:`use_wal`). ``mapped``: SQLite reads the file through a memory map (``mmap_size``) instead of a
+    system call a page: a statement that scans whole tables (the report's texts, the reviewers' counts at 100 000 edges)
+    took 0.5 to 0.9 of the time. For reads of a file nothing truncates (citeaudit never vacuums), as a mapped page past
+    the end of a truncated file is an error of the process, not of the statement.
 
     Raises :class:`~citeaudit.core.errors.StoreError` when the file cannot be opened or is no SQLite database.
     """
