@@ -144,12 +144,9 @@ def _score_database(
         from citeaudit.store.answers import unresolved_sources
 
         unresolved = unresolved_sources(store, columns.citation_source, columns.edge_source)
-    result = score_columns(columns, scoring=chosen.scoring, fingerprint=fingerprint(chosen), by=by, macro=macro, ci=ci)
-    also = (
-        None
-        if also_by is None
-        else score_columns(columns, scoring=chosen.scoring, fingerprint=fingerprint(chosen), by=also_by)
-    )
+    fp = fingerprint(chosen)  # the protocol hashed once, for both groupings
+    result = score_columns(columns, scoring=chosen.scoring, fingerprint=fp, by=by, macro=macro, ci=ci)
+    also = None if also_by is None else score_columns(columns, scoring=chosen.scoring, fingerprint=fp, by=also_by)
     not_computed = _not_computed(chosen) if figures else ()
     official = columns.source_official
     return ScoredPath(
